@@ -1,0 +1,554 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * pto.h - userspace ABI of the emulated PTO2 device (/dev/ptoN)
+ *
+ * One header for the kernel module, the daemon, the library and the tests.
+ *
+ * Conventions (see Documentation/uapi.rst):
+ *
+ * - Every ioctl argument starts with a __u32 @size that userspace sets to
+ *   sizeof() of the structure it was compiled with. The kernel accepts any
+ *   size from the first ABI version's size up to PAGE_SIZE; a larger struct
+ *   is accepted only if the bytes the kernel does not know are zero
+ *   (-E2BIG otherwise), a smaller one is zero-extended. Output fields are
+ *   written back up to the smaller of the two sizes.
+ * - @flags fields and every field named pad or reserved must be zero
+ *   (-EINVAL otherwise), so that they can be given a meaning later.
+ * - User pointers travel as __u64, timeouts as absolute __s64 nanoseconds on
+ *   CLOCK_MONOTONIC, so that a restarted call does not wait longer.
+ * - In: set by userspace, read by the kernel. Out: written by the kernel.
+ */
+#ifndef _UAPI_LINUX_PTO_H
+#define _UAPI_LINUX_PTO_H
+
+#include <linux/ioctl.h>
+#include <linux/types.h>
+
+#define PTO_ABI_MAJOR		1
+#define PTO_ABI_MINOR		0
+#define PTO_ABI_VERSION		((PTO_ABI_MAJOR << 16) | PTO_ABI_MINOR)
+
+/* Limits of the device model. */
+#define PTO_MAX_AIC		64	/* module parameter nr_aic upper bound */
+#define PTO_AIV_PER_AIC		2	/* each block = 1 AIC + 2 AIV */
+#define PTO_MAX_CORES		256	/* size of core bitmaps */
+#define PTO_CORE_MASK_WORDS	(PTO_MAX_CORES / 64)
+#define PTO_HWS_MAX_SIPS	32	/* SIPs one HWS context schedules */
+#define PTO_HWS_SCALE_RANKS	20	/* one rank per 5% of remaining tasks */
+#define PTO_SYS_CNT_FREQ	50000000ULL	/* system counter, 50 MHz */
+
+/* Device address of GM offset 0. Device address 0 is never valid. */
+#define PTO_GM_DEV_BASE		0x100000000ULL
+
+/* mmap offsets (bytes; pass as the offset argument of mmap()). */
+#define PTO_MMAP_REGS		0x0ULL		/* register file */
+#define PTO_MMAP_GM		0x100000000ULL	/* GM offset 0 */
+
+/**
+ * enum pto_profile - target profile of the device (module parameter).
+ * @PTO_PROFILE_A2A3: Ascend 910B/910C.
+ * @PTO_PROFILE_A5: Ascend 950 PR/DT.
+ */
+enum pto_profile {
+	PTO_PROFILE_A2A3 = 1,
+	PTO_PROFILE_A5 = 2,
+};
+
+/*
+ * Capability bits of the profile (pto_info.caps, pto_regs_info.caps).
+ * A2A3 has TILE_HW, CUBE_HW, BLOCK_COMM, ATOMIC_STORE and TEXTRACT_COMPACT;
+ * A5 has all of them.
+ */
+#define PTO_CAP_TILE_HW			(1ULL << 0)  /* pto.t* in hardware */
+#define PTO_CAP_VEC_NATIVE		(1ULL << 1)  /* pto.v* native */
+#define PTO_CAP_CUBE_HW			(1ULL << 2)  /* hardware matmul */
+#define PTO_CAP_MX_FORMAT		(1ULL << 3)  /* int8 -> int32 acc */
+#define PTO_CAP_FRACTAL_HW		(1ULL << 4)  /* NZ/ZN/FR/RN in hw */
+#define PTO_CAP_FP8			(1ULL << 5)  /* e4m3 / e5m2 */
+#define PTO_CAP_VEC_UNALIGNED_STORE	(1ULL << 6)  /* vstu / vstus */
+#define PTO_CAP_VEC_ALIGN_STATE		(1ULL << 7)  /* vstu / vstas */
+#define PTO_CAP_HIFLOAT8_FP4		(1ULL << 8)  /* hifloat8_t, float4_e* */
+#define PTO_CAP_BLOCK_COMM		(1ULL << 9)  /* block collectives */
+#define PTO_CAP_ATOMIC_STORE		(1ULL << 10) /* atomic store variants */
+#define PTO_CAP_PAIR_SELECT		(1ULL << 11) /* vselr, vselrv2 */
+#define PTO_CAP_TEXTRACT_COMPACT	(1ULL << 12) /* textract compact modes */
+#define PTO_CAP_VLANE_REDUCE		(1ULL << 13) /* VLane group reduction */
+
+#define PTO_CAPS_A2A3	(PTO_CAP_TILE_HW | PTO_CAP_CUBE_HW | \
+			 PTO_CAP_BLOCK_COMM | PTO_CAP_ATOMIC_STORE | \
+			 PTO_CAP_TEXTRACT_COMPACT)
+#define PTO_CAPS_A5	((PTO_CAP_VLANE_REDUCE << 1) - 1)
+
+/* ------------------------------------------------------------------------
+ * Register file (mmap at PTO_MMAP_REGS, PTO_REGS_SIZE bytes)
+ *
+ *   0x0000  struct pto_regs_info   device info, system counter, AICPU irq
+ *   0x1000  struct pto_regs_hws    HWS configuration and status
+ *   0x2000  struct pto_core_regs   [nr_cores], 64 bytes each
+ *
+ * Core numbering: cores 0 .. nr_aic-1 are AIC; AIV cores follow, the two
+ * AIV of block b being nr_aic + 2b and nr_aic + 2b + 1.
+ * ------------------------------------------------------------------------
+ */
+#define PTO_REGS_INFO_OFFSET	0x0000
+#define PTO_REGS_HWS_OFFSET	0x1000
+#define PTO_REGS_CORE_OFFSET	0x2000
+#define PTO_REGS_SIZE		(PTO_REGS_CORE_OFFSET + PTO_MAX_CORES * 64)
+
+#define PTO_REGS_MAGIC		0x324f5450	/* "PTO2" */
+
+/**
+ * struct pto_regs_info - device information page, read-only to userspace
+ * except @aicpu_irq_en.
+ * @magic: PTO_REGS_MAGIC.
+ * @abi_version: PTO_ABI_VERSION.
+ * @profile: enum pto_profile.
+ * @nr_aic: number of AIC cores.
+ * @nr_aiv: number of AIV cores (2 * @nr_aic).
+ * @nr_cores: @nr_aic + @nr_aiv.
+ * @dev_index: N of /dev/ptoN.
+ * @pad0: zero.
+ * @gm_size: GM size in bytes.
+ * @gm_dev_base: device address of GM offset 0 (PTO_GM_DEV_BASE).
+ * @caps: PTO_CAP_* bits of the profile.
+ * @sys_cnt_freq: system counter frequency in Hz (PTO_SYS_CNT_FREQ).
+ * @sys_cnt_epoch_ns: CLOCK_MONOTONIC time (ns) at which the system counter
+ *	read zero. The counter is (now_ns - @sys_cnt_epoch_ns) / 20, so
+ *	userspace reads it exactly from clock_gettime() with no system call.
+ * @sys_cnt: system counter value, stored by the device at every park, kick,
+ *	wake and irq (a coarse copy for tools that only read memory).
+ * @irq_count: number of AICPU interrupts raised since load (uio-style
+ *	event count; read() on the AICPU file returns it).
+ * @aicpu_irq_en: written by the AICPU: non-zero while it may sleep and
+ *	wants executors to raise an interrupt after writing COND FIN.
+ * @aicpu_attached: 1 while an AICPU file is open.
+ * @pad1: zero.
+ */
+struct pto_regs_info {
+	__u32 magic;
+	__u32 abi_version;
+	__u32 profile;
+	__u32 nr_aic;
+	__u32 nr_aiv;
+	__u32 nr_cores;
+	__u32 dev_index;
+	__u32 pad0;
+	__u64 gm_size;
+	__u64 gm_dev_base;
+	__u64 caps;
+	__u64 sys_cnt_freq;
+	__s64 sys_cnt_epoch_ns;
+	__u64 sys_cnt;
+	__u32 irq_count;
+	__u32 aicpu_irq_en;
+	__u32 aicpu_attached;
+	__u32 pad1;
+};
+
+/* HWS_WORK_MODE values */
+#define PTO_HWS_MODE_HW		0	/* HWS launches cores itself */
+#define PTO_HWS_MODE_FW		1	/* HWS reports decisions to firmware */
+
+/* EARLY_LAUNCH_MODE values: where pre-idle comes from */
+#define PTO_HWS_EL_SIP_REPORT	0	/* cores report pre-complete */
+#define PTO_HWS_EL_HWS_PREDICT	1	/* HWS predicts from estimates */
+
+/* PROMOTE_RULE bits */
+#define PTO_HWS_PROMOTE_THRESHOLD	(1U << 0) /* fail_times >= threshold */
+#define PTO_HWS_PROMOTE_ON_CP		(1U << 1) /* critical-path kernel */
+#define PTO_HWS_PROMOTE_TOP_1		(1U << 2) /* top-1 needing whole VG */
+#define PTO_HWS_PROMOTE_SKIPPED_TOP	(1U << 3) /* top was passed over */
+#define PTO_HWS_PROMOTE_ALL		0xfU
+
+/* thread_num classes sharing one SIP usage mask */
+#define PTO_HWS_USAGE_1SIP	0	/* thread_num 1 */
+#define PTO_HWS_USAGE_2SIP	1	/* thread_num 2 */
+#define PTO_HWS_USAGE_3_4SIP	2	/* thread_num 3, 4 */
+#define PTO_HWS_USAGE_6_8SIP	3	/* thread_num 6, 8 */
+#define PTO_HWS_USAGE_9_16SIP	4	/* thread_num 9, 12, 16 */
+#define PTO_HWS_USAGE_CLASSES	5
+
+/**
+ * struct pto_hws_cfg - HWS configuration registers (FW -> HWS).
+ *
+ * Names follow the HWS design's register list. The AICPU (the firmware of
+ * the emulated device) writes them through its mapping or, validated,
+ * through PTO_IOC_HWS_CONFIG; everyone else reads them with the same ioctl.
+ *
+ * @work_mode: HWS_WORK_MODE, PTO_HWS_MODE_*.
+ * @cluster_sip_num: CLUSTER_SIP_NUM, cores per cluster (VG): 3, 4, 6, 8,
+ *	12 or 16. A kernel whose thread_num exceeds it is an error.
+ * @second_rsc_sch: ENABLE_SECOND_RSC_SCH, 1 = also check non-SIP resources.
+ * @early_launch_en: ENABLE_EARLY_LAUNCH_SIP, 1 = pre-idle cores may be
+ *	launched on.
+ * @early_launch_mode: EARLY_LAUNCH_MODE, PTO_HWS_EL_*.
+ * @backfill_margin: RSVD_SIP_BACKFILL_MARGIN_OFFSET: bit 31 set means
+ *	positive, bits 30:0 the magnitude, in estimate-time units.
+ *	Backfill onto a reserved core succeeds when its remaining time is at
+ *	least the kernel's estimate minus this offset.
+ * @fillup_first: SIP_FILLUP_TASK_FIRST, 1 = prefer a task that uses every
+ *	free core of a cluster over strict priority.
+ * @rsvd_first: USE_RSVD_SIP_FIRST, 1 = launch on reserved-but-free cores
+ *	first.
+ * @promote_rule: PROMOTE_RULE, PTO_HWS_PROMOTE_* bits.
+ * @promote_threshold: PROMOTE_THRESHOLD, failures before promotion.
+ * @report_en: ENABLE_HWS_REPORT, 1 = in HW mode also report every launch
+ *	to the firmware.
+ * @pad: zero.
+ * @scale_ratio: SCALE_RATIO_TABLE_RANK_0..19, in 1/100 units; rank i
+ *	covers a remaining-task fraction of (100 - 5i)% down to (95 - 5i)%.
+ * @usage_mask: <n>_SIP_USAGE_MASK per PTO_HWS_USAGE_* class: the cores a
+ *	kernel of that thread_num class may use.
+ */
+struct pto_hws_cfg {
+	__u32 work_mode;
+	__u32 cluster_sip_num;
+	__u32 second_rsc_sch;
+	__u32 early_launch_en;
+	__u32 early_launch_mode;
+	__u32 backfill_margin;
+	__u32 fillup_first;
+	__u32 rsvd_first;
+	__u32 promote_rule;
+	__u32 promote_threshold;
+	__u32 report_en;
+	__u32 pad;
+	__u32 scale_ratio[PTO_HWS_SCALE_RANKS];
+	__u32 usage_mask[PTO_HWS_USAGE_CLASSES];
+	__u32 pad2[3];
+};
+
+/**
+ * struct pto_regs_hws - HWS register block in the register file.
+ * @cfg: configuration registers.
+ * @sip_report_complete: SIP_REPORT_COMPLETE; a core that finishes ORs its
+ *	SIP bit in atomically, the HWS engine exchanges it with zero.
+ * @sip_report_pre_complete: SIP_REPORT_PRE_COMPLETE, same protocol, for
+ *	cores close to finishing.
+ * @sip_idle_status: status, 1 bit per SIP: idle.
+ * @sip_pre_idle_status: status: pre-idle (close to finish).
+ * @reserved_sip_mask: status: union of cores reserved by promoted tasks.
+ * @pad: zero.
+ * @sip_remain_exec_time: status: estimated remaining time per SIP.
+ */
+struct pto_regs_hws {
+	struct pto_hws_cfg cfg;
+	__u32 sip_report_complete;
+	__u32 sip_report_pre_complete;
+	__u32 sip_idle_status;
+	__u32 sip_pre_idle_status;
+	__u32 reserved_sip_mask;
+	__u32 pad[3];
+	__u32 sip_remain_exec_time[PTO_HWS_MAX_SIPS];
+};
+
+/* DATA_MAIN_BASE: 0 = nothing dispatched, task_id + 1 = dispatch. */
+#define PTO_DMB_IDLE		0U
+#define PTO_DMB_EXIT		0xffffffffU	/* EXIT_SIGNAL: shut down */
+
+/* COND: bit 31 state (0 ACK, 1 FIN), bits 30:0 task id. */
+#define PTO_COND_FIN		(1U << 31)
+#define PTO_COND_ID_MASK	0x7fffffffU
+#define PTO_COND_IDLE		0xffffffffU	/* FIN of reserved id */
+#define PTO_COND_ACK(id)	((__u32)(id) & PTO_COND_ID_MASK)
+#define PTO_COND_DONE(id)	(PTO_COND_FIN | PTO_COND_ACK(id))
+#define PTO_TASK_ID_MAX		0x7ffffffeU	/* 0x7fffffff is reserved */
+
+/**
+ * enum pto_core_state - device-maintained state of a core.
+ * @PTO_CORE_OFFLINE: no executor attached.
+ * @PTO_CORE_ONLINE: attached to a live executor.
+ * @PTO_CORE_DEAD: its executor closed the device without detaching (e.g.
+ *	crashed); stays so until an executor attaches it again.
+ */
+enum pto_core_state {
+	PTO_CORE_OFFLINE = 0,
+	PTO_CORE_ONLINE = 1,
+	PTO_CORE_DEAD = 2,
+};
+
+/**
+ * struct pto_core_regs - per-core doorbell block, 64 bytes.
+ * @data_main_base: DATA_MAIN_BASE, AICPU -> core: task_id + 1 to dispatch,
+ *	PTO_DMB_EXIT to shut down.
+ * @cond: COND, core -> AICPU: PTO_COND_ACK(id) when a task starts,
+ *	PTO_COND_DONE(id) when it finishes, PTO_COND_IDLE after attach.
+ * @parked: written by the core: non-zero while it sleeps (or is about to
+ *	sleep) in PTO_IOC_CORE_WAIT. The AICPU kicks only parked cores.
+ * @irq_en: written by the AICPU: non-zero if the core should raise the
+ *	AICPU interrupt (PTO_IOC_RAISE_IRQ) after writing FIN.
+ * @state: enum pto_core_state, written by the device only.
+ * @pad: zero.
+ * @ts_dispatch: system counter when the AICPU dispatched (AICPU writes).
+ * @ts_start: system counter when the kernel started (core writes).
+ * @ts_end: system counter when the kernel finished (core writes).
+ * @park_count: number of times the core slept in the device (device).
+ * @kick_count: number of kicks the core received (device).
+ * @reserved: zero.
+ */
+struct pto_core_regs {
+	__u32 data_main_base;
+	__u32 cond;
+	__u32 parked;
+	__u32 irq_en;
+	__u32 state;
+	__u32 pad;
+	__u64 ts_dispatch;
+	__u64 ts_start;
+	__u64 ts_end;
+	__u32 park_count;
+	__u32 kick_count;
+	__u64 reserved;
+};
+
+/* ------------------------------------------------------------------------
+ * ioctls. Every argument is size-first; see the conventions above.
+ * ------------------------------------------------------------------------
+ */
+#define PTO_IOCTL_MAGIC		0xB7
+
+/**
+ * enum pto_role - what an open file of /dev/ptoN is, set once.
+ * @PTO_ROLE_NONE: fresh file: only PTO_IOC_ABI_VERSION, PTO_IOC_GET_INFO,
+ *	PTO_IOC_SET_ROLE, PTO_IOC_HWS_CONFIG (read) and PTO_IOC_GM_LOOKUP.
+ * @PTO_ROLE_CLIENT: allocates GM buffers and maps only its own.
+ * @PTO_ROLE_AICPU: exclusive per device; maps all of GM and the register
+ *	file, kicks cores, waits for interrupts, allocates GM.
+ * @PTO_ROLE_EXECUTOR: attaches cores, maps GM and the register file,
+ *	parks in the device, raises the AICPU interrupt.
+ */
+enum pto_role {
+	PTO_ROLE_NONE = 0,
+	PTO_ROLE_CLIENT = 1,
+	PTO_ROLE_AICPU = 2,
+	PTO_ROLE_EXECUTOR = 3,
+};
+
+/**
+ * struct pto_info - PTO_IOC_GET_INFO argument.
+ * @size: In: sizeof(struct pto_info).
+ * @flags: In: zero.
+ * @abi_version: Out: PTO_ABI_VERSION.
+ * @profile: Out: enum pto_profile.
+ * @nr_aic: Out: AIC cores.
+ * @nr_aiv: Out: AIV cores.
+ * @nr_cores: Out: all cores.
+ * @dev_index: Out: N of /dev/ptoN.
+ * @gm_size: Out: GM size in bytes.
+ * @gm_dev_base: Out: device address of GM offset 0.
+ * @gm_free: Out: GM bytes not allocated.
+ * @caps: Out: PTO_CAP_* bits.
+ * @regs_size: Out: bytes of the register file mapping.
+ * @regs_mmap_offset: Out: PTO_MMAP_REGS.
+ * @gm_mmap_offset: Out: PTO_MMAP_GM.
+ * @sys_cnt_freq: Out: PTO_SYS_CNT_FREQ.
+ */
+struct pto_info {
+	__u32 size;
+	__u32 flags;
+	__u32 abi_version;
+	__u32 profile;
+	__u32 nr_aic;
+	__u32 nr_aiv;
+	__u32 nr_cores;
+	__u32 dev_index;
+	__u64 gm_size;
+	__u64 gm_dev_base;
+	__u64 gm_free;
+	__u64 caps;
+	__u64 regs_size;
+	__u64 regs_mmap_offset;
+	__u64 gm_mmap_offset;
+	__u64 sys_cnt_freq;
+};
+
+/**
+ * struct pto_set_role - PTO_IOC_SET_ROLE argument.
+ * @size: In: sizeof(struct pto_set_role).
+ * @flags: In: zero.
+ * @role: In: enum pto_role other than PTO_ROLE_NONE. -EBUSY if the file
+ *	already has a role or if another file holds the AICPU role.
+ * @pad: In: zero.
+ */
+struct pto_set_role {
+	__u32 size;
+	__u32 flags;
+	__u32 role;
+	__u32 pad;
+};
+
+/**
+ * struct pto_gm_alloc - PTO_IOC_GM_ALLOC argument (client, AICPU).
+ * @size: In: sizeof(struct pto_gm_alloc).
+ * @flags: In: zero.
+ * @len: In: bytes, 1 .. GM size; rounded up to a page.
+ * @align: In: 0 (page) or a power of two from 4096 to 1 GiB.
+ * @handle: Out: non-zero buffer handle, private to this file.
+ * @pad: Out: zero.
+ * @dev_addr: Out: device address of the buffer's first byte.
+ * @mmap_offset: Out: mmap() offset of the buffer.
+ */
+struct pto_gm_alloc {
+	__u32 size;
+	__u32 flags;
+	__u64 len;
+	__u64 align;
+	__u32 handle;
+	__u32 pad;
+	__u64 dev_addr;
+	__u64 mmap_offset;
+};
+
+/**
+ * struct pto_gm_free - PTO_IOC_GM_FREE argument.
+ * @size: In: sizeof(struct pto_gm_free).
+ * @flags: In: zero.
+ * @handle: In: a handle of this file (-ENOENT otherwise). The memory goes
+ *	back to GM when the last mapping of it goes.
+ * @pad: In: zero.
+ */
+struct pto_gm_free {
+	__u32 size;
+	__u32 flags;
+	__u32 handle;
+	__u32 pad;
+};
+
+/**
+ * struct pto_gm_lookup - PTO_IOC_GM_LOOKUP argument.
+ *
+ * Asks whether [@dev_addr, @dev_addr + @len) lies inside one buffer that
+ * the file the ioctl is issued on owns. The daemon issues it on the file a
+ * client handed it, to check every address the client names.
+ *
+ * @size: In: sizeof(struct pto_gm_lookup).
+ * @flags: In: zero.
+ * @dev_addr: In: device address.
+ * @len: In: bytes, non-zero.
+ * @handle: Out: the buffer's handle (-ENOENT if none holds the range).
+ * @pad: Out: zero.
+ * @buf_dev_addr: Out: the buffer's first device address.
+ * @buf_len: Out: the buffer's length.
+ */
+struct pto_gm_lookup {
+	__u32 size;
+	__u32 flags;
+	__u64 dev_addr;
+	__u64 len;
+	__u32 handle;
+	__u32 pad;
+	__u64 buf_dev_addr;
+	__u64 buf_len;
+};
+
+/**
+ * struct pto_cores - PTO_IOC_CORE_ATTACH, PTO_IOC_CORE_DETACH and
+ * PTO_IOC_KICK argument.
+ * @size: In: sizeof(struct pto_cores).
+ * @flags: In: zero.
+ * @mask: In: one bit per core; bits at or beyond nr_cores must be zero.
+ *	Attach (executor): -EBUSY if any core is attached to another file;
+ *	all or nothing. Detach: only cores this file attached. Kick (AICPU):
+ *	wakes those cores if they are parked.
+ */
+struct pto_cores {
+	__u32 size;
+	__u32 flags;
+	__u64 mask[PTO_CORE_MASK_WORDS];
+};
+
+/**
+ * struct pto_core_wait - PTO_IOC_CORE_WAIT argument (executor): park.
+ *
+ * Sleeps until the core's DATA_MAIN_BASE differs from @last_dmb, the core
+ * is kicked, or @timeout_ns passes. The caller sets the core's @parked
+ * register before the call and rechecks DATA_MAIN_BASE, so that a kick is
+ * never lost; the device clears @parked on return.
+ *
+ * @size: In: sizeof(struct pto_core_wait).
+ * @flags: In: zero.
+ * @core: In: a core this file attached.
+ * @last_dmb: In: the DATA_MAIN_BASE value the caller has seen.
+ * @timeout_ns: In: absolute CLOCK_MONOTONIC deadline, or 0 for none.
+ *	-ETIMEDOUT when it passes.
+ * @dmb: Out: DATA_MAIN_BASE on return.
+ * @reason: Out: PTO_WAKE_* why the call returned.
+ */
+struct pto_core_wait {
+	__u32 size;
+	__u32 flags;
+	__u32 core;
+	__u32 last_dmb;
+	__s64 timeout_ns;
+	__u32 dmb;
+	__u32 reason;
+};
+
+#define PTO_WAKE_DMB		1	/* DATA_MAIN_BASE changed */
+#define PTO_WAKE_KICK		2	/* kicked by the AICPU */
+
+/**
+ * struct pto_raise_irq - PTO_IOC_RAISE_IRQ argument (executor).
+ * @size: In: sizeof(struct pto_raise_irq).
+ * @flags: In: zero.
+ * @core: In: a core this file attached (recorded by the tracepoint).
+ * @pad: In: zero.
+ */
+struct pto_raise_irq {
+	__u32 size;
+	__u32 flags;
+	__u32 core;
+	__u32 pad;
+};
+
+/**
+ * struct pto_irq_wait - PTO_IOC_IRQ_WAIT argument (AICPU).
+ *
+ * Sleeps until the device's interrupt count differs from @count or
+ * @timeout_ns passes. poll() on the AICPU file reports POLLIN the same way
+ * against the count last returned by read() or this ioctl.
+ *
+ * @size: In: sizeof(struct pto_irq_wait).
+ * @flags: In: zero.
+ * @count: In: the count the caller has seen. Out: the current count.
+ * @pad: zero.
+ * @timeout_ns: In: absolute CLOCK_MONOTONIC deadline, 0 for none.
+ */
+struct pto_irq_wait {
+	__u32 size;
+	__u32 flags;
+	__u32 count;
+	__u32 pad;
+	__s64 timeout_ns;
+};
+
+/* PTO_IOC_HWS_CONFIG flags */
+#define PTO_HWS_CONFIG_SET	(1U << 0)	/* write @cfg (AICPU only) */
+
+/**
+ * struct pto_hws_config - PTO_IOC_HWS_CONFIG argument.
+ * @size: In: sizeof(struct pto_hws_config).
+ * @flags: In: 0 to read, PTO_HWS_CONFIG_SET to validate and write.
+ * @cfg: In/Out: the HWS configuration registers; out: the values in force.
+ */
+struct pto_hws_config {
+	__u32 size;
+	__u32 flags;
+	struct pto_hws_cfg cfg;
+};
+
+#define PTO_IOC_ABI_VERSION	_IOR(PTO_IOCTL_MAGIC, 0x00, __u32)
+#define PTO_IOC_GET_INFO	_IO(PTO_IOCTL_MAGIC, 0x01)
+#define PTO_IOC_SET_ROLE	_IO(PTO_IOCTL_MAGIC, 0x02)
+#define PTO_IOC_GM_ALLOC	_IO(PTO_IOCTL_MAGIC, 0x03)
+#define PTO_IOC_GM_FREE		_IO(PTO_IOCTL_MAGIC, 0x04)
+#define PTO_IOC_GM_LOOKUP	_IO(PTO_IOCTL_MAGIC, 0x05)
+#define PTO_IOC_CORE_ATTACH	_IO(PTO_IOCTL_MAGIC, 0x06)
+#define PTO_IOC_CORE_DETACH	_IO(PTO_IOCTL_MAGIC, 0x07)
+#define PTO_IOC_CORE_WAIT	_IO(PTO_IOCTL_MAGIC, 0x08)
+#define PTO_IOC_KICK		_IO(PTO_IOCTL_MAGIC, 0x09)
+#define PTO_IOC_RAISE_IRQ	_IO(PTO_IOCTL_MAGIC, 0x0a)
+#define PTO_IOC_IRQ_WAIT	_IO(PTO_IOCTL_MAGIC, 0x0b)
+#define PTO_IOC_HWS_CONFIG	_IO(PTO_IOCTL_MAGIC, 0x0c)
+
+#endif /* _UAPI_LINUX_PTO_H */
