@@ -284,7 +284,8 @@ enum pto_core_state {
  * @ts_end: system counter when the kernel finished (core writes).
  * @park_count: number of times the core slept in the device (device).
  * @kick_count: number of kicks the core received (device).
- * @reserved: zero.
+ * @task: Handshake.task, AICPU -> core: device address of the dispatch
+ *	payload the core runs, written before DATA_MAIN_BASE (0 = none).
  */
 struct pto_core_regs {
 	__u32 data_main_base;
@@ -298,14 +299,14 @@ struct pto_core_regs {
 	__u64 ts_end;
 	__u32 park_count;
 	__u32 kick_count;
-	__u64 reserved;
+	__u64 task;
 };
 
 /* ------------------------------------------------------------------------
  * ioctls. Every argument is size-first; see the conventions above.
  * ------------------------------------------------------------------------
  */
-#define PTO_IOCTL_MAGIC		0xB7
+#define PTO_IOCTL_MAGIC		0xB9	/* free in ioctl-number.rst */
 
 /**
  * enum pto_role - what an open file of /dev/ptoN is, set once.
@@ -381,10 +382,11 @@ struct pto_set_role {
  * struct pto_gm_alloc - PTO_IOC_GM_ALLOC argument (client, AICPU).
  * @size: In: sizeof(struct pto_gm_alloc).
  * @flags: In: zero.
- * @len: In: bytes, 1 .. GM size; rounded up to a page.
+ * @len: In: bytes, 1 .. GM size (-EINVAL otherwise); rounded up to a
+ *	page. -ENOMEM if no free range is large enough.
  * @align: In: 0 (page) or a power of two from 4096 to 1 GiB.
  * @handle: Out: non-zero buffer handle, private to this file.
- * @pad: Out: zero.
+ * @pad: In: zero; Out: zero.
  * @dev_addr: Out: device address of the buffer's first byte.
  * @mmap_offset: Out: mmap() offset of the buffer.
  */
@@ -426,7 +428,7 @@ struct pto_gm_free {
  * @dev_addr: In: device address.
  * @len: In: bytes, non-zero.
  * @handle: Out: the buffer's handle (-ENOENT if none holds the range).
- * @pad: Out: zero.
+ * @pad: In: zero; Out: zero.
  * @buf_dev_addr: Out: the buffer's first device address.
  * @buf_len: Out: the buffer's length.
  */
@@ -470,7 +472,8 @@ struct pto_cores {
  * @core: In: a core this file attached.
  * @last_dmb: In: the DATA_MAIN_BASE value the caller has seen.
  * @timeout_ns: In: absolute CLOCK_MONOTONIC deadline, or 0 for none.
- *	-ETIMEDOUT when it passes.
+ *	-ETIMEDOUT when it passes. -ENODEV if the core is detached (or its
+ *	executor dies) while waiting; -ERESTARTSYS/-EINTR on a signal.
  * @dmb: Out: DATA_MAIN_BASE on return.
  * @reason: Out: PTO_WAKE_* why the call returned.
  */

@@ -1,0 +1,559 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Roles, the register file, core attach / detach, park
+ * (CORE_WAIT) and kick, the AICPU interrupt, HWS configuration.
+ *
+ * Notification protocol (virtio-style suppression, Documentation/kmod.rst):
+ *
+ *   core:  parked = 1; smp_mb(); if (DATA_MAIN_BASE == last) CORE_WAIT
+ *   AICPU: DATA_MAIN_BASE = id + 1; smp_mb(); if (parked) KICK
+ *
+ * CORE_WAIT rechecks DATA_MAIN_BASE after queueing itself, and a kick is
+ * latched in pto_core.kick_pending until a CORE_WAIT consumes it, so no
+ * wakeup is lost whichever side runs first.
+ */
+#include <linux/bitmap.h>
+#include <linux/device.h>
+#include <linux/ktime.h>
+#include <linux/sched.h>
+#include <linux/string.h>
+#include <linux/wait.h>
+
+#include "pto_dev.h"
+#include "pto_trace.h"
+
+/* Internal CORE_WAIT outcome: the core is no longer this file's. */
+#define PTO_WAKE_GONE		0x100
+
+/* ------------------------------------------------------------------------
+ * Register file
+ * ------------------------------------------------------------------------
+ */
+static void pto_hws_defaults(struct pto_hws_cfg *cfg)
+{
+	u32 i;
+
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->work_mode = PTO_HWS_MODE_HW;
+	cfg->cluster_sip_num = 4;
+	cfg->early_launch_en = 0;
+	cfg->early_launch_mode = PTO_HWS_EL_SIP_REPORT;
+	cfg->promote_rule = PTO_HWS_PROMOTE_THRESHOLD;
+	cfg->promote_threshold = 4;
+	/*
+	 * The HWS design's example table: rank i (remaining tasks from
+	 * (100 - 5i)% down) scales by (i + 1), in 1/100 units.
+	 */
+	for (i = 0; i < PTO_HWS_SCALE_RANKS; i++)
+		cfg->scale_ratio[i] = 100 * (i + 1);
+	for (i = 0; i < PTO_HWS_USAGE_CLASSES; i++)
+		cfg->usage_mask[i] = U32_MAX;
+}
+
+/* At load, before the device is registered. */
+void pto_regs_init(struct pto_dev *pdev)
+{
+	struct pto_regs_info *info = pdev->info;
+	u32 i;
+
+	info->magic = PTO_REGS_MAGIC;
+	info->abi_version = PTO_ABI_VERSION;
+	info->profile = pdev->profile;
+	info->nr_aic = pdev->nr_aic;
+	info->nr_aiv = pdev->nr_aiv;
+	info->nr_cores = pdev->nr_cores;
+	info->dev_index = pdev->index;
+	info->gm_size = pdev->gm_size;
+	info->gm_dev_base = PTO_GM_DEV_BASE;
+	info->caps = pdev->caps;
+	info->sys_cnt_freq = PTO_SYS_CNT_FREQ;
+	info->sys_cnt_epoch_ns = pdev->epoch_ns;
+
+	pto_hws_defaults(&pdev->hws->cfg);
+
+	for (i = 0; i < pdev->nr_cores; i++) {
+		struct pto_core_regs *regs = pdev->cores[i].regs;
+
+		regs->data_main_base = PTO_DMB_IDLE;
+		regs->cond = PTO_COND_IDLE;
+		regs->state = PTO_CORE_OFFLINE;
+	}
+}
+
+/* ------------------------------------------------------------------------
+ * Roles
+ * ------------------------------------------------------------------------
+ */
+int pto_set_role(struct pto_file *pf, struct pto_set_role *arg)
+{
+	struct pto_dev *pdev = pf->pdev;
+	int ret = 0;
+
+	if (arg->flags || arg->pad)
+		return -EINVAL;
+	if (arg->role < PTO_ROLE_CLIENT || arg->role > PTO_ROLE_EXECUTOR)
+		return -EINVAL;
+
+	mutex_lock(&pdev->lock);
+	if (pf->role != PTO_ROLE_NONE) {
+		ret = -EBUSY;
+	} else if (arg->role == PTO_ROLE_AICPU && pdev->aicpu) {
+		ret = -EBUSY;
+	} else {
+		if (arg->role == PTO_ROLE_AICPU) {
+			pdev->aicpu = pf;
+			pdev->aicpu_pid = pf->pid;
+			pf->irq_seen = atomic_read(&pdev->irq_count);
+			WRITE_ONCE(pdev->info->aicpu_attached, 1);
+		}
+		/* Publishes the setup above; see pto_file_role(). */
+		smp_store_release(&pf->role, arg->role);
+	}
+	mutex_unlock(&pdev->lock);
+	return ret;
+}
+
+/*
+ * release(): an AICPU gives the role back and kicks every online core, so
+ * that parked executors look at aicpu_attached; an executor's cores become
+ * DEAD, their waiters are woken and the AICPU gets an interrupt.
+ */
+void pto_release_roles(struct pto_file *pf)
+{
+	struct pto_dev *pdev = pf->pdev;
+	DECLARE_BITMAP(dead, PTO_MAX_CORES);
+	u32 i;
+
+	bitmap_zero(dead, PTO_MAX_CORES);
+
+	mutex_lock(&pdev->lock);
+	if (pdev->aicpu == pf) {
+		pdev->aicpu = NULL;
+		pdev->aicpu_pid = 0;
+		WRITE_ONCE(pdev->info->aicpu_irq_en, 0);
+		WRITE_ONCE(pdev->info->aicpu_attached, 0);
+		for (i = 0; i < pdev->nr_cores; i++) {
+			struct pto_core *core = &pdev->cores[i];
+
+			if (core->state != PTO_CORE_ONLINE)
+				continue;
+			atomic_set(&core->kick_pending, 1);
+			wake_up_all(&core->wq);
+		}
+	}
+	for (i = 0; i < pdev->nr_cores; i++) {
+		struct pto_core *core = &pdev->cores[i];
+
+		if (core->owner != pf)
+			continue;
+		WRITE_ONCE(core->owner, NULL);
+		core->owner_pid = 0;
+		WRITE_ONCE(core->state, PTO_CORE_DEAD);
+		WRITE_ONCE(core->regs->parked, 0);
+		WRITE_ONCE(core->regs->state, PTO_CORE_DEAD);
+		wake_up_all(&core->wq);
+		__set_bit(i, dead);
+	}
+	mutex_unlock(&pdev->lock);
+
+	if (!bitmap_empty(dead, PTO_MAX_CORES)) {
+		dev_dbg(pdev->misc.this_device,
+			"executor pid %d closed with %u core(s) attached\n",
+			pf->pid, bitmap_weight(dead, PTO_MAX_CORES));
+		trace_pto_detach(pdev, dead, PTO_CORE_DEAD);
+		pto_raise_irq(pdev, PTO_CORE_NONE);
+	}
+}
+
+/* ------------------------------------------------------------------------
+ * Cores
+ * ------------------------------------------------------------------------
+ */
+
+/* A core mask: not empty, no bit at or beyond nr_cores. */
+static int pto_mask_get(struct pto_dev *pdev, const struct pto_cores *arg,
+			unsigned long *bits)
+{
+	if (arg->flags)
+		return -EINVAL;
+	bitmap_from_arr64(bits, arg->mask, PTO_MAX_CORES);
+	if (bitmap_empty(bits, PTO_MAX_CORES))
+		return -EINVAL;
+	if (find_next_bit(bits, PTO_MAX_CORES, pdev->nr_cores) < PTO_MAX_CORES)
+		return -EINVAL;
+	return 0;
+}
+
+int pto_core_attach(struct pto_file *pf, struct pto_cores *arg)
+{
+	struct pto_dev *pdev = pf->pdev;
+	DECLARE_BITMAP(bits, PTO_MAX_CORES);
+	unsigned int i;
+	int ret;
+
+	ret = pto_mask_get(pdev, arg, bits);
+	if (ret)
+		return ret;
+
+	mutex_lock(&pdev->lock);
+	for_each_set_bit(i, bits, pdev->nr_cores) {
+		struct pto_file *owner = pdev->cores[i].owner;
+
+		if (owner && owner != pf) {
+			ret = -EBUSY;
+			goto out_unlock;
+		}
+	}
+	for_each_set_bit(i, bits, pdev->nr_cores) {
+		struct pto_core *core = &pdev->cores[i];
+		struct pto_core_regs *regs = core->regs;
+
+		atomic_set(&core->kick_pending, 0);
+		WRITE_ONCE(regs->data_main_base, PTO_DMB_IDLE);
+		WRITE_ONCE(regs->cond, PTO_COND_IDLE);
+		WRITE_ONCE(regs->parked, 0);
+		WRITE_ONCE(regs->task, 0);
+		/* Registers first, then the state that publishes them. */
+		smp_wmb();
+		WRITE_ONCE(regs->state, PTO_CORE_ONLINE);
+		core->owner_pid = pf->pid;
+		WRITE_ONCE(core->state, PTO_CORE_ONLINE);
+		WRITE_ONCE(core->owner, pf);
+	}
+	trace_pto_attach(pdev, bits, PTO_CORE_ONLINE);
+out_unlock:
+	mutex_unlock(&pdev->lock);
+	return ret;
+}
+
+int pto_core_detach(struct pto_file *pf, struct pto_cores *arg)
+{
+	struct pto_dev *pdev = pf->pdev;
+	DECLARE_BITMAP(bits, PTO_MAX_CORES);
+	unsigned int i;
+	int ret;
+
+	ret = pto_mask_get(pdev, arg, bits);
+	if (ret)
+		return ret;
+
+	mutex_lock(&pdev->lock);
+	for_each_set_bit(i, bits, pdev->nr_cores) {
+		if (pdev->cores[i].owner != pf) {
+			ret = -EINVAL;
+			goto out_unlock;
+		}
+	}
+	for_each_set_bit(i, bits, pdev->nr_cores) {
+		struct pto_core *core = &pdev->cores[i];
+
+		WRITE_ONCE(core->owner, NULL);
+		core->owner_pid = 0;
+		WRITE_ONCE(core->state, PTO_CORE_OFFLINE);
+		WRITE_ONCE(core->regs->parked, 0);
+		WRITE_ONCE(core->regs->state, PTO_CORE_OFFLINE);
+		/* Sleepers in CORE_WAIT see they lost the core: -ENODEV. */
+		wake_up_all(&core->wq);
+	}
+	trace_pto_detach(pdev, bits, PTO_CORE_OFFLINE);
+out_unlock:
+	mutex_unlock(&pdev->lock);
+	return ret;
+}
+
+/* The core @index if @pf attached it, else NULL. */
+static struct pto_core *pto_core_owned(struct pto_file *pf, u32 index)
+{
+	struct pto_dev *pdev = pf->pdev;
+	struct pto_core *core;
+
+	if (index >= pdev->nr_cores)
+		return NULL;
+	core = &pdev->cores[index];
+	return READ_ONCE(core->owner) == pf ? core : NULL;
+}
+
+/* A thread in CORE_WAIT. */
+struct pto_core_waiter {
+	struct pto_core *core;
+	struct pto_file *pf;
+	u32 last_dmb;
+	u32 reason;
+};
+
+/*
+ * CORE_WAIT's condition. True with w->reason set to PTO_WAKE_DMB,
+ * PTO_WAKE_KICK or PTO_WAKE_GONE. Returning consumes a pending kick: the
+ * caller rereads DATA_MAIN_BASE anyway.
+ */
+static bool pto_core_woken(struct pto_core_waiter *w)
+{
+	struct pto_core *core = w->core;
+
+	if (READ_ONCE(core->owner) != w->pf) {
+		w->reason = PTO_WAKE_GONE;
+	} else if (READ_ONCE(core->regs->data_main_base) != w->last_dmb) {
+		atomic_set(&core->kick_pending, 0);
+		w->reason = PTO_WAKE_DMB;
+	} else if (atomic_xchg(&core->kick_pending, 0)) {
+		w->reason = PTO_WAKE_KICK;
+	} else {
+		w->reason = 0;
+	}
+	return w->reason;
+}
+
+/*
+ * Timeout for wait_event_interruptible_hrtimeout() from an absolute
+ * CLOCK_MONOTONIC deadline in ns (0: none, KTIME_MAX). A deadline already
+ * passed gives 0: the caller checks its condition once, then times out.
+ * Absolute deadlines make a restarted call (-ERESTARTSYS) wait no longer.
+ */
+static ktime_t pto_timeout(s64 deadline_ns)
+{
+	ktime_t left;
+
+	if (!deadline_ns)
+		return KTIME_MAX;
+	left = ktime_sub(ns_to_ktime(deadline_ns), ktime_get());
+	return ktime_to_ns(left) > 0 ? left : 0;
+}
+
+/* The hrtimeout waits report a timeout as -ETIME; the ABI says -ETIMEDOUT. */
+static int pto_wait_ret(long ret)
+{
+	return ret == -ETIME ? -ETIMEDOUT : (int)ret;
+}
+
+static long pto_core_sleep(struct pto_core_waiter *w, ktime_t timeout)
+{
+	if (!timeout)
+		return pto_core_woken(w) ? 0 : -ETIME;
+	return wait_event_interruptible_hrtimeout(w->core->wq,
+						  pto_core_woken(w), timeout);
+}
+
+int pto_core_wait(struct pto_file *pf, struct pto_core_wait *arg)
+{
+	struct pto_dev *pdev = pf->pdev;
+	struct pto_core_waiter w = { .pf = pf, .last_dmb = arg->last_dmb };
+	struct pto_core *core;
+	u32 parks;
+	u32 dmb;
+	int ret;
+
+	if (arg->flags)
+		return -EINVAL;
+	core = pto_core_owned(pf, arg->core);
+	if (!core)
+		return -EINVAL;
+	w.core = core;
+
+	parks = atomic_inc_return(&core->park_count);
+	WRITE_ONCE(core->regs->park_count, parks);
+	atomic64_inc(&pdev->cnt.parks);
+	pto_touch_sys_cnt(pdev);
+	trace_pto_park(pdev, core->index, arg->last_dmb, parks, 0);
+
+	ret = pto_wait_ret(pto_core_sleep(&w, pto_timeout(arg->timeout_ns)));
+	if (!ret && w.reason == PTO_WAKE_GONE)
+		ret = -ENODEV;
+	if (ret)
+		w.reason = 0;
+
+	/*
+	 * Clear parked, unless the core went to another file meanwhile: its
+	 * new owner's parked flag is not ours to clear.
+	 */
+	mutex_lock(&pdev->lock);
+	if (core->owner == pf)
+		WRITE_ONCE(core->regs->parked, 0);
+	mutex_unlock(&pdev->lock);
+
+	dmb = READ_ONCE(core->regs->data_main_base);
+	if (!ret)
+		atomic64_inc(&pdev->cnt.wakes);
+	pto_touch_sys_cnt(pdev);
+	trace_pto_wake(pdev, core->index, dmb, w.reason, ret);
+
+	arg->dmb = dmb;
+	arg->reason = w.reason;
+	return ret;
+}
+
+/*
+ * A kick is delivered to a core that is online and either parked (its
+ * parked register is set, as the protocol wants before CORE_WAIT) or has a
+ * thread in CORE_WAIT. Other cores of the mask are skipped silently and
+ * counted nowhere: latching a kick for a core that is running would only
+ * make its next CORE_WAIT return at once for nothing.
+ */
+int pto_kick(struct pto_file *pf, struct pto_cores *arg)
+{
+	struct pto_dev *pdev = pf->pdev;
+	DECLARE_BITMAP(bits, PTO_MAX_CORES);
+	unsigned int i;
+	int ret;
+
+	ret = pto_mask_get(pdev, arg, bits);
+	if (ret)
+		return ret;
+
+	for_each_set_bit(i, bits, pdev->nr_cores) {
+		struct pto_core *core = &pdev->cores[i];
+		u32 kicks;
+
+		if (READ_ONCE(core->state) != PTO_CORE_ONLINE)
+			continue;
+		/* wq_has_sleeper()'s barrier pairs with the waiter queueing. */
+		if (!READ_ONCE(core->regs->parked) && !wq_has_sleeper(&core->wq))
+			continue;
+		/*
+		 * Latched before the wakeup; a CORE_WAIT that has not yet
+		 * queued itself finds it in its condition.
+		 */
+		atomic_set(&core->kick_pending, 1);
+		kicks = atomic_inc_return(&core->kick_count);
+		WRITE_ONCE(core->regs->kick_count, kicks);
+		atomic64_inc(&pdev->cnt.kicks);
+		trace_pto_kick(pdev, i, READ_ONCE(core->regs->data_main_base),
+			       kicks, 0);
+		wake_up_interruptible(&core->wq);
+	}
+	pto_touch_sys_cnt(pdev);
+	return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * AICPU interrupt
+ * ------------------------------------------------------------------------
+ */
+void pto_raise_irq(struct pto_dev *pdev, u32 core)
+{
+	u32 dmb = 0;
+	u32 count;
+
+	spin_lock(&pdev->irq_lock);
+	count = atomic_inc_return(&pdev->irq_count);
+	WRITE_ONCE(pdev->info->irq_count, count);
+	spin_unlock(&pdev->irq_lock);
+
+	atomic64_inc(&pdev->cnt.irqs);
+	pto_touch_sys_cnt(pdev);
+	if (core < pdev->nr_cores)
+		dmb = READ_ONCE(pdev->cores[core].regs->data_main_base);
+	trace_pto_irq(pdev, core, dmb, count, 0);
+	wake_up_interruptible_all(&pdev->irq_wq);
+}
+
+int pto_raise_irq_ioctl(struct pto_file *pf, struct pto_raise_irq *arg)
+{
+	if (arg->flags || arg->pad)
+		return -EINVAL;
+	if (!pto_core_owned(pf, arg->core))
+		return -EINVAL;
+	pto_raise_irq(pf->pdev, arg->core);
+	return 0;
+}
+
+/* True, with the count in *@count, if it differs from the one @pf saw. */
+bool pto_irq_pending(struct pto_file *pf, u32 *count)
+{
+	*count = atomic_read(&pf->pdev->irq_count);
+	return *count != READ_ONCE(pf->irq_seen);
+}
+
+static bool pto_irq_new(struct pto_dev *pdev, u32 seen, u32 *cur)
+{
+	*cur = atomic_read(&pdev->irq_count);
+	return *cur != seen;
+}
+
+static long pto_irq_sleep(struct pto_dev *pdev, u32 seen, u32 *cur,
+			  ktime_t timeout)
+{
+	if (!timeout)
+		return pto_irq_new(pdev, seen, cur) ? 0 : -ETIME;
+	return wait_event_interruptible_hrtimeout(pdev->irq_wq,
+						  pto_irq_new(pdev, seen, cur),
+						  timeout);
+}
+
+int pto_irq_wait(struct pto_file *pf, struct pto_irq_wait *arg)
+{
+	u32 cur = 0;
+	int ret;
+
+	if (arg->flags || arg->pad)
+		return -EINVAL;
+
+	ret = pto_wait_ret(pto_irq_sleep(pf->pdev, arg->count, &cur,
+					 pto_timeout(arg->timeout_ns)));
+	if (ret)
+		return ret;
+
+	arg->count = cur;
+	WRITE_ONCE(pf->irq_seen, cur);
+	return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * HWS configuration
+ * ------------------------------------------------------------------------
+ */
+static int pto_hws_check(const struct pto_hws_cfg *cfg)
+{
+	u32 i;
+
+	if (cfg->work_mode > PTO_HWS_MODE_FW)
+		return -EINVAL;
+	switch (cfg->cluster_sip_num) {
+	case 3: case 4: case 6: case 8: case 12: case 16:
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (cfg->second_rsc_sch > 1 || cfg->early_launch_en > 1 ||
+	    cfg->fillup_first > 1 || cfg->rsvd_first > 1 || cfg->report_en > 1)
+		return -EINVAL;
+	if (cfg->early_launch_mode > PTO_HWS_EL_HWS_PREDICT)
+		return -EINVAL;
+	if (cfg->promote_rule & ~PTO_HWS_PROMOTE_ALL)
+		return -EINVAL;
+	if (cfg->pad || memchr_inv(cfg->pad2, 0, sizeof(cfg->pad2)))
+		return -EINVAL;
+	for (i = 0; i < PTO_HWS_SCALE_RANKS; i++) {
+		if (!cfg->scale_ratio[i] ||
+		    cfg->scale_ratio[i] > PTO_HWS_SCALE_MAX)
+			return -EINVAL;
+	}
+	return 0;
+}
+
+int pto_hws_config(struct pto_file *pf, struct pto_hws_config *arg)
+{
+	struct pto_dev *pdev = pf->pdev;
+	int ret;
+
+	if (arg->flags & ~PTO_HWS_CONFIG_SET)
+		return -EINVAL;
+
+	if (arg->flags & PTO_HWS_CONFIG_SET) {
+		if (pto_file_role(pf) != PTO_ROLE_AICPU) {
+			dev_dbg(pdev->misc.this_device,
+				"HWS_CONFIG set by a non-AICPU (pid %d)\n",
+				task_tgid_nr(current));
+			return -EACCES;
+		}
+		ret = pto_hws_check(&arg->cfg);
+		if (ret)
+			return ret;
+	}
+
+	mutex_lock(&pdev->lock);
+	if (arg->flags & PTO_HWS_CONFIG_SET)
+		memcpy(&pdev->hws->cfg, &arg->cfg, sizeof(arg->cfg));
+	memcpy(&arg->cfg, &pdev->hws->cfg, sizeof(arg->cfg));
+	mutex_unlock(&pdev->lock);
+	return 0;
+}

@@ -1,0 +1,283 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Internal structures of pto.ko, the emulated PTO2 device
+ *
+ * Object lifetimes:
+ *
+ * - struct pto_dev lives from module load to module unload. Every open
+ *   file pins the module (fops.owner), and every mapping pins its file, so
+ *   no pto_dev goes while it is in use.
+ * - struct pto_file lives from open() to release().
+ * - struct pto_buf is reference counted: the owning file's handle holds one
+ *   reference, every VMA that maps it holds one. Its GM returns to the pool
+ *   when the last reference goes.
+ *
+ * The register file is shared with userspace (AICPU and executor map it
+ * writable), so the kernel never trusts what it reads back from it except
+ * the registers userspace owns (DATA_MAIN_BASE for CORE_WAIT, the HWS
+ * configuration). Core states, owners and counts are kept here and mirrored
+ * into the register file.
+ */
+#ifndef _PTO_DEV_H
+#define _PTO_DEV_H
+
+#include <linux/atomic.h>
+#include <linux/kref.h>
+#include <linux/miscdevice.h>
+#include <linux/mm.h>
+#include <linux/mutex.h>
+#include <linux/spinlock.h>
+#include <linux/types.h>
+#include <linux/wait.h>
+#include <linux/xarray.h>
+
+#include <linux/pto.h>
+
+#define PTO_NAME_LEN		16
+#define PTO_REGS_MAP_SIZE	PAGE_ALIGN(PTO_REGS_SIZE)
+#define PTO_REGS_PAGES		(PTO_REGS_MAP_SIZE >> PAGE_SHIFT)
+#define PTO_GM_PGOFF		(PTO_MMAP_GM >> PAGE_SHIFT)
+
+/* HWS_CONFIG: each scale_ratio rank must lie in 1 .. PTO_HWS_SCALE_MAX. */
+#define PTO_HWS_SCALE_MAX	100000
+
+/* Core id reported by the irq tracepoint for an interrupt the device raises
+ * itself (an executor died).
+ */
+#define PTO_CORE_NONE		U32_MAX
+
+struct pto_dev;
+struct pto_file;
+
+/**
+ * struct pto_core - kernel side of one core.
+ * @pdev: the device.
+ * @regs: the core's 64-byte block in the register file.
+ * @wq: threads of the owning executor sleeping in PTO_IOC_CORE_WAIT.
+ * @owner: the executor file that attached the core, or NULL.
+ * @owner_pid: tgid of @owner's opener, for debugfs.
+ * @state: enum pto_core_state; authoritative copy of @regs->state.
+ * @kick_pending: set by PTO_IOC_KICK, consumed by PTO_IOC_CORE_WAIT, so that
+ *	a kick landing between the executor's last check and its sleep is not
+ *	lost.
+ * @park_count: authoritative copy of @regs->park_count.
+ * @kick_count: authoritative copy of @regs->kick_count.
+ * @index: core id.
+ *
+ * @owner, @owner_pid and @state are written under pdev->lock; lockless
+ * readers use READ_ONCE() and tolerate a stale value.
+ */
+struct pto_core {
+	struct pto_dev *pdev;
+	struct pto_core_regs *regs;
+	wait_queue_head_t wq;
+	struct pto_file *owner;
+	pid_t owner_pid;
+	u32 state;
+	atomic_t kick_pending;
+	atomic_t park_count;
+	atomic_t kick_count;
+	u32 index;
+};
+
+/**
+ * struct pto_counters - device statistics (sysfs "counters").
+ * @gm_bytes: bytes held by buffers not yet returned to the pool.
+ * @gm_buffers: buffers not yet returned to the pool.
+ * @allocs: successful PTO_IOC_GM_ALLOC calls.
+ * @frees: buffers returned to the pool (last reference dropped).
+ * @maps: successful mmap() calls.
+ * @parks: PTO_IOC_CORE_WAIT calls by a core owner.
+ * @kicks: cores kicked by PTO_IOC_KICK.
+ * @wakes: PTO_IOC_CORE_WAIT calls that returned 0 (DMB changed or kick).
+ * @irqs: AICPU interrupts (RAISE_IRQ and executor deaths).
+ * @faults: page faults served on mappings of the device.
+ */
+struct pto_counters {
+	atomic64_t gm_bytes;
+	atomic64_t gm_buffers;
+	atomic64_t allocs;
+	atomic64_t frees;
+	atomic64_t maps;
+	atomic64_t parks;
+	atomic64_t kicks;
+	atomic64_t wakes;
+	atomic64_t irqs;
+	atomic64_t faults;
+};
+
+/**
+ * struct pto_dev - one emulated device, /dev/ptoN.
+ * @name: "ptoN".
+ * @index: N.
+ * @profile: enum pto_profile.
+ * @nr_aic: AIC cores.
+ * @nr_aiv: AIV cores.
+ * @nr_cores: all cores.
+ * @caps: PTO_CAP_* of @profile.
+ * @gm_size: GM bytes.
+ * @epoch_ns: CLOCK_MONOTONIC ns at load, the system counter's zero.
+ * @gm: GM, vmalloc_user().
+ * @regs: register file, vmalloc_user(PTO_REGS_MAP_SIZE).
+ * @info: info page in @regs.
+ * @hws: HWS block in @regs.
+ * @pool: GM allocator over device addresses from PTO_GM_DEV_BASE.
+ * @misc: the misc device.
+ * @debugfs: debugfs directory, /sys/kernel/debug/pto/ptoN.
+ * @lock: see below.
+ * @aicpu: file holding the AICPU role, or NULL.
+ * @aicpu_pid: tgid of @aicpu's opener, 0 if none.
+ * @irq_lock: see below.
+ * @irq_count: AICPU interrupt count (authoritative; mirrored into
+ *	@info->irq_count).
+ * @irq_wq: AICPU threads in read(), poll() or PTO_IOC_IRQ_WAIT.
+ * @cnt: statistics.
+ * @cores: @nr_cores cores.
+ */
+struct pto_dev {
+	char name[PTO_NAME_LEN];
+	u32 index;
+	u32 profile;
+	u32 nr_aic;
+	u32 nr_aiv;
+	u32 nr_cores;
+	u64 caps;
+	u64 gm_size;
+	u64 epoch_ns;
+	void *gm;
+	void *regs;
+	struct pto_regs_info *info;
+	struct pto_regs_hws *hws;
+	struct gen_pool *pool;
+	struct miscdevice misc;
+	struct dentry *debugfs;
+	/*
+	 * Protects core ownership and state (pto_core.owner, .owner_pid,
+	 * .state and their mirrors in the register file), @aicpu and
+	 * @aicpu_pid, PTO_IOC_HWS_CONFIG accesses to @hws->cfg, and the
+	 * role of every file of this device while it is being set.
+	 */
+	struct mutex lock;
+	struct pto_file *aicpu;
+	pid_t aicpu_pid;
+	/*
+	 * Serialises increments of @irq_count with their store into
+	 * @info->irq_count, so the mirror never goes backwards.
+	 */
+	spinlock_t irq_lock;
+	atomic_t irq_count;
+	wait_queue_head_t irq_wq;
+	struct pto_counters cnt;
+	struct pto_core cores[];
+};
+
+/**
+ * struct pto_file - one open file of /dev/ptoN.
+ * @pdev: the device.
+ * @role: enum pto_role; set once under pdev->lock with smp_store_release(),
+ *	read with smp_load_acquire().
+ * @pid: tgid of the opener.
+ * @buf_lock: see below.
+ * @bufs: handle -> struct pto_buf, handles from 1.
+ * @irq_seen: AICPU: interrupt count last returned by read() or
+ *	PTO_IOC_IRQ_WAIT (READ_ONCE/WRITE_ONCE).
+ */
+struct pto_file {
+	struct pto_dev *pdev;
+	int role;
+	pid_t pid;
+	/*
+	 * Protects @bufs against concurrent alloc, free, lookup and mmap, so
+	 * that a buffer found in @bufs can safely get a reference, and
+	 * pto_buf.owner of the buffers in @bufs.
+	 */
+	struct mutex buf_lock;
+	struct xarray bufs;
+	u32 irq_seen;
+};
+
+/**
+ * struct pto_buf - a GM buffer.
+ * @ref: one for the owner's handle, one per VMA mapping it.
+ * @pdev: the device.
+ * @owner: the owning file while the handle exists, NULL after (under the
+ *	owner's buf_lock).
+ * @handle: the handle in the owner's table.
+ * @pid: tgid of the allocating process.
+ * @dev_addr: device address of the first byte.
+ * @len: bytes, a multiple of PAGE_SIZE.
+ */
+struct pto_buf {
+	struct kref ref;
+	struct pto_dev *pdev;
+	struct pto_file *owner;
+	u32 handle;
+	pid_t pid;
+	u64 dev_addr;
+	u64 len;
+};
+
+static inline struct pto_core_regs *pto_core_regs(struct pto_dev *pdev,
+						  u32 core)
+{
+	return pdev->regs + PTO_REGS_CORE_OFFSET +
+	       core * sizeof(struct pto_core_regs);
+}
+
+static inline const char *pto_core_type(const struct pto_dev *pdev, u32 core)
+{
+	return core < pdev->nr_aic ? "AIC" : "AIV";
+}
+
+static inline const char *pto_profile_name(u32 profile)
+{
+	return profile == PTO_PROFILE_A5 ? "a5" : "a2a3";
+}
+
+/* The role of @pf. */
+static inline int pto_file_role(struct pto_file *pf)
+{
+	/*
+	 * Pairs with smp_store_release() in pto_set_role(): a caller that
+	 * sees a role also sees what was set up with it.
+	 */
+	return smp_load_acquire(&pf->role);
+}
+
+/* pto_main.c */
+void pto_touch_sys_cnt(struct pto_dev *pdev);
+
+/* pto_file.c */
+extern const struct file_operations pto_fops;
+
+/* pto_gm.c */
+int pto_gm_alloc(struct pto_file *pf, struct pto_gm_alloc *arg);
+int pto_gm_free(struct pto_file *pf, struct pto_gm_free *arg);
+int pto_gm_lookup(struct pto_file *pf, struct pto_gm_lookup *arg);
+void pto_gm_release_file(struct pto_file *pf);
+int pto_mmap(struct file *file, struct vm_area_struct *vma);
+
+/* pto_core.c */
+void pto_regs_init(struct pto_dev *pdev);
+int pto_core_attach(struct pto_file *pf, struct pto_cores *arg);
+int pto_core_detach(struct pto_file *pf, struct pto_cores *arg);
+int pto_core_wait(struct pto_file *pf, struct pto_core_wait *arg);
+int pto_kick(struct pto_file *pf, struct pto_cores *arg);
+int pto_raise_irq_ioctl(struct pto_file *pf, struct pto_raise_irq *arg);
+int pto_irq_wait(struct pto_file *pf, struct pto_irq_wait *arg);
+int pto_hws_config(struct pto_file *pf, struct pto_hws_config *arg);
+int pto_set_role(struct pto_file *pf, struct pto_set_role *arg);
+void pto_release_roles(struct pto_file *pf);
+void pto_raise_irq(struct pto_dev *pdev, u32 core);
+bool pto_irq_pending(struct pto_file *pf, u32 *count);
+
+/* pto_sysfs.c */
+extern const struct attribute_group *pto_groups[];
+
+/* pto_debugfs.c */
+void pto_debugfs_init(void);
+void pto_debugfs_exit(void);
+void pto_debugfs_add(struct pto_dev *pdev);
+void pto_debugfs_remove(struct pto_dev *pdev);
+
+#endif /* _PTO_DEV_H */

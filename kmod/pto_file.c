@@ -1,0 +1,313 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * File operations of /dev/ptoN: open, release, the
+ * table-driven ioctl dispatcher, read and poll of the AICPU interrupt.
+ */
+#include <linux/bits.h>
+#include <linux/device.h>
+#include <linux/fs.h>
+#include <linux/genalloc.h>
+#include <linux/module.h>
+#include <linux/nospec.h>
+#include <linux/poll.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "pto_dev.h"
+
+static int pto_open(struct inode *inode, struct file *file)
+{
+	struct miscdevice *misc = file->private_data;
+	struct pto_dev *pdev = container_of(misc, struct pto_dev, misc);
+	struct pto_file *pf;
+
+	pf = kzalloc(sizeof(*pf), GFP_KERNEL);
+	if (!pf)
+		return -ENOMEM;
+	pf->pdev = pdev;
+	pf->role = PTO_ROLE_NONE;
+	pf->pid = task_tgid_nr(current);
+	mutex_init(&pf->buf_lock);
+	xa_init_flags(&pf->bufs, XA_FLAGS_ALLOC1);
+	file->private_data = pf;
+
+	return nonseekable_open(inode, file);
+}
+
+/* Every resource of the file goes with it. */
+static int pto_release(struct inode *inode, struct file *file)
+{
+	struct pto_file *pf = file->private_data;
+
+	pto_release_roles(pf);
+	pto_gm_release_file(pf);
+	xa_destroy(&pf->bufs);
+	mutex_destroy(&pf->buf_lock);
+	kfree(pf);
+	return 0;
+}
+
+union pto_ioctl_arg {
+	struct pto_info info;
+	struct pto_set_role set_role;
+	struct pto_gm_alloc gm_alloc;
+	struct pto_gm_free gm_free;
+	struct pto_gm_lookup gm_lookup;
+	struct pto_cores cores;
+	struct pto_core_wait core_wait;
+	struct pto_raise_irq raise_irq;
+	struct pto_irq_wait irq_wait;
+	struct pto_hws_config hws_config;
+};
+
+static int pto_get_info(struct pto_file *pf, union pto_ioctl_arg *arg)
+{
+	struct pto_info *info = &arg->info;
+	struct pto_dev *pdev = pf->pdev;
+
+	if (info->flags)
+		return -EINVAL;
+	info->abi_version = PTO_ABI_VERSION;
+	info->profile = pdev->profile;
+	info->nr_aic = pdev->nr_aic;
+	info->nr_aiv = pdev->nr_aiv;
+	info->nr_cores = pdev->nr_cores;
+	info->dev_index = pdev->index;
+	info->gm_size = pdev->gm_size;
+	info->gm_dev_base = PTO_GM_DEV_BASE;
+	info->gm_free = gen_pool_avail(pdev->pool);
+	info->caps = pdev->caps;
+	info->regs_size = PTO_REGS_MAP_SIZE;
+	info->regs_mmap_offset = PTO_MMAP_REGS;
+	info->gm_mmap_offset = PTO_MMAP_GM;
+	info->sys_cnt_freq = PTO_SYS_CNT_FREQ;
+	return 0;
+}
+
+static int pto_ioc_set_role(struct pto_file *pf, union pto_ioctl_arg *arg)
+{
+	return pto_set_role(pf, &arg->set_role);
+}
+
+static int pto_ioc_gm_alloc(struct pto_file *pf, union pto_ioctl_arg *arg)
+{
+	return pto_gm_alloc(pf, &arg->gm_alloc);
+}
+
+static int pto_ioc_gm_free(struct pto_file *pf, union pto_ioctl_arg *arg)
+{
+	return pto_gm_free(pf, &arg->gm_free);
+}
+
+static int pto_ioc_gm_lookup(struct pto_file *pf, union pto_ioctl_arg *arg)
+{
+	return pto_gm_lookup(pf, &arg->gm_lookup);
+}
+
+static int pto_ioc_core_attach(struct pto_file *pf, union pto_ioctl_arg *arg)
+{
+	return pto_core_attach(pf, &arg->cores);
+}
+
+static int pto_ioc_core_detach(struct pto_file *pf, union pto_ioctl_arg *arg)
+{
+	return pto_core_detach(pf, &arg->cores);
+}
+
+static int pto_ioc_core_wait(struct pto_file *pf, union pto_ioctl_arg *arg)
+{
+	return pto_core_wait(pf, &arg->core_wait);
+}
+
+static int pto_ioc_kick(struct pto_file *pf, union pto_ioctl_arg *arg)
+{
+	return pto_kick(pf, &arg->cores);
+}
+
+static int pto_ioc_raise_irq(struct pto_file *pf, union pto_ioctl_arg *arg)
+{
+	return pto_raise_irq_ioctl(pf, &arg->raise_irq);
+}
+
+static int pto_ioc_irq_wait(struct pto_file *pf, union pto_ioctl_arg *arg)
+{
+	return pto_irq_wait(pf, &arg->irq_wait);
+}
+
+static int pto_ioc_hws_config(struct pto_file *pf, union pto_ioctl_arg *arg)
+{
+	return pto_hws_config(pf, &arg->hws_config);
+}
+
+/**
+ * struct pto_ioctl_op - one size-first ioctl.
+ * @cmd: the ioctl number.
+ * @min_size: offsetofend() of the last field of the first ABI version.
+ * @size: sizeof() the structure this module knows.
+ * @roles: BIT(enum pto_role) of the roles that may issue it.
+ * @out: the handler writes output fields to copy back.
+ * @fn: the handler; called with the argument copied in and zero-extended.
+ */
+struct pto_ioctl_op {
+	unsigned int cmd;
+	u32 min_size;
+	u32 size;
+	u32 roles;
+	bool out;
+	int (*fn)(struct pto_file *pf, union pto_ioctl_arg *arg);
+};
+
+#define PTO_R_NONE	BIT(PTO_ROLE_NONE)
+#define PTO_R_CLIENT	BIT(PTO_ROLE_CLIENT)
+#define PTO_R_AICPU	BIT(PTO_ROLE_AICPU)
+#define PTO_R_EXECUTOR	BIT(PTO_ROLE_EXECUTOR)
+#define PTO_R_ANY	(PTO_R_NONE | PTO_R_CLIENT | PTO_R_AICPU | \
+			 PTO_R_EXECUTOR)
+
+/* The argument named "type" is the structure type, e.g. struct pto_info. */
+#define PTO_IOCTL_OP(_name, _fn, type, _last, _roles, _out)		\
+	[_IOC_NR(PTO_IOC_##_name)] = {					\
+		.cmd = PTO_IOC_##_name,					\
+		.min_size = offsetofend(type, _last),			\
+		.size = sizeof(type),					\
+		.roles = _roles,					\
+		.out = _out,						\
+		.fn = _fn,						\
+	}
+
+/* Indexed by _IOC_NR(); slot 0 is PTO_IOC_ABI_VERSION, handled apart. */
+static const struct pto_ioctl_op pto_ioctl_ops[] = {
+	PTO_IOCTL_OP(GET_INFO, pto_get_info, struct pto_info,
+		     sys_cnt_freq, PTO_R_ANY, true),
+	PTO_IOCTL_OP(SET_ROLE, pto_ioc_set_role, struct pto_set_role,
+		     pad, PTO_R_ANY, false),
+	PTO_IOCTL_OP(GM_ALLOC, pto_ioc_gm_alloc, struct pto_gm_alloc,
+		     mmap_offset, PTO_R_CLIENT | PTO_R_AICPU, true),
+	PTO_IOCTL_OP(GM_FREE, pto_ioc_gm_free, struct pto_gm_free,
+		     pad, PTO_R_CLIENT | PTO_R_AICPU, false),
+	PTO_IOCTL_OP(GM_LOOKUP, pto_ioc_gm_lookup, struct pto_gm_lookup,
+		     buf_len, PTO_R_ANY, true),
+	PTO_IOCTL_OP(CORE_ATTACH, pto_ioc_core_attach, struct pto_cores,
+		     mask, PTO_R_EXECUTOR, false),
+	PTO_IOCTL_OP(CORE_DETACH, pto_ioc_core_detach, struct pto_cores,
+		     mask, PTO_R_EXECUTOR, false),
+	PTO_IOCTL_OP(CORE_WAIT, pto_ioc_core_wait, struct pto_core_wait,
+		     reason, PTO_R_EXECUTOR, true),
+	PTO_IOCTL_OP(KICK, pto_ioc_kick, struct pto_cores,
+		     mask, PTO_R_AICPU, false),
+	PTO_IOCTL_OP(RAISE_IRQ, pto_ioc_raise_irq, struct pto_raise_irq,
+		     pad, PTO_R_EXECUTOR, false),
+	PTO_IOCTL_OP(IRQ_WAIT, pto_ioc_irq_wait, struct pto_irq_wait,
+		     timeout_ns, PTO_R_AICPU, true),
+	/* Setting is restricted to the AICPU by the handler. */
+	PTO_IOCTL_OP(HWS_CONFIG, pto_ioc_hws_config, struct pto_hws_config,
+		     cfg, PTO_R_ANY, true),
+};
+
+static long pto_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	struct pto_file *pf = file->private_data;
+	void __user *uarg = (void __user *)arg;
+	const struct pto_ioctl_op *op;
+	union pto_ioctl_arg buf;
+	unsigned int nr;
+	u32 usize;
+	int role;
+	int ret;
+
+	if (cmd == PTO_IOC_ABI_VERSION)
+		return put_user((u32)PTO_ABI_VERSION, (u32 __user *)uarg);
+
+	nr = _IOC_NR(cmd);
+	if (nr >= ARRAY_SIZE(pto_ioctl_ops))
+		return -ENOTTY;
+	op = &pto_ioctl_ops[array_index_nospec(nr, ARRAY_SIZE(pto_ioctl_ops))];
+	if (!op->fn || op->cmd != cmd)
+		return -ENOTTY;
+
+	if (get_user(usize, (u32 __user *)uarg))
+		return -EFAULT;
+	if (usize < op->min_size)
+		return -EINVAL;
+	if (usize > PAGE_SIZE)
+		return -E2BIG;
+	ret = copy_struct_from_user(&buf, op->size, uarg, usize);
+	if (ret)
+		return ret;
+
+	role = pto_file_role(pf);
+	if (!(op->roles & BIT(role))) {
+		dev_dbg(pf->pdev->misc.this_device,
+			"ioctl nr %u not allowed for role %d (pid %d)\n",
+			nr, role, task_tgid_nr(current));
+		return -EACCES;
+	}
+
+	ret = op->fn(pf, &buf);
+	if (ret)
+		return ret;
+
+	if (op->out && copy_to_user(uarg, &buf, min(usize, op->size)))
+		return -EFAULT;
+	return 0;
+}
+
+/*
+ * AICPU: uio-style interrupt count. A read of exactly 4 bytes returns the
+ * count once it differs from the one this file last read. Other roles get
+ * -EACCES, as their ioctls do.
+ */
+static ssize_t pto_read(struct file *file, char __user *ubuf, size_t count,
+			loff_t *ppos)
+{
+	struct pto_file *pf = file->private_data;
+	struct pto_dev *pdev = pf->pdev;
+	u32 cur;
+	int ret;
+
+	if (pto_file_role(pf) != PTO_ROLE_AICPU)
+		return -EACCES;
+	if (count != sizeof(u32))
+		return -EINVAL;
+
+	if (file->f_flags & O_NONBLOCK) {
+		if (!pto_irq_pending(pf, &cur))
+			return -EAGAIN;
+	} else {
+		ret = wait_event_interruptible(pdev->irq_wq,
+					       pto_irq_pending(pf, &cur));
+		if (ret)
+			return ret;
+	}
+
+	if (copy_to_user(ubuf, &cur, sizeof(cur)))
+		return -EFAULT;
+	WRITE_ONCE(pf->irq_seen, cur);
+	return sizeof(cur);
+}
+
+static __poll_t pto_poll(struct file *file, struct poll_table_struct *wait)
+{
+	struct pto_file *pf = file->private_data;
+	u32 cur;
+
+	if (pto_file_role(pf) != PTO_ROLE_AICPU)
+		return EPOLLERR;
+
+	poll_wait(file, &pf->pdev->irq_wq, wait);
+	if (pto_irq_pending(pf, &cur))
+		return EPOLLIN | EPOLLRDNORM;
+	return 0;
+}
+
+const struct file_operations pto_fops = {
+	.owner = THIS_MODULE,
+	.open = pto_open,
+	.release = pto_release,
+	.unlocked_ioctl = pto_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.read = pto_read,
+	.poll = pto_poll,
+	.mmap = pto_mmap,
+};

@@ -1,0 +1,352 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * GM buffers (genalloc over device addresses), their handles
+ * and lifetimes, and mmap() of the register file and GM.
+ */
+#include <linux/genalloc.h>
+#include <linux/log2.h>
+#include <linux/mm.h>
+#include <linux/overflow.h>
+#include <linux/sched.h>
+#include <linux/sizes.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+
+#include "pto_dev.h"
+#include "pto_trace.h"
+
+#define PTO_GM_ALIGN_MIN	SZ_4K
+#define PTO_GM_ALIGN_MAX	SZ_1G
+/* GM is zeroed in steps of this many bytes, rescheduling in between. */
+#define PTO_GM_ZERO_STEP	SZ_16M
+
+static void *pto_gm_ptr(struct pto_dev *pdev, u64 dev_addr)
+{
+	return pdev->gm + (dev_addr - PTO_GM_DEV_BASE);
+}
+
+static void pto_gm_zero(struct pto_dev *pdev, u64 dev_addr, u64 len)
+{
+	void *p = pto_gm_ptr(pdev, dev_addr);
+
+	while (len) {
+		size_t n = min_t(u64, len, PTO_GM_ZERO_STEP);
+
+		memset(p, 0, n);
+		p += n;
+		len -= n;
+		cond_resched();
+	}
+}
+
+/* The last reference went: the GM goes back to the pool. */
+static void pto_buf_release(struct kref *ref)
+{
+	struct pto_buf *buf = container_of(ref, struct pto_buf, ref);
+	struct pto_dev *pdev = buf->pdev;
+
+	trace_pto_free(buf);
+	gen_pool_free(pdev->pool, buf->dev_addr, buf->len);
+	atomic64_sub(buf->len, &pdev->cnt.gm_bytes);
+	atomic64_dec(&pdev->cnt.gm_buffers);
+	atomic64_inc(&pdev->cnt.frees);
+	kfree(buf);
+}
+
+static void pto_buf_put(struct pto_buf *buf)
+{
+	kref_put(&buf->ref, pto_buf_release);
+}
+
+int pto_gm_alloc(struct pto_file *pf, struct pto_gm_alloc *arg)
+{
+	struct pto_dev *pdev = pf->pdev;
+	struct genpool_data_align align;
+	struct pto_buf *buf;
+	unsigned long addr;
+	u64 len;
+	u32 handle;
+	int ret;
+
+	if (arg->flags || arg->pad)
+		return -EINVAL;
+	if (!arg->len || arg->len > pdev->gm_size)
+		return -EINVAL;
+	if (arg->align && (!is_power_of_2(arg->align) ||
+			   arg->align < PTO_GM_ALIGN_MIN ||
+			   arg->align > PTO_GM_ALIGN_MAX))
+		return -EINVAL;
+
+	len = PAGE_ALIGN(arg->len);
+	align.align = max_t(u64, arg->align, PAGE_SIZE);
+
+	buf = kzalloc(sizeof(*buf), GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+
+	addr = gen_pool_alloc_algo(pdev->pool, len, gen_pool_first_fit_align,
+				   &align);
+	if (!addr) {
+		ret = -ENOMEM;
+		goto err_free_buf;
+	}
+	/* Never hand out what an earlier owner left in GM. */
+	pto_gm_zero(pdev, addr, len);
+
+	kref_init(&buf->ref);
+	buf->pdev = pdev;
+	buf->pid = pf->pid;
+	buf->dev_addr = addr;
+	buf->len = len;
+
+	mutex_lock(&pf->buf_lock);
+	ret = xa_alloc(&pf->bufs, &handle, buf, xa_limit_32b, GFP_KERNEL);
+	if (ret) {
+		mutex_unlock(&pf->buf_lock);
+		goto err_free_gm;
+	}
+	buf->handle = handle;
+	buf->owner = pf;
+	mutex_unlock(&pf->buf_lock);
+
+	atomic64_add(len, &pdev->cnt.gm_bytes);
+	atomic64_inc(&pdev->cnt.gm_buffers);
+	atomic64_inc(&pdev->cnt.allocs);
+	trace_pto_alloc(buf);
+
+	arg->handle = handle;
+	arg->pad = 0;
+	arg->dev_addr = addr;
+	arg->mmap_offset = PTO_MMAP_GM + (addr - PTO_GM_DEV_BASE);
+	return 0;
+
+err_free_gm:
+	gen_pool_free(pdev->pool, addr, len);
+err_free_buf:
+	kfree(buf);
+	return ret == -EBUSY ? -ENOSPC : ret;
+}
+
+/* Drops the handle's reference; mappings keep the memory alive. */
+int pto_gm_free(struct pto_file *pf, struct pto_gm_free *arg)
+{
+	struct pto_buf *buf;
+
+	if (arg->flags || arg->pad)
+		return -EINVAL;
+
+	mutex_lock(&pf->buf_lock);
+	buf = xa_erase(&pf->bufs, arg->handle);
+	if (buf)
+		buf->owner = NULL;
+	mutex_unlock(&pf->buf_lock);
+	if (!buf)
+		return -ENOENT;
+
+	pto_buf_put(buf);
+	return 0;
+}
+
+/* Called with pf->buf_lock held: the buffer of @pf holding [start, end). */
+static struct pto_buf *pto_buf_find(struct pto_file *pf, u64 start, u64 end)
+{
+	struct pto_buf *buf;
+	unsigned long index;
+
+	lockdep_assert_held(&pf->buf_lock);
+	xa_for_each(&pf->bufs, index, buf) {
+		if (start >= buf->dev_addr && end <= buf->dev_addr + buf->len)
+			return buf;
+	}
+	return NULL;
+}
+
+int pto_gm_lookup(struct pto_file *pf, struct pto_gm_lookup *arg)
+{
+	struct pto_buf *buf;
+	u64 end;
+	int ret = 0;
+
+	if (arg->flags || arg->pad)
+		return -EINVAL;
+	if (!arg->len || check_add_overflow(arg->dev_addr, arg->len, &end))
+		return -EINVAL;
+
+	mutex_lock(&pf->buf_lock);
+	buf = pto_buf_find(pf, arg->dev_addr, end);
+	if (buf) {
+		arg->handle = buf->handle;
+		arg->pad = 0;
+		arg->buf_dev_addr = buf->dev_addr;
+		arg->buf_len = buf->len;
+	} else {
+		ret = -ENOENT;
+	}
+	mutex_unlock(&pf->buf_lock);
+	return ret;
+}
+
+/* release(): drop every handle of the file. */
+void pto_gm_release_file(struct pto_file *pf)
+{
+	struct pto_buf *buf;
+	unsigned long index;
+
+	mutex_lock(&pf->buf_lock);
+	xa_for_each(&pf->bufs, index, buf) {
+		xa_erase(&pf->bufs, index);
+		buf->owner = NULL;
+		pto_buf_put(buf);
+	}
+	mutex_unlock(&pf->buf_lock);
+}
+
+/* ------------------------------------------------------------------------
+ * mmap
+ *
+ * Pages are inserted on fault (vmalloc_to_page), so faults are real,
+ * counted and traced. A VMA of a client's buffer holds a reference to the
+ * buffer (vm_private_data); splitting and fork() take one more through
+ * .open, every piece drops its own in .close.
+ * ------------------------------------------------------------------------
+ */
+static void pto_vm_open(struct vm_area_struct *vma)
+{
+	struct pto_buf *buf = vma->vm_private_data;
+
+	if (buf)
+		kref_get(&buf->ref);
+}
+
+static void pto_vm_close(struct vm_area_struct *vma)
+{
+	struct pto_buf *buf = vma->vm_private_data;
+
+	if (buf)
+		pto_buf_put(buf);
+}
+
+static vm_fault_t pto_vm_fault(struct vm_fault *vmf)
+{
+	struct pto_file *pf = vmf->vma->vm_file->private_data;
+	struct pto_dev *pdev = pf->pdev;
+	u64 gm_pages = pdev->gm_size >> PAGE_SHIFT;
+	pgoff_t pgoff = vmf->pgoff;
+	struct page *page;
+	void *addr;
+
+	if (pgoff < PTO_REGS_PAGES)
+		addr = pdev->regs + (pgoff << PAGE_SHIFT);
+	else if (pgoff >= PTO_GM_PGOFF && pgoff - PTO_GM_PGOFF < gm_pages)
+		addr = pdev->gm + ((pgoff - PTO_GM_PGOFF) << PAGE_SHIFT);
+	else
+		return VM_FAULT_SIGBUS;
+
+	page = vmalloc_to_page(addr);
+	if (!page)
+		return VM_FAULT_SIGBUS;
+	get_page(page);
+	vmf->page = page;
+
+	atomic64_inc(&pdev->cnt.faults);
+	trace_pto_fault(pdev, (u64)pgoff << PAGE_SHIFT, PAGE_SIZE);
+	return 0;
+}
+
+static const struct vm_operations_struct pto_vm_ops = {
+	.open = pto_vm_open,
+	.close = pto_vm_close,
+	.fault = pto_vm_fault,
+};
+
+static void pto_vma_set_flags(struct vm_area_struct *vma)
+{
+#ifdef PTO_HAVE_VM_FLAGS_MOD
+	vm_flags_mod(vma, VM_DONTEXPAND | VM_DONTDUMP, VM_MAYEXEC);
+#else
+	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
+	vma->vm_flags &= ~VM_MAYEXEC;
+#endif
+}
+
+/*
+ * Checks the range of @vma against the caller's role; on success a
+ * client's VMA gets a reference to its buffer in *@bufp.
+ */
+static int pto_mmap_check(struct pto_file *pf, struct vm_area_struct *vma,
+			  struct pto_buf **bufp)
+{
+	struct pto_dev *pdev = pf->pdev;
+	int role = pto_file_role(pf);
+	bool full = role == PTO_ROLE_AICPU || role == PTO_ROLE_EXECUTOR;
+	u64 gm_pages = pdev->gm_size >> PAGE_SHIFT;
+	unsigned long npages = vma_pages(vma);
+	unsigned long pgoff = vma->vm_pgoff;
+	struct pto_buf *buf;
+	u64 first, start;
+
+	if (pgoff < PTO_REGS_PAGES) {
+		if (npages > PTO_REGS_PAGES - pgoff)
+			return -EINVAL;
+		return full ? 0 : -EACCES;
+	}
+
+	if (pgoff < PTO_GM_PGOFF || pgoff - PTO_GM_PGOFF >= gm_pages)
+		return -EINVAL;
+	first = pgoff - PTO_GM_PGOFF;
+	if (npages > gm_pages - first)
+		return -EINVAL;
+	if (full)
+		return 0;
+	if (role != PTO_ROLE_CLIENT)
+		return -EACCES;
+
+	/* A client maps a range of one buffer it owns, nothing else. */
+	start = PTO_GM_DEV_BASE + (first << PAGE_SHIFT);
+	mutex_lock(&pf->buf_lock);
+	buf = pto_buf_find(pf, start, start + ((u64)npages << PAGE_SHIFT));
+	if (buf)
+		kref_get(&buf->ref);
+	mutex_unlock(&pf->buf_lock);
+	if (!buf)
+		return -EACCES;
+	*bufp = buf;
+	return 0;
+}
+
+int pto_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct pto_file *pf = file->private_data;
+	struct pto_dev *pdev = pf->pdev;
+	struct pto_buf *buf = NULL;
+	int ret;
+
+	/*
+	 * Only shared mappings: a private one would copy GM pages on write.
+	 * VM_MAYSHARE rather than VM_SHARED so that a read-only file can still
+	 * map read-only (the kernel clears VM_SHARED for those).
+	 */
+	if (!(vma->vm_flags & VM_MAYSHARE))
+		return -EINVAL;
+	if (vma->vm_flags & VM_EXEC)
+		return -EPERM;
+
+	ret = pto_mmap_check(pf, vma, &buf);
+	if (ret) {
+		dev_dbg(pdev->misc.this_device,
+			"mmap offset 0x%llx len %lu refused: %d (pid %d)\n",
+			(u64)vma->vm_pgoff << PAGE_SHIFT,
+			vma->vm_end - vma->vm_start, ret,
+			task_tgid_nr(current));
+		return ret;
+	}
+
+	pto_vma_set_flags(vma);
+	vma->vm_ops = &pto_vm_ops;
+	vma->vm_private_data = buf;
+
+	atomic64_inc(&pdev->cnt.maps);
+	trace_pto_map(pdev, (u64)vma->vm_pgoff << PAGE_SHIFT,
+		      vma->vm_end - vma->vm_start);
+	return 0;
+}
