@@ -282,7 +282,7 @@ enum pto_core_state {
  * @ts_dispatch: system counter when the AICPU dispatched (AICPU writes).
  * @ts_start: system counter when the kernel started (core writes).
  * @ts_end: system counter when the kernel finished (core writes).
- * @park_count: number of times the core slept in the device (device).
+ * @park_count: number of PTO_IOC_CORE_WAIT calls on the core (device).
  * @kick_count: number of kicks the core received (device).
  * @task: Handshake.task, AICPU -> core: device address of the dispatch
  *	payload the core runs, written before DATA_MAIN_BASE (0 = none).

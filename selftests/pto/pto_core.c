@@ -1,0 +1,968 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pto_core: core attach/detach, park (CORE_WAIT), kick, the AICPU
+ * interrupt (RAISE_IRQ, IRQ_WAIT, read, poll) and the notification
+ * protocol of Documentation/uapi.rst end to end.
+ */
+#include "kselftest_harness.h"
+#include "pto_test.h"
+
+#include <pthread.h>
+#include <sys/syscall.h>
+
+FIXTURE(core) {
+	int aicpu, exec;
+	void *aregs;	/* register file as the AICPU maps it */
+	void *eregs;	/* ... and as the executor maps it */
+	struct pto_info info;
+};
+
+FIXTURE_SETUP(core)
+{
+	self->exec = -1;
+	PTO_OPEN_OR_SKIP(self->aicpu);
+	ASSERT_EQ(0, pto_set_role(self->aicpu, PTO_ROLE_AICPU));
+	self->exec = pto_open_role(PTO_ROLE_EXECUTOR);
+	ASSERT_LE(0, self->exec);
+	ASSERT_EQ(0, pto_get_info(self->aicpu, &self->info));
+	ASSERT_EQ(0, pto_reset_cores(self->info.nr_cores));
+	self->aregs = pto_map_regs(self->aicpu);
+	ASSERT_NE(NULL, self->aregs);
+	self->eregs = pto_map_regs(self->exec);
+	ASSERT_NE(NULL, self->eregs);
+}
+
+FIXTURE_TEARDOWN(core)
+{
+	/* Process exit releases the files. */
+}
+
+static volatile struct pto_core_regs *acore(FIXTURE_DATA(core) *self,
+					    unsigned int core)
+{
+	return pto_core(self->aregs, core);
+}
+
+static volatile struct pto_regs_info *ainfo(FIXTURE_DATA(core) *self)
+{
+	return pto_regs_info(self->aregs);
+}
+
+/* Spin (with short sleeps) until *p == v or ms pass. */
+static bool wait_u32(volatile __u32 *p, __u32 v, long ms)
+{
+	__s64 end = pto_deadline_ms(ms);
+
+	while (PTO_LOAD(*p) != v) {
+		if (pto_now_ns() > end)
+			return false;
+		usleep(200);
+	}
+	return true;
+}
+
+static bool wait_u32_ne(volatile __u32 *p, __u32 v, long ms)
+{
+	__s64 end = pto_deadline_ms(ms);
+
+	while (PTO_LOAD(*p) == v) {
+		if (pto_now_ns() > end)
+			return false;
+		usleep(200);
+	}
+	return true;
+}
+
+/* ---------------------------------------------------------------------- */
+/* attach / detach */
+
+TEST_F(core, attach_detach)
+{
+	volatile struct pto_core_regs *c = acore(self, 0);
+
+	EXPECT_EQ((__u32)PTO_CORE_OFFLINE, c->state);
+	ASSERT_EQ(0, pto_attach(self->exec, 0));
+	EXPECT_EQ((__u32)PTO_CORE_ONLINE, c->state);
+	EXPECT_EQ(PTO_COND_IDLE, c->cond);
+	EXPECT_EQ(0U, c->parked);
+	/* The executor's own mapping sees the same block. */
+	EXPECT_EQ((__u32)PTO_CORE_ONLINE, pto_core(self->eregs, 0)->state);
+	ASSERT_EQ(0, pto_detach(self->exec, 0));
+	EXPECT_EQ((__u32)PTO_CORE_OFFLINE, c->state);
+}
+
+TEST_F(core, attach_all_cores)
+{
+	unsigned int i, n = self->info.nr_cores;
+
+	ASSERT_EQ(0, pto_cores_range(self->exec, PTO_IOC_CORE_ATTACH, 0, n));
+	for (i = 0; i < n; i++) {
+		EXPECT_EQ((__u32)PTO_CORE_ONLINE, acore(self, i)->state);
+		EXPECT_EQ(PTO_COND_IDLE, acore(self, i)->cond);
+	}
+	ASSERT_EQ(0, pto_cores_range(self->exec, PTO_IOC_CORE_DETACH, 0, n));
+	for (i = 0; i < n; i++)
+		EXPECT_EQ((__u32)PTO_CORE_OFFLINE, acore(self, i)->state);
+}
+
+/* Attach resets the doorbells: DATA_MAIN_BASE idle, COND idle. */
+TEST_F(core, attach_resets_doorbells)
+{
+	volatile struct pto_core_regs *c = acore(self, 0);
+
+	ASSERT_EQ(0, pto_attach(self->exec, 0));
+	PTO_STORE(c->data_main_base, 77);
+	PTO_STORE(c->cond, PTO_COND_DONE(76));
+	ASSERT_EQ(0, pto_detach(self->exec, 0));
+	ASSERT_EQ(0, pto_attach(self->exec, 0));
+	EXPECT_EQ(PTO_DMB_IDLE, c->data_main_base);
+	EXPECT_EQ(PTO_COND_IDLE, c->cond);
+}
+
+TEST_F(core, attach_core_beyond_nr_cores)
+{
+	EXPECT_EQ(-EINVAL, pto_attach(self->exec, self->info.nr_cores));
+	EXPECT_EQ(-EINVAL, pto_attach(self->exec, PTO_MAX_CORES - 1));
+	EXPECT_EQ((__u32)PTO_CORE_OFFLINE, acore(self, 0)->state);
+}
+
+/* All or nothing: one bad bit, no core attached. */
+TEST_F(core, attach_bad_bit_attaches_nothing)
+{
+	struct pto_cores c = { .size = sizeof(c) };
+
+	pto_mask_set(&c, 0);
+	pto_mask_set(&c, self->info.nr_cores);
+	EXPECT_EQ(-EINVAL, pto_ioc(self->exec, PTO_IOC_CORE_ATTACH, &c));
+	EXPECT_EQ((__u32)PTO_CORE_OFFLINE, acore(self, 0)->state);
+}
+
+TEST_F(core, attach_empty_mask)
+{
+	struct pto_cores c = { .size = sizeof(c) };
+
+	EXPECT_EQ(-EINVAL, pto_ioc(self->exec, PTO_IOC_CORE_ATTACH, &c));
+}
+
+TEST_F(core, attach_busy)
+{
+	int other = pto_open_role(PTO_ROLE_EXECUTOR);
+
+	ASSERT_LE(0, other);
+	ASSERT_EQ(0, pto_attach(self->exec, 0));
+	EXPECT_EQ(-EBUSY, pto_attach(other, 0));
+	/* All or nothing: core 1 is free but 0 is not. */
+	EXPECT_EQ(-EBUSY, pto_cores_range(other, PTO_IOC_CORE_ATTACH, 0, 2));
+	EXPECT_EQ((__u32)PTO_CORE_OFFLINE, acore(self, 1)->state);
+	EXPECT_EQ(0, pto_attach(other, 1));
+	close(other);
+}
+
+/* Only another file's core is busy; attaching one's own again is fine. */
+TEST_F(core, attach_twice_same_file)
+{
+	ASSERT_EQ(0, pto_attach(self->exec, 0));
+	EXPECT_EQ(0, pto_attach(self->exec, 0));
+	EXPECT_EQ((__u32)PTO_CORE_ONLINE, acore(self, 0)->state);
+}
+
+TEST_F(core, detach_not_attached)
+{
+	EXPECT_EQ(-EINVAL, pto_detach(self->exec, 0));
+}
+
+TEST_F(core, detach_other_files_core)
+{
+	int other = pto_open_role(PTO_ROLE_EXECUTOR);
+
+	ASSERT_LE(0, other);
+	ASSERT_EQ(0, pto_attach(other, 0));
+	EXPECT_EQ(-EINVAL, pto_detach(self->exec, 0));
+	EXPECT_EQ((__u32)PTO_CORE_ONLINE, acore(self, 0)->state);
+	close(other);
+}
+
+/* Detach then close: OFFLINE, not DEAD. */
+TEST_F(core, clean_close_offline)
+{
+	ASSERT_EQ(0, pto_attach(self->exec, 0));
+	ASSERT_EQ(0, pto_detach(self->exec, 0));
+	close(self->exec);
+	self->exec = -1;
+	EXPECT_EQ((__u32)PTO_CORE_OFFLINE, acore(self, 0)->state);
+}
+
+/* Close without detach: DEAD, the AICPU is told, re-attach revives. */
+TEST_F(core, close_attached_dead)
+{
+	__u32 irq0;
+	int e2;
+
+	ASSERT_EQ(0, pto_cores_range(self->exec, PTO_IOC_CORE_ATTACH, 0, 2));
+	irq0 = ainfo(self)->irq_count;
+	munmap(self->eregs, PTO_REGS_SIZE);
+	close(self->exec);
+	self->exec = -1;
+	EXPECT_EQ((__u32)PTO_CORE_DEAD, acore(self, 0)->state);
+	EXPECT_EQ((__u32)PTO_CORE_DEAD, acore(self, 1)->state);
+	EXPECT_EQ((__u32)PTO_CORE_OFFLINE, acore(self, 2)->state);
+	EXPECT_NE(irq0, ainfo(self)->irq_count);
+	e2 = pto_open_role(PTO_ROLE_EXECUTOR);
+	ASSERT_LE(0, e2);
+	ASSERT_EQ(0, pto_attach(e2, 0));
+	EXPECT_EQ((__u32)PTO_CORE_ONLINE, acore(self, 0)->state);
+	EXPECT_EQ(PTO_COND_IDLE, acore(self, 0)->cond);
+	EXPECT_EQ((__u32)PTO_CORE_DEAD, acore(self, 1)->state);
+	close(e2);
+}
+
+/* ---------------------------------------------------------------------- */
+/* CORE_WAIT */
+
+TEST_F(core, wait_not_attached)
+{
+	EXPECT_EQ(-EINVAL, pto_core_wait(self->exec, 0, 0,
+					 pto_deadline_ms(50), NULL));
+}
+
+TEST_F(core, wait_core_beyond_nr_cores)
+{
+	EXPECT_EQ(-EINVAL, pto_core_wait(self->exec, self->info.nr_cores, 0,
+					 pto_deadline_ms(50), NULL));
+	EXPECT_EQ(-EINVAL, pto_core_wait(self->exec, 0xffffffffU, 0,
+					 pto_deadline_ms(50), NULL));
+}
+
+TEST_F(core, wait_other_files_core)
+{
+	int other = pto_open_role(PTO_ROLE_EXECUTOR);
+
+	ASSERT_LE(0, other);
+	ASSERT_EQ(0, pto_attach(other, 0));
+	EXPECT_EQ(-EINVAL, pto_core_wait(self->exec, 0, 0,
+					 pto_deadline_ms(50), NULL));
+	close(other);
+}
+
+TEST_F(core, wait_timeout)
+{
+	volatile struct pto_core_regs *c = acore(self, 0);
+	struct pto_core_wait w;
+	__u32 parks;
+	__s64 t0, dt;
+
+	ASSERT_EQ(0, pto_attach(self->exec, 0));
+	parks = c->park_count;
+	PTO_STORE(pto_core(self->eregs, 0)->parked, 1);
+	t0 = pto_now_ns();
+	EXPECT_EQ(-ETIMEDOUT, pto_core_wait(self->exec, 0, 0,
+					    t0 + 100 * 1000000LL, &w));
+	dt = pto_now_ns() - t0;
+	EXPECT_LE(100 * 1000000LL - 1000000LL, dt);
+	EXPECT_GT(5000 * 1000000LL, dt);
+	EXPECT_EQ(0U, c->parked);
+	EXPECT_EQ(parks + 1, c->park_count);
+}
+
+TEST_F(core, wait_deadline_in_past)
+{
+	__s64 t0 = pto_now_ns();
+
+	ASSERT_EQ(0, pto_attach(self->exec, 0));
+	EXPECT_EQ(-ETIMEDOUT, pto_core_wait(self->exec, 0, 0, t0 - 1000000LL,
+					    NULL));
+	EXPECT_EQ(-ETIMEDOUT, pto_core_wait(self->exec, 0, 0, 1, NULL));
+	EXPECT_GT(1000 * 1000000LL, pto_now_ns() - t0);
+}
+
+/* DATA_MAIN_BASE already differs from last_dmb: no sleep. */
+TEST_F(core, wait_dmb_already_changed)
+{
+	volatile struct pto_core_regs *c = acore(self, 0);
+	struct pto_core_wait w;
+
+	ASSERT_EQ(0, pto_attach(self->exec, 0));
+	PTO_STORE(c->data_main_base, 5);
+	EXPECT_EQ(0, pto_core_wait(self->exec, 0, 0, pto_deadline_ms(5000),
+				   &w));
+	EXPECT_EQ(5U, w.dmb);
+	EXPECT_EQ((__u32)PTO_WAKE_DMB, w.reason);
+	EXPECT_EQ(0U, c->parked);
+}
+
+/*
+ * The window of the protocol: the core has set parked but is not asleep
+ * yet when the kick comes. The kick is latched, CORE_WAIT consumes it and
+ * returns at once; the next CORE_WAIT sleeps again.
+ */
+TEST_F(core, kick_latched_before_sleep)
+{
+	volatile struct pto_core_regs *ec = pto_core(self->eregs, 0);
+	struct pto_core_wait w;
+	__u32 dmb;
+	__s64 t0;
+
+	ASSERT_EQ(0, pto_attach(self->exec, 0));
+	dmb = ec->data_main_base;
+	PTO_STORE(ec->parked, 1);
+	PTO_FENCE();
+	ASSERT_EQ(0, pto_kick(self->aicpu, 0));
+	t0 = pto_now_ns();
+	EXPECT_EQ(0, pto_core_wait(self->exec, 0, dmb, pto_deadline_ms(5000),
+				   &w));
+	EXPECT_GT(1000 * 1000000LL, pto_now_ns() - t0);
+	EXPECT_EQ((__u32)PTO_WAKE_KICK, w.reason);
+	EXPECT_EQ(dmb, w.dmb);
+	EXPECT_EQ(0U, ec->parked);
+	PTO_STORE(ec->parked, 1);
+	EXPECT_EQ(-ETIMEDOUT, pto_core_wait(self->exec, 0, dmb,
+					    pto_deadline_ms(50), NULL));
+}
+
+/*
+ * A kick on a core that is not parked is harmless: it returns 0 and the
+ * next dispatch goes through as usual (the core sees DATA_MAIN_BASE).
+ */
+TEST_F(core, kick_not_parked_harmless)
+{
+	volatile struct pto_core_regs *c = acore(self, 0);
+	struct pto_core_wait w;
+
+	ASSERT_EQ(0, pto_attach(self->exec, 0));
+	ASSERT_EQ(0U, c->parked);
+	ASSERT_EQ(0, pto_kick(self->aicpu, 0));
+	EXPECT_EQ((__u32)PTO_CORE_ONLINE, c->state);
+	PTO_STORE(c->data_main_base, 7);
+	EXPECT_EQ(0, pto_core_wait(self->exec, 0, 0, pto_deadline_ms(5000),
+				   &w));
+	EXPECT_EQ(7U, w.dmb);
+	EXPECT_EQ((__u32)PTO_WAKE_DMB, w.reason);
+}
+
+/* Kicking a core nobody attached does nothing harmful. */
+TEST_F(core, kick_unattached_core)
+{
+	EXPECT_EQ(0, pto_kick(self->aicpu, 2));
+	EXPECT_EQ((__u32)PTO_CORE_OFFLINE, acore(self, 2)->state);
+}
+
+TEST_F(core, kick_many_cores)
+{
+	EXPECT_EQ(0, pto_cores_range(self->aicpu, PTO_IOC_KICK, 0,
+				     self->info.nr_cores));
+}
+
+TEST_F(core, kick_beyond_nr_cores)
+{
+	EXPECT_EQ(-EINVAL, pto_kick(self->aicpu, self->info.nr_cores));
+	EXPECT_EQ(-EINVAL, pto_kick(self->aicpu, PTO_MAX_CORES - 1));
+}
+
+/* ---------------------------------------------------------------------- */
+/* Threads: the executor parks, the AICPU dispatches. */
+
+struct exec_thread {
+	int fd;
+	volatile struct pto_core_regs *c;	/* executor's mapping */
+	volatile struct pto_regs_info *info;	/* executor's mapping */
+	__u32 core;
+	__u32 last;
+	__s64 timeout_ns;
+	bool follow_protocol;	/* set parked, fence, recheck */
+	bool finish;		/* write COND FIN (+ irq) after waking */
+	/* results */
+	int ret;
+	bool slept;		/* went into CORE_WAIT */
+	struct pto_core_wait w;
+	__s64 woke_ns;
+};
+
+static void *exec_main(void *arg)
+{
+	struct exec_thread *t = arg;
+	__u32 d;
+
+	if (t->follow_protocol) {
+		PTO_STORE(t->c->parked, 1);
+		PTO_FENCE();
+		d = PTO_LOAD(t->c->data_main_base);
+		if (d != t->last) {
+			PTO_STORE(t->c->parked, 0);
+			t->w.dmb = d;
+			t->ret = 0;
+			goto done;
+		}
+	}
+	t->slept = true;
+	t->ret = pto_core_wait(t->fd, t->core, t->last, t->timeout_ns, &t->w);
+done:
+	t->woke_ns = pto_now_ns();
+	if (!t->ret && t->finish) {
+		PTO_STORE(t->c->cond, PTO_COND_DONE(t->w.dmb - 1));
+		PTO_FENCE();
+		if (PTO_LOAD(t->info->aicpu_irq_en))
+			t->ret = pto_raise_irq(t->fd, t->core);
+	}
+	return NULL;
+}
+
+static void exec_start(FIXTURE_DATA(core) *self, struct exec_thread *t,
+		       pthread_t *th, __u32 core, bool protocol, bool finish,
+		       __s64 timeout_ns)
+{
+	memset(t, 0, sizeof(*t));
+	t->fd = self->exec;
+	t->c = pto_core(self->eregs, core);
+	t->info = pto_regs_info(self->eregs);
+	t->core = core;
+	t->last = t->c->data_main_base;
+	t->timeout_ns = timeout_ns;
+	t->follow_protocol = protocol;
+	t->finish = finish;
+	pthread_create(th, NULL, exec_main, t);
+}
+
+/* The whole round trip of Documentation/uapi.rst. */
+TEST_F(core, park_kick_irq_roundtrip)
+{
+	volatile struct pto_core_regs *c = acore(self, 0);
+	volatile struct pto_regs_info *ri = ainfo(self);
+	const __u32 task = 41;
+	struct exec_thread t;
+	__u32 parks, kicks, irq0, cnt = 0;
+	__u64 sys0;
+	pthread_t th;
+
+	ASSERT_EQ(0, pto_attach(self->exec, 0));
+	PTO_STORE(ri->aicpu_irq_en, 1);
+	irq0 = ri->irq_count;
+	parks = c->park_count;
+	kicks = c->kick_count;
+	sys0 = ri->sys_cnt;
+	exec_start(self, &t, &th, 0, true, true, pto_deadline_ms(10000));
+
+	/* Wait until the core is really asleep in the device. */
+	ASSERT_TRUE(wait_u32(&c->parked, 1, 5000));
+	ASSERT_TRUE(wait_u32_ne(&c->park_count, parks, 5000));
+
+	/* AICPU: store, full barrier, kick only if parked. */
+	PTO_STORE(c->data_main_base, task + 1);
+	PTO_FENCE();
+	ASSERT_NE(0U, PTO_LOAD(c->parked));
+	ASSERT_EQ(0, pto_kick(self->aicpu, 0));
+
+	/* Completion interrupt. */
+	ASSERT_EQ(0, pto_irq_wait(self->aicpu, irq0, pto_deadline_ms(10000),
+				  &cnt));
+	pthread_join(th, NULL);
+	ASSERT_EQ(0, t.ret) TH_LOG("executor: %s", strerror(-t.ret));
+	EXPECT_TRUE(t.slept);
+	EXPECT_EQ(task + 1, t.w.dmb);
+	EXPECT_TRUE(t.w.reason == PTO_WAKE_DMB || t.w.reason == PTO_WAKE_KICK)
+		TH_LOG("reason %u", t.w.reason);
+	EXPECT_EQ(irq0 + 1, cnt);
+	EXPECT_EQ(irq0 + 1, ri->irq_count);
+	EXPECT_EQ(PTO_COND_DONE(task), c->cond);
+	EXPECT_EQ(0U, c->parked);
+	EXPECT_EQ(parks + 1, c->park_count);
+	EXPECT_EQ(kicks + 1, c->kick_count);
+	EXPECT_LT(sys0, ri->sys_cnt);
+}
+
+/* A kick with DATA_MAIN_BASE unchanged wakes with PTO_WAKE_KICK. */
+TEST_F(core, kick_wakes_parked_core)
+{
+	volatile struct pto_core_regs *c = acore(self, 0);
+	struct exec_thread t;
+	__u32 parks;
+	pthread_t th;
+
+	ASSERT_EQ(0, pto_attach(self->exec, 0));
+	parks = c->park_count;
+	exec_start(self, &t, &th, 0, true, false, 0 /* no deadline */);
+	ASSERT_TRUE(wait_u32_ne(&c->park_count, parks, 5000));
+	ASSERT_EQ(0, pto_kick(self->aicpu, 0));
+	pthread_join(th, NULL);
+	ASSERT_EQ(0, t.ret) TH_LOG("executor: %s", strerror(-t.ret));
+	EXPECT_EQ((__u32)PTO_WAKE_KICK, t.w.reason);
+	EXPECT_EQ(t.last, t.w.dmb);
+	EXPECT_EQ(0U, c->parked);
+}
+
+/* Kicking another core does not wake this one. */
+TEST_F(core, kick_other_core_no_wake)
+{
+	volatile struct pto_core_regs *c = acore(self, 0);
+	struct exec_thread t;
+	__u32 parks;
+	pthread_t th;
+
+	ASSERT_EQ(0, pto_cores_range(self->exec, PTO_IOC_CORE_ATTACH, 0, 2));
+	parks = c->park_count;
+	exec_start(self, &t, &th, 0, true, false, pto_deadline_ms(10000));
+	ASSERT_TRUE(wait_u32_ne(&c->park_count, parks, 5000));
+	ASSERT_EQ(0, pto_kick(self->aicpu, 1));
+	pto_sleep_ms(100);
+	EXPECT_EQ(1U, PTO_LOAD(c->parked));
+	ASSERT_EQ(0, pto_kick(self->aicpu, 0));
+	pthread_join(th, NULL);
+	ASSERT_EQ(0, t.ret);
+	EXPECT_EQ((__u32)PTO_WAKE_KICK, t.w.reason);
+}
+
+/* Detaching a core its own thread sleeps on: the sleeper gets -ENODEV. */
+TEST_F(core, wait_core_detached_while_sleeping)
+{
+	volatile struct pto_core_regs *c = acore(self, 0);
+	struct exec_thread t;
+	__u32 parks;
+	pthread_t th;
+
+	ASSERT_EQ(0, pto_attach(self->exec, 0));
+	parks = c->park_count;
+	exec_start(self, &t, &th, 0, false, false, pto_deadline_ms(10000));
+	ASSERT_TRUE(wait_u32_ne(&c->park_count, parks, 5000));
+	pto_sleep_ms(20);
+	ASSERT_EQ(0, pto_detach(self->exec, 0));
+	pthread_join(th, NULL);
+	EXPECT_EQ(-ENODEV, t.ret);
+	EXPECT_EQ((__u32)PTO_CORE_OFFLINE, c->state);
+}
+
+/* The AICPU going away kicks parked cores so that they notice. */
+TEST_F(core, aicpu_close_kicks_parked_cores)
+{
+	volatile struct pto_core_regs *c = pto_core(self->eregs, 0);
+	volatile struct pto_regs_info *ei = pto_regs_info(self->eregs);
+	struct exec_thread t;
+	__u32 parks;
+	pthread_t th;
+
+	ASSERT_EQ(0, pto_attach(self->exec, 0));
+	parks = c->park_count;
+	exec_start(self, &t, &th, 0, true, false, pto_deadline_ms(10000));
+	ASSERT_TRUE(wait_u32_ne(&c->park_count, parks, 5000));
+	munmap(self->aregs, PTO_REGS_SIZE);
+	close(self->aicpu);
+	self->aicpu = -1;
+	pthread_join(th, NULL);
+	EXPECT_EQ(0, t.ret);
+	EXPECT_EQ((__u32)PTO_WAKE_KICK, t.w.reason);
+	EXPECT_EQ(0U, ei->aicpu_attached);
+	EXPECT_EQ(0U, ei->aicpu_irq_en);
+}
+
+/* Many dispatches in a row through park/kick: none lost. */
+struct pingpong {
+	int fd;
+	volatile struct pto_core_regs *c;
+	__u32 last;	/* DATA_MAIN_BASE before the first dispatch */
+	int n;
+	int ret;
+	int slept;
+};
+
+static void *pingpong_exec(void *arg)
+{
+	struct pingpong *p = arg;
+	__u32 last = p->last;
+	struct pto_core_wait w;
+	int i;
+
+	for (i = 0; i < p->n; i++) {
+		__u32 d;
+
+		for (;;) {
+			PTO_STORE(p->c->parked, 1);
+			PTO_FENCE();
+			d = PTO_LOAD(p->c->data_main_base);
+			if (d != last) {
+				PTO_STORE(p->c->parked, 0);
+				break;
+			}
+			p->slept++;
+			p->ret = pto_core_wait(p->fd, 0, last,
+					       pto_deadline_ms(10000), &w);
+			if (p->ret)
+				return NULL;
+			d = w.dmb;
+			if (d != last)
+				break;
+		}
+		last = d;
+		PTO_STORE(p->c->cond, PTO_COND_DONE(d - 1));
+	}
+	return NULL;
+}
+
+TEST_F(core, dispatch_many_no_lost_wakeup)
+{
+	volatile struct pto_core_regs *c = acore(self, 0);
+	struct pingpong p = { .fd = self->exec, .c = pto_core(self->eregs, 0),
+			      .n = 300 };
+	pthread_t th;
+	int i;
+
+	ASSERT_EQ(0, pto_attach(self->exec, 0));
+	p.last = PTO_LOAD(c->data_main_base);
+	pthread_create(&th, NULL, pingpong_exec, &p);
+	for (i = 1; i <= p.n; i++) {
+		__s64 end = pto_deadline_ms(10000);
+
+		PTO_STORE(c->data_main_base, (__u32)i);
+		PTO_FENCE();
+		if (PTO_LOAD(c->parked))
+			ASSERT_EQ(0, pto_kick(self->aicpu, 0));
+		while (PTO_LOAD(c->cond) != PTO_COND_DONE(i - 1)) {
+			ASSERT_GT(end, pto_now_ns())
+				TH_LOG("task %d lost (cond 0x%x)", i, c->cond);
+			if (p.ret)
+				break;
+			sched_yield();
+		}
+		ASSERT_EQ(0, p.ret);
+	}
+	pthread_join(th, NULL);
+	EXPECT_EQ(0, p.ret);
+	TH_LOG("%d dispatches, executor slept %d times", p.n, p.slept);
+}
+
+static void on_sigusr1(int sig)
+{
+}
+
+struct sig_after {
+	pthread_t target;
+	pid_t tid;
+	long ms;
+};
+
+/* Signal the target once it sleeps (state S), plus ms for good measure. */
+static void *sig_after_main(void *arg)
+{
+	struct sig_after *s = arg;
+	char path[64], buf[256], *p;
+	__s64 end = pto_deadline_ms(10000);
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)s->tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	while (fd >= 0 && pto_now_ns() < end) {
+		ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+
+		if (n <= 0)
+			break;
+		buf[n] = 0;
+		p = strrchr(buf, ')');
+		if (p && p[1] == ' ' && p[2] == 'S')
+			break;
+		usleep(1000);
+	}
+	if (fd >= 0)
+		close(fd);
+	pto_sleep_ms(s->ms);
+	pthread_kill(s->target, SIGUSR1);
+	return NULL;
+}
+
+/* A signal interrupts the sleep (no SA_RESTART): -EINTR. */
+TEST_F(core, wait_interrupted_by_signal)
+{
+	struct sigaction sa = { .sa_handler = on_sigusr1 };
+	struct sig_after s = { .target = pthread_self(),
+				.tid = (pid_t)syscall(SYS_gettid), .ms = 20 };
+	pthread_t th;
+
+	ASSERT_EQ(0, sigaction(SIGUSR1, &sa, NULL));
+	ASSERT_EQ(0, pto_attach(self->exec, 0));
+	pthread_create(&th, NULL, sig_after_main, &s);
+	EXPECT_EQ(-EINTR, pto_core_wait(self->exec, 0, 0,
+					pto_deadline_ms(5000), NULL));
+	pthread_join(th, NULL);
+	EXPECT_EQ(0U, acore(self, 0)->parked);
+}
+
+/* ---------------------------------------------------------------------- */
+/* The AICPU interrupt */
+
+TEST_F(core, raise_irq_counts)
+{
+	volatile struct pto_regs_info *ri = ainfo(self);
+	__u32 irq0 = ri->irq_count, cnt = 0;
+
+	ASSERT_EQ(0, pto_attach(self->exec, 0));
+	ASSERT_EQ(0, pto_raise_irq(self->exec, 0));
+	EXPECT_EQ(irq0 + 1, ri->irq_count);
+	ASSERT_EQ(0, pto_raise_irq(self->exec, 0));
+	EXPECT_EQ(irq0 + 2, ri->irq_count);
+	/* IRQ_WAIT with an old count returns at once with the new one. */
+	EXPECT_EQ(0, pto_irq_wait(self->aicpu, irq0, pto_deadline_ms(5000),
+				  &cnt));
+	EXPECT_EQ(irq0 + 2, cnt);
+}
+
+TEST_F(core, raise_irq_not_attached)
+{
+	EXPECT_EQ(-EINVAL, pto_raise_irq(self->exec, 0));
+	EXPECT_EQ(-EINVAL, pto_raise_irq(self->exec, self->info.nr_cores));
+}
+
+/* Works with no AICPU at all (the interrupt is just counted). */
+TEST_F(core, raise_irq_without_aicpu)
+{
+	__u32 irq0 = ainfo(self)->irq_count;
+	volatile struct pto_regs_info *ei = pto_regs_info(self->eregs);
+
+	ASSERT_EQ(0, pto_attach(self->exec, 0));
+	munmap(self->aregs, PTO_REGS_SIZE);
+	close(self->aicpu);
+	self->aicpu = -1;
+	EXPECT_EQ(0, pto_raise_irq(self->exec, 0));
+	EXPECT_EQ(irq0 + 1, ei->irq_count);
+}
+
+TEST_F(core, irq_wait_timeout)
+{
+	__u32 cnt = ainfo(self)->irq_count;
+	__s64 t0 = pto_now_ns(), dt;
+
+	EXPECT_EQ(-ETIMEDOUT, pto_irq_wait(self->aicpu, cnt,
+					   t0 + 100 * 1000000LL, NULL));
+	dt = pto_now_ns() - t0;
+	EXPECT_LE(99 * 1000000LL, dt);
+	EXPECT_GT(5000 * 1000000LL, dt);
+}
+
+TEST_F(core, irq_wait_deadline_in_past)
+{
+	__u32 cnt = ainfo(self)->irq_count;
+
+	EXPECT_EQ(-ETIMEDOUT, pto_irq_wait(self->aicpu, cnt, 1, NULL));
+}
+
+struct irq_waiter {
+	int fd;
+	__u32 count;
+	int ret;
+	__u32 out;
+};
+
+static void *irq_waiter_main(void *arg)
+{
+	struct irq_waiter *w = arg;
+
+	w->ret = pto_irq_wait(w->fd, w->count, pto_deadline_ms(10000),
+			      &w->out);
+	return NULL;
+}
+
+TEST_F(core, irq_wait_woken_by_raise)
+{
+	struct irq_waiter w = { .fd = self->aicpu,
+				.count = ainfo(self)->irq_count };
+	pthread_t th;
+
+	ASSERT_EQ(0, pto_attach(self->exec, 0));
+	pthread_create(&th, NULL, irq_waiter_main, &w);
+	pto_sleep_ms(50);
+	ASSERT_EQ(0, pto_raise_irq(self->exec, 0));
+	pthread_join(th, NULL);
+	EXPECT_EQ(0, w.ret);
+	EXPECT_EQ(w.count + 1, w.out);
+}
+
+TEST_F(core, irq_wait_interrupted_by_signal)
+{
+	struct sigaction sa = { .sa_handler = on_sigusr1 };
+	struct sig_after s = { .target = pthread_self(),
+				.tid = (pid_t)syscall(SYS_gettid), .ms = 20 };
+	pthread_t th;
+
+	ASSERT_EQ(0, sigaction(SIGUSR1, &sa, NULL));
+	pthread_create(&th, NULL, sig_after_main, &s);
+	EXPECT_EQ(-EINTR, pto_irq_wait(self->aicpu, ainfo(self)->irq_count,
+				       pto_deadline_ms(5000), NULL));
+	pthread_join(th, NULL);
+}
+
+/* read() and poll(), uio style. */
+
+TEST_F(core, read_returns_count)
+{
+	__u32 v = 0;
+
+	ASSERT_EQ(0, pto_attach(self->exec, 0));
+	ASSERT_EQ(0, pto_raise_irq(self->exec, 0));
+	ASSERT_EQ(4, read(self->aicpu, &v, 4));
+	EXPECT_EQ(ainfo(self)->irq_count, v);
+}
+
+TEST_F(core, read_wrong_size)
+{
+	__u64 v;
+
+	ASSERT_EQ(0, pto_attach(self->exec, 0));
+	ASSERT_EQ(0, pto_raise_irq(self->exec, 0));
+	EXPECT_EQ(-1, read(self->aicpu, &v, 2));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, read(self->aicpu, &v, 8));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, read(self->aicpu, &v, 3));
+	EXPECT_EQ(EINVAL, errno);
+}
+
+TEST_F(core, read_bad_buffer)
+{
+	void *volatile bad = NULL;
+
+	ASSERT_EQ(0, pto_attach(self->exec, 0));
+	ASSERT_EQ(0, pto_raise_irq(self->exec, 0));
+	EXPECT_EQ(-1, read(self->aicpu, bad, 4));
+	EXPECT_EQ(EFAULT, errno);
+}
+
+struct reader {
+	int fd;
+	ssize_t n;
+	int err;
+	__u32 v;
+};
+
+static void *reader_main(void *arg)
+{
+	struct reader *r = arg;
+
+	r->n = read(r->fd, &r->v, 4);
+	r->err = errno;
+	return NULL;
+}
+
+/* After a read, the next read sleeps until the next interrupt. */
+TEST_F(core, read_blocks_until_irq)
+{
+	struct reader r = { .fd = self->aicpu };
+	__u32 v;
+	pthread_t th;
+
+	ASSERT_EQ(0, pto_attach(self->exec, 0));
+	ASSERT_EQ(0, pto_raise_irq(self->exec, 0));
+	ASSERT_EQ(4, read(self->aicpu, &v, 4));
+	pthread_create(&th, NULL, reader_main, &r);
+	pto_sleep_ms(100);
+	EXPECT_EQ(0, r.n);	/* still blocked */
+	ASSERT_EQ(0, pto_raise_irq(self->exec, 0));
+	pthread_join(th, NULL);
+	EXPECT_EQ(4, r.n) TH_LOG("read: %s", strerror(r.err));
+	EXPECT_EQ(v + 1, r.v);
+}
+
+TEST_F(core, read_nonblock_eagain)
+{
+	__u32 v;
+	int fl = fcntl(self->aicpu, F_GETFL);
+
+	ASSERT_EQ(0, pto_attach(self->exec, 0));
+	ASSERT_EQ(0, pto_raise_irq(self->exec, 0));
+	ASSERT_EQ(4, read(self->aicpu, &v, 4));
+	ASSERT_EQ(0, fcntl(self->aicpu, F_SETFL, fl | O_NONBLOCK));
+	EXPECT_EQ(-1, read(self->aicpu, &v, 4));
+	EXPECT_EQ(EAGAIN, errno);
+	ASSERT_EQ(0, pto_raise_irq(self->exec, 0));
+	EXPECT_EQ(4, read(self->aicpu, &v, 4));
+}
+
+TEST_F(core, read_wrong_role)
+{
+	int cl = pto_open_role(PTO_ROLE_CLIENT);
+	__u32 v;
+
+	ASSERT_LE(0, cl);
+	EXPECT_EQ(-1, read(cl, &v, 4));
+	EXPECT_EQ(EACCES, errno);
+	EXPECT_EQ(-1, read(self->exec, &v, 4));
+	EXPECT_EQ(EACCES, errno);
+	close(cl);
+}
+
+TEST_F(core, poll_aicpu)
+{
+	struct pollfd pfd = { .fd = self->aicpu, .events = POLLIN };
+	__u32 v, cnt;
+
+	ASSERT_EQ(0, pto_attach(self->exec, 0));
+	ASSERT_EQ(0, pto_raise_irq(self->exec, 0));
+	/* Sync the last-seen count. */
+	ASSERT_EQ(4, read(self->aicpu, &v, 4));
+	EXPECT_EQ(0, poll(&pfd, 1, 0));
+	ASSERT_EQ(0, pto_raise_irq(self->exec, 0));
+	EXPECT_EQ(1, poll(&pfd, 1, 1000));
+	EXPECT_TRUE(pfd.revents & POLLIN);
+	ASSERT_EQ(4, read(self->aicpu, &v, 4));
+	pfd.revents = 0;
+	EXPECT_EQ(0, poll(&pfd, 1, 0));
+	/* IRQ_WAIT also moves the last-seen count. */
+	ASSERT_EQ(0, pto_raise_irq(self->exec, 0));
+	EXPECT_EQ(1, poll(&pfd, 1, 0));
+	ASSERT_EQ(0, pto_irq_wait(self->aicpu, v, pto_deadline_ms(1000),
+				  &cnt));
+	EXPECT_EQ(v + 1, cnt);
+	pfd.revents = 0;
+	EXPECT_EQ(0, poll(&pfd, 1, 0));
+}
+
+struct poller {
+	int fd;
+	int ret;
+	short revents;
+};
+
+static void *poller_main(void *arg)
+{
+	struct poller *p = arg;
+	struct pollfd pfd = { .fd = p->fd, .events = POLLIN };
+
+	p->ret = poll(&pfd, 1, 10000);
+	p->revents = pfd.revents;
+	return NULL;
+}
+
+TEST_F(core, poll_woken_by_raise)
+{
+	struct poller p = { .fd = self->aicpu };
+	pthread_t th;
+	__u32 v;
+
+	ASSERT_EQ(0, pto_attach(self->exec, 0));
+	ASSERT_EQ(0, pto_raise_irq(self->exec, 0));
+	ASSERT_EQ(4, read(self->aicpu, &v, 4));
+	pthread_create(&th, NULL, poller_main, &p);
+	pto_sleep_ms(50);
+	ASSERT_EQ(0, pto_raise_irq(self->exec, 0));
+	pthread_join(th, NULL);
+	EXPECT_EQ(1, p.ret);
+	EXPECT_TRUE(p.revents & POLLIN);
+}
+
+/* ---------------------------------------------------------------------- */
+/* The spin (no system call) path of the protocol also works. */
+TEST_F(core, dispatch_by_store_only)
+{
+	volatile struct pto_core_regs *c = acore(self, 0);
+	volatile struct pto_core_regs *ec = pto_core(self->eregs, 0);
+	__u32 kicks;
+
+	ASSERT_EQ(0, pto_attach(self->exec, 0));
+	kicks = c->kick_count;
+	/* Handshake.task first, then DATA_MAIN_BASE. */
+	PTO_STORE(c->task, self->info.gm_dev_base + 0x1000);
+	PTO_STORE(c->data_main_base, 9);
+	EXPECT_EQ(self->info.gm_dev_base + 0x1000, PTO_LOAD(ec->task));
+	EXPECT_EQ(9U, PTO_LOAD(ec->data_main_base));
+	PTO_STORE(ec->cond, PTO_COND_ACK(8));
+	EXPECT_EQ(PTO_COND_ACK(8), PTO_LOAD(c->cond));
+	PTO_STORE(ec->cond, PTO_COND_DONE(8));
+	EXPECT_EQ(PTO_COND_DONE(8), PTO_LOAD(c->cond));
+	EXPECT_EQ(kicks, c->kick_count);
+}
+
+TEST_HARNESS_MAIN
