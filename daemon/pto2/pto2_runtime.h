@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: MIT
+/*
+ * pto2_runtime.h - the PTO2 runtime core: API for the daemon (ptod)
+ *
+ * A runtime is one orchestrator plus N scheduler threads over one device
+ * (a set of AIC and AIV cores reached through their register blocks) and
+ * one memory region (shared-memory structures followed by the GM heap
+ * ring). Several runtimes may exist in one process; none uses global
+ * mutable state.
+ *
+ * Life cycle:
+ *
+ *	pto2_config_default(&cfg);
+ *	pto2_config_from_env(&cfg, err, sizeof(err));	// -EINVAL if invalid
+ *	size = pto2_runtime_mem_size(&cfg, nr_cores);
+ *	pto2_runtime_create(&dev, &cfg, mem, mem_dev_addr, size, &rt);
+ *	pto2_runtime_launch(rt, entry, args, argc);	// orchestrator thread
+ *	pto2_runtime_wait(rt, timeout_ns);		// 0 or -errno
+ *	... launch/wait again (each run starts from empty rings) ...
+ *	pto2_runtime_destroy(rt);
+ *
+ * A run starts the scheduler threads and ends by stopping them once every
+ * task has been consumed (or, after an error, once no task is on a core).
+ * pto2_runtime_orchestrate() runs the orchestration on the calling thread
+ * instead of a new one.
+ */
+#ifndef PTO2_RUNTIME_H
+#define PTO2_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <linux/pto.h>
+
+#include "pto2_types.h"
+
+/**
+ * struct pto2_device - what the runtime needs from a device.
+ * @cores: register blocks, index = core id; AIC are 0 .. nr_aic-1, AIV
+ *	follow (uapi numbering).
+ * @nr_aic: AIC cores.
+ * @nr_aiv: AIV cores.
+ * @ctx: passed to every op.
+ * @kick: wake a parked core (its @parked flag was seen set after the
+ *	DATA_MAIN_BASE store and a full fence).
+ * @irq_count: the device's AICPU interrupt count now.
+ * @irq_wait: sleep until the interrupt count differs from *@count or the
+ *	absolute CLOCK_MONOTONIC @deadline_ns passes (0 = none); stores the
+ *	current count in *@count. Returns 0 or -ETIMEDOUT / -EINTR.
+ * @irq_wake: optional: wake the AICPU's irq_wait() sleepers (the
+ *	orchestrator uses it when it publishes work for sleeping schedulers);
+ *	NULL means schedulers rely on their bounded sleep.
+ * @bind: optional: tell the executor where the shared-memory region is
+ *	(payload area); called at create.
+ */
+struct pto2_device {
+	struct pto_core_regs *cores;
+	uint32_t nr_aic;
+	uint32_t nr_aiv;
+	void *ctx;
+	int (*kick)(void *ctx, uint32_t core);
+	uint32_t (*irq_count)(void *ctx);
+	int (*irq_wait)(void *ctx, uint32_t *count, int64_t deadline_ns);
+	void (*irq_wake)(void *ctx);
+	int (*bind)(void *ctx, void *sm, uint64_t sm_dev_addr);
+};
+
+/**
+ * struct pto2_config - runtime configuration.
+ * @task_window: task ring slots (PTO2_RING_TASK_WINDOW), power of 2, >= 4.
+ * @heap_size: heap ring bytes (PTO2_RING_HEAP), >= 1024.
+ * @dep_pool_size: dependency list entries (PTO2_RING_DEP_POOL), >= 16.
+ * @ready_queue_shards: shards per core type (PTO2_READY_QUEUE_SHARDS).
+ * @sched_threads: scheduler threads (default 3).
+ * @tensormap_pool_size: TensorMap entries.
+ * @tensormap_buckets: TensorMap hash buckets (power of 2).
+ * @warn_interval: spins between BLOCKED warnings (10,000).
+ * @spin_limit: spins without progress before a deadlock (100,000).
+ * @sched_idle_spins: empty scheduler loops before sleeping.
+ * @sched_sleep_ns: longest scheduler sleep in irq_wait.
+ * @kernel_addrs: optional kernel_id -> function_bin_addr table.
+ * @nr_kernel_addrs: its length.
+ * @log: log callback (NULL: stderr); @log_ctx its context.
+ */
+struct pto2_config {
+	uint32_t task_window;
+	uint64_t heap_size;
+	uint32_t dep_pool_size;
+	uint32_t ready_queue_shards;
+	uint32_t sched_threads;
+	uint32_t tensormap_pool_size;
+	uint32_t tensormap_buckets;
+	uint32_t warn_interval;
+	uint32_t spin_limit;
+	uint32_t sched_idle_spins;
+	uint64_t sched_sleep_ns;
+	const uint64_t *kernel_addrs;
+	uint32_t nr_kernel_addrs;
+	pto2_log_fn log;
+	void *log_ctx;
+};
+
+void pto2_config_default(struct pto2_config *cfg);
+/*
+ * Apply PTO2_RING_TASK_WINDOW, PTO2_RING_HEAP, PTO2_RING_DEP_POOL and
+ * PTO2_READY_QUEUE_SHARDS from the environment. Unset variables keep
+ * their value in @cfg. A set but invalid variable makes this return
+ * -EINVAL with a message in @err (and nothing of @cfg is changed); the
+ * caller decides what to do. Rules in pto2_runtime.c.
+ */
+int pto2_config_from_env(struct pto2_config *cfg, char *err, size_t errlen);
+/* Same, reading variables through @getenv_fn (tests). */
+int pto2_config_from_getenv(struct pto2_config *cfg,
+			    const char *(*getenv_fn)(void *ctx, const char *name),
+			    void *ctx, char *err, size_t errlen);
+/* -EINVAL with a message if @cfg is out of range. */
+int pto2_config_validate(const struct pto2_config *cfg, char *err, size_t errlen);
+
+/* Bytes of the shared-memory structures (seed formula + payload area). */
+size_t pto2_sm_size(uint32_t task_window, uint32_t dep_pool_size,
+		    uint32_t nr_cores);
+/* Bytes of memory a runtime needs: SM region, then the heap (4 KiB aligned). */
+size_t pto2_runtime_mem_size(const struct pto2_config *cfg, uint32_t nr_cores);
+
+/*
+ * Create a runtime over @dev (copied) and @mem (host address of @mem_size
+ * bytes whose device address is @mem_dev_addr; 64-byte aligned). The
+ * runtime owns nothing of @dev or @mem; they must outlive it.
+ */
+int pto2_runtime_create(const struct pto2_device *dev,
+			const struct pto2_config *cfg, void *mem,
+			uint64_t mem_dev_addr, size_t mem_size,
+			PTO2Runtime **out);
+void pto2_runtime_destroy(PTO2Runtime *rt);
+
+/* Start a run: scheduler threads plus an orchestrator thread running
+ * @entry(rt, args, argc) inside a scope, then orchestration_done. */
+int pto2_runtime_launch(PTO2Runtime *rt, pto2_orchestration_entry_fn entry,
+			uint64_t *args, int argc);
+/* Start a run with the orchestration on the calling thread; returns when
+ * the orchestration function returned (the run goes on: call wait). */
+int pto2_runtime_orchestrate(PTO2Runtime *rt, pto2_orchestration_entry_fn entry,
+			     uint64_t *args, int argc);
+/*
+ * Wait for the run to end: 0 when every task was consumed, the runtime's
+ * error otherwise, -ETIMEDOUT if @timeout_ns (relative; 0 = forever)
+ * passed first (the run goes on). Stops the scheduler threads.
+ */
+int pto2_runtime_wait(PTO2Runtime *rt, uint64_t timeout_ns);
+/* Put a run into the error state (-ECANCELED unless @err given). */
+void pto2_runtime_abort(PTO2Runtime *rt, int err);
+
+/* Counters of the last run. */
+struct pto2_stats {
+	uint64_t tasks_submitted;
+	uint64_t tasks_completed;
+	uint64_t heap_bytes_allocated;
+	uint64_t tensormap_truncated;
+	uint64_t tensormap_cleaned;
+	uint64_t task_ring_blocked;	/* submits that waited for a slot */
+	uint64_t sched_sleeps;
+	uint64_t kicks;
+};
+void pto2_runtime_get_stats(PTO2Runtime *rt, struct pto2_stats *st);
+
+/* Shared-memory header of the runtime (tests, executors). */
+PTO2SharedMemoryHeader *pto2_runtime_sm(PTO2Runtime *rt);
+
+#endif /* PTO2_RUNTIME_H */

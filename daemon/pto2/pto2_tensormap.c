@@ -1,0 +1,364 @@
+// SPDX-License-Identifier: MIT
+/*
+ * pto2_tensormap.c - TensorMap (see pto2_tensormap.h)
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pto2_tensormap.h"
+
+/* ---- Regions ------------------------------------------------------------ */
+
+int pto2_region_from_tensor(struct pto2_region *r, const Tensor *t)
+{
+	uint64_t stride[PTO2_MAX_TENSOR_DIMS];
+	uint64_t first = 0, last = 0, raw = 1;
+	uint32_t es = pto_dtype_size(t->dtype);
+	bool empty = false;
+	int i, j, n = (int)t->ndims;
+
+	if (es == 0 || n < 1 || n > PTO2_MAX_TENSOR_DIMS)
+		return -EINVAL;
+	for (i = n - 1; i >= 0; i--) {
+		if (t->raw_shapes[i] == 0 ||
+		    t->offsets[i] > t->raw_shapes[i] ||
+		    t->shapes[i] > t->raw_shapes[i] - t->offsets[i])
+			return -EINVAL;
+		stride[i] = raw;
+		if (raw > UINT64_MAX / t->raw_shapes[i])
+			return -EINVAL;
+		raw *= t->raw_shapes[i];
+		if (t->shapes[i] == 0)
+			empty = true;
+	}
+	if (raw > UINT64_MAX / es || raw * es > t->size)
+		return -EINVAL;
+
+	memset(r, 0, sizeof(*r));
+	r->addr = t->addr;
+	r->elem_size = es;
+	r->ndims = (uint8_t)n;
+	for (i = 0; i < n; i++) {
+		r->raw_shapes[i] = t->raw_shapes[i];
+		r->shapes[i] = t->shapes[i];
+		r->offsets[i] = t->offsets[i];
+		first += t->offsets[i] * stride[i];
+		if (!empty)
+			last += (t->offsets[i] + t->shapes[i] - 1) * stride[i];
+	}
+	if (empty) {
+		r->begin = r->end = t->addr + first * es;
+		r->contiguous = 1;
+		return 0;
+	}
+	r->begin = t->addr + first * es;
+	r->end = t->addr + (last + 1) * es;
+	/* dense iff dims after the first non-1 dim are whole */
+	for (i = 0; i < n && t->shapes[i] == 1; i++)
+		;
+	r->contiguous = 1;
+	for (j = i + 1; j < n; j++)
+		if (t->shapes[j] != t->raw_shapes[j])
+			r->contiguous = 0;
+	return 0;
+}
+
+static bool same_layout(const struct pto2_region *a, const struct pto2_region *b)
+{
+	int i;
+
+	if (a->ndims != b->ndims || a->elem_size != b->elem_size)
+		return false;
+	for (i = 0; i < a->ndims; i++)
+		if (a->raw_shapes[i] != b->raw_shapes[i])
+			return false;
+	return true;
+}
+
+enum pto2_overlap pto2_region_overlap(const struct pto2_region *n,
+				      const struct pto2_region *o)
+{
+	bool covered = true;
+	int i;
+
+	if (n->addr != o->addr)
+		return PTO2_NO_OVERLAP;
+	if (n->begin >= n->end || o->begin >= o->end)
+		return PTO2_NO_OVERLAP;		/* empty views touch nothing */
+	if (n->end <= o->begin || o->end <= n->begin)
+		return PTO2_NO_OVERLAP;
+	if (same_layout(n, o)) {
+		/* exact per-dimension box test */
+		for (i = 0; i < n->ndims; i++) {
+			uint64_t nb = n->offsets[i], ne = nb + n->shapes[i];
+			uint64_t ob = o->offsets[i], oe = ob + o->shapes[i];
+
+			if (ne <= ob || oe <= nb)
+				return PTO2_NO_OVERLAP;
+			if (!(nb <= ob && oe <= ne))
+				covered = false;
+		}
+		return covered ? PTO2_OVERLAP_COVERED : PTO2_OVERLAP_OTHER;
+	}
+	/* different layouts (reshaped views): compare byte hulls */
+	if (n->contiguous && n->begin <= o->begin && o->end <= n->end)
+		return PTO2_OVERLAP_COVERED;
+	return PTO2_OVERLAP_OTHER;
+}
+
+/* ---- Map ---------------------------------------------------------------- */
+
+static inline uint32_t tm_hash(const struct pto2_tensormap *tm, uint64_t addr)
+{
+	return (uint32_t)((addr * 0x9E3779B97F4A7C15ULL) >> tm->bucket_shift) &
+	       (tm->num_buckets - 1);
+}
+
+int pto2_tensormap_init(struct pto2_tensormap *tm, uint32_t num_buckets,
+			uint32_t pool_size, uint32_t window_size)
+{
+	uint32_t lg = 0;
+
+	memset(tm, 0, sizeof(*tm));
+	if (!num_buckets || (num_buckets & (num_buckets - 1)) || !pool_size ||
+	    pool_size > INT32_MAX || !window_size ||
+	    (window_size & (window_size - 1)))
+		return -EINVAL;
+	while ((1U << lg) < num_buckets)
+		lg++;
+	tm->num_buckets = num_buckets;
+	tm->bucket_shift = 64 - (lg ? lg : 1);
+	tm->pool_size = pool_size;
+	tm->window_size = window_size;
+	tm->buckets = malloc(sizeof(int32_t) * num_buckets);
+	tm->pool = calloc(pool_size, sizeof(*tm->pool));
+	tm->free_entry_list = malloc(sizeof(int32_t) * pool_size);
+	tm->task_entry_head = malloc(sizeof(int32_t) * window_size);
+	if (!tm->buckets || !tm->pool || !tm->free_entry_list ||
+	    !tm->task_entry_head) {
+		pto2_tensormap_destroy(tm);
+		return -ENOMEM;
+	}
+	pto2_tensormap_reset(tm);
+	return 0;
+}
+
+void pto2_tensormap_destroy(struct pto2_tensormap *tm)
+{
+	free(tm->buckets);
+	free(tm->pool);
+	free(tm->free_entry_list);
+	free(tm->task_entry_head);
+	memset(tm, 0, sizeof(*tm));
+}
+
+void pto2_tensormap_reset(struct pto2_tensormap *tm)
+{
+	memset(tm->buckets, 0xff, sizeof(int32_t) * tm->num_buckets);
+	memset(tm->task_entry_head, 0xff, sizeof(int32_t) * tm->window_size);
+	tm->next_entry_idx = 0;
+	tm->free_num = 0;
+	tm->last_task_alive = 0;
+	tm->last_cleanup = 0;
+	tm->stat_truncated = 0;
+	tm->stat_cleaned = 0;
+}
+
+static void unlink_bucket(struct pto2_tensormap *tm, struct pto2_tm_entry *e)
+{
+	if (!e->in_bucket)
+		return;
+	if (e->prev_in_bucket >= 0)
+		tm->pool[e->prev_in_bucket].next_in_bucket = e->next_in_bucket;
+	else
+		tm->buckets[e->bucket] = e->next_in_bucket;
+	if (e->next_in_bucket >= 0)
+		tm->pool[e->next_in_bucket].prev_in_bucket = e->prev_in_bucket;
+	e->in_bucket = false;
+	e->next_in_bucket = e->prev_in_bucket = -1;
+}
+
+static void unlink_task(struct pto2_tensormap *tm, struct pto2_tm_entry *e)
+{
+	if (e->prev_in_task >= 0) {
+		tm->pool[e->prev_in_task].next_in_task = e->next_in_task;
+	} else {
+		uint32_t slot = (uint32_t)e->producer_task_id &
+				(tm->window_size - 1);
+
+		if (tm->task_entry_head[slot] == (int32_t)(e - tm->pool))
+			tm->task_entry_head[slot] = e->next_in_task;
+	}
+	if (e->next_in_task >= 0)
+		tm->pool[e->next_in_task].prev_in_task = e->prev_in_task;
+	e->next_in_task = e->prev_in_task = -1;
+}
+
+static void free_entry(struct pto2_tensormap *tm, int32_t idx)
+{
+	struct pto2_tm_entry *e = &tm->pool[idx];
+
+	e->in_use = false;
+	tm->free_entry_list[tm->free_num++] = idx;
+}
+
+void pto2_tensormap_remove_entry(struct pto2_tensormap *tm, int32_t idx)
+{
+	struct pto2_tm_entry *e = &tm->pool[idx];
+
+	if (!e->in_use)
+		return;
+	unlink_bucket(tm, e);
+	unlink_task(tm, e);
+	free_entry(tm, idx);
+}
+
+int pto2_tensormap_lookup(struct pto2_tensormap *tm, const struct pto2_region *r,
+			  struct pto2_lookup_result *res)
+{
+	uint32_t b = tm_hash(tm, r->addr);
+	int32_t *prev_ptr = &tm->buckets[b];
+	int32_t off = *prev_ptr;
+
+	res->count = 0;
+	while (off >= 0) {
+		struct pto2_tm_entry *e = &tm->pool[off];
+		enum pto2_overlap st;
+
+		if (!pto2_tensormap_entry_valid(tm, e)) {
+			/*
+			 * Chain truncation: chains are newest-first, so every
+			 * entry from here on is stale. Cut the chain; the
+			 * entries stay on their task chains until cleanup.
+			 */
+			*prev_ptr = -1;
+			while (off >= 0) {
+				struct pto2_tm_entry *s = &tm->pool[off];
+
+				off = s->next_in_bucket;
+				s->in_bucket = false;
+				s->next_in_bucket = s->prev_in_bucket = -1;
+				tm->stat_truncated++;
+			}
+			return 0;
+		}
+		st = pto2_region_overlap(r, &e->region);
+		if (st != PTO2_NO_OVERLAP) {
+			if (res->count >= PTO2_LOOKUP_MAX)
+				return -E2BIG;
+			res->entry[res->count] = off;
+			res->status[res->count] = st;
+			res->count++;
+		}
+		prev_ptr = &e->next_in_bucket;
+		off = e->next_in_bucket;
+	}
+	return 0;
+}
+
+int pto2_tensormap_insert(struct pto2_tensormap *tm, const struct pto2_region *r,
+			  int32_t producer, bool with_alloc)
+{
+	uint32_t slot = (uint32_t)producer & (tm->window_size - 1);
+	struct pto2_tm_entry *e;
+	int32_t idx;
+	uint32_t b;
+
+	if (tm->free_num)
+		idx = tm->free_entry_list[--tm->free_num];
+	else if (tm->next_entry_idx < tm->pool_size)
+		idx = (int32_t)tm->next_entry_idx++;
+	else
+		return -ENOSPC;
+
+	e = &tm->pool[idx];
+	e->region = *r;
+	e->producer_task_id = producer;
+	e->with_alloc = with_alloc;
+	e->in_use = true;
+	/* bucket head: newest first */
+	b = tm_hash(tm, r->addr);
+	e->bucket = b;
+	e->prev_in_bucket = -1;
+	e->next_in_bucket = tm->buckets[b];
+	if (e->next_in_bucket >= 0)
+		tm->pool[e->next_in_bucket].prev_in_bucket = idx;
+	tm->buckets[b] = idx;
+	e->in_bucket = true;
+	/* per-task chain */
+	e->prev_in_task = -1;
+	e->next_in_task = tm->task_entry_head[slot];
+	if (e->next_in_task >= 0)
+		tm->pool[e->next_in_task].prev_in_task = idx;
+	tm->task_entry_head[slot] = idx;
+	return 0;
+}
+
+void pto2_tensormap_cleanup_retired(struct pto2_tensormap *tm, int32_t old_la,
+				    int32_t new_la)
+{
+	int32_t id;
+
+	/* a slot holds entries of one task at a time: at most a window */
+	if (new_la - old_la > (int32_t)tm->window_size)
+		old_la = new_la - (int32_t)tm->window_size;
+	for (id = old_la; id < new_la; id++) {
+		uint32_t slot = (uint32_t)id & (tm->window_size - 1);
+		int32_t off = tm->task_entry_head[slot];
+
+		while (off >= 0) {
+			struct pto2_tm_entry *e = &tm->pool[off];
+			int32_t next = e->next_in_task;
+
+			if (e->producer_task_id >= new_la) {
+				/* a newer task's entry: keep (cannot happen
+				 * while the orchestrator cleans before reuse) */
+				off = next;
+				continue;
+			}
+			unlink_bucket(tm, e);
+			unlink_task(tm, e);
+			free_entry(tm, off);
+			tm->stat_cleaned++;
+			off = next;
+		}
+	}
+}
+
+uint32_t pto2_tensormap_sync(struct pto2_tensormap *tm, int32_t last_task_alive,
+			     bool force)
+{
+	uint64_t before = tm->stat_cleaned;
+
+	if (last_task_alive > tm->last_task_alive)
+		tm->last_task_alive = last_task_alive;
+	if (tm->last_task_alive - tm->last_cleanup >=
+		    PTO2_TENSORMAP_CLEANUP_INTERVAL ||
+	    (force && tm->last_task_alive > tm->last_cleanup)) {
+		pto2_tensormap_cleanup_retired(tm, tm->last_cleanup,
+					       tm->last_task_alive);
+		tm->last_cleanup = tm->last_task_alive;
+	}
+	return (uint32_t)(tm->stat_cleaned - before);
+}
+
+uint32_t pto2_tensormap_used(const struct pto2_tensormap *tm)
+{
+	return tm->next_entry_idx - tm->free_num;
+}
+
+uint32_t pto2_tensormap_linked(const struct pto2_tensormap *tm)
+{
+	uint32_t i, n = 0;
+
+	for (i = 0; i < tm->num_buckets; i++) {
+		int32_t off = tm->buckets[i];
+
+		while (off >= 0) {
+			n++;
+			off = tm->pool[off].next_in_bucket;
+		}
+	}
+	return n;
+}

@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: MIT
+/*
+ * pto2_tensormap.h - tensor region -> producer task map (seed 000 section 5)
+ *
+ * Owned and used by the orchestrator thread only; no locking.
+ *
+ * - Key: the buffer's base address; all views of one buffer hash to the
+ *   same bucket, so overlap is decided among them.
+ * - Bucket chains are newest-first (insert prepends), so in lookup the
+ *   first stale entry (producer < last_task_alive) means the rest of the
+ *   chain is stale too: the tail is cut off (Layer 1, chain truncation).
+ * - Each task's entries are chained (task_entry_head[slot]); every
+ *   PTO2_TENSORMAP_CLEANUP_INTERVAL retired tasks, cleanup_retired() frees
+ *   the entries of the retired tasks (Layer 2).
+ * - Entries come from a fixed pool: free list first, then bump; when both
+ *   are empty new entries wait for cleanup (Layer 3, back-pressure, done
+ *   by the orchestrator with pto2_tensormap_sync(force)).
+ */
+#ifndef PTO2_TENSORMAP_H
+#define PTO2_TENSORMAP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "pto2_types.h"
+
+enum pto2_overlap {
+	PTO2_NO_OVERLAP = 0,
+	PTO2_OVERLAP_COVERED,	/* new region fully contains the old one */
+	PTO2_OVERLAP_OTHER,	/* partial overlap */
+};
+
+/**
+ * struct pto2_region - the memory a tensor view touches.
+ * @addr: buffer base (the key).
+ * @begin: first byte (device address) of the view's hull.
+ * @end: one past its last byte.
+ * @elem_size: element size.
+ * @ndims: dimensions.
+ * @contiguous: the view is one dense byte range [begin, end).
+ * @raw_shapes: the buffer's shape.
+ * @shapes: the view's shape.
+ * @offsets: the view's start.
+ */
+struct pto2_region {
+	uint64_t addr;
+	uint64_t begin;
+	uint64_t end;
+	uint32_t elem_size;
+	uint8_t ndims;
+	uint8_t contiguous;
+	uint16_t pad;
+	uint64_t raw_shapes[PTO2_MAX_TENSOR_DIMS];
+	uint64_t shapes[PTO2_MAX_TENSOR_DIMS];
+	uint64_t offsets[PTO2_MAX_TENSOR_DIMS];
+};
+
+/* Build @r from @t; -EINVAL if the view is malformed (bad dtype, dims,
+ * out-of-range view, shape larger than the buffer). */
+int pto2_region_from_tensor(struct pto2_region *r, const Tensor *t);
+enum pto2_overlap pto2_region_overlap(const struct pto2_region *newr,
+				      const struct pto2_region *oldr);
+
+struct pto2_tm_entry {
+	struct pto2_region region;
+	int32_t producer_task_id;
+	int32_t next_in_bucket;		/* -1 = end */
+	int32_t prev_in_bucket;		/* -1 = bucket head */
+	int32_t next_in_task;		/* -1 = end */
+	int32_t prev_in_task;		/* -1 = task head */
+	uint32_t bucket;
+	bool in_bucket;			/* linked in a bucket chain */
+	bool with_alloc;		/* inserted by OUTPUT (not INOUT) */
+	bool in_use;			/* allocated (not on the free list) */
+};
+
+struct pto2_tensormap {
+	int32_t *buckets;		/* [num_buckets], -1 = empty */
+	uint32_t num_buckets;		/* power of 2 */
+	uint32_t bucket_shift;		/* 64 - log2(num_buckets) */
+	struct pto2_tm_entry *pool;	/* [pool_size] */
+	uint32_t pool_size;
+	uint32_t next_entry_idx;	/* bump allocator */
+	int32_t *free_entry_list;	/* [pool_size] */
+	uint32_t free_num;
+	int32_t *task_entry_head;	/* [window], -1 = none */
+	uint32_t window_size;
+	int32_t last_task_alive;	/* validity threshold */
+	int32_t last_cleanup;		/* cleanup done for ids < this */
+	uint64_t stat_truncated;	/* entries cut by chain truncation */
+	uint64_t stat_cleaned;		/* entries freed by cleanup */
+};
+
+#define PTO2_LOOKUP_MAX	256
+
+struct pto2_lookup_result {
+	int count;
+	int32_t entry[PTO2_LOOKUP_MAX];
+	enum pto2_overlap status[PTO2_LOOKUP_MAX];
+};
+
+int pto2_tensormap_init(struct pto2_tensormap *tm, uint32_t num_buckets,
+			uint32_t pool_size, uint32_t window_size);
+void pto2_tensormap_destroy(struct pto2_tensormap *tm);
+void pto2_tensormap_reset(struct pto2_tensormap *tm);
+
+/* Producers whose regions overlap @r; -E2BIG if more than PTO2_LOOKUP_MAX. */
+int pto2_tensormap_lookup(struct pto2_tensormap *tm, const struct pto2_region *r,
+			  struct pto2_lookup_result *res);
+/* Register @producer as the newest writer of @r; -ENOSPC if the pool is
+ * exhausted (the caller syncs with force and retries). */
+int pto2_tensormap_insert(struct pto2_tensormap *tm, const struct pto2_region *r,
+			  int32_t producer, bool with_alloc);
+/* Unlink and free one entry. */
+void pto2_tensormap_remove_entry(struct pto2_tensormap *tm, int32_t idx);
+/* Free the entries of tasks [old_la, new_la). */
+void pto2_tensormap_cleanup_retired(struct pto2_tensormap *tm, int32_t old_la,
+				    int32_t new_la);
+/*
+ * Take @last_task_alive as the validity threshold and run cleanup_retired
+ * when it advanced by PTO2_TENSORMAP_CLEANUP_INTERVAL or more since the
+ * last cleanup (or by anything, with @force). Returns entries freed.
+ */
+uint32_t pto2_tensormap_sync(struct pto2_tensormap *tm, int32_t last_task_alive,
+			     bool force);
+
+static inline bool pto2_tensormap_entry_valid(const struct pto2_tensormap *tm,
+					      const struct pto2_tm_entry *e)
+{
+	return e->producer_task_id >= tm->last_task_alive;
+}
+
+static inline bool pto2_tensormap_pool_empty(const struct pto2_tensormap *tm)
+{
+	return tm->free_num == 0 && tm->next_entry_idx >= tm->pool_size;
+}
+
+/* Entries in use (debug/tests). */
+uint32_t pto2_tensormap_used(const struct pto2_tensormap *tm);
+/* Entries linked in bucket chains (debug/tests). */
+uint32_t pto2_tensormap_linked(const struct pto2_tensormap *tm);
+
+#endif /* PTO2_TENSORMAP_H */

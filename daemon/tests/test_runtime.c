@@ -1,0 +1,1093 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_runtime.c - end to end on the sim device: orchestrator, schedulers,
+ * cores running C kernels; scopes; flow control; error state
+ */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <pto/pto_kernel.h>
+
+#include "pto2_runtime.h"
+#include "pto2_util.h"
+#include "sim_device.h"
+#include "tap.h"
+
+/* ---- harness ---------------------------------------------------------------- */
+
+struct logbuf {
+	pthread_mutex_t lock;
+	char text[16384];
+	int warns, errors;
+};
+
+static void capture(void *ctx, int level, const char *msg)
+{
+	struct logbuf *lb = ctx;
+
+	pthread_mutex_lock(&lb->lock);
+	if (level == PTO2_LOG_WARN)
+		lb->warns++;
+	if (level == PTO2_LOG_ERROR)
+		lb->errors++;
+	if (strlen(lb->text) + strlen(msg) + 2 < sizeof(lb->text)) {
+		strcat(lb->text, msg);
+		strcat(lb->text, "\n");
+	}
+	pthread_mutex_unlock(&lb->lock);
+}
+
+struct env {
+	struct sim_device *sd;
+	struct sim_gm_arena arena;
+	PTO2Runtime *rt;
+	struct pto2_config cfg;
+	struct logbuf log;
+};
+
+static _Thread_local struct env *E;	/* the env of the running test (kernels, orch) */
+
+static void cfg_small(struct pto2_config *c)
+{
+	pto2_config_default(c);
+	c->task_window = 1024;
+	c->heap_size = 4 << 20;
+	c->dep_pool_size = 8192;
+	c->tensormap_pool_size = 4096;
+	c->tensormap_buckets = 1024;
+	c->sched_threads = 2;
+}
+
+static int env_open(struct env *e, uint32_t aic, uint32_t aiv,
+		    const struct pto2_config *cfg)
+{
+	uint64_t size, dev;
+	int ret;
+
+	memset(e, 0, sizeof(*e));
+	pthread_mutex_init(&e->log.lock, NULL);
+	ret = sim_device_create(aic, aiv, 64 << 20, &e->sd);
+	if (ret)
+		return ret;
+	e->arena.sd = e->sd;
+	e->cfg = *cfg;
+	e->cfg.log = capture;
+	e->cfg.log_ctx = &e->log;
+	size = pto2_runtime_mem_size(&e->cfg, aic + aiv);
+	dev = sim_gm_alloc(&e->arena, size, 4096);
+	if (!dev)
+		return -ENOMEM;
+	ret = pto2_runtime_create(&e->sd->dev, &e->cfg,
+				  sim_dev_to_host(e->sd, dev), dev, size, &e->rt);
+	E = e;
+	return ret;
+}
+
+static void env_close(struct env *e)
+{
+	pto2_runtime_destroy(e->rt);
+	sim_device_destroy(e->sd);
+	pthread_mutex_destroy(&e->log.lock);
+}
+
+static int run(struct env *e, pto2_orchestration_entry_fn fn, uint64_t *args,
+	       int argc)
+{
+	int ret = pto2_runtime_launch(e->rt, fn, args, argc);
+
+	if (ret)
+		return ret;
+	return pto2_runtime_wait(e->rt, 30ULL * 1000000000ULL);
+}
+
+static uint64_t gm(uint64_t size)
+{
+	return sim_gm_alloc(&E->arena, size, 1024);
+}
+
+static void *host(uint64_t dev)
+{
+	return sim_dev_to_host(E->sd, dev);
+}
+
+static Tensor ext1(uint64_t dev, uint64_t n, DataType dt)
+{
+	return make_tensor_external((void *)(uintptr_t)dev, &n, 1, dt);
+}
+
+/* ---- kernels --------------------------------------------------------------- */
+
+enum { K_ADD, K_ADD_SCALAR, K_MUL, K_SET, K_CHAIN, K_FILL, K_SUM_ROWS,
+       K_COPY_INC, K_FAIL, K_NOOP, K_SLOW, K_ADD_I64 };
+
+/* out = a + b; args: a, b, out, n */
+static int k_add(const struct pto_kernel_ctx *c, const uint64_t *a, uint32_t n)
+{
+	const float *x = (const float *)(uintptr_t)a[0];
+	const float *y = (const float *)(uintptr_t)a[1];
+	float *o = (float *)(uintptr_t)a[2];
+	uint64_t i;
+
+	(void)c;
+	if (n != 4)
+		return -EINVAL;
+	for (i = 0; i < a[3]; i++)
+		o[i] = x[i] + y[i];
+	return 0;
+}
+
+/* out = in + s; args: in, out, s (f32 bits), n */
+static int k_add_scalar(const struct pto_kernel_ctx *c, const uint64_t *a,
+			uint32_t n)
+{
+	const float *x = (const float *)(uintptr_t)a[0];
+	float *o = (float *)(uintptr_t)a[1];
+	float s = pto_arg_f32(a[2]);
+	uint64_t i;
+
+	(void)c;
+	(void)n;
+	for (i = 0; i < a[3]; i++)
+		o[i] = x[i] + s;
+	return 0;
+}
+
+/* out = a * b; args: a, b, out, n */
+static int k_mul(const struct pto_kernel_ctx *c, const uint64_t *a, uint32_t n)
+{
+	const float *x = (const float *)(uintptr_t)a[0];
+	const float *y = (const float *)(uintptr_t)a[1];
+	float *o = (float *)(uintptr_t)a[2];
+	uint64_t i;
+
+	(void)c;
+	(void)n;
+	for (i = 0; i < a[3]; i++)
+		o[i] = x[i] * y[i];
+	return 0;
+}
+
+/* *out = value; args: out (int64), value */
+static int k_set(const struct pto_kernel_ctx *c, const uint64_t *a, uint32_t n)
+{
+	(void)c;
+	(void)n;
+	*(int64_t *)(uintptr_t)a[0] = (int64_t)a[1];
+	return 0;
+}
+
+/* INOUT chain step: fails unless *x == expected, then ++*x */
+static int k_chain(const struct pto_kernel_ctx *c, const uint64_t *a,
+		   uint32_t n)
+{
+	int64_t *x = (int64_t *)(uintptr_t)a[0];
+
+	(void)c;
+	(void)n;
+	if (*x != (int64_t)a[1])
+		return -EILSEQ;
+	*x += 1;
+	return 0;
+}
+
+/* fill int64[n] with v; args: out, v, n */
+static int k_fill(const struct pto_kernel_ctx *c, const uint64_t *a, uint32_t n)
+{
+	int64_t *o = (int64_t *)(uintptr_t)a[0];
+	uint64_t i;
+
+	(void)c;
+	(void)n;
+	for (i = 0; i < a[2]; i++)
+		o[i] = (int64_t)a[1];
+	return 0;
+}
+
+/* *out = sum(in[0..n)); args: in (int64), out (int64), n */
+static int k_sum(const struct pto_kernel_ctx *c, const uint64_t *a, uint32_t n)
+{
+	const int64_t *x = (const int64_t *)(uintptr_t)a[0];
+	int64_t s = 0;
+	uint64_t i;
+
+	(void)c;
+	(void)n;
+	for (i = 0; i < a[2]; i++)
+		s += x[i];
+	*(int64_t *)(uintptr_t)a[1] = s;
+	return 0;
+}
+
+/* out[i] = in[i] + k; args: in (int64), out (int64), k, n */
+static int k_copy_inc(const struct pto_kernel_ctx *c, const uint64_t *a,
+		      uint32_t n)
+{
+	const int64_t *x = (const int64_t *)(uintptr_t)a[0];
+	int64_t *o = (int64_t *)(uintptr_t)a[1];
+	uint64_t i;
+
+	(void)c;
+	(void)n;
+	for (i = 0; i < a[3]; i++)
+		o[i] = x[i] + (int64_t)a[2];
+	return 0;
+}
+
+/* out = x + y (int64); args: x, y, out, n */
+static int k_add_i64(const struct pto_kernel_ctx *c, const uint64_t *a,
+		     uint32_t n)
+{
+	const int64_t *x = (const int64_t *)(uintptr_t)a[0];
+	const int64_t *y = (const int64_t *)(uintptr_t)a[1];
+	int64_t *o = (int64_t *)(uintptr_t)a[2];
+	uint64_t i;
+
+	(void)c;
+	(void)n;
+	for (i = 0; i < a[3]; i++)
+		o[i] = x[i] + y[i];
+	return 0;
+}
+
+static int k_fail(const struct pto_kernel_ctx *c, const uint64_t *a, uint32_t n)
+{
+	(void)c;
+	(void)a;
+	(void)n;
+	return -EDOM;
+}
+
+static int k_noop(const struct pto_kernel_ctx *c, const uint64_t *a, uint32_t n)
+{
+	(void)c;
+	(void)a;
+	(void)n;
+	return 0;
+}
+
+static int k_slow(const struct pto_kernel_ctx *c, const uint64_t *a, uint32_t n)
+{
+	struct timespec ts = { 0, (long)a[0] };
+
+	(void)c;
+	(void)n;
+	nanosleep(&ts, NULL);
+	return 0;
+}
+
+static void register_kernels(struct sim_device *sd)
+{
+	sim_device_set_kernel(sd, K_ADD, k_add);
+	sim_device_set_kernel(sd, K_ADD_SCALAR, k_add_scalar);
+	sim_device_set_kernel(sd, K_MUL, k_mul);
+	sim_device_set_kernel(sd, K_SET, k_set);
+	sim_device_set_kernel(sd, K_CHAIN, k_chain);
+	sim_device_set_kernel(sd, K_FILL, k_fill);
+	sim_device_set_kernel(sd, K_SUM_ROWS, k_sum);
+	sim_device_set_kernel(sd, K_COPY_INC, k_copy_inc);
+	sim_device_set_kernel(sd, K_FAIL, k_fail);
+	sim_device_set_kernel(sd, K_NOOP, k_noop);
+	sim_device_set_kernel(sd, K_SLOW, k_slow);
+	sim_device_set_kernel(sd, K_ADD_I64, k_add_i64);
+}
+
+/* ---- orchestrations ----------------------------------------------------------- */
+
+/* The seed's vector example: f = (a + b + 1)(a + b + 2) + (a + b). */
+static int orch_vector(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	uint64_t n = args[3];
+	Tensor a = ext1(args[0], n, PTO_DT_FP32);
+	Tensor b = ext1(args[1], n, PTO_DT_FP32);
+	Tensor f = ext1(args[2], n, PTO_DT_FP32);
+	Tensor c = make_tensor(&n, 1, PTO_DT_FP32);
+	PTOParam p0[] = { make_input_param(&a), make_input_param(&b),
+			  make_output_param(&c), make_scalar_param(n) };
+
+	if (argc != 4)
+		return -EINVAL;
+	pto2_rt_submit_task(rt, K_ADD, PTO2_WORKER_VECTOR, p0, 4); /* t0: c = a + b */
+	PTO2_SCOPE(rt) {
+		Tensor d = make_tensor(&n, 1, PTO_DT_FP32);
+		Tensor e = make_tensor(&n, 1, PTO_DT_FP32);
+		Tensor g = make_tensor(&n, 1, PTO_DT_FP32);
+		PTOParam p1[] = { make_input_param(&c), make_output_param(&d),
+				  make_scalar_param(pto_f32_arg(1.0f)),
+				  make_scalar_param(n) };
+		PTOParam p2[] = { make_input_param(&c), make_output_param(&e),
+				  make_scalar_param(pto_f32_arg(2.0f)),
+				  make_scalar_param(n) };
+
+		pto2_rt_submit_task(rt, K_ADD_SCALAR, PTO2_WORKER_VECTOR, p1, 4);
+		pto2_rt_submit_task(rt, K_ADD_SCALAR, PTO2_WORKER_VECTOR, p2, 4);
+		{
+			PTOParam p3[] = { make_input_param(&d),
+					  make_input_param(&e),
+					  make_output_param(&g),
+					  make_scalar_param(n) };
+			pto2_rt_submit_task(rt, K_MUL, PTO2_WORKER_VECTOR, p3, 4);
+		}
+		{
+			PTOParam p4[] = { make_input_param(&g),
+					  make_input_param(&c),
+					  make_inout_param(&f),
+					  make_scalar_param(n) };
+			pto2_rt_submit_task(rt, K_ADD, PTO2_WORKER_VECTOR, p4, 4);
+		}
+	}
+	return 0;
+}
+
+int cxx_orch_entry(PTO2Runtime *rt, uint64_t *args, int argc);
+
+static int vector_example_fn(struct env *e, const char *what,
+			     pto2_orchestration_entry_fn fn)
+{
+	const uint64_t n = 16384;
+	uint64_t da = gm(n * 4), db = gm(n * 4), df = gm(n * 4);
+	float *a = host(da), *b = host(db), *f = host(df);
+	uint64_t args[4] = { da, db, df, n };
+	uint64_t i, bad = 0;
+	struct pto2_stats st;
+	int ret;
+
+	for (i = 0; i < n; i++) {
+		a[i] = 2.0f;
+		b[i] = 3.0f;
+		f[i] = 0.0f;
+	}
+	ret = run(e, fn, args, 4);
+	for (i = 0; i < n; i++)
+		if (fabsf(f[i] - 47.0f) > 1e-5f && bad++ < 3)
+			tap_diag("f[%llu] = %f", (unsigned long long)i, f[i]);
+	pto2_runtime_get_stats(e->rt, &st);
+	ok(ret == 0 && !bad && st.tasks_submitted == 5 &&
+	   st.tasks_completed == 5,
+	   "%s: vector example, 16384 fp32, 5 tasks: f == 47 (ret %d, %llu bad)",
+	   what, ret, (unsigned long long)bad);
+	return ret || bad;
+}
+
+static int vector_example(struct env *e, const char *what)
+{
+	return vector_example_fn(e, what, orch_vector);
+}
+
+/* independent tasks: out[i] = i */
+static int orch_independent(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	Tensor out = ext1(args[0], args[1], PTO_DT_INT64);
+	uint64_t i, one = 1;
+
+	(void)argc;
+	for (i = 0; i < args[1]; i++) {
+		Tensor v = pto_tensor_view(&out, &one, &i);
+		PTOParam p[] = { make_output_param(&v), make_scalar_param(i) };
+
+		pto2_rt_submit_task(rt, K_SET, i % 3 ? PTO2_WORKER_VECTOR :
+			PTO2_WORKER_CUBE, p, 2);
+	}
+	return 0;
+}
+
+/* one INOUT chain: counter 0 -> n, in order */
+static int orch_chain(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	Tensor x = ext1(args[0], 1, PTO_DT_INT64);
+	uint64_t i;
+
+	(void)argc;
+	for (i = 0; i < args[1]; i++) {
+		PTOParam p[] = { make_inout_param(&x), make_scalar_param(i) };
+
+		pto2_rt_submit_task(rt, K_CHAIN, (i & 1) ? PTO2_WORKER_CUBE :
+				    PTO2_WORKER_VECTOR, p, 2);
+	}
+	return 0;
+}
+
+/* several interleaved INOUT chains, in small scopes */
+static int orch_chains(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	uint64_t chains = args[1], len = args[2], i, k;
+	Tensor x[8];
+
+	(void)argc;
+	for (k = 0; k < chains; k++)
+		x[k] = ext1(args[0] + k * 1024, 1, PTO_DT_INT64);
+	for (i = 0; i < len; i++) {
+		PTO2_SCOPE(rt) {
+			for (k = 0; k < chains; k++) {
+				PTOParam p[] = { make_inout_param(&x[k]),
+						 make_scalar_param(i) };
+
+				pto2_rt_submit_task(rt, K_CHAIN,
+						    PTO2_WORKER_VECTOR, p, 2);
+			}
+		}
+	}
+	return 0;
+}
+
+/*
+ * fan-out / fan-in: a producer fills src[72]; 72 consumers each read all
+ * of src and write row i of mid (a view); one task reads all of mid
+ * (72 producers) and sums it.
+ */
+static int orch_fan(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	const uint64_t n = 72;
+	Tensor src = make_tensor(&n, 1, PTO_DT_INT64);
+	Tensor mid = ext1(args[0], n, PTO_DT_INT64);
+	Tensor res = ext1(args[1], 1, PTO_DT_INT64);
+	PTOParam p0[] = { make_output_param(&src), make_scalar_param(5),
+			  make_scalar_param(n) };
+	uint64_t i, one = 1;
+
+	(void)argc;
+	pto2_rt_submit_task(rt, K_FILL, PTO2_WORKER_VECTOR, p0, 3);
+	for (i = 0; i < n; i++) {
+		Tensor row = pto_tensor_view(&mid, &one, &i);
+		PTOParam p[] = { make_input_param(&src), make_output_param(&row),
+				 make_scalar_param(i), make_scalar_param(1) };
+
+		pto2_rt_submit_task(rt, K_COPY_INC, i & 1 ? PTO2_WORKER_CUBE :
+				    PTO2_WORKER_VECTOR, p, 4);
+	}
+	{
+		PTOParam p[] = { make_input_param(&mid), make_output_param(&res),
+				 make_scalar_param(n) };
+
+		pto2_rt_submit_task(rt, K_SUM_ROWS, PTO2_WORKER_VECTOR, p, 3);
+	}
+	return 0;
+}
+
+/* diamond: A fills x; B = x + 1, C = x + 2 (intermediates); D = B + C */
+static int orch_diamond(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	const uint64_t n = 256;
+	Tensor x = make_tensor(&n, 1, PTO_DT_INT64);
+	Tensor b = make_tensor(&n, 1, PTO_DT_INT64);
+	Tensor c = make_tensor(&n, 1, PTO_DT_INT64);
+	Tensor out = ext1(args[0], n, PTO_DT_INT64);
+	PTOParam pa[] = { make_output_param(&x), make_scalar_param(10),
+			  make_scalar_param(n) };
+	PTOParam pb[] = { make_input_param(&x), make_output_param(&b),
+			  make_scalar_param(1), make_scalar_param(n) };
+	PTOParam pc[] = { make_input_param(&x), make_output_param(&c),
+			  make_scalar_param(2), make_scalar_param(n) };
+	PTOParam pd[] = { make_input_param(&b), make_input_param(&c),
+			  make_output_param(&out), make_scalar_param(n) };
+
+	(void)argc;
+	pto2_rt_submit_task(rt, K_FILL, PTO2_WORKER_CUBE, pa, 3);
+	pto2_rt_submit_task(rt, K_COPY_INC, PTO2_WORKER_VECTOR, pb, 4);
+	pto2_rt_submit_task(rt, K_COPY_INC, PTO2_WORKER_CUBE, pc, 4);
+	/* pd's inputs got their addresses from the submits above */
+	pd[0] = make_input_param(&b);
+	pd[1] = make_input_param(&c);
+	pto2_rt_submit_task(rt, K_ADD_I64, PTO2_WORKER_VECTOR, pd, 4);
+	return 0;
+}
+
+/*
+ * intermediates: per scope, x = fill(i) and y = x + 1 are make_tensor()
+ * intermediates (4 KiB each, from the heap ring), then row i of the
+ * external output = y + 1.
+ */
+static int orch_intermediates(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	const uint64_t n = 512, one = 1;
+	Tensor out = ext1(args[0], args[1], PTO_DT_INT64);
+	uint64_t i;
+
+	(void)argc;
+	for (i = 0; i < args[1]; i++) {
+		PTO2_SCOPE(rt) {
+			Tensor x = make_tensor(&n, 1, PTO_DT_INT64);
+			Tensor y = make_tensor(&n, 1, PTO_DT_INT64);
+			Tensor row = pto_tensor_view(&out, &one, &i);
+			PTOParam p0[] = { make_output_param(&x),
+					  make_scalar_param(i),
+					  make_scalar_param(n) };
+			PTOParam p1[] = { make_input_param(&x),
+					  make_output_param(&y),
+					  make_scalar_param(1),
+					  make_scalar_param(n) };
+			PTOParam p2[] = { make_input_param(&y),
+					  make_output_param(&row),
+					  make_scalar_param(1),
+					  make_scalar_param(1) };
+
+			pto2_rt_submit_task(rt, K_FILL, PTO2_WORKER_VECTOR,
+					    p0, 3);
+			p1[0] = make_input_param(&x);
+			pto2_rt_submit_task(rt, K_COPY_INC, PTO2_WORKER_CUBE,
+					    p1, 4);
+			p2[0] = make_input_param(&y);
+			pto2_rt_submit_task(rt, K_COPY_INC, PTO2_WORKER_VECTOR,
+					    p2, 4);
+		}
+	}
+	return 0;
+}
+
+/* args[0] tasks in ONE scope (deadlocks if >= window - 1) */
+static int orch_big_scope(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	uint64_t i;
+
+	(void)argc;
+	PTO2_SCOPE(rt) {
+		for (i = 0; i < args[0]; i++)
+			pto2_rt_submit_task(rt, K_NOOP, PTO2_WORKER_VECTOR,
+					    NULL, 0);
+	}
+	return 0;
+}
+
+/* args[0] tasks in scopes of args[1] */
+static int orch_scoped_noops(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	uint64_t i, j;
+
+	(void)argc;
+	for (i = 0; i < args[0]; i += args[1]) {
+		PTO2_SCOPE(rt) {
+			for (j = i; j < i + args[1] && j < args[0]; j++)
+				pto2_rt_submit_task(rt, K_NOOP,
+						    j & 1 ? PTO2_WORKER_CUBE :
+						    PTO2_WORKER_VECTOR, NULL, 0);
+		}
+	}
+	return 0;
+}
+
+static int32_t run_base;	/* first task id of the current run */
+
+static int wait_la(PTO2Runtime *rt, int32_t want, uint64_t ms)
+{
+	uint64_t end = ms * 1000;
+
+	while (atomic_load(&pto2_runtime_sm(rt)->last_task_alive) - run_base <
+	       want && end--) {
+		struct timespec ts = { 0, 1000 };
+
+		nanosleep(&ts, NULL);
+	}
+	return atomic_load(&pto2_runtime_sm(rt)->last_task_alive) - run_base;
+}
+
+static int scope_result[4];
+
+/* scope_end releases the scope reference */
+static int orch_scopes(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	uint64_t i;
+
+	(void)args;
+	(void)argc;
+	run_base = atomic_load(&pto2_runtime_sm(rt)->current_task_index);
+	/* the run's outer scope is open: T0 stays alive until it ends */
+	pto2_rt_submit_task(rt, K_NOOP, PTO2_WORKER_VECTOR, NULL, 0);
+	PTO2_SCOPE(rt) {
+		PTO2_SCOPE(rt) {
+			for (i = 0; i < 3; i++)
+				pto2_rt_submit_task(rt, K_NOOP,
+						    PTO2_WORKER_VECTOR, NULL, 0);
+		}
+		pto2_rt_submit_task(rt, K_NOOP, PTO2_WORKER_VECTOR, NULL, 0);
+	}
+	/* 5 tasks, all inner scopes ended: only T0 still holds a reference */
+	{
+		uint64_t end = 2000000;
+
+		while (atomic_load(&pto2_runtime_sm(rt)->last_task_alive) ==
+		       run_base && end--) {
+			struct timespec ts = { 0, 1000 };
+
+			nanosleep(&ts, NULL);
+			if (end < 1950000)
+				break;	/* ~50 ms is plenty */
+		}
+	}
+	scope_result[0] = atomic_load(&pto2_runtime_sm(rt)->last_task_alive) -
+			  run_base;
+	return 0;
+}
+
+/* nested scopes: inner tasks retire at inner scope end */
+static int orch_nested(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	uint64_t i;
+
+	(void)args;
+	(void)argc;
+	run_base = atomic_load(&pto2_runtime_sm(rt)->current_task_index);
+	PTO2_SCOPE(rt) {
+		PTO2_SCOPE(rt) {
+			for (i = 0; i < 5; i++)
+				pto2_rt_submit_task(rt, K_NOOP,
+						    PTO2_WORKER_CUBE, NULL, 0);
+		}
+		scope_result[1] = wait_la(rt, 5, 2000);
+		pto2_rt_submit_task(rt, K_NOOP, PTO2_WORKER_CUBE, NULL, 0);
+		scope_result[2] = wait_la(rt, 6, 50);
+	}
+	scope_result[3] = wait_la(rt, 6, 2000);
+	return 0;
+}
+
+static int orch_bad_params(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	uint64_t n = 16;
+	Tensor never = make_tensor(&n, 1, PTO_DT_FP32);
+	PTOParam p[] = { make_input_param(&never) };
+
+	(void)args;
+	(void)argc;
+	pto2_rt_submit_task(rt, K_NOOP, PTO2_WORKER_VECTOR, NULL, 0);
+	pto2_rt_submit_task(rt, K_NOOP, PTO2_WORKER_VECTOR, p, 1);
+	/* no-ops from here on */
+	pto2_rt_submit_task(rt, K_NOOP, PTO2_WORKER_VECTOR, NULL, 0);
+	return 0;
+}
+
+static int orch_fail_kernel(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	(void)args;
+	(void)argc;
+	pto2_rt_submit_task(rt, K_FAIL, PTO2_WORKER_VECTOR, NULL, 0);
+	return 0;
+}
+
+/* many outputs per scope with a tiny TensorMap pool */
+static int orch_tm_pressure(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	Tensor out = ext1(args[0], args[1], PTO_DT_INT64);
+	uint64_t i, one = 1;
+
+	(void)argc;
+	for (i = 0; i < args[1]; i++) {
+		PTO2_SCOPE(rt) {
+			Tensor v = pto_tensor_view(&out, &one, &i);
+			PTOParam p[] = { make_output_param(&v),
+					 make_scalar_param(i + 7) };
+
+			pto2_rt_submit_task(rt, K_SET, PTO2_WORKER_VECTOR, p, 2);
+		}
+	}
+	return 0;
+}
+
+/* ---- tests -------------------------------------------------------------------- */
+
+static void t_independent(void)
+{
+	struct env e;
+	struct pto2_config c;
+	uint64_t n = 300, i, bad = 0, d;
+	int64_t *o;
+	uint64_t args[2];
+	int ret;
+
+	cfg_small(&c);
+	env_open(&e, 2, 4, &c);
+	register_kernels(e.sd);
+	d = gm(n * 8);
+	o = host(d);
+	args[0] = d;
+	args[1] = n;
+	ret = run(&e, orch_independent, args, 2);
+	for (i = 0; i < n; i++)
+		bad += o[i] != (int64_t)i;
+	ok(ret == 0 && !bad, "300 independent tasks on AIC and AIV (ret %d)", ret);
+	env_close(&e);
+}
+
+static void t_chain(void)
+{
+	struct env e;
+	struct pto2_config c;
+	uint64_t d, args[3];
+	int64_t *x;
+	int ret;
+
+	cfg_small(&c);
+	env_open(&e, 2, 4, &c);
+	register_kernels(e.sd);
+	d = gm(8);
+	x = host(d);
+	*x = 0;
+	args[0] = d;
+	args[1] = 500;
+	ret = run(&e, orch_chain, args, 2);
+	ok(ret == 0 && *x == 500,
+	   "serial INOUT chain of 500 tasks runs in order (x=%lld, ret %d: %s)",
+	   (long long)*x, ret, pto2_rt_get_error_msg(e.rt));
+
+	/* INOUT chains interleaved, in scopes, with a window of 16 */
+	env_close(&e);
+	c.task_window = 16;
+	env_open(&e, 1, 2, &c);
+	register_kernels(e.sd);
+	d = gm(8 * 1024);
+	args[0] = d;
+	args[1] = 4;
+	args[2] = 60;
+	ret = run(&e, orch_chains, args, 3);
+	{
+		int k, good = 1;
+
+		for (k = 0; k < 4; k++)
+			good &= *(int64_t *)host(d + (uint64_t)k * 1024) == 60;
+		ok(ret == 0 && good,
+		   "4 interleaved INOUT chains x 60 through a window of 16 (ret %d)",
+		   ret);
+	}
+	env_close(&e);
+}
+
+static void t_fan(void)
+{
+	struct env e;
+	struct pto2_config c;
+	uint64_t dm, dr, args[2], i, bad = 0;
+	int64_t *m, *r;
+	int ret;
+
+	cfg_small(&c);
+	env_open(&e, 2, 4, &c);
+	register_kernels(e.sd);
+	dm = gm(72 * 8);
+	dr = gm(8);
+	m = host(dm);
+	r = host(dr);
+	args[0] = dm;
+	args[1] = dr;
+	ret = run(&e, orch_fan, args, 2);
+	for (i = 0; i < 72; i++)
+		bad += m[i] != 5 + (int64_t)i;
+	ok(ret == 0 && !bad && *r == 72 * 5 + 71 * 72 / 2,
+	   "fan-out 1->72 and fan-in 72->1 (sum %lld, ret %d: %s)",
+	   (long long)*r, ret, pto2_rt_get_error_msg(e.rt));
+	env_close(&e);
+}
+
+static void t_diamond(void)
+{
+	struct env e;
+	struct pto2_config c;
+	uint64_t dout, args[1], i, bad = 0;
+	int64_t *out;
+	int ret;
+
+	cfg_small(&c);
+	env_open(&e, 2, 4, &c);
+	register_kernels(e.sd);
+	dout = gm(256 * 8);
+	out = host(dout);
+	args[0] = dout;
+	ret = run(&e, orch_diamond, args, 1);
+	for (i = 0; i < 256; i++)
+		bad += out[i] != 11 + 12;
+	ok(ret == 0 && !bad,
+	   "diamond A -> (B, C) -> D over make_tensor intermediates (ret %d)",
+	   ret);
+	env_close(&e);
+}
+
+static void t_intermediates(void)
+{
+	struct env e;
+	struct pto2_config c;
+	uint64_t d, args[2], i, bad = 0;
+	int64_t *o;
+	struct pto2_stats st;
+	int ret;
+
+	cfg_small(&c);
+	c.heap_size = 16384;	/* 8 KiB per scope: the heap wraps */
+	c.task_window = 64;
+	env_open(&e, 1, 2, &c);
+	register_kernels(e.sd);
+	d = gm(200 * 8);
+	o = host(d);
+	args[0] = d;
+	args[1] = 200;
+	ret = run(&e, orch_intermediates, args, 2);
+	for (i = 0; i < 200; i++)
+		if (o[i] != (int64_t)i + 2 && bad++ < 5)
+			tap_diag("row %llu = %lld", (unsigned long long)i, (long long)o[i]);
+	pto2_runtime_get_stats(e.rt, &st);
+	ok(ret == 0 && !bad && st.heap_bytes_allocated == 200 * 8192ULL,
+	   "200 scopes of make_tensor intermediates through a 16 KiB heap ring (%llu bytes allocated, ret %d: %s)",
+	   (unsigned long long)st.heap_bytes_allocated, ret,
+	   pto2_rt_get_error_msg(e.rt));
+	env_close(&e);
+}
+
+static void t_vector(void)
+{
+	struct env e;
+	struct pto2_config c;
+
+	cfg_small(&c);
+	env_open(&e, 2, 4, &c);
+	register_kernels(e.sd);
+	vector_example(&e, "2 AIC + 4 AIV");
+	vector_example(&e, "same runtime, second run");
+	vector_example_fn(&e, "C++ orchestration (Tensor&, RAII PTO2_SCOPE)",
+			  cxx_orch_entry);
+	env_close(&e);
+}
+
+/* one task writing args[1] to args[0] */
+static int orch_set1(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	Tensor t = ext1(args[0], 1, PTO_DT_INT64);
+	PTOParam p[] = { make_output_param(&t), make_scalar_param(args[1]) };
+
+	(void)argc;
+	pto2_rt_submit_task(rt, K_SET, PTO2_WORKER_VECTOR, p, 2);
+	return 0;
+}
+
+/*
+ * Regression: ids restarting at 0 in every run let the scheduler take a
+ * core's stale COND = FIN(0) of the previous run for the new task 0.
+ */
+static void t_rerun_same_core(void)
+{
+	struct env e;
+	struct pto2_config c;
+	uint64_t d, args[2];
+	int run_i, good = 1, ret;
+
+	cfg_small(&c);
+	c.sched_threads = 1;
+	env_open(&e, 0, 1, &c);
+	register_kernels(e.sd);
+	d = gm(8);
+	for (run_i = 1; run_i <= 3; run_i++) {
+		*(int64_t *)host(d) = 0;
+		args[0] = d;
+		args[1] = (uint64_t)run_i * 11;
+		ret = run(&e, orch_set1, args, 2);
+		good &= ret == 0 && *(int64_t *)host(d) == run_i * 11;
+	}
+	ok(good, "3 runs on one runtime and one core: each task really runs (ids not reused)");
+	env_close(&e);
+}
+
+static void t_window16(void)
+{
+	struct env e;
+	struct pto2_config c;
+	uint64_t args[2] = { 208, 8 };
+	struct pto2_stats st;
+	int ret;
+
+	cfg_small(&c);
+	c.task_window = 16;
+	env_open(&e, 1, 2, &c);
+	register_kernels(e.sd);
+	ret = run(&e, orch_scoped_noops, args, 2);
+	pto2_runtime_get_stats(e.rt, &st);
+	ok(ret == 0 && st.tasks_completed == 208 &&
+	   atomic_load(&pto2_runtime_sm(e.rt)->last_task_alive) == 208,
+	   "window 16, 208 tasks in scopes of 8: slots recycled, all consumed (blocked %llu times)",
+	   (unsigned long long)st.task_ring_blocked);
+	env_close(&e);
+}
+
+static void t_deadlock(void)
+{
+	struct env e, e2;
+	struct pto2_config c;
+	uint64_t args[1] = { 33 }, t0, ms;
+	const char *msg;
+	int ret;
+
+	cfg_small(&c);
+	c.task_window = 16;
+	env_open(&e, 1, 2, &c);
+	register_kernels(e.sd);
+	t0 = pto2_now_ns();
+	ret = run(&e, orch_big_scope, args, 1);
+	ms = (pto2_now_ns() - t0) / 1000000;
+	msg = pto2_rt_get_error_msg(e.rt);
+	ok(ret == -EDEADLK && pto2_rt_get_error(e.rt) == -EDEADLK,
+	   "window 16, one scope of 33 tasks: run fails with -EDEADLK after %llu ms",
+	   (unsigned long long)ms);
+	ok(strstr(msg, "FATAL: Flow Control Deadlock Detected!") &&
+	   strstr(msg, "Task Ring is FULL and no progress after 100000 spins.") &&
+	   strstr(msg, "- Active tasks: 15") && strstr(msg, "- Window size: 16") &&
+	   strstr(msg, "Root Cause:") &&
+	   strstr(msg, "Recommended: 32 (at least 2x current active tasks)"),
+	   "diagnosis text carries the seed's FATAL message and Recommended: 32");
+	ok(strstr(e.log.text, "[TaskRing] BLOCKED (Flow Control): current=15, last_alive=0, active=15/16 (93.8%), spins=10000") &&
+	   e.log.warns == 9 && e.log.errors == 1,
+	   "BLOCKED warnings every 10,000 spins and the FATAL text went through the log callback");
+	ok(ms < 10000, "deadlock detected in %llu ms", (unsigned long long)ms);
+	vector_example(&e, "same runtime after the deadlock");
+	env_close(&e);
+
+	env_open(&e2, 2, 4, &c);
+	register_kernels(e2.sd);
+	vector_example(&e2, "a new runtime after the deadlock");
+	env_close(&e2);
+}
+
+static void t_scopes(void)
+{
+	struct env e;
+	struct pto2_config c;
+	int ret;
+
+	cfg_small(&c);
+	env_open(&e, 1, 2, &c);
+	register_kernels(e.sd);
+	ret = run(&e, orch_scopes, NULL, 0);
+	ok(ret == 0 && scope_result[0] == 0,
+	   "a task of the open outer scope is not consumed (last_alive stays %d) until the scope ends",
+	   scope_result[0]);
+	ret = run(&e, orch_nested, NULL, 0);
+	ok(ret == 0 && scope_result[1] == 5,
+	   "nested: inner scope_end releases its 5 tasks (last_alive %d)",
+	   scope_result[1]);
+	ok(scope_result[2] == 5 && scope_result[3] == 6,
+	   "nested: the outer scope's task retires only at its scope_end (%d, %d)",
+	   scope_result[2], scope_result[3]);
+	env_close(&e);
+}
+
+static void t_errors(void)
+{
+	struct env e;
+	struct pto2_config c;
+	struct pto2_stats st;
+	int ret;
+
+	cfg_small(&c);
+	env_open(&e, 1, 2, &c);
+	register_kernels(e.sd);
+	ret = run(&e, orch_bad_params, NULL, 0);
+	pto2_runtime_get_stats(e.rt, &st);
+	ok(ret == -EINVAL && st.tasks_submitted == 1 &&
+	   strstr(pto2_rt_get_error_msg(e.rt), "never produced"),
+	   "input tensor with addr 0: -EINVAL, later submits are no-ops (%s)",
+	   pto2_rt_get_error_msg(e.rt));
+	ret = run(&e, orch_fail_kernel, NULL, 0);
+	ok(ret == -EIO && strstr(pto2_rt_get_error_msg(e.rt), "failed with -33"),
+	   "kernel returning -EDOM: run fails with -EIO (%s)",
+	   pto2_rt_get_error_msg(e.rt));
+	env_close(&e);
+
+	/* CUBE task on a device without AIC */
+	env_open(&e, 0, 2, &c);
+	register_kernels(e.sd);
+	{
+		uint64_t args[2] = { gm(64), 3 };
+
+		ret = run(&e, orch_independent, args, 2);
+	}
+	ok(ret == -EINVAL && strstr(pto2_rt_get_error_msg(e.rt), "no cores"),
+	   "CUBE task without AIC cores: -EINVAL");
+	env_close(&e);
+}
+
+static void t_pressure(void)
+{
+	struct env e;
+	struct pto2_config c;
+	uint64_t d, args[2], i, bad = 0;
+	int64_t *o;
+	int ret;
+
+	cfg_small(&c);
+	c.tensormap_pool_size = 16;
+	c.task_window = 64;
+	c.dep_pool_size = 16;
+	env_open(&e, 1, 2, &c);
+	register_kernels(e.sd);
+	d = gm(400 * 8);
+	o = host(d);
+	args[0] = d;
+	args[1] = 400;
+	ret = run(&e, orch_tm_pressure, args, 2);
+	for (i = 0; i < 400; i++)
+		bad += o[i] != (int64_t)i + 7;
+	ok(ret == 0 && !bad,
+	   "TensorMap pool of 16 entries, 400 outputs: back-pressure via forced cleanup (ret %d: %s)",
+	   ret, pto2_rt_get_error_msg(e.rt));
+	{
+		uint64_t dx = gm(8), a2[3] = { dx, 1, 300 };
+
+		*(int64_t *)host(dx) = 0;
+		ret = run(&e, orch_chains, a2, 3);
+		ok(ret == 0 && *(int64_t *)host(dx) == 300,
+		   "dep pool of 16 entries wraps under a 300-task chain (ret %d: %s)",
+		   ret, pto2_rt_get_error_msg(e.rt));
+	}
+	env_close(&e);
+}
+
+struct par {
+	int ret;
+};
+
+static void *par_main(void *arg)
+{
+	struct par *p = arg;
+	struct env e;
+	struct pto2_config c;
+	uint64_t args[2] = { 400, 4 };
+
+	cfg_small(&c);
+	c.sched_threads = 1;
+	env_open(&e, 1, 1, &c);
+	register_kernels(e.sd);
+	p->ret = pto2_runtime_launch(e.rt, orch_scoped_noops, args, 2);
+	if (!p->ret)
+		p->ret = pto2_runtime_wait(e.rt, 30ULL * 1000000000ULL);
+	env_close(&e);
+	return NULL;
+}
+
+static void t_parallel_runtimes(void)
+{
+	pthread_t th[3];
+	struct par p[3];
+	int i, good = 1;
+
+	for (i = 0; i < 3; i++)
+		pthread_create(&th[i], NULL, par_main, &p[i]);
+	for (i = 0; i < 3; i++) {
+		pthread_join(th[i], NULL);
+		good &= p[i].ret == 0;
+	}
+	ok(good, "3 runtimes on 3 sim devices run concurrently");
+}
+
+int main(void)
+{
+	t_independent();
+	t_chain();
+	t_fan();
+	t_diamond();
+	t_intermediates();
+	t_vector();
+	t_window16();
+	t_rerun_same_core();
+	t_scopes();
+	t_errors();
+	t_pressure();
+	t_deadlock();
+	t_parallel_runtimes();
+	return tap_done();
+}
