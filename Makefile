@@ -19,7 +19,8 @@ BUILD := $(TOP)/build
 # Debian 12's packaged 6.12 kernel: the VM runs it and pto.ko is built for it.
 KDIR ?= $(firstword $(wildcard /usr/src/linux-headers-6.12*-amd64))
 
-USER_DIRS := daemon examples selftests/pto bench/roundtrip bench/submit tools/pto-gm
+USER_DIRS := daemon libpto daemon/aicore daemon/ptod tools/pto-run examples \
+	selftests/pto selftests/e2e bench/roundtrip bench/submit tools/pto-gm
 
 .PHONY: all deps kmod user check check-native check-kmod check-vm demo \
 	bench bench-native bench-vm clean
@@ -49,9 +50,11 @@ check-native: user
 check-kmod:
 	$(MAKE) -C kmod check
 
-# The kernel suite: kselftests under prove inside the VM.
+# The VM suites: the device's kselftests, then ptod + pto-aicore + libpto
+# end to end (every example against its golden, concurrency, crashes).
 check-vm: kmod user
 	scripts/vm-selftest
+	scripts/vm-run --module kmod/pto.ko --timeout 900 -- prove -v selftests/e2e/run.sh
 
 check: deps
 	$(MAKE) all

@@ -1,0 +1,1021 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ptod - the AICPU of an emulated PTO2 device
+ *
+ * Holds the device's AICPU role (exclusive), maps GM and the register
+ * file, spawns and supervises pto-aicore (the AICores), and serves
+ * clients (libpto) on a unix socket with a libevent loop. Per client: a
+ * context with its own pto2 runtime whose memory (shared-memory region
+ * and heap ring) the daemon allocates in GM, and a runner thread that
+ * replays the client's submission stream into it (ptod_runner.c).
+ *
+ * usage: ptod [-d DEVICE] [-s SOCKET] [-a PTO_AICORE] [-w TASK_WINDOW]
+ *             [-H HEAP_BYTES] [-S AICORE_SPINS] [-v]
+ *
+ * The socket path is -s, else $PTO_SOCKET, else /run/pto/ptod.sock.
+ * See Documentation/runtime.rst.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <event2/event.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ptod.h"
+
+static struct ptod g_d;
+static int g_log_level = PTOD_LOG_INFO;
+
+/* ---- Logging ----------------------------------------------------------------- */
+
+void ptod_log(int level, const char *fmt, ...)
+{
+	static const char *const names[] = { "error", "warning", "info", "debug" };
+	char buf[4096];
+	va_list ap;
+
+	if (level > g_log_level)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "ptod: %s: %s\n", names[level], buf);
+}
+
+static void pto2_log_cb(void *ctx, int level, const char *msg)
+{
+	struct client *c = ctx;
+
+	ptod_log(level <= PTO2_LOG_ERROR ? PTOD_LOG_ERR :
+		 level == PTO2_LOG_WARN ? PTOD_LOG_WARN :
+		 level == PTO2_LOG_INFO ? PTOD_LOG_INFO : PTOD_LOG_DEBUG,
+		 "client %u: pto2: %s", c->id, msg);
+}
+
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* ---- Messages ------------------------------------------------------------------ */
+
+/*
+ * Send one message (any thread). The socket is non-blocking (libevent);
+ * a full socket buffer is waited out for at most a second, after which the
+ * client is considered gone.
+ */
+int ptod_send(struct client *c, struct pto_msg *m)
+{
+	size_t len = offsetof(struct pto_msg, text) + strlen(m->text) + 1;
+	int ret = 0;
+
+	pthread_mutex_lock(&c->send_lock);
+	for (;;) {
+		ssize_t n = send(c->sock, m, len, MSG_NOSIGNAL);
+		struct pollfd pfd = { .fd = c->sock, .events = POLLOUT };
+
+		if (n == (ssize_t)len)
+			break;
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN && poll(&pfd, 1, 1000) > 0)
+			continue;
+		ret = n < 0 ? -errno : -EIO;
+		break;
+	}
+	pthread_mutex_unlock(&c->send_lock);
+	return ret;
+}
+
+static void reply(struct client *c, int status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void reply(struct client *c, int status, const char *fmt, ...)
+{
+	struct pto_msg m;
+	va_list ap;
+
+	memset(&m, 0, sizeof(m));
+	m.type = PTO_MSG_REPLY;
+	m.status = status;
+	if (fmt) {
+		va_start(ap, fmt);
+		vsnprintf(m.text, sizeof(m.text), fmt, ap);
+		va_end(ap);
+	}
+	if (status)
+		ptod_log(PTOD_LOG_WARN, "client %u: %s", c->id, m.text);
+	ptod_send(c, &m);
+}
+
+/* ---- Device backend of the pto2 runtimes ------------------------------------ */
+
+int ptod_kick(void *ctx, uint32_t core)
+{
+	struct ptod *d = ctx;
+	struct pto_cores k;
+
+	memset(&k, 0, sizeof(k));
+	k.size = sizeof(k);
+	k.mask[core / 64] = 1ULL << (core % 64);
+	return ioctl(d->dev_fd, PTO_IOC_KICK, &k) ? -errno : 0;
+}
+
+static uint32_t dev_irq_count(void *ctx)
+{
+	struct ptod *d = ctx;
+	struct pto_regs_info *ri = (void *)(d->regs + PTO_REGS_INFO_OFFSET);
+
+	return atomic_load_explicit((_Atomic uint32_t *)&ri->irq_count,
+				    memory_order_acquire);
+}
+
+static int dev_irq_wait(void *ctx, uint32_t *count, int64_t deadline_ns)
+{
+	struct ptod *d = ctx;
+	struct pto_irq_wait w;
+
+	memset(&w, 0, sizeof(w));
+	w.size = sizeof(w);
+	w.count = *count;
+	w.timeout_ns = deadline_ns;
+	if (ioctl(d->dev_fd, PTO_IOC_IRQ_WAIT, &w)) {
+		*count = dev_irq_count(d);
+		return -errno;
+	}
+	*count = w.count;
+	return 0;
+}
+
+static int open_device(struct ptod *d)
+{
+	struct pto_set_role role = { .size = sizeof(role),
+				     .role = PTO_ROLE_AICPU };
+	struct stat st;
+
+	d->dev_fd = open(d->dev_path, O_RDWR | O_CLOEXEC);
+	if (d->dev_fd < 0) {
+		ptod_log(PTOD_LOG_ERR, "open %s: %m", d->dev_path);
+		return -errno;
+	}
+	if (fstat(d->dev_fd, &st))
+		return -errno;
+	d->dev_rdev = st.st_rdev;
+	d->info.size = sizeof(d->info);
+	if (ioctl(d->dev_fd, PTO_IOC_GET_INFO, &d->info)) {
+		ptod_log(PTOD_LOG_ERR, "GET_INFO: %m");
+		return -errno;
+	}
+	if (ioctl(d->dev_fd, PTO_IOC_SET_ROLE, &role)) {
+		ptod_log(PTOD_LOG_ERR, "%s: cannot become the AICPU: %m%s",
+			 d->dev_path,
+			 errno == EBUSY ? " (another ptod is running?)" : "");
+		return -errno;
+	}
+	d->regs = mmap(NULL, d->info.regs_size, PROT_READ | PROT_WRITE,
+		       MAP_SHARED, d->dev_fd, (off_t)d->info.regs_mmap_offset);
+	if (d->regs == MAP_FAILED) {
+		ptod_log(PTOD_LOG_ERR, "mmap registers: %m");
+		return -errno;
+	}
+	d->gm = mmap(NULL, d->info.gm_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		     d->dev_fd, (off_t)d->info.gm_mmap_offset);
+	if (d->gm == MAP_FAILED) {
+		ptod_log(PTOD_LOG_ERR, "mmap GM: %m");
+		return -errno;
+	}
+	memset(&d->pdev, 0, sizeof(d->pdev));
+	d->pdev.cores = ptod_core(d, 0);
+	d->pdev.nr_aic = d->info.nr_aic;
+	d->pdev.nr_aiv = d->info.nr_aiv;
+	d->pdev.ctx = d;
+	d->pdev.kick = ptod_kick;
+	d->pdev.irq_count = dev_irq_count;
+	d->pdev.irq_wait = dev_irq_wait;
+	d->pdev.irq_wake = NULL;	/* schedulers sleep bounded instead */
+	ptod_log(PTOD_LOG_INFO,
+		 "%s: AICPU of %u AIC + %u AIV cores, %" PRIu64 " MiB GM",
+		 d->dev_path, d->info.nr_aic, d->info.nr_aiv,
+		 (uint64_t)d->info.gm_size >> 20);
+	return 0;
+}
+
+/* ---- Executor (pto-aicore) supervision ------------------------------------------ */
+
+static void set_exec_ready(struct ptod *d, bool ready)
+{
+	pthread_mutex_lock(&d->dev_lock);
+	d->exec_ready = ready;
+	pthread_cond_broadcast(&d->dev_cond);
+	pthread_mutex_unlock(&d->dev_lock);
+}
+
+static void on_exec_ready(evutil_socket_t fd, short what, void *arg)
+{
+	struct ptod *d = arg;
+	char b;
+	ssize_t n = read(fd, &b, 1);
+
+	(void)what;
+	event_free(d->ev_ready);
+	d->ev_ready = NULL;
+	close(fd);
+	d->exec_ready_fd = -1;
+	if (n == 1 && b == 'R') {
+		ptod_log(PTOD_LOG_INFO, "pto-aicore (pid %d) is ready",
+			 (int)d->exec_pid);
+		PTO_PROBE1(ptod, exec_ready, d->exec_pid);
+		d->exec_dead_since = 0;
+		set_exec_ready(d, true);
+	}
+	/* else: it died before attaching; SIGCHLD handles it */
+}
+
+static int spawn_executor(struct ptod *d)
+{
+	char fdarg[16], spins[16];
+	int pfd[2];
+	uint32_t i;
+	pid_t pid;
+
+	/*
+	 * No executor is attached now: park every DATA_MAIN_BASE at IDLE so
+	 * that the new executor starts from 0 and the first dispatch of any
+	 * run is a change it sees.
+	 */
+	for (i = 0; i < d->info.nr_cores; i++)
+		atomic_store((_Atomic uint32_t *)&ptod_core(d, i)->data_main_base,
+			     PTO_DMB_IDLE);
+	if (pipe2(pfd, O_CLOEXEC))
+		return -errno;
+	snprintf(fdarg, sizeof(fdarg), "%d", pfd[1]);
+	snprintf(spins, sizeof(spins), "%u", d->aicore_spins);
+	pid = fork();
+	if (pid < 0) {
+		close(pfd[0]);
+		close(pfd[1]);
+		return -errno;
+	}
+	if (pid == 0) {
+		sigset_t none;
+
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		fcntl(pfd[1], F_SETFD, 0);	/* keep it across exec */
+		execl(d->aicore_path, "pto-aicore", "-d", d->dev_path, "-r",
+		      fdarg, "-s", spins, d->verbose ? "-v" : (char *)NULL,
+		      (char *)NULL);
+		fprintf(stderr, "ptod: exec %s: %m\n", d->aicore_path);
+		_exit(127);
+	}
+	close(pfd[1]);
+	d->exec_pid = pid;
+	d->exec_ready_fd = pfd[0];
+	d->ev_ready = event_new(d->base, pfd[0], EV_READ, on_exec_ready, d);
+	event_add(d->ev_ready, NULL);
+	ptod_log(PTOD_LOG_INFO, "started %s (pid %d)", d->aicore_path, (int)pid);
+	return 0;
+}
+
+/*
+ * The executor died. Every core that was running a task (DATA_MAIN_BASE
+ * = id + 1 without COND = FIN(id)) gets that task failed on its behalf:
+ * payload status -EOWNERDEAD, COND = FIN(id); the owner's scheduler then
+ * fails the run with "kernel K failed" and drains. Repeated while the
+ * run lasts (a scheduler may still dispatch to a dead core before it has
+ * seen the error).
+ */
+static void fail_dead_cores(struct ptod *d)
+{
+	uint32_t i;
+
+	pthread_mutex_lock(&d->dev_lock);
+	for (i = 0; i < d->info.nr_cores; i++) {
+		struct pto_core_regs *r = ptod_core(d, i);
+		uint32_t dmb = atomic_load((_Atomic uint32_t *)&r->data_main_base);
+		uint32_t cond = atomic_load((_Atomic uint32_t *)&r->cond);
+		PTO2DispatchPayload *p;
+		uint32_t id;
+
+		if (atomic_load((_Atomic uint32_t *)&r->state) == PTO_CORE_ONLINE ||
+		    dmb == PTO_DMB_IDLE || dmb == PTO_DMB_EXIT)
+			continue;
+		id = dmb - 1;
+		if (cond == PTO_COND_DONE(id))
+			continue;
+		p = ptod_gm(d, r->task, sizeof(*p));
+		if (p && (uint32_t)p->task_id == id)
+			p->status = -EOWNERDEAD;
+		if (d->owner && !d->owner->note[0])
+			snprintf(d->owner->note, sizeof(d->owner->note),
+				 "%s while core %u (%s) ran task %u (kernel %d)",
+				 d->exec_death, i,
+				 i < d->info.nr_aic ? "AIC" : "AIV", id,
+				 p ? p->kernel_id : -1);
+		ptod_log(PTOD_LOG_ERR, "%s while core %u ran task %u (kernel %d)",
+			 d->exec_death, i, id, p ? p->kernel_id : -1);
+		atomic_store_explicit((_Atomic uint32_t *)&r->cond,
+				      PTO_COND_DONE(id), memory_order_release);
+	}
+	pthread_mutex_unlock(&d->dev_lock);
+}
+
+static void on_timer(evutil_socket_t fd, short what, void *arg)
+{
+	struct ptod *d = arg;
+	struct timeval tv = { 0, 20000 };
+	bool busy;
+
+	(void)fd;
+	(void)what;
+	if (d->exec_pid > 0)
+		return;
+	fail_dead_cores(d);
+	pthread_mutex_lock(&d->dev_lock);
+	busy = d->owner != NULL;
+	pthread_mutex_unlock(&d->dev_lock);
+	/* restart once the failed run has drained (or after 5 s anyway) */
+	if ((busy && mono_ns() - d->exec_dead_since < 5000000000LL) ||
+	    d->base == NULL) {
+		evtimer_add(d->ev_timer, &tv);
+		return;
+	}
+	pthread_mutex_lock(&d->dev_lock);
+	busy = d->shutting_down;
+	pthread_mutex_unlock(&d->dev_lock);
+	if (busy)
+		return;
+	d->exec_restarts++;
+	if (spawn_executor(d)) {
+		ptod_log(PTOD_LOG_ERR, "cannot restart pto-aicore: %m");
+		tv.tv_sec = 1;
+		tv.tv_usec = 0;
+		evtimer_add(d->ev_timer, &tv);
+	}
+}
+
+static void on_sigchld(struct ptod *d)
+{
+	int status;
+	pid_t pid;
+
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		struct timeval tv = { 0, 0 };
+
+		if (pid != d->exec_pid)
+			continue;
+		PTO_PROBE2(ptod, exec_death, pid, status);
+		if (WIFSIGNALED(status))
+			snprintf(d->exec_death, sizeof(d->exec_death),
+				 "pto-aicore (pid %d) was killed by signal %d (%s)",
+				 (int)pid, WTERMSIG(status),
+				 strsignal(WTERMSIG(status)));
+		else
+			snprintf(d->exec_death, sizeof(d->exec_death),
+				 "pto-aicore (pid %d) exited with status %d",
+				 (int)pid, WEXITSTATUS(status));
+		ptod_log(PTOD_LOG_ERR, "%s", d->exec_death);
+		d->exec_pid = 0;
+		d->exec_dead_since = mono_ns();
+		set_exec_ready(d, false);
+		if (d->ev_ready) {
+			event_free(d->ev_ready);
+			d->ev_ready = NULL;
+			close(d->exec_ready_fd);
+			d->exec_ready_fd = -1;
+		}
+		fail_dead_cores(d);
+		/* back off if it keeps dying at start */
+		if (d->exec_restarts > 3 && WIFEXITED(status))
+			tv.tv_sec = 1;
+		evtimer_add(d->ev_timer, &tv);
+	}
+}
+
+static void stop_executor(struct ptod *d)
+{
+	int64_t deadline = mono_ns() + 3000000000LL;
+	struct pto_cores k;
+	uint32_t i;
+
+	if (d->exec_pid <= 0)
+		return;
+	memset(&k, 0, sizeof(k));
+	k.size = sizeof(k);
+	for (i = 0; i < d->info.nr_cores; i++) {
+		atomic_store((_Atomic uint32_t *)&ptod_core(d, i)->data_main_base,
+			     PTO_DMB_EXIT);
+		k.mask[i / 64] |= 1ULL << (i % 64);
+	}
+	atomic_thread_fence(memory_order_seq_cst);
+	if (ioctl(d->dev_fd, PTO_IOC_KICK, &k))
+		ptod_log(PTOD_LOG_WARN, "KICK: %m");
+	while (mono_ns() < deadline) {
+		if (waitpid(d->exec_pid, NULL, WNOHANG) == d->exec_pid) {
+			d->exec_pid = 0;
+			return;
+		}
+		usleep(10000);
+	}
+	ptod_log(PTOD_LOG_WARN, "pto-aicore did not exit, killing it");
+	kill(d->exec_pid, SIGKILL);
+	waitpid(d->exec_pid, NULL, 0);
+	d->exec_pid = 0;
+}
+
+/* ---- Clients ----------------------------------------------------------------------- */
+
+static void client_stop(struct client *c, int err)
+{
+	struct ptod *d = c->d;
+	uint64_t one = 1;
+	int exp = 0;
+
+	atomic_compare_exchange_strong(&c->stop_err, &exp, err);
+	if (c->efd >= 0 && write(c->efd, &one, sizeof(one)) < 0)
+		ptod_log(PTOD_LOG_ERR, "eventfd: %m");
+	/* a run in progress: abort it (its cores drain, then it ends) */
+	pthread_mutex_lock(&d->dev_lock);
+	if (atomic_load(&c->in_run) && c->rt)
+		pto2_runtime_abort(c->rt, err);
+	pthread_cond_broadcast(&d->dev_cond);
+	pthread_mutex_unlock(&d->dev_lock);
+}
+
+static void client_destroy(struct client *c)
+{
+	struct ptod *d = c->d;
+	struct client **pp;
+
+	for (pp = &d->clients; *pp; pp = &(*pp)->next)
+		if (*pp == c) {
+			*pp = c->next;
+			break;
+		}
+	if (c->runner_live)
+		pthread_join(c->runner, NULL);
+	if (c->rt)
+		pto2_runtime_destroy(c->rt);
+	if (c->rt_handle) {
+		struct pto_gm_free f = { .size = sizeof(f),
+					 .handle = c->rt_handle };
+
+		if (ioctl(d->dev_fd, PTO_IOC_GM_FREE, &f))
+			ptod_log(PTOD_LOG_ERR, "client %u: GM_FREE: %m", c->id);
+	}
+	if (c->ev_read)
+		event_free(c->ev_read);
+	if (c->cfd >= 0)
+		close(c->cfd);	/* the client's buffers die with its file */
+	if (c->efd >= 0)
+		close(c->efd);
+	close(c->sock);
+	pthread_mutex_destroy(&c->send_lock);
+	free(c->ph);
+	ptod_log(PTOD_LOG_INFO, "client %u (pid %d) gone", c->id, (int)c->pid);
+	free(c);
+}
+
+static void on_fin(evutil_socket_t fd, short what, void *arg)
+{
+	struct ptod *d = arg;
+	struct client *list, *c;
+	uint64_t v;
+
+	(void)what;
+	if (read(fd, &v, sizeof(v)) < 0)
+		(void)0;
+	pthread_mutex_lock(&d->fin_lock);
+	list = d->fin;
+	d->fin = NULL;
+	pthread_mutex_unlock(&d->fin_lock);
+	while ((c = list)) {
+		list = c->fin_next;
+		client_destroy(c);
+	}
+	if (d->clients == NULL && d->listen_fd < 0)
+		event_base_loopexit(d->base, NULL);	/* shutdown complete */
+}
+
+static const char *const env_names[PTO_HELLO_ENV_N] = {
+	"PTO2_RING_TASK_WINDOW", "PTO2_RING_HEAP", "PTO2_RING_DEP_POOL",
+	"PTO2_READY_QUEUE_SHARDS",
+};
+
+struct hello_env {
+	const struct pto_msg_hello *h;
+};
+
+static const char *hello_getenv(void *ctx, const char *name)
+{
+	struct hello_env *e = ctx;
+	int i;
+
+	for (i = 0; i < PTO_HELLO_ENV_N; i++)
+		if (!strcmp(name, env_names[i]) && (e->h->env_set & (1u << i)))
+			return e->h->env[i];
+	return NULL;
+}
+
+/* 0, or -errno after replying: the connection is then closed */
+static int handle_hello(struct client *c, struct pto_msg *m, int fd)
+{
+	struct ptod *d = c->d;
+	struct pto_msg_hello *h = &m->u.hello;
+	struct pto_gm_lookup lk = { .size = sizeof(lk) };
+	struct pto_gm_alloc ga = { .size = sizeof(ga) };
+	struct hello_env he = { h };
+	struct pto_msg r;
+	struct stat st;
+	char err[512];
+	int i, ret;
+
+	if (c->hello_done) {
+		if (fd >= 0)
+			close(fd);
+		reply(c, -EALREADY, "hello already done");
+		return 0;
+	}
+	if (fd < 0) {
+		reply(c, -EBADF, "hello without the client's device file");
+		return -EBADF;
+	}
+	c->cfd = fd;
+	if (h->wire_version != PTO_WIRE_VERSION) {
+		reply(c, -EPROTO, "protocol version %u, ptod speaks %u",
+		      h->wire_version, PTO_WIRE_VERSION);
+		return -EPROTO;
+	}
+	if (fstat(fd, &st) || !S_ISCHR(st.st_mode) || st.st_rdev != d->dev_rdev) {
+		reply(c, -ENODEV, "the file passed is not %s", d->dev_path);
+		return -ENODEV;
+	}
+	/* the stream buffer must be the client's own */
+	lk.dev_addr = h->stream_addr;
+	lk.len = h->stream_len;
+	if (!h->stream_len || ioctl(fd, PTO_IOC_GM_LOOKUP, &lk)) {
+		reply(c, -EACCES,
+		      "the stream buffer is not a GM buffer of the client's file");
+		return -EACCES;
+	}
+	c->sh = ptod_gm(d, h->stream_addr, h->stream_len);
+	if (!c->sh || h->stream_len < PTO_STREAM_HDR_SIZE + 4096 ||
+	    c->sh->magic != PTO_STREAM_MAGIC) {
+		reply(c, -EINVAL, "bad stream buffer");
+		return -EINVAL;
+	}
+	c->ssize = c->sh->data_size;
+	if (c->ssize < 4096 || (c->ssize & (c->ssize - 1)) ||
+	    c->ssize > h->stream_len - PTO_STREAM_HDR_SIZE) {
+		reply(c, -EINVAL, "bad stream size %u", c->ssize);
+		return -EINVAL;
+	}
+	c->sdata = (uint8_t *)c->sh + PTO_STREAM_HDR_SIZE;
+	c->tail = atomic_load(&c->sh->tail);
+
+	/* runtime configuration: ptod's defaults, then the client's env */
+	pto2_config_default(&c->cfg);
+	c->cfg.task_window = d->def_task_window;
+	c->cfg.heap_size = d->def_heap;
+	for (i = 0; i < PTO_HELLO_ENV_N; i++)
+		h->env[i][PTO_HELLO_ENV_LEN - 1] = 0;
+	if (pto2_config_from_getenv(&c->cfg, hello_getenv, &he, err,
+				    sizeof(err))) {
+		reply(c, -EINVAL, "%s", err);
+		return -EINVAL;
+	}
+	c->cfg.kernel_addrs = c->kaddrs;
+	c->cfg.nr_kernel_addrs = PTOD_MAX_FUNC;
+	c->cfg.log = pto2_log_cb;
+	c->cfg.log_ctx = c;
+	if (pto2_config_validate(&c->cfg, err, sizeof(err))) {
+		reply(c, -EINVAL, "%s", err);
+		return -EINVAL;
+	}
+	c->rt_size = pto2_runtime_mem_size(&c->cfg, d->info.nr_cores);
+	ga.len = c->rt_size;
+	if (ioctl(d->dev_fd, PTO_IOC_GM_ALLOC, &ga)) {
+		ret = -errno;
+		reply(c, ret,
+		      "cannot allocate %zu bytes of GM for the runtime (task window %u, heap %" PRIu64 "): %s",
+		      c->rt_size, c->cfg.task_window, c->cfg.heap_size,
+		      strerror(-ret));
+		return ret;
+	}
+	c->rt_handle = ga.handle;
+	c->rt_dev = ga.dev_addr;
+	ret = pto2_runtime_create(&d->pdev, &c->cfg,
+				  ptod_gm(d, c->rt_dev, c->rt_size), c->rt_dev,
+				  c->rt_size, &c->rt);
+	if (ret) {
+		reply(c, ret, "cannot create the runtime: %s", strerror(-ret));
+		return ret;
+	}
+	c->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (c->efd < 0) {
+		ret = -errno;
+		reply(c, ret, "eventfd: %s", strerror(-ret));
+		return ret;
+	}
+	ret = -pthread_create(&c->runner, NULL, ptod_runner_main, c);
+	if (ret) {
+		reply(c, ret, "cannot start the runner thread");
+		return ret;
+	}
+	c->runner_live = true;
+	c->hello_done = true;
+	ptod_log(PTOD_LOG_INFO,
+		 "client %u (pid %d uid %d): runtime of %zu KiB GM (task window %u, heap %" PRIu64 " KiB)",
+		 c->id, (int)c->pid, (int)c->uid, c->rt_size >> 10,
+		 c->cfg.task_window, c->cfg.heap_size >> 10);
+	memset(&r, 0, sizeof(r));
+	r.type = PTO_MSG_REPLY;
+	r.u.hello_reply.ctx_id = c->id;
+	r.u.hello_reply.nr_aic = d->info.nr_aic;
+	r.u.hello_reply.nr_aiv = d->info.nr_aiv;
+	r.u.hello_reply.task_window = c->cfg.task_window;
+	r.u.hello_reply.heap_size = c->cfg.heap_size;
+	ptod_send(c, &r);
+	return 0;
+}
+
+static void handle_kreg(struct client *c, struct pto_msg *m)
+{
+	struct pto_msg_kreg *k = &m->u.kreg;
+	struct pto_gm_lookup lk = { .size = sizeof(lk) };
+	struct pto_kblob_hdr *h;
+
+	if (k->func_id < 0 || k->func_id >= PTOD_MAX_FUNC) {
+		reply(c, -EINVAL, "kernel id %d out of range 0..%d", k->func_id,
+		      PTOD_MAX_FUNC - 1);
+		return;
+	}
+	if (k->core_type != PTO2_WORKER_CUBE && k->core_type != PTO2_WORKER_VECTOR) {
+		reply(c, -EINVAL, "kernel %d: bad core type %d", k->func_id,
+		      k->core_type);
+		return;
+	}
+	lk.dev_addr = k->blob_addr;
+	lk.len = PTO_KBLOB_HDR_SIZE;
+	h = ptod_gm(c->d, k->blob_addr, PTO_KBLOB_HDR_SIZE);
+	if (!h || ioctl(c->cfd, PTO_IOC_GM_LOOKUP, &lk)) {
+		reply(c, -EACCES, "kernel %d: blob address 0x%" PRIx64 " is not in a GM buffer of this client",
+		      k->func_id, k->blob_addr);
+		return;
+	}
+	lk.len = PTO_KBLOB_HDR_SIZE + h->size;
+	if (h->magic != PTO_KBLOB_MAGIC || !h->size ||
+	    h->size > PTO_KBLOB_MAX_SIZE || ioctl(c->cfd, PTO_IOC_GM_LOOKUP, &lk)) {
+		reply(c, -ENOEXEC, "kernel %d: no valid kernel blob at 0x%" PRIx64,
+		      k->func_id, k->blob_addr);
+		return;
+	}
+	__atomic_store_n(&c->kaddrs[k->func_id], k->blob_addr, __ATOMIC_RELEASE);
+	atomic_store(&c->ktype[k->func_id], k->core_type);
+	ptod_log(PTOD_LOG_DEBUG, "client %u: kernel %d (%s, %" PRIu64 " bytes)",
+		 c->id, k->func_id, k->core_type ? "AIV" : "AIC", h->size);
+	reply(c, 0, NULL);
+}
+
+static void on_client_read(evutil_socket_t fd, short what, void *arg)
+{
+	struct client *c = arg;
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} cm;
+	struct pto_msg m;
+	struct iovec iov = { &m, sizeof(m) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+			     .msg_control = cm.buf,
+			     .msg_controllen = sizeof(cm.buf) };
+	struct cmsghdr *ch;
+	int passed = -1;
+	ssize_t n;
+
+	(void)what;
+	memset(&m, 0, sizeof(m));
+	n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	for (ch = CMSG_FIRSTHDR(&mh); ch; ch = CMSG_NXTHDR(&mh, ch))
+		if (ch->cmsg_level == SOL_SOCKET && ch->cmsg_type == SCM_RIGHTS) {
+			int k, nfd = (int)((ch->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+
+			for (k = 0; k < nfd; k++) {
+				int f;
+
+				memcpy(&f, CMSG_DATA(ch) + k * sizeof(int), sizeof(f));
+				if (passed < 0)
+					passed = f;
+				else
+					close(f);
+			}
+		}
+	if (n <= 0) {
+		if (passed >= 0)
+			close(passed);
+		/* gone: stop the runner; it reports back, then we free */
+		event_del(c->ev_read);
+		ptod_log(PTOD_LOG_INFO, "client %u (pid %d) disconnected",
+			 c->id, (int)c->pid);
+		client_stop(c, -ECONNRESET);
+		if (!c->runner_live)
+			client_destroy(c);
+		return;
+	}
+	if ((size_t)n < offsetof(struct pto_msg, text)) {
+		if (passed >= 0)
+			close(passed);
+		reply(c, -EPROTO, "short message");
+		return;
+	}
+	m.text[sizeof(m.text) - 1] = 0;
+	if (m.type == PTO_MSG_HELLO) {
+		if (handle_hello(c, &m, passed)) {
+			/* refused: nothing was started, close the connection */
+			event_del(c->ev_read);
+			client_destroy(c);
+		}
+		return;
+	}
+	if (passed >= 0)
+		close(passed);
+	if (!c->hello_done) {
+		reply(c, -EPROTO, "hello first");
+		return;
+	}
+	switch (m.type) {
+	case PTO_MSG_KERNEL_REG:
+		handle_kreg(c, &m);
+		break;
+	case PTO_MSG_DOORBELL: {
+		uint64_t one = 1;
+
+		if (write(c->efd, &one, sizeof(one)) < 0)
+			ptod_log(PTOD_LOG_ERR, "eventfd: %m");
+		break;
+	}
+	case PTO_MSG_PING:
+		reply(c, 0, NULL);
+		break;
+	default:
+		reply(c, -EOPNOTSUPP, "unknown message %u", m.type);
+		break;
+	}
+}
+
+static void on_accept(evutil_socket_t fd, short what, void *arg)
+{
+	struct ptod *d = arg;
+	struct ucred cred;
+	socklen_t cl = sizeof(cred);
+	struct client *c;
+	int s, i;
+
+	(void)what;
+	s = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	if (s < 0)
+		return;
+	if (getsockopt(s, SOL_SOCKET, SO_PEERCRED, &cred, &cl)) {
+		ptod_log(PTOD_LOG_WARN, "SO_PEERCRED: %m; connection refused");
+		close(s);
+		return;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		close(s);
+		return;
+	}
+	c->d = d;
+	c->id = ++d->next_id;
+	c->sock = s;
+	c->pid = cred.pid;
+	c->uid = cred.uid;
+	c->cfd = -1;
+	c->efd = -1;
+	for (i = 0; i < PTOD_MAX_FUNC; i++)
+		atomic_init(&c->ktype[i], -1);
+	pthread_mutex_init(&c->send_lock, NULL);
+	c->ev_read = event_new(d->base, s, EV_READ | EV_PERSIST, on_client_read, c);
+	event_add(c->ev_read, NULL);
+	c->next = d->clients;
+	d->clients = c;
+	ptod_log(PTOD_LOG_DEBUG, "client %u connected (pid %d uid %d)", c->id,
+		 (int)c->pid, (int)c->uid);
+}
+
+static int listen_socket(struct ptod *d)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char dir[sizeof(sa.sun_path)];
+	int s;
+
+	if (strlen(d->sock_path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sa.sun_path, d->sock_path);
+	strcpy(dir, d->sock_path);
+	if (mkdir(dirname(dir), 0755) && errno != EEXIST)
+		ptod_log(PTOD_LOG_WARN, "mkdir %s: %m", dir);
+	s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (s < 0)
+		return -errno;
+	unlink(d->sock_path);
+	if (bind(s, (struct sockaddr *)&sa, sizeof(sa)) || listen(s, 64)) {
+		int e = -errno;
+
+		ptod_log(PTOD_LOG_ERR, "%s: %m", d->sock_path);
+		close(s);
+		return e;
+	}
+	/* access control: file mode here, identity via SO_PEERCRED */
+	chmod(d->sock_path, 0666);
+	d->listen_fd = s;
+	d->ev_listen = event_new(d->base, s, EV_READ | EV_PERSIST, on_accept, d);
+	event_add(d->ev_listen, NULL);
+	return 0;
+}
+
+/* ---- Signals, shutdown ------------------------------------------------------------------ */
+
+static void shutdown_begin(struct ptod *d, int sig)
+{
+	struct client *c, *next;
+
+	if (d->listen_fd < 0)
+		return;
+	ptod_log(PTOD_LOG_INFO, "signal %d: shutting down", sig);
+	event_free(d->ev_listen);
+	d->ev_listen = NULL;
+	close(d->listen_fd);
+	d->listen_fd = -1;
+	unlink(d->sock_path);
+	pthread_mutex_lock(&d->dev_lock);
+	d->shutting_down = true;
+	pthread_cond_broadcast(&d->dev_cond);
+	pthread_mutex_unlock(&d->dev_lock);
+	for (c = d->clients; c; c = next) {
+		next = c->next;
+		if (!c->runner_live) {
+			client_destroy(c);
+			continue;
+		}
+		client_stop(c, -ESHUTDOWN);
+	}
+	if (!d->clients)
+		event_base_loopexit(d->base, NULL);
+}
+
+static void on_signal(evutil_socket_t sig, short what, void *arg)
+{
+	struct ptod *d = arg;
+
+	(void)what;
+	if (sig == SIGCHLD)
+		on_sigchld(d);
+	else
+		shutdown_begin(d, (int)sig);
+}
+
+static void sd_notify_ready(void)
+{
+	const char *p = getenv("NOTIFY_SOCKET");
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	socklen_t len;
+	int s;
+
+	if (!p || (p[0] != '/' && p[0] != '@') || strlen(p) >= sizeof(sa.sun_path))
+		return;
+	strcpy(sa.sun_path, p);
+	if (p[0] == '@')
+		sa.sun_path[0] = 0;
+	len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(p));
+	s = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return;
+	if (sendto(s, "READY=1", 7, MSG_NOSIGNAL, (struct sockaddr *)&sa, len) < 0)
+		ptod_log(PTOD_LOG_WARN, "sd_notify: %m");
+	close(s);
+}
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: ptod [-d DEVICE] [-s SOCKET] [-a PTO_AICORE] [-w TASK_WINDOW]\n"
+		"            [-H HEAP_BYTES] [-S AICORE_SPINS] [-v]\n");
+}
+
+static char *default_aicore(const char *argv0)
+{
+	static char buf[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 32);
+
+	(void)argv0;
+	if (n <= 0)
+		return "pto-aicore";
+	buf[n] = 0;
+	strcpy(strrchr(buf, '/') + 1, "pto-aicore");
+	return buf;
+}
+
+int main(int argc, char **argv)
+{
+	struct ptod *d = &g_d;
+	sigset_t set;
+	int opt, ret, i;
+	static const int sigs[3] = { SIGTERM, SIGINT, SIGCHLD };
+
+	d->dev_path = "/dev/pto0";
+	d->sock_path = getenv("PTO_SOCKET") ? getenv("PTO_SOCKET") :
+		       PTO_DEFAULT_SOCKET;
+	d->aicore_path = default_aicore(argv[0]);
+	d->aicore_spins = 2000;
+	d->def_task_window = 16384;
+	d->def_heap = 32ULL << 20;
+	d->listen_fd = -1;
+	d->exec_ready_fd = -1;
+	while ((opt = getopt(argc, argv, "d:s:a:w:H:S:vh")) != -1) {
+		switch (opt) {
+		case 'd': d->dev_path = optarg; break;
+		case 's': d->sock_path = optarg; break;
+		case 'a': d->aicore_path = optarg; break;
+		case 'w': d->def_task_window = (uint32_t)strtoul(optarg, NULL, 0); break;
+		case 'H': d->def_heap = strtoull(optarg, NULL, 0); break;
+		case 'S': d->aicore_spins = (uint32_t)strtoul(optarg, NULL, 0); break;
+		case 'v': d->verbose = true; g_log_level = PTOD_LOG_DEBUG; break;
+		default: usage(); return 2;
+		}
+	}
+	setvbuf(stderr, NULL, _IOLBF, 0);
+	pthread_mutex_init(&d->dev_lock, NULL);
+	pthread_cond_init(&d->dev_cond, NULL);
+	pthread_mutex_init(&d->fin_lock, NULL);
+	/* signals are handled by the loop only; threads inherit the mask */
+	sigemptyset(&set);
+	for (i = 0; i < 3; i++)
+		sigaddset(&set, sigs[i]);
+	sigaddset(&set, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+
+	ret = open_device(d);
+	if (ret)
+		return 1;
+	d->base = event_base_new();
+	if (!d->base)
+		return 1;
+	for (i = 0; i < 3; i++) {
+		d->ev_sig[i] = evsignal_new(d->base, sigs[i], on_signal, d);
+		event_add(d->ev_sig[i], NULL);
+	}
+	/* libevent's signal handling needs the signals deliverable */
+	sigdelset(&set, SIGPIPE);
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	d->ev_timer = evtimer_new(d->base, on_timer, d);
+	d->fin_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	d->ev_fin = event_new(d->base, d->fin_efd, EV_READ | EV_PERSIST, on_fin, d);
+	event_add(d->ev_fin, NULL);
+
+	if (spawn_executor(d))
+		return 1;
+	ret = listen_socket(d);
+	if (ret)
+		return 1;
+	ptod_log(PTOD_LOG_INFO, "listening on %s", d->sock_path);
+	sd_notify_ready();
+
+	event_base_dispatch(d->base);
+
+	stop_executor(d);
+	for (i = 0; i < 3; i++)
+		event_free(d->ev_sig[i]);
+	event_free(d->ev_timer);
+	event_free(d->ev_fin);
+	if (d->ev_ready)
+		event_free(d->ev_ready);
+	event_base_free(d->base);
+	close(d->fin_efd);
+	close(d->dev_fd);
+	ptod_log(PTOD_LOG_INFO, "exit");
+	return 0;
+}

@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ptod.h - the AICPU daemon: shared structures of ptod.c (main thread:
+ * event loop, clients, executor supervision) and ptod_runner.c (one runner
+ * thread per client: submission stream -> pto2 runtime)
+ *
+ * Threads and what they own:
+ *
+ *  - the main thread runs the libevent loop and owns struct ptod and every
+ *    struct client (creation, the client list, destruction);
+ *  - each client has one runner thread (created at hello, joined by the
+ *    main thread after it reported itself finished) that reads the
+ *    client's submission stream and drives the client's pto2 runtime;
+ *  - pto2 starts its own scheduler threads for each run.
+ *
+ * See Documentation/runtime.rst for the design.
+ */
+#ifndef PTOD_H
+#define PTOD_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <linux/pto.h>
+
+#include "pto2_runtime.h"
+#include "pto_usdt.h"
+#include "pto_wire.h"
+
+#define PTOD_MAX_FUNC		256	/* kernel ids 0 .. 255 per client */
+#define PTOD_REC_MAX		4096	/* largest stream record */
+
+struct ptod;
+
+struct client {
+	struct ptod *d;
+	struct client *next;		/* d->clients (main thread) */
+	uint32_t id;
+	int sock;			/* closed only at destruction */
+	struct event *ev_read;
+	pid_t pid;
+	uid_t uid;
+	int cfd;			/* the client's /dev/ptoN file */
+	bool hello_done;
+
+	/* submission stream (in the client's GM buffer) */
+	struct pto_stream_hdr *sh;
+	uint8_t *sdata;
+	uint32_t ssize;			/* copied at hello, never re-read */
+	uint64_t tail;			/* runner: bytes consumed */
+	int efd;			/* eventfd: doorbell / stop wake-ups */
+
+	/* runtime (memory in GM, allocated by the daemon for this client) */
+	struct pto2_config cfg;
+	PTO2Runtime *rt;
+	uint32_t rt_handle;		/* GM_ALLOC handle on the AICPU file */
+	uint64_t rt_dev;
+	size_t rt_size;
+
+	/*
+	 * Kernel table, written by the main thread at KERNEL_REG (aligned
+	 * 64-bit atomic stores) and read by the runner and pto2's
+	 * schedulers at dispatch (cfg.kernel_addrs points at kaddrs).
+	 */
+	uint64_t kaddrs[PTOD_MAX_FUNC];
+	_Atomic int32_t ktype[PTOD_MAX_FUNC];	/* -1: not registered */
+
+	/* runner thread */
+	pthread_t runner;
+	bool runner_live;
+	_Atomic int stop_err;		/* != 0: stop (client gone, shutdown) */
+	_Atomic int in_run;		/* runner holds the device */
+	pthread_mutex_t send_lock;	/* serializes writes to @sock */
+
+	/* current graph: runner thread only */
+	uint64_t tag;
+	uint64_t *ph;			/* placeholder idx -> device address */
+	uint32_t ph_cap;
+	int gerr;			/* the daemon's own error of the graph */
+	char gmsg[1024];
+	bool err_sent;
+	uint8_t rec[PTOD_REC_MAX];	/* private copy of the current record */
+
+	/* set by the main thread under d->dev_lock (executor death) */
+	char note[512];
+
+	struct client *wait_next;	/* d->wait_head queue (dev_lock) */
+	struct client *fin_next;	/* d->fin list (fin_lock) */
+};
+
+struct ptod {
+	struct event_base *base;
+	const char *dev_path;
+	const char *sock_path;
+	const char *aicore_path;
+	bool verbose;
+	uint32_t aicore_spins;
+	uint32_t def_task_window;
+	uint64_t def_heap;
+
+	/* device, AICPU role: set up before any thread starts */
+	int dev_fd;
+	dev_t dev_rdev;
+	struct pto_info info;
+	uint8_t *regs;
+	uint8_t *gm;
+	struct pto2_device pdev;
+
+	int listen_fd;
+	struct event *ev_listen;
+	struct event *ev_sig[3];	/* SIGTERM, SIGINT, SIGCHLD */
+	struct event *ev_timer;		/* executor restart / crash fix-up */
+	struct event *ev_fin;		/* runner finished (fin_efd) */
+	struct event *ev_ready;		/* executor ready pipe */
+	int fin_efd;
+
+	struct client *clients;		/* main thread */
+	uint32_t next_id;
+
+	/* executor (main thread) */
+	pid_t exec_pid;
+	int exec_ready_fd;
+	uint32_t exec_restarts;
+	int64_t exec_dead_since;	/* ns, 0 = alive */
+	char exec_death[256];
+
+	/*
+	 * dev_lock protects the device token: @owner (the client whose run
+	 * uses the cores), the FIFO of clients waiting for it, @exec_ready
+	 * and @shutting_down, and client->note. dev_cond signals changes.
+	 */
+	pthread_mutex_t dev_lock;
+	pthread_cond_t dev_cond;
+	struct client *owner;
+	struct client *wait_head, *wait_tail;
+	bool exec_ready;
+	bool shutting_down;
+
+	/* fin_lock protects @fin: clients whose runner has finished */
+	pthread_mutex_t fin_lock;
+	struct client *fin;
+};
+
+/* ptod.c */
+__attribute__((format(printf, 2, 3)))
+void ptod_log(int level, const char *fmt, ...);
+int ptod_send(struct client *c, struct pto_msg *m);
+static inline struct pto_core_regs *ptod_core(struct ptod *d, uint32_t c)
+{
+	return (struct pto_core_regs *)(void *)(d->regs + PTO_REGS_CORE_OFFSET) + c;
+}
+static inline void *ptod_gm(struct ptod *d, uint64_t dev, uint64_t len)
+{
+	uint64_t base = d->info.gm_dev_base;
+
+	if (dev < base || dev - base > d->info.gm_size ||
+	    len > d->info.gm_size - (dev - base))
+		return NULL;
+	return d->gm + (dev - base);
+}
+int ptod_kick(void *ctx, uint32_t core);
+
+/* ptod_runner.c */
+void *ptod_runner_main(void *arg);
+
+#define PTOD_LOG_ERR	0
+#define PTOD_LOG_WARN	1
+#define PTOD_LOG_INFO	2
+#define PTOD_LOG_DEBUG	3
+
+#endif /* PTOD_H */

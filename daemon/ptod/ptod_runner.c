@@ -1,0 +1,591 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ptod_runner.c - one runner thread per client
+ *
+ * The runner reads the client's submission stream (a ring in a GM buffer
+ * the client owns, see pto_wire.h). A GRAPH_BEGIN record starts a graph:
+ * the runner waits for the device (runs are serialized, FIFO), prepares
+ * the cores (payload addresses, reset handshake) and runs the pto2
+ * runtime with the stream reader as the orchestration function, on this
+ * thread: every SCOPE / SUBMIT record becomes the pto2 call of the same
+ * name, GRAPH_END returns. Then it waits for the run, gives the device
+ * back and reports DONE(tag, status, message) to the client.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ptod.h"
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#endif
+}
+
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* ---- Stream ------------------------------------------------------------------ */
+
+/*
+ * Next record, copied into c->rec (the client can write its buffer at any
+ * time; we only ever look at our copy). Blocks: spins briefly, then parks
+ * (reader_parked = 1, full fence, recheck, sleep on the eventfd the main
+ * thread writes at DOORBELL). Returns NULL when the client must stop
+ * (stop_err) or violated the format (then stop_err is set).
+ */
+static struct pto_rec *stream_next(struct client *c)
+{
+	struct pto_stream_hdr *sh = c->sh;
+	uint32_t spins = 0;
+
+	for (;;) {
+		uint64_t head;
+		uint32_t off, len;
+		struct pto_rec r;
+
+		if (atomic_load(&c->stop_err))
+			return NULL;
+		head = atomic_load_explicit(&sh->head, memory_order_acquire);
+		if (head == c->tail) {
+			struct pollfd pfd = { .fd = c->efd, .events = POLLIN };
+			uint64_t v;
+
+			if (++spins < 2000) {
+				cpu_relax();
+				continue;
+			}
+			spins = 0;
+			atomic_store_explicit(&sh->reader_parked, 1,
+					      memory_order_seq_cst);
+			atomic_thread_fence(memory_order_seq_cst);
+			if (atomic_load_explicit(&sh->head,
+						 memory_order_acquire) != c->tail)
+				continue;	/* the client clears the flag */
+			if (poll(&pfd, 1, 1000) > 0 &&
+			    read(c->efd, &v, sizeof(v)) < 0)
+				(void)0;
+			continue;
+		}
+		off = (uint32_t)(c->tail & (c->ssize - 1));
+		if (head - c->tail > c->ssize || off + sizeof(r) > c->ssize)
+			goto bad;
+		memcpy(&r, c->sdata + off, sizeof(r));
+		len = r.len;
+		if (len < sizeof(r) || len % 8 || len > PTOD_REC_MAX ||
+		    len > c->ssize - off || len > head - c->tail)
+			goto bad;
+		if (r.type == PTO_REC_PAD) {
+			c->tail += len;
+			atomic_store_explicit(&sh->tail, c->tail,
+					      memory_order_release);
+			continue;
+		}
+		memcpy(c->rec, c->sdata + off, len);
+		((struct pto_rec *)(void *)c->rec)->len = len;
+		return (struct pto_rec *)(void *)c->rec;
+	}
+bad:
+	ptod_log(PTOD_LOG_ERR, "client %u: corrupt submission stream at %" PRIu64,
+		 c->id, c->tail);
+	{
+		int exp = 0;
+
+		atomic_compare_exchange_strong(&c->stop_err, &exp, -EPROTO);
+	}
+	return NULL;
+}
+
+/* Consume the record returned by stream_next(); wake a waiting writer. */
+static void stream_consume(struct client *c, const struct pto_rec *r)
+{
+	struct pto_stream_hdr *sh = c->sh;
+
+	c->tail += r->len;
+	atomic_store_explicit(&sh->tail, c->tail, memory_order_release);
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&sh->writer_waiting, memory_order_relaxed) &&
+	    atomic_exchange(&sh->writer_waiting, 0)) {
+		struct pto_msg m;
+
+		memset(&m, 0, sizeof(m));
+		m.type = PTO_MSG_SPACE;
+		ptod_send(c, &m);
+	}
+}
+
+/* ---- Graph errors -------------------------------------------------------------- */
+
+static const char *stop_reason(int err)
+{
+	switch (err) {
+	case -ESHUTDOWN: return "ptod is shutting down: the graph was cancelled";
+	case -EPROTO: return "corrupt submission stream";
+	case -ECONNRESET: return "client disconnected: the graph was cancelled";
+	default: return strerror(-err);
+	}
+}
+
+__attribute__((format(printf, 3, 4)))
+static void graph_fail(struct client *c, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (c->gerr || pto2_rt_get_error(c->rt))
+		return;		/* the first error wins */
+	c->gerr = err;
+	va_start(ap, fmt);
+	vsnprintf(c->gmsg, sizeof(c->gmsg), fmt, ap);
+	va_end(ap);
+	ptod_log(PTOD_LOG_ERR, "client %u graph %" PRIu64 ": %s", c->id, c->tag,
+		 c->gmsg);
+	pto2_runtime_abort(c->rt, err);
+}
+
+static const char *graph_msg(struct client *c)
+{
+	return c->gerr ? c->gmsg : pto2_rt_get_error_msg(c->rt);
+}
+
+static int graph_err(struct client *c)
+{
+	return c->gerr ? c->gerr : pto2_rt_get_error(c->rt);
+}
+
+/* Early notice: the client's orchestration can stop submitting. */
+static void maybe_send_error(struct client *c)
+{
+	struct pto_msg m;
+
+	if (c->err_sent || !graph_err(c))
+		return;
+	c->err_sent = true;
+	memset(&m, 0, sizeof(m));
+	m.type = PTO_MSG_ERROR;
+	m.status = graph_err(c);
+	m.tag = c->tag;
+	snprintf(m.text, sizeof(m.text), "%s", graph_msg(c));
+	ptod_send(c, &m);
+}
+
+/* ---- Submit ---------------------------------------------------------------------- */
+
+static int ph_bind(struct client *c, uint32_t idx, uint64_t addr)
+{
+	if (idx >= c->ph_cap) {
+		uint32_t cap = c->ph_cap ? c->ph_cap : 256;
+		uint64_t *n;
+
+		while (cap <= idx)
+			cap *= 2;
+		n = realloc(c->ph, sizeof(*n) * cap);
+		if (!n)
+			return -ENOMEM;
+		memset(n + c->ph_cap, 0, sizeof(*n) * (cap - c->ph_cap));
+		c->ph = n;
+		c->ph_cap = cap;
+	}
+	c->ph[idx] = addr;
+	return 0;
+}
+
+/* Is [addr, addr + len) inside one GM buffer of this client's file? */
+static int check_client_range(struct client *c, uint64_t addr, uint64_t len)
+{
+	struct pto_gm_lookup lk;
+
+	memset(&lk, 0, sizeof(lk));
+	lk.size = sizeof(lk);
+	lk.dev_addr = addr;
+	lk.len = len ? len : 1;
+	if (ioctl(c->cfd, PTO_IOC_GM_LOOKUP, &lk))
+		return -errno;
+	return 0;
+}
+
+static void handle_submit(struct client *c, const struct pto_rec *r)
+{
+	const struct pto_rec_submit *s = (const void *)r;
+	Tensor t[PTO2_MAX_TASK_PARAMS];
+	PTOParam p[PTO2_MAX_TASK_PARAMS];
+	int32_t bind_idx[PTO2_MAX_TASK_PARAMS];
+	int32_t kid, wt, kt;
+	int i, n;
+
+	if (r->len < sizeof(*s))
+		goto bad;
+	n = s->nparams;
+	kid = s->kernel_id;
+	wt = s->worker_type;
+	if (n < 0 || n > PTO2_MAX_TASK_PARAMS ||
+	    r->len < sizeof(*s) + (size_t)n * sizeof(s->p[0]))
+		goto bad;
+	if (kid < 0 || kid >= PTOD_MAX_FUNC ||
+	    (kt = atomic_load(&c->ktype[kid])) < 0) {
+		graph_fail(c, -ENOENT,
+			   "submit: kernel %d is not registered (pto_kernel_load)",
+			   kid);
+		return;
+	}
+	if (kt != wt) {
+		graph_fail(c, -EINVAL,
+			   "submit: kernel %d is an %s kernel, submitted as worker type %d",
+			   kid, kt == PTO2_WORKER_CUBE ? "AIC" : "AIV", wt);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		const struct pto_rec_param *rp = &s->p[i];
+		uint64_t a;
+
+		bind_idx[i] = -1;
+		if (rp->type == PTO_PARAM_SCALAR) {
+			p[i] = make_scalar_param(rp->scalar);
+			continue;
+		}
+		if (rp->type != PTO_PARAM_INPUT && rp->type != PTO_PARAM_OUTPUT &&
+		    rp->type != PTO_PARAM_INOUT) {
+			graph_fail(c, -EINVAL,
+				   "submit: param %d of kernel %d has type %d",
+				   i, kid, rp->type);
+			return;
+		}
+		t[i] = rp->tensor;
+		a = t[i].addr;
+		if (PTO_IS_PH(a)) {
+			uint32_t idx = PTO_PH_IDX(a);
+
+			if (idx && idx < c->ph_cap && c->ph[idx]) {
+				t[i].addr = c->ph[idx] + PTO_PH_OFF(a);
+			} else if (rp->type == PTO_PARAM_OUTPUT && idx &&
+				   !PTO_PH_OFF(a)) {
+				t[i].addr = 0;	/* the runtime allocates it */
+				bind_idx[i] = (int32_t)idx;
+			} else {
+				graph_fail(c, -EINVAL,
+					   "submit: param %d of kernel %d reads an intermediate tensor that was never produced",
+					   i, kid);
+				return;
+			}
+		} else if (!a) {
+			graph_fail(c, -EINVAL,
+				   "submit: param %d of kernel %d has address 0",
+				   i, kid);
+			return;
+		} else {
+			int ret = check_client_range(c, a, t[i].size);
+
+			if (ret) {
+				graph_fail(c, -EACCES,
+					   "submit: param %d of kernel %d: [0x%" PRIx64 ", +%" PRIu64 ") is not inside a GM buffer of this client (%s)",
+					   i, kid, a, t[i].size, strerror(-ret));
+				return;
+			}
+		}
+		p[i].type = rp->type;
+		p[i].pad_ = 0;
+		p[i].tensor = &t[i];
+		p[i].scalar_value = 0;
+	}
+	PTO_PROBE3(ptod, submit, c->id, kid, n);
+	pto2_rt_submit_task(c->rt, kid, wt, p, n);
+	for (i = 0; i < n; i++)
+		if (bind_idx[i] > 0 && t[i].addr &&
+		    ph_bind(c, (uint32_t)bind_idx[i], t[i].addr))
+			graph_fail(c, -ENOMEM, "out of memory");
+	return;
+bad:
+	graph_fail(c, -EPROTO, "malformed SUBMIT record");
+}
+
+/* The orchestration function of a run: replay the stream. */
+static int reader_entry(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	struct client *c = (struct client *)(uintptr_t)args[0];
+
+	(void)rt;
+	(void)argc;
+	for (;;) {
+		struct pto_rec *r = stream_next(c);
+
+		if (!r) {
+			int err = atomic_load(&c->stop_err);
+
+			graph_fail(c, err, "%s", stop_reason(err));
+			return err;
+		}
+		switch (r->type) {
+		case PTO_REC_GRAPH_END:
+			stream_consume(c, r);
+			return 0;
+		case PTO_REC_SCOPE_BEGIN:
+			pto2_rt_scope_begin(c->rt);
+			break;
+		case PTO_REC_SCOPE_END:
+			pto2_rt_scope_end(c->rt);
+			break;
+		case PTO_REC_SUBMIT:
+			if (!graph_err(c))
+				handle_submit(c, r);
+			break;
+		default:
+			graph_fail(c, -EPROTO, "unexpected record type %u in a graph",
+				   r->type);
+			break;
+		}
+		stream_consume(c, r);
+		maybe_send_error(c);
+	}
+}
+
+/* ---- Device token ------------------------------------------------------------------- */
+
+static int dev_acquire(struct client *c)
+{
+	struct ptod *d = c->d;
+	int ret = 0;
+
+	pthread_mutex_lock(&d->dev_lock);
+	c->wait_next = NULL;
+	if (d->wait_tail)
+		d->wait_tail->wait_next = c;
+	else
+		d->wait_head = c;
+	d->wait_tail = c;
+	for (;;) {
+		ret = atomic_load(&c->stop_err);
+		if (!ret && d->shutting_down)
+			ret = -ESHUTDOWN;
+		if (ret)
+			break;
+		if (d->wait_head == c && !d->owner && d->exec_ready)
+			break;
+		pthread_cond_wait(&d->dev_cond, &d->dev_lock);
+	}
+	/* leave the queue */
+	{
+		struct client **pp = &d->wait_head, *prev = NULL;
+
+		while (*pp && *pp != c) {
+			prev = *pp;
+			pp = &(*pp)->wait_next;
+		}
+		if (*pp) {
+			*pp = c->wait_next;
+			if (d->wait_tail == c)
+				d->wait_tail = prev;
+		}
+	}
+	if (!ret) {
+		d->owner = c;
+		c->note[0] = 0;
+		atomic_store(&c->in_run, 1);
+	}
+	pthread_cond_broadcast(&d->dev_cond);
+	pthread_mutex_unlock(&d->dev_lock);
+	return ret;
+}
+
+static void dev_release(struct client *c)
+{
+	struct ptod *d = c->d;
+
+	pthread_mutex_lock(&d->dev_lock);
+	if (d->owner == c)
+		d->owner = NULL;
+	atomic_store(&c->in_run, 0);
+	pthread_cond_broadcast(&d->dev_cond);
+	pthread_mutex_unlock(&d->dev_lock);
+}
+
+/*
+ * Point every core's task register at this runtime's payload slot and
+ * bring DATA_MAIN_BASE back to IDLE with a handshake (the executor answers
+ * COND = IDLE), so that task ids restarting at 0 are never mistaken for
+ * values a core has already seen.
+ */
+static int dev_prepare(struct client *c)
+{
+	struct ptod *d = c->d;
+	PTO2SharedMemoryHeader *sm = pto2_runtime_sm(c->rt);
+	uint32_t n = d->info.nr_cores, i;
+	int64_t deadline = mono_ns() + 5000000000LL;
+
+	for (i = 0; i < n; i++) {
+		struct pto_core_regs *r = ptod_core(d, i);
+
+		if (atomic_load((_Atomic uint32_t *)&r->state) != PTO_CORE_ONLINE) {
+			snprintf(c->gmsg, sizeof(c->gmsg),
+				 "core %u is not online (executor down)", i);
+			return c->gerr = -EIO;
+		}
+		atomic_store_explicit((_Atomic uint64_t *)&r->task,
+				      c->rt_dev + sm->payload_offset +
+				      (uint64_t)i * sm->payload_stride,
+				      memory_order_relaxed);
+		if (atomic_load((_Atomic uint32_t *)&r->data_main_base) !=
+		    PTO_DMB_IDLE) {
+			atomic_store_explicit((_Atomic uint32_t *)&r->data_main_base,
+					      PTO_DMB_IDLE, memory_order_release);
+			atomic_thread_fence(memory_order_seq_cst);
+			if (atomic_load((_Atomic uint32_t *)&r->parked))
+				ptod_kick(d, i);
+		}
+	}
+	atomic_thread_fence(memory_order_seq_cst);
+	for (i = 0; i < n; i++) {
+		struct pto_core_regs *r = ptod_core(d, i);
+
+		while (atomic_load_explicit((_Atomic uint32_t *)&r->cond,
+					    memory_order_acquire) != PTO_COND_IDLE) {
+			if (atomic_load((_Atomic uint32_t *)&r->state) !=
+			    PTO_CORE_ONLINE || mono_ns() > deadline) {
+				snprintf(c->gmsg, sizeof(c->gmsg),
+					 "core %u did not return to idle (executor down or hung)",
+					 i);
+				return c->gerr = -EIO;
+			}
+			if (atomic_load((_Atomic uint32_t *)&r->parked))
+				ptod_kick(d, i);
+			usleep(100);
+		}
+	}
+	return 0;
+}
+
+/* Discard the records of a graph that cannot run, up to its GRAPH_END. */
+static void drain_graph(struct client *c)
+{
+	for (;;) {
+		struct pto_rec *r = stream_next(c);
+
+		if (!r)
+			return;
+		stream_consume(c, r);
+		if (r->type == PTO_REC_GRAPH_END)
+			return;
+	}
+}
+
+static void send_done(struct client *c, int status, const char *msg)
+{
+	struct pto_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.type = PTO_MSG_DONE;
+	m.status = status;
+	m.tag = c->tag;
+	snprintf(m.text, sizeof(m.text), "%s", msg ? msg : "");
+	ptod_send(c, &m);
+}
+
+static void run_graph(struct client *c)
+{
+	struct ptod *d = c->d;
+	uint64_t arg = (uintptr_t)c;
+	struct pto2_stats st;
+	int64_t t0 = mono_ns();
+	char msg[PTO_MSG_TEXT];
+	int ret;
+
+	c->gerr = 0;
+	c->gmsg[0] = 0;
+	c->err_sent = false;
+	if (c->ph)
+		memset(c->ph, 0, sizeof(*c->ph) * c->ph_cap);
+
+	ret = dev_acquire(c);
+	if (ret) {
+		drain_graph(c);
+		send_done(c, ret, stop_reason(ret));
+		return;
+	}
+	/* before the run starts: no error of it can be recorded in pto2 yet */
+	ret = dev_prepare(c);
+	if (ret) {
+		ptod_log(PTOD_LOG_ERR, "client %u graph %" PRIu64 ": %s", c->id,
+			 c->tag, c->gmsg);
+		dev_release(c);
+		drain_graph(c);
+		send_done(c, ret, c->gmsg);
+		return;
+	}
+	PTO_PROBE2(ptod, graph_start, c->id, c->tag);
+	ret = pto2_runtime_orchestrate(c->rt, reader_entry, &arg, 1);
+	if (ret == -EBUSY || (ret == -EINVAL && !c->gerr &&
+			      !pto2_rt_get_error(c->rt))) {
+		/* the run did not start */
+		dev_release(c);
+		drain_graph(c);
+		send_done(c, ret, "cannot start a run");
+		return;
+	}
+	ret = pto2_runtime_wait(c->rt, 0);
+	pto2_runtime_get_stats(c->rt, &st);
+	pthread_mutex_lock(&d->dev_lock);
+	if (atomic_load(&c->stop_err)) {
+		/* stopped from outside (the main thread aborted the run) */
+		ret = atomic_load(&c->stop_err);
+		snprintf(msg, sizeof(msg), "%s", stop_reason(ret));
+	} else {
+		snprintf(msg, sizeof(msg), "%s%s%s", ret ? graph_msg(c) : "",
+			 ret && c->note[0] ? "\n" : "", ret ? c->note : "");
+		if (c->gerr)
+			ret = c->gerr;
+	}
+	pthread_mutex_unlock(&d->dev_lock);
+	dev_release(c);
+	PTO_PROBE4(ptod, graph_done, c->id, c->tag, ret, st.tasks_completed);
+	ptod_log(ret ? PTOD_LOG_WARN : PTOD_LOG_INFO,
+		 "client %u graph %" PRIu64 ": %s (%d), %" PRIu64 "/%" PRIu64
+		 " tasks, %.3f ms", c->id, c->tag, ret ? "failed" : "done", ret,
+		 st.tasks_completed, st.tasks_submitted,
+		 (double)(mono_ns() - t0) / 1e6);
+	send_done(c, ret, msg);
+}
+
+void *ptod_runner_main(void *arg)
+{
+	struct client *c = arg;
+	struct ptod *d = c->d;
+	uint64_t one = 1;
+
+	for (;;) {
+		struct pto_rec *r = stream_next(c);
+
+		if (!r)
+			break;
+		if (r->type != PTO_REC_GRAPH_BEGIN) {
+			ptod_log(PTOD_LOG_WARN,
+				 "client %u: record type %u outside a graph, ignored",
+				 c->id, r->type);
+			stream_consume(c, r);
+			continue;
+		}
+		c->tag = r->tag;
+		stream_consume(c, r);
+		run_graph(c);
+	}
+	pthread_mutex_lock(&d->fin_lock);
+	c->fin_next = d->fin;
+	d->fin = c;
+	pthread_mutex_unlock(&d->fin_lock);
+	if (write(d->fin_efd, &one, sizeof(one)) < 0)
+		ptod_log(PTOD_LOG_ERR, "fin eventfd: %m");
+	return NULL;
+}

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libpto.h - client library of the emulated PTO2 device
+ *
+ * A client connects to ptod (the AICPU daemon) over a unix socket and hands
+ * it its own /dev/ptoN file. Through that file it allocates and maps GM
+ * buffers (only its own: ptod checks every address a client names against
+ * the client's file). Kernels are shared objects uploaded into GM and
+ * registered under a function id. Graphs are built by orchestration code
+ * written against pto/pto_orchestration_api.h, which runs in the client's
+ * process: every pto2_rt_* call appends a record to a submission ring in a
+ * GM buffer that ptod reads, so that submitting a task costs no system
+ * call (ptod is only woken with a socket doorbell when it sleeps).
+ *
+ *	pto_client *c;
+ *	pto_connect(NULL, &c);			// $PTO_SOCKET, $PTO_DEVICE
+ *	pto_buf_alloc(c, bytes, &b);		// pto_buf_ptr(b): host pointer
+ *	pto_kernel_load(c, 0, PTO2_WORKER_VECTOR, "add.so");
+ *	ret = pto_run(c, aicpu_orchestration_entry, args, n, msg, sizeof(msg));
+ *	pto_disconnect(c);
+ *
+ * Tensor addresses given to the orchestration are device addresses
+ * (pto_buf_dev_addr()). make_tensor() intermediates get their addresses in
+ * the daemon; in the client they carry placeholders (see pto_wire.h).
+ *
+ * Every function returns 0 or a negative errno. A pto_client is not
+ * thread-safe: use it from one thread at a time.
+ *
+ * Environment: PTO_SOCKET (default /run/pto/ptod.sock), PTO_DEVICE
+ * (default /dev/pto0); PTO2_RING_TASK_WINDOW, PTO2_RING_HEAP,
+ * PTO2_RING_DEP_POOL and PTO2_READY_QUEUE_SHARDS are sent to ptod at
+ * connect and configure this client's runtime (an invalid value makes
+ * pto_connect() fail with -EINVAL and the reason in pto_last_error()).
+ */
+#ifndef PTO_LIBPTO_H
+#define PTO_LIBPTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <pto/pto_orchestration_api.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LIBPTO_VERSION_MAJOR	1
+#define LIBPTO_VERSION_MINOR	0
+
+typedef struct pto_client pto_client;
+typedef struct pto_buf pto_buf;
+
+/* Connection. @socket_path NULL: $PTO_SOCKET or /run/pto/ptod.sock. */
+int pto_connect(const char *socket_path, pto_client **out);
+void pto_disconnect(pto_client *c);
+/* Message of the last failed call on @c (or of pto_connect: c NULL). */
+const char *pto_last_error(const pto_client *c);
+uint32_t pto_nr_aic(const pto_client *c);
+uint32_t pto_nr_aiv(const pto_client *c);
+
+/* GM buffers, mapped into the caller (MAP_SHARED, read/write). */
+int pto_buf_alloc(pto_client *c, size_t len, pto_buf **out);
+void pto_buf_free(pto_buf *b);
+void *pto_buf_ptr(const pto_buf *b);
+uint64_t pto_buf_dev_addr(const pto_buf *b);
+size_t pto_buf_size(const pto_buf *b);
+
+/*
+ * Kernels: upload a shared object exporting pto_kernel_entry (see
+ * pto/pto_kernel.h) into GM and register it as @func_id for cores of
+ * @worker_type (PTO2_WORKER_CUBE: AIC, PTO2_WORKER_VECTOR: AIV).
+ */
+int pto_kernel_load(pto_client *c, int32_t func_id, PTO2WorkerType worker_type,
+		    const char *so_path);
+int pto_kernel_load_mem(pto_client *c, int32_t func_id,
+			PTO2WorkerType worker_type, const void *so, size_t len);
+
+/*
+ * Graphs. The PTO2Runtime handle given to orchestration code; the
+ * pto2_rt_* functions of pto_orchestration_api.h are exported by libpto
+ * and operate on the graph begun last.
+ */
+PTO2Runtime *pto_client_runtime(pto_client *c);
+/* Start a graph; *tag identifies it for pto_graph_wait(). */
+int pto_graph_begin(pto_client *c, uint64_t *tag);
+/* End the graph: pto2_rt_orchestration_done() (idempotent). */
+int pto_graph_end(pto_client *c);
+/*
+ * Wait for graph @tag: 0 when every task completed, else the negative
+ * errno of the first failure, with the diagnosis copied to @msg (may be
+ * NULL). Graphs of one client run in order.
+ */
+int pto_graph_wait(pto_client *c, uint64_t tag, char *msg, size_t msglen);
+
+/* begin, @entry(rt, args, argc), end, wait. */
+int pto_run(pto_client *c, pto2_orchestration_entry_fn entry, uint64_t *args,
+	    int argc, char *msg, size_t msglen);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PTO_LIBPTO_H */

@@ -1,0 +1,834 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libpto.c - client library of the emulated PTO2 device (see libpto.h)
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/pto.h>
+#include <pto/libpto.h>
+
+#include "pto_usdt.h"
+#include "pto_wire.h"
+
+#define PTO_EXPORT __attribute__((visibility("default")))
+
+/* The PTO2Runtime handle orchestration code sees: the first member of
+ * struct pto_client. */
+struct PTO2Runtime {
+	struct pto_client *c;
+};
+
+struct pto_buf {
+	struct pto_client *c;
+	struct pto_buf *next;	/* c->kblobs (kernel blobs only) */
+	uint32_t handle;
+	uint64_t dev_addr;
+	size_t len;
+	void *ptr;
+};
+
+struct done_ent {
+	uint64_t tag;
+	int status;
+	char *msg;
+};
+
+struct pto_client {
+	PTO2Runtime rt;
+	int sock;
+	int fd;			/* our /dev/ptoN, role CLIENT */
+	struct pto_info info;
+	uint32_t nr_aic, nr_aiv;
+
+	/* submission stream */
+	pto_buf *stream;
+	struct pto_stream_hdr *sh;
+	uint8_t *sdata;
+	uint32_t ssize;
+	uint64_t head;		/* bytes produced (published at each record) */
+	bool space;		/* MSG_SPACE received */
+
+	/* graphs */
+	uint64_t next_tag;
+	uint64_t cur_tag;
+	bool in_graph;
+	bool orch_done;
+	bool cur_done;		/* DONE of the graph being built arrived */
+	uint32_t next_ph;	/* placeholder index of the current graph */
+	int err;		/* current graph: first error (local or ptod's) */
+	char errmsg[PTO_MSG_TEXT];
+
+	struct done_ent *done;	/* finished graphs not yet waited for */
+	size_t ndone, capdone;
+
+	pto_buf *kblobs;	/* kernel blobs, kept while connected */
+	char last_error[PTO_MSG_TEXT];
+};
+
+static _Thread_local char connect_error[512];
+
+__attribute__((format(printf, 3, 4)))
+static int seterr(pto_client *c, int err, const char *fmt, ...)
+{
+	va_list ap;
+	char *buf = c ? c->last_error : connect_error;
+	size_t len = c ? sizeof(c->last_error) : sizeof(connect_error);
+
+	va_start(ap, fmt);
+	vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+PTO_EXPORT const char *pto_last_error(const pto_client *c)
+{
+	return c ? c->last_error : connect_error;
+}
+
+PTO_EXPORT uint32_t pto_nr_aic(const pto_client *c)
+{
+	return c->nr_aic;
+}
+
+PTO_EXPORT uint32_t pto_nr_aiv(const pto_client *c)
+{
+	return c->nr_aiv;
+}
+
+/* ---- Messages --------------------------------------------------------------- */
+
+static int msg_send(pto_client *c, struct pto_msg *m, int pass_fd)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} cm;
+	struct iovec iov = { m, offsetof(struct pto_msg, text) + strlen(m->text) + 1 };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	ssize_t n;
+
+	if (pass_fd >= 0) {
+		struct cmsghdr *ch;
+
+		memset(&cm, 0, sizeof(cm));
+		mh.msg_control = cm.buf;
+		mh.msg_controllen = sizeof(cm.buf);
+		ch = CMSG_FIRSTHDR(&mh);
+		ch->cmsg_level = SOL_SOCKET;
+		ch->cmsg_type = SCM_RIGHTS;
+		ch->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(ch), &pass_fd, sizeof(int));
+	}
+	do
+		n = sendmsg(c->sock, &mh, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	return n == (ssize_t)iov.iov_len ? 0 : -EIO;
+}
+
+static void done_push(pto_client *c, const struct pto_msg *m)
+{
+	if (c->ndone == c->capdone) {
+		size_t cap = c->capdone ? 2 * c->capdone : 8;
+		struct done_ent *n = realloc(c->done, cap * sizeof(*n));
+
+		if (!n)
+			return;	/* the wait will report -ENOMEM */
+		c->done = n;
+		c->capdone = cap;
+	}
+	c->done[c->ndone].tag = m->tag;
+	c->done[c->ndone].status = m->status;
+	c->done[c->ndone].msg = strdup(m->text);
+	c->ndone++;
+}
+
+/*
+ * Receive and handle one message. Returns its type (> 0), 0 if none was
+ * waiting (non-blocking), or -errno (-ECONNRESET: ptod went away).
+ */
+static int msg_recv(pto_client *c, struct pto_msg *m, bool block)
+{
+	ssize_t n;
+
+	memset(m, 0, offsetof(struct pto_msg, text) + 1);
+	do
+		n = recv(c->sock, m, sizeof(*m), block ? 0 : MSG_DONTWAIT);
+	while (n < 0 && errno == EINTR);
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		return 0;
+	if (n < 0)
+		return -errno;
+	if (n == 0)
+		return -ECONNRESET;
+	if ((size_t)n < offsetof(struct pto_msg, text) + 1)
+		return -EPROTO;
+	m->text[sizeof(m->text) - 1] = 0;
+	switch (m->type) {
+	case PTO_MSG_SPACE:
+		c->space = true;
+		break;
+	case PTO_MSG_ERROR:
+		if (c->in_graph && m->tag == c->cur_tag && !c->err) {
+			c->err = m->status;
+			snprintf(c->errmsg, sizeof(c->errmsg), "%s", m->text);
+		}
+		break;
+	case PTO_MSG_DONE:
+		/* a graph still being built that ended: its error stops it */
+		if (c->in_graph && m->tag == c->cur_tag) {
+			c->cur_done = true;
+			if (m->status && !c->err) {
+				c->err = m->status;
+				snprintf(c->errmsg, sizeof(c->errmsg), "%s",
+					 m->text);
+			}
+		}
+		done_push(c, m);
+		break;
+	default:
+		break;
+	}
+	return (int)m->type;
+}
+
+/* Send a request and wait for its REPLY (handling others meanwhile). */
+static int request(pto_client *c, struct pto_msg *m, int pass_fd)
+{
+	int ret = msg_send(c, m, pass_fd);
+
+	if (ret)
+		return seterr(c, ret, "cannot talk to ptod: %s", strerror(-ret));
+	for (;;) {
+		ret = msg_recv(c, m, true);
+		if (ret < 0)
+			return seterr(c, ret, "ptod: %s", strerror(-ret));
+		if (ret == PTO_MSG_REPLY)
+			break;
+	}
+	if (m->status)
+		seterr(c, m->status, "%s", m->text[0] ? m->text :
+		       strerror(-m->status));
+	return m->status;
+}
+
+/* ---- Buffers ---------------------------------------------------------------------- */
+
+PTO_EXPORT int pto_buf_alloc(pto_client *c, size_t len, pto_buf **out)
+{
+	struct pto_gm_alloc ga = { .size = sizeof(ga) };
+	pto_buf *b;
+	int ret;
+
+	*out = NULL;
+	if (!len)
+		return seterr(c, -EINVAL, "zero-length buffer");
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	ga.len = len;
+	if (ioctl(c->fd, PTO_IOC_GM_ALLOC, &ga)) {
+		ret = -errno;
+		free(b);
+		return seterr(c, ret, "GM_ALLOC of %zu bytes: %s", len,
+			      strerror(-ret));
+	}
+	b->c = c;
+	b->handle = ga.handle;
+	b->dev_addr = ga.dev_addr;
+	b->len = len;
+	b->ptr = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, c->fd,
+		      (off_t)ga.mmap_offset);
+	if (b->ptr == MAP_FAILED) {
+		struct pto_gm_free f = { .size = sizeof(f), .handle = ga.handle };
+
+		ret = -errno;
+		ioctl(c->fd, PTO_IOC_GM_FREE, &f);
+		free(b);
+		return seterr(c, ret, "mmap of a GM buffer: %s", strerror(-ret));
+	}
+	*out = b;
+	return 0;
+}
+
+PTO_EXPORT void pto_buf_free(pto_buf *b)
+{
+	struct pto_gm_free f = { .size = sizeof(f) };
+
+	if (!b)
+		return;
+	munmap(b->ptr, b->len);
+	f.handle = b->handle;
+	ioctl(b->c->fd, PTO_IOC_GM_FREE, &f);
+	free(b);
+}
+
+PTO_EXPORT void *pto_buf_ptr(const pto_buf *b)
+{
+	return b->ptr;
+}
+
+PTO_EXPORT uint64_t pto_buf_dev_addr(const pto_buf *b)
+{
+	return b->dev_addr;
+}
+
+PTO_EXPORT size_t pto_buf_size(const pto_buf *b)
+{
+	return b->len;
+}
+
+/* ---- Connect ------------------------------------------------------------------------ */
+
+static const char *const env_names[PTO_HELLO_ENV_N] = {
+	"PTO2_RING_TASK_WINDOW", "PTO2_RING_HEAP", "PTO2_RING_DEP_POOL",
+	"PTO2_READY_QUEUE_SHARDS",
+};
+
+PTO_EXPORT int pto_connect(const char *socket_path, pto_client **out)
+{
+	struct pto_set_role role = { .size = sizeof(role), .role = PTO_ROLE_CLIENT };
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	const char *dev = getenv("PTO_DEVICE");
+	struct pto_msg m;
+	pto_client *c;
+	int i, ret;
+
+	*out = NULL;
+	if (!socket_path)
+		socket_path = getenv("PTO_SOCKET");
+	if (!socket_path || !*socket_path)
+		socket_path = PTO_DEFAULT_SOCKET;
+	if (!dev || !*dev)
+		dev = "/dev/pto0";
+	if (strlen(socket_path) >= sizeof(sa.sun_path))
+		return seterr(NULL, -ENAMETOOLONG, "socket path too long");
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->rt.c = c;
+	c->sock = -1;
+	c->fd = open(dev, O_RDWR | O_CLOEXEC);
+	if (c->fd < 0) {
+		ret = seterr(NULL, -errno, "open %s: %s", dev, strerror(errno));
+		goto fail;
+	}
+	c->info.size = sizeof(c->info);
+	if (ioctl(c->fd, PTO_IOC_GET_INFO, &c->info) ||
+	    ioctl(c->fd, PTO_IOC_SET_ROLE, &role)) {
+		ret = seterr(NULL, -errno, "%s: %s", dev, strerror(errno));
+		goto fail;
+	}
+	/* the submission stream */
+	ret = pto_buf_alloc(c, PTO_STREAM_HDR_SIZE + PTO_STREAM_DEFAULT_SIZE,
+			    &c->stream);
+	if (ret) {
+		seterr(NULL, ret, "%s", c->last_error);
+		goto fail;
+	}
+	c->sh = pto_buf_ptr(c->stream);
+	c->sdata = (uint8_t *)c->sh + PTO_STREAM_HDR_SIZE;
+	c->ssize = PTO_STREAM_DEFAULT_SIZE;
+	memset(c->sh, 0, PTO_STREAM_HDR_SIZE);
+	c->sh->magic = PTO_STREAM_MAGIC;
+	c->sh->data_size = c->ssize;
+
+	c->sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (c->sock < 0) {
+		ret = seterr(NULL, -errno, "socket: %s", strerror(errno));
+		goto fail;
+	}
+	strcpy(sa.sun_path, socket_path);
+	if (connect(c->sock, (struct sockaddr *)&sa, sizeof(sa))) {
+		ret = seterr(NULL, -errno, "connect %s: %s (is ptod running?)",
+			     socket_path, strerror(errno));
+		goto fail;
+	}
+	memset(&m, 0, sizeof(m));
+	m.type = PTO_MSG_HELLO;
+	m.u.hello.wire_version = PTO_WIRE_VERSION;
+	m.u.hello.stream_addr = pto_buf_dev_addr(c->stream);
+	m.u.hello.stream_len = pto_buf_size(c->stream);
+	for (i = 0; i < PTO_HELLO_ENV_N; i++) {
+		const char *v = getenv(env_names[i]);
+
+		if (!v)
+			continue;
+		if (strlen(v) >= PTO_HELLO_ENV_LEN) {
+			ret = seterr(NULL, -EINVAL, "%s is too long", env_names[i]);
+			goto fail;
+		}
+		strcpy(m.u.hello.env[i], v);
+		m.u.hello.env_set |= 1u << i;
+	}
+	ret = request(c, &m, c->fd);
+	if (ret) {
+		seterr(NULL, ret, "%s", c->last_error);
+		goto fail;
+	}
+	c->nr_aic = m.u.hello_reply.nr_aic;
+	c->nr_aiv = m.u.hello_reply.nr_aiv;
+	*out = c;
+	return 0;
+fail:
+	pto_disconnect(c);
+	return ret;
+}
+
+PTO_EXPORT void pto_disconnect(pto_client *c)
+{
+	pto_buf *b;
+	size_t i;
+
+	if (!c)
+		return;
+	if (c->sock >= 0)
+		close(c->sock);
+	while ((b = c->kblobs)) {
+		c->kblobs = b->next;
+		pto_buf_free(b);
+	}
+	pto_buf_free(c->stream);
+	if (c->fd >= 0)
+		close(c->fd);
+	for (i = 0; i < c->ndone; i++)
+		free(c->done[i].msg);
+	free(c->done);
+	free(c);
+}
+
+/* ---- Kernels ------------------------------------------------------------------------ */
+
+PTO_EXPORT int pto_kernel_load_mem(pto_client *c, int32_t func_id,
+				   PTO2WorkerType worker_type, const void *so,
+				   size_t len)
+{
+	struct pto_kblob_hdr *h;
+	struct pto_msg m;
+	pto_buf *b;
+	int ret;
+
+	if (!so || !len || len > PTO_KBLOB_MAX_SIZE)
+		return seterr(c, -EINVAL, "kernel %d: bad size %zu", func_id, len);
+	ret = pto_buf_alloc(c, PTO_KBLOB_HDR_SIZE + len, &b);
+	if (ret)
+		return ret;
+	h = pto_buf_ptr(b);
+	memset(h, 0, sizeof(*h));
+	h->magic = PTO_KBLOB_MAGIC;
+	h->version = PTO_KBLOB_VERSION;
+	h->size = len;
+	if (getrandom(&h->uid, sizeof(h->uid), 0) != sizeof(h->uid))
+		h->uid = ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)b ^
+			 (uint64_t)time(NULL);
+	h->func_id = func_id;
+	h->core_type = worker_type;
+	memcpy((uint8_t *)h + PTO_KBLOB_HDR_SIZE, so, len);
+
+	memset(&m, 0, sizeof(m));
+	m.type = PTO_MSG_KERNEL_REG;
+	m.u.kreg.func_id = func_id;
+	m.u.kreg.core_type = worker_type;
+	m.u.kreg.blob_addr = pto_buf_dev_addr(b);
+	ret = request(c, &m, -1);
+	if (ret) {
+		pto_buf_free(b);
+		return ret;
+	}
+	b->next = c->kblobs;
+	c->kblobs = b;
+	return 0;
+}
+
+PTO_EXPORT int pto_kernel_load(pto_client *c, int32_t func_id,
+			       PTO2WorkerType worker_type, const char *so_path)
+{
+	struct stat st;
+	void *p;
+	int fd, ret;
+
+	fd = open(so_path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return seterr(c, -errno, "%s: %s", so_path, strerror(errno));
+	if (fstat(fd, &st) || st.st_size <= 0) {
+		close(fd);
+		return seterr(c, -EINVAL, "%s: empty or unreadable", so_path);
+	}
+	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED)
+		return seterr(c, -errno, "%s: %s", so_path, strerror(errno));
+	ret = pto_kernel_load_mem(c, func_id, worker_type, p, (size_t)st.st_size);
+	munmap(p, (size_t)st.st_size);
+	return ret;
+}
+
+/* ---- Submission stream --------------------------------------------------------------- */
+
+static void stream_publish(pto_client *c)
+{
+	struct pto_stream_hdr *sh = c->sh;
+
+	atomic_store_explicit(&sh->head, c->head, memory_order_release);
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&sh->reader_parked, memory_order_relaxed) &&
+	    atomic_exchange(&sh->reader_parked, 0)) {
+		struct pto_msg m;
+
+		memset(&m, 0, sizeof(m));
+		m.type = PTO_MSG_DOORBELL;
+		PTO_PROBE0(libpto, doorbell);
+		msg_send(c, &m, -1);
+	}
+}
+
+__attribute__((format(printf, 3, 4)))
+static void graph_fail(pto_client *c, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (c->err)
+		return;
+	c->err = err;
+	va_start(ap, fmt);
+	vsnprintf(c->errmsg, sizeof(c->errmsg), fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * Room for a record of @len bytes (a multiple of 16) at the head; a PAD
+ * record fills the end of the ring first if needed. Blocks while the ring
+ * is full: writer_waiting = 1, full fence, recheck, then wait for
+ * MSG_SPACE on the socket.
+ */
+static void *stream_reserve(pto_client *c, uint32_t len)
+{
+	struct pto_stream_hdr *sh = c->sh;
+	struct pto_msg m;
+
+	for (;;) {
+		uint32_t off = (uint32_t)(c->head & (c->ssize - 1));
+		uint32_t to_end = c->ssize - off;
+		uint32_t need = to_end < len ? to_end + len : len;
+		uint64_t tail = atomic_load_explicit(&sh->tail, memory_order_acquire);
+
+		if (c->ssize - (c->head - tail) >= need) {
+			if (to_end < len) {
+				struct pto_rec *pad = (void *)(c->sdata + off);
+
+				pad->type = PTO_REC_PAD;
+				pad->len = to_end;
+				pad->tag = 0;
+				c->head += to_end;
+				off = 0;
+			}
+			return c->sdata + off;
+		}
+		stream_publish(c);
+		PTO_PROBE1(libpto, stream_full, c->head);
+		c->space = false;
+		atomic_store_explicit(&sh->writer_waiting, 1, memory_order_seq_cst);
+		atomic_thread_fence(memory_order_seq_cst);
+		if (c->ssize - (c->head - atomic_load(&sh->tail)) >= need)
+			continue;
+		while (!c->space) {
+			int ret = msg_recv(c, &m, true);
+
+			if (ret < 0) {
+				graph_fail(c, ret, "lost the connection to ptod: %s",
+					   strerror(-ret));
+				return NULL;
+			}
+			/* ptod ended this graph (it failed): nobody reads on */
+			if (c->cur_done)
+				return NULL;
+		}
+	}
+}
+
+static void stream_commit(pto_client *c, uint32_t len)
+{
+	c->head += len;
+	stream_publish(c);
+}
+
+static int stream_simple(pto_client *c, uint32_t type, uint64_t tag)
+{
+	struct pto_rec *r = stream_reserve(c, sizeof(*r));
+
+	if (!r)
+		return c->err;
+	r->type = type;
+	r->len = sizeof(*r);
+	r->tag = tag;
+	stream_commit(c, sizeof(*r));
+	return 0;
+}
+
+/* ---- Graphs ---------------------------------------------------------------------------- */
+
+PTO_EXPORT PTO2Runtime *pto_client_runtime(pto_client *c)
+{
+	return &c->rt;
+}
+
+PTO_EXPORT int pto_graph_begin(pto_client *c, uint64_t *tag)
+{
+	int ret;
+
+	if (c->in_graph)
+		return seterr(c, -EBUSY, "a graph is already being built");
+	c->cur_tag = ++c->next_tag;
+	c->in_graph = true;
+	c->orch_done = false;
+	c->cur_done = false;
+	c->next_ph = 0;
+	c->err = 0;
+	c->errmsg[0] = 0;
+	ret = stream_simple(c, PTO_REC_GRAPH_BEGIN, c->cur_tag);
+	if (ret) {
+		c->in_graph = false;
+		return seterr(c, ret, "%s", c->errmsg);
+	}
+	if (tag)
+		*tag = c->cur_tag;
+	PTO_PROBE1(libpto, graph_begin, c->cur_tag);
+	return 0;
+}
+
+PTO_EXPORT int pto_graph_end(pto_client *c)
+{
+	if (!c->in_graph)
+		return seterr(c, -EINVAL, "no graph is being built");
+	if (!c->orch_done) {
+		c->orch_done = true;
+		stream_simple(c, PTO_REC_GRAPH_END, c->cur_tag);
+	}
+	c->in_graph = false;
+	PTO_PROBE1(libpto, graph_end, c->cur_tag);
+	return 0;
+}
+
+PTO_EXPORT int pto_graph_wait(pto_client *c, uint64_t tag, char *msg,
+			      size_t msglen)
+{
+	struct pto_msg m;
+	size_t i;
+	int ret;
+
+	if (msg && msglen)
+		msg[0] = 0;
+	for (;;) {
+		for (i = 0; i < c->ndone; i++) {
+			if (c->done[i].tag != tag)
+				continue;
+			ret = c->done[i].status;
+			PTO_PROBE2(libpto, graph_done, tag, ret);
+			if (msg && msglen)
+				snprintf(msg, msglen, "%s",
+					 c->done[i].msg ? c->done[i].msg : "");
+			if (ret)
+				seterr(c, ret, "%s", c->done[i].msg ?
+				       c->done[i].msg : strerror(-ret));
+			free(c->done[i].msg);
+			c->done[i] = c->done[--c->ndone];
+			return ret;
+		}
+		ret = msg_recv(c, &m, true);
+		if (ret < 0) {
+			if (msg && msglen)
+				snprintf(msg, msglen, "lost the connection to ptod: %s",
+					 strerror(-ret));
+			return seterr(c, ret, "lost the connection to ptod: %s",
+				      strerror(-ret));
+		}
+	}
+}
+
+PTO_EXPORT int pto_run(pto_client *c, pto2_orchestration_entry_fn entry,
+		       uint64_t *args, int argc, char *msg, size_t msglen)
+{
+	int local_err, ret, oret;
+	char local_msg[PTO_MSG_TEXT];
+	uint64_t tag;
+
+	ret = pto_graph_begin(c, &tag);
+	if (ret)
+		return ret;
+	oret = entry(&c->rt, args, argc);
+	local_err = c->err;
+	snprintf(local_msg, sizeof(local_msg), "%s", c->errmsg);
+	pto_graph_end(c);
+	ret = pto_graph_wait(c, tag, msg, msglen);
+	if (!ret && local_err) {
+		/* an error found in this process (e.g. invalid parameters) */
+		ret = local_err;
+		if (msg && msglen)
+			snprintf(msg, msglen, "%s", local_msg);
+		seterr(c, ret, "%s", local_msg);
+	}
+	if (!ret && oret < 0) {
+		ret = oret;
+		if (msg && msglen)
+			snprintf(msg, msglen, "orchestration function returned %d",
+				 oret);
+		seterr(c, ret, "orchestration function returned %d", oret);
+	}
+	return ret;
+}
+
+/* ---- The PTO2 orchestration API, client side ------------------------------------------- */
+
+PTO_EXPORT void pto2_rt_submit_task(PTO2Runtime *rt, int32_t kernel_id,
+				    PTO2WorkerType worker_type,
+				    PTOParam *params, int32_t num_params)
+{
+	pto_client *c = rt->c;
+	struct pto_rec_submit *s;
+	uint32_t len;
+	int32_t i;
+
+	if (c->err)
+		return;
+	if (!c->in_graph || c->orch_done) {
+		graph_fail(c, -EINVAL, "submit %s",
+			   c->in_graph ? "after pto2_rt_orchestration_done()" :
+			   "outside of a graph");
+		return;
+	}
+	if (num_params < 0 || num_params > PTO2_MAX_TASK_PARAMS ||
+	    (num_params && !params)) {
+		graph_fail(c, -EINVAL,
+			   "submit: %d params (kernel %d); at most %d allowed",
+			   num_params, kernel_id, PTO2_MAX_TASK_PARAMS);
+		return;
+	}
+	for (i = 0; i < num_params; i++) {
+		int32_t t = (int32_t)params[i].type;
+
+		if (t == PTO_PARAM_SCALAR)
+			continue;
+		if ((t != PTO_PARAM_INPUT && t != PTO_PARAM_OUTPUT &&
+		     t != PTO_PARAM_INOUT) || !params[i].tensor) {
+			graph_fail(c, -EINVAL,
+				   "submit: param %d of kernel %d is not a valid tensor/scalar param",
+				   i, kernel_id);
+			return;
+		}
+		if (t != PTO_PARAM_OUTPUT && !params[i].tensor->addr) {
+			graph_fail(c, -EINVAL,
+				   "submit: param %d of kernel %d reads a tensor that was never produced (addr 0)",
+				   i, kernel_id);
+			return;
+		}
+	}
+	len = (uint32_t)(sizeof(*s) + (size_t)num_params * sizeof(s->p[0]));
+	len = (len + 15) & ~15u;
+	s = stream_reserve(c, len);
+	if (!s)
+		return;
+	s->h.type = PTO_REC_SUBMIT;
+	s->h.len = len;
+	s->h.tag = c->cur_tag;
+	s->kernel_id = kernel_id;
+	s->worker_type = worker_type;
+	s->nparams = num_params;
+	s->pad = 0;
+	for (i = 0; i < num_params; i++) {
+		struct pto_rec_param *p = &s->p[i];
+		Tensor *t = params[i].tensor;
+
+		p->type = (int32_t)params[i].type;
+		p->pad = 0;
+		p->scalar = params[i].scalar_value;
+		if (p->type == PTO_PARAM_SCALAR) {
+			memset(&p->tensor, 0, sizeof(p->tensor));
+			continue;
+		}
+		/* an intermediate's first OUTPUT: give it a placeholder */
+		if (p->type == PTO_PARAM_OUTPUT && !t->addr) {
+			if (c->next_ph >= PTO_PH_MAX_IDX) {
+				graph_fail(c, -ENOSPC,
+					   "more than %u intermediate tensors in one graph",
+					   PTO_PH_MAX_IDX);
+				return;
+			}
+			t->addr = PTO_PH_MAKE(++c->next_ph);
+		}
+		p->tensor = *t;
+	}
+	PTO_PROBE3(libpto, submit, c->cur_tag, kernel_id, num_params);
+	stream_commit(c, len);
+}
+
+PTO_EXPORT void pto2_rt_scope_begin(PTO2Runtime *rt)
+{
+	pto_client *c = rt->c;
+
+	if (c->in_graph && !c->orch_done)
+		stream_simple(c, PTO_REC_SCOPE_BEGIN, c->cur_tag);
+}
+
+PTO_EXPORT void pto2_rt_scope_end(PTO2Runtime *rt)
+{
+	pto_client *c = rt->c;
+
+	if (c->in_graph && !c->orch_done)
+		stream_simple(c, PTO_REC_SCOPE_END, c->cur_tag);
+}
+
+PTO_EXPORT void pto2_rt_orchestration_done(PTO2Runtime *rt)
+{
+	pto_client *c = rt->c;
+
+	if (!c->in_graph || c->orch_done)
+		return;
+	c->orch_done = true;
+	stream_simple(c, PTO_REC_GRAPH_END, c->cur_tag);
+}
+
+PTO_EXPORT void pto2_rt_init_tensor_pool(PTO2Runtime *rt)
+{
+	(void)rt;
+}
+
+PTO_EXPORT int pto2_rt_get_error(PTO2Runtime *rt)
+{
+	pto_client *c = rt->c;
+	struct pto_msg m;
+
+	/* pick up an early ERROR notice without blocking */
+	while (!c->err) {
+		int ret = msg_recv(c, &m, false);
+
+		if (ret < 0)
+			graph_fail(c, ret, "lost the connection to ptod: %s",
+				   strerror(-ret));
+		if (ret <= 0)
+			break;
+	}
+	return c->err;
+}
+
+PTO_EXPORT const char *pto2_rt_get_error_msg(PTO2Runtime *rt)
+{
+	return rt->c->err ? rt->c->errmsg : "";
+}

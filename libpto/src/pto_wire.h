@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: MIT
+/*
+ * pto_wire.h - formats shared by libpto, ptod and pto-aicore (private)
+ *
+ * Three formats live here, all documented in Documentation/runtime.rst:
+ *
+ *  1. The kernel blob: what libpto writes into a client GM buffer before
+ *     the bytes of a kernel .so; the dispatch payload's function_bin_addr
+ *     points at this header and pto-aicore loads the .so from it.
+ *  2. The submission stream: a single-producer (client) single-consumer
+ *     (ptod) ring of records in a client-owned GM buffer. The client's
+ *     orchestration appends SUBMIT / SCOPE / GRAPH records; ptod replays
+ *     them into its pto2 runtime. Virtio-style suppression both ways:
+ *     ptod sets @reader_parked before it sleeps and the client sends a
+ *     socket doorbell only if it finds the flag set; the client sets
+ *     @writer_waiting when the ring is full and ptod sends MSG_SPACE only
+ *     if it finds that flag set.
+ *  3. The control messages on the unix socket (SOCK_SEQPACKET: one
+ *     message per packet).
+ *
+ * Not an installed header: these formats may change together with the
+ * three programs, which are always built from one tree.
+ */
+#ifndef PTO_WIRE_H
+#define PTO_WIRE_H
+
+#include <stdatomic.h>
+#include <stdalign.h>
+#include <stdint.h>
+
+#include <pto/pto_orchestration_api.h>
+
+/* ---- 1. Kernel blob ------------------------------------------------------ */
+
+#define PTO_KBLOB_MAGIC		0x4b4f5450u	/* "PTOK" */
+#define PTO_KBLOB_VERSION	1
+#define PTO_KBLOB_HDR_SIZE	64
+#define PTO_KBLOB_MAX_SIZE	(64u << 20)	/* .so bytes */
+
+/**
+ * struct pto_kblob_hdr - header before a kernel .so in GM (64 bytes).
+ * @magic: PTO_KBLOB_MAGIC.
+ * @version: PTO_KBLOB_VERSION.
+ * @size: bytes of the .so that follow the header.
+ * @uid: 64-bit random id of this upload: pto-aicore caches loaded kernels
+ *	by (device address, @uid), so a buffer reused for another kernel is
+ *	never mistaken for the old one.
+ * @func_id: the kernel id it was registered as (diagnostics).
+ * @core_type: PTO2_WORKER_CUBE or PTO2_WORKER_VECTOR (diagnostics).
+ */
+struct pto_kblob_hdr {
+	uint32_t magic;
+	uint32_t version;
+	uint64_t size;
+	uint64_t uid;
+	int32_t func_id;
+	int32_t core_type;
+	uint8_t reserved[32];
+};
+
+/* ---- 2. Submission stream ------------------------------------------------ */
+
+#define PTO_STREAM_MAGIC	0x4d525453u	/* "STRM" */
+#define PTO_STREAM_HDR_SIZE	512
+#define PTO_STREAM_DEFAULT_SIZE	(1u << 20)	/* whole buffer */
+
+/**
+ * struct pto_stream_hdr - start of the stream buffer.
+ * @magic, @data_size: set by the client before hello; @data_size is a
+ *	power of two, the data area follows the header.
+ * @head: bytes produced (client, release), monotonic.
+ * @tail: bytes consumed (ptod, release), monotonic.
+ * @reader_parked: ptod sets it (seq_cst) before it sleeps; the client
+ *	exchanges it with 0 after publishing and sends MSG_DOORBELL if it
+ *	was 1.
+ * @writer_waiting: the client sets it when the ring is full; ptod
+ *	exchanges it with 0 after consuming and sends MSG_SPACE if it was 1.
+ */
+struct pto_stream_hdr {
+	uint32_t magic;
+	uint32_t data_size;
+	alignas(64) _Atomic uint64_t head;
+	alignas(64) _Atomic uint64_t tail;
+	alignas(64) _Atomic uint32_t reader_parked;
+	alignas(64) _Atomic uint32_t writer_waiting;
+};
+
+_Static_assert(sizeof(struct pto_stream_hdr) <= PTO_STREAM_HDR_SIZE,
+	       "stream header too large");
+
+/* Record types. Every record starts with struct pto_rec, 8-byte aligned,
+ * and never wraps: a PAD record fills the end of the ring instead. */
+enum {
+	PTO_REC_PAD = 1,
+	PTO_REC_GRAPH_BEGIN,	/* tag */
+	PTO_REC_SCOPE_BEGIN,
+	PTO_REC_SCOPE_END,
+	PTO_REC_SUBMIT,
+	PTO_REC_GRAPH_END,	/* orchestration_done */
+};
+
+struct pto_rec {
+	uint32_t type;
+	uint32_t len;		/* bytes including this header, multiple of 8 */
+	uint64_t tag;		/* GRAPH_BEGIN / GRAPH_END: the graph's tag */
+};
+
+/*
+ * Intermediate tensors (make_tensor(), addr 0) get a placeholder address
+ * in the client when first passed as an OUTPUT: PTO_PH_BASE | idx << 32,
+ * idx counting from 1 per graph. ptod binds idx to the address its
+ * runtime assigns and translates every later use; the low 32 bits are an
+ * offset the orchestration may have added.
+ */
+#define PTO_PH_BASE		0xff00000000000000ULL
+#define PTO_PH_MASK		0xff00000000000000ULL
+#define PTO_PH_MAX_IDX		0x00ffffffU
+#define PTO_IS_PH(a)		(((a) & PTO_PH_MASK) == PTO_PH_BASE)
+#define PTO_PH_IDX(a)		((uint32_t)(((a) >> 32) & PTO_PH_MAX_IDX))
+#define PTO_PH_OFF(a)		((uint32_t)(a))
+#define PTO_PH_MAKE(i)		(PTO_PH_BASE | ((uint64_t)(i) << 32))
+
+struct pto_rec_param {
+	int32_t type;		/* PTO_PARAM_* */
+	uint32_t pad;
+	uint64_t scalar;
+	Tensor tensor;		/* valid unless SCALAR */
+};
+
+struct pto_rec_submit {
+	struct pto_rec h;
+	int32_t kernel_id;
+	int32_t worker_type;
+	int32_t nparams;
+	uint32_t pad;
+	struct pto_rec_param p[];	/* nparams */
+};
+
+/* ---- 3. Control messages --------------------------------------------------- */
+
+#define PTO_WIRE_VERSION	1
+#define PTO_DEFAULT_SOCKET	"/run/pto/ptod.sock"
+#define PTO_MSG_TEXT		3072
+
+enum {
+	/* client -> ptod */
+	PTO_MSG_HELLO = 1,	/* + SCM_RIGHTS: the client's /dev/ptoN fd */
+	PTO_MSG_KERNEL_REG,	/* register a kernel blob */
+	PTO_MSG_DOORBELL,	/* stream has records (reader was parked) */
+	PTO_MSG_PING,
+	/* ptod -> client */
+	PTO_MSG_REPLY = 100,	/* to HELLO / KERNEL_REG / PING */
+	PTO_MSG_SPACE,		/* stream has room again */
+	PTO_MSG_ERROR,		/* the running graph failed (early notice) */
+	PTO_MSG_DONE,		/* graph @tag finished with @status */
+};
+
+#define PTO_HELLO_ENV_N		4
+#define PTO_HELLO_ENV_LEN	64
+
+struct pto_msg_hello {
+	uint32_t wire_version;
+	uint32_t env_set;		/* bit i: env[i] valid */
+	uint64_t stream_addr;		/* device address of the stream buffer */
+	uint64_t stream_len;
+	/* PTO2_RING_TASK_WINDOW, _HEAP, _DEP_POOL, PTO2_READY_QUEUE_SHARDS */
+	char env[PTO_HELLO_ENV_N][PTO_HELLO_ENV_LEN];
+};
+
+struct pto_msg_hello_reply {
+	uint32_t ctx_id;
+	uint32_t nr_aic;
+	uint32_t nr_aiv;
+	uint32_t task_window;
+	uint64_t heap_size;
+};
+
+struct pto_msg_kreg {
+	int32_t func_id;
+	int32_t core_type;
+	uint64_t blob_addr;		/* device address of pto_kblob_hdr */
+};
+
+struct pto_msg {
+	uint32_t type;
+	int32_t status;			/* replies, DONE, ERROR: 0 or -errno */
+	uint64_t tag;			/* DONE / ERROR: graph tag */
+	union {
+		struct pto_msg_hello hello;
+		struct pto_msg_hello_reply hello_reply;
+		struct pto_msg_kreg kreg;
+	} u;
+	char text[PTO_MSG_TEXT];	/* REPLY/DONE/ERROR: message or "" */
+};
+
+#endif /* PTO_WIRE_H */

@@ -1,0 +1,531 @@
+// SPDX-License-Identifier: MIT
+/*
+ * pto_e2e - end-to-end client for the VM tests (selftests/e2e/run.sh)
+ *
+ * Runs the examples through libpto and ptod with the examples' own input
+ * generators and double-precision goldens (examples/<name>/golden.c), and
+ * a few failure scenarios:
+ *
+ *   pto_e2e vector [CASE...]      vector_example, golden check
+ *   pto_e2e bgemm                 bgemm, golden check
+ *   pto_e2e pa [CASE...]          paged_attention, golden check
+ *   pto_e2e deadlock N            one scope of N tasks (expects -EDEADLK
+ *                                 when PTO2_RING_TASK_WINDOW < N + 1)
+ *   pto_e2e crash                 a kernel that segfaults (expects -EIO)
+ *   pto_e2e stream SECONDS        keeps submitting small tasks (to be
+ *                                 killed mid-stream); prints READY first
+ *   pto_e2e badbuf                names a buffer it does not own
+ *                                 (expects -EACCES)
+ *
+ * Build directory of the examples: -d DIR (default: build/examples next to
+ * this program's build/selftests/e2e). Prints one line per case:
+ *   CASE <name>: PASS|FAIL ...
+ * and exits non-zero if any failed.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <pto/libpto.h>
+#include <pto/pto_kernel.h>
+
+#include "../../examples/common/ex_common.h"
+#include "../../examples/vector_example/vector_case.h"
+#include "../../examples/bgemm/bgemm_case.h"
+#include "../../examples/paged_attention/pa_case.h"
+
+static char exdir[PATH_MAX + 64];
+static char e2edir[PATH_MAX + 64];
+static pto_client *cl;
+
+struct kdesc {
+	int32_t id;
+	const char *so;
+	int32_t type;
+};
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int load_kernels(const char *ex, const struct kdesc *k, size_t n)
+{
+	char path[PATH_MAX + 192];
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		int ret;
+
+		snprintf(path, sizeof(path), "%s/%s/%s", exdir, ex, k[i].so);
+		ret = pto_kernel_load(cl, k[i].id, k[i].type, path);
+		if (ret) {
+			fprintf(stderr, "kernel %s: %s\n", path, pto_last_error(cl));
+			return ret;
+		}
+	}
+	return 0;
+}
+
+static pto2_orchestration_entry_fn load_orch(const char *ex)
+{
+	char path[PATH_MAX + 192];
+	void *dl;
+	pto2_orchestration_entry_fn fn;
+
+	snprintf(path, sizeof(path), "%s/%s/orch.so", exdir, ex);
+	dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!dl) {
+		fprintf(stderr, "%s\n", dlerror());
+		return NULL;
+	}
+	fn = (pto2_orchestration_entry_fn)(uintptr_t)dlsym(dl,
+							   "aicpu_orchestration_entry");
+	if (!fn)
+		fprintf(stderr, "%s: no aicpu_orchestration_entry\n", path);
+	return fn;
+}
+
+static pto_buf *gm_copy(const void *src, size_t len)
+{
+	pto_buf *b;
+
+	if (pto_buf_alloc(cl, len, &b)) {
+		fprintf(stderr, "GM alloc %zu: %s\n", len, pto_last_error(cl));
+		return NULL;
+	}
+	if (src)
+		memcpy(pto_buf_ptr(b), src, len);
+	else
+		memset(pto_buf_ptr(b), 0, len);
+	return b;
+}
+
+static int report_run(const char *name, int ret, const char *msg,
+		      struct ex_cmp *cmp, unsigned long tasks, double ms)
+{
+	if (ret) {
+		printf("CASE %s: FAIL status=%d (%s) %s\n", name, ret,
+		       strerror(-ret), msg);
+		return 0;
+	}
+	char suffix[48];
+
+	snprintf(suffix, sizeof(suffix), " [%.1f ms end to end]", ms);
+	return ex_report(name, suffix, cmp, tasks);
+}
+
+/* ---- vector_example ------------------------------------------------------------ */
+
+static int run_vector(int argc, char **argv)
+{
+	static const struct kdesc k[] = {
+		{ VEC_FUNC_ADD, "aiv_add.so", PTO2_WORKER_VECTOR },
+		{ VEC_FUNC_ADD_SCALAR, "aiv_add_scalar.so", PTO2_WORKER_VECTOR },
+		{ VEC_FUNC_MUL, "aiv_mul.so", PTO2_WORKER_VECTOR },
+	};
+	pto2_orchestration_entry_fn orch = load_orch("vector_example");
+	size_t n = VEC_N, ci, i;
+	int failed = 0;
+
+	if (!orch || load_kernels("vector_example", k, 3))
+		return 1;
+	for (ci = 0; ci < vec_num_cases; ci++) {
+		const struct vec_case *vc = &vec_cases[ci];
+		float *a = malloc(n * 4), *b = malloc(n * 4);
+		double *ref = malloc(n * sizeof(double));
+		pto_buf *ga, *gb, *gf;
+		struct ex_cmp cmp;
+		char msg[4096], name[64];
+		uint64_t args[VEC_NARGS];
+		double t0;
+		int ret, sel = argc == 0;
+
+		for (i = 0; i < (size_t)argc; i++)
+			sel |= !strcmp(argv[i], vc->name);
+		if (!sel)
+			continue;
+		vec_gen_inputs(vc, a, b, n);
+		vec_golden(a, b, ref, n);
+		ga = gm_copy(a, n * 4);
+		gb = gm_copy(b, n * 4);
+		gf = gm_copy(NULL, n * 4);
+		if (!ga || !gb || !gf)
+			return 1;
+		memset(pto_buf_ptr(gf), 0xff, n * 4);
+		args[VEC_ARG_A] = pto_buf_dev_addr(ga);
+		args[VEC_ARG_B] = pto_buf_dev_addr(gb);
+		args[VEC_ARG_F] = pto_buf_dev_addr(gf);
+		args[VEC_ARG_N] = n;
+		t0 = now_ms();
+		ret = pto_run(cl, orch, args, VEC_NARGS, msg, sizeof(msg));
+		ex_cmp_init(&cmp, VEC_TOL);
+		for (i = 0; !ret && i < n; i++)
+			ex_cmp_add(&cmp, ref[i], ((float *)pto_buf_ptr(gf))[i]);
+		snprintf(name, sizeof(name), "vector/%s", vc->name);
+		failed += !report_run(name, ret, msg, &cmp, VEC_TASKS, now_ms() - t0);
+		pto_buf_free(ga);
+		pto_buf_free(gb);
+		pto_buf_free(gf);
+		free(a);
+		free(b);
+		free(ref);
+	}
+	return failed ? 1 : 0;
+}
+
+/* ---- bgemm ---------------------------------------------------------------------------- */
+
+static int run_bgemm(void)
+{
+	static const struct kdesc k[] = {
+		{ BGEMM_FUNC_GEMM_TILE, "aic_gemm_tile.so", PTO2_WORKER_CUBE },
+		{ BGEMM_FUNC_TILE_ADD, "aiv_tile_add.so", PTO2_WORKER_VECTOR },
+	};
+	pto2_orchestration_entry_fn orch = load_orch("bgemm");
+	int failed = 0;
+	size_t ci, i;
+
+	if (!orch || load_kernels("bgemm", k, 2))
+		return 1;
+	for (ci = 0; ci < bgemm_num_cases; ci++) {
+		float *a = malloc(BGEMM_A_ELEMS * 4), *b = malloc(BGEMM_B_ELEMS * 4);
+		float *cm = malloc(BGEMM_C_ELEMS * 4);
+		double *ref = malloc(BGEMM_C_ELEMS * sizeof(double));
+		pto_buf *ga, *gb, *gc;
+		struct ex_cmp cmp;
+		uint64_t args[BGEMM_NARGS];
+		char msg[4096], name[64];
+		double t0;
+		int ret;
+
+		bgemm_gen_inputs(&bgemm_cases[ci], a, b, cm);
+		bgemm_golden(a, b, ref);
+		ga = gm_copy(a, BGEMM_A_ELEMS * 4);
+		gb = gm_copy(b, BGEMM_B_ELEMS * 4);
+		gc = gm_copy(cm, BGEMM_C_ELEMS * 4);
+		if (!ga || !gb || !gc)
+			return 1;
+		args[BGEMM_ARG_A] = pto_buf_dev_addr(ga);
+		args[BGEMM_ARG_B] = pto_buf_dev_addr(gb);
+		args[BGEMM_ARG_C] = pto_buf_dev_addr(gc);
+		t0 = now_ms();
+		ret = pto_run(cl, orch, args, BGEMM_NARGS, msg, sizeof(msg));
+		ex_cmp_init(&cmp, BGEMM_TOL);
+		for (i = 0; !ret && i < BGEMM_C_ELEMS; i++)
+			ex_cmp_add(&cmp, ref[i], ((float *)pto_buf_ptr(gc))[i]);
+		snprintf(name, sizeof(name), "bgemm/%s", bgemm_cases[ci].name);
+		failed += !report_run(name, ret, msg, &cmp, BGEMM_TASKS,
+				      now_ms() - t0);
+		pto_buf_free(ga);
+		pto_buf_free(gb);
+		pto_buf_free(gc);
+		free(a);
+		free(b);
+		free(cm);
+		free(ref);
+	}
+	return failed ? 1 : 0;
+}
+
+/* ---- paged_attention ---------------------------------------------------------------------- */
+
+static int run_pa(int argc, char **argv)
+{
+	static const struct kdesc k[] = {
+		{ 0, "aic_qk_matmul.so", PTO2_WORKER_CUBE },
+		{ 1, "aiv_softmax_prepare.so", PTO2_WORKER_VECTOR },
+		{ 2, "aic_pv_matmul.so", PTO2_WORKER_CUBE },
+		{ 3, "aiv_online_update.so", PTO2_WORKER_VECTOR },
+		{ 5, "aiv_hub.so", PTO2_WORKER_VECTOR },
+	};
+	pto2_orchestration_entry_fn orch = load_orch("paged_attention");
+	int failed = 0;
+	size_t ci, i;
+
+	if (!orch || load_kernels("paged_attention", k, 5))
+		return 1;
+	for (ci = 0; ci < pa_num_cases; ci++) {
+		const struct pa_case *pc = &pa_cases[ci];
+		struct pa_inputs in;
+		pto_buf *g[7];
+		uint64_t args[PA_NARGS];
+		struct ex_cmp cmp;
+		char msg[4096], name[96];
+		double *ref, t0;
+		int ret, sel = argc == 0;
+
+		for (i = 0; i < (size_t)argc; i++)
+			sel |= !strcmp(argv[i], pc->name);
+		if (!sel)
+			continue;
+		if (pa_gen_inputs(pc, &in))
+			return 1;
+		ref = malloc(in.out_elems * sizeof(double));
+		pa_golden(&in, ref);
+		pa_orch_args(&in, args);
+		g[0] = gm_copy(in.query, in.q_elems * 2);
+		g[1] = gm_copy(in.key_cache, in.kv_elems * 2);
+		g[2] = gm_copy(in.value_cache, in.kv_elems * 2);
+		g[3] = gm_copy(in.block_table,
+			       (size_t)in.batch * in.max_blocks * sizeof(int32_t));
+		g[4] = gm_copy(in.context_lens, (size_t)in.batch * sizeof(int32_t));
+		g[5] = gm_copy(NULL, in.out_elems * sizeof(float));
+		g[6] = gm_copy(in.config, sizeof(in.config));
+		for (i = 0; i < 7; i++) {
+			if (!g[i])
+				return 1;
+			args[PA_ARG_QUERY + i] = pto_buf_dev_addr(g[i]);
+		}
+		t0 = now_ms();
+		ret = pto_run(cl, orch, args, PA_NARGS, msg, sizeof(msg));
+		ex_cmp_init(&cmp, PA_TOL);
+		for (i = 0; !ret && i < in.out_elems; i++)
+			ex_cmp_add(&cmp, ref[i], ((float *)pto_buf_ptr(g[5]))[i]);
+		snprintf(name, sizeof(name), "paged_attention/%s", pc->name);
+		failed += !report_run(name, ret, msg, &cmp, pa_task_count(&in),
+				      now_ms() - t0);
+		for (i = 0; i < 7; i++)
+			pto_buf_free(g[i]);
+		free(ref);
+		pa_free_inputs(&in);
+	}
+	return failed ? 1 : 0;
+}
+
+/* ---- failure scenarios -------------------------------------------------------------------- */
+
+static pto_buf *sc_x, *sc_y;
+static long sc_ntasks;
+static double sc_until;
+
+/* One scope of sc_ntasks independent ADD_SCALAR tasks writing y. */
+static int orch_scope(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	uint64_t shape[1] = { 1024 };
+	Tensor x = make_tensor_external((void *)(uintptr_t)pto_buf_dev_addr(sc_x),
+					shape, 1, PTO_DT_FP32);
+	long i;
+
+	(void)args;
+	(void)argc;
+	PTO2_SCOPE(rt) {
+		for (i = 0; i < sc_ntasks && !pto2_rt_get_error(rt); i++) {
+			Tensor t = make_tensor(shape, 1, PTO_DT_FP32);
+			PTOParam p[] = {
+				make_input_param(&x), make_output_param(&t),
+				make_scalar_param(pto_f32_arg(1.0f)),
+				make_scalar_param(1024),
+			};
+
+			pto2_rt_submit_task(rt, VEC_FUNC_ADD_SCALAR,
+					    PTO2_WORKER_VECTOR, p, 4);
+		}
+	}
+	return 0;
+}
+
+static int run_deadlock(long n)
+{
+	static const struct kdesc k[] = {
+		{ VEC_FUNC_ADD_SCALAR, "aiv_add_scalar.so", PTO2_WORKER_VECTOR },
+	};
+	char msg[4096];
+	int ret;
+
+	if (load_kernels("vector_example", k, 1))
+		return 1;
+	sc_x = gm_copy(NULL, 4096);
+	sc_ntasks = n;
+	ret = pto_run(cl, orch_scope, NULL, 0, msg, sizeof(msg));
+	printf("status=%d (%s)\n%s\n", ret, strerror(-ret), msg);
+	if (ret == -EDEADLK && strstr(msg, "Deadlock")) {
+		printf("CASE deadlock/%ld: PASS\n", n);
+		return 0;
+	}
+	printf("CASE deadlock/%ld: FAIL\n", n);
+	return 1;
+}
+
+/* a crash kernel then a good graph on the same connection */
+static int orch_crash(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	uint64_t shape[1] = { 1024 };
+	Tensor x = make_tensor_external((void *)(uintptr_t)pto_buf_dev_addr(sc_x),
+					shape, 1, PTO_DT_FP32);
+	Tensor y = make_tensor_external((void *)(uintptr_t)pto_buf_dev_addr(sc_y),
+					shape, 1, PTO_DT_FP32);
+	PTOParam p[] = { make_input_param(&x), make_output_param(&y) };
+
+	(void)args;
+	(void)argc;
+	pto2_rt_submit_task(rt, 9, PTO2_WORKER_VECTOR, p, 2);
+	return 0;
+}
+
+static int run_crash(void)
+{
+	char path[PATH_MAX + 192], msg[4096];
+	int ret;
+
+	snprintf(path, sizeof(path), "%s/crash_kernel.so", e2edir);
+	if (pto_kernel_load(cl, 9, PTO2_WORKER_VECTOR, path)) {
+		fprintf(stderr, "%s\n", pto_last_error(cl));
+		return 1;
+	}
+	sc_x = gm_copy(NULL, 4096);
+	sc_y = gm_copy(NULL, 4096);
+	ret = pto_run(cl, orch_crash, NULL, 0, msg, sizeof(msg));
+	printf("status=%d (%s)\n%s\n", ret, strerror(-ret), msg);
+	if (ret == -EIO && strstr(msg, "killed by signal")) {
+		printf("CASE crash: PASS\n");
+		return 0;
+	}
+	printf("CASE crash: FAIL\n");
+	return 1;
+}
+
+/* Long graph: keeps submitting chains until the deadline. */
+static int orch_stream(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	uint64_t shape[1] = { 1024 };
+	Tensor x = make_tensor_external((void *)(uintptr_t)pto_buf_dev_addr(sc_x),
+					shape, 1, PTO_DT_FP32);
+	long i = 0;
+
+	(void)args;
+	(void)argc;
+	printf("READY\n");
+	fflush(stdout);
+	while (now_ms() < sc_until && !pto2_rt_get_error(rt)) {
+		PTO2_SCOPE(rt) {
+			Tensor t = make_tensor(shape, 1, PTO_DT_FP32);
+			PTOParam p[] = {
+				make_input_param(&x), make_output_param(&t),
+				make_scalar_param(pto_f32_arg(1.0f)),
+				make_scalar_param(1024),
+			};
+
+			pto2_rt_submit_task(rt, VEC_FUNC_ADD_SCALAR,
+					    PTO2_WORKER_VECTOR, p, 4);
+		}
+		if (++i % 16 == 0)
+			usleep(1000);
+	}
+	return 0;
+}
+
+static int run_stream(double seconds)
+{
+	static const struct kdesc k[] = {
+		{ VEC_FUNC_ADD_SCALAR, "aiv_add_scalar.so", PTO2_WORKER_VECTOR },
+	};
+	char msg[4096];
+	int ret;
+
+	if (load_kernels("vector_example", k, 1))
+		return 1;
+	sc_x = gm_copy(NULL, 4096);
+	sc_until = now_ms() + seconds * 1e3;
+	ret = pto_run(cl, orch_stream, NULL, 0, msg, sizeof(msg));
+	printf("CASE stream: %s status=%d %s\n", ret ? "FAIL" : "PASS", ret, msg);
+	return ret ? 1 : 0;
+}
+
+static int orch_badbuf(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	uint64_t shape[1] = { 1024 };
+	/* GM the client does not own (200 MiB into GM: no buffer of ours) */
+	Tensor x = make_tensor_external((void *)(uintptr_t)(0x100000000ULL + (200ULL << 20)),
+					shape, 1, PTO_DT_FP32);
+	Tensor t = make_tensor(shape, 1, PTO_DT_FP32);
+	PTOParam p[] = {
+		make_input_param(&x), make_output_param(&t),
+		make_scalar_param(pto_f32_arg(1.0f)), make_scalar_param(1024),
+	};
+
+	(void)args;
+	(void)argc;
+	pto2_rt_submit_task(rt, VEC_FUNC_ADD_SCALAR, PTO2_WORKER_VECTOR, p, 4);
+	return 0;
+}
+
+static int run_badbuf(void)
+{
+	static const struct kdesc k[] = {
+		{ VEC_FUNC_ADD_SCALAR, "aiv_add_scalar.so", PTO2_WORKER_VECTOR },
+	};
+	char msg[4096];
+	int ret;
+
+	if (load_kernels("vector_example", k, 1))
+		return 1;
+	ret = pto_run(cl, orch_badbuf, NULL, 0, msg, sizeof(msg));
+	printf("status=%d (%s)\n%s\n", ret, strerror(-ret), msg);
+	if (ret == -EACCES) {
+		printf("CASE badbuf: PASS\n");
+		return 0;
+	}
+	printf("CASE badbuf: FAIL\n");
+	return 1;
+}
+
+int main(int argc, char **argv)
+{
+	char self[PATH_MAX];
+	ssize_t n;
+	int opt, ret;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n > 0) {
+		self[n] = 0;
+		*strrchr(self, '/') = 0;
+		snprintf(e2edir, sizeof(e2edir), "%s", self);
+		snprintf(exdir, sizeof(exdir), "%s/../../examples", self);
+	}
+	while ((opt = getopt(argc, argv, "d:")) != -1) {
+		if (opt == 'd')
+			snprintf(exdir, sizeof(exdir), "%s", optarg);
+		else
+			return 2;
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "usage: pto_e2e [-d EXDIR] vector|bgemm|pa|deadlock|crash|stream|badbuf ...\n");
+		return 2;
+	}
+	ret = pto_connect(NULL, &cl);
+	if (ret) {
+		printf("CASE connect: FAIL %s\n", pto_last_error(NULL));
+		return 1;
+	}
+	argv += optind;
+	argc -= optind;
+	if (!strcmp(argv[0], "vector"))
+		ret = run_vector(argc - 1, argv + 1);
+	else if (!strcmp(argv[0], "bgemm"))
+		ret = run_bgemm();
+	else if (!strcmp(argv[0], "pa"))
+		ret = run_pa(argc - 1, argv + 1);
+	else if (!strcmp(argv[0], "deadlock"))
+		ret = run_deadlock(argc > 1 ? atol(argv[1]) : 33);
+	else if (!strcmp(argv[0], "crash"))
+		ret = run_crash();
+	else if (!strcmp(argv[0], "stream"))
+		ret = run_stream(argc > 1 ? atof(argv[1]) : 10);
+	else if (!strcmp(argv[0], "badbuf"))
+		ret = run_badbuf();
+	else
+		ret = 2;
+	pto_disconnect(cl);
+	return ret;
+}
