@@ -20,7 +20,7 @@ BUILD := $(TOP)/build
 KDIR ?= $(firstword $(wildcard /usr/src/linux-headers-6.12*-amd64))
 
 USER_DIRS := daemon libpto daemon/aicore daemon/ptod tools/pto-run examples \
-	selftests/pto selftests/e2e bench/roundtrip bench/submit tools/pto-gm
+	selftests/pto selftests/e2e bench/roundtrip bench/submit bench/e2e tools/pto-gm
 
 .PHONY: all deps kmod user check check-native check-kmod check-vm demo \
 	bench bench-native bench-vm clean
@@ -73,6 +73,7 @@ bench-native: user
 
 bench-vm: kmod user
 	scripts/vm-run --module kmod/pto.ko -- build/bench/pto-bench-roundtrip
+	bench/e2e/run-vm.sh
 
 clean:
 	-$(MAKE) -C kmod clean

@@ -1,0 +1,66 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# pto-bench-e2e in the VM: builds on the host what the run needs, boots
+# the VM rig with pto.ko, starts ptod (as selftests/e2e/run.sh does: a
+# private socket, wait for "is ready" in its log), runs the benchmark
+# (which first runs the sim baseline, pto-bench-e2e-sim, in the same VM)
+# and stops ptod with SIGTERM.
+#
+#   bench/e2e/run-vm.sh [PTO-BENCH-E2E ARGS]     e.g. -n 1000 -l 200 -r 15
+#
+# Environment: VM_TIMEOUT (seconds, default 240).
+# Inside the VM the script runs itself again with --in-vm.
+
+set -u
+TOP=$(cd "$(dirname "$(readlink -f "$0")")/../.." && pwd)
+B=$TOP/build
+
+if [ "${1:-}" != --in-vm ]; then
+	set -e
+	make -C "$TOP/libpto"
+	make -C "$TOP/daemon/ptod"
+	make -C "$TOP/daemon/aicore"
+	make -C "$TOP/bench/e2e"
+	[ -f "$TOP/kmod/pto.ko" ] || make -C "$TOP" kmod
+	cd "$TOP"
+	exec scripts/vm-run --module kmod/pto.ko --timeout "${VM_TIMEOUT:-240}" \
+		-- "$TOP/bench/e2e/run-vm.sh" --in-vm "$@"
+fi
+shift
+
+TMP=$(mktemp -d /tmp/pto-bench-e2e.XXXXXX)
+export PTO_SOCKET=$TMP/ptod.sock
+PTOD_PID=
+
+cleanup() {
+	if [ -n "$PTOD_PID" ]; then
+		kill -9 "$PTOD_PID" 2>/dev/null
+		echo "# --- ptod log ---"
+		sed 's/^/# /' "$TMP/ptod.log" | tail -40
+	fi
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+"$B/daemon/ptod" -s "$PTO_SOCKET" > "$TMP/ptod.log" 2>&1 &
+PTOD_PID=$!
+for _ in $(seq 400); do
+	[ -S "$PTO_SOCKET" ] && grep -q "is ready" "$TMP/ptod.log" && break
+	sleep 0.05
+done
+if ! { [ -S "$PTO_SOCKET" ] && grep -q "is ready" "$TMP/ptod.log"; }; then
+	echo "ptod did not become ready" >&2
+	exit 1
+fi
+echo "# ptod ready; guest $(uname -r), $(nproc) CPUs"
+
+timeout 200 "$B/bench/e2e/pto-bench-e2e" "$@"
+rc=$?
+
+kill -TERM "$PTOD_PID"
+wait "$PTOD_PID"
+rd=$?
+PTOD_PID=
+[ $rd = 0 ] || { echo "ptod exited with $rd" >&2; sed 's/^/# /' "$TMP/ptod.log" | tail -40; }
+[ $rc = 0 ] && [ $rd = 0 ]
