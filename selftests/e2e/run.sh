@@ -42,6 +42,7 @@ counter() {	# counter NAME
 	awk -v k="$1" '$1 == k { print $2 }' $CNT
 }
 
+# shellcheck disable=SC2317 # called from the EXIT trap
 cleanup() {
 	[ -n "$PTOD_PID" ] && kill -9 "$PTOD_PID" 2>/dev/null
 	echo "# --- ptod log ---"
