@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/socket.h>
@@ -24,6 +23,7 @@
 #include <linux/pto.h>
 #include <pto/libpto.h>
 
+#include "pto_device.h"
 #include "pto_usdt.h"
 #include "pto_wire.h"
 
@@ -38,10 +38,7 @@ struct PTO2Runtime {
 struct pto_buf {
 	struct pto_client *c;
 	struct pto_buf *next;	/* c->kblobs (kernel blobs only) */
-	uint32_t handle;
-	uint64_t dev_addr;
-	size_t len;
-	void *ptr;
+	struct pto_dev_buf db;	/* what the device backend handed out */
 };
 
 struct done_ent {
@@ -53,7 +50,8 @@ struct done_ent {
 struct pto_client {
 	PTO2Runtime rt;
 	int sock;
-	int fd;			/* our /dev/ptoN, role CLIENT */
+	const struct pto_dev_ops *dev_ops;	/* the device backend */
+	struct pto_device *dev;		/* our device, role CLIENT */
 	struct pto_info info;
 	uint32_t nr_aic, nr_aiv;
 
@@ -234,7 +232,6 @@ static int request(pto_client *c, struct pto_msg *m, int pass_fd)
 
 PTO_EXPORT int pto_buf_alloc(pto_client *c, size_t len, pto_buf **out)
 {
-	struct pto_gm_alloc ga = { .size = sizeof(ga) };
 	pto_buf *b;
 	int ret;
 
@@ -244,56 +241,38 @@ PTO_EXPORT int pto_buf_alloc(pto_client *c, size_t len, pto_buf **out)
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return -ENOMEM;
-	ga.len = len;
-	if (ioctl(c->fd, PTO_IOC_GM_ALLOC, &ga)) {
-		ret = -errno;
+	ret = c->dev_ops->gm_alloc(c->dev, len, &b->db);
+	if (ret) {
 		free(b);
-		return seterr(c, ret, "GM_ALLOC of %zu bytes: %s", len,
-			      strerror(-ret));
+		return seterr(c, ret, "GM allocation of %zu bytes (%s): %s",
+			      len, c->dev_ops->name, strerror(-ret));
 	}
 	b->c = c;
-	b->handle = ga.handle;
-	b->dev_addr = ga.dev_addr;
-	b->len = len;
-	b->ptr = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, c->fd,
-		      (off_t)ga.mmap_offset);
-	if (b->ptr == MAP_FAILED) {
-		struct pto_gm_free f = { .size = sizeof(f), .handle = ga.handle };
-
-		ret = -errno;
-		ioctl(c->fd, PTO_IOC_GM_FREE, &f);
-		free(b);
-		return seterr(c, ret, "mmap of a GM buffer: %s", strerror(-ret));
-	}
 	*out = b;
 	return 0;
 }
 
 PTO_EXPORT void pto_buf_free(pto_buf *b)
 {
-	struct pto_gm_free f = { .size = sizeof(f) };
-
 	if (!b)
 		return;
-	munmap(b->ptr, b->len);
-	f.handle = b->handle;
-	ioctl(b->c->fd, PTO_IOC_GM_FREE, &f);
+	b->c->dev_ops->gm_free(b->c->dev, &b->db);
 	free(b);
 }
 
 PTO_EXPORT void *pto_buf_ptr(const pto_buf *b)
 {
-	return b->ptr;
+	return b->db.ptr;
 }
 
 PTO_EXPORT uint64_t pto_buf_dev_addr(const pto_buf *b)
 {
-	return b->dev_addr;
+	return b->db.dev_addr;
 }
 
 PTO_EXPORT size_t pto_buf_size(const pto_buf *b)
 {
-	return b->len;
+	return b->db.len;
 }
 
 /* ---- Connect ------------------------------------------------------------------------ */
@@ -305,7 +284,6 @@ static const char *const env_names[PTO_HELLO_ENV_N] = {
 
 PTO_EXPORT int pto_connect(const char *socket_path, pto_client **out)
 {
-	struct pto_set_role role = { .size = sizeof(role), .role = PTO_ROLE_CLIENT };
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	const char *dev = getenv("PTO_DEVICE");
 	struct pto_msg m;
@@ -326,15 +304,10 @@ PTO_EXPORT int pto_connect(const char *socket_path, pto_client **out)
 		return -ENOMEM;
 	c->rt.c = c;
 	c->sock = -1;
-	c->fd = open(dev, O_RDWR | O_CLOEXEC);
-	if (c->fd < 0) {
-		ret = seterr(NULL, -errno, "open %s: %s", dev, strerror(errno));
-		goto fail;
-	}
-	c->info.size = sizeof(c->info);
-	if (ioctl(c->fd, PTO_IOC_GET_INFO, &c->info) ||
-	    ioctl(c->fd, PTO_IOC_SET_ROLE, &role)) {
-		ret = seterr(NULL, -errno, "%s: %s", dev, strerror(errno));
+	c->dev_ops = &pto_dev_kernel_ops;
+	ret = c->dev_ops->open(dev, &c->dev, &c->info);
+	if (ret) {
+		seterr(NULL, ret, "%s: %s", dev, strerror(-ret));
 		goto fail;
 	}
 	/* the submission stream */
@@ -379,7 +352,13 @@ PTO_EXPORT int pto_connect(const char *socket_path, pto_client **out)
 		strcpy(m.u.hello.env[i], v);
 		m.u.hello.env_set |= 1u << i;
 	}
-	ret = request(c, &m, c->fd);
+	ret = c->dev_ops->handover_fd(c->dev);
+	if (ret < 0) {
+		seterr(NULL, ret, "%s cannot hand its device to ptod",
+		       c->dev_ops->name);
+		goto fail;
+	}
+	ret = request(c, &m, ret);
 	if (ret) {
 		seterr(NULL, ret, "%s", c->last_error);
 		goto fail;
@@ -407,8 +386,8 @@ PTO_EXPORT void pto_disconnect(pto_client *c)
 		pto_buf_free(b);
 	}
 	pto_buf_free(c->stream);
-	if (c->fd >= 0)
-		close(c->fd);
+	if (c->dev)
+		c->dev_ops->close(c->dev);
 	for (i = 0; i < c->ndone; i++)
 		free(c->done[i].msg);
 	free(c->done);
