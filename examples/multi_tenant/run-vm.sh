@@ -42,8 +42,10 @@ fi
 shift
 
 TMP=$(mktemp -d /tmp/pto-multi-tenant.XXXXXX)
-export PTO_SOCKET=$TMP/ptod.sock
+PTO_TOP=$TOP
 PTOD_PID=
+# shellcheck source-path=SCRIPTDIR/../.. source=scripts/ptod-lib.sh
+. "$TOP/scripts/ptod-lib.sh"
 
 cleanup() {
 	if [ -n "$PTOD_PID" ]; then
@@ -55,16 +57,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"$B/daemon/ptod" -s "$PTO_SOCKET" > "$TMP/ptod.log" 2>&1 &
-PTOD_PID=$!
-for _ in $(seq 400); do
-	[ -S "$PTO_SOCKET" ] && grep -q "is ready" "$TMP/ptod.log" && break
-	sleep 0.05
-done
-if ! { [ -S "$PTO_SOCKET" ] && grep -q "is ready" "$TMP/ptod.log"; }; then
-	echo "ptod did not become ready" >&2
-	exit 1
-fi
+ptod_start "$TMP" || exit 1
 echo "# ptod ready; guest $(uname -r), $(nproc) CPUs"
 
 "$B/examples/multi_tenant/multi_tenant" "$@"
@@ -72,9 +65,7 @@ rc=$?
 
 echo "# ptod's view of the clients:"
 grep -E "client [0-9]+ .*(runtime of|gone)" "$TMP/ptod.log" | sed 's/^/#   /'
-kill -TERM "$PTOD_PID"
-wait "$PTOD_PID"
+ptod_stop
 rd=$?
-PTOD_PID=
 [ $rd = 0 ] || { echo "ptod exited with $rd" >&2; sed 's/^/# /' "$TMP/ptod.log" | tail -40; }
 [ $rc = 0 ] && [ $rd = 0 ]

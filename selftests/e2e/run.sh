@@ -21,8 +21,10 @@ B=$TOP/build
 E2E=$B/selftests/e2e/pto_e2e
 CNT=/sys/class/misc/pto0/counters
 TMP=$(mktemp -d /tmp/pto-e2e.XXXXXX)
-export PTO_SOCKET=$TMP/ptod.sock
+PTO_TOP=$TOP
 PTOD_PID=
+# shellcheck source-path=SCRIPTDIR/../.. source=scripts/ptod-lib.sh
+. "$TOP/scripts/ptod-lib.sh"
 n=0
 fails=0
 
@@ -60,13 +62,7 @@ client() {
 }
 
 # 1. daemon up
-"$B/daemon/ptod" -s "$PTO_SOCKET" > "$TMP/ptod.log" 2>&1 &
-PTOD_PID=$!
-for _ in $(seq 200); do
-	[ -S "$PTO_SOCKET" ] && grep -q "is ready" "$TMP/ptod.log" && break
-	sleep 0.05
-done
-[ -S "$PTO_SOCKET" ] && grep -q "is ready" "$TMP/ptod.log"
+ptod_start "$TMP"
 ok $? "ptod listens and pto-aicore attached $(counter cores_online) cores"
 GM_IDLE=$(counter gm_bytes_used)
 
@@ -128,7 +124,7 @@ ok $? "PTO2_RING_TASK_WINDOW=16 with a 33-task scope: clean deadlock error"
 client badbuf; ok $? "a buffer the client does not own is refused"
 
 # 12. ptod still healthy after all that
-kill -0 $PTOD_PID 2>/dev/null && client vector Const
+kill -0 "$PTOD_PID" 2>/dev/null && client vector Const
 ok $? "ptod is still serving"
 
 # 13. pto-run: an unchanged orchestration .so; a = b = 0 gives f = 2
@@ -147,9 +143,7 @@ ok $? "pto-run runs vector_example's orch.so unchanged"
 t1=$!
 for _ in $(seq 400); do grep -q READY "$TMP/t1" && break; sleep 0.05; done
 sleep 0.5
-kill -TERM $PTOD_PID
-wait $PTOD_PID; rd=$?
-PTOD_PID=
+ptod_stop; rd=$?
 wait $t1
 sed 's/^/# client: /' "$TMP/t1"
 [ $rd = 0 ] && grep -q "status=-108" "$TMP/t1" && [ "$(counter cores_online)" = 0 ] &&
