@@ -51,10 +51,13 @@ check-kmod:
 	$(MAKE) -C kmod check
 
 # The VM suites: the device's kselftests, then ptod + pto-aicore + libpto
-# end to end (every example against its golden, concurrency, crashes).
+# end to end (every example against its golden, concurrency, crashes),
+# then the tracepoints and USDT probes as bpftrace sees them.
 check-vm: kmod user
 	scripts/vm-selftest
 	scripts/vm-run --module kmod/pto.ko --timeout 900 -- prove -v selftests/e2e/run.sh
+	scripts/vm-run --module kmod/pto.ko --timeout 600 -- \
+		prove -v selftests/trace/pto_tracepoints.sh
 
 check: deps
 	$(MAKE) all
