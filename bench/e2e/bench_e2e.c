@@ -57,8 +57,9 @@
  * names ptod's socket.
  *
  * The sim side mirrors ptod's defaults: 24 AIC + 48 AIV cores (pto.ko's
- * default), 3 scheduler threads, task window 16384, heap 32 MiB, cores
- * spinning 2000 times before they park.
+ * default), 3 scheduler threads, task window 16384, heap 32 MiB. The sim
+ * cores spin at most 2000 polls or 4 us before they park (pto-aicore spins
+ * 2000 polls), so the sim side is a lower bound, not a replica.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE

@@ -24,6 +24,7 @@ struct pto2_sched_thread {
 	uint32_t index;
 	pthread_t thread;
 	bool live;
+	uint32_t gen;		/* the last run generation it took part in */
 	/* owned cores: [first, first + count) of each type (core ids) */
 	uint32_t aic_first, aic_count;
 	uint32_t aiv_first, aiv_count;
@@ -71,6 +72,13 @@ struct PTO2Runtime {
 	uint64_t stat_submitted;
 	uint64_t stat_heap_bytes;
 	uint64_t stat_ring_blocked;
+	/*
+	 * runtime_reset() cleans only the slots of the ids handed out since
+	 * the last reset, [dirty_begin, task_ring.current_index), unless
+	 * !reset_clean (first reset) or they span the whole window.
+	 */
+	int32_t dirty_begin;
+	bool reset_clean;
 
 	/*
 	 * Early-ready queue, orchestrator -> schedulers (step 7 / phase 4).
@@ -104,6 +112,18 @@ struct PTO2Runtime {
 
 	struct pto2_sched_thread *threads;
 	uint32_t nr_threads;
+	/*
+	 * The scheduler threads outlive a run: created by the first run,
+	 * they wait on sched_cond between runs (no polling) and end in
+	 * pto2_runtime_destroy(). Under sched_lock: sched_gen (bumped by
+	 * each run's start), sched_active (threads still in the current
+	 * run; the run's end waits for 0), sched_exit.
+	 */
+	pthread_mutex_t sched_lock;
+	pthread_cond_t sched_cond;
+	uint32_t sched_gen;
+	uint32_t sched_active;
+	bool sched_exit;
 	_Atomic int stop;			/* schedulers: exit */
 
 	/* ---- run state: lock protects everything below except error ---- */
@@ -131,8 +151,12 @@ void pto2_rt_fail(PTO2Runtime *rt, int err, const char *fmt, ...);
 void pto2_rt_signal(PTO2Runtime *rt);
 
 /* pto2_scheduler.c */
+/* Start the schedulers on a run (creating them the first time). */
 int pto2_sched_start(PTO2Runtime *rt);
+/* End the run for them; returns when none touches the run's state. */
 void pto2_sched_stop(PTO2Runtime *rt);
+/* End the threads (no run active). */
+void pto2_sched_exit(PTO2Runtime *rt);
 /* Release one fanout reference of @task_id (scope end, consumer done,
  * own completion); marks it CONSUMED and advances the watermarks when
  * it was the last. Any thread. */
@@ -145,6 +169,21 @@ static inline void pto2_wake_schedulers(PTO2Runtime *rt)
 	atomic_thread_fence(memory_order_seq_cst);
 	if (atomic_load_explicit(&rt->sleepers, memory_order_relaxed) > 0 &&
 	    rt->dev.irq_wake)
+		rt->dev.irq_wake(rt->dev.ctx);
+}
+
+/*
+ * Wake the schedulers for a newly published task only if all of them
+ * sleep: an awake one scans it (a scheduler about to sleep counts itself
+ * as a sleeper, fences and rechecks next_scan_index / the early-ready
+ * queue before it sleeps), and its push_ready() wakes the sleepers that
+ * are needed. This keeps the IRQ syscall off the orchestrator's path.
+ */
+static inline void pto2_wake_schedulers_for_publish(PTO2Runtime *rt)
+{
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&rt->sleepers, memory_order_relaxed) >=
+	    (int32_t)rt->nr_threads && rt->dev.irq_wake)
 		rt->dev.irq_wake(rt->dev.ctx);
 }
 

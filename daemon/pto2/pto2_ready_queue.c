@@ -34,6 +34,14 @@ static void rq_shard_reset(struct pto2_rq_shard *s)
 {
 	uint64_t i;
 
+	/*
+	 * An empty shard is consistent as it is (every cell's seq is ready
+	 * for the push at its position): nothing to rewrite. Only a shard
+	 * left non-empty (an aborted run) is rebuilt.
+	 */
+	if (atomic_load_explicit(&s->head, memory_order_relaxed) ==
+	    atomic_load_explicit(&s->tail, memory_order_relaxed))
+		return;
 	for (i = 0; i <= s->mask; i++)
 		atomic_store_explicit(&s->cells[i].seq, i, memory_order_relaxed);
 	atomic_store_explicit(&s->head, 0, memory_order_relaxed);

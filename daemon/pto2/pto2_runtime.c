@@ -27,6 +27,7 @@ void pto2_config_default(struct pto2_config *cfg)
 	cfg->warn_interval = PTO2_BLOCK_NOTIFY_INTERVAL;
 	cfg->spin_limit = PTO2_FLOW_CONTROL_SPIN_LIMIT;
 	cfg->sched_idle_spins = 2000;
+	cfg->sched_idle_ns = 20000;
 	cfg->sched_sleep_ns = 1000000;
 }
 
@@ -256,6 +257,7 @@ void pto2_runtime_abort(PTO2Runtime *rt, int err)
 
 static void runtime_free(PTO2Runtime *rt)
 {
+	pto2_sched_exit(rt);
 	pto2_tensormap_destroy(&rt->tm);
 	pto2_ready_queues_destroy(&rt->rq);
 	free(rt->dep_pos_begin);
@@ -270,6 +272,8 @@ static void runtime_free(PTO2Runtime *rt)
 	pthread_mutex_destroy(&rt->lock);
 	pthread_cond_destroy(&rt->cond);
 	pthread_mutex_destroy(&rt->err_lock);
+	pthread_mutex_destroy(&rt->sched_lock);
+	pthread_cond_destroy(&rt->sched_cond);
 	free(rt);
 }
 
@@ -286,7 +290,9 @@ static void runtime_reset(PTO2Runtime *rt)
 	PTO2SharedMemoryHeader *h = rt->hdr;
 	int32_t base = atomic_load_explicit(&h->current_task_index,
 					    memory_order_relaxed);
-	uint32_t i;
+	/* the ring's index: ids allocated but never published count too */
+	int32_t end = rt->task_ring.current_index;
+	uint32_t i, n;
 
 	atomic_store_explicit(&h->current_task_index, base,
 			      memory_order_relaxed);
@@ -305,19 +311,34 @@ static void runtime_reset(PTO2Runtime *rt)
 	rt->tm.last_task_alive = base;
 	rt->tm.last_cleanup = base;
 	pto2_ready_queues_reset(&rt->rq);
-	for (i = 0; i < rt->window; i++) {
-		atomic_store_explicit(&rt->completed[i], PTO2_TASK_INITIAL,
+	/*
+	 * Per-slot state: only the slots the last run used (every other
+	 * slot is still clean from an earlier reset); O(tasks), not
+	 * O(window), per run.
+	 */
+	if (!rt->reset_clean || end < rt->dirty_begin ||
+	    (uint32_t)(end - rt->dirty_begin) >= rt->window)
+		n = rt->window;
+	else
+		n = (uint32_t)(end - rt->dirty_begin);
+	for (i = 0; i < n; i++) {
+		uint32_t s = n == rt->window ? i :
+			     ((uint32_t)rt->dirty_begin + i) & rt->mask;
+
+		atomic_store_explicit(&rt->completed[s], PTO2_TASK_INITIAL,
 				      memory_order_relaxed);
-		atomic_store_explicit(&rt->completed_by_task[i], -1,
+		atomic_store_explicit(&rt->completed_by_task[s], -1,
 				      memory_order_relaxed);
-		atomic_store_explicit(&rt->fanin_refcount[i], 0,
+		atomic_store_explicit(&rt->fanin_refcount[s], 0,
 				      memory_order_relaxed);
-		atomic_store_explicit(&rt->fanout_refcount[i], 0,
+		atomic_store_explicit(&rt->fanout_refcount[s], 0,
 				      memory_order_relaxed);
-		atomic_store_explicit(&rt->desc[i].task_id, -1,
+		atomic_store_explicit(&rt->desc[s].task_id, -1,
 				      memory_order_relaxed);
-		rt->dep_pos_begin[i] = 0;
+		rt->dep_pos_begin[s] = 0;
 	}
+	rt->dirty_begin = base;
+	rt->reset_clean = true;
 	for (i = 0; i < rt->nr_cores; i++)
 		rt->core_task[i] = -1;
 	rt->scope_tasks_size = 0;
@@ -384,6 +405,8 @@ int pto2_runtime_create(const struct pto2_device *dev,
 	pthread_mutex_init(&rt->lock, NULL);
 	pthread_cond_init(&rt->cond, NULL);
 	pthread_mutex_init(&rt->err_lock, NULL);
+	pthread_mutex_init(&rt->sched_lock, NULL);
+	pthread_cond_init(&rt->sched_cond, NULL);
 	rt->cfg = *cfg;
 	rt->log = lg;
 	rt->dev = *dev;
@@ -973,7 +996,7 @@ static int submit(PTO2Runtime *rt, int32_t kernel_id, PTO2WorkerType wt,
 			      rt->task_ring.current_index,
 			      memory_order_release);
 	rt->stat_submitted++;
-	pto2_wake_schedulers(rt);
+	pto2_wake_schedulers_for_publish(rt);
 	return 0;
 
 fail_flow:

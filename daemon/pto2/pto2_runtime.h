@@ -76,7 +76,11 @@ struct pto2_device {
  * @tensormap_buckets: TensorMap hash buckets (power of 2).
  * @warn_interval: spins between BLOCKED warnings (10,000).
  * @spin_limit: spins without progress before a deadlock (100,000).
- * @sched_idle_spins: empty scheduler loops before sleeping.
+ * @sched_idle_spins: empty scheduler loops before sleeping (at most).
+ * @sched_idle_ns: and at most this long in empty loops before sleeping
+ *	(0: no time limit; applies only to a device with irq_wake, since
+ *	without it work published while all schedulers sleep waits for
+ *	sched_sleep_ns).
  * @sched_sleep_ns: longest scheduler sleep in irq_wait.
  * @kernel_addrs: optional kernel_id -> function_bin_addr table.
  * @nr_kernel_addrs: its length.
@@ -93,6 +97,7 @@ struct pto2_config {
 	uint32_t warn_interval;
 	uint32_t spin_limit;
 	uint32_t sched_idle_spins;
+	uint64_t sched_idle_ns;
 	uint64_t sched_sleep_ns;
 	const uint64_t *kernel_addrs;
 	uint32_t nr_kernel_addrs;

@@ -19,9 +19,16 @@
  *     CAS; a root (fanin_count == 0) goes 0 -> 1 by CAS into a ready queue.
  *  4. drain the orchestrator's early-ready queue into the ready queues.
  *
- * A thread that finds nothing to do for sched_idle_spins loops sleeps in
- * the device's irq_wait (virtio-style suppression: set irq_en on its busy
- * cores, count itself as a sleeper, full fence, rescan, then sleep).
+ * A thread that finds nothing to do for sched_idle_spins loops or (on a
+ * device with irq_wake) for sched_idle_ns (20 us), whichever ends first,
+ * sleeps in the device's irq_wait (virtio-style suppression: set irq_en
+ * on its busy cores, count itself as a sleeper, full fence, rescan, then
+ * sleep). The time cap matters on an oversubscribed host (72 core
+ * threads, 3 schedulers and the orchestrator on a few CPUs): a scheduler
+ * spinning for milliseconds takes the CPU from the threads that would
+ * give it work, whereas the IRQ's wake-up gets a sleeping one running at
+ * once. The threads live as long as the runtime; between runs they wait
+ * on a condition variable (pto2_sched_start/stop/exit).
  *
  * Consumption (CONSUMED, state 3): a task's fanout_count is 1 (its scope)
  * + the consumers registered in its fanout list; fanout_refcount counts
@@ -467,11 +474,16 @@ static void sched_sleep(struct pto2_sched_thread *st)
 
 /* ---- Thread ----------------------------------------------------------------------- */
 
-static void *sched_main(void *arg)
+static void sched_run(struct pto2_sched_thread *st)
 {
-	struct pto2_sched_thread *st = arg;
 	PTO2Runtime *rt = st->rt;
 	uint32_t idle = 0;
+	uint64_t idle_t0 = 0;
+	/*
+	 * The time cap only with irq_wake: without it (ptod's device) work
+	 * published while every scheduler sleeps waits for sched_sleep_ns.
+	 */
+	uint64_t idle_ns = rt->dev.irq_wake ? rt->cfg.sched_idle_ns : 0;
 
 	while (!atomic_load_explicit(&rt->stop, memory_order_acquire)) {
 		int work = 0;
@@ -485,44 +497,92 @@ static void *sched_main(void *arg)
 			idle = 0;
 			continue;
 		}
-		if (++idle < rt->cfg.sched_idle_spins) {
+		if (!idle)
+			idle_t0 = pto2_now_ns();
+		if (++idle < rt->cfg.sched_idle_spins &&
+		    (!idle_ns || (idle & 7) ||
+		     pto2_now_ns() - idle_t0 < idle_ns)) {
 			cpu_relax();
 			continue;
 		}
 		idle = 0;
 		sched_sleep(st);
 	}
+}
+
+static void *sched_main(void *arg)
+{
+	struct pto2_sched_thread *st = arg;
+	PTO2Runtime *rt = st->rt;
+
+	pthread_mutex_lock(&rt->sched_lock);
+	for (;;) {
+		while (!rt->sched_exit && st->gen == rt->sched_gen)
+			pthread_cond_wait(&rt->sched_cond, &rt->sched_lock);
+		if (rt->sched_exit)
+			break;
+		st->gen = rt->sched_gen;
+		pthread_mutex_unlock(&rt->sched_lock);
+		sched_run(st);
+		pthread_mutex_lock(&rt->sched_lock);
+		if (--rt->sched_active == 0)
+			pthread_cond_broadcast(&rt->sched_cond);
+	}
+	pthread_mutex_unlock(&rt->sched_lock);
 	return NULL;
 }
 
 int pto2_sched_start(PTO2Runtime *rt)
 {
 	uint32_t i;
-	int ret;
+	int ret = 0;
 
 	atomic_store(&rt->stop, 0);
+	pthread_mutex_lock(&rt->sched_lock);
+	rt->sched_gen++;
+	rt->sched_active = 0;
 	for (i = 0; i < rt->nr_threads; i++) {
 		struct pto2_sched_thread *st = &rt->threads[i];
 
 		st->sleeps = 0;
 		st->kicks = 0;
-		ret = -pthread_create(&st->thread, NULL, sched_main, st);
-		if (ret) {
-			pto2_sched_stop(rt);
-			return ret;
+		if (!st->live) {
+			st->gen = rt->sched_gen - 1;	/* takes this run */
+			ret = -pthread_create(&st->thread, NULL, sched_main, st);
+			if (ret)
+				break;
+			st->live = true;
 		}
-		st->live = true;
+		rt->sched_active++;
 	}
-	return 0;
+	pthread_cond_broadcast(&rt->sched_cond);
+	pthread_mutex_unlock(&rt->sched_lock);
+	if (ret)
+		pto2_sched_stop(rt);
+	return ret;
 }
 
 void pto2_sched_stop(PTO2Runtime *rt)
 {
-	uint32_t i;
-
 	atomic_store(&rt->stop, 1);
 	if (rt->dev.irq_wake)
 		rt->dev.irq_wake(rt->dev.ctx);
+	pthread_mutex_lock(&rt->sched_lock);
+	while (rt->sched_active > 0)
+		pthread_cond_wait(&rt->sched_cond, &rt->sched_lock);
+	pthread_mutex_unlock(&rt->sched_lock);
+}
+
+void pto2_sched_exit(PTO2Runtime *rt)
+{
+	uint32_t i;
+
+	if (!rt->threads)
+		return;
+	pthread_mutex_lock(&rt->sched_lock);
+	rt->sched_exit = true;
+	pthread_cond_broadcast(&rt->sched_cond);
+	pthread_mutex_unlock(&rt->sched_lock);
 	for (i = 0; i < rt->nr_threads; i++) {
 		struct pto2_sched_thread *st = &rt->threads[i];
 

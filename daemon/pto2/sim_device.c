@@ -180,6 +180,7 @@ static void *core_main(void *arg)
 	struct sim_device *sd = c->sd;
 	struct pto_core_regs *r = &sd->regs[c->id];
 	uint32_t last = PTO_DMB_IDLE, spins = 0;
+	uint64_t t0 = 0;
 
 	reg_store_release(&r->cond, PTO_COND_IDLE);
 	for (;;) {
@@ -188,7 +189,11 @@ static void *core_main(void *arg)
 		if (dmb == last) {
 			struct timespec rel = { 0, 100000000L };
 
-			if (++spins < sd->spin_before_park) {
+			if (!spins)
+				t0 = pto2_now_ns();
+			if (++spins < sd->spin_before_park &&
+			    (!sd->spin_ns || (spins & 15) ||
+			     pto2_now_ns() - t0 < sd->spin_ns)) {
 				cpu_relax();
 				continue;
 			}
@@ -233,6 +238,7 @@ int sim_device_create(uint32_t nr_aic, uint32_t nr_aiv, uint64_t gm_size,
 	sd->gm_size = PTO2_ALIGN_UP(gm_size, 4096);
 	sd->gm_dev_base = PTO_GM_DEV_BASE;
 	sd->spin_before_park = 2000;
+	sd->spin_ns = 4000;
 	if (posix_memalign((void **)&sd->regs, 64,
 			   sizeof(*sd->regs) * sd->nr_cores) ||
 	    posix_memalign((void **)&sd->gm, 4096, sd->gm_size)) {

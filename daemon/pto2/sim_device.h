@@ -9,6 +9,10 @@
  *
  *   - wait for DATA_MAIN_BASE to change (spin, then set @parked, fence,
  *     recheck and sleep on a futex on DATA_MAIN_BASE, as CORE_WAIT does);
+ *     the spin ends after spin_before_park polls or spin_ns (4 us),
+ *     whichever comes first: 72 spinning threads on a host with few CPUs
+ *     would starve the orchestrator and the schedulers, whereas a kick
+ *     (FUTEX_WAKE) gets a parked core running at once;
  *   - on task_id + 1: read the payload slot, COND = ACK(id), translate
  *     tensor args from device addresses into host pointers, run the kernel,
  *     store its return value in the payload's status, COND = FIN(id)
@@ -48,7 +52,8 @@ struct sim_device {
 	uint64_t gm_dev_base;
 	uint64_t gm_size;
 	pto_kernel_entry_fn kernels[SIM_MAX_KERNELS];
-	uint32_t spin_before_park;	/* core polls before parking */
+	uint32_t spin_before_park;	/* core polls before parking, at most */
+	uint64_t spin_ns;		/* and at most this long (0: no limit) */
 	_Atomic uint32_t irq_count;	/* futex word */
 	_Atomic(uint8_t *) sm;		/* bound SM region (payload area) */
 	struct sim_core *cores;
