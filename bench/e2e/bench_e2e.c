@@ -57,9 +57,8 @@
  * names ptod's socket.
  *
  * The sim side mirrors ptod's defaults: 24 AIC + 48 AIV cores (pto.ko's
- * default), 3 scheduler threads, task window 16384, heap 32 MiB. The sim
- * cores spin at most 2000 polls or 4 us before they park (pto-aicore spins
- * 2000 polls), so the sim side is a lower bound, not a replica.
+ * default), 3 scheduler threads, task window 16384, heap 32 MiB, cores
+ * spinning at most 2000 polls or 4 us before they park, as pto-aicore's do.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE

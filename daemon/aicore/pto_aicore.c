@@ -75,7 +75,8 @@ static struct {
 	uint8_t *gm;
 	uint64_t gm_size;
 	uint64_t gm_base;	/* device address of gm[0] */
-	uint32_t spins;
+	uint32_t spins;		/* polls of DATA_MAIN_BASE before parking */
+	int64_t spin_ns;	/* ... or this long, whichever ends first */
 	bool verbose;
 	struct core *cores;
 	uint32_t nr_cores;
@@ -352,6 +353,7 @@ static void *core_main(void *arg)
 	struct core *c = arg;
 	struct pto_core_regs *r = core_regs(c->id);
 	uint32_t last = ld_acq(&r->data_main_base), spins = 0;
+	int64_t t0 = 0;
 	char name[16];
 
 	snprintf(name, sizeof(name), "aicore%u", c->id);
@@ -362,7 +364,15 @@ static void *core_main(void *arg)
 		if (dmb == last) {
 			struct pto_core_wait w;
 
-			if (++spins < g.spins) {
+			/*
+			 * Spin briefly, bounded in polls and in time: 72 core
+			 * threads spinning for long on a small machine starve
+			 * the AICPU they are waiting for.
+			 */
+			if (!spins)
+				t0 = now_ns();
+			if (++spins < g.spins &&
+			    ((spins & 15) || now_ns() - t0 < g.spin_ns)) {
 				cpu_relax();
 				continue;
 			}
@@ -449,7 +459,10 @@ static int parse_cores(const char *s, __u64 *mask, uint32_t nr_cores)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: pto-aicore [-d DEVICE] [-c all|LIST] [-s SPINS] [-r READY_FD] [-v]\n");
+		"usage: pto-aicore [-d DEVICE] [-c all|LIST] [-s SPINS] [-t SPIN_NS]\n"
+		"                  [-r READY_FD] [-v]\n"
+		"  -s, -t  poll DATA_MAIN_BASE at most SPINS times (2000) or SPIN_NS ns\n"
+		"          (4000), whichever ends first, before parking in the device\n");
 }
 
 int main(int argc, char **argv)
@@ -463,11 +476,13 @@ int main(int argc, char **argv)
 	uint32_t c, started = 0;
 
 	g.spins = 2000;
-	while ((opt = getopt(argc, argv, "d:c:s:r:vh")) != -1) {
+	g.spin_ns = 4000;
+	while ((opt = getopt(argc, argv, "d:c:s:t:r:vh")) != -1) {
 		switch (opt) {
 		case 'd': dev = optarg; break;
 		case 'c': cores_arg = optarg; break;
 		case 's': g.spins = (uint32_t)strtoul(optarg, NULL, 0); break;
+		case 't': g.spin_ns = strtoll(optarg, NULL, 0); break;
 		case 'r': ready_fd = atoi(optarg); break;
 		case 'v': g.verbose = true; break;
 		default: usage(); return 2;
