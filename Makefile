@@ -18,11 +18,16 @@ BUILD := $(TOP)/build
 
 # Debian 12's packaged 6.12 kernel: the VM runs it and pto.ko is built for it.
 KDIR ?= $(firstword $(wildcard /usr/src/linux-headers-6.12*-amd64))
+# Debian 12's own 6.1 kernel: check-kmod builds pto.ko for it too, and
+# check-vm-6.1 runs the device's kselftests on it.
+KDIR61 ?= $(firstword $(wildcard /usr/src/linux-headers-6.1.*-amd64))
+KREL61 := $(patsubst linux-headers-%,%,$(notdir $(KDIR61)))
+KO61 := $(BUILD)/kmod-check/$(notdir $(KDIR61))/kmod/pto.ko
 
 USER_DIRS := daemon libpto daemon/aicore daemon/ptod tools/pto-run examples \
 	selftests/pto selftests/e2e bench/roundtrip bench/submit bench/e2e tools/pto-gm
 
-.PHONY: all deps kmod user check check-native check-kmod check-vm demo \
+.PHONY: all deps kmod user check check-native check-kmod check-vm check-vm-6.1 demo \
 	bench bench-native bench-vm clean
 
 all: kmod user
@@ -59,11 +64,19 @@ check-vm: kmod user
 	scripts/vm-run --module kmod/pto.ko --timeout 600 -- \
 		prove -v selftests/trace/pto_tracepoints.sh
 
+# The device's kselftests again, on the 6.1 kernel with the module
+# check-kmod built for it.
+check-vm-6.1: user
+	test -f $(KO61) || $(MAKE) check-kmod
+	scripts/vm-run --kernel $(KREL61) --module $(KO61) \
+		--env PTO_MODULE=$(KO61) --timeout 900 -- selftests/pto/run.sh
+
 check: deps
 	$(MAKE) all
 	$(MAKE) check-native
 	$(MAKE) check-kmod
 	$(MAKE) check-vm
+	$(MAKE) check-vm-6.1
 
 demo: deps
 	$(MAKE) all

@@ -18,6 +18,7 @@ PACKAGES=(
 	linux-image-6.12-amd64
 	linux-headers-6.12-amd64
 	linux-headers-amd64
+	linux-image-amd64
 	linux-source-6.12
 
 	# The VM rig: emulator, initramfs (static busybox as init, cpio),
