@@ -375,12 +375,46 @@ struct exec_thread {
 	bool slept;		/* went into CORE_WAIT */
 	struct pto_core_wait w;
 	__s64 woke_ns;
+	volatile pid_t tid;	/* the thread's id, once it runs */
 };
+
+/*
+ * Wait until thread @tid of this process sleeps (state S in its stat), at
+ * most until @end_ns. A core's park_count moves before the thread really
+ * sleeps in CORE_WAIT; a test that needs it asleep waits for this too.
+ */
+static bool task_wait_sleeping(pid_t tid, __s64 end_ns)
+{
+	char path[64], buf[256], *p;
+	bool sleeping = false;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	while (fd >= 0 && pto_now_ns() < end_ns) {
+		ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+
+		if (n <= 0)
+			break;
+		buf[n] = 0;
+		p = strrchr(buf, ')');
+		if (p && p[1] == ' ' && p[2] == 'S') {
+			sleeping = true;
+			break;
+		}
+		usleep(1000);
+	}
+	if (fd >= 0)
+		close(fd);
+	return sleeping;
+}
 
 static void *exec_main(void *arg)
 {
 	struct exec_thread *t = arg;
 	__u32 d;
+
+	t->tid = (pid_t)syscall(SYS_gettid);
 
 	if (t->follow_protocol) {
 		PTO_STORE(t->c->parked, 1);
@@ -444,6 +478,8 @@ TEST_F(core, park_kick_irq_roundtrip)
 	/* Wait until the core is really asleep in the device. */
 	ASSERT_TRUE(wait_u32(&c->parked, 1, 5000));
 	ASSERT_TRUE(wait_u32_ne(&c->park_count, parks, 5000));
+	ASSERT_TRUE(wait_u32_ne((volatile __u32 *)&t.tid, 0, 5000));
+	ASSERT_TRUE(task_wait_sleeping(t.tid, pto_deadline_ms(5000)));
 
 	/* AICPU: store, full barrier, kick only if parked. */
 	PTO_STORE(c->data_main_base, task + 1);
@@ -641,25 +677,8 @@ struct sig_after {
 static void *sig_after_main(void *arg)
 {
 	struct sig_after *s = arg;
-	char path[64], buf[256], *p;
-	__s64 end = pto_deadline_ms(10000);
-	int fd;
 
-	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)s->tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	while (fd >= 0 && pto_now_ns() < end) {
-		ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
-
-		if (n <= 0)
-			break;
-		buf[n] = 0;
-		p = strrchr(buf, ')');
-		if (p && p[1] == ' ' && p[2] == 'S')
-			break;
-		usleep(1000);
-	}
-	if (fd >= 0)
-		close(fd);
+	task_wait_sleeping(s->tid, pto_deadline_ms(10000));
 	pto_sleep_ms(s->ms);
 	pthread_kill(s->target, SIGUSR1);
 	return NULL;
