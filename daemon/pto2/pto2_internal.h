@@ -52,7 +52,9 @@ struct PTO2Runtime {
 	uint32_t payload_stride;
 	uint32_t window;
 	uint32_t mask;			/* window - 1 */
-	uint32_t nr_cores;
+	uint32_t nr_cores;		/* cores of the current core map */
+	uint32_t max_cores;		/* cores at create (payload slots) */
+	uint32_t block_num;		/* AIC at create: kernels' block_num */
 	uint64_t heap_dev;		/* device address of the heap */
 
 	/* ---- orchestrator thread only ---- */
@@ -185,6 +187,19 @@ static inline void pto2_wake_schedulers_for_publish(PTO2Runtime *rt)
 	if (atomic_load_explicit(&rt->sleepers, memory_order_relaxed) >=
 	    (int32_t)rt->nr_threads && rt->dev.irq_wake)
 		rt->dev.irq_wake(rt->dev.ctx);
+}
+
+/* Device core id of runtime core @c (the core map, see pto2_device). */
+static inline uint32_t pto2_core_id(const PTO2Runtime *rt, uint32_t c)
+{
+	return rt->dev.core_ids ? rt->dev.core_ids[c] : c;
+}
+
+/* Register block of runtime core @c. */
+static inline struct pto_core_regs *pto2_core_regs(const PTO2Runtime *rt,
+						   uint32_t c)
+{
+	return &rt->dev.cores[pto2_core_id(rt, c)];
 }
 
 static inline PTO2DispatchPayload *pto2_payload(PTO2Runtime *rt, uint32_t core)

@@ -363,6 +363,47 @@ static void runtime_reset(PTO2Runtime *rt)
 	atomic_thread_fence(memory_order_seq_cst);
 }
 
+/* Divide the AIC and AIV cores of the core map equally among the threads. */
+static void share_cores(PTO2Runtime *rt)
+{
+	uint32_t n = rt->nr_threads, na = rt->dev.nr_aic, nv = rt->dev.nr_aiv;
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		struct pto2_sched_thread *st = &rt->threads[i];
+
+		st->aic_first = i * na / n;
+		st->aic_count = (i + 1) * na / n - st->aic_first;
+		st->aiv_first = na + i * nv / n;
+		st->aiv_count = na + (i + 1) * nv / n - st->aiv_first;
+	}
+}
+
+int pto2_runtime_set_cores(PTO2Runtime *rt, const uint32_t *core_ids,
+			   uint32_t nr_aic, uint32_t nr_aiv)
+{
+	uint32_t i;
+
+	if (!rt || !(nr_aic + nr_aiv) || nr_aic + nr_aiv > rt->max_cores)
+		return -EINVAL;
+	if (!core_ids && nr_aic + nr_aiv != rt->max_cores)
+		return -EINVAL;
+	pthread_mutex_lock(&rt->lock);
+	if (rt->state != PTO2_RUN_IDLE) {
+		pthread_mutex_unlock(&rt->lock);
+		return -EBUSY;
+	}
+	rt->dev.core_ids = core_ids;
+	rt->dev.nr_aic = nr_aic;
+	rt->dev.nr_aiv = nr_aiv;
+	rt->nr_cores = nr_aic + nr_aiv;
+	for (i = 0; i < rt->nr_cores; i++)
+		rt->core_task[i] = -1;
+	share_cores(rt);
+	pthread_mutex_unlock(&rt->lock);
+	return 0;
+}
+
 int pto2_runtime_create(const struct pto2_device *dev,
 			const struct pto2_config *cfg, void *mem,
 			uint64_t mem_dev_addr, size_t mem_size,
@@ -414,6 +455,8 @@ int pto2_runtime_create(const struct pto2_device *dev,
 	rt->mem_dev = mem_dev_addr;
 	rt->mem_size = mem_size;
 	rt->nr_cores = nr_cores;
+	rt->max_cores = nr_cores;
+	rt->block_num = dev->nr_aic;	/* block_idx is the device's block */
 	w = rt->window = cfg->task_window;
 	rt->mask = w - 1;
 
@@ -467,18 +510,10 @@ int pto2_runtime_create(const struct pto2_device *dev,
 	    !rt->fanout_refcount || !rt->core_task || !rt->threads)
 		goto fail;
 	for (i = 0; i < rt->nr_threads; i++) {
-		struct pto2_sched_thread *st = &rt->threads[i];
-		uint32_t n = rt->nr_threads;
-
-		st->rt = rt;
-		st->index = i;
-		/* divide AIC and AIV cores equally among the threads */
-		st->aic_first = i * dev->nr_aic / n;
-		st->aic_count = (i + 1) * dev->nr_aic / n - st->aic_first;
-		st->aiv_first = dev->nr_aic + i * dev->nr_aiv / n;
-		st->aiv_count = dev->nr_aic + (i + 1) * dev->nr_aiv / n -
-				st->aiv_first;
+		rt->threads[i].rt = rt;
+		rt->threads[i].index = i;
 	}
+	share_cores(rt);
 
 	rt->flow.log = &rt->log;
 	rt->flow.warn_interval = cfg->warn_interval;

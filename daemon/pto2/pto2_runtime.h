@@ -38,6 +38,10 @@
  * struct pto2_device - what the runtime needs from a device.
  * @cores: register blocks, index = core id; AIC are 0 .. nr_aic-1, AIV
  *	follow (uapi numbering).
+ * @core_ids: optional core map: runtime core i (AIC 0 .. nr_aic-1, AIV
+ *	follow) is device core core_ids[i], i.e. register block
+ *	cores[core_ids[i]], and @kick gets core_ids[i]; NULL: the identity.
+ *	Lets a runtime use a subset of a device (see pto2_runtime_set_cores).
  * @nr_aic: AIC cores.
  * @nr_aiv: AIV cores.
  * @ctx: passed to every op.
@@ -55,6 +59,7 @@
  */
 struct pto2_device {
 	struct pto_core_regs *cores;
+	const uint32_t *core_ids;
 	uint32_t nr_aic;
 	uint32_t nr_aiv;
 	void *ctx;
@@ -137,6 +142,17 @@ int pto2_runtime_create(const struct pto2_device *dev,
 			uint64_t mem_dev_addr, size_t mem_size,
 			PTO2Runtime **out);
 void pto2_runtime_destroy(PTO2Runtime *rt);
+
+/*
+ * Between runs: use @nr_aic + @nr_aiv cores mapped by @core_ids (see
+ * struct pto2_device; NULL = identity) from the next run on. At most the
+ * number of cores the runtime was created with (its payload slots);
+ * @core_ids must stay valid until it is changed again. Kernels keep
+ * seeing block_num = the AIC count at create (their block_idx is that of
+ * the device core). -EBUSY during a run, -EINVAL if out of range.
+ */
+int pto2_runtime_set_cores(PTO2Runtime *rt, const uint32_t *core_ids,
+			   uint32_t nr_aic, uint32_t nr_aiv);
 
 /* Start a run: scheduler threads plus an orchestrator thread running
  * @entry(rt, args, argc) inside a scope, then orchestration_done. */

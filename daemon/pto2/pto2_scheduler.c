@@ -253,7 +253,7 @@ static int phase_complete(struct pto2_sched_thread *st, uint32_t first,
 
 		if (id < 0)
 			continue;
-		if (reg_load_acquire(&rt->dev.cores[c].cond) !=
+		if (reg_load_acquire(&pto2_core_regs(rt, c)->cond) !=
 		    PTO_COND_DONE((uint32_t)id))
 			continue;
 		rt->core_task[c] = -1;
@@ -270,7 +270,7 @@ static void dispatch(struct pto2_sched_thread *st, uint32_t core, int32_t id)
 	PTO2Runtime *rt = st->rt;
 	PTO2TaskDescriptor *d = &rt->desc[slot_of(rt, id)];
 	PTO2DispatchPayload *p = pto2_payload(rt, core);
-	struct pto_core_regs *r = &rt->dev.cores[core];
+	struct pto_core_regs *r = pto2_core_regs(rt, core);
 	uint32_t mask = 0;
 	int i;
 
@@ -282,7 +282,7 @@ static void dispatch(struct pto2_sched_thread *st, uint32_t core, int32_t id)
 		rt->cfg.kernel_addrs[d->kernel_id] : 0;
 	p->num_args = (uint32_t)d->param_count;
 	p->status = 0;
-	p->block_num = rt->dev.nr_aic;
+	p->block_num = rt->block_num;
 	for (i = 0; i < d->param_count; i++) {
 		p->args[i] = d->args[i];
 		if (d->param_type[i] != PTO_PARAM_SCALAR)
@@ -295,7 +295,7 @@ static void dispatch(struct pto2_sched_thread *st, uint32_t core, int32_t id)
 	reg_store_release(&r->data_main_base, (uint32_t)id + 1);
 	atomic_thread_fence(memory_order_seq_cst);
 	if (reg_load_relaxed(&r->parked)) {
-		rt->dev.kick(rt->dev.ctx, core);
+		rt->dev.kick(rt->dev.ctx, pto2_core_id(rt, core));
 		st->kicks++;
 	}
 }
@@ -423,7 +423,7 @@ static bool work_pending(struct pto2_sched_thread *st)
 			continue;	/* core_task[] of other threads' cores */
 		id = rt->core_task[c];
 		if (id >= 0 &&
-		    reg_load_acquire(&rt->dev.cores[c].cond) ==
+		    reg_load_acquire(&pto2_core_regs(rt, c)->cond) ==
 		    PTO_COND_DONE((uint32_t)id))
 			return true;
 	}
@@ -448,10 +448,10 @@ static void set_irq_en(struct pto2_sched_thread *st, uint32_t v)
 	uint32_t c;
 
 	for (c = st->aic_first; c < st->aic_first + st->aic_count; c++)
-		reg_store_relaxed(&rt->dev.cores[c].irq_en,
+		reg_store_relaxed(&pto2_core_regs(rt, c)->irq_en,
 				  v && rt->core_task[c] >= 0);
 	for (c = st->aiv_first; c < st->aiv_first + st->aiv_count; c++)
-		reg_store_relaxed(&rt->dev.cores[c].irq_en,
+		reg_store_relaxed(&pto2_core_regs(rt, c)->irq_en,
 				  v && rt->core_task[c] >= 0);
 }
 

@@ -214,6 +214,8 @@ static int open_device(struct ptod *d)
 	d->pdev.irq_count = dev_irq_count;
 	d->pdev.irq_wait = dev_irq_wait;
 	d->pdev.irq_wake = NULL;	/* schedulers sleep bounded instead */
+	/* core partitions: whole blocks of 1 AIC + 2 AIV */
+	d->nr_blocks = d->info.nr_aiv == 2 * d->info.nr_aic ? d->info.nr_aic : 1;
 	ptod_log(PTOD_LOG_INFO,
 		 "%s: AICPU of %u AIC + %u AIV cores, %" PRIu64 " MiB GM",
 		 d->dev_path, d->info.nr_aic, d->info.nr_aiv,
@@ -316,6 +318,7 @@ static void fail_dead_cores(struct ptod *d)
 		uint32_t dmb = atomic_load((_Atomic uint32_t *)&r->data_main_base);
 		uint32_t cond = atomic_load((_Atomic uint32_t *)&r->cond);
 		PTO2DispatchPayload *p;
+		struct client *owner;
 		uint32_t id;
 
 		if (atomic_load((_Atomic uint32_t *)&r->state) == PTO_CORE_ONLINE ||
@@ -327,8 +330,9 @@ static void fail_dead_cores(struct ptod *d)
 		p = ptod_gm(d, r->task, sizeof(*p));
 		if (p && (uint32_t)p->task_id == id)
 			p->status = -EOWNERDEAD;
-		if (d->owner && !d->owner->note[0])
-			snprintf(d->owner->note, sizeof(d->owner->note),
+		owner = d->blk_owner[ptod_block_of(d, i)];
+		if (owner && !owner->note[0])
+			snprintf(owner->note, sizeof(owner->note),
 				 "%s while core %u (%s) ran task %u (kernel %d)",
 				 d->exec_death, i,
 				 i < d->info.nr_aic ? "AIC" : "AIV", id,
@@ -353,7 +357,7 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
 		return;
 	fail_dead_cores(d);
 	pthread_mutex_lock(&d->dev_lock);
-	busy = d->owner != NULL;
+	busy = d->nr_runs > 0;
 	pthread_mutex_unlock(&d->dev_lock);
 	/* restart once the failed run has drained (or after 5 s anyway) */
 	if ((busy && mono_ns() - d->exec_dead_since < 5000000000LL) ||
@@ -457,6 +461,10 @@ static void client_stop(struct client *c, int err)
 		ptod_log(PTOD_LOG_ERR, "eventfd: %m");
 	/* a run in progress: abort it (its cores drain, then it ends) */
 	pthread_mutex_lock(&d->dev_lock);
+	if (c->counted) {
+		c->counted = false;
+		d->nr_live--;
+	}
 	if (atomic_load(&c->in_run) && c->rt)
 		pto2_runtime_abort(c->rt, err);
 	pthread_cond_broadcast(&d->dev_cond);
@@ -473,6 +481,12 @@ static void client_destroy(struct client *c)
 			*pp = c->next;
 			break;
 		}
+	pthread_mutex_lock(&d->dev_lock);
+	if (c->counted) {
+		c->counted = false;
+		d->nr_live--;
+	}
+	pthread_mutex_unlock(&d->dev_lock);
 	if (c->runner_live)
 		pthread_join(c->runner, NULL);
 	if (c->rt)
@@ -638,6 +652,13 @@ static int handle_hello(struct client *c, struct pto_msg *m, int fd)
 		reply(c, ret, "eventfd: %s", strerror(-ret));
 		return ret;
 	}
+	/* from now on its runs count in the fair share (dev_acquire) */
+	pthread_mutex_lock(&d->dev_lock);
+	if (!atomic_load(&c->stop_err)) {
+		c->counted = true;
+		d->nr_live++;
+	}
+	pthread_mutex_unlock(&d->dev_lock);
 	ret = -pthread_create(&c->runner, NULL, ptod_runner_main, c);
 	if (ret) {
 		reply(c, ret, "cannot start the runner thread");

@@ -72,8 +72,18 @@ struct client {
 	pthread_t runner;
 	bool runner_live;
 	_Atomic int stop_err;		/* != 0: stop (client gone, shutdown) */
-	_Atomic int in_run;		/* runner holds the device */
+	_Atomic int in_run;		/* runner holds cores (a run) */
+	bool counted;			/* in d->nr_live (dev_lock) */
 	pthread_mutex_t send_lock;	/* serializes writes to @sock */
+
+	/*
+	 * The cores of the current run (dev_lock; stable while in_run):
+	 * runtime core i is device core core_ids[i], run_aic AIC then
+	 * run_aiv AIV; blocks: its block list as text (log).
+	 */
+	uint32_t core_ids[PTO_MAX_CORES];
+	uint32_t run_aic, run_aiv;
+	char blocks[128];
 
 	/* current graph: runner thread only */
 	uint64_t tag;
@@ -128,13 +138,26 @@ struct ptod {
 	char exec_death[256];
 
 	/*
-	 * dev_lock protects the device token: @owner (the client whose run
-	 * uses the cores), the FIFO of clients waiting for it, @exec_ready
-	 * and @shutting_down, and client->note. dev_cond signals changes.
+	 * Core partitions. A block is one AIC and its two AIV cores (AIC b,
+	 * AIV nr_aic + 2b and nr_aic + 2b + 1); a run gets whole blocks
+	 * (see Documentation/runtime.rst). A device whose AIV count is not
+	 * twice its AIC count is one block of all cores.
+	 */
+	uint32_t nr_blocks;
+
+	/*
+	 * dev_lock protects the partitions: @blk_owner (the client whose run
+	 * uses each block, NULL = free), @nr_runs (runs holding blocks),
+	 * @nr_live (clients with a runtime that may still run), the FIFO of
+	 * runs waiting for blocks, @exec_ready and @shutting_down, and
+	 * client->note and the run fields of clients. dev_cond signals
+	 * changes.
 	 */
 	pthread_mutex_t dev_lock;
 	pthread_cond_t dev_cond;
-	struct client *owner;
+	struct client *blk_owner[PTO_MAX_CORES];
+	uint32_t nr_runs;
+	uint32_t nr_live;
 	struct client *wait_head, *wait_tail;
 	bool exec_ready;
 	bool shutting_down;
@@ -162,6 +185,13 @@ static inline void *ptod_gm(struct ptod *d, uint64_t dev, uint64_t len)
 	return d->gm + (dev - base);
 }
 int ptod_kick(void *ctx, uint32_t core);
+/* The block of device core @c. */
+static inline uint32_t ptod_block_of(struct ptod *d, uint32_t c)
+{
+	if (d->nr_blocks <= 1)
+		return 0;
+	return c < d->info.nr_aic ? c : (c - d->info.nr_aic) / 2;
+}
 
 /* ptod_runner.c */
 void *ptod_runner_main(void *arg);

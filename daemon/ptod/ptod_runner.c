@@ -4,7 +4,8 @@
  *
  * The runner reads the client's submission stream (a ring in a GM buffer
  * the client owns, see pto_wire.h). A GRAPH_BEGIN record starts a graph:
- * the runner waits for the device (runs are serialized, FIFO), prepares
+ * the runner waits for cores (a partition of whole blocks, see
+ * dev_acquire; runs of other clients may use other blocks), prepares
  * the cores (payload addresses, reset handshake) and runs the pto2
  * runtime with the stream reader as the orchestration function, on this
  * thread: every SCOPE / SUBMIT record becomes the pto2 call of the same
@@ -353,11 +354,76 @@ static int reader_entry(PTO2Runtime *rt, uint64_t *args, int argc)
 	}
 }
 
-/* ---- Device token ------------------------------------------------------------------- */
+/* ---- Core partitions ------------------------------------------------------------- */
 
+/*
+ * Give @c the blocks of its run (dev_lock held, at least one free): its
+ * fair share of the device, max(1, nr_blocks / nr_live) blocks, or fewer
+ * if fewer are free; the lowest free ones. Fills the core map (AIC of the
+ * blocks, then their AIV) and the block list for the log.
+ */
+static void blocks_take(struct ptod *d, struct client *c, uint32_t nfree)
+{
+	uint32_t want, got = 0, b, i, len = 0;
+	int32_t lo = -1;
+
+	if (d->nr_blocks <= 1) {
+		d->blk_owner[0] = c;
+		for (i = 0; i < d->info.nr_cores; i++)
+			c->core_ids[i] = i;
+		c->run_aic = d->info.nr_aic;
+		c->run_aiv = d->info.nr_aiv;
+		snprintf(c->blocks, sizeof(c->blocks), "0 (all cores)");
+		return;
+	}
+	want = d->nr_blocks / (d->nr_live ? d->nr_live : 1);
+	if (!want)
+		want = 1;
+	if (want > nfree)
+		want = nfree;
+	c->blocks[0] = 0;
+	for (b = 0; b <= d->nr_blocks; b++) {
+		bool take = b < d->nr_blocks && got < want && !d->blk_owner[b];
+
+		if (take) {
+			d->blk_owner[b] = c;
+			c->core_ids[got] = b;
+			c->core_ids[want + 2 * got] = d->info.nr_aic + 2 * b;
+			c->core_ids[want + 2 * got + 1] = d->info.nr_aic + 2 * b + 1;
+			got++;
+			if (lo < 0)
+				lo = (int32_t)b;
+			continue;
+		}
+		if (lo >= 0 && len < sizeof(c->blocks)) {
+			len += (uint32_t)snprintf(c->blocks + len,
+						  sizeof(c->blocks) - len,
+						  b - 1 == (uint32_t)lo ? "%s%d" : "%s%d-%u",
+						  len ? "," : "", lo, b - 1);
+			lo = -1;
+		}
+	}
+	c->run_aic = want;
+	c->run_aiv = 2 * want;
+}
+
+static uint32_t blocks_free(struct ptod *d)
+{
+	uint32_t b, n = 0;
+
+	for (b = 0; b < d->nr_blocks; b++)
+		n += !d->blk_owner[b];
+	return n;
+}
+
+/*
+ * Wait until this run is the first in the FIFO and a block is free, then
+ * take the run's blocks.
+ */
 static int dev_acquire(struct client *c)
 {
 	struct ptod *d = c->d;
+	uint32_t nfree = 0;
 	int ret = 0;
 
 	pthread_mutex_lock(&d->dev_lock);
@@ -373,7 +439,8 @@ static int dev_acquire(struct client *c)
 			ret = -ESHUTDOWN;
 		if (ret)
 			break;
-		if (d->wait_head == c && !d->owner && d->exec_ready)
+		if (d->wait_head == c && d->exec_ready &&
+		    (nfree = blocks_free(d)) > 0)
 			break;
 		pthread_cond_wait(&d->dev_cond, &d->dev_lock);
 	}
@@ -392,9 +459,14 @@ static int dev_acquire(struct client *c)
 		}
 	}
 	if (!ret) {
-		d->owner = c;
+		blocks_take(d, c, nfree);
+		d->nr_runs++;
 		c->note[0] = 0;
 		atomic_store(&c->in_run, 1);
+		ptod_log(PTOD_LOG_INFO,
+			 "client %u graph %" PRIu64 ": run start on blocks %s (%u AIC + %u AIV), %u runs active",
+			 c->id, c->tag, c->blocks, c->run_aic, c->run_aiv,
+			 d->nr_runs);
 	}
 	pthread_cond_broadcast(&d->dev_cond);
 	pthread_mutex_unlock(&d->dev_lock);
@@ -404,10 +476,18 @@ static int dev_acquire(struct client *c)
 static void dev_release(struct client *c)
 {
 	struct ptod *d = c->d;
+	uint32_t b;
 
 	pthread_mutex_lock(&d->dev_lock);
-	if (d->owner == c)
-		d->owner = NULL;
+	for (b = 0; b < d->nr_blocks; b++)
+		if (d->blk_owner[b] == c)
+			d->blk_owner[b] = NULL;
+	if (atomic_load(&c->in_run)) {
+		d->nr_runs--;
+		ptod_log(PTOD_LOG_INFO,
+			 "client %u graph %" PRIu64 ": run end on blocks %s, %u runs active",
+			 c->id, c->tag, c->blocks, d->nr_runs);
+	}
 	atomic_store(&c->in_run, 0);
 	pthread_cond_broadcast(&d->dev_cond);
 	pthread_mutex_unlock(&d->dev_lock);
@@ -423,15 +503,23 @@ static int dev_prepare(struct client *c)
 {
 	struct ptod *d = c->d;
 	PTO2SharedMemoryHeader *sm = pto2_runtime_sm(c->rt);
-	uint32_t n = d->info.nr_cores, i;
+	uint32_t n = c->run_aic + c->run_aiv, i;
 	int64_t deadline = mono_ns() + 5000000000LL;
+	int ret;
 
+	ret = pto2_runtime_set_cores(c->rt, c->core_ids, c->run_aic, c->run_aiv);
+	if (ret) {
+		snprintf(c->gmsg, sizeof(c->gmsg), "cannot set the run's cores: %s",
+			 strerror(-ret));
+		return c->gerr = ret;
+	}
 	for (i = 0; i < n; i++) {
-		struct pto_core_regs *r = ptod_core(d, i);
+		uint32_t k = c->core_ids[i];
+		struct pto_core_regs *r = ptod_core(d, k);
 
 		if (atomic_load((_Atomic uint32_t *)&r->state) != PTO_CORE_ONLINE) {
 			snprintf(c->gmsg, sizeof(c->gmsg),
-				 "core %u is not online (executor down)", i);
+				 "core %u is not online (executor down)", k);
 			return c->gerr = -EIO;
 		}
 		atomic_store_explicit((_Atomic uint64_t *)&r->task,
@@ -444,12 +532,13 @@ static int dev_prepare(struct client *c)
 					      PTO_DMB_IDLE, memory_order_release);
 			atomic_thread_fence(memory_order_seq_cst);
 			if (atomic_load((_Atomic uint32_t *)&r->parked))
-				ptod_kick(d, i);
+				ptod_kick(d, k);
 		}
 	}
 	atomic_thread_fence(memory_order_seq_cst);
 	for (i = 0; i < n; i++) {
-		struct pto_core_regs *r = ptod_core(d, i);
+		uint32_t k = c->core_ids[i];
+		struct pto_core_regs *r = ptod_core(d, k);
 
 		while (atomic_load_explicit((_Atomic uint32_t *)&r->cond,
 					    memory_order_acquire) != PTO_COND_IDLE) {
@@ -457,11 +546,11 @@ static int dev_prepare(struct client *c)
 			    PTO_CORE_ONLINE || mono_ns() > deadline) {
 				snprintf(c->gmsg, sizeof(c->gmsg),
 					 "core %u did not return to idle (executor down or hung)",
-					 i);
+					 k);
 				return c->gerr = -EIO;
 			}
 			if (atomic_load((_Atomic uint32_t *)&r->parked))
-				ptod_kick(d, i);
+				ptod_kick(d, k);
 			usleep(100);
 		}
 	}

@@ -16,6 +16,8 @@
  *                                 killed mid-stream); prints READY first
  *   pto_e2e badbuf                names a buffer it does not own
  *                                 (expects -EACCES)
+ *   pto_e2e idle SECONDS          stays connected without running
+ *                                 anything; prints READY first
  *
  * Build directory of the examples: -d DIR (default: build/examples next to
  * this program's build/selftests/e2e). Prints one line per case:
@@ -500,7 +502,7 @@ int main(int argc, char **argv)
 			return 2;
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "usage: pto_e2e [-d EXDIR] vector|bgemm|pa|deadlock|crash|stream|badbuf ...\n");
+		fprintf(stderr, "usage: pto_e2e [-d EXDIR] vector|bgemm|pa|deadlock|crash|stream|badbuf|idle ...\n");
 		return 2;
 	}
 	ret = pto_connect(NULL, &cl);
@@ -524,6 +526,11 @@ int main(int argc, char **argv)
 		ret = run_stream(argc > 1 ? atof(argv[1]) : 10);
 	else if (!strcmp(argv[0], "badbuf"))
 		ret = run_badbuf();
+	else if (!strcmp(argv[0], "idle")) {
+		printf("READY\n");
+		usleep((useconds_t)((argc > 1 ? atof(argv[1]) : 5) * 1e6));
+		ret = 0;
+	}
 	else
 		ret = 2;
 	pto_disconnect(cl);

@@ -8,7 +8,8 @@
 #   (or: make -C selftests/e2e run)
 #
 # Starts ptod (which spawns pto-aicore) on a private socket, then: every
-# example case with golden checks, two concurrent clients, a client
+# example case with golden checks, two concurrent clients, runs of two
+# clients on disjoint blocks of cores at the same time, a client
 # killed mid-stream (its GM freed, the other client unaffected), a kernel
 # that segfaults (the task fails with a clear error, pto-aicore is
 # restarted, the next run passes), the flow-control deadlock error, an
@@ -28,7 +29,7 @@ PTOD_PID=
 n=0
 fails=0
 
-echo "1..14"
+echo "1..15"
 
 ok() {	# ok COND DESCRIPTION
 	n=$((n + 1))
@@ -82,7 +83,28 @@ sed 's/^/# c1: /' "$TMP/c1"; sed 's/^/# c2: /' "$TMP/c2"
 [ $r1 = 0 ] && [ $r2 = 0 ]
 ok $? "two concurrent clients both pass"
 
-# 6-7. a client killed mid-stream; a second one waiting behind it
+# 6. runs of two clients at the same time, on disjoint blocks: an idle
+# third client makes each run's fair share half the device or less
+"$E2E" idle 30 > "$TMP/o0" 2>&1 &
+o0=$!
+for _ in $(seq 400); do grep -q READY "$TMP/o0" && break; sleep 0.05; done
+l0=$(wc -l < "$TMP/ptod.log")
+"$E2E" stream 6 > "$TMP/o1" 2>&1 &
+o1=$!
+for _ in $(seq 400); do grep -q READY "$TMP/o1" && break; sleep 0.05; done
+"$E2E" stream 1 > "$TMP/o2" 2>&1 &
+o2=$!
+wait $o1; r1=$?
+wait $o2; r2=$?
+kill $o0 2>/dev/null
+wait $o0 2>/dev/null
+sed 's/^/# o1: /' "$TMP/o1"; sed 's/^/# o2: /' "$TMP/o2"
+tail -n +$((l0 + 1)) "$TMP/ptod.log" | grep -E "run (start|end) on blocks" | sed 's/^/# /'
+[ $r1 = 0 ] && [ $r2 = 0 ] &&
+	tail -n +$((l0 + 1)) "$TMP/ptod.log" | grep -q "run start on blocks .*, 2 runs active"
+ok $? "runs of two clients overlap on disjoint blocks and both pass"
+
+# 7-8. a client killed mid-stream; a second one waiting behind it
 "$E2E" stream 60 > "$TMP/s1" 2>&1 &
 s1=$!
 for _ in $(seq 400); do grep -q READY "$TMP/s1" && break; sleep 0.05; done
@@ -105,7 +127,7 @@ echo "# gm_bytes_used: idle $GM_IDLE, during $used_during, after $(counter gm_by
 	grep -q "client.*gone" "$TMP/ptod.log"
 ok $? "the killed client's runtime drained and its GM freed"
 
-# 8-9. a kernel that segfaults
+# 9-10. a kernel that segfaults
 client crash; ok $? "a crashing kernel fails its task with a clear error"
 for _ in $(seq 200); do
 	[ "$(grep -c 'is ready' "$TMP/ptod.log")" -ge 2 ] && break
@@ -116,18 +138,18 @@ r=$?
 [ $r = 0 ] && [ "$(counter cores_online)" -gt 0 ] && [ "$(counter cores_dead)" = 0 ]
 ok $? "ptod restarted pto-aicore and the next run passes"
 
-# 10. flow-control deadlock, reported cleanly
+# 11. flow-control deadlock, reported cleanly
 PTO2_RING_TASK_WINDOW=16 client deadlock 33
 ok $? "PTO2_RING_TASK_WINDOW=16 with a 33-task scope: clean deadlock error"
 
-# 11. an address the client does not own
+# 12. an address the client does not own
 client badbuf; ok $? "a buffer the client does not own is refused"
 
-# 12. ptod still healthy after all that
+# 13. ptod still healthy after all that
 kill -0 "$PTOD_PID" 2>/dev/null && client vector Const
 ok $? "ptod is still serving"
 
-# 13. pto-run: an unchanged orchestration .so; a = b = 0 gives f = 2
+# 14. pto-run: an unchanged orchestration .so; a = b = 0 gives f = 2
 VX=$B/examples/vector_example
 timeout 60 "$B/tools/pto-run" --orch "$VX/orch.so" \
 	--kernel "0:aiv:$VX/aiv_add.so" --kernel "1:aiv:$VX/aiv_add_scalar.so" \
@@ -138,7 +160,7 @@ echo "# distinct values of f: $vals"
 [ "$vals" = 2 ]
 ok $? "pto-run runs vector_example's orch.so unchanged"
 
-# 14. SIGTERM with a client in the middle of a graph
+# 15. SIGTERM with a client in the middle of a graph
 "$E2E" stream 60 > "$TMP/t1" 2>&1 &
 t1=$!
 for _ in $(seq 400); do grep -q READY "$TMP/t1" && break; sleep 0.05; done
