@@ -15,10 +15,9 @@
  * libpto and checks the output against the example's double-precision
  * golden. All clients are forked first and held at a gate; the gate opens
  * for all of them at once, so they connect and submit concurrently. Each
- * has its own GM buffers, runtime and submission stream in ptod; runs use
- * the device one at a time (ptod queues them FIFO, see
- * Documentation/runtime.rst), so the clients' graphs interleave at graph
- * granularity.
+ * has its own GM buffers, runtime and submission stream in ptod; their
+ * runs execute at the same time on disjoint partitions of the device's
+ * blocks (see Documentation/runtime.rst).
  *
  * Output: each client's own lines (CASE ...: PASS|FAIL ...), then one line
  * per client
