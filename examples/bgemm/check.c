@@ -65,50 +65,20 @@ static int run_direct(struct ex_kernel_set *ks, const float *a,
 static int compare(const char *name, const char *suffix, const double *ref,
 		   const float *cm, unsigned long tasks, int ret)
 {
-	struct ex_cmp cmp;
-	size_t i;
-
-	ex_cmp_init(&cmp, BGEMM_TOL);
-	if (ret == 0)
-		for (i = 0; i < BGEMM_C_ELEMS; i++)
-			ex_cmp_add(&cmp, ref[i], cm[i]);
-	if (tasks != BGEMM_TASKS) {
-		fprintf(stderr, "%s%s: %lu tasks, expected %d\n", name, suffix,
-			tasks, BGEMM_TASKS);
-		cmp.bad++;
-	}
-	return ex_report(name, suffix, &cmp, tasks);
-}
-
-static int selected(int argc, char **argv, int first, const char *name)
-{
-	int i;
-
-	if (first >= argc)
-		return 1;
-	for (i = first; i < argc; i++)
-		if (strcmp(argv[i], name) == 0)
-			return 1;
-	return 0;
+	return ex_check_f32(name, suffix, BGEMM_TOL, ref, cm, BGEMM_C_ELEMS,
+			    tasks, BGEMM_TASKS, ret);
 }
 
 int main(int argc, char **argv)
 {
 	char dir[4096], orch[4200];
 	struct ex_kernel_set ks;
-	int opt, failed = 0;
+	int first, failed = 0;
 	size_t ci;
 
-	if (ex_exe_dir(dir, sizeof(dir)))
-		strcpy(dir, ".");
-	while ((opt = getopt(argc, argv, "d:")) != -1) {
-		if (opt == 'd') {
-			snprintf(dir, sizeof(dir), "%s", optarg);
-		} else {
-			fprintf(stderr, "usage: %s [-d BUILD_DIR] [CASE...]\n", argv[0]);
-			return 2;
-		}
-	}
+	first = ex_parse_args(argc, argv, dir, sizeof(dir));
+	if (first < 0)
+		return 2;
 	snprintf(orch, sizeof(orch), "%s/orch.so", dir);
 	if (ex_kernels_load(&ks, dir, kernels, sizeof(kernels) / sizeof(kernels[0])))
 		return 1;
@@ -120,7 +90,7 @@ int main(int argc, char **argv)
 		unsigned long tasks;
 		int ret;
 
-		if (!selected(argc, argv, optind, c->name))
+		if (!ex_case_selected(argc, argv, first, c->name))
 			continue;
 		a = malloc(BGEMM_A_ELEMS * sizeof(float));
 		b = malloc(BGEMM_B_ELEMS * sizeof(float));

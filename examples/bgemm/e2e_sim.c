@@ -21,35 +21,16 @@ static const struct ex_kernel_desc kernels[] = {
 	{ BGEMM_FUNC_TILE_ADD, "TILE_ADD", "aiv_tile_add.so", PTO2_WORKER_VECTOR },
 };
 
-static int selected(int argc, char **argv, int first, const char *name)
-{
-	int i;
-
-	if (first >= argc)
-		return 1;
-	for (i = first; i < argc; i++)
-		if (strcmp(argv[i], name) == 0)
-			return 1;
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	char dir[4096];
 	struct ex_sim sim;
-	int opt, failed = 0;
-	size_t ci, i;
+	int first, failed = 0;
+	size_t ci;
 
-	if (ex_exe_dir(dir, sizeof(dir)))
-		strcpy(dir, ".");
-	while ((opt = getopt(argc, argv, "d:")) != -1) {
-		if (opt == 'd') {
-			snprintf(dir, sizeof(dir), "%s", optarg);
-		} else {
-			fprintf(stderr, "usage: %s [-d BUILD_DIR] [CASE...]\n", argv[0]);
-			return 2;
-		}
-	}
+	first = ex_parse_args(argc, argv, dir, sizeof(dir));
+	if (first < 0)
+		return 2;
 	if (ex_sim_open(&sim, dir, kernels, sizeof(kernels) / sizeof(kernels[0]),
 			(BGEMM_A_ELEMS + BGEMM_B_ELEMS + BGEMM_C_ELEMS) *
 			sizeof(float) + (1 << 20)))
@@ -61,10 +42,9 @@ int main(int argc, char **argv)
 		float *a, *b, *cm;
 		uint64_t args[BGEMM_NARGS];
 		unsigned long tasks;
-		struct ex_cmp cmp;
 		int ret;
 
-		if (!selected(argc, argv, optind, c->name))
+		if (!ex_case_selected(argc, argv, first, c->name))
 			continue;
 		ref = malloc(BGEMM_C_ELEMS * sizeof(double));
 		if (!ref)
@@ -81,13 +61,8 @@ int main(int argc, char **argv)
 		bgemm_golden(a, b, ref);
 
 		ret = ex_sim_run(&sim, args, BGEMM_NARGS, &tasks);
-		ex_cmp_init(&cmp, BGEMM_TOL);
-		if (ret == 0)
-			for (i = 0; i < BGEMM_C_ELEMS; i++)
-				ex_cmp_add(&cmp, ref[i], cm[i]);
-		if (tasks != BGEMM_TASKS)
-			cmp.bad++;
-		failed += !ex_report(c->name, ex_sim_label(&sim), &cmp, tasks);
+		failed += !ex_check_f32(c->name, ex_sim_label(&sim), BGEMM_TOL, ref,
+					 cm, BGEMM_C_ELEMS, tasks, BGEMM_TASKS, ret);
 		free(ref);
 	}
 	ex_sim_close(&sim);

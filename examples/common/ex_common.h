@@ -232,4 +232,29 @@ static inline int ex_report(const char *case_name, const char *suffix,
 	return ok;
 }
 
+/*
+ * Compare @n fp32 results against the double-precision reference within
+ * @tol (only when the run returned 0) and the task count against the
+ * expected one, then print the CASE line. Returns 1 on PASS.
+ */
+static inline int ex_check_f32(const char *name, const char *suffix,
+			       double tol, const double *ref, const float *got,
+			       size_t n, unsigned long tasks,
+			       unsigned long expect, int ret)
+{
+	struct ex_cmp cmp;
+	size_t i;
+
+	ex_cmp_init(&cmp, tol);
+	if (ret == 0)
+		for (i = 0; i < n; i++)
+			ex_cmp_add(&cmp, ref[i], got[i]);
+	if (tasks != expect) {
+		fprintf(stderr, "%s%s: %lu tasks, expected %lu\n", name, suffix,
+			tasks, expect);
+		cmp.bad++;
+	}
+	return ex_report(name, suffix, &cmp, tasks);
+}
+
 #endif /* PTO_EXAMPLES_EX_COMMON_H */

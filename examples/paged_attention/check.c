@@ -133,33 +133,18 @@ static int compare(const char *name, const char *suffix,
 		   const struct pa_inputs *in, const double *ref,
 		   unsigned long tasks, int ret)
 {
-	unsigned long expect = pa_task_count(in);
-	struct ex_cmp cmp;
-	size_t i;
-
-	ex_cmp_init(&cmp, PA_TOL);
-	if (ret == 0)
-		for (i = 0; i < in->out_elems; i++)
-			ex_cmp_add(&cmp, ref[i], in->out[i]);
-	if (tasks != expect) {
-		fprintf(stderr, "%s%s: %lu tasks, expected %lu\n", name, suffix,
-			tasks, expect);
-		cmp.bad++;
-	}
-	return ex_report(name, suffix, &cmp, tasks);
+	return ex_check_f32(name, suffix, PA_TOL, ref, in->out, in->out_elems,
+			    tasks, pa_task_count(in), ret);
 }
 
+/* Cases named on the command line, else $PA_CASE, else all. */
 static int selected(int argc, char **argv, int first, const char *name)
 {
 	const char *env = getenv("PA_CASE");
-	int i;
 
-	if (first >= argc)
-		return !env || !*env || strcmp(env, name) == 0;
-	for (i = first; i < argc; i++)
-		if (strcmp(argv[i], name) == 0)
-			return 1;
-	return 0;
+	if (first >= argc && env && *env)
+		return strcmp(env, name) == 0;
+	return ex_case_selected(argc, argv, first, name);
 }
 
 int main(int argc, char **argv)
@@ -167,19 +152,12 @@ int main(int argc, char **argv)
 	char dir[4096], orch[4200];
 	struct ex_kernel_set ks;
 	int32_t lens[PA_MAX_ENV_LENS];
-	int opt, failed = 0, n_lens;
+	int first, failed = 0, n_lens;
 	size_t ci;
 
-	if (ex_exe_dir(dir, sizeof(dir)))
-		strcpy(dir, ".");
-	while ((opt = getopt(argc, argv, "d:")) != -1) {
-		if (opt == 'd') {
-			snprintf(dir, sizeof(dir), "%s", optarg);
-		} else {
-			fprintf(stderr, "usage: %s [-d BUILD_DIR] [CASE...]\n", argv[0]);
-			return 2;
-		}
-	}
+	first = ex_parse_args(argc, argv, dir, sizeof(dir));
+	if (first < 0)
+		return 2;
 	snprintf(orch, sizeof(orch), "%s/orch.so", dir);
 	if (ex_kernels_load(&ks, dir, kernels, sizeof(kernels) / sizeof(kernels[0])))
 		return 1;
@@ -199,7 +177,7 @@ int main(int argc, char **argv)
 		unsigned long tasks;
 		int ret;
 
-		if (!selected(argc, argv, optind, c->name))
+		if (!selected(argc, argv, first, c->name))
 			continue;
 		if (n_lens > 0) {
 			cc.seq_lens = lens;

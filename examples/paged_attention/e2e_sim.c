@@ -26,17 +26,14 @@ static const struct ex_kernel_desc kernels[] = {
 	{ PA_FUNC_AIV_HUB, "AIV_HUB", "aiv_hub.so", PTO2_WORKER_VECTOR },
 };
 
+/* Cases named on the command line, else $PA_CASE, else all. */
 static int selected(int argc, char **argv, int first, const char *name)
 {
 	const char *env = getenv("PA_CASE");
-	int i;
 
-	if (first >= argc)
-		return !env || !*env || strcmp(env, name) == 0;
-	for (i = first; i < argc; i++)
-		if (strcmp(argv[i], name) == 0)
-			return 1;
-	return 0;
+	if (first >= argc && env && *env)
+		return strcmp(env, name) == 0;
+	return ex_case_selected(argc, argv, first, name);
 }
 
 /* Inputs into GM; args get device addresses.  0 or -1. */
@@ -72,19 +69,12 @@ int main(int argc, char **argv)
 	char dir[4096];
 	int32_t lens[PA_MAX_ENV_LENS];
 	struct ex_sim sim;
-	int opt, failed = 0, n_lens;
-	size_t ci, i;
+	int first, failed = 0, n_lens;
+	size_t ci;
 
-	if (ex_exe_dir(dir, sizeof(dir)))
-		strcpy(dir, ".");
-	while ((opt = getopt(argc, argv, "d:")) != -1) {
-		if (opt == 'd') {
-			snprintf(dir, sizeof(dir), "%s", optarg);
-		} else {
-			fprintf(stderr, "usage: %s [-d BUILD_DIR] [CASE...]\n", argv[0]);
-			return 2;
-		}
-	}
+	first = ex_parse_args(argc, argv, dir, sizeof(dir));
+	if (first < 0)
+		return 2;
 	n_lens = pa_env_seq_lens(lens, PA_MAX_ENV_LENS);
 	if (n_lens < 0) {
 		fprintf(stderr, "PA_SEQ_LEN: expected n[,n...]\n");
@@ -99,12 +89,11 @@ int main(int argc, char **argv)
 		struct pa_inputs in;
 		uint64_t args[PA_NARGS];
 		unsigned long tasks;
-		struct ex_cmp cmp;
 		double *ref;
 		float *out;
 		int ret;
 
-		if (!selected(argc, argv, optind, cc.name))
+		if (!selected(argc, argv, first, cc.name))
 			continue;
 		if (n_lens > 0) {
 			cc.seq_lens = lens;
@@ -123,13 +112,8 @@ int main(int argc, char **argv)
 		}
 
 		ret = ex_sim_run(&sim, args, PA_NARGS, &tasks);
-		ex_cmp_init(&cmp, PA_TOL);
-		if (ret == 0)
-			for (i = 0; i < in.out_elems; i++)
-				ex_cmp_add(&cmp, ref[i], out[i]);
-		if (tasks != pa_task_count(&in))
-			cmp.bad++;
-		failed += !ex_report(cc.name, ex_sim_label(&sim), &cmp, tasks);
+		failed += !ex_check_f32(cc.name, ex_sim_label(&sim), PA_TOL, ref,
+					 out, in.out_elems, tasks, pa_task_count(&in), ret);
 		if (sim.task_ring_blocked)
 			printf("  task ring flow control: %llu submits waited for a slot\n",
 			       (unsigned long long)sim.task_ring_blocked);

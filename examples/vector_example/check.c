@@ -61,50 +61,20 @@ static int run_direct(struct ex_kernel_set *ks, const float *a,
 static int compare(const char *name, const char *suffix, const double *ref,
 		   const float *f, size_t n, unsigned long tasks, int ret)
 {
-	struct ex_cmp cmp;
-	size_t i;
-
-	ex_cmp_init(&cmp, VEC_TOL);
-	if (ret == 0)
-		for (i = 0; i < n; i++)
-			ex_cmp_add(&cmp, ref[i], f[i]);
-	if (tasks != VEC_TASKS) {
-		fprintf(stderr, "%s%s: %lu tasks, expected %d\n", name, suffix,
-			tasks, VEC_TASKS);
-		cmp.bad++;
-	}
-	return ex_report(name, suffix, &cmp, tasks);
-}
-
-static int selected(int argc, char **argv, int first, const char *name)
-{
-	int i;
-
-	if (first >= argc)
-		return 1;
-	for (i = first; i < argc; i++)
-		if (strcmp(argv[i], name) == 0)
-			return 1;
-	return 0;
+	return ex_check_f32(name, suffix, VEC_TOL, ref, f, n, tasks, VEC_TASKS,
+			    ret);
 }
 
 int main(int argc, char **argv)
 {
 	char dir[4096], orch[4200];
 	struct ex_kernel_set ks;
-	int opt, failed = 0;
+	int first, failed = 0;
 	size_t ci, n = VEC_N;
 
-	if (ex_exe_dir(dir, sizeof(dir)))
-		strcpy(dir, ".");
-	while ((opt = getopt(argc, argv, "d:")) != -1) {
-		if (opt == 'd') {
-			snprintf(dir, sizeof(dir), "%s", optarg);
-		} else {
-			fprintf(stderr, "usage: %s [-d BUILD_DIR] [CASE...]\n", argv[0]);
-			return 2;
-		}
-	}
+	first = ex_parse_args(argc, argv, dir, sizeof(dir));
+	if (first < 0)
+		return 2;
 	snprintf(orch, sizeof(orch), "%s/orch.so", dir);
 	if (ex_kernels_load(&ks, dir, kernels, sizeof(kernels) / sizeof(kernels[0])))
 		return 1;
@@ -117,7 +87,7 @@ int main(int argc, char **argv)
 		unsigned long tasks;
 		int ret;
 
-		if (!selected(argc, argv, optind, c->name)) {
+		if (!ex_case_selected(argc, argv, first, c->name)) {
 			free(a); free(b); free(f); free(ref);
 			continue;
 		}

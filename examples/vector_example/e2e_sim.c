@@ -22,36 +22,17 @@ static const struct ex_kernel_desc kernels[] = {
 	{ VEC_FUNC_MUL, "MUL", "aiv_mul.so", PTO2_WORKER_VECTOR },
 };
 
-static int selected(int argc, char **argv, int first, const char *name)
-{
-	int i;
-
-	if (first >= argc)
-		return 1;
-	for (i = first; i < argc; i++)
-		if (strcmp(argv[i], name) == 0)
-			return 1;
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	const size_t n = VEC_N;
 	char dir[4096];
 	struct ex_sim sim;
-	int opt, failed = 0;
-	size_t ci, i;
+	int first, failed = 0;
+	size_t ci;
 
-	if (ex_exe_dir(dir, sizeof(dir)))
-		strcpy(dir, ".");
-	while ((opt = getopt(argc, argv, "d:")) != -1) {
-		if (opt == 'd') {
-			snprintf(dir, sizeof(dir), "%s", optarg);
-		} else {
-			fprintf(stderr, "usage: %s [-d BUILD_DIR] [CASE...]\n", argv[0]);
-			return 2;
-		}
-	}
+	first = ex_parse_args(argc, argv, dir, sizeof(dir));
+	if (first < 0)
+		return 2;
 	if (ex_sim_open(&sim, dir, kernels, sizeof(kernels) / sizeof(kernels[0]),
 			4 * n * sizeof(float) + (1 << 20)))
 		return 1;
@@ -62,12 +43,11 @@ int main(int argc, char **argv)
 		float *a, *b, *f;
 		uint64_t args[VEC_NARGS];
 		unsigned long tasks;
-		struct ex_cmp cmp;
 		int ret;
 
 		if (!ref)
 			return 1;
-		if (!selected(argc, argv, optind, c->name)) {
+		if (!ex_case_selected(argc, argv, first, c->name)) {
 			free(ref);
 			continue;
 		}
@@ -85,13 +65,8 @@ int main(int argc, char **argv)
 		memset(f, 0xff, n * sizeof(float));
 
 		ret = ex_sim_run(&sim, args, VEC_NARGS, &tasks);
-		ex_cmp_init(&cmp, VEC_TOL);
-		if (ret == 0)
-			for (i = 0; i < n; i++)
-				ex_cmp_add(&cmp, ref[i], f[i]);
-		if (tasks != VEC_TASKS)
-			cmp.bad++;
-		failed += !ex_report(c->name, ex_sim_label(&sim), &cmp, tasks);
+		failed += !ex_check_f32(c->name, ex_sim_label(&sim), VEC_TOL, ref,
+					 f, n, tasks, VEC_TASKS, ret);
 		free(ref);
 	}
 	ex_sim_close(&sim);
