@@ -18,11 +18,7 @@ B=$TOP/build
 
 if [ "${1:-}" != --in-vm ]; then
 	set -e
-	make -C "$TOP/libpto"
-	make -C "$TOP/daemon/ptod"
-	make -C "$TOP/daemon/aicore"
-	make -C "$TOP/bench/e2e"
-	[ -f "$TOP/kmod/pto.ko" ] || make -C "$TOP" kmod
+	make -C "$TOP" kmod user	# the module and every program, up to date
 	cd "$TOP"
 	exec scripts/vm-run --module kmod/pto.ko --timeout "${VM_TIMEOUT:-240}" \
 		-- "$TOP/bench/e2e/run-vm.sh" --in-vm "$@"

@@ -23,12 +23,7 @@ B=$TOP/build
 
 if [ "${1:-}" != --in-vm ]; then
 	set -e
-	make -C "$TOP/libpto"
-	make -C "$TOP/daemon/ptod"
-	make -C "$TOP/daemon/aicore"
-	make -C "$TOP/examples"
-	make -C "$TOP/selftests/e2e"
-	[ -f "$TOP/kmod/pto.ko" ] || make -C "$TOP" kmod
+	make -C "$TOP" kmod user	# the module and every program, up to date
 	cd "$TOP"
 	vmargs=(--module kmod/pto.ko)
 	[ -z "${VM_GM_MB:-}" ] || vmargs+=(--param "gm_size_mb=$VM_GM_MB")
