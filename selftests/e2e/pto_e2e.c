@@ -26,6 +26,7 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -33,9 +34,13 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 
 #include <pto/libpto.h>
 #include <pto/pto_kernel.h>
+
+#include "pto_wire.h"
 
 #include "../../examples/common/ex_common.h"
 #include "../../examples/vector_example/vector_case.h"
@@ -461,6 +466,110 @@ static int orch_badbuf(PTO2Runtime *rt, uint64_t *args, int argc)
 	return 0;
 }
 
+/* ---- protocol abuse: raw messages on ptod's socket ----------------------------- */
+
+static int raw_connect(void)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	const char *path = getenv("PTO_SOCKET");
+	int fd;
+
+	if (!path || strlen(path) >= sizeof(sa.sun_path))
+		return -1;
+	strcpy(sa.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/* Send @len bytes of @m (and @pass_fd if >= 0), expect a REPLY with @want. */
+static int raw_expect(int sock, struct pto_msg *m, size_t len, int pass_fd,
+		      int want, const char *what)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} cm;
+	struct iovec iov = { m, len };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct pto_msg r;
+	ssize_t n;
+
+	if (pass_fd >= 0) {
+		struct cmsghdr *ch;
+
+		memset(&cm, 0, sizeof(cm));
+		mh.msg_control = cm.buf;
+		mh.msg_controllen = sizeof(cm.buf);
+		ch = CMSG_FIRSTHDR(&mh);
+		ch->cmsg_level = SOL_SOCKET;
+		ch->cmsg_type = SCM_RIGHTS;
+		ch->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(ch), &pass_fd, sizeof(int));
+	}
+	if (sendmsg(sock, &mh, MSG_NOSIGNAL) < 0) {
+		printf("%s: send: %s\n", what, strerror(errno));
+		return 0;
+	}
+	memset(&r, 0, sizeof(r));
+	n = recv(sock, &r, sizeof(r), 0);
+	r.text[sizeof(r.text) - 1] = 0;
+	if (n < (ssize_t)offsetof(struct pto_msg, text) ||
+	    r.type != PTO_MSG_REPLY || r.status != want) {
+		printf("%s: FAIL: reply type %u status %d (%s), expected %d\n",
+		       what, n > 0 ? r.type : 0, n > 0 ? r.status : 0,
+		       n > 0 ? r.text : strerror(errno), want);
+		return 0;
+	}
+	printf("%s: %d \"%s\"\n", what, r.status, r.text);
+	return 1;
+}
+
+/*
+ * Malformed input on the socket gets a clear error and costs ptod nothing:
+ * a short message, a request before hello, a hello without the device
+ * file, a hello with a file that is not the device, a wrong wire version.
+ * Each refused hello closes that connection; ptod goes on serving.
+ */
+static int run_proto(void)
+{
+	struct pto_msg m;
+	int sock, null_fd, ok = 1;
+
+	sock = raw_connect();
+	if (sock < 0)
+		return 1;
+	memset(&m, 0, sizeof(m));
+	m.type = PTO_MSG_PING;
+	ok &= raw_expect(sock, &m, 4, -1, -EPROTO, "short message");
+	ok &= raw_expect(sock, &m, sizeof(m), -1, -EPROTO, "ping before hello");
+	m.type = PTO_MSG_HELLO;
+	m.u.hello.wire_version = PTO_WIRE_VERSION;
+	ok &= raw_expect(sock, &m, sizeof(m), -1, -EBADF, "hello without a file");
+	close(sock);
+
+	null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	sock = raw_connect();
+	if (sock < 0 || null_fd < 0)
+		return 1;
+	ok &= raw_expect(sock, &m, sizeof(m), null_fd, -ENODEV,
+			 "hello with /dev/null");
+	close(sock);
+
+	sock = raw_connect();
+	if (sock < 0)
+		return 1;
+	m.u.hello.wire_version = PTO_WIRE_VERSION + 1;
+	ok &= raw_expect(sock, &m, sizeof(m), null_fd, -EPROTO,
+			 "hello with another wire version");
+	close(sock);
+	close(null_fd);
+	return ok ? 0 : 1;
+}
+
 static int run_badbuf(void)
 {
 	static const struct kdesc k[] = {
@@ -502,7 +611,7 @@ int main(int argc, char **argv)
 			return 2;
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "usage: pto_e2e [-d EXDIR] vector|bgemm|pa|deadlock|crash|stream|badbuf|idle ...\n");
+		fprintf(stderr, "usage: pto_e2e [-d EXDIR] vector|bgemm|pa|deadlock|crash|stream|badbuf|proto|idle ...\n");
 		return 2;
 	}
 	ret = pto_connect(NULL, &cl);
@@ -524,6 +633,8 @@ int main(int argc, char **argv)
 		ret = run_crash();
 	else if (!strcmp(argv[0], "stream"))
 		ret = run_stream(argc > 1 ? atof(argv[1]) : 10);
+	else if (!strcmp(argv[0], "proto"))
+		ret = run_proto();
 	else if (!strcmp(argv[0], "badbuf"))
 		ret = run_badbuf();
 	else if (!strcmp(argv[0], "idle")) {

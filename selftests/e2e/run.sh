@@ -13,7 +13,8 @@
 # killed mid-stream (its GM freed, the other client unaffected), a kernel
 # that segfaults (the task fails with a clear error, pto-aicore is
 # restarted, the next run passes), the flow-control deadlock error, an
-# address the client does not own, pto-run with an unchanged
+# address the client does not own, malformed socket messages, pto-run
+# with an unchanged
 # orchestration .so, and SIGTERM with a client connected.
 
 set -u
@@ -29,7 +30,7 @@ PTOD_PID=
 n=0
 fails=0
 
-echo "1..15"
+echo "1..16"
 
 ok() {	# ok COND DESCRIPTION
 	n=$((n + 1))
@@ -144,6 +145,9 @@ ok $? "PTO2_RING_TASK_WINDOW=16 with a 33-task scope: clean deadlock error"
 
 # 12. an address the client does not own
 client badbuf; ok $? "a buffer the client does not own is refused"
+
+# malformed messages on the socket: clear errors, nothing lost
+client proto; ok $? "short, early and bogus hello messages get clear errors"
 
 # 13. ptod still healthy after all that
 kill -0 "$PTOD_PID" 2>/dev/null && client vector Const
