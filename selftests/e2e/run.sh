@@ -14,8 +14,8 @@
 # that segfaults (the task fails with a clear error, pto-aicore is
 # restarted, the next run passes), the flow-control deadlock error, an
 # address the client does not own, malformed socket messages, pto-run
-# with an unchanged
-# orchestration .so, and SIGTERM with a client connected.
+# with an unchanged orchestration .so, and SIGTERM with a client
+# connected.
 
 set -u
 TOP=$(cd "$(dirname "$(readlink -f "$0")")/../.." && pwd)
