@@ -84,8 +84,10 @@ void pto_regs_init(struct pto_dev *pdev)
  * Roles
  * ------------------------------------------------------------------------
  */
-int pto_set_role(struct pto_file *pf, struct pto_set_role *arg)
+int pto_set_role(struct pto_ucmd *ucmd)
 {
+	struct pto_set_role *arg = &ucmd->cmd.set_role;
+	struct pto_file *pf = ucmd->pf;
 	struct pto_dev *pdev = pf->pdev;
 	int ret = 0;
 
@@ -184,8 +186,10 @@ static int pto_mask_get(struct pto_dev *pdev, const struct pto_cores *arg,
 	return 0;
 }
 
-int pto_core_attach(struct pto_file *pf, struct pto_cores *arg)
+int pto_core_attach(struct pto_ucmd *ucmd)
 {
+	struct pto_cores *arg = &ucmd->cmd.cores;
+	struct pto_file *pf = ucmd->pf;
 	struct pto_dev *pdev = pf->pdev;
 	DECLARE_BITMAP(bits, PTO_MAX_CORES);
 	unsigned int i;
@@ -226,8 +230,10 @@ out_unlock:
 	return ret;
 }
 
-int pto_core_detach(struct pto_file *pf, struct pto_cores *arg)
+int pto_core_detach(struct pto_ucmd *ucmd)
 {
+	struct pto_cores *arg = &ucmd->cmd.cores;
+	struct pto_file *pf = ucmd->pf;
 	struct pto_dev *pdev = pf->pdev;
 	DECLARE_BITMAP(bits, PTO_MAX_CORES);
 	unsigned int i;
@@ -333,8 +339,10 @@ static long pto_core_sleep(struct pto_core_waiter *w, ktime_t timeout)
 						  pto_core_woken(w), timeout);
 }
 
-int pto_core_wait(struct pto_file *pf, struct pto_core_wait *arg)
+int pto_core_wait(struct pto_ucmd *ucmd)
 {
+	struct pto_core_wait *arg = &ucmd->cmd.core_wait;
+	struct pto_file *pf = ucmd->pf;
 	struct pto_dev *pdev = pf->pdev;
 	struct pto_core_waiter w = { .pf = pf, .last_dmb = arg->last_dmb };
 	struct pto_core *core;
@@ -388,8 +396,10 @@ int pto_core_wait(struct pto_file *pf, struct pto_core_wait *arg)
  * counted nowhere: latching a kick for a core that is running would only
  * make its next CORE_WAIT return at once for nothing.
  */
-int pto_kick(struct pto_file *pf, struct pto_cores *arg)
+int pto_kick(struct pto_ucmd *ucmd)
 {
+	struct pto_cores *arg = &ucmd->cmd.cores;
+	struct pto_file *pf = ucmd->pf;
 	struct pto_dev *pdev = pf->pdev;
 	DECLARE_BITMAP(bits, PTO_MAX_CORES);
 	unsigned int i;
@@ -446,8 +456,11 @@ void pto_raise_irq(struct pto_dev *pdev, u32 core)
 	wake_up_interruptible_all(&pdev->irq_wq);
 }
 
-int pto_raise_irq_ioctl(struct pto_file *pf, struct pto_raise_irq *arg)
+int pto_raise_irq_ioctl(struct pto_ucmd *ucmd)
 {
+	struct pto_raise_irq *arg = &ucmd->cmd.raise_irq;
+	struct pto_file *pf = ucmd->pf;
+
 	if (arg->flags || arg->pad)
 		return -EINVAL;
 	if (!pto_core_owned(pf, arg->core))
@@ -479,8 +492,10 @@ static long pto_irq_sleep(struct pto_dev *pdev, u32 seen, u32 *cur,
 						  timeout);
 }
 
-int pto_irq_wait(struct pto_file *pf, struct pto_irq_wait *arg)
+int pto_irq_wait(struct pto_ucmd *ucmd)
 {
+	struct pto_irq_wait *arg = &ucmd->cmd.irq_wait;
+	struct pto_file *pf = ucmd->pf;
 	u32 cur = 0;
 	int ret;
 
@@ -530,8 +545,10 @@ static int pto_hws_check(const struct pto_hws_cfg *cfg)
 	return 0;
 }
 
-int pto_hws_config(struct pto_file *pf, struct pto_hws_config *arg)
+int pto_hws_config(struct pto_ucmd *ucmd)
 {
+	struct pto_hws_config *arg = &ucmd->cmd.hws_config;
+	struct pto_file *pf = ucmd->pf;
 	struct pto_dev *pdev = pf->pdev;
 	int ret;
 

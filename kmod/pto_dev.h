@@ -217,6 +217,45 @@ struct pto_buf {
 	u64 len;
 };
 
+/**
+ * union pto_ucmd_buffer - room for the argument of any size-first ioctl.
+ * @info: PTO_IOC_GET_INFO.
+ * @set_role: PTO_IOC_SET_ROLE.
+ * @gm_alloc: PTO_IOC_GM_ALLOC.
+ * @gm_free: PTO_IOC_GM_FREE.
+ * @gm_lookup: PTO_IOC_GM_LOOKUP.
+ * @cores: PTO_IOC_CORE_ATTACH, PTO_IOC_CORE_DETACH, PTO_IOC_KICK.
+ * @core_wait: PTO_IOC_CORE_WAIT.
+ * @raise_irq: PTO_IOC_RAISE_IRQ.
+ * @irq_wait: PTO_IOC_IRQ_WAIT.
+ * @hws_config: PTO_IOC_HWS_CONFIG.
+ */
+union pto_ucmd_buffer {
+	struct pto_info info;
+	struct pto_set_role set_role;
+	struct pto_gm_alloc gm_alloc;
+	struct pto_gm_free gm_free;
+	struct pto_gm_lookup gm_lookup;
+	struct pto_cores cores;
+	struct pto_core_wait core_wait;
+	struct pto_raise_irq raise_irq;
+	struct pto_irq_wait irq_wait;
+	struct pto_hws_config hws_config;
+};
+
+/**
+ * struct pto_ucmd - one ioctl call, as its handler sees it.
+ * @pf: the file it was issued on.
+ * @cmd: the argument, copied in with copy_struct_from_user() (validated
+ *	size, zero-extended). The handler reads it and writes its output
+ *	fields into it; the dispatcher copies it back if the command has
+ *	output and the handler returned 0.
+ */
+struct pto_ucmd {
+	struct pto_file *pf;
+	union pto_ucmd_buffer cmd;
+};
+
 static inline struct pto_core_regs *pto_core_regs(struct pto_dev *pdev,
 						  u32 core)
 {
@@ -251,22 +290,22 @@ void pto_touch_sys_cnt(struct pto_dev *pdev);
 extern const struct file_operations pto_fops;
 
 /* pto_gm.c */
-int pto_gm_alloc(struct pto_file *pf, struct pto_gm_alloc *arg);
-int pto_gm_free(struct pto_file *pf, struct pto_gm_free *arg);
-int pto_gm_lookup(struct pto_file *pf, struct pto_gm_lookup *arg);
+int pto_gm_alloc(struct pto_ucmd *ucmd);
+int pto_gm_free(struct pto_ucmd *ucmd);
+int pto_gm_lookup(struct pto_ucmd *ucmd);
 void pto_gm_release_file(struct pto_file *pf);
 int pto_mmap(struct file *file, struct vm_area_struct *vma);
 
 /* pto_core.c */
 void pto_regs_init(struct pto_dev *pdev);
-int pto_core_attach(struct pto_file *pf, struct pto_cores *arg);
-int pto_core_detach(struct pto_file *pf, struct pto_cores *arg);
-int pto_core_wait(struct pto_file *pf, struct pto_core_wait *arg);
-int pto_kick(struct pto_file *pf, struct pto_cores *arg);
-int pto_raise_irq_ioctl(struct pto_file *pf, struct pto_raise_irq *arg);
-int pto_irq_wait(struct pto_file *pf, struct pto_irq_wait *arg);
-int pto_hws_config(struct pto_file *pf, struct pto_hws_config *arg);
-int pto_set_role(struct pto_file *pf, struct pto_set_role *arg);
+int pto_set_role(struct pto_ucmd *ucmd);
+int pto_core_attach(struct pto_ucmd *ucmd);
+int pto_core_detach(struct pto_ucmd *ucmd);
+int pto_core_wait(struct pto_ucmd *ucmd);
+int pto_kick(struct pto_ucmd *ucmd);
+int pto_raise_irq_ioctl(struct pto_ucmd *ucmd);
+int pto_irq_wait(struct pto_ucmd *ucmd);
+int pto_hws_config(struct pto_ucmd *ucmd);
 void pto_release_roles(struct pto_file *pf);
 void pto_raise_irq(struct pto_dev *pdev, u32 core);
 bool pto_irq_pending(struct pto_file *pf, u32 *count);

@@ -48,23 +48,10 @@ static int pto_release(struct inode *inode, struct file *file)
 	return 0;
 }
 
-union pto_ioctl_arg {
-	struct pto_info info;
-	struct pto_set_role set_role;
-	struct pto_gm_alloc gm_alloc;
-	struct pto_gm_free gm_free;
-	struct pto_gm_lookup gm_lookup;
-	struct pto_cores cores;
-	struct pto_core_wait core_wait;
-	struct pto_raise_irq raise_irq;
-	struct pto_irq_wait irq_wait;
-	struct pto_hws_config hws_config;
-};
-
-static int pto_get_info(struct pto_file *pf, union pto_ioctl_arg *arg)
+static int pto_get_info(struct pto_ucmd *ucmd)
 {
-	struct pto_info *info = &arg->info;
-	struct pto_dev *pdev = pf->pdev;
+	struct pto_info *info = &ucmd->cmd.info;
+	struct pto_dev *pdev = ucmd->pf->pdev;
 
 	if (info->flags)
 		return -EINVAL;
@@ -85,77 +72,23 @@ static int pto_get_info(struct pto_file *pf, union pto_ioctl_arg *arg)
 	return 0;
 }
 
-static int pto_ioc_set_role(struct pto_file *pf, union pto_ioctl_arg *arg)
-{
-	return pto_set_role(pf, &arg->set_role);
-}
-
-static int pto_ioc_gm_alloc(struct pto_file *pf, union pto_ioctl_arg *arg)
-{
-	return pto_gm_alloc(pf, &arg->gm_alloc);
-}
-
-static int pto_ioc_gm_free(struct pto_file *pf, union pto_ioctl_arg *arg)
-{
-	return pto_gm_free(pf, &arg->gm_free);
-}
-
-static int pto_ioc_gm_lookup(struct pto_file *pf, union pto_ioctl_arg *arg)
-{
-	return pto_gm_lookup(pf, &arg->gm_lookup);
-}
-
-static int pto_ioc_core_attach(struct pto_file *pf, union pto_ioctl_arg *arg)
-{
-	return pto_core_attach(pf, &arg->cores);
-}
-
-static int pto_ioc_core_detach(struct pto_file *pf, union pto_ioctl_arg *arg)
-{
-	return pto_core_detach(pf, &arg->cores);
-}
-
-static int pto_ioc_core_wait(struct pto_file *pf, union pto_ioctl_arg *arg)
-{
-	return pto_core_wait(pf, &arg->core_wait);
-}
-
-static int pto_ioc_kick(struct pto_file *pf, union pto_ioctl_arg *arg)
-{
-	return pto_kick(pf, &arg->cores);
-}
-
-static int pto_ioc_raise_irq(struct pto_file *pf, union pto_ioctl_arg *arg)
-{
-	return pto_raise_irq_ioctl(pf, &arg->raise_irq);
-}
-
-static int pto_ioc_irq_wait(struct pto_file *pf, union pto_ioctl_arg *arg)
-{
-	return pto_irq_wait(pf, &arg->irq_wait);
-}
-
-static int pto_ioc_hws_config(struct pto_file *pf, union pto_ioctl_arg *arg)
-{
-	return pto_hws_config(pf, &arg->hws_config);
-}
-
 /**
  * struct pto_ioctl_op - one size-first ioctl.
- * @cmd: the ioctl number.
- * @min_size: offsetofend() of the last field of the first ABI version.
  * @size: sizeof() the structure this module knows.
+ * @min_size: offsetofend() of the last field of the first ABI version.
+ * @ioctl_num: the ioctl number.
  * @roles: BIT(enum pto_role) of the roles that may issue it.
  * @out: the handler writes output fields to copy back.
- * @fn: the handler; called with the argument copied in and zero-extended.
+ * @execute: the handler; ucmd->cmd holds the argument, copied in and
+ *	zero-extended.
  */
 struct pto_ioctl_op {
-	unsigned int cmd;
-	u32 min_size;
-	u32 size;
+	unsigned int size;
+	unsigned int min_size;
+	unsigned int ioctl_num;
 	u32 roles;
 	bool out;
-	int (*fn)(struct pto_file *pf, union pto_ioctl_arg *arg);
+	int (*execute)(struct pto_ucmd *ucmd);
 };
 
 #define PTO_R_NONE	BIT(PTO_ROLE_NONE)
@@ -168,49 +101,48 @@ struct pto_ioctl_op {
 /* The argument named "type" is the structure type, e.g. struct pto_info. */
 #define PTO_IOCTL_OP(_name, _fn, type, _last, _roles, _out)		\
 	[_IOC_NR(PTO_IOC_##_name)] = {					\
-		.cmd = PTO_IOC_##_name,					\
-		.min_size = offsetofend(type, _last),			\
 		.size = sizeof(type),					\
+		.min_size = offsetofend(type, _last),			\
+		.ioctl_num = PTO_IOC_##_name,				\
 		.roles = _roles,					\
 		.out = _out,						\
-		.fn = _fn,						\
+		.execute = _fn,						\
 	}
 
 /* Indexed by _IOC_NR(); slot 0 is PTO_IOC_ABI_VERSION, handled apart. */
 static const struct pto_ioctl_op pto_ioctl_ops[] = {
 	PTO_IOCTL_OP(GET_INFO, pto_get_info, struct pto_info,
 		     sys_cnt_freq, PTO_R_ANY, true),
-	PTO_IOCTL_OP(SET_ROLE, pto_ioc_set_role, struct pto_set_role,
+	PTO_IOCTL_OP(SET_ROLE, pto_set_role, struct pto_set_role,
 		     pad, PTO_R_ANY, false),
-	PTO_IOCTL_OP(GM_ALLOC, pto_ioc_gm_alloc, struct pto_gm_alloc,
+	PTO_IOCTL_OP(GM_ALLOC, pto_gm_alloc, struct pto_gm_alloc,
 		     mmap_offset, PTO_R_CLIENT | PTO_R_AICPU, true),
-	PTO_IOCTL_OP(GM_FREE, pto_ioc_gm_free, struct pto_gm_free,
+	PTO_IOCTL_OP(GM_FREE, pto_gm_free, struct pto_gm_free,
 		     pad, PTO_R_CLIENT | PTO_R_AICPU, false),
-	PTO_IOCTL_OP(GM_LOOKUP, pto_ioc_gm_lookup, struct pto_gm_lookup,
+	PTO_IOCTL_OP(GM_LOOKUP, pto_gm_lookup, struct pto_gm_lookup,
 		     buf_len, PTO_R_ANY, true),
-	PTO_IOCTL_OP(CORE_ATTACH, pto_ioc_core_attach, struct pto_cores,
+	PTO_IOCTL_OP(CORE_ATTACH, pto_core_attach, struct pto_cores,
 		     mask, PTO_R_EXECUTOR, false),
-	PTO_IOCTL_OP(CORE_DETACH, pto_ioc_core_detach, struct pto_cores,
+	PTO_IOCTL_OP(CORE_DETACH, pto_core_detach, struct pto_cores,
 		     mask, PTO_R_EXECUTOR, false),
-	PTO_IOCTL_OP(CORE_WAIT, pto_ioc_core_wait, struct pto_core_wait,
+	PTO_IOCTL_OP(CORE_WAIT, pto_core_wait, struct pto_core_wait,
 		     reason, PTO_R_EXECUTOR, true),
-	PTO_IOCTL_OP(KICK, pto_ioc_kick, struct pto_cores,
+	PTO_IOCTL_OP(KICK, pto_kick, struct pto_cores,
 		     mask, PTO_R_AICPU, false),
-	PTO_IOCTL_OP(RAISE_IRQ, pto_ioc_raise_irq, struct pto_raise_irq,
+	PTO_IOCTL_OP(RAISE_IRQ, pto_raise_irq_ioctl, struct pto_raise_irq,
 		     pad, PTO_R_EXECUTOR, false),
-	PTO_IOCTL_OP(IRQ_WAIT, pto_ioc_irq_wait, struct pto_irq_wait,
+	PTO_IOCTL_OP(IRQ_WAIT, pto_irq_wait, struct pto_irq_wait,
 		     timeout_ns, PTO_R_AICPU, true),
 	/* Setting is restricted to the AICPU by the handler. */
-	PTO_IOCTL_OP(HWS_CONFIG, pto_ioc_hws_config, struct pto_hws_config,
+	PTO_IOCTL_OP(HWS_CONFIG, pto_hws_config, struct pto_hws_config,
 		     cfg, PTO_R_ANY, true),
 };
 
 static long pto_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
-	struct pto_file *pf = file->private_data;
 	void __user *uarg = (void __user *)arg;
 	const struct pto_ioctl_op *op;
-	union pto_ioctl_arg buf;
+	struct pto_ucmd ucmd;
 	unsigned int nr;
 	u32 usize;
 	int role;
@@ -223,7 +155,7 @@ static long pto_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	if (nr >= ARRAY_SIZE(pto_ioctl_ops))
 		return -ENOTTY;
 	op = &pto_ioctl_ops[array_index_nospec(nr, ARRAY_SIZE(pto_ioctl_ops))];
-	if (!op->fn || op->cmd != cmd)
+	if (!op->execute || op->ioctl_num != cmd)
 		return -ENOTTY;
 
 	if (get_user(usize, (u32 __user *)uarg))
@@ -232,23 +164,24 @@ static long pto_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return -EINVAL;
 	if (usize > PAGE_SIZE)
 		return -E2BIG;
-	ret = copy_struct_from_user(&buf, op->size, uarg, usize);
+	ret = copy_struct_from_user(&ucmd.cmd, op->size, uarg, usize);
 	if (ret)
 		return ret;
 
-	role = pto_file_role(pf);
+	ucmd.pf = file->private_data;
+	role = pto_file_role(ucmd.pf);
 	if (!(op->roles & BIT(role))) {
-		dev_dbg(pf->pdev->misc.this_device,
+		dev_dbg(ucmd.pf->pdev->misc.this_device,
 			"ioctl nr %u not allowed for role %d (pid %d)\n",
 			nr, role, task_tgid_nr(current));
 		return -EACCES;
 	}
 
-	ret = op->fn(pf, &buf);
+	ret = op->execute(&ucmd);
 	if (ret)
 		return ret;
 
-	if (op->out && copy_to_user(uarg, &buf, min(usize, op->size)))
+	if (op->out && copy_to_user(uarg, &ucmd.cmd, min(usize, op->size)))
 		return -EFAULT;
 	return 0;
 }

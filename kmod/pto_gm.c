@@ -58,8 +58,10 @@ static void pto_buf_put(struct pto_buf *buf)
 	kref_put(&buf->ref, pto_buf_release);
 }
 
-int pto_gm_alloc(struct pto_file *pf, struct pto_gm_alloc *arg)
+int pto_gm_alloc(struct pto_ucmd *ucmd)
 {
+	struct pto_gm_alloc *arg = &ucmd->cmd.gm_alloc;
+	struct pto_file *pf = ucmd->pf;
 	struct pto_dev *pdev = pf->pdev;
 	struct genpool_data_align align;
 	struct pto_buf *buf;
@@ -128,8 +130,10 @@ err_free_buf:
 }
 
 /* Drops the handle's reference; mappings keep the memory alive. */
-int pto_gm_free(struct pto_file *pf, struct pto_gm_free *arg)
+int pto_gm_free(struct pto_ucmd *ucmd)
 {
+	struct pto_gm_free *arg = &ucmd->cmd.gm_free;
+	struct pto_file *pf = ucmd->pf;
 	struct pto_buf *buf;
 
 	if (arg->flags || arg->pad)
@@ -161,8 +165,10 @@ static struct pto_buf *pto_buf_find(struct pto_file *pf, u64 start, u64 end)
 	return NULL;
 }
 
-int pto_gm_lookup(struct pto_file *pf, struct pto_gm_lookup *arg)
+int pto_gm_lookup(struct pto_ucmd *ucmd)
 {
+	struct pto_gm_lookup *arg = &ucmd->cmd.gm_lookup;
+	struct pto_file *pf = ucmd->pf;
 	struct pto_buf *buf;
 	u64 end;
 	int ret = 0;
