@@ -229,6 +229,9 @@ struct pto_buf {
  * @raise_irq: PTO_IOC_RAISE_IRQ.
  * @irq_wait: PTO_IOC_IRQ_WAIT.
  * @hws_config: PTO_IOC_HWS_CONFIG.
+ *
+ * The ioctl table (pto_file.c) fails to build if an argument structure is
+ * larger than this union.
  */
 union pto_ucmd_buffer {
 	struct pto_info info;

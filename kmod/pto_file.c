@@ -98,10 +98,18 @@ struct pto_ioctl_op {
 #define PTO_R_ANY	(PTO_R_NONE | PTO_R_CLIENT | PTO_R_AICPU | \
 			 PTO_R_EXECUTOR)
 
-/* The argument named "type" is the structure type, e.g. struct pto_info. */
+/*
+ * The argument named "type" is the structure type, e.g. struct pto_info.
+ * The build fails if the structure does not fit union pto_ucmd_buffer or
+ * does not start with its __u32 size.
+ */
 #define PTO_IOCTL_OP(_name, _fn, type, _last, _roles, _out)		\
 	[_IOC_NR(PTO_IOC_##_name)] = {					\
-		.size = sizeof(type),					\
+		.size = sizeof(type) +					\
+			BUILD_BUG_ON_ZERO(sizeof(type) >		\
+					  sizeof(union pto_ucmd_buffer)) + \
+			BUILD_BUG_ON_ZERO(offsetof(type, size)) +	\
+			BUILD_BUG_ON_ZERO(sizeof_field(type, size) != 4), \
 		.min_size = offsetofend(type, _last),			\
 		.ioctl_num = PTO_IOC_##_name,				\
 		.roles = _roles,					\
