@@ -469,26 +469,30 @@ int pto_raise_irq_ioctl(struct pto_ucmd *ucmd)
 	return 0;
 }
 
-/* True, with the count in *@count, if it differs from the one @pf saw. */
-bool pto_irq_pending(struct pto_file *pf, u32 *count)
+/**
+ * pto_irq_pending() - has the AICPU interrupt count moved?
+ * @pdev: the device.
+ * @seen: the count the caller has seen: IRQ_WAIT's count, or the file's
+ *	irq_seen for read() and poll(). Read at every call, since a wait
+ *	condition is evaluated again after each wakeup.
+ * @count: the current count, stored whatever the result.
+ *
+ * Return: true if the current count differs from *@seen.
+ */
+bool pto_irq_pending(struct pto_dev *pdev, const u32 *seen, u32 *count)
 {
-	*count = atomic_read(&pf->pdev->irq_count);
-	return *count != READ_ONCE(pf->irq_seen);
-}
-
-static bool pto_irq_new(struct pto_dev *pdev, u32 seen, u32 *cur)
-{
-	*cur = atomic_read(&pdev->irq_count);
-	return *cur != seen;
+	*count = atomic_read(&pdev->irq_count);
+	return *count != READ_ONCE(*seen);
 }
 
 static long pto_irq_sleep(struct pto_dev *pdev, u32 seen, u32 *cur,
 			  ktime_t timeout)
 {
 	if (!timeout)
-		return pto_irq_new(pdev, seen, cur) ? 0 : -ETIME;
+		return pto_irq_pending(pdev, &seen, cur) ? 0 : -ETIME;
 	return wait_event_interruptible_hrtimeout(pdev->irq_wq,
-						  pto_irq_new(pdev, seen, cur),
+						  pto_irq_pending(pdev, &seen,
+								  cur),
 						  timeout);
 }
 

@@ -311,7 +311,7 @@ int pto_irq_wait(struct pto_ucmd *ucmd);
 int pto_hws_config(struct pto_ucmd *ucmd);
 void pto_release_roles(struct pto_file *pf);
 void pto_raise_irq(struct pto_dev *pdev, u32 core);
-bool pto_irq_pending(struct pto_file *pf, u32 *count);
+bool pto_irq_pending(struct pto_dev *pdev, const u32 *seen, u32 *count);
 
 /* pto_sysfs.c */
 extern const struct attribute_group *pto_groups[];

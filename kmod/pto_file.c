@@ -213,11 +213,13 @@ static ssize_t pto_read(struct file *file, char __user *ubuf, size_t count,
 		return -EINVAL;
 
 	if (file->f_flags & O_NONBLOCK) {
-		if (!pto_irq_pending(pf, &cur))
+		if (!pto_irq_pending(pdev, &pf->irq_seen, &cur))
 			return -EAGAIN;
 	} else {
 		ret = wait_event_interruptible(pdev->irq_wq,
-					       pto_irq_pending(pf, &cur));
+					       pto_irq_pending(pdev,
+							       &pf->irq_seen,
+							       &cur));
 		if (ret)
 			return ret;
 	}
@@ -237,7 +239,7 @@ static __poll_t pto_poll(struct file *file, struct poll_table_struct *wait)
 		return EPOLLERR;
 
 	poll_wait(file, &pf->pdev->irq_wq, wait);
-	if (pto_irq_pending(pf, &cur))
+	if (pto_irq_pending(pf->pdev, &pf->irq_seen, &cur))
 		return EPOLLIN | EPOLLRDNORM;
 	return 0;
 }
