@@ -15,8 +15,10 @@
 #include <linux/bitmap.h>
 #include <linux/device.h>
 #include <linux/ktime.h>
+#include <linux/math64.h>
 #include <linux/sched.h>
 #include <linux/string.h>
+#include <linux/timekeeping.h>
 #include <linux/wait.h>
 
 #include "pto_dev.h"
@@ -78,6 +80,20 @@ void pto_regs_init(struct pto_dev *pdev)
 		regs->cond = PTO_COND_IDLE;
 		regs->state = PTO_CORE_OFFLINE;
 	}
+}
+
+/**
+ * pto_touch_sys_cnt() - store the system counter into the info page.
+ * @pdev: the device.
+ *
+ * The counter runs at PTO_SYS_CNT_FREQ from @pdev->epoch_ns.
+ */
+static void pto_touch_sys_cnt(struct pto_dev *pdev)
+{
+	u64 ns = ktime_get_ns() - pdev->epoch_ns;
+
+	WRITE_ONCE(pdev->info->sys_cnt,
+		   div_u64(ns, NSEC_PER_SEC / PTO_SYS_CNT_FREQ));
 }
 
 /* ------------------------------------------------------------------------

@@ -286,9 +286,6 @@ static inline int pto_file_role(struct pto_file *pf)
 	return smp_load_acquire(&pf->role);
 }
 
-/* pto_main.c */
-void pto_touch_sys_cnt(struct pto_dev *pdev);
-
 /* pto_file.c */
 extern const struct file_operations pto_fops;
 

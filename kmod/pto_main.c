@@ -12,7 +12,6 @@
 
 #include <linux/genalloc.h>
 #include <linux/kernel.h>
-#include <linux/math64.h>
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
@@ -82,20 +81,6 @@ static int pto_check_params(void)
 		return -EINVAL;
 	}
 	return 0;
-}
-
-/**
- * pto_touch_sys_cnt() - store the system counter into the info page.
- * @pdev: the device.
- *
- * The counter runs at PTO_SYS_CNT_FREQ from @pdev->epoch_ns.
- */
-void pto_touch_sys_cnt(struct pto_dev *pdev)
-{
-	u64 ns = ktime_get_ns() - pdev->epoch_ns;
-
-	WRITE_ONCE(pdev->info->sys_cnt,
-		   div_u64(ns, NSEC_PER_SEC / PTO_SYS_CNT_FREQ));
 }
 
 static int pto_dev_create(u32 index, struct pto_dev **out)
