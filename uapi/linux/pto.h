@@ -24,6 +24,10 @@
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
+#if defined(__cplusplus)
+extern "C" {
+#endif
+
 #define PTO_ABI_MAJOR		1
 #define PTO_ABI_MINOR		0
 #define PTO_ABI_VERSION		((PTO_ABI_MAJOR << 16) | PTO_ABI_MINOR)
@@ -553,5 +557,9 @@ struct pto_hws_config {
 #define PTO_IOC_RAISE_IRQ	_IO(PTO_IOCTL_MAGIC, 0x0a)
 #define PTO_IOC_IRQ_WAIT	_IO(PTO_IOCTL_MAGIC, 0x0b)
 #define PTO_IOC_HWS_CONFIG	_IO(PTO_IOCTL_MAGIC, 0x0c)
+
+#if defined(__cplusplus)
+}
+#endif
 
 #endif /* _UAPI_LINUX_PTO_H */
