@@ -6,12 +6,16 @@
  *
  * Conventions (see Documentation/uapi.rst):
  *
- * - Every ioctl argument starts with a __u32 @size that userspace sets to
- *   sizeof() of the structure it was compiled with. The kernel accepts any
- *   size from the first ABI version's size up to PAGE_SIZE; a larger struct
- *   is accepted only if the bytes the kernel does not know are zero
- *   (-E2BIG otherwise), a smaller one is zero-extended. Output fields are
- *   written back up to the smaller of the two sizes.
+ * - Every ioctl argument but PTO_IOC_ABI_VERSION's starts with a __u32
+ *   @size that userspace sets to sizeof() of the structure it was compiled
+ *   with. The kernel accepts any size from the first ABI version's size up
+ *   to PAGE_SIZE; a larger struct is accepted only if the bytes the kernel
+ *   does not know are zero (-E2BIG otherwise), a smaller one is
+ *   zero-extended. Output fields are written back up to the smaller of the
+ *   two sizes.
+ * - PTO_IOC_ABI_VERSION is the exception: an _IOR() whose argument is a
+ *   bare __u32, with no size, that the kernel writes PTO_ABI_VERSION into,
+ *   for a file of any role.
  * - @flags fields and every field named pad or reserved must be zero
  *   (-EINVAL otherwise), so that they can be given a meaning later.
  * - User pointers travel as __u64, timeouts as absolute __s64 nanoseconds on
@@ -28,6 +32,13 @@
 extern "C" {
 #endif
 
+/*
+ * ABI version, (major << 16) | minor: what PTO_IOC_ABI_VERSION returns, and
+ * the @abi_version of struct pto_info and struct pto_regs_info. The module
+ * reports the version it was built with; no ioctl takes a version from
+ * userspace, so it is up to a program to compare the major number with
+ * the PTO_ABI_MAJOR it was built with.
+ */
 #define PTO_ABI_MAJOR		1
 #define PTO_ABI_MINOR		0
 #define PTO_ABI_VERSION		((PTO_ABI_MAJOR << 16) | PTO_ABI_MINOR)
@@ -307,7 +318,8 @@ struct pto_core_regs {
 };
 
 /* ------------------------------------------------------------------------
- * ioctls. Every argument is size-first; see the conventions above.
+ * ioctls. Every argument but PTO_IOC_ABI_VERSION's is size-first; see the
+ * conventions above.
  * ------------------------------------------------------------------------
  */
 #define PTO_IOCTL_MAGIC		0xB9	/* free in ioctl-number.rst */
@@ -544,6 +556,7 @@ struct pto_hws_config {
 	struct pto_hws_cfg cfg;
 };
 
+/* __u32 argument, no size: PTO_ABI_VERSION is written to it (any role). */
 #define PTO_IOC_ABI_VERSION	_IOR(PTO_IOCTL_MAGIC, 0x00, __u32)
 #define PTO_IOC_GET_INFO	_IO(PTO_IOCTL_MAGIC, 0x01)
 #define PTO_IOC_SET_ROLE	_IO(PTO_IOCTL_MAGIC, 0x02)
