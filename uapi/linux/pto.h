@@ -214,6 +214,7 @@ struct pto_regs_info {
  *	covers a remaining-task fraction of (100 - 5i)% down to (95 - 5i)%.
  * @usage_mask: <n>_SIP_USAGE_MASK per PTO_HWS_USAGE_* class: the cores a
  *	kernel of that thread_num class may use.
+ * @pad2: zero.
  */
 struct pto_hws_cfg {
 	__u32 work_mode;
