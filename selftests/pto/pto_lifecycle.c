@@ -432,17 +432,23 @@ TEST_F(life, concurrent_clients_aicpu_view)
 	close(aicpu);
 }
 
-/* N processes race for the same cores: exactly one wins each round. */
+/*
+ * N processes race for the same cores: exactly one wins each round. Every
+ * contender keeps its file (and the cores, if it won) until all have
+ * tried, so a loser cannot win after the winner let go.
+ */
 TEST_F(life, attach_race_one_winner)
 {
 	enum { NPROC = 4, ROUNDS = 10 };
 	int round;
 
 	for (round = 0; round < ROUNDS; round++) {
-		int go[2], wins = 0, busy = 0, i, st;
+		int go[2], res[2], done[2], wins = 0, busy = 0, i, st;
 		pid_t pid[NPROC];
 
 		ASSERT_EQ(0, pipe2(go, O_CLOEXEC));
+		ASSERT_EQ(0, pipe2(res, O_CLOEXEC));
+		ASSERT_EQ(0, pipe2(done, O_CLOEXEC));
 		for (i = 0; i < NPROC; i++) {
 			pid[i] = fork();
 			ASSERT_LE(0, pid[i]);
@@ -451,29 +457,52 @@ TEST_F(life, attach_race_one_winner)
 				char c;
 
 				close(go[1]);
-				if (fd < 0)
-					_exit(100);
-				if (read(go[0], &c, 1) != 0)
-					_exit(101);
-				r = pto_cores_range(fd, PTO_IOC_CORE_ATTACH,
-						    round % 3, 3);
-				_exit(r == 0 ? 0 : r == -EBUSY ? 1 : 102);
+				close(done[1]);
+				if (read(go[0], &c, 1) != 0) {
+					c = 'g';
+				} else if (fd < 0) {
+					c = 'o';
+				} else {
+					r = pto_cores_range(fd,
+							    PTO_IOC_CORE_ATTACH,
+							    round % 3, 3);
+					c = r == 0 ? 'w' :
+					    r == -EBUSY ? 'b' : 'e';
+				}
+				/* Every child reports, whatever happened. */
+				if (write(res[1], &c, 1) != 1)
+					_exit(102);
+				/* Hold on until every contender has tried. */
+				if (read(done[0], &c, 1) != 0)
+					_exit(103);
+				_exit(0);
 			}
 		}
 		close(go[0]);
 		close(go[1]);	/* EOF = go */
+		close(res[1]);
+		close(done[0]);
+		for (i = 0; i < NPROC; i++) {
+			char c;
+
+			ASSERT_EQ(1, read(res[0], &c, 1))
+				TH_LOG("round %d: a contender died", round);
+			if (c == 'w')
+				wins++;
+			else if (c == 'b')
+				busy++;
+			else
+				TH_LOG("round %d: contender result '%c'",
+				       round, c);
+		}
+		close(done[1]);	/* EOF = everyone tried, let go */
+		close(res[0]);
 		for (i = 0; i < NPROC; i++) {
 			ASSERT_EQ(pid[i], waitpid(pid[i], &st, 0));
 			ASSERT_TRUE(WIFEXITED(st));
-			if (WEXITSTATUS(st) == 0)
-				wins++;
-			else if (WEXITSTATUS(st) == 1)
-				busy++;
-			else
-				TH_LOG("child exit %d", WEXITSTATUS(st));
+			EXPECT_EQ(0, WEXITSTATUS(st));
 		}
-		/* Losers may also win after the winner exited: >= 1. */
-		EXPECT_LE(1, wins);
+		EXPECT_EQ(1, wins) TH_LOG("round %d", round);
 		EXPECT_EQ(NPROC, wins + busy);
 	}
 }
