@@ -320,18 +320,27 @@ TEST_F(core, kick_latched_before_sleep)
 }
 
 /*
- * A kick on a core that is not parked is harmless: it returns 0 and the
- * next dispatch goes through as usual (the core sees DATA_MAIN_BASE).
+ * A kick on a core that is not parked is harmless: it returns 0, is not
+ * counted and not latched (a later CORE_WAIT with nothing new times out
+ * instead of returning for the stale kick), and the next dispatch goes
+ * through as usual (the core sees DATA_MAIN_BASE).
  */
 TEST_F(core, kick_not_parked_harmless)
 {
 	volatile struct pto_core_regs *c = acore(self, 0);
 	struct pto_core_wait w;
+	__u32 kicks;
 
 	ASSERT_EQ(0, pto_attach(self->exec, 0));
 	ASSERT_EQ(0U, c->parked);
+	kicks = c->kick_count;
 	ASSERT_EQ(0, pto_kick(self->aicpu, 0));
 	EXPECT_EQ((__u32)PTO_CORE_ONLINE, c->state);
+	EXPECT_EQ(kicks, c->kick_count);
+	/* DATA_MAIN_BASE is still 0: only a latched kick would wake this. */
+	EXPECT_EQ(-ETIMEDOUT, pto_core_wait(self->exec, 0, 0,
+					    pto_deadline_ms(100), &w))
+		TH_LOG("woke with reason %u", w.reason);
 	PTO_STORE(c->data_main_base, 7);
 	EXPECT_EQ(0, pto_core_wait(self->exec, 0, 0, pto_deadline_ms(5000),
 				   &w));
