@@ -449,9 +449,10 @@ done:
 	return NULL;
 }
 
-static void exec_start(FIXTURE_DATA(core) *self, struct exec_thread *t,
-		       pthread_t *th, __u32 core, bool protocol, bool finish,
-		       __s64 timeout_ns)
+/* Returns pthread_create()'s result. */
+static int exec_start(FIXTURE_DATA(core) *self, struct exec_thread *t,
+		      pthread_t *th, __u32 core, bool protocol, bool finish,
+		      __s64 timeout_ns)
 {
 	memset(t, 0, sizeof(*t));
 	t->fd = self->exec;
@@ -462,7 +463,7 @@ static void exec_start(FIXTURE_DATA(core) *self, struct exec_thread *t,
 	t->timeout_ns = timeout_ns;
 	t->follow_protocol = protocol;
 	t->finish = finish;
-	pthread_create(th, NULL, exec_main, t);
+	return pthread_create(th, NULL, exec_main, t);
 }
 
 /* The whole round trip of Documentation/uapi.rst. */
@@ -482,7 +483,8 @@ TEST_F(core, park_kick_irq_roundtrip)
 	parks = c->park_count;
 	kicks = c->kick_count;
 	sys0 = ri->sys_cnt;
-	exec_start(self, &t, &th, 0, true, true, pto_deadline_ms(10000));
+	ASSERT_EQ(0, exec_start(self, &t, &th, 0, true, true,
+				pto_deadline_ms(10000)));
 
 	/* Wait until the core is really asleep in the device. */
 	ASSERT_TRUE(wait_u32(&c->parked, 1, 5000));
@@ -499,7 +501,7 @@ TEST_F(core, park_kick_irq_roundtrip)
 	/* Completion interrupt. */
 	ASSERT_EQ(0, pto_irq_wait(self->aicpu, irq0, pto_deadline_ms(10000),
 				  &cnt));
-	pthread_join(th, NULL);
+	ASSERT_EQ(0, pthread_join(th, NULL));
 	ASSERT_EQ(0, t.ret) TH_LOG("executor: %s", strerror(-t.ret));
 	EXPECT_TRUE(t.slept);
 	EXPECT_EQ(task + 1, t.w.dmb);
@@ -524,10 +526,11 @@ TEST_F(core, kick_wakes_parked_core)
 
 	ASSERT_EQ(0, pto_attach(self->exec, 0));
 	parks = c->park_count;
-	exec_start(self, &t, &th, 0, true, false, 0 /* no deadline */);
+	ASSERT_EQ(0, exec_start(self, &t, &th, 0, true, false,
+				0 /* no deadline */));
 	ASSERT_TRUE(wait_u32_ne(&c->park_count, parks, 5000));
 	ASSERT_EQ(0, pto_kick(self->aicpu, 0));
-	pthread_join(th, NULL);
+	ASSERT_EQ(0, pthread_join(th, NULL));
 	ASSERT_EQ(0, t.ret) TH_LOG("executor: %s", strerror(-t.ret));
 	EXPECT_EQ((__u32)PTO_WAKE_KICK, t.w.reason);
 	EXPECT_EQ(t.last, t.w.dmb);
@@ -544,13 +547,14 @@ TEST_F(core, kick_other_core_no_wake)
 
 	ASSERT_EQ(0, pto_cores_range(self->exec, PTO_IOC_CORE_ATTACH, 0, 2));
 	parks = c->park_count;
-	exec_start(self, &t, &th, 0, true, false, pto_deadline_ms(10000));
+	ASSERT_EQ(0, exec_start(self, &t, &th, 0, true, false,
+				pto_deadline_ms(10000)));
 	ASSERT_TRUE(wait_u32_ne(&c->park_count, parks, 5000));
 	ASSERT_EQ(0, pto_kick(self->aicpu, 1));
 	pto_sleep_ms(100);
 	EXPECT_EQ(1U, PTO_LOAD(c->parked));
 	ASSERT_EQ(0, pto_kick(self->aicpu, 0));
-	pthread_join(th, NULL);
+	ASSERT_EQ(0, pthread_join(th, NULL));
 	ASSERT_EQ(0, t.ret);
 	EXPECT_EQ((__u32)PTO_WAKE_KICK, t.w.reason);
 }
@@ -565,11 +569,12 @@ TEST_F(core, wait_core_detached_while_sleeping)
 
 	ASSERT_EQ(0, pto_attach(self->exec, 0));
 	parks = c->park_count;
-	exec_start(self, &t, &th, 0, false, false, pto_deadline_ms(10000));
+	ASSERT_EQ(0, exec_start(self, &t, &th, 0, false, false,
+				pto_deadline_ms(10000)));
 	ASSERT_TRUE(wait_u32_ne(&c->park_count, parks, 5000));
 	pto_sleep_ms(20);
 	ASSERT_EQ(0, pto_detach(self->exec, 0));
-	pthread_join(th, NULL);
+	ASSERT_EQ(0, pthread_join(th, NULL));
 	EXPECT_EQ(-ENODEV, t.ret);
 	EXPECT_EQ((__u32)PTO_CORE_OFFLINE, c->state);
 }
@@ -585,12 +590,13 @@ TEST_F(core, aicpu_close_kicks_parked_cores)
 
 	ASSERT_EQ(0, pto_attach(self->exec, 0));
 	parks = c->park_count;
-	exec_start(self, &t, &th, 0, true, false, pto_deadline_ms(10000));
+	ASSERT_EQ(0, exec_start(self, &t, &th, 0, true, false,
+				pto_deadline_ms(10000)));
 	ASSERT_TRUE(wait_u32_ne(&c->park_count, parks, 5000));
 	munmap(self->aregs, PTO_REGS_SIZE);
 	close(self->aicpu);
 	self->aicpu = -1;
-	pthread_join(th, NULL);
+	ASSERT_EQ(0, pthread_join(th, NULL));
 	EXPECT_EQ(0, t.ret);
 	EXPECT_EQ((__u32)PTO_WAKE_KICK, t.w.reason);
 	EXPECT_EQ(0U, ei->aicpu_attached);
@@ -650,7 +656,7 @@ TEST_F(core, dispatch_many_no_lost_wakeup)
 
 	ASSERT_EQ(0, pto_attach(self->exec, 0));
 	p.last = PTO_LOAD(c->data_main_base);
-	pthread_create(&th, NULL, pingpong_exec, &p);
+	ASSERT_EQ(0, pthread_create(&th, NULL, pingpong_exec, &p));
 	for (i = 1; i <= p.n; i++) {
 		__s64 end = pto_deadline_ms(10000);
 
@@ -667,7 +673,7 @@ TEST_F(core, dispatch_many_no_lost_wakeup)
 		}
 		ASSERT_EQ(0, p.ret);
 	}
-	pthread_join(th, NULL);
+	ASSERT_EQ(0, pthread_join(th, NULL));
 	EXPECT_EQ(0, p.ret);
 	TH_LOG("%d dispatches, executor slept %d times", p.n, p.slept);
 }
@@ -680,6 +686,7 @@ struct sig_after {
 	pthread_t target;
 	pid_t tid;
 	long ms;
+	int ret;	/* pthread_kill()'s result */
 };
 
 /* Signal the target once it sleeps (state S), plus ms for good measure. */
@@ -689,7 +696,7 @@ static void *sig_after_main(void *arg)
 
 	task_wait_sleeping(s->tid, pto_deadline_ms(10000));
 	pto_sleep_ms(s->ms);
-	pthread_kill(s->target, SIGUSR1);
+	s->ret = pthread_kill(s->target, SIGUSR1);
 	return NULL;
 }
 
@@ -703,10 +710,11 @@ TEST_F(core, wait_interrupted_by_signal)
 
 	ASSERT_EQ(0, sigaction(SIGUSR1, &sa, NULL));
 	ASSERT_EQ(0, pto_attach(self->exec, 0));
-	pthread_create(&th, NULL, sig_after_main, &s);
+	ASSERT_EQ(0, pthread_create(&th, NULL, sig_after_main, &s));
 	EXPECT_EQ(-EINTR, pto_core_wait(self->exec, 0, 0,
 					pto_deadline_ms(5000), NULL));
-	pthread_join(th, NULL);
+	ASSERT_EQ(0, pthread_join(th, NULL));
+	EXPECT_EQ(0, s.ret);
 	EXPECT_EQ(0U, acore(self, 0)->parked);
 }
 
@@ -791,10 +799,10 @@ TEST_F(core, irq_wait_woken_by_raise)
 	pthread_t th;
 
 	ASSERT_EQ(0, pto_attach(self->exec, 0));
-	pthread_create(&th, NULL, irq_waiter_main, &w);
+	ASSERT_EQ(0, pthread_create(&th, NULL, irq_waiter_main, &w));
 	pto_sleep_ms(50);
 	ASSERT_EQ(0, pto_raise_irq(self->exec, 0));
-	pthread_join(th, NULL);
+	ASSERT_EQ(0, pthread_join(th, NULL));
 	EXPECT_EQ(0, w.ret);
 	EXPECT_EQ(w.count + 1, w.out);
 }
@@ -807,10 +815,11 @@ TEST_F(core, irq_wait_interrupted_by_signal)
 	pthread_t th;
 
 	ASSERT_EQ(0, sigaction(SIGUSR1, &sa, NULL));
-	pthread_create(&th, NULL, sig_after_main, &s);
+	ASSERT_EQ(0, pthread_create(&th, NULL, sig_after_main, &s));
 	EXPECT_EQ(-EINTR, pto_irq_wait(self->aicpu, ainfo(self)->irq_count,
 				       pto_deadline_ms(5000), NULL));
-	pthread_join(th, NULL);
+	ASSERT_EQ(0, pthread_join(th, NULL));
+	EXPECT_EQ(0, s.ret);
 }
 
 /* read() and poll(), uio style. */
@@ -875,11 +884,11 @@ TEST_F(core, read_blocks_until_irq)
 	ASSERT_EQ(0, pto_attach(self->exec, 0));
 	ASSERT_EQ(0, pto_raise_irq(self->exec, 0));
 	ASSERT_EQ(4, read(self->aicpu, &v, 4));
-	pthread_create(&th, NULL, reader_main, &r);
+	ASSERT_EQ(0, pthread_create(&th, NULL, reader_main, &r));
 	pto_sleep_ms(100);
 	EXPECT_EQ(0, r.n);	/* still blocked */
 	ASSERT_EQ(0, pto_raise_irq(self->exec, 0));
-	pthread_join(th, NULL);
+	ASSERT_EQ(0, pthread_join(th, NULL));
 	EXPECT_EQ(4, r.n) TH_LOG("read: %s", strerror(r.err));
 	EXPECT_EQ(v + 1, r.v);
 }
@@ -889,6 +898,7 @@ TEST_F(core, read_nonblock_eagain)
 	__u32 v;
 	int fl = fcntl(self->aicpu, F_GETFL);
 
+	ASSERT_LE(0, fl);
 	ASSERT_EQ(0, pto_attach(self->exec, 0));
 	ASSERT_EQ(0, pto_raise_irq(self->exec, 0));
 	ASSERT_EQ(4, read(self->aicpu, &v, 4));
@@ -963,10 +973,10 @@ TEST_F(core, poll_woken_by_raise)
 	ASSERT_EQ(0, pto_attach(self->exec, 0));
 	ASSERT_EQ(0, pto_raise_irq(self->exec, 0));
 	ASSERT_EQ(4, read(self->aicpu, &v, 4));
-	pthread_create(&th, NULL, poller_main, &p);
+	ASSERT_EQ(0, pthread_create(&th, NULL, poller_main, &p));
 	pto_sleep_ms(50);
 	ASSERT_EQ(0, pto_raise_irq(self->exec, 0));
-	pthread_join(th, NULL);
+	ASSERT_EQ(0, pthread_join(th, NULL));
 	EXPECT_EQ(1, p.ret);
 	EXPECT_TRUE(p.revents & POLLIN);
 }

@@ -51,7 +51,8 @@ static int kill_and_reap(pid_t pid)
 {
 	int st;
 
-	kill(pid, SIGKILL);
+	if (kill(pid, SIGKILL))
+		return -errno;
 	if (waitpid(pid, &st, 0) != pid)
 		return -errno;
 	return WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL ? 0 : -ECHILD;
@@ -362,7 +363,7 @@ TEST_F(life, concurrent_threads_one_file)
 					    &t[i]));
 	}
 	for (i = 0; i < NTHR; i++) {
-		pthread_join(th[i], NULL);
+		ASSERT_EQ(0, pthread_join(th[i], NULL));
 		EXPECT_EQ(0, t[i].ret) TH_LOG("thread %d", i);
 	}
 	EXPECT_EQ(self->info.gm_size, gm_free(self->fd));
@@ -547,8 +548,8 @@ TEST_F(life, aicpu_claim_race_one_winner)
 	}
 	EXPECT_EQ(1, wins);
 	for (i = 0; i < NPROC; i++) {
-		kill(pid[i], SIGKILL);
-		waitpid(pid[i], &st, 0);
+		EXPECT_EQ(0, kill(pid[i], SIGKILL));
+		EXPECT_EQ(pid[i], waitpid(pid[i], &st, 0));
 	}
 	close(res[0]);
 	close(res[1]);
