@@ -24,8 +24,9 @@
 #include <pto/libpto.h>
 
 #include "pto_device.h"
-#include "pto_usdt.h"
-#include "pto_wire.h"
+#include <pto-private/params.h>
+#include <pto-private/usdt.h>
+#include <pto-private/wire.h>
 
 #define PTO_EXPORT __attribute__((visibility("default")))
 
@@ -277,11 +278,6 @@ PTO_EXPORT size_t pto_buf_size(const pto_buf *b)
 
 /* ---- Connect ------------------------------------------------------------------------ */
 
-static const char *const env_names[PTO_HELLO_ENV_N] = {
-	"PTO2_RING_TASK_WINDOW", "PTO2_RING_HEAP", "PTO2_RING_DEP_POOL",
-	"PTO2_READY_QUEUE_SHARDS",
-};
-
 PTO_EXPORT int pto_connect(const char *socket_path, pto_client **out)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -341,12 +337,13 @@ PTO_EXPORT int pto_connect(const char *socket_path, pto_client **out)
 	m.u.hello.stream_addr = pto_buf_dev_addr(c->stream);
 	m.u.hello.stream_len = pto_buf_size(c->stream);
 	for (i = 0; i < PTO_HELLO_ENV_N; i++) {
-		const char *v = getenv(env_names[i]);
+		const char *v = getenv(pto_env_names[i]);
 
 		if (!v)
 			continue;
 		if (strlen(v) >= PTO_HELLO_ENV_LEN) {
-			ret = seterr(NULL, -EINVAL, "%s is too long", env_names[i]);
+			ret = seterr(NULL, -EINVAL, "%s is too long",
+				     pto_env_names[i]);
 			goto fail;
 		}
 		strcpy(m.u.hello.env[i], v);
@@ -682,6 +679,7 @@ PTO_EXPORT void pto2_rt_submit_task(PTO2Runtime *rt, int32_t kernel_id,
 {
 	pto_client *c = rt->c;
 	struct pto_rec_submit *s;
+	char msg[256];
 	uint32_t len;
 	int32_t i;
 
@@ -693,31 +691,9 @@ PTO_EXPORT void pto2_rt_submit_task(PTO2Runtime *rt, int32_t kernel_id,
 			   "outside of a graph");
 		return;
 	}
-	if (num_params < 0 || num_params > PTO2_MAX_TASK_PARAMS ||
-	    (num_params && !params)) {
-		graph_fail(c, -EINVAL,
-			   "submit: %d params (kernel %d); at most %d allowed",
-			   num_params, kernel_id, PTO2_MAX_TASK_PARAMS);
+	if (pto_params_check(kernel_id, params, num_params, msg, sizeof(msg))) {
+		graph_fail(c, -EINVAL, "%s", msg);
 		return;
-	}
-	for (i = 0; i < num_params; i++) {
-		int32_t t = (int32_t)params[i].type;
-
-		if (t == PTO_PARAM_SCALAR)
-			continue;
-		if ((t != PTO_PARAM_INPUT && t != PTO_PARAM_OUTPUT &&
-		     t != PTO_PARAM_INOUT) || !params[i].tensor) {
-			graph_fail(c, -EINVAL,
-				   "submit: param %d of kernel %d is not a valid tensor/scalar param",
-				   i, kernel_id);
-			return;
-		}
-		if (t != PTO_PARAM_OUTPUT && !params[i].tensor->addr) {
-			graph_fail(c, -EINVAL,
-				   "submit: param %d of kernel %d reads a tensor that was never produced (addr 0)",
-				   i, kernel_id);
-			return;
-		}
 	}
 	len = (uint32_t)(sizeof(*s) + (size_t)num_params * sizeof(s->p[0]));
 	len = (len + 15) & ~15u;

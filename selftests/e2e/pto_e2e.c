@@ -40,7 +40,7 @@
 #include <pto/libpto.h>
 #include <pto/pto_kernel.h>
 
-#include "pto_wire.h"
+#include <pto-private/wire.h>
 
 #include "../../examples/common/ex_common.h"
 #include "../../examples/vector_example/vector_case.h"

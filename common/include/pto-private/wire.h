@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * pto_wire.h - formats shared by libpto, ptod and pto-aicore (private)
+ * wire.h - formats shared by libpto, ptod and pto-aicore
  *
  * Three formats live here, all documented in Documentation/runtime.rst:
  *
@@ -21,14 +21,16 @@
  * Not an installed header: these formats may change together with the
  * three programs, which are always built from one tree.
  */
-#ifndef PTO_WIRE_H
-#define PTO_WIRE_H
+#ifndef PTO_PRIVATE_WIRE_H
+#define PTO_PRIVATE_WIRE_H
 
 #include <stdatomic.h>
 #include <stdalign.h>
 #include <stdint.h>
 
 #include <pto/pto_orchestration_api.h>
+
+#include "env.h"
 
 /* ---- 1. Kernel blob ------------------------------------------------------ */
 
@@ -155,7 +157,13 @@ enum {
 	PTO_MSG_DONE,		/* graph @tag finished with @status */
 };
 
-#define PTO_HELLO_ENV_N		4
+/*
+ * A client forwards the runtime's environment variables at hello (its
+ * runtime lives in ptod, not in its own environment): env[i] holds the
+ * value of variable i of enum pto_env_var (env.h) if bit i of env_set is
+ * set.
+ */
+#define PTO_HELLO_ENV_N		PTO_ENV_N
 #define PTO_HELLO_ENV_LEN	64
 
 struct pto_msg_hello {
@@ -163,8 +171,7 @@ struct pto_msg_hello {
 	uint32_t env_set;		/* bit i: env[i] valid */
 	uint64_t stream_addr;		/* device address of the stream buffer */
 	uint64_t stream_len;
-	/* PTO2_RING_TASK_WINDOW, _HEAP, _DEP_POOL, PTO2_READY_QUEUE_SHARDS */
-	char env[PTO_HELLO_ENV_N][PTO_HELLO_ENV_LEN];
+	char env[PTO_HELLO_ENV_N][PTO_HELLO_ENV_LEN];	/* enum pto_env_var */
 };
 
 struct pto_msg_hello_reply {
@@ -193,4 +200,4 @@ struct pto_msg {
 	char text[PTO_MSG_TEXT];	/* REPLY/DONE/ERROR: message or "" */
 };
 
-#endif /* PTO_WIRE_H */
+#endif /* PTO_PRIVATE_WIRE_H */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * pto_usdt.h - USDT probes of libpto, ptod and pto-aicore
+ * usdt.h - USDT probes of libpto, ptod and the executors
  *
  * Static tracepoints in user space (systemtap-sdt-dev's <sys/sdt.h>): a
  * nop and an ELF note each, nothing when not traced. List them with
@@ -20,14 +20,18 @@
  *   pto_aicore:task_end(core, task, status)
  *   pto_aicore:park(core, last)     pto_aicore:wake(core, dmb)
  */
-#ifndef PTO_USDT_H
-#define PTO_USDT_H
+#ifndef PTO_PRIVATE_USDT_H
+#define PTO_PRIVATE_USDT_H
 
-#if defined(__has_include)
-#if __has_include(<sys/sdt.h>) && !defined(PTO_NO_USDT)
+/*
+ * Probes are part of the product (the tracing tools need them): a build
+ * without <sys/sdt.h> (systemtap-sdt-dev, installed by scripts/deps.sh)
+ * fails here instead of silently dropping them. -DPTO_NO_USDT builds
+ * without probes on purpose.
+ */
+#ifndef PTO_NO_USDT
 #include <sys/sdt.h>
 #define PTO_HAVE_USDT 1
-#endif
 #endif
 
 #ifdef PTO_HAVE_USDT
@@ -46,4 +50,4 @@
 	do { (void)(a); (void)(b); (void)(c); (void)(d); } while (0)
 #endif
 
-#endif /* PTO_USDT_H */
+#endif /* PTO_PRIVATE_USDT_H */

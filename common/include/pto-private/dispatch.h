@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: MIT
+/*
+ * dispatch.h - what the AICPU hands a core: the dispatch payload
+ *
+ * The scheduler writes a payload into GM, stores its device address in
+ * the core's task register (Handshake.task), then stores DATA_MAIN_BASE =
+ * task_id + 1 (release). The core loads DATA_MAIN_BASE (acquire), answers
+ * COND = ACK(id), reads the payload through the task register, runs the
+ * kernel, writes @status and stores COND = FIN(id) (release). Each core
+ * has its own payload slot, written only while the core is idle (its
+ * previous task's FIN was seen), so one slot per core suffices.
+ */
+#ifndef PTO_PRIVATE_DISPATCH_H
+#define PTO_PRIVATE_DISPATCH_H
+
+#include <stdint.h>
+
+#include <pto/pto_orchestration_api.h>
+
+#include "compiler.h"
+
+/**
+ * struct PTO2DispatchPayload - what a core runs.
+ * @task_id: task identifier (DATA_MAIN_BASE - 1).
+ * @kernel_id: function id.
+ * @function_bin_addr: GM address of the kernel binary (a kernel blob,
+ *	wire.h), or 0 if the executor resolves kernels by id (the sim
+ *	device does).
+ * @num_args: number of valid @args.
+ * @status: written by the core before COND FIN: the kernel's return value
+ *	(0 or a negative errno).
+ * @tensor_mask: bit i set: args[i] is the device address of a tensor
+ *	view's first element (the executor translates it into its own
+ *	mapping of GM); clear: a raw 64-bit scalar.
+ * @block_num: number of blocks the kernel sees (0: the device's AIC
+ *	count).
+ * @args: the task's parameters in submit order.
+ */
+typedef struct PTO2DispatchPayload {
+	int32_t task_id;
+	int32_t kernel_id;
+	uint64_t function_bin_addr;
+	uint32_t num_args;
+	int32_t status;
+	uint32_t tensor_mask;
+	uint32_t block_num;
+	uint64_t args[PTO2_MAX_TASK_PARAMS];
+} PTO2DispatchPayload;
+
+/* Distance between two cores' payload slots (whole cache lines). */
+#define PTO2_PAYLOAD_STRIDE	PTO_ALIGN_UP(sizeof(PTO2DispatchPayload), 64)
+
+#endif /* PTO_PRIVATE_DISPATCH_H */
