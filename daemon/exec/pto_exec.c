@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: MIT
+/*
+ * pto_exec.c - the executor core (see pto_exec.h)
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <pto-private/compiler.h>
+#include <pto-private/regs.h>
+#include <pto-private/time.h>
+#include <pto-private/usdt.h>
+
+#include "pto_exec.h"
+
+__attribute__((format(printf, 2, 3)))
+static void exec_log(struct pto_exec *ex, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (ex->ops->log)
+		ex->ops->log(ex, buf);
+	else
+		fprintf(stderr, "pto-exec: %s\n", buf);
+}
+
+void pto_exec_init(struct pto_exec *ex, void *regs,
+		   const struct pto_exec_ops *ops, void *priv)
+{
+	const struct pto_regs_info *ri = pto_regs_info(regs);
+
+	memset(ex, 0, sizeof(*ex));
+	ex->regs = regs;
+	ex->nr_aic = ri->nr_aic;
+	ex->nr_aiv = ri->nr_aiv;
+	ex->spins = PTO_EXEC_SPINS;
+	ex->spin_ns = PTO_EXEC_SPIN_NS;
+	ex->ops = ops;
+	ex->priv = priv;
+	atomic_init(&ex->tasks, 0);
+	atomic_init(&ex->parks, 0);
+}
+
+/*
+ * Where a task on @core runs: an AIC core is a block of its own (one
+ * sub-block); the two AIV cores of block b are its sub-blocks 0 and 1.
+ */
+static void kernel_ctx(const struct pto_exec *ex, uint32_t core,
+		       const PTO2DispatchPayload *p, uint32_t id,
+		       struct pto_kernel_ctx *kc)
+{
+	memset(kc, 0, sizeof(*kc));
+	if (core < ex->nr_aic) {
+		kc->block_idx = core;
+		kc->sub_block_idx = 0;
+		kc->sub_block_num = 1;
+	} else {
+		kc->block_idx = (core - ex->nr_aic) / PTO_AIV_PER_AIC;
+		kc->sub_block_idx = (core - ex->nr_aic) % PTO_AIV_PER_AIC;
+		kc->sub_block_num = PTO_AIV_PER_AIC;
+	}
+	kc->block_num = p->block_num ? p->block_num :
+			ex->nr_aic ? ex->nr_aic :
+			(ex->nr_aiv + PTO_AIV_PER_AIC - 1) / PTO_AIV_PER_AIC;
+	kc->core_id = core;
+	kc->task_id = id;
+	kc->kernel_id = p->kernel_id;
+}
+
+/* The kernel's arguments: tensor device addresses become host pointers. */
+static int decode_args(struct pto_exec *ex, const PTO2DispatchPayload *p,
+		       uint32_t id, uint64_t *args)
+{
+	uint32_t i, n = p->num_args;
+
+	if ((uint32_t)p->task_id != id || n > PTO2_MAX_TASK_PARAMS)
+		return -EPROTO;
+	for (i = 0; i < n; i++) {
+		void *hp;
+
+		if (!(p->tensor_mask & (1U << i))) {
+			args[i] = p->args[i];
+			continue;
+		}
+		hp = pto_gm_ptr(&ex->gm, p->args[i], 1);
+		if (!hp)
+			return -EFAULT;
+		args[i] = (uint64_t)(uintptr_t)hp;
+	}
+	return 0;
+}
+
+static int run_kernel(struct pto_exec *ex, uint32_t core, uint32_t id,
+		      const PTO2DispatchPayload *p)
+{
+	uint64_t args[PTO2_MAX_TASK_PARAMS];
+	struct pto_kernel_ctx kc;
+	pto_kernel_entry_fn fn = NULL;
+	int ret;
+
+	ret = decode_args(ex, p, id, args);
+	if (ret)
+		return ret;
+	ret = ex->ops->kernel(ex, p, core, &fn);
+	if (ret)
+		return ret;
+	kernel_ctx(ex, core, p, id, &kc);
+	PTO_PROBE3(pto_aicore, task_start, core, id, p->kernel_id);
+	ret = fn(&kc, args, p->num_args);
+	return ret > 0 ? -EIO : ret;
+}
+
+void pto_exec_run_task(struct pto_exec *ex, uint32_t core, uint32_t id)
+{
+	struct pto_regs_info *ri = pto_regs_info(ex->regs);
+	struct pto_core_regs *r = pto_regs_core(ex->regs, core);
+	uint64_t task;
+	PTO2DispatchPayload *p;
+
+	reg_store_release(&r->cond, PTO_COND_ACK(id));
+	reg64_store_relaxed(&r->ts_start, pto_sys_cnt(ri));
+	task = reg64_load_acquire(&r->task);
+	p = pto_gm_ptr(&ex->gm, task, sizeof(*p));
+	if (p) {
+		p->status = run_kernel(ex, core, id, p);
+		PTO_PROBE3(pto_aicore, task_end, core, id, p->status);
+	} else {
+		exec_log(ex, "core %u: task %u: no payload (task register 0x%" PRIx64 ")",
+			 core, id, task);
+	}
+	reg64_store_relaxed(&r->ts_end, pto_sys_cnt(ri));
+	atomic_fetch_add_explicit(&ex->tasks, 1, memory_order_relaxed);
+	reg_store_release(&r->cond, PTO_COND_DONE(id));
+	atomic_thread_fence(memory_order_seq_cst);
+	if (reg_load_relaxed(&r->irq_en) || reg_load_relaxed(&ri->aicpu_irq_en))
+		ex->ops->raise_irq(ex, core);
+}
+
+/*
+ * Sleep until DATA_MAIN_BASE of @core differs from @last: set the parked
+ * flag, full fence, recheck (the AICPU stores DATA_MAIN_BASE, fences and
+ * kicks only if it sees the flag), then sleep in the device.
+ * Returns 0 to look again, or a negative errno that stops the core.
+ */
+static int park(struct pto_exec *ex, uint32_t core, uint32_t last)
+{
+	struct pto_core_regs *r = pto_regs_core(ex->regs, core);
+	int ret = 0;
+
+	reg_store_relaxed(&r->parked, 1);
+	atomic_thread_fence(memory_order_seq_cst);
+	if (reg_load_acquire(&r->data_main_base) == last) {
+		PTO_PROBE2(pto_aicore, park, core, last);
+		atomic_fetch_add_explicit(&ex->parks, 1, memory_order_relaxed);
+		ret = ex->ops->park(ex, core, last);
+		if (ret == -ETIMEDOUT || ret == -EINTR)
+			ret = 0;
+		PTO_PROBE2(pto_aicore, wake, core,
+			   reg_load_relaxed(&r->data_main_base));
+	}
+	reg_store_relaxed(&r->parked, 0);
+	if (ret)
+		exec_log(ex, "core %u: cannot sleep in the device: %s", core,
+			 strerror(-ret));
+	return ret;
+}
+
+int pto_exec_core_loop(struct pto_exec *ex, uint32_t core)
+{
+	struct pto_regs_info *ri = pto_regs_info(ex->regs);
+	struct pto_core_regs *r = pto_regs_core(ex->regs, core);
+	uint32_t last = PTO_DMB_IDLE, spins = 0;	/* a core starts idle */
+	int64_t t0 = 0;
+	int ret;
+
+	for (;;) {
+		uint32_t dmb = reg_load_acquire(&r->data_main_base);
+
+		if (dmb == last) {
+			if (!spins)
+				t0 = pto_mono_ns();
+			if (++spins < ex->spins &&
+			    (!ex->spin_ns || (spins & 15) ||
+			     pto_mono_ns() - t0 < ex->spin_ns)) {
+				cpu_relax();
+				continue;
+			}
+			spins = 0;
+			ret = park(ex, core, last);
+			if (ret)
+				return ret;
+			/* the AICPU went away: nobody will dispatch again */
+			if (!reg_load_acquire(&ri->aicpu_attached) &&
+			    reg_load_acquire(&r->data_main_base) == last)
+				return 0;
+			continue;
+		}
+		spins = 0;
+		last = dmb;
+		if (dmb == PTO_DMB_EXIT)
+			return 0;
+		if (dmb == PTO_DMB_IDLE) {
+			reg_store_release(&r->cond, PTO_COND_IDLE);
+			continue;
+		}
+		pto_exec_run_task(ex, core, dmb - 1);
+	}
+}
