@@ -49,6 +49,7 @@ struct PTO2Runtime {
 	PTO2TaskDescriptor *desc;
 	PTO2DepListEntry *dep;
 	uint8_t *payload;		/* per-core PTO2DispatchPayload slots */
+	uint64_t payload_dev;		/* their device address */
 	uint32_t payload_stride;
 	uint32_t window;
 	uint32_t mask;			/* window - 1 */
@@ -147,7 +148,7 @@ struct PTO2Runtime {
 	char errmsg[PTO2_ERRMSG_LEN];
 };
 
-/* pto2_runtime.c */
+/* pto2_error.c */
 __attribute__((format(printf, 3, 4)))
 void pto2_rt_fail(PTO2Runtime *rt, int err, const char *fmt, ...);
 void pto2_rt_signal(PTO2Runtime *rt);
@@ -199,13 +200,19 @@ static inline uint32_t pto2_core_id(const PTO2Runtime *rt, uint32_t c)
 static inline struct pto_core_regs *pto2_core_regs(const PTO2Runtime *rt,
 						   uint32_t c)
 {
-	return &rt->dev.cores[pto2_core_id(rt, c)];
+	return pto_regs_core(rt->dev.regs, pto2_core_id(rt, c));
 }
 
+/* Payload slot of runtime core @core, and its device address. */
 static inline PTO2DispatchPayload *pto2_payload(PTO2Runtime *rt, uint32_t core)
 {
 	return (PTO2DispatchPayload *)(void *)(rt->payload +
 					       (size_t)core * rt->payload_stride);
+}
+
+static inline uint64_t pto2_payload_dev(const PTO2Runtime *rt, uint32_t core)
+{
+	return rt->payload_dev + (uint64_t)core * rt->payload_stride;
 }
 
 #endif /* PTO2_INTERNAL_H */

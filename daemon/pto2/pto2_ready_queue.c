@@ -11,7 +11,7 @@
 
 int pto2_rq_shard_init(struct pto2_rq_shard *s, uint32_t capacity)
 {
-	uint64_t cap = pto2_next_pow2_u32(capacity < 2 ? 2 : capacity), i;
+	uint64_t cap = pto_next_pow2_u32(capacity < 2 ? 2 : capacity), i;
 
 	s->cells = calloc(cap, sizeof(*s->cells));
 	if (!s->cells)

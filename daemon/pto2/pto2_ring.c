@@ -8,18 +8,6 @@
 
 #include "pto2_ring.h"
 
-void pto2_log_default(void *ctx, int level, const char *msg)
-{
-	static const char *const names[] = { "ERROR", "WARN", "INFO", "DEBUG" };
-
-	(void)ctx;
-	if (level < 0 || level > PTO2_LOG_DEBUG)
-		level = PTO2_LOG_ERROR;
-	if (level >= PTO2_LOG_INFO)
-		return;
-	fprintf(stderr, "[pto2 %s] %s\n", names[level], msg);
-}
-
 /* ---- Flow-control waits ------------------------------------------------ */
 
 static uint64_t flow_completions(const struct pto2_flow *f)
@@ -118,7 +106,7 @@ int pto2_task_ring_alloc(struct pto2_task_ring *r, const struct pto2_flow *f,
 				  r->current_index, la, active, r->window_size,
 				  100.0 * active / r->window_size, w.spins);
 		} else if (ret == 2) {
-			uint32_t rec = pto2_next_pow2_u32(2U * (uint32_t)active);
+			uint32_t rec = pto_next_pow2_u32(2U * (uint32_t)active);
 
 			if (rec < 2 * r->window_size)
 				rec = 2 * r->window_size;

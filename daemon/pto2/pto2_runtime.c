@@ -10,6 +10,9 @@
 #include <string.h>
 #include <sys/prctl.h>
 
+#include <pto-private/env.h>
+#include <pto-private/params.h>
+
 #include "pto2_internal.h"
 
 /* ---- Configuration -------------------------------------------------------- */
@@ -78,35 +81,36 @@ static int parse_u64(const char *s, bool allow_suffix, uint64_t *out)
 }
 
 struct env_rule {
-	const char *name;
 	uint64_t min, max;
 	bool pow2;
 	bool suffix;
 	const char *rule;
 };
 
-static const struct env_rule env_rules[] = {
-	{ "PTO2_RING_TASK_WINDOW", PTO2_TASK_WINDOW_MIN, PTO2_TASK_WINDOW_MAX,
-	  true, false, "a power of 2 from 4 to 4194304" },
-	{ "PTO2_RING_HEAP", PTO2_HEAP_MIN, PTO2_HEAP_MAX, false, true,
-	  "bytes from 1024 to 1099511627776, decimal, optional K/M/G suffix" },
-	{ "PTO2_RING_DEP_POOL", PTO2_DEP_POOL_MIN, PTO2_DEP_POOL_MAX, false,
-	  false, "an integer from 16 to 268435456" },
-	{ "PTO2_READY_QUEUE_SHARDS", 1, PTO2_READY_QUEUE_SHARDS_MAX, false,
-	  false, "an integer from 1 to 16" },
+/* Indexed by enum pto_env_var; the names are pto_env_names[]. */
+static const struct env_rule env_rules[PTO_ENV_N] = {
+	[PTO_ENV_TASK_WINDOW] = { PTO2_TASK_WINDOW_MIN, PTO2_TASK_WINDOW_MAX,
+				  true, false,
+				  "a power of 2 from 4 to 4194304" },
+	[PTO_ENV_HEAP] = { PTO2_HEAP_MIN, PTO2_HEAP_MAX, false, true,
+			   "bytes from 1024 to 1099511627776, decimal, optional K/M/G suffix" },
+	[PTO_ENV_DEP_POOL] = { PTO2_DEP_POOL_MIN, PTO2_DEP_POOL_MAX, false,
+			       false, "an integer from 16 to 268435456" },
+	[PTO_ENV_RQ_SHARDS] = { 1, PTO2_READY_QUEUE_SHARDS_MAX, false, false,
+				"an integer from 1 to 16" },
 };
 
 int pto2_config_from_getenv(struct pto2_config *cfg,
 			    const char *(*getenv_fn)(void *ctx, const char *name),
 			    void *ctx, char *err, size_t errlen)
 {
-	uint64_t vals[4];
-	bool set[4];
+	uint64_t vals[PTO_ENV_N];
+	bool set[PTO_ENV_N];
 	size_t i;
 
-	for (i = 0; i < 4; i++) {
+	for (i = 0; i < PTO_ENV_N; i++) {
 		const struct env_rule *r = &env_rules[i];
-		const char *s = getenv_fn(ctx, r->name);
+		const char *s = getenv_fn(ctx, pto_env_names[i]);
 		uint64_t v;
 
 		set[i] = s != NULL;
@@ -117,19 +121,19 @@ int pto2_config_from_getenv(struct pto2_config *cfg,
 			if (err && errlen)
 				snprintf(err, errlen,
 					 "%s=\"%s\" is invalid: must be %s",
-					 r->name, s, r->rule);
+					 pto_env_names[i], s, r->rule);
 			return -EINVAL;
 		}
 		vals[i] = v;
 	}
-	if (set[0])
-		cfg->task_window = (uint32_t)vals[0];
-	if (set[1])
-		cfg->heap_size = vals[1];
-	if (set[2])
-		cfg->dep_pool_size = (uint32_t)vals[2];
-	if (set[3])
-		cfg->ready_queue_shards = (uint32_t)vals[3];
+	if (set[PTO_ENV_TASK_WINDOW])
+		cfg->task_window = (uint32_t)vals[PTO_ENV_TASK_WINDOW];
+	if (set[PTO_ENV_HEAP])
+		cfg->heap_size = vals[PTO_ENV_HEAP];
+	if (set[PTO_ENV_DEP_POOL])
+		cfg->dep_pool_size = (uint32_t)vals[PTO_ENV_DEP_POOL];
+	if (set[PTO_ENV_RQ_SHARDS])
+		cfg->ready_queue_shards = (uint32_t)vals[PTO_ENV_RQ_SHARDS];
 	return 0;
 }
 
@@ -180,77 +184,51 @@ int pto2_config_validate(const struct pto2_config *c, char *err, size_t errlen)
 
 /* ---- Memory layout ------------------------------------------------------- */
 
+/*
+ * The one place the runtime's memory layout is computed (pto2_types.h
+ * draws it): byte offsets from the start of the runtime's memory.
+ */
+struct pto2_layout {
+	uint64_t descriptors;	/* PTO2TaskDescriptor[window] */
+	uint64_t dep_list;	/* PTO2DepListEntry[dep_pool + 1] */
+	uint64_t payload;	/* payload slots [nr_cores] */
+	uint64_t sm_size;	/* end of the shared-memory structures */
+	uint64_t heap;		/* the heap ring (page aligned) */
+	uint64_t total;		/* end of the heap */
+};
+
 #define A64(x)	PTO2_ALIGN_UP((uint64_t)(x), PTO2_ALIGN_SIZE)
+
+static void pto2_layout(uint32_t task_window, uint32_t dep_pool_size,
+			uint32_t nr_cores, uint64_t heap_size,
+			struct pto2_layout *l)
+{
+	l->descriptors = A64(sizeof(PTO2SharedMemoryHeader));
+	l->dep_list = l->descriptors +
+		      A64((uint64_t)task_window * sizeof(PTO2TaskDescriptor));
+	l->payload = l->dep_list +
+		     A64(((uint64_t)dep_pool_size + 1) * sizeof(PTO2DepListEntry));
+	l->sm_size = l->payload + A64((uint64_t)nr_cores * PTO2_PAYLOAD_STRIDE);
+	l->heap = PTO2_ALIGN_UP(l->sm_size, 4096);
+	l->total = l->heap + heap_size;
+}
 
 size_t pto2_sm_size(uint32_t task_window, uint32_t dep_pool_size,
 		    uint32_t nr_cores)
 {
-	return (size_t)(A64(sizeof(PTO2SharedMemoryHeader)) +
-			A64((uint64_t)task_window * sizeof(PTO2TaskDescriptor)) +
-			A64(((uint64_t)dep_pool_size + 1) *
-			    sizeof(PTO2DepListEntry)) +
-			A64((uint64_t)nr_cores * PTO2_PAYLOAD_STRIDE));
-}
+	struct pto2_layout l;
 
-static size_t heap_offset(const struct pto2_config *cfg, uint32_t nr_cores)
-{
-	return (size_t)PTO2_ALIGN_UP(pto2_sm_size(cfg->task_window,
-						  cfg->dep_pool_size, nr_cores),
-				     4096);
+	pto2_layout(task_window, dep_pool_size, nr_cores, 0, &l);
+	return (size_t)l.sm_size;
 }
 
 size_t pto2_runtime_mem_size(const struct pto2_config *cfg, uint32_t nr_cores)
 {
-	return heap_offset(cfg, nr_cores) + (size_t)cfg->heap_size;
-}
+	struct pto2_layout l;
 
-/* ---- Error state ----------------------------------------------------------- */
-
-void pto2_rt_signal(PTO2Runtime *rt)
-{
-	pthread_mutex_lock(&rt->lock);
-	pthread_cond_broadcast(&rt->cond);
-	pthread_mutex_unlock(&rt->lock);
-}
-
-void pto2_rt_fail(PTO2Runtime *rt, int err, const char *fmt, ...)
-{
-	bool first = false;
-	va_list ap;
-
-	pthread_mutex_lock(&rt->err_lock);
-	if (!atomic_load_explicit(&rt->error, memory_order_relaxed)) {
-		va_start(ap, fmt);
-		vsnprintf(rt->errmsg, sizeof(rt->errmsg), fmt, ap);
-		va_end(ap);
-		atomic_store_explicit(&rt->error, err, memory_order_release);
-		first = true;
-	}
-	pthread_mutex_unlock(&rt->err_lock);
-	if (first) {
-		pto2_logf(&rt->log, PTO2_LOG_ERROR, "%s", rt->errmsg);
-		pto2_wake_schedulers(rt);
-		pto2_rt_signal(rt);
-	}
-}
-
-int pto2_rt_get_error(PTO2Runtime *rt)
-{
-	return rt ? atomic_load_explicit(&rt->error, memory_order_acquire) :
-		    -EINVAL;
-}
-
-const char *pto2_rt_get_error_msg(PTO2Runtime *rt)
-{
-	if (!rt || !atomic_load_explicit(&rt->error, memory_order_acquire))
-		return "";
-	return rt->errmsg;
-}
-
-void pto2_runtime_abort(PTO2Runtime *rt, int err)
-{
-	pto2_rt_fail(rt, err ? err : -ECANCELED, "run aborted (%d)",
-		     err ? err : -ECANCELED);
+	pto2_layout(cfg->task_window, cfg->dep_pool_size, nr_cores,
+		    cfg->heap_size, &l);
+	return (size_t)l.total;
 }
 
 /* ---- Create / destroy / reset ----------------------------------------------- */
@@ -404,22 +382,92 @@ int pto2_runtime_set_cores(PTO2Runtime *rt, const uint32_t *core_ids,
 	return 0;
 }
 
-int pto2_runtime_create(const struct pto2_device *dev,
-			const struct pto2_config *cfg, void *mem,
-			uint64_t mem_dev_addr, size_t mem_size,
-			PTO2Runtime **out)
+/* Lay the shared-memory structures out in the runtime's memory. */
+static void sm_init(PTO2Runtime *rt, const struct pto2_layout *l)
 {
-	char err[256];
-	PTO2Runtime *rt;
-	PTO2SharedMemoryHeader *h;
-	struct pto2_logger lg = { cfg ? cfg->log : NULL,
-				  cfg ? cfg->log_ctx : NULL };
-	uint32_t nr_cores, w, i;
-	uint64_t off;
+	PTO2SharedMemoryHeader *h = (PTO2SharedMemoryHeader *)(void *)rt->mem;
+
+	memset(h, 0, sizeof(*h));
+	rt->hdr = h;
+	rt->desc = (PTO2TaskDescriptor *)(void *)(rt->mem + l->descriptors);
+	rt->dep = (PTO2DepListEntry *)(void *)(rt->mem + l->dep_list);
+	rt->payload = rt->mem + l->payload;
+	rt->payload_dev = rt->mem_dev + l->payload;
+	rt->payload_stride = (uint32_t)PTO2_PAYLOAD_STRIDE;
+	rt->heap_dev = rt->mem_dev + l->heap;
+	memset(rt->payload, 0, (size_t)rt->max_cores * rt->payload_stride);
+
+	h->descriptors_offset = (uint32_t)l->descriptors;
+	h->dep_list_offset = (uint32_t)l->dep_list;
+	h->payload_offset = (uint32_t)l->payload;
+	h->payload_stride = rt->payload_stride;
+	h->nr_cores = rt->max_cores;
+	h->sm_size = l->sm_size;
+	h->task_window_size = rt->window;
+	h->dep_list_pool_size = rt->cfg.dep_pool_size;
+	h->heap_size = rt->cfg.heap_size;
+	h->heap_dev_addr = rt->heap_dev;
+	h->version = PTO2_SM_VERSION;
+}
+
+/* The runtime's private (non-shared) memory: pools, queues, arrays. */
+static int runtime_alloc(PTO2Runtime *rt)
+{
+	uint32_t w = rt->window, i;
 	int ret;
 
-	*out = NULL;
-	if (!dev || !cfg || !mem || !dev->cores || !dev->kick ||
+	ret = pto2_tensormap_init(&rt->tm, rt->cfg.tensormap_buckets,
+				  rt->cfg.tensormap_pool_size, w);
+	if (ret)
+		return ret;
+	ret = pto2_ready_queues_init(&rt->rq, rt->cfg.ready_queue_shards, w);
+	if (ret)
+		return ret;
+	rt->dep_pos_begin = calloc(w, sizeof(*rt->dep_pos_begin));
+	rt->scope_tasks_cap = 1024;
+	rt->scope_tasks = malloc(sizeof(int32_t) * rt->scope_tasks_cap);
+	rt->orch_ready = malloc(sizeof(int32_t) * w);
+	rt->completed = calloc(w, sizeof(*rt->completed));
+	rt->completed_by_task = calloc(w, sizeof(*rt->completed_by_task));
+	rt->fanin_refcount = calloc(w, sizeof(*rt->fanin_refcount));
+	rt->fanout_refcount = calloc(w, sizeof(*rt->fanout_refcount));
+	rt->core_task = malloc(sizeof(int32_t) * rt->max_cores);
+	rt->nr_threads = rt->cfg.sched_threads;
+	rt->threads = calloc(rt->nr_threads, sizeof(*rt->threads));
+	if (!rt->dep_pos_begin || !rt->scope_tasks || !rt->orch_ready ||
+	    !rt->completed || !rt->completed_by_task || !rt->fanin_refcount ||
+	    !rt->fanout_refcount || !rt->core_task || !rt->threads)
+		return -ENOMEM;
+	for (i = 0; i < rt->nr_threads; i++) {
+		rt->threads[i].rt = rt;
+		rt->threads[i].index = i;
+	}
+	return 0;
+}
+
+static void flow_init(PTO2Runtime *rt)
+{
+	rt->flow.log = &rt->log;
+	rt->flow.warn_interval = rt->cfg.warn_interval;
+	rt->flow.spin_limit = rt->cfg.spin_limit;
+	rt->flow.abort = &rt->error;
+	rt->flow.running = &rt->running;
+	rt->flow.completions = &rt->completions;
+	rt->flow.errmsg = rt->flow_msg;
+	rt->flow.errlen = sizeof(rt->flow_msg);
+}
+
+/* What create accepts; -errno (and a log line for the config) if not. */
+static int create_check(const struct pto2_device *dev,
+			const struct pto2_config *cfg,
+			const struct pto2_logger *lg, void *mem,
+			uint64_t mem_dev_addr, size_t mem_size)
+{
+	uint32_t nr_cores;
+	char err[256];
+	int ret;
+
+	if (!dev || !cfg || !mem || !dev->regs || !dev->kick ||
 	    !dev->irq_count || !dev->irq_wait)
 		return -EINVAL;
 	nr_cores = dev->nr_aic + dev->nr_aiv;
@@ -427,19 +475,36 @@ int pto2_runtime_create(const struct pto2_device *dev,
 		return -EINVAL;
 	ret = pto2_config_validate(cfg, err, sizeof(err));
 	if (ret) {
-		pto2_logf(&lg, PTO2_LOG_ERROR, "%s", err);
+		pto2_logf(lg, PTO2_LOG_ERROR, "%s", err);
 		return ret;
 	}
 	if (((uintptr_t)mem & (PTO2_ALIGN_SIZE - 1)) ||
 	    (mem_dev_addr & (PTO2_ALIGN_SIZE - 1)))
 		return -EINVAL;
 	if (mem_size < pto2_runtime_mem_size(cfg, nr_cores)) {
-		pto2_logf(&lg, PTO2_LOG_ERROR,
+		pto2_logf(lg, PTO2_LOG_ERROR,
 			  "runtime memory too small: %zu < %zu bytes", mem_size,
 			  pto2_runtime_mem_size(cfg, nr_cores));
 		return -ENOSPC;
 	}
+	return 0;
+}
 
+int pto2_runtime_create(const struct pto2_device *dev,
+			const struct pto2_config *cfg, void *mem,
+			uint64_t mem_dev_addr, size_t mem_size,
+			PTO2Runtime **out)
+{
+	struct pto2_logger lg = { cfg ? cfg->log : NULL,
+				  cfg ? cfg->log_ctx : NULL };
+	struct pto2_layout l;
+	PTO2Runtime *rt;
+	int ret;
+
+	*out = NULL;
+	ret = create_check(dev, cfg, &lg, mem, mem_dev_addr, mem_size);
+	if (ret)
+		return ret;
 	rt = calloc(1, sizeof(*rt));
 	if (!rt)
 		return -ENOMEM;
@@ -454,84 +519,23 @@ int pto2_runtime_create(const struct pto2_device *dev,
 	rt->mem = mem;
 	rt->mem_dev = mem_dev_addr;
 	rt->mem_size = mem_size;
-	rt->nr_cores = nr_cores;
-	rt->max_cores = nr_cores;
+	rt->nr_cores = dev->nr_aic + dev->nr_aiv;
+	rt->max_cores = rt->nr_cores;
 	rt->block_num = dev->nr_aic;	/* block_idx is the device's block */
-	w = rt->window = cfg->task_window;
-	rt->mask = w - 1;
+	rt->window = cfg->task_window;
+	rt->mask = rt->window - 1;
 
-	/* SM layout (see pto2_types.h) */
-	off = 0;
-	h = rt->hdr = (PTO2SharedMemoryHeader *)(void *)rt->mem;
-	memset(h, 0, sizeof(*h));
-	off += A64(sizeof(*h));
-	h->descriptors_offset = (uint32_t)off;
-	rt->desc = (PTO2TaskDescriptor *)(void *)(rt->mem + off);
-	off += A64((uint64_t)w * sizeof(PTO2TaskDescriptor));
-	h->dep_list_offset = (uint32_t)off;
-	rt->dep = (PTO2DepListEntry *)(void *)(rt->mem + off);
-	off += A64(((uint64_t)cfg->dep_pool_size + 1) * sizeof(PTO2DepListEntry));
-	h->payload_offset = (uint32_t)off;
-	rt->payload = rt->mem + off;
-	rt->payload_stride = (uint32_t)PTO2_PAYLOAD_STRIDE;
-	h->payload_stride = rt->payload_stride;
-	h->nr_cores = nr_cores;
-	off += A64((uint64_t)nr_cores * PTO2_PAYLOAD_STRIDE);
-	h->sm_size = off;
-	h->task_window_size = w;
-	h->dep_list_pool_size = cfg->dep_pool_size;
-	h->heap_size = cfg->heap_size;
-	rt->heap_dev = mem_dev_addr + heap_offset(cfg, nr_cores);
-	h->heap_dev_addr = rt->heap_dev;
-	h->version = PTO2_SM_VERSION;
-	memset(rt->payload, 0, (size_t)nr_cores * rt->payload_stride);
-
-	ret = pto2_tensormap_init(&rt->tm, cfg->tensormap_buckets,
-				  cfg->tensormap_pool_size, w);
+	pto2_layout(rt->window, cfg->dep_pool_size, rt->max_cores,
+		    cfg->heap_size, &l);
+	sm_init(rt, &l);
+	ret = runtime_alloc(rt);
 	if (ret)
 		goto fail;
-	ret = pto2_ready_queues_init(&rt->rq, cfg->ready_queue_shards, w);
-	if (ret)
-		goto fail;
-	ret = -ENOMEM;
-	rt->dep_pos_begin = calloc(w, sizeof(*rt->dep_pos_begin));
-	rt->scope_tasks_cap = 1024;
-	rt->scope_tasks = malloc(sizeof(int32_t) * rt->scope_tasks_cap);
-	rt->orch_ready = malloc(sizeof(int32_t) * w);
-	rt->completed = calloc(w, sizeof(*rt->completed));
-	rt->completed_by_task = calloc(w, sizeof(*rt->completed_by_task));
-	rt->fanin_refcount = calloc(w, sizeof(*rt->fanin_refcount));
-	rt->fanout_refcount = calloc(w, sizeof(*rt->fanout_refcount));
-	rt->core_task = malloc(sizeof(int32_t) * nr_cores);
-	rt->nr_threads = cfg->sched_threads;
-	rt->threads = calloc(rt->nr_threads, sizeof(*rt->threads));
-	if (!rt->dep_pos_begin || !rt->scope_tasks || !rt->orch_ready ||
-	    !rt->completed || !rt->completed_by_task || !rt->fanin_refcount ||
-	    !rt->fanout_refcount || !rt->core_task || !rt->threads)
-		goto fail;
-	for (i = 0; i < rt->nr_threads; i++) {
-		rt->threads[i].rt = rt;
-		rt->threads[i].index = i;
-	}
 	share_cores(rt);
-
-	rt->flow.log = &rt->log;
-	rt->flow.warn_interval = cfg->warn_interval;
-	rt->flow.spin_limit = cfg->spin_limit;
-	rt->flow.abort = &rt->error;
-	rt->flow.running = &rt->running;
-	rt->flow.completions = &rt->completions;
-	rt->flow.errmsg = rt->flow_msg;
-	rt->flow.errlen = sizeof(rt->flow_msg);
-
+	flow_init(rt);
 	runtime_reset(rt);
 	atomic_thread_fence(memory_order_release);
-	h->magic = PTO2_SM_MAGIC;
-	if (dev->bind) {
-		ret = dev->bind(dev->ctx, rt->mem, mem_dev_addr);
-		if (ret)
-			goto fail;
-	}
+	rt->hdr->magic = PTO2_SM_MAGIC;
 	rt->state = PTO2_RUN_IDLE;
 	*out = rt;
 	return 0;
@@ -787,21 +791,39 @@ static int add_consumer_to_producer(PTO2Runtime *rt, int32_t producer,
 
 #define PTO2_MAX_FANIN	PTO2_LOOKUP_MAX
 
-static int submit(PTO2Runtime *rt, int32_t kernel_id, PTO2WorkerType wt,
-		  PTOParam *params, int32_t n)
-{
+/* A task on its way through submit's steps. */
+struct submit {
+	PTO2Runtime *rt;
+	int32_t kernel_id;
+	PTO2WorkerType wt;
+	PTOParam *params;
+	int32_t n;
 	struct pto2_region reg[PTO2_MAX_TASK_PARAMS];
-	struct pto2_lookup_result lr;
 	int32_t fanin_all[PTO2_MAX_FANIN];	/* every producer found */
 	int32_t fanin_reg[PTO2_MAX_FANIN];	/* producers to release */
-	int nall = 0, nreg = 0;
-	uint64_t out_total = 0;
-	PTO2TaskDescriptor *d;
+	int nall, nreg;
+	int32_t id;
 	uint32_t slot;
-	int32_t id, la;
-	int i, j, k, ret;
+	PTO2TaskDescriptor *d;
+};
 
-	/* validation, before any state changes */
+static bool is_read(int32_t type)
+{
+	return type == PTO_PARAM_INPUT || type == PTO_PARAM_INOUT;
+}
+
+static bool is_written(int32_t type)
+{
+	return type == PTO_PARAM_OUTPUT || type == PTO_PARAM_INOUT;
+}
+
+/* Validation, before any state changes; fails the run with the reason. */
+static int submit_check(struct submit *s)
+{
+	PTO2Runtime *rt = s->rt;
+	char msg[256];
+	int i;
+
 	if (rt->orch_done) {
 		pto2_rt_fail(rt, -EINVAL,
 			     "submit after pto2_rt_orchestration_done()");
@@ -811,50 +833,37 @@ static int submit(PTO2Runtime *rt, int32_t kernel_id, PTO2WorkerType wt,
 		pto2_rt_fail(rt, -EINVAL, "submit outside of any PTO2_SCOPE");
 		return -EINVAL;
 	}
-	if (n < 0 || n > PTO2_MAX_TASK_PARAMS || (n && !params)) {
-		pto2_rt_fail(rt, -EINVAL,
-			     "submit: %d params (kernel %d); at most %d allowed",
-			     n, kernel_id, PTO2_MAX_TASK_PARAMS);
+	if (pto_params_check(s->kernel_id, s->params, s->n, msg, sizeof(msg))) {
+		pto2_rt_fail(rt, -EINVAL, "%s", msg);
 		return -EINVAL;
 	}
-	if ((wt != PTO2_WORKER_CUBE && wt != PTO2_WORKER_VECTOR) ||
-	    (wt == PTO2_WORKER_CUBE && !rt->dev.nr_aic) ||
-	    (wt == PTO2_WORKER_VECTOR && !rt->dev.nr_aiv)) {
+	if ((s->wt != PTO2_WORKER_CUBE && s->wt != PTO2_WORKER_VECTOR) ||
+	    (s->wt == PTO2_WORKER_CUBE && !rt->dev.nr_aic) ||
+	    (s->wt == PTO2_WORKER_VECTOR && !rt->dev.nr_aiv)) {
 		pto2_rt_fail(rt, -EINVAL,
 			     "submit: worker type %d (kernel %d) has no cores on this device",
-			     (int)wt, kernel_id);
+			     (int)s->wt, s->kernel_id);
 		return -EINVAL;
 	}
-	for (i = 0; i < n; i++) {
-		int32_t t = (int32_t)params[i].type;
+	for (i = 0; i < s->n; i++)
+		if (s->params[i].type != PTO_PARAM_SCALAR)
+			pto2_region_from_tensor(&s->reg[i], s->params[i].tensor);
+	return 0;
+}
 
-		if (t == PTO_PARAM_SCALAR)
-			continue;
-		if ((t != PTO_PARAM_INPUT && t != PTO_PARAM_OUTPUT &&
-		     t != PTO_PARAM_INOUT) || !params[i].tensor ||
-		    pto2_region_from_tensor(&reg[i], params[i].tensor)) {
-			pto2_rt_fail(rt, -EINVAL,
-				     "submit: param %d of kernel %d is not a valid tensor/scalar param",
-				     i, kernel_id);
-			return -EINVAL;
-		}
-		if (t != PTO_PARAM_OUTPUT && !params[i].tensor->addr) {
-			pto2_rt_fail(rt, -EINVAL,
-				     "submit: param %d of kernel %d reads a tensor that was never produced (addr 0)",
-				     i, kernel_id);
-			return -EINVAL;
-		}
-	}
+/* Steps 0, 1, 1b: sync the TensorMap, take a task slot, reset it. */
+static int submit_alloc_slot(struct submit *s)
+{
+	PTO2Runtime *rt = s->rt;
+	int32_t la;
+	int ret;
 
-	/* Step 0: sync TensorMap validity, periodic cleanup */
 	pto2_tensormap_sync(&rt->tm, load_la(rt), false);
-
-	/* Step 1: task slot (may block) */
 	if (!pto2_task_ring_has_space(&rt->task_ring))
 		rt->stat_ring_blocked++;
-	ret = pto2_task_ring_alloc(&rt->task_ring, &rt->flow, &id);
+	ret = pto2_task_ring_alloc(&rt->task_ring, &rt->flow, &s->id);	/* may block */
 	if (ret)
-		goto fail_flow;
+		return ret;
 	/*
 	 * Refresh the validity threshold: the ring just advanced past
 	 * id - window, so no producer found below shares this task's slot.
@@ -862,20 +871,25 @@ static int submit(PTO2Runtime *rt, int32_t kernel_id, PTO2WorkerType wt,
 	la = load_la(rt);
 	if (la > rt->tm.last_task_alive)
 		rt->tm.last_task_alive = la;
-
-	/* Step 1b: reset the recycled slot */
-	slot = (uint32_t)id & rt->mask;
-	atomic_store_explicit(&rt->completed[slot], PTO2_TASK_INITIAL,
+	s->slot = (uint32_t)s->id & rt->mask;
+	atomic_store_explicit(&rt->completed[s->slot], PTO2_TASK_INITIAL,
 			      memory_order_relaxed);
-	atomic_store_explicit(&rt->completed_by_task[slot], -1,
+	atomic_store_explicit(&rt->completed_by_task[s->slot], -1,
 			      memory_order_relaxed);
-	rt->dep_pos_begin[slot] = rt->dep_pool.pos;
+	rt->dep_pos_begin[s->slot] = rt->dep_pool.pos;
+	return 0;
+}
 
-	/* Step 2: descriptor and params */
-	d = &rt->desc[slot];
-	atomic_store_explicit(&d->task_id, id, memory_order_relaxed);
-	d->kernel_id = kernel_id;
-	d->worker_type = wt;
+/* Step 2: the descriptor and its parameters; the scope's reference. */
+static int submit_init_desc(struct submit *s)
+{
+	PTO2Runtime *rt = s->rt;
+	PTO2TaskDescriptor *d = s->d = &rt->desc[s->slot];
+	int i;
+
+	atomic_store_explicit(&d->task_id, s->id, memory_order_relaxed);
+	d->kernel_id = s->kernel_id;
+	d->worker_type = s->wt;
 	d->fanin_head = 0;
 	atomic_store_explicit(&d->fanin_count, PTO2_FANIN_PENDING,
 			      memory_order_relaxed);
@@ -886,56 +900,68 @@ static int submit(PTO2Runtime *rt, int32_t kernel_id, PTO2WorkerType wt,
 	d->packed_buffer_end = 0;
 	d->heap_pos_end = 0;
 	d->num_outputs = 0;
-	d->param_count = n;
-	for (i = 0; i < n; i++) {
-		d->param_type[i] = (uint8_t)params[i].type;
-		d->args[i] = params[i].scalar_value;
+	d->param_count = s->n;
+	for (i = 0; i < s->n; i++) {
+		d->param_type[i] = (uint8_t)s->params[i].type;
+		d->args[i] = s->params[i].scalar_value;
 	}
 	atomic_thread_fence(memory_order_release);
-	ret = scope_tasks_push(rt, id);
-	if (ret) {
+	if (scope_tasks_push(rt, s->id)) {
 		snprintf(rt->flow_msg, sizeof(rt->flow_msg),
 			 "out of memory for the scope task list");
-		goto fail_flow;
+		return -ENOMEM;
 	}
+	return 0;
+}
 
-	/* Steps 3-4: producers of INPUT/INOUT params, dependencies */
-	for (i = 0; i < n; i++) {
-		int32_t t = (int32_t)params[i].type;
+/* Step 4 for one producer @pid of this task (once per producer). */
+static int submit_add_producer(struct submit *s, int32_t pid)
+{
+	PTO2Runtime *rt = s->rt;
+	int j, ret;
 
-		if (t != PTO_PARAM_INPUT && t != PTO_PARAM_INOUT)
+	for (j = 0; j < s->nall; j++)
+		if (s->fanin_all[j] == pid)
+			return 0;
+	if (s->nall >= PTO2_MAX_FANIN) {
+		snprintf(rt->flow_msg, sizeof(rt->flow_msg),
+			 "submit: kernel %d depends on more than %d tasks",
+			 s->kernel_id, PTO2_MAX_FANIN);
+		return -E2BIG;
+	}
+	s->fanin_all[s->nall++] = pid;
+	ret = add_consumer_to_producer(rt, pid, s->id);
+	if (ret < 0)
+		return ret;
+	if (ret == 1)
+		s->fanin_reg[s->nreg++] = pid;
+	return 0;
+}
+
+/* Steps 3-4: the producers of what this task reads, and the edges. */
+static int submit_lookup_deps(struct submit *s)
+{
+	PTO2Runtime *rt = s->rt;
+	struct pto2_lookup_result lr;
+	int i, k, ret;
+
+	for (i = 0; i < s->n; i++) {
+		int32_t t = (int32_t)s->params[i].type;
+
+		if (!is_read(t))
 			continue;
-		ret = pto2_tensormap_lookup(&rt->tm, &reg[i], &lr);
-		if (ret) {
+		if (pto2_tensormap_lookup(&rt->tm, &s->reg[i], &lr)) {
 			snprintf(rt->flow_msg, sizeof(rt->flow_msg),
 				 "submit: param %d of kernel %d overlaps more than %d producers",
-				 i, kernel_id, PTO2_LOOKUP_MAX);
-			ret = -E2BIG;
-			goto fail_flow;
+				 i, s->kernel_id, PTO2_LOOKUP_MAX);
+			return -E2BIG;
 		}
 		for (k = 0; k < lr.count; k++) {
 			struct pto2_tm_entry *e = &rt->tm.pool[lr.entry[k]];
-			int32_t pid = e->producer_task_id;
-			bool dup = false;
 
-			for (j = 0; j < nall; j++)
-				if (fanin_all[j] == pid)
-					dup = true;
-			if (!dup) {
-				if (nall >= PTO2_MAX_FANIN) {
-					snprintf(rt->flow_msg, sizeof(rt->flow_msg),
-						 "submit: kernel %d depends on more than %d tasks",
-						 kernel_id, PTO2_MAX_FANIN);
-					ret = -E2BIG;
-					goto fail_flow;
-				}
-				fanin_all[nall++] = pid;
-				ret = add_consumer_to_producer(rt, pid, id);
-				if (ret < 0)
-					goto fail_flow;
-				if (ret == 1)
-					fanin_reg[nreg++] = pid;
-			}
+			ret = submit_add_producer(s, e->producer_task_id);
+			if (ret)
+				return ret;
 			/*
 			 * An INOUT that covers an earlier INOUT write makes
 			 * that entry redundant (later readers depend on this
@@ -950,93 +976,155 @@ static int submit(PTO2Runtime *rt, int32_t kernel_id, PTO2WorkerType wt,
 							    lr.entry[k]);
 		}
 	}
+	return 0;
+}
 
-	/* Step 5: heap buffer for OUTPUTs without an address */
-	for (i = 0; i < n; i++)
-		if (params[i].type == PTO_PARAM_OUTPUT && !params[i].tensor->addr)
-			out_total += PTO2_ALIGN_UP(params[i].tensor->size,
-						   PTO2_PACKED_OUTPUT_ALIGN);
-	if (out_total) {
-		uint64_t base, pos_end, o = 0;
+static bool needs_alloc(const PTOParam *p)
+{
+	return p->type == PTO_PARAM_OUTPUT && !p->tensor->addr;
+}
 
-		ret = pto2_heap_ring_alloc(&rt->heap_ring, &rt->flow, out_total,
+/*
+ * Step 5: one packed heap buffer for the OUTPUTs without an address; each
+ * gets its part (written back to the caller's Tensor). Then the args.
+ */
+static int submit_alloc_outputs(struct submit *s)
+{
+	PTO2Runtime *rt = s->rt;
+	PTO2TaskDescriptor *d = s->d;
+	uint64_t total = 0, base, pos_end, o = 0;
+	int i, ret;
+
+	for (i = 0; i < s->n; i++)
+		if (needs_alloc(&s->params[i]))
+			total += PTO2_ALIGN_UP(s->params[i].tensor->size,
+					       PTO2_PACKED_OUTPUT_ALIGN);
+	if (total) {
+		ret = pto2_heap_ring_alloc(&rt->heap_ring, &rt->flow, total,
 					   &base, &pos_end);
 		if (ret)
-			goto fail_flow;
+			return ret;
 		d->packed_buffer_base = base;
-		d->packed_buffer_end = base + out_total;
+		d->packed_buffer_end = base + total;
 		d->heap_pos_end = pos_end;
-		rt->stat_heap_bytes += out_total;
-		for (i = 0; i < n; i++) {
-			Tensor *t = params[i].tensor;
+		rt->stat_heap_bytes += total;
+		for (i = 0; i < s->n; i++) {
+			Tensor *t = s->params[i].tensor;
 
-			if (params[i].type != PTO_PARAM_OUTPUT || t->addr)
+			if (!needs_alloc(&s->params[i]))
 				continue;
-			t->addr = base + o;	/* write back to the caller */
-			reg[i].addr += t->addr;
-			reg[i].begin += t->addr;
-			reg[i].end += t->addr;
+			t->addr = base + o;
+			s->reg[i].addr += t->addr;
+			s->reg[i].begin += t->addr;
+			s->reg[i].end += t->addr;
 			o += PTO2_ALIGN_UP(t->size, PTO2_PACKED_OUTPUT_ALIGN);
 		}
 	}
-	for (i = 0; i < n; i++) {
-		if (params[i].type == PTO_PARAM_SCALAR)
+	for (i = 0; i < s->n; i++) {
+		if (s->params[i].type == PTO_PARAM_SCALAR)
 			continue;
-		d->args[i] = reg[i].begin;	/* first element of the view */
-		if (params[i].type == PTO_PARAM_OUTPUT)
+		d->args[i] = s->reg[i].begin;	/* first element of the view */
+		if (s->params[i].type == PTO_PARAM_OUTPUT)
 			d->output_index[d->num_outputs++] = (int8_t)i;
 	}
+	return 0;
+}
 
-	/* Step 6: register OUTPUT/INOUT params as produced by this task */
-	for (i = 0; i < n; i++) {
-		if (params[i].type != PTO_PARAM_OUTPUT &&
-		    params[i].type != PTO_PARAM_INOUT)
+/* Step 6: register what this task writes as produced by it. */
+static int submit_insert_outputs(struct submit *s)
+{
+	int i, ret;
+
+	for (i = 0; i < s->n; i++) {
+		int32_t t = (int32_t)s->params[i].type;
+
+		if (!is_written(t))
 			continue;
-		ret = tm_insert(rt, &reg[i], id,
-				params[i].type == PTO_PARAM_OUTPUT);
+		ret = tm_insert(s->rt, &s->reg[i], s->id,
+				t == PTO_PARAM_OUTPUT);
 		if (ret)
-			goto fail_flow;
+			return ret;
 	}
+	return 0;
+}
 
-	/* Step 7: fanin list and count; early-ready check */
-	if (nreg) {
-		ret = dep_pool_reserve(rt, (uint32_t)nreg);
+/*
+ * Step 7: the fanin list and count; a task whose producers all completed
+ * already goes to the early-ready queue.
+ */
+static int submit_finalize_fanin(struct submit *s)
+{
+	PTO2Runtime *rt = s->rt;
+	PTO2TaskDescriptor *d = s->d;
+	int32_t exp = PTO2_TASK_INITIAL;
+	uint32_t tail;
+	int i, ret;
+
+	if (s->nreg) {
+		ret = dep_pool_reserve(rt, (uint32_t)s->nreg);
 		if (ret)
-			goto fail_flow;
-		for (i = 0; i < nreg; i++)
+			return ret;
+		for (i = 0; i < s->nreg; i++)
 			d->fanin_head = pto2_dep_list_prepend(&rt->dep_pool,
 							      d->fanin_head,
-							      fanin_reg[i]);
+							      s->fanin_reg[i]);
 	}
 	/* seq_cst pairs with the schedulers' fetch_add on fanin_refcount */
-	atomic_store_explicit(&d->fanin_count, nall, memory_order_seq_cst);
-	if (nall > 0 &&
-	    atomic_load_explicit(&rt->fanin_refcount[slot],
-				 memory_order_seq_cst) >= nall) {
-		int32_t exp = PTO2_TASK_INITIAL;
+	atomic_store_explicit(&d->fanin_count, s->nall, memory_order_seq_cst);
+	if (!s->nall ||
+	    atomic_load_explicit(&rt->fanin_refcount[s->slot],
+				 memory_order_seq_cst) < s->nall ||
+	    !atomic_compare_exchange_strong(&rt->completed[s->slot], &exp,
+					    PTO2_TASK_READY))
+		return 0;
+	tail = atomic_load_explicit(&rt->orch_ready_tail, memory_order_relaxed);
+	rt->orch_ready[tail & rt->mask] = s->id;
+	atomic_store_explicit(&rt->orch_ready_tail, tail + 1,
+			      memory_order_release);
+	return 0;
+}
 
-		if (atomic_compare_exchange_strong(&rt->completed[slot], &exp,
-						   PTO2_TASK_READY)) {
-			uint32_t tail = atomic_load_explicit(
-				&rt->orch_ready_tail, memory_order_relaxed);
+/* Step 8: publish the task to the schedulers' scan. */
+static void submit_publish(struct submit *s)
+{
+	PTO2Runtime *rt = s->rt;
 
-			rt->orch_ready[tail & rt->mask] = id;
-			atomic_store_explicit(&rt->orch_ready_tail, tail + 1,
-					      memory_order_release);
-		}
-	}
-
-	/* Step 8: publish */
 	atomic_store_explicit(&rt->hdr->current_task_index,
 			      rt->task_ring.current_index,
 			      memory_order_release);
 	rt->stat_submitted++;
 	pto2_wake_schedulers_for_publish(rt);
-	return 0;
+}
 
-fail_flow:
-	pto2_rt_fail(rt, ret, "%s", rt->flow_msg);
-	return ret;
+static int submit(PTO2Runtime *rt, int32_t kernel_id, PTO2WorkerType wt,
+		  PTOParam *params, int32_t n)
+{
+	struct submit s = {
+		.rt = rt, .kernel_id = kernel_id, .wt = wt, .params = params,
+		.n = n,
+	};
+	int ret;
+
+	ret = submit_check(&s);
+	if (ret)
+		return ret;
+	ret = submit_alloc_slot(&s);
+	if (!ret)
+		ret = submit_init_desc(&s);
+	if (!ret)
+		ret = submit_lookup_deps(&s);
+	if (!ret)
+		ret = submit_alloc_outputs(&s);
+	if (!ret)
+		ret = submit_insert_outputs(&s);
+	if (!ret)
+		ret = submit_finalize_fanin(&s);
+	if (ret) {
+		pto2_rt_fail(rt, ret, "%s", rt->flow_msg);
+		return ret;
+	}
+	submit_publish(&s);
+	return 0;
 }
 
 void pto2_rt_submit_task(PTO2Runtime *rt, int32_t kernel_id,
@@ -1167,7 +1255,7 @@ static bool run_over(PTO2Runtime *rt)
 
 int pto2_runtime_wait(PTO2Runtime *rt, uint64_t timeout_ns)
 {
-	uint64_t deadline = timeout_ns ? pto2_now_ns() + timeout_ns : 0;
+	uint64_t deadline = timeout_ns ? (uint64_t)pto_mono_ns() + timeout_ns : 0;
 	int ret = 0;
 
 	pthread_mutex_lock(&rt->lock);
@@ -1177,7 +1265,7 @@ int pto2_runtime_wait(PTO2Runtime *rt, uint64_t timeout_ns)
 	}
 	while (!run_over(rt)) {
 		struct timespec ts;
-		uint64_t now = pto2_now_ns();
+		uint64_t now = (uint64_t)pto_mono_ns();
 		/* bounded waits: error + idle cores is polled, not signalled */
 		uint64_t until = now + 2000000ULL;
 

@@ -36,11 +36,12 @@
 
 /**
  * struct pto2_device - what the runtime needs from a device.
- * @cores: register blocks, index = core id; AIC are 0 .. nr_aic-1, AIV
- *	follow (uapi numbering).
+ * @regs: the device's register file (uapi layout: info page, HWS block,
+ *	core blocks; AIC cores are 0 .. nr_aic-1, AIV follow).
  * @core_ids: optional core map: runtime core i (AIC 0 .. nr_aic-1, AIV
  *	follow) is device core core_ids[i], i.e. register block
- *	cores[core_ids[i]], and @kick gets core_ids[i]; NULL: the identity.
+ *	pto_regs_core(regs, core_ids[i]), and @kick gets core_ids[i]; NULL:
+ *	the identity.
  *	Lets a runtime use a subset of a device (see pto2_runtime_set_cores).
  * @nr_aic: AIC cores.
  * @nr_aiv: AIV cores.
@@ -54,11 +55,13 @@
  * @irq_wake: optional: wake the AICPU's irq_wait() sleepers (the
  *	orchestrator uses it when it publishes work for sleeping schedulers);
  *	NULL means schedulers rely on their bounded sleep.
- * @bind: optional: tell the executor where the shared-memory region is
- *	(payload area); called at create.
+ *
+ * A core finds what to run through its task register, which the
+ * scheduler writes with the device address of the core's payload slot at
+ * every dispatch (pto-private/dispatch.h).
  */
 struct pto2_device {
-	struct pto_core_regs *cores;
+	void *regs;
 	const uint32_t *core_ids;
 	uint32_t nr_aic;
 	uint32_t nr_aiv;
@@ -67,7 +70,6 @@ struct pto2_device {
 	uint32_t (*irq_count)(void *ctx);
 	int (*irq_wait)(void *ctx, uint32_t *count, int64_t deadline_ns);
 	void (*irq_wake)(void *ctx);
-	int (*bind)(void *ctx, void *sm, uint64_t sm_dev_addr);
 };
 
 /**

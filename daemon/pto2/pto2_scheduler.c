@@ -291,7 +291,9 @@ static void dispatch(struct pto2_sched_thread *st, uint32_t core, int32_t id)
 	p->tensor_mask = mask;
 	rt->core_task[core] = id;
 	atomic_fetch_add_explicit(&rt->running, 1, memory_order_relaxed);
-	r->ts_dispatch = (pto2_now_ns()) / 20;
+	reg64_store_relaxed(&r->ts_dispatch,
+			    pto_sys_cnt(pto_regs_info(rt->dev.regs)));
+	reg64_store_relaxed(&r->task, pto2_payload_dev(rt, core));
 	reg_store_release(&r->data_main_base, (uint32_t)id + 1);
 	atomic_thread_fence(memory_order_seq_cst);
 	if (reg_load_relaxed(&r->parked)) {
@@ -465,7 +467,7 @@ static void sched_sleep(struct pto2_sched_thread *st)
 	atomic_thread_fence(memory_order_seq_cst);
 	if (!work_pending(st)) {
 		rt->dev.irq_wait(rt->dev.ctx, &count,
-				 (int64_t)(pto2_now_ns() + rt->cfg.sched_sleep_ns));
+				 (int64_t)((uint64_t)pto_mono_ns() + rt->cfg.sched_sleep_ns));
 		st->sleeps++;
 	}
 	atomic_fetch_sub_explicit(&rt->sleepers, 1, memory_order_relaxed);
@@ -498,10 +500,10 @@ static void sched_run(struct pto2_sched_thread *st)
 			continue;
 		}
 		if (!idle)
-			idle_t0 = pto2_now_ns();
+			idle_t0 = (uint64_t)pto_mono_ns();
 		if (++idle < rt->cfg.sched_idle_spins &&
 		    (!idle_ns || (idle & 7) ||
-		     pto2_now_ns() - idle_t0 < idle_ns)) {
+		     (uint64_t)pto_mono_ns() - idle_t0 < idle_ns)) {
 			cpu_relax();
 			continue;
 		}

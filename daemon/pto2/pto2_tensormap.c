@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <pto-private/params.h>
+
 #include "pto2_tensormap.h"
 
 /* ---- Regions ------------------------------------------------------------ */
@@ -18,22 +20,14 @@ int pto2_region_from_tensor(struct pto2_region *r, const Tensor *t)
 	bool empty = false;
 	int i, j, n = (int)t->ndims;
 
-	if (es == 0 || n < 1 || n > PTO2_MAX_TENSOR_DIMS)
+	if (pto_tensor_check(t))
 		return -EINVAL;
 	for (i = n - 1; i >= 0; i--) {
-		if (t->raw_shapes[i] == 0 ||
-		    t->offsets[i] > t->raw_shapes[i] ||
-		    t->shapes[i] > t->raw_shapes[i] - t->offsets[i])
-			return -EINVAL;
 		stride[i] = raw;
-		if (raw > UINT64_MAX / t->raw_shapes[i])
-			return -EINVAL;
 		raw *= t->raw_shapes[i];
 		if (t->shapes[i] == 0)
 			empty = true;
 	}
-	if (raw > UINT64_MAX / es || raw * es > t->size)
-		return -EINVAL;
 
 	memset(r, 0, sizeof(*r));
 	r->addr = t->addr;

@@ -16,15 +16,13 @@
  *         + ALIGN((dep_pool + 1) * sizeof(DepListEntry))
  *         + ALIGN(nr_cores * sizeof(DispatchPayload))
  *
- * The first three terms are the seed's formula. The fourth is the per-core
- * payload area: the seed's Handshake.task points at a payload; here each
- * core has a fixed slot, payload[core], written by the scheduler before it
- * stores DATA_MAIN_BASE = task_id + 1 (release) and read by the core after
- * it loads DATA_MAIN_BASE (acquire). The scheduler writes a core's slot
- * only while the core is idle (its previous task's COND FIN was seen), so
- * one slot per core suffices. The core writes back @status before COND FIN.
- * An executor finds the area from the header (payload_offset,
- * payload_stride, nr_cores) once it knows where the SM region is.
+ * The first three terms are the PTO2 shared-memory formula. The fourth is
+ * the per-core payload area (pto-private/dispatch.h): core i of the
+ * runtime's core map has slot i, written by the scheduler only while the
+ * core is idle; at each dispatch the scheduler stores the slot's device
+ * address in the core's task register (Handshake.task), then
+ * DATA_MAIN_BASE = task_id + 1. The layout is computed in one place,
+ * pto2_sm_layout() (pto2_runtime.c).
  *
  * The heap ring's memory follows the SM region in the runtime's memory
  * (see pto2_runtime_mem_size()); the header records its device address.
@@ -38,6 +36,8 @@
 #include <stdint.h>
 
 #include <pto/pto_orchestration_api.h>
+#include <pto-private/compiler.h>
+#include <pto-private/dispatch.h>
 
 /* Defaults and limits (seed 000 section 13). */
 #define PTO2_TASK_WINDOW_SIZE		65536
@@ -68,7 +68,7 @@
 #define PTO2_MAX_SCOPE_DEPTH		64
 #define PTO2_MAX_OUTPUTS		PTO2_MAX_TASK_PARAMS
 
-#define PTO2_ALIGN_UP(x, a)	(((x) + (uint64_t)(a) - 1) & ~((uint64_t)(a) - 1))
+#define PTO2_ALIGN_UP(x, a)	PTO_ALIGN_UP(x, a)
 
 #define PTO2_SM_MAGIC		0x324d5350	/* "PSM2" */
 #define PTO2_SM_VERSION		1
@@ -149,31 +149,6 @@ typedef struct PTO2DepListEntry {
 	int32_t next_offset;
 } PTO2DepListEntry;
 
-/**
- * struct PTO2DispatchPayload - what a core runs (per-core slot in SM).
- * @task_id: task identifier.
- * @kernel_id: function id.
- * @function_bin_addr: GM address of the kernel binary (0 if the executor
- *	resolves kernels by id, as the sim device does).
- * @num_args: number of valid @args.
- * @status: written by the core before COND FIN: kernel return value.
- * @tensor_mask: bit i set = args[i] is a device address of a tensor view
- *	(the executor translates it into its own mapping of GM).
- * @block_num: number of blocks (AIC cores) of the device, for the ctx.
- * @args: device addresses of tensor views (first element) and scalars.
- */
-typedef struct PTO2DispatchPayload {
-	int32_t task_id;
-	int32_t kernel_id;
-	uint64_t function_bin_addr;
-	uint32_t num_args;
-	int32_t status;
-	uint32_t tensor_mask;
-	uint32_t block_num;
-	uint64_t args[PTO2_MAX_TASK_PARAMS];
-} PTO2DispatchPayload;
-
-#define PTO2_PAYLOAD_STRIDE	PTO2_ALIGN_UP(sizeof(PTO2DispatchPayload), 64)
 
 /* Log levels of the pluggable log callback. */
 #define PTO2_LOG_ERROR	0

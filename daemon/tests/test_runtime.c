@@ -4,6 +4,7 @@
  * cores running C kernels; scopes; flow control; error state
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -917,9 +918,9 @@ static void t_deadlock(void)
 	c.task_window = 16;
 	env_open(&e, 1, 2, &c);
 	register_kernels(e.sd);
-	t0 = pto2_now_ns();
+	t0 = (uint64_t)pto_mono_ns();
 	ret = run(&e, orch_big_scope, args, 1);
-	ms = (pto2_now_ns() - t0) / 1000000;
+	ms = ((uint64_t)pto_mono_ns() - t0) / 1000000;
 	msg = pto2_rt_get_error_msg(e.rt);
 	ok(ret == -EDEADLK && pto2_rt_get_error(e.rt) == -EDEADLK,
 	   "window 16, one scope of 33 tasks: run fails with -EDEADLK after %llu ms",
@@ -1037,6 +1038,47 @@ static void t_pressure(void)
 	env_close(&e);
 }
 
+/*
+ * Every timestamp register is the device's system counter: ts_dispatch
+ * (written by the scheduler), ts_start and ts_end (the core) of the last
+ * task of each core lie in order inside the run, on one time base.
+ */
+static void t_timestamps(void)
+{
+	struct env e;
+	struct pto2_config c;
+	uint64_t t0, t1, args[2];
+	uint32_t i, seen = 0, good = 0;
+	int ret;
+
+	cfg_small(&c);
+	env_open(&e, 2, 4, &c);
+	register_kernels(e.sd);
+	args[0] = gm(40 * 8);
+	args[1] = 40;
+	t0 = pto_sys_cnt(pto_regs_info(e.sd->regs));
+	ret = run(&e, orch_independent, args, 2);
+	t1 = pto_sys_cnt(pto_regs_info(e.sd->regs));
+	for (i = 0; i < e.sd->nr_cores; i++) {
+		struct pto_core_regs *r = pto_regs_core(e.sd->regs, i);
+
+		if (!r->ts_end)
+			continue;
+		seen++;
+		if (t0 <= r->ts_dispatch && r->ts_dispatch <= r->ts_start &&
+		    r->ts_start <= r->ts_end && r->ts_end <= t1)
+			good++;
+		else
+			tap_diag("core %u: run [%" PRIu64 ", %" PRIu64 "], dispatch %" PRIu64 " start %" PRIu64 " end %" PRIu64,
+				 i, t0, t1, (uint64_t)r->ts_dispatch,
+				 (uint64_t)r->ts_start, (uint64_t)r->ts_end);
+	}
+	ok(ret == 0 && seen > 0 && good == seen,
+	   "ts_dispatch <= ts_start <= ts_end inside the run, one time base (%u/%u cores)",
+	   good, seen);
+	env_close(&e);
+}
+
 struct par {
 	int ret;
 };
@@ -1088,6 +1130,7 @@ int main(void)
 	t_errors();
 	t_pressure();
 	t_deadlock();
+	t_timestamps();
 	t_parallel_runtimes();
 	return tap_done();
 }
