@@ -70,14 +70,6 @@ static void pto2_log_cb(void *ctx, int level, const char *msg)
 		 "client %u: pto2: %s", c->id, msg);
 }
 
-static int64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 /* ---- Messages ------------------------------------------------------------------ */
 
 /*
@@ -129,6 +121,30 @@ static void reply(struct client *c, int status, const char *fmt, ...)
 	ptod_send(c, &m);
 }
 
+/*
+ * event_new() + event_add() for a persistent or one-shot watch of @fd (or
+ * a signal, with EV_SIGNAL); NULL, logged, if libevent refuses either.
+ */
+static struct event *watch(struct ptod *d, evutil_socket_t fd, short what,
+			   event_callback_fn cb, void *arg, const char *name)
+{
+	struct event *ev = event_new(d->base, fd, what, cb, arg);
+
+	if (ev && !event_add(ev, NULL))
+		return ev;
+	ptod_log(PTOD_LOG_ERR, "libevent: cannot watch %s", name);
+	if (ev)
+		event_free(ev);
+	return NULL;
+}
+
+/* Arm the executor supervision timer. */
+static void timer_arm(struct ptod *d, const struct timeval *tv)
+{
+	if (evtimer_add(d->ev_timer, tv))
+		ptod_log(PTOD_LOG_ERR, "libevent: cannot arm the executor timer");
+}
+
 /* ---- Device backend of the pto2 runtimes ------------------------------------ */
 
 int ptod_kick(void *ctx, uint32_t core)
@@ -145,10 +161,7 @@ int ptod_kick(void *ctx, uint32_t core)
 static uint32_t dev_irq_count(void *ctx)
 {
 	struct ptod *d = ctx;
-	struct pto_regs_info *ri = (void *)(d->regs + PTO_REGS_INFO_OFFSET);
-
-	return atomic_load_explicit((_Atomic uint32_t *)&ri->irq_count,
-				    memory_order_acquire);
+	return reg_load_acquire(&pto_regs_info(d->regs)->irq_count);
 }
 
 static int dev_irq_wait(void *ctx, uint32_t *count, int64_t deadline_ns)
@@ -173,6 +186,7 @@ static int open_device(struct ptod *d)
 	struct pto_set_role role = { .size = sizeof(role),
 				     .role = PTO_ROLE_AICPU };
 	struct stat st;
+	void *gm;
 
 	d->dev_fd = open(d->dev_path, O_RDWR | O_CLOEXEC);
 	if (d->dev_fd < 0) {
@@ -199,14 +213,17 @@ static int open_device(struct ptod *d)
 		ptod_log(PTOD_LOG_ERR, "mmap registers: %m");
 		return -errno;
 	}
-	d->gm = mmap(NULL, d->info.gm_size, PROT_READ | PROT_WRITE, MAP_SHARED,
-		     d->dev_fd, (off_t)d->info.gm_mmap_offset);
-	if (d->gm == MAP_FAILED) {
+	gm = mmap(NULL, d->info.gm_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		  d->dev_fd, (off_t)d->info.gm_mmap_offset);
+	if (gm == MAP_FAILED) {
 		ptod_log(PTOD_LOG_ERR, "mmap GM: %m");
 		return -errno;
 	}
+	d->gm.host = gm;
+	d->gm.dev_base = d->info.gm_dev_base;
+	d->gm.size = d->info.gm_size;
 	memset(&d->pdev, 0, sizeof(d->pdev));
-	d->pdev.cores = ptod_core(d, 0);
+	d->pdev.regs = d->regs;
 	d->pdev.nr_aic = d->info.nr_aic;
 	d->pdev.nr_aiv = d->info.nr_aiv;
 	d->pdev.ctx = d;
@@ -267,8 +284,8 @@ static int spawn_executor(struct ptod *d)
 	 * run is a change it sees.
 	 */
 	for (i = 0; i < d->info.nr_cores; i++)
-		atomic_store((_Atomic uint32_t *)&ptod_core(d, i)->data_main_base,
-			     PTO_DMB_IDLE);
+		reg_store_release(&ptod_core(d, i)->data_main_base,
+				  PTO_DMB_IDLE);
 	if (pipe2(pfd, O_CLOEXEC))
 		return -errno;
 	snprintf(fdarg, sizeof(fdarg), "%d", pfd[1]);
@@ -294,8 +311,15 @@ static int spawn_executor(struct ptod *d)
 	close(pfd[1]);
 	d->exec_pid = pid;
 	d->exec_ready_fd = pfd[0];
-	d->ev_ready = event_new(d->base, pfd[0], EV_READ, on_exec_ready, d);
-	event_add(d->ev_ready, NULL);
+	d->ev_ready = watch(d, pfd[0], EV_READ, on_exec_ready, d,
+			    "the executor's ready pipe");
+	if (!d->ev_ready) {
+		/* SIGCHLD reaps it and the timer tries again */
+		kill(pid, SIGKILL);
+		close(pfd[0]);
+		d->exec_ready_fd = -1;
+		return -ENOMEM;
+	}
 	ptod_log(PTOD_LOG_INFO, "started %s (pid %d)", d->aicore_path, (int)pid);
 	return 0;
 }
@@ -315,19 +339,19 @@ static void fail_dead_cores(struct ptod *d)
 	pthread_mutex_lock(&d->dev_lock);
 	for (i = 0; i < d->info.nr_cores; i++) {
 		struct pto_core_regs *r = ptod_core(d, i);
-		uint32_t dmb = atomic_load((_Atomic uint32_t *)&r->data_main_base);
-		uint32_t cond = atomic_load((_Atomic uint32_t *)&r->cond);
+		uint32_t dmb = reg_load_acquire(&r->data_main_base);
+		uint32_t cond = reg_load_acquire(&r->cond);
 		PTO2DispatchPayload *p;
 		struct client *owner;
 		uint32_t id;
 
-		if (atomic_load((_Atomic uint32_t *)&r->state) == PTO_CORE_ONLINE ||
+		if (reg_load_acquire(&r->state) == PTO_CORE_ONLINE ||
 		    dmb == PTO_DMB_IDLE || dmb == PTO_DMB_EXIT)
 			continue;
 		id = dmb - 1;
 		if (cond == PTO_COND_DONE(id))
 			continue;
-		p = ptod_gm(d, r->task, sizeof(*p));
+		p = ptod_gm(d, reg64_load_acquire(&r->task), sizeof(*p));
 		if (p && (uint32_t)p->task_id == id)
 			p->status = -EOWNERDEAD;
 		owner = d->blk_owner[ptod_block_of(d, i)];
@@ -339,8 +363,7 @@ static void fail_dead_cores(struct ptod *d)
 				 p ? p->kernel_id : -1);
 		ptod_log(PTOD_LOG_ERR, "%s while core %u ran task %u (kernel %d)",
 			 d->exec_death, i, id, p ? p->kernel_id : -1);
-		atomic_store_explicit((_Atomic uint32_t *)&r->cond,
-				      PTO_COND_DONE(id), memory_order_release);
+		reg_store_release(&r->cond, PTO_COND_DONE(id));
 	}
 	pthread_mutex_unlock(&d->dev_lock);
 }
@@ -360,9 +383,9 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
 	busy = d->nr_runs > 0;
 	pthread_mutex_unlock(&d->dev_lock);
 	/* restart once the failed run has drained (or after 5 s anyway) */
-	if ((busy && mono_ns() - d->exec_dead_since < 5000000000LL) ||
+	if ((busy && pto_mono_ns() - d->exec_dead_since < 5000000000LL) ||
 	    d->base == NULL) {
-		evtimer_add(d->ev_timer, &tv);
+		timer_arm(d, &tv);
 		return;
 	}
 	pthread_mutex_lock(&d->dev_lock);
@@ -375,7 +398,7 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
 		ptod_log(PTOD_LOG_ERR, "cannot restart pto-aicore: %m");
 		tv.tv_sec = 1;
 		tv.tv_usec = 0;
-		evtimer_add(d->ev_timer, &tv);
+		timer_arm(d, &tv);
 	}
 }
 
@@ -401,7 +424,7 @@ static void on_sigchld(struct ptod *d)
 				 (int)pid, WEXITSTATUS(status));
 		ptod_log(PTOD_LOG_ERR, "%s", d->exec_death);
 		d->exec_pid = 0;
-		d->exec_dead_since = mono_ns();
+		d->exec_dead_since = pto_mono_ns();
 		set_exec_ready(d, false);
 		if (d->ev_ready) {
 			event_free(d->ev_ready);
@@ -413,13 +436,13 @@ static void on_sigchld(struct ptod *d)
 		/* back off if it keeps dying at start */
 		if (d->exec_restarts > 3 && WIFEXITED(status))
 			tv.tv_sec = 1;
-		evtimer_add(d->ev_timer, &tv);
+		timer_arm(d, &tv);
 	}
 }
 
 static void stop_executor(struct ptod *d)
 {
-	int64_t deadline = mono_ns() + 3000000000LL;
+	int64_t deadline = pto_mono_ns() + 3000000000LL;
 	struct pto_cores k;
 	uint32_t i;
 
@@ -428,14 +451,14 @@ static void stop_executor(struct ptod *d)
 	memset(&k, 0, sizeof(k));
 	k.size = sizeof(k);
 	for (i = 0; i < d->info.nr_cores; i++) {
-		atomic_store((_Atomic uint32_t *)&ptod_core(d, i)->data_main_base,
-			     PTO_DMB_EXIT);
+		reg_store_release(&ptod_core(d, i)->data_main_base,
+				  PTO_DMB_EXIT);
 		k.mask[i / 64] |= 1ULL << (i % 64);
 	}
 	atomic_thread_fence(memory_order_seq_cst);
 	if (ioctl(d->dev_fd, PTO_IOC_KICK, &k))
 		ptod_log(PTOD_LOG_WARN, "KICK: %m");
-	while (mono_ns() < deadline) {
+	while (pto_mono_ns() < deadline) {
 		if (waitpid(d->exec_pid, NULL, WNOHANG) == d->exec_pid) {
 			d->exec_pid = 0;
 			return;
@@ -532,45 +555,31 @@ static void on_fin(evutil_socket_t fd, short what, void *arg)
 		event_base_loopexit(d->base, NULL);	/* shutdown complete */
 }
 
-static const char *const env_names[PTO_HELLO_ENV_N] = {
-	"PTO2_RING_TASK_WINDOW", "PTO2_RING_HEAP", "PTO2_RING_DEP_POOL",
-	"PTO2_READY_QUEUE_SHARDS",
-};
-
-struct hello_env {
-	const struct pto_msg_hello *h;
-};
-
+/* The runtime variables the client forwarded at hello (env.h order). */
 static const char *hello_getenv(void *ctx, const char *name)
 {
-	struct hello_env *e = ctx;
+	const struct pto_msg_hello *h = ctx;
 	int i;
 
 	for (i = 0; i < PTO_HELLO_ENV_N; i++)
-		if (!strcmp(name, env_names[i]) && (e->h->env_set & (1u << i)))
-			return e->h->env[i];
+		if (!strcmp(name, pto_env_names[i]) && (h->env_set & (1u << i)))
+			return h->env[i];
 	return NULL;
 }
 
-/* 0, or -errno after replying: the connection is then closed */
-static int handle_hello(struct client *c, struct pto_msg *m, int fd)
+/*
+ * Hello, phase 1: the protocol version, the device file the client passed
+ * (ours: the same character device) and its stream buffer (one of the
+ * client's own GM buffers, with a valid header). 0 or -errno after
+ * replying.
+ */
+static int hello_check(struct client *c, const struct pto_msg_hello *h,
+		       int fd)
 {
 	struct ptod *d = c->d;
-	struct pto_msg_hello *h = &m->u.hello;
 	struct pto_gm_lookup lk = { .size = sizeof(lk) };
-	struct pto_gm_alloc ga = { .size = sizeof(ga) };
-	struct hello_env he = { h };
-	struct pto_msg r;
 	struct stat st;
-	char err[512];
-	int i, ret;
 
-	if (c->hello_done) {
-		if (fd >= 0)
-			close(fd);
-		reply(c, -EALREADY, "hello already done");
-		return 0;
-	}
 	if (fd < 0) {
 		reply(c, -EBADF, "hello without the client's device file");
 		return -EBADF;
@@ -585,7 +594,6 @@ static int handle_hello(struct client *c, struct pto_msg *m, int fd)
 		reply(c, -ENODEV, "the file passed is not %s", d->dev_path);
 		return -ENODEV;
 	}
-	/* the stream buffer must be the client's own */
 	lk.dev_addr = h->stream_addr;
 	lk.len = h->stream_len;
 	if (!h->stream_len || ioctl(fd, PTO_IOC_GM_LOOKUP, &lk)) {
@@ -607,14 +615,22 @@ static int handle_hello(struct client *c, struct pto_msg *m, int fd)
 	}
 	c->sdata = (uint8_t *)c->sh + PTO_STREAM_HDR_SIZE;
 	c->tail = atomic_load(&c->sh->tail);
+	return 0;
+}
 
-	/* runtime configuration: ptod's defaults, then the client's env */
+/* Phase 2: ptod's defaults, then the client's environment, validated. */
+static int hello_config(struct client *c, struct pto_msg_hello *h)
+{
+	struct ptod *d = c->d;
+	char err[512];
+	int i;
+
 	pto2_config_default(&c->cfg);
 	c->cfg.task_window = d->def_task_window;
 	c->cfg.heap_size = d->def_heap;
 	for (i = 0; i < PTO_HELLO_ENV_N; i++)
 		h->env[i][PTO_HELLO_ENV_LEN - 1] = 0;
-	if (pto2_config_from_getenv(&c->cfg, hello_getenv, &he, err,
+	if (pto2_config_from_getenv(&c->cfg, hello_getenv, h, err,
 				    sizeof(err))) {
 		reply(c, -EINVAL, "%s", err);
 		return -EINVAL;
@@ -627,6 +643,16 @@ static int handle_hello(struct client *c, struct pto_msg *m, int fd)
 		reply(c, -EINVAL, "%s", err);
 		return -EINVAL;
 	}
+	return 0;
+}
+
+/* Phase 3: the client's runtime, its memory in GM owned by ptod. */
+static int hello_runtime(struct client *c)
+{
+	struct ptod *d = c->d;
+	struct pto_gm_alloc ga = { .size = sizeof(ga) };
+	int ret;
+
 	c->rt_size = pto2_runtime_mem_size(&c->cfg, d->info.nr_cores);
 	ga.len = c->rt_size;
 	if (ioctl(d->dev_fd, PTO_IOC_GM_ALLOC, &ga)) {
@@ -646,6 +672,15 @@ static int handle_hello(struct client *c, struct pto_msg *m, int fd)
 		reply(c, ret, "cannot create the runtime: %s", strerror(-ret));
 		return ret;
 	}
+	return 0;
+}
+
+/* Phase 4: the doorbell eventfd and the runner thread. */
+static int hello_start(struct client *c)
+{
+	struct ptod *d = c->d;
+	int ret;
+
 	c->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (c->efd < 0) {
 		ret = -errno;
@@ -661,10 +696,36 @@ static int handle_hello(struct client *c, struct pto_msg *m, int fd)
 	pthread_mutex_unlock(&d->dev_lock);
 	ret = -pthread_create(&c->runner, NULL, ptod_runner_main, c);
 	if (ret) {
-		reply(c, ret, "cannot start the runner thread");
+		reply(c, ret, "cannot start the runner thread: %s",
+		      strerror(-ret));
 		return ret;
 	}
 	c->runner_live = true;
+	return 0;
+}
+
+/* 0, or -errno after replying: the connection is then closed */
+static int handle_hello(struct client *c, struct pto_msg *m, int fd)
+{
+	struct ptod *d = c->d;
+	struct pto_msg r;
+	int ret;
+
+	if (c->hello_done) {
+		if (fd >= 0)
+			close(fd);
+		reply(c, -EALREADY, "hello already done");
+		return 0;
+	}
+	ret = hello_check(c, &m->u.hello, fd);
+	if (!ret)
+		ret = hello_config(c, &m->u.hello);
+	if (!ret)
+		ret = hello_runtime(c);
+	if (!ret)
+		ret = hello_start(c);
+	if (ret)
+		return ret;
 	c->hello_done = true;
 	ptod_log(PTOD_LOG_INFO,
 		 "client %u (pid %d uid %d): runtime of %zu KiB GM (task window %u, heap %" PRIu64 " KiB)",
@@ -839,8 +900,14 @@ static void on_accept(evutil_socket_t fd, short what, void *arg)
 	for (i = 0; i < PTOD_MAX_FUNC; i++)
 		atomic_init(&c->ktype[i], -1);
 	pthread_mutex_init(&c->send_lock, NULL);
-	c->ev_read = event_new(d->base, s, EV_READ | EV_PERSIST, on_client_read, c);
-	event_add(c->ev_read, NULL);
+	c->ev_read = watch(d, s, EV_READ | EV_PERSIST, on_client_read, c,
+			   "a client socket");
+	if (!c->ev_read) {
+		pthread_mutex_destroy(&c->send_lock);
+		free(c);
+		close(s);
+		return;
+	}
 	c->next = d->clients;
 	d->clients = c;
 	ptod_log(PTOD_LOG_DEBUG, "client %u connected (pid %d uid %d)", c->id,
@@ -872,9 +939,14 @@ static int listen_socket(struct ptod *d)
 	}
 	/* access control: file mode here, identity via SO_PEERCRED */
 	chmod(d->sock_path, 0666);
+	d->ev_listen = watch(d, s, EV_READ | EV_PERSIST, on_accept, d,
+			     "the listening socket");
+	if (!d->ev_listen) {
+		close(s);
+		unlink(d->sock_path);
+		return -ENOMEM;
+	}
 	d->listen_fd = s;
-	d->ev_listen = event_new(d->base, s, EV_READ | EV_PERSIST, on_accept, d);
-	event_add(d->ev_listen, NULL);
 	return 0;
 }
 
@@ -947,35 +1019,36 @@ static void usage(void)
 		"            [-H HEAP_BYTES] [-S AICORE_SPINS] [-v]\n");
 }
 
-static char *default_aicore(const char *argv0)
+/* pto-aicore next to our own executable, or from $PATH. */
+static void default_aicore(char *buf, size_t len)
 {
-	static char buf[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 32);
+	ssize_t n = readlink("/proc/self/exe", buf, len - 32);
+	char *slash;
 
-	(void)argv0;
-	if (n <= 0)
-		return "pto-aicore";
-	buf[n] = 0;
-	strcpy(strrchr(buf, '/') + 1, "pto-aicore");
-	return buf;
+	if (n > 0) {
+		buf[n] = 0;
+		slash = strrchr(buf, '/');
+		if (slash) {
+			strcpy(slash + 1, "pto-aicore");
+			return;
+		}
+	}
+	snprintf(buf, len, "pto-aicore");
 }
 
-int main(int argc, char **argv)
+/* 0, or the exit status for a bad command line. */
+static int parse_args(struct ptod *d, int argc, char **argv)
 {
-	struct ptod *d = &g_d;
-	sigset_t set;
-	int opt, ret, i;
-	static const int sigs[3] = { SIGTERM, SIGINT, SIGCHLD };
+	int opt;
 
 	d->dev_path = "/dev/pto0";
 	d->sock_path = getenv("PTO_SOCKET") ? getenv("PTO_SOCKET") :
 		       PTO_DEFAULT_SOCKET;
-	d->aicore_path = default_aicore(argv[0]);
+	default_aicore(d->aicore_buf, sizeof(d->aicore_buf));
+	d->aicore_path = d->aicore_buf;
 	d->aicore_spins = 2000;
 	d->def_task_window = 16384;
 	d->def_heap = 32ULL << 20;
-	d->listen_fd = -1;
-	d->exec_ready_fd = -1;
 	while ((opt = getopt(argc, argv, "d:s:a:w:H:S:vh")) != -1) {
 		switch (opt) {
 		case 'd': d->dev_path = optarg; break;
@@ -988,55 +1061,99 @@ int main(int argc, char **argv)
 		default: usage(); return 2;
 		}
 	}
-	setvbuf(stderr, NULL, _IOLBF, 0);
-	pthread_mutex_init(&d->dev_lock, NULL);
-	pthread_cond_init(&d->dev_cond, NULL);
-	pthread_mutex_init(&d->fin_lock, NULL);
-	/* signals are handled by the loop only; threads inherit the mask */
+	return 0;
+}
+
+static const int ptod_sigs[PTOD_NR_SIGS] = { SIGTERM, SIGINT, SIGCHLD };
+
+/*
+ * The event loop's own events: signals (handled by the loop only; every
+ * thread blocks them), the executor timer and the runners' finish
+ * eventfd. 0 or -errno.
+ */
+static int loop_setup(struct ptod *d)
+{
+	sigset_t set;
+	int i;
+
 	sigemptyset(&set);
-	for (i = 0; i < 3; i++)
-		sigaddset(&set, sigs[i]);
+	for (i = 0; i < PTOD_NR_SIGS; i++)
+		sigaddset(&set, ptod_sigs[i]);
 	sigaddset(&set, SIGPIPE);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
-
-	ret = open_device(d);
-	if (ret)
-		return 1;
 	d->base = event_base_new();
 	if (!d->base)
-		return 1;
-	for (i = 0; i < 3; i++) {
-		d->ev_sig[i] = evsignal_new(d->base, sigs[i], on_signal, d);
-		event_add(d->ev_sig[i], NULL);
+		return -ENOMEM;
+	for (i = 0; i < PTOD_NR_SIGS; i++) {
+		d->ev_sig[i] = watch(d, ptod_sigs[i], EV_SIGNAL | EV_PERSIST,
+				     on_signal, d, "a signal");
+		if (!d->ev_sig[i])
+			return -ENOMEM;
 	}
 	/* libevent's signal handling needs the signals deliverable */
 	sigdelset(&set, SIGPIPE);
 	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 	d->ev_timer = evtimer_new(d->base, on_timer, d);
+	if (!d->ev_timer)
+		return -ENOMEM;
 	d->fin_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	d->ev_fin = event_new(d->base, d->fin_efd, EV_READ | EV_PERSIST, on_fin, d);
-	event_add(d->ev_fin, NULL);
+	if (d->fin_efd < 0) {
+		ptod_log(PTOD_LOG_ERR, "eventfd: %m");
+		return -errno;
+	}
+	d->ev_fin = watch(d, d->fin_efd, EV_READ | EV_PERSIST, on_fin, d,
+			  "the runners' eventfd");
+	return d->ev_fin ? 0 : -ENOMEM;
+}
 
-	if (spawn_executor(d))
-		return 1;
-	ret = listen_socket(d);
-	if (ret)
-		return 1;
+static void loop_teardown(struct ptod *d)
+{
+	int i;
+
+	for (i = 0; i < PTOD_NR_SIGS; i++)
+		if (d->ev_sig[i])
+			event_free(d->ev_sig[i]);
+	if (d->ev_timer)
+		event_free(d->ev_timer);
+	if (d->ev_fin)
+		event_free(d->ev_fin);
+	if (d->ev_ready)
+		event_free(d->ev_ready);
+	if (d->base)
+		event_base_free(d->base);
+	if (d->fin_efd >= 0)
+		close(d->fin_efd);
+}
+
+int main(int argc, char **argv)
+{
+	struct ptod *d = &g_d;
+	int ret = 1;
+
+	d->listen_fd = -1;
+	d->exec_ready_fd = -1;
+	d->fin_efd = -1;
+	d->dev_fd = -1;
+	if (parse_args(d, argc, argv))
+		return 2;
+	setvbuf(stderr, NULL, _IOLBF, 0);
+	pthread_mutex_init(&d->dev_lock, NULL);
+	pthread_cond_init(&d->dev_cond, NULL);
+	pthread_mutex_init(&d->fin_lock, NULL);
+
+	if (open_device(d) || loop_setup(d) || spawn_executor(d) ||
+	    listen_socket(d))
+		goto out;
 	ptod_log(PTOD_LOG_INFO, "listening on %s", d->sock_path);
 	sd_notify_ready();
 
 	event_base_dispatch(d->base);
-
+	ret = 0;
+out:
 	stop_executor(d);
-	for (i = 0; i < 3; i++)
-		event_free(d->ev_sig[i]);
-	event_free(d->ev_timer);
-	event_free(d->ev_fin);
-	if (d->ev_ready)
-		event_free(d->ev_ready);
-	event_base_free(d->base);
-	close(d->fin_efd);
-	close(d->dev_fd);
+	loop_teardown(d);
+	if (d->dev_fd >= 0)
+		close(d->dev_fd);
 	ptod_log(PTOD_LOG_INFO, "exit");
-	return 0;
+	return ret;
 }

@@ -18,6 +18,7 @@
 #ifndef PTOD_H
 #define PTOD_H
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -26,12 +27,17 @@
 
 #include <linux/pto.h>
 
+#include <pto-private/gm.h>
+#include <pto-private/regs.h>
+#include <pto-private/time.h>
+#include <pto-private/usdt.h>
+#include <pto-private/wire.h>
+
 #include "pto2_runtime.h"
-#include "pto_usdt.h"
-#include "pto_wire.h"
 
 #define PTOD_MAX_FUNC		256	/* kernel ids 0 .. 255 per client */
 #define PTOD_REC_MAX		4096	/* largest stream record */
+#define PTOD_NR_SIGS		3	/* signals the loop handles */
 
 struct ptod;
 
@@ -106,6 +112,7 @@ struct ptod {
 	const char *dev_path;
 	const char *sock_path;
 	const char *aicore_path;
+	char aicore_buf[PATH_MAX];	/* the default aicore_path */
 	bool verbose;
 	uint32_t aicore_spins;
 	uint32_t def_task_window;
@@ -115,13 +122,13 @@ struct ptod {
 	int dev_fd;
 	dev_t dev_rdev;
 	struct pto_info info;
-	uint8_t *regs;
-	uint8_t *gm;
+	void *regs;			/* the register file */
+	struct pto_gm_map gm;		/* all of GM */
 	struct pto2_device pdev;
 
 	int listen_fd;
 	struct event *ev_listen;
-	struct event *ev_sig[3];	/* SIGTERM, SIGINT, SIGCHLD */
+	struct event *ev_sig[PTOD_NR_SIGS];	/* SIGTERM, SIGINT, SIGCHLD */
 	struct event *ev_timer;		/* executor restart / crash fix-up */
 	struct event *ev_fin;		/* runner finished (fin_efd) */
 	struct event *ev_ready;		/* executor ready pipe */
@@ -173,16 +180,11 @@ void ptod_log(int level, const char *fmt, ...);
 int ptod_send(struct client *c, struct pto_msg *m);
 static inline struct pto_core_regs *ptod_core(struct ptod *d, uint32_t c)
 {
-	return (struct pto_core_regs *)(void *)(d->regs + PTO_REGS_CORE_OFFSET) + c;
+	return pto_regs_core(d->regs, c);
 }
 static inline void *ptod_gm(struct ptod *d, uint64_t dev, uint64_t len)
 {
-	uint64_t base = d->info.gm_dev_base;
-
-	if (dev < base || dev - base > d->info.gm_size ||
-	    len > d->info.gm_size - (dev - base))
-		return NULL;
-	return d->gm + (dev - base);
+	return pto_gm_ptr(&d->gm, dev, len);
 }
 int ptod_kick(void *ctx, uint32_t core);
 /* The block of device core @c. */

@@ -25,22 +25,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <pto-private/compiler.h>
+#include <pto-private/params.h>
+
 #include "ptod.h"
-
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#endif
-}
-
-static int64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 /* ---- Stream ------------------------------------------------------------------ */
 
@@ -220,98 +208,131 @@ static int check_client_range(struct client *c, uint64_t addr, uint64_t len)
 	return 0;
 }
 
-static void handle_submit(struct client *c, const struct pto_rec *r)
+/*
+ * The address of tensor param @i once its placeholder (if any) is bound:
+ * 0 with *@bind set for an intermediate's first OUTPUT (the runtime
+ * allocates it; the placeholder is bound to the result after submit).
+ * -EINVAL after failing the graph if it reads an unproduced intermediate.
+ */
+static int ph_translate(struct client *c, int i, int32_t kid, int32_t type,
+			Tensor *t, int32_t *bind)
 {
-	const struct pto_rec_submit *s = (const void *)r;
-	Tensor t[PTO2_MAX_TASK_PARAMS];
-	PTOParam p[PTO2_MAX_TASK_PARAMS];
-	int32_t bind_idx[PTO2_MAX_TASK_PARAMS];
-	int32_t kid, wt, kt;
-	int i, n;
+	uint64_t a = t->addr;
+	uint32_t idx = PTO_PH_IDX(a);
 
-	if (r->len < sizeof(*s))
-		goto bad;
-	n = s->nparams;
-	kid = s->kernel_id;
-	wt = s->worker_type;
-	if (n < 0 || n > PTO2_MAX_TASK_PARAMS ||
-	    r->len < sizeof(*s) + (size_t)n * sizeof(s->p[0]))
-		goto bad;
+	*bind = -1;
+	if (!PTO_IS_PH(a))
+		return 0;
+	if (idx && idx < c->ph_cap && c->ph[idx]) {
+		t->addr = c->ph[idx] + PTO_PH_OFF(a);
+		return 0;
+	}
+	if (type == PTO_PARAM_OUTPUT && idx && !PTO_PH_OFF(a)) {
+		t->addr = 0;
+		*bind = (int32_t)idx;
+		return 0;
+	}
+	graph_fail(c, -EINVAL,
+		   "submit: param %d of kernel %d reads an intermediate tensor that was never produced",
+		   i, kid);
+	return -EINVAL;
+}
+
+/* The kernel of a SUBMIT is registered, for the worker type submitted. */
+static int submit_kernel_ok(struct client *c, int32_t kid, int32_t wt)
+{
+	int32_t kt;
+
 	if (kid < 0 || kid >= PTOD_MAX_FUNC ||
 	    (kt = atomic_load(&c->ktype[kid])) < 0) {
 		graph_fail(c, -ENOENT,
 			   "submit: kernel %d is not registered (pto_kernel_load)",
 			   kid);
-		return;
+		return -ENOENT;
 	}
 	if (kt != wt) {
 		graph_fail(c, -EINVAL,
 			   "submit: kernel %d is an %s kernel, submitted as worker type %d",
 			   kid, kt == PTO2_WORKER_CUBE ? "AIC" : "AIV", wt);
-		return;
+		return -EINVAL;
 	}
-	for (i = 0; i < n; i++) {
-		const struct pto_rec_param *rp = &s->p[i];
-		uint64_t a;
+	return 0;
+}
 
-		bind_idx[i] = -1;
-		if (rp->type == PTO_PARAM_SCALAR) {
-			p[i] = make_scalar_param(rp->scalar);
+/*
+ * A SUBMIT record as PTOParams over private copies of its tensors, checked
+ * by the same rules as everywhere (pto_params_check), placeholders
+ * translated, every real address inside one of the client's own buffers.
+ */
+static int submit_decode(struct client *c, const struct pto_rec_submit *s,
+			 Tensor *t, PTOParam *p, int32_t *bind)
+{
+	int32_t kid = s->kernel_id;
+	char msg[256];
+	int i, ret;
+
+	for (i = 0; i < s->nparams; i++) {
+		const struct pto_rec_param *rp = &s->p[i];
+
+		t[i] = rp->tensor;
+		p[i] = rp->type == PTO_PARAM_SCALAR ?
+		       make_scalar_param(rp->scalar) :
+		       pto_param_(rp->type, &t[i], 0);
+	}
+	if (pto_params_check(kid, p, s->nparams, msg, sizeof(msg))) {
+		graph_fail(c, -EINVAL, "%s", msg);
+		return -EINVAL;
+	}
+	for (i = 0; i < s->nparams; i++) {
+		bind[i] = -1;
+		if (p[i].type == PTO_PARAM_SCALAR)
+			continue;
+		if (PTO_IS_PH(t[i].addr)) {
+			ret = ph_translate(c, i, kid, p[i].type, &t[i], &bind[i]);
+			if (ret)
+				return ret;
 			continue;
 		}
-		if (rp->type != PTO_PARAM_INPUT && rp->type != PTO_PARAM_OUTPUT &&
-		    rp->type != PTO_PARAM_INOUT) {
-			graph_fail(c, -EINVAL,
-				   "submit: param %d of kernel %d has type %d",
-				   i, kid, rp->type);
-			return;
-		}
-		t[i] = rp->tensor;
-		a = t[i].addr;
-		if (PTO_IS_PH(a)) {
-			uint32_t idx = PTO_PH_IDX(a);
-
-			if (idx && idx < c->ph_cap && c->ph[idx]) {
-				t[i].addr = c->ph[idx] + PTO_PH_OFF(a);
-			} else if (rp->type == PTO_PARAM_OUTPUT && idx &&
-				   !PTO_PH_OFF(a)) {
-				t[i].addr = 0;	/* the runtime allocates it */
-				bind_idx[i] = (int32_t)idx;
-			} else {
-				graph_fail(c, -EINVAL,
-					   "submit: param %d of kernel %d reads an intermediate tensor that was never produced",
-					   i, kid);
-				return;
-			}
-		} else if (!a) {
+		if (!t[i].addr) {
 			graph_fail(c, -EINVAL,
 				   "submit: param %d of kernel %d has address 0",
 				   i, kid);
-			return;
-		} else {
-			int ret = check_client_range(c, a, t[i].size);
-
-			if (ret) {
-				graph_fail(c, -EACCES,
-					   "submit: param %d of kernel %d: [0x%" PRIx64 ", +%" PRIu64 ") is not inside a GM buffer of this client (%s)",
-					   i, kid, a, t[i].size, strerror(-ret));
-				return;
-			}
+			return -EINVAL;
 		}
-		p[i].type = rp->type;
-		p[i].pad_ = 0;
-		p[i].tensor = &t[i];
-		p[i].scalar_value = 0;
+		ret = check_client_range(c, t[i].addr, t[i].size);
+		if (ret) {
+			graph_fail(c, -EACCES,
+				   "submit: param %d of kernel %d: [0x%" PRIx64 ", +%" PRIu64 ") is not inside a GM buffer of this client (%s)",
+				   i, kid, t[i].addr, t[i].size, strerror(-ret));
+			return ret;
+		}
 	}
-	PTO_PROBE3(ptod, submit, c->id, kid, n);
-	pto2_rt_submit_task(c->rt, kid, wt, p, n);
-	for (i = 0; i < n; i++)
-		if (bind_idx[i] > 0 && t[i].addr &&
-		    ph_bind(c, (uint32_t)bind_idx[i], t[i].addr))
+	return 0;
+}
+
+static void handle_submit(struct client *c, const struct pto_rec *r)
+{
+	const struct pto_rec_submit *s = (const void *)r;
+	Tensor t[PTO2_MAX_TASK_PARAMS];
+	PTOParam p[PTO2_MAX_TASK_PARAMS];
+	int32_t bind[PTO2_MAX_TASK_PARAMS];
+	int i;
+
+	if (r->len < sizeof(*s) || s->nparams < 0 ||
+	    s->nparams > PTO2_MAX_TASK_PARAMS ||
+	    r->len < sizeof(*s) + (size_t)s->nparams * sizeof(s->p[0])) {
+		graph_fail(c, -EPROTO, "malformed SUBMIT record");
+		return;
+	}
+	if (submit_kernel_ok(c, s->kernel_id, s->worker_type) ||
+	    submit_decode(c, s, t, p, bind))
+		return;
+	PTO_PROBE3(ptod, submit, c->id, s->kernel_id, s->nparams);
+	pto2_rt_submit_task(c->rt, s->kernel_id, s->worker_type, p, s->nparams);
+	for (i = 0; i < s->nparams; i++)
+		if (bind[i] > 0 && t[i].addr &&
+		    ph_bind(c, (uint32_t)bind[i], t[i].addr))
 			graph_fail(c, -ENOMEM, "out of memory");
-	return;
-bad:
-	graph_fail(c, -EPROTO, "malformed SUBMIT record");
 }
 
 /* The orchestration function of a run: replay the stream. */
@@ -494,17 +515,16 @@ static void dev_release(struct client *c)
 }
 
 /*
- * Point every core's task register at this runtime's payload slot and
- * bring DATA_MAIN_BASE back to IDLE with a handshake (the executor answers
- * COND = IDLE), so that task ids restarting at 0 are never mistaken for
- * values a core has already seen.
+ * Bring every core of the run back to DATA_MAIN_BASE = IDLE with a
+ * handshake (the executor answers COND = IDLE), so that task ids
+ * restarting at 0 are never mistaken for values a core has already seen.
+ * (The scheduler writes each core's task register at every dispatch.)
  */
 static int dev_prepare(struct client *c)
 {
 	struct ptod *d = c->d;
-	PTO2SharedMemoryHeader *sm = pto2_runtime_sm(c->rt);
 	uint32_t n = c->run_aic + c->run_aiv, i;
-	int64_t deadline = mono_ns() + 5000000000LL;
+	int64_t deadline = pto_mono_ns() + 5000000000LL;
 	int ret;
 
 	ret = pto2_runtime_set_cores(c->rt, c->core_ids, c->run_aic, c->run_aiv);
@@ -517,21 +537,15 @@ static int dev_prepare(struct client *c)
 		uint32_t k = c->core_ids[i];
 		struct pto_core_regs *r = ptod_core(d, k);
 
-		if (atomic_load((_Atomic uint32_t *)&r->state) != PTO_CORE_ONLINE) {
+		if (reg_load_acquire(&r->state) != PTO_CORE_ONLINE) {
 			snprintf(c->gmsg, sizeof(c->gmsg),
 				 "core %u is not online (executor down)", k);
 			return c->gerr = -EIO;
 		}
-		atomic_store_explicit((_Atomic uint64_t *)&r->task,
-				      c->rt_dev + sm->payload_offset +
-				      (uint64_t)i * sm->payload_stride,
-				      memory_order_relaxed);
-		if (atomic_load((_Atomic uint32_t *)&r->data_main_base) !=
-		    PTO_DMB_IDLE) {
-			atomic_store_explicit((_Atomic uint32_t *)&r->data_main_base,
-					      PTO_DMB_IDLE, memory_order_release);
+		if (reg_load_acquire(&r->data_main_base) != PTO_DMB_IDLE) {
+			reg_store_release(&r->data_main_base, PTO_DMB_IDLE);
 			atomic_thread_fence(memory_order_seq_cst);
-			if (atomic_load((_Atomic uint32_t *)&r->parked))
+			if (reg_load_relaxed(&r->parked))
 				ptod_kick(d, k);
 		}
 	}
@@ -540,16 +554,15 @@ static int dev_prepare(struct client *c)
 		uint32_t k = c->core_ids[i];
 		struct pto_core_regs *r = ptod_core(d, k);
 
-		while (atomic_load_explicit((_Atomic uint32_t *)&r->cond,
-					    memory_order_acquire) != PTO_COND_IDLE) {
-			if (atomic_load((_Atomic uint32_t *)&r->state) !=
-			    PTO_CORE_ONLINE || mono_ns() > deadline) {
+		while (reg_load_acquire(&r->cond) != PTO_COND_IDLE) {
+			if (reg_load_acquire(&r->state) != PTO_CORE_ONLINE ||
+			    pto_mono_ns() > deadline) {
 				snprintf(c->gmsg, sizeof(c->gmsg),
 					 "core %u did not return to idle (executor down or hung)",
 					 k);
 				return c->gerr = -EIO;
 			}
-			if (atomic_load((_Atomic uint32_t *)&r->parked))
+			if (reg_load_relaxed(&r->parked))
 				ptod_kick(d, k);
 			usleep(100);
 		}
@@ -588,7 +601,7 @@ static void run_graph(struct client *c)
 	struct ptod *d = c->d;
 	uint64_t arg = (uintptr_t)c;
 	struct pto2_stats st;
-	int64_t t0 = mono_ns();
+	int64_t t0 = pto_mono_ns();
 	char msg[PTO_MSG_TEXT];
 	int ret;
 
@@ -644,7 +657,7 @@ static void run_graph(struct client *c)
 		 "client %u graph %" PRIu64 ": %s (%d), %" PRIu64 "/%" PRIu64
 		 " tasks, %.3f ms", c->id, c->tag, ret ? "failed" : "done", ret,
 		 st.tasks_completed, st.tasks_submitted,
-		 (double)(mono_ns() - t0) / 1e6);
+		 (double)(pto_mono_ns() - t0) / 1e6);
 	send_done(c, ret, msg);
 }
 
