@@ -24,11 +24,21 @@ KDIR61 ?= $(firstword $(wildcard /usr/src/linux-headers-6.1.*-amd64))
 KREL61 := $(patsubst linux-headers-%,%,$(notdir $(KDIR61)))
 KO61 := $(BUILD)/kmod-check/$(notdir $(KDIR61))/kmod/pto.ko
 
-USER_DIRS := daemon libpto daemon/aicore daemon/ptod tools/pto-run examples \
-	selftests/pto selftests/e2e bench/roundtrip bench/submit bench/e2e tools/pto-gm
+# Userspace: one target per directory, each after the directories whose
+# libraries it links, so that make -j builds the rest side by side. Each
+# directory's Makefile includes scripts/Makefile.user (flags and rules).
+USER_DIRS := common libpto daemon daemon/aicore daemon/ptod tools/pto-run \
+	tools/pto-gm examples selftests/pto selftests/e2e bench/roundtrip \
+	bench/submit bench/e2e
+SUB := PTO_FROM_TOP=1
 
-.PHONY: all deps kmod user check check-native check-kmod check-vm check-vm-6.1 demo \
-	bench bench-native bench-vm clean
+libpto daemon: common
+daemon/aicore daemon/ptod bench/submit examples: daemon
+tools/pto-run selftests/e2e bench/e2e: libpto
+bench/e2e: daemon
+
+.PHONY: all deps kmod user $(USER_DIRS) check check-native check-kmod check-vm \
+	check-vm-6.1 demo bench bench-native bench-vm clean
 
 all: kmod user
 
@@ -38,18 +48,18 @@ deps:
 kmod:
 	$(MAKE) -C kmod KDIR=$(KDIR)
 
-user:
-	@for d in $(USER_DIRS); do \
-		$(MAKE) -C $$d || exit 1; \
-	done
+user: $(USER_DIRS)
+
+$(USER_DIRS):
+	$(MAKE) -C $@ $(SUB)
 
 # Native tests (fast, no VM): the runtime core's unit tests, the examples'
 # kernels against their golden references, and the examples end to end on
 # the runtime core over in-process simulated cores.
 check-native: user
-	$(MAKE) -C daemon test
-	$(MAKE) -C examples check
-	$(MAKE) -C examples check-sim
+	$(MAKE) -C daemon test $(SUB)
+	$(MAKE) -C examples check $(SUB)
+	$(MAKE) -C examples check-sim $(SUB)
 
 # Static checks of the module: W=1 against 6.1 and 6.12, sparse, checkpatch.
 check-kmod:
@@ -85,7 +95,7 @@ demo: deps
 bench: bench-native bench-vm
 
 bench-native: user
-	$(MAKE) -C bench/submit run
+	$(MAKE) -C bench/submit run $(SUB)
 
 bench-vm: kmod user
 	scripts/vm-run --module kmod/pto.ko -- build/bench/pto-bench-roundtrip

@@ -67,7 +67,7 @@ static int k_noop(const struct pto_kernel_ctx *c, const uint64_t *a,
 	(void)a;
 	(void)n;
 	while (!atomic_load_explicit(&gate_open, memory_order_acquire))
-		pto2_sleep_ns(100000);
+		pto_sleep_ns(100000);
 	return 0;
 }
 
@@ -97,10 +97,10 @@ static int orch(PTO2Runtime *rt, uint64_t *args, int argc)
 						&one, 1, PTO_DT_INT64);
 					p[d] = make_input_param(&t[d]);
 				}
-				t0 = pto2_now_ns();
+				t0 = (uint64_t)pto_mono_ns();
 				pto2_rt_submit_task(rt, 0, j & 1 ? PTO2_WORKER_CUBE :
 						    PTO2_WORKER_VECTOR, p, (int32_t)d);
-				t1 = pto2_now_ns();
+				t1 = (uint64_t)pto_mono_ns();
 				samples[j] = t1 - t0;
 			}
 		}
@@ -115,7 +115,7 @@ static void baseline(uint64_t *med, uint64_t *p99)
 
 	memset(&tmpl, 0x5a, sizeof(tmpl));
 	for (i = 0; i < N_TASKS; i++) {
-		uint64_t t0 = pto2_now_ns(), t1;
+		uint64_t t0 = (uint64_t)pto_mono_ns(), t1;
 		PTO2TaskDescriptor *d = malloc(sizeof(*d));
 
 		if (!d)
@@ -123,7 +123,7 @@ static void baseline(uint64_t *med, uint64_t *p99)
 		memcpy(d, &tmpl, sizeof(*d));
 		__asm__ __volatile__("" : : "r"(d) : "memory");
 		free(d);
-		t1 = pto2_now_ns();
+		t1 = (uint64_t)pto_mono_ns();
 		samples[i] = t1 - t0;
 	}
 	stats(samples, N_TASKS, med, p99);
@@ -162,9 +162,9 @@ int main(void)
 	}
 
 	for (i = 0; i < N_TASKS; i++) {
-		uint64_t t0 = pto2_now_ns();
+		uint64_t t0 = (uint64_t)pto_mono_ns();
 
-		samples[i] = pto2_now_ns() - t0;
+		samples[i] = (uint64_t)pto_mono_ns() - t0;
 	}
 	stats(samples, N_TASKS, &tmed, &tp99);
 	printf("# submit cost per task, %d tasks per row, scopes of %d\n",
