@@ -290,6 +290,8 @@ static inline int pto_file_role(struct pto_file *pf)
 extern const struct file_operations pto_fops;
 
 /* pto_gm.c */
+int pto_gm_init(struct pto_dev *pdev);
+void pto_gm_fini(struct pto_dev *pdev);
 int pto_gm_alloc(struct pto_ucmd *ucmd);
 int pto_gm_free(struct pto_ucmd *ucmd);
 int pto_gm_lookup(struct pto_ucmd *ucmd);

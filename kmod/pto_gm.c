@@ -20,6 +20,53 @@
 /* GM is zeroed in steps of this many bytes, rescheduling in between. */
 #define PTO_GM_ZERO_STEP	SZ_16M
 
+/**
+ * pto_gm_init() - allocate the device's GM and its allocator.
+ * @pdev: the device, with @gm_size set.
+ *
+ * GM is vmalloc_user() memory (mapped to userspace page by page); the
+ * genalloc pool hands out device addresses from PTO_GM_DEV_BASE.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int pto_gm_init(struct pto_dev *pdev)
+{
+	int ret;
+
+	pdev->gm = vmalloc_user(pdev->gm_size);
+	if (!pdev->gm) {
+		pr_err("%s: cannot allocate %llu MiB of GM\n", pdev->name,
+		       pdev->gm_size >> 20);
+		return -ENOMEM;
+	}
+	pdev->pool = gen_pool_create(PAGE_SHIFT, NUMA_NO_NODE);
+	if (!pdev->pool) {
+		ret = -ENOMEM;
+		goto err_free_gm;
+	}
+	ret = gen_pool_add(pdev->pool, PTO_GM_DEV_BASE, pdev->gm_size,
+			   NUMA_NO_NODE);
+	if (ret)
+		goto err_destroy_pool;
+	return 0;
+
+err_destroy_pool:
+	gen_pool_destroy(pdev->pool);
+err_free_gm:
+	vfree(pdev->gm);
+	return ret;
+}
+
+/**
+ * pto_gm_fini() - free what pto_gm_init() allocated.
+ * @pdev: the device; every buffer has been freed.
+ */
+void pto_gm_fini(struct pto_dev *pdev)
+{
+	gen_pool_destroy(pdev->pool);
+	vfree(pdev->gm);
+}
+
 static void *pto_gm_ptr(struct pto_dev *pdev, u64 dev_addr)
 {
 	return pdev->gm + (dev_addr - PTO_GM_DEV_BASE);

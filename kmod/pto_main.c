@@ -115,23 +115,9 @@ static int pto_dev_create(u32 index, struct pto_dev **out)
 	pdev->info = pdev->regs + PTO_REGS_INFO_OFFSET;
 	pdev->hws = pdev->regs + PTO_REGS_HWS_OFFSET;
 
-	pdev->gm = vmalloc_user(pdev->gm_size);
-	if (!pdev->gm) {
-		pr_err("%s: cannot allocate %u MiB of GM\n", pdev->name,
-		       gm_size_mb);
-		ret = -ENOMEM;
-		goto err_free_regs;
-	}
-
-	pdev->pool = gen_pool_create(PAGE_SHIFT, NUMA_NO_NODE);
-	if (!pdev->pool) {
-		ret = -ENOMEM;
-		goto err_free_gm;
-	}
-	ret = gen_pool_add(pdev->pool, PTO_GM_DEV_BASE, pdev->gm_size,
-			   NUMA_NO_NODE);
+	ret = pto_gm_init(pdev);
 	if (ret)
-		goto err_destroy_pool;
+		goto err_free_regs;
 
 	for (i = 0; i < nr_cores; i++) {
 		struct pto_core *core = &pdev->cores[i];
@@ -163,10 +149,7 @@ static int pto_dev_create(u32 index, struct pto_dev **out)
 
 err_remove_debugfs:
 	pto_debugfs_remove(pdev);
-err_destroy_pool:
-	gen_pool_destroy(pdev->pool);
-err_free_gm:
-	vfree(pdev->gm);
+	pto_gm_fini(pdev);
 err_free_regs:
 	vfree(pdev->regs);
 err_free_pdev:
@@ -183,8 +166,7 @@ static void pto_dev_destroy(struct pto_dev *pdev)
 {
 	misc_deregister(&pdev->misc);
 	pto_debugfs_remove(pdev);
-	gen_pool_destroy(pdev->pool);
-	vfree(pdev->gm);
+	pto_gm_fini(pdev);
 	vfree(pdev->regs);
 	mutex_destroy(&pdev->lock);
 	kfree(pdev);
