@@ -780,51 +780,97 @@ static void handle_kreg(struct client *c, struct pto_msg *m)
 	reply(c, 0, NULL);
 }
 
-static void on_client_read(evutil_socket_t fd, short what, void *arg)
+/*
+ * Receive one message from @fd into @m; *@passed is the first file
+ * descriptor passed with it (others are closed) or -1. Returns the
+ * length, 0 on EOF, -EAGAIN when there is nothing to read, or -errno.
+ */
+static ssize_t recv_msg(int fd, struct pto_msg *m, int *passed)
 {
-	struct client *c = arg;
 	union {
 		struct cmsghdr h;
 		char buf[CMSG_SPACE(sizeof(int))];
 	} cm;
-	struct pto_msg m;
-	struct iovec iov = { &m, sizeof(m) };
+	struct iovec iov = { m, sizeof(*m) };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
 			     .msg_control = cm.buf,
 			     .msg_controllen = sizeof(cm.buf) };
 	struct cmsghdr *ch;
-	int passed = -1;
+	ssize_t n;
+
+	*passed = -1;
+	memset(m, 0, sizeof(*m));
+	n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+	if (n < 0)
+		return errno == EINTR ? -EAGAIN : -errno;
+	for (ch = CMSG_FIRSTHDR(&mh); ch; ch = CMSG_NXTHDR(&mh, ch)) {
+		int k, nfd;
+
+		if (ch->cmsg_level != SOL_SOCKET || ch->cmsg_type != SCM_RIGHTS)
+			continue;
+		nfd = (int)((ch->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+		for (k = 0; k < nfd; k++) {
+			int f;
+
+			memcpy(&f, CMSG_DATA(ch) + k * sizeof(int), sizeof(f));
+			if (*passed < 0)
+				*passed = f;
+			else
+				close(f);
+		}
+	}
+	m->text[sizeof(m->text) - 1] = 0;
+	return n;
+}
+
+/* The client hung up: stop its runner; it reports back, then we free. */
+static void client_gone(struct client *c)
+{
+	event_del(c->ev_read);
+	ptod_log(PTOD_LOG_INFO, "client %u (pid %d) disconnected", c->id,
+		 (int)c->pid);
+	client_stop(c, -ECONNRESET);
+	if (!c->runner_live)
+		client_destroy(c);
+}
+
+/* A message after hello. */
+static void handle_msg(struct client *c, struct pto_msg *m)
+{
+	uint64_t one = 1;
+
+	switch (m->type) {
+	case PTO_MSG_KERNEL_REG:
+		handle_kreg(c, m);
+		break;
+	case PTO_MSG_DOORBELL:
+		if (write(c->efd, &one, sizeof(one)) < 0)
+			ptod_log(PTOD_LOG_ERR, "eventfd: %m");
+		break;
+	case PTO_MSG_PING:
+		reply(c, 0, NULL);
+		break;
+	default:
+		reply(c, -EOPNOTSUPP, "unknown message %u", m->type);
+		break;
+	}
+}
+
+static void on_client_read(evutil_socket_t fd, short what, void *arg)
+{
+	struct client *c = arg;
+	struct pto_msg m;
+	int passed;
 	ssize_t n;
 
 	(void)what;
-	memset(&m, 0, sizeof(m));
-	n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
-	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+	n = recv_msg(fd, &m, &passed);
+	if (n == -EAGAIN)
 		return;
-	for (ch = CMSG_FIRSTHDR(&mh); ch; ch = CMSG_NXTHDR(&mh, ch))
-		if (ch->cmsg_level == SOL_SOCKET && ch->cmsg_type == SCM_RIGHTS) {
-			int k, nfd = (int)((ch->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-
-			for (k = 0; k < nfd; k++) {
-				int f;
-
-				memcpy(&f, CMSG_DATA(ch) + k * sizeof(int), sizeof(f));
-				if (passed < 0)
-					passed = f;
-				else
-					close(f);
-			}
-		}
 	if (n <= 0) {
 		if (passed >= 0)
 			close(passed);
-		/* gone: stop the runner; it reports back, then we free */
-		event_del(c->ev_read);
-		ptod_log(PTOD_LOG_INFO, "client %u (pid %d) disconnected",
-			 c->id, (int)c->pid);
-		client_stop(c, -ECONNRESET);
-		if (!c->runner_live)
-			client_destroy(c);
+		client_gone(c);
 		return;
 	}
 	if ((size_t)n < offsetof(struct pto_msg, text)) {
@@ -833,7 +879,6 @@ static void on_client_read(evutil_socket_t fd, short what, void *arg)
 		reply(c, -EPROTO, "short message");
 		return;
 	}
-	m.text[sizeof(m.text) - 1] = 0;
 	if (m.type == PTO_MSG_HELLO) {
 		if (handle_hello(c, &m, passed)) {
 			/* refused: nothing was started, close the connection */
@@ -848,24 +893,7 @@ static void on_client_read(evutil_socket_t fd, short what, void *arg)
 		reply(c, -EPROTO, "hello first");
 		return;
 	}
-	switch (m.type) {
-	case PTO_MSG_KERNEL_REG:
-		handle_kreg(c, &m);
-		break;
-	case PTO_MSG_DOORBELL: {
-		uint64_t one = 1;
-
-		if (write(c->efd, &one, sizeof(one)) < 0)
-			ptod_log(PTOD_LOG_ERR, "eventfd: %m");
-		break;
-	}
-	case PTO_MSG_PING:
-		reply(c, 0, NULL);
-		break;
-	default:
-		reply(c, -EOPNOTSUPP, "unknown message %u", m.type);
-		break;
-	}
+	handle_msg(c, &m);
 }
 
 static void on_accept(evutil_socket_t fd, short what, void *arg)

@@ -278,13 +278,79 @@ PTO_EXPORT size_t pto_buf_size(const pto_buf *b)
 
 /* ---- Connect ------------------------------------------------------------------------ */
 
-PTO_EXPORT int pto_connect(const char *socket_path, pto_client **out)
+/* The submission stream: a GM buffer of ours with its header set. */
+static int stream_init(pto_client *c)
+{
+	int ret;
+
+	ret = pto_buf_alloc(c, PTO_STREAM_HDR_SIZE + PTO_STREAM_DEFAULT_SIZE,
+			    &c->stream);
+	if (ret)
+		return seterr(NULL, ret, "%s", c->last_error);
+	c->sh = pto_buf_ptr(c->stream);
+	c->sdata = (uint8_t *)c->sh + PTO_STREAM_HDR_SIZE;
+	c->ssize = PTO_STREAM_DEFAULT_SIZE;
+	memset(c->sh, 0, PTO_STREAM_HDR_SIZE);
+	c->sh->magic = PTO_STREAM_MAGIC;
+	c->sh->data_size = c->ssize;
+	return 0;
+}
+
+static int socket_connect(pto_client *c, const char *path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	const char *dev = getenv("PTO_DEVICE");
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return seterr(NULL, -ENAMETOOLONG, "socket path too long");
+	c->sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (c->sock < 0)
+		return seterr(NULL, -errno, "socket: %s", strerror(errno));
+	strcpy(sa.sun_path, path);
+	if (connect(c->sock, (struct sockaddr *)&sa, sizeof(sa)))
+		return seterr(NULL, -errno, "connect %s: %s (is ptod running?)",
+			      path, strerror(errno));
+	return 0;
+}
+
+/* Hello: our stream, our runtime variables and our device file. */
+static int hello(pto_client *c)
+{
 	struct pto_msg m;
+	int i, fd, ret;
+
+	memset(&m, 0, sizeof(m));
+	m.type = PTO_MSG_HELLO;
+	m.u.hello.wire_version = PTO_WIRE_VERSION;
+	m.u.hello.stream_addr = pto_buf_dev_addr(c->stream);
+	m.u.hello.stream_len = pto_buf_size(c->stream);
+	for (i = 0; i < PTO_HELLO_ENV_N; i++) {
+		const char *v = getenv(pto_env_names[i]);
+
+		if (!v)
+			continue;
+		if (strlen(v) >= PTO_HELLO_ENV_LEN)
+			return seterr(NULL, -EINVAL, "%s is too long",
+				      pto_env_names[i]);
+		strcpy(m.u.hello.env[i], v);
+		m.u.hello.env_set |= 1u << i;
+	}
+	fd = c->dev_ops->handover_fd(c->dev);
+	if (fd < 0)
+		return seterr(NULL, fd, "%s cannot hand its device to ptod",
+			      c->dev_ops->name);
+	ret = request(c, &m, fd);
+	if (ret)
+		return seterr(NULL, ret, "%s", c->last_error);
+	c->nr_aic = m.u.hello_reply.nr_aic;
+	c->nr_aiv = m.u.hello_reply.nr_aiv;
+	return 0;
+}
+
+PTO_EXPORT int pto_connect(const char *socket_path, pto_client **out)
+{
+	const char *dev = getenv("PTO_DEVICE");
 	pto_client *c;
-	int i, ret;
+	int ret;
 
 	*out = NULL;
 	if (!socket_path)
@@ -293,8 +359,6 @@ PTO_EXPORT int pto_connect(const char *socket_path, pto_client **out)
 		socket_path = PTO_DEFAULT_SOCKET;
 	if (!dev || !*dev)
 		dev = "/dev/pto0";
-	if (strlen(socket_path) >= sizeof(sa.sun_path))
-		return seterr(NULL, -ENAMETOOLONG, "socket path too long");
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
@@ -306,62 +370,13 @@ PTO_EXPORT int pto_connect(const char *socket_path, pto_client **out)
 		seterr(NULL, ret, "%s: %s", dev, strerror(-ret));
 		goto fail;
 	}
-	/* the submission stream */
-	ret = pto_buf_alloc(c, PTO_STREAM_HDR_SIZE + PTO_STREAM_DEFAULT_SIZE,
-			    &c->stream);
-	if (ret) {
-		seterr(NULL, ret, "%s", c->last_error);
+	ret = stream_init(c);
+	if (!ret)
+		ret = socket_connect(c, socket_path);
+	if (!ret)
+		ret = hello(c);
+	if (ret)
 		goto fail;
-	}
-	c->sh = pto_buf_ptr(c->stream);
-	c->sdata = (uint8_t *)c->sh + PTO_STREAM_HDR_SIZE;
-	c->ssize = PTO_STREAM_DEFAULT_SIZE;
-	memset(c->sh, 0, PTO_STREAM_HDR_SIZE);
-	c->sh->magic = PTO_STREAM_MAGIC;
-	c->sh->data_size = c->ssize;
-
-	c->sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (c->sock < 0) {
-		ret = seterr(NULL, -errno, "socket: %s", strerror(errno));
-		goto fail;
-	}
-	strcpy(sa.sun_path, socket_path);
-	if (connect(c->sock, (struct sockaddr *)&sa, sizeof(sa))) {
-		ret = seterr(NULL, -errno, "connect %s: %s (is ptod running?)",
-			     socket_path, strerror(errno));
-		goto fail;
-	}
-	memset(&m, 0, sizeof(m));
-	m.type = PTO_MSG_HELLO;
-	m.u.hello.wire_version = PTO_WIRE_VERSION;
-	m.u.hello.stream_addr = pto_buf_dev_addr(c->stream);
-	m.u.hello.stream_len = pto_buf_size(c->stream);
-	for (i = 0; i < PTO_HELLO_ENV_N; i++) {
-		const char *v = getenv(pto_env_names[i]);
-
-		if (!v)
-			continue;
-		if (strlen(v) >= PTO_HELLO_ENV_LEN) {
-			ret = seterr(NULL, -EINVAL, "%s is too long",
-				     pto_env_names[i]);
-			goto fail;
-		}
-		strcpy(m.u.hello.env[i], v);
-		m.u.hello.env_set |= 1u << i;
-	}
-	ret = c->dev_ops->handover_fd(c->dev);
-	if (ret < 0) {
-		seterr(NULL, ret, "%s cannot hand its device to ptod",
-		       c->dev_ops->name);
-		goto fail;
-	}
-	ret = request(c, &m, ret);
-	if (ret) {
-		seterr(NULL, ret, "%s", c->last_error);
-		goto fail;
-	}
-	c->nr_aic = m.u.hello_reply.nr_aic;
-	c->nr_aiv = m.u.hello_reply.nr_aiv;
 	*out = c;
 	return 0;
 fail:

@@ -13,7 +13,8 @@
  * task, in submit order. Return 0 on success, a negative errno on failure
  * (the runtime then fails the run with -EIO and says which task failed).
  *
- * Block geometry (seed 001 system queries): a task dispatched to AIC core i
+ * Block geometry (the system queries GetBlockIdx, GetBlockNum,
+ * GetSubBlockIdx, GetSubBlockNum): a task dispatched to AIC core i
  * runs as block i of nr_aic blocks with 1 sub-block; one dispatched to AIV
  * core nr_aic + 2b + s runs as block b, sub-block s of 2. (MPMD: each task
  * is one block; block_incore SPMD calls are expanded by the orchestration

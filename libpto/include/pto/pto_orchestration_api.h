@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * pto_orchestration_api.h - the PTO2 orchestration API (seed 000, section 11)
+ * pto_orchestration_api.h - the PTO2 orchestration API
  *
  * Orchestration code (an aicpu_orchestration_entry() and the helpers it
  * calls) depends only on this header. It is C11 and C++ (C++11 or later):
