@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * pto2_ready_queue.h - sharded ready queues (seed 000 section 9)
+ * pto2_ready_queue.h - sharded ready queues, one set per core type: a
+ * thread pushes to its own shard and pops from it first, then steals
  *
  * One set of shards per worker type (AIC, AIV); PTO2_READY_QUEUE_SHARDS
  * shards each (default 3). Scheduler thread t pushes to shard

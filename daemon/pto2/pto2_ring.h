@@ -7,7 +7,7 @@
  * heap_tail). When a ring is exhausted the orchestrator spin-waits
  * (back-pressure), printing a BLOCKED warning every warn_interval spins
  * and declaring a flow-control deadlock after spin_limit spins without
- * progress while no task is running on a core (seed 000 section 4.5).
+ * progress while no task is running on a core.
  * Instead of exiting, the allocation then returns -EDEADLK with the FATAL
  * diagnosis in flow->errmsg; the caller puts the runtime into its error
  * state.

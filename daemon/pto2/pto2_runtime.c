@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * pto2_runtime.c - configuration, runtime life cycle, error state and the
- * orchestrator (task submission, scopes; seed 000 sections 6-8, 11)
+ * orchestrator (task submission in PTO2's steps 0-8, scopes)
  */
 #include <ctype.h>
 #include <errno.h>
@@ -634,7 +634,7 @@ static inline int32_t load_la(PTO2Runtime *rt)
 				    memory_order_acquire);
 }
 
-/* Make room for @n dep-list entries (back-pressure, seed-style waits). */
+/* Make room for @n dep-list entries (back-pressure like the rings'). */
 static int dep_pool_reserve(PTO2Runtime *rt, uint32_t n)
 {
 	struct pto2_dep_pool *p = &rt->dep_pool;
@@ -734,7 +734,7 @@ static int tm_insert(PTO2Runtime *rt, const struct pto2_region *r, int32_t id,
 
 /*
  * Add @consumer to @producer's fanout list under the producer's
- * fanout_lock (seed 000 section 7). If the producer already completed
+ * fanout_lock (PTO2's fanout-lock protocol). If the producer already completed
  * (early finish) the consumer's fanin_refcount is incremented directly.
  * Returns 1 if the consumer holds a fanout reference of the producer (it
  * releases it when it completes), 0 if the producer was already CONSUMED,

@@ -128,7 +128,10 @@ int pto2_config_from_getenv(struct pto2_config *cfg,
 /* -EINVAL with a message if @cfg is out of range. */
 int pto2_config_validate(const struct pto2_config *cfg, char *err, size_t errlen);
 
-/* Bytes of the shared-memory structures (seed formula + payload area). */
+/*
+ * Bytes of the shared-memory structures: header, task descriptors, dep
+ * list pool (+ sentinel) and the payload area (pto2_types.h).
+ */
 size_t pto2_sm_size(uint32_t task_window, uint32_t dep_pool_size,
 		    uint32_t nr_cores);
 /* Bytes of memory a runtime needs: SM region, then the heap (4 KiB aligned). */

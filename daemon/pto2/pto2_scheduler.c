@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * pto2_scheduler.c - scheduler threads (seed 000 section 9)
+ * pto2_scheduler.c - the PTO2 scheduler threads
  *
  * Each thread owns an equal share of the AIC and AIV cores and loops over
  * four phases:
@@ -40,8 +40,9 @@
  * keeps the slot from being recycled while its fanout list is walked.
  * A consumer submitted after its producer completed (early finish) still
  * takes a fanout reference while the producer is COMPLETED, so that the
- * producer's output buffer outlives the consumer (the seed's early path
- * skips this and lets the buffer be reclaimed under a pending reader).
+ * producer's output buffer outlives the consumer (the PTO2 reference's
+ * early path skips this and lets the buffer be reclaimed under a
+ * pending reader).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -117,7 +118,7 @@ static inline void signal_if_done(PTO2Runtime *rt)
 
 /*
  * Advance last_task_alive over CONSUMED tasks and heap_tail with them
- * (seed 000 section 9, "lock-free CAS advance"). One thread advances at a
+ * (PTO2's lock-free watermark advance). One thread advances at a
  * time (advance_busy), so that heap_tail is stored in task order and never
  * moves back; a thread that loses the flag relies on the holder's recheck
  * after clearing it (seq_cst flag and state accesses, Dekker-style).

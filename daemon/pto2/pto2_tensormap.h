@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * pto2_tensormap.h - tensor region -> producer task map (seed 000 section 5)
+ * pto2_tensormap.h - tensor region -> producer task map: overlap lookup,
+ * newest-first bucket chains, chain truncation, periodic cleanup
  *
  * Owned and used by the orchestrator thread only; no locking.
  *

@@ -39,7 +39,7 @@
 #include <pto-private/compiler.h>
 #include <pto-private/dispatch.h>
 
-/* Defaults and limits (seed 000 section 13). */
+/* Defaults and limits (PTO2's constants; the environment may change some). */
 #define PTO2_TASK_WINDOW_SIZE		65536
 #define PTO2_HEAP_SIZE			(1ULL << 30)
 #define PTO2_DEP_LIST_POOL_SIZE		65536
@@ -61,7 +61,8 @@
 #define PTO2_READY_QUEUE_SHARDS_MAX	16
 #define PTO2_SCHED_THREADS_MAX		16
 
-/* Flow-control diagnostics (seed 000 section 4.5). */
+/* Flow-control diagnostics: a BLOCKED warning every 10,000 spins, a
+ * deadlock after 100,000 spins without progress. */
 #define PTO2_BLOCK_NOTIFY_INTERVAL	10000
 #define PTO2_FLOW_CONTROL_SPIN_LIMIT	100000
 
@@ -73,7 +74,7 @@
 #define PTO2_SM_MAGIC		0x324d5350	/* "PSM2" */
 #define PTO2_SM_VERSION		1
 
-/* Task states in the scheduler's completed[] array (seed 000 section 5). */
+/* Task states in the scheduler's completed[] array (PTO2's life cycle). */
 #define PTO2_TASK_INITIAL	0	/* not yet ready (initial or recycled) */
 #define PTO2_TASK_READY		1	/* all fanin satisfied (and running) */
 #define PTO2_TASK_COMPLETED	2	/* hardware execution complete */

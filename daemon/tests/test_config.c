@@ -59,7 +59,7 @@ int main(void)
 	   def.dep_pool_size == 65536 && def.ready_queue_shards == 3 &&
 	   def.sched_threads == 3 && def.spin_limit == 100000 &&
 	   def.warn_interval == 10000,
-	   "defaults are the seed's");
+	   "defaults are PTO2's (window 65536, heap 1 GiB, dep pool 65536, 3 shards)");
 	ok(pto2_config_validate(&def, err, sizeof(err)) == 0,
 	   "defaults validate");
 
@@ -123,7 +123,7 @@ int main(void)
 	   PTO2_ALIGN_UP(16 * sizeof(PTO2TaskDescriptor), 64) +
 	   PTO2_ALIGN_UP(17 * sizeof(PTO2DepListEntry), 64) +
 	   PTO2_ALIGN_UP(6 * PTO2_PAYLOAD_STRIDE, 64),
-	   "SM size formula (seed terms + payload area)");
+	   "SM size formula (header, descriptors, dep pool + sentinel, payload area)");
 	ok(sizeof(struct pto_core_regs) == 64, "core register block is 64 bytes");
 	return tap_done();
 }

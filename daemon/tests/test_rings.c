@@ -123,10 +123,10 @@ static void test_task_ring_deadlock(void)
 	   strstr(errmsg, "- Window size: 16") &&
 	   strstr(errmsg, "Root Cause:") &&
 	   strstr(errmsg, "Recommended: 32 (at least 2x current active tasks)"),
-	   "diagnosis text as in the seed");
+	   "diagnosis text in the PTO2 FATAL format");
 	ok(lb.warns == 2 &&
 	   strstr(lb.text, "[TaskRing] BLOCKED (Flow Control): current=15, last_alive=0, active=15/16 (93.8%), spins=1000"),
-	   "BLOCKED warnings every warn_interval spins, seed format");
+	   "BLOCKED warnings every warn_interval spins, PTO2 format");
 }
 
 /* ---- heap ring ------------------------------------------------------------- */
@@ -206,7 +206,7 @@ static void test_heap_ring_block(void)
 	   strstr(errmsg, "Recommended: "),
 	   "heap without progress: -EDEADLK with diagnosis");
 	ok(strstr(lb.text, "[HeapRing] BLOCKED: requesting 2048 bytes, available=1024, top=3072, tail=0, spins=1000") != NULL,
-	   "[HeapRing] BLOCKED warning in the seed's format");
+	   "[HeapRing] BLOCKED warning in the PTO2 format");
 	atomic_store(&tail, 3072);
 	ret = pto2_heap_ring_alloc(&r, &f, 2048, &addr, &end);
 	ok(ret == 0 && addr == 0x100000000ULL && end == 4096 + 2048,

@@ -297,7 +297,7 @@ static void register_kernels(struct sim_device *sd)
 
 /* ---- orchestrations ----------------------------------------------------------- */
 
-/* The seed's vector example: f = (a + b + 1)(a + b + 2) + (a + b). */
+/* PTO2's vector example: f = (a + b + 1)(a + b + 2) + (a + b). */
 static int orch_vector(PTO2Runtime *rt, uint64_t *args, int argc)
 {
 	uint64_t n = args[3];
@@ -930,7 +930,7 @@ static void t_deadlock(void)
 	   strstr(msg, "- Active tasks: 15") && strstr(msg, "- Window size: 16") &&
 	   strstr(msg, "Root Cause:") &&
 	   strstr(msg, "Recommended: 32 (at least 2x current active tasks)"),
-	   "diagnosis text carries the seed's FATAL message and Recommended: 32");
+	   "diagnosis text carries the PTO2 FATAL message and Recommended: 32");
 	ok(strstr(e.log.text, "[TaskRing] BLOCKED (Flow Control): current=15, last_alive=0, active=15/16 (93.8%), spins=10000") &&
 	   e.log.warns == 9 && e.log.errors == 1,
 	   "BLOCKED warnings every 10,000 spins and the FATAL text went through the log callback");
