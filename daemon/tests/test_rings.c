@@ -52,14 +52,20 @@ struct tr_consumer {
 	int32_t total;
 };
 
+/*
+ * Retire a task only while the ring is full (15 of 16 slots in use) or
+ * the producer is done: the producer then meets back-pressure on every
+ * slot it needs, however the threads are scheduled.
+ */
 static void *tr_consume(void *arg)
 {
 	struct tr_consumer *c = arg;
 
 	while (atomic_load(&c->last_alive) < c->total) {
 		int32_t cur = atomic_load(c->current);
+		int32_t la = atomic_load(&c->last_alive);
 
-		if (atomic_load(&c->last_alive) < cur)
+		if (la < cur && (cur - la >= 15 || cur == c->total))
 			atomic_fetch_add(&c->last_alive, 1);
 		else
 			sched_yield();
