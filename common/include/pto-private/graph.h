@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: MIT
+/*
+ * graph.h - offline priorities of a static DAG
+ *
+ * Shared by libpto (a graph built in static mode is ranked before it is
+ * released), the HWS simulator and the tests: one definition of the
+ * upward rank and of the critical path.
+ */
+#ifndef PTO_PRIVATE_GRAPH_H
+#define PTO_PRIVATE_GRAPH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/**
+ * pto_upward_rank() - HEFT's upward rank of every node, communication
+ * cost 0, and the critical paths.
+ * @n: nodes 0 .. n-1, in a topological order (every edge i -> j has i < j).
+ * @cost: estimated time of each node (0 allowed).
+ * @succ_off, @succ: the successors of node i are succ[succ_off[i] ..
+ *	succ_off[i + 1] - 1] (succ_off has n + 1 entries).
+ * @rank: out: rank(i) = cost(i) + max over successors j of rank(j).
+ * @on_cp: out: every entry node (no predecessor) of maximal rank is on a
+ *	critical path, and so, recursively, is every successor j of an
+ *	on-path node i with rank(i) == cost(i) + rank(j): a graph may have
+ *	several critical paths.
+ * Returns 0, or -EINVAL if an edge does not go forwards.
+ */
+int pto_upward_rank(uint32_t n, const uint64_t *cost, const uint32_t *succ_off,
+		    const uint32_t *succ, uint64_t *rank, bool *on_cp);
+
+#endif /* PTO_PRIVATE_GRAPH_H */

@@ -1,0 +1,353 @@
+// SPDX-License-Identifier: MIT
+/*
+ * hws.h - the device's hardware scheduler (HWS): the policy, as a library
+ *
+ * One HWS serves every DAG (graph) of every client of a device: it holds
+ * up to HWS_RS_SIZE ready kernels (the ready station, RS), classifies them
+ * into the R-, P- and O-task pools, and at each decision picks one kernel
+ * block and the cores (SIPs) it launches on. It is plain C: no I/O, no
+ * threads, no allocation, no clock (the caller passes the time). ptod's
+ * schedulers drive it live, pto-hws-sim replays DAG files through it and
+ * the unit tests call it directly, so the three cannot disagree.
+ *
+ * Terms (Documentation/hws.rst maps each to the rest of the project):
+ *
+ *   SIP        one emulated core (an AIC or an AIV). The HWS numbers SIPs
+ *              in its own space (hws_layout.core[] maps them to device
+ *              cores): clusters occupy aligned, power-of-two slots.
+ *   cluster    (VG) the SIPs a block may span; never crossed. On the
+ *              device a cluster is one PTO2 block: AIV 2b, AIV 2b+1 and
+ *              AIC b at SIPs 4b, 4b+1, 4b+2 (4b+3 absent: a "harvested"
+ *              4-slot cluster of 3 SIPs).
+ *   kernel     a ready PTO2 task: block_num blocks of thread_num threads.
+ *   block      one launch of a kernel on thread_num SIPs at once.
+ *   thread     one SIP of a block (thread_idx 0 .. thread_num-1).
+ *   DAG        one graph of one client, in a slot 0 .. HWS_MAX_DAGS-1.
+ *   context    one of HWS_NR_CTX register sets of usage masks; every
+ *              kernel belongs to one (its client's).
+ *   R/P/O      reserve-SIP tasks (promoted, holding reserved SIPs) >
+ *              prioritized tasks (the top offline-priority kernel of each
+ *              DAG, ordered by online priority) > opportunistic tasks (the
+ *              rest, ordered by offline priority).
+ *
+ * Times (est_time, now, margins, offsets) are in one unit chosen by the
+ * caller (ptod: ns); only differences and comparisons are used.
+ *
+ * The library's rule, which the invariant checker (hws_check) enforces:
+ * scheduling may be suboptimal, allocation may never overlap or leak. A
+ * SIP holds at most one launch (plus at most one early launch waiting for
+ * it), a reservation lives only as long as its R-task, every block of a
+ * kernel launches exactly once, and a SIP outside a kernel's usage and
+ * affinity masks never gets it.
+ */
+#ifndef PTO_HWS_H
+#define PTO_HWS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <linux/pto.h>
+
+#define HWS_MAX_SIPS	PTO_MAX_CORES		/* SIP positions */
+#define HWS_MASK_WORDS	(HWS_MAX_SIPS / 64)
+#define HWS_RS_SIZE	32			/* ready station entries */
+#define HWS_MAX_DAGS	32			/* DAGs in flight */
+#define HWS_NR_CTX	4			/* contexts (usage mask sets) */
+#define HWS_SCALE_RANKS	PTO_HWS_SCALE_RANKS	/* one per 5% remaining */
+
+/* ---- SIP masks ------------------------------------------------------------ */
+
+/* A set of SIPs (bit i: SIP i). Only words below hws.words are used. */
+typedef struct hws_mask {
+	uint64_t w[HWS_MASK_WORDS];
+} hws_mask;
+
+static inline void hws_mask_set(hws_mask *m, uint32_t sip)
+{
+	m->w[sip / 64] |= 1ULL << (sip % 64);
+}
+
+static inline void hws_mask_clear(hws_mask *m, uint32_t sip)
+{
+	m->w[sip / 64] &= ~(1ULL << (sip % 64));
+}
+
+static inline bool hws_mask_test(const hws_mask *m, uint32_t sip)
+{
+	return (m->w[sip / 64] >> (sip % 64)) & 1;
+}
+
+static inline bool hws_mask_empty(const hws_mask *m)
+{
+	uint64_t x = 0;
+	int i;
+
+	for (i = 0; i < HWS_MASK_WORDS; i++)
+		x |= m->w[i];
+	return !x;
+}
+
+static inline uint32_t hws_mask_weight(const hws_mask *m)
+{
+	uint32_t n = 0;
+	int i;
+
+	for (i = 0; i < HWS_MASK_WORDS; i++)
+		n += (uint32_t)__builtin_popcountll(m->w[i]);
+	return n;
+}
+
+/* ---- Configuration (the HWS registers, in host form) ---------------------- */
+
+/* Which scheduler decides (a register: both can run the same workload). */
+enum hws_policy {
+	HWS_POLICY_HWS = 0,	/* the HWS policy of this file */
+	HWS_POLICY_FIFO = 1,	/* PTO2's default: ready order, first free SIP */
+};
+
+/* Where pre-idle comes from (EARLY_LAUNCH_MODE). */
+enum hws_early_mode {
+	HWS_EARLY_SIP_REPORT = PTO_HWS_EL_SIP_REPORT,	/* hws_sip_pre_complete */
+	HWS_EARLY_PREDICT = PTO_HWS_EL_HWS_PREDICT,	/* remaining <= offset */
+};
+
+/**
+ * struct hws_config - the HWS registers.
+ * @policy: enum hws_policy.
+ * @cluster_sip_num: CLUSTER_SIP_NUM: SIPs per cluster (3, 4, 6, 8, 12 or
+ *	16); must equal the layout's. A kernel with more threads is refused.
+ * @early_launch: ENABLE_EARLY_LAUNCH_SIP: pre-idle SIPs may be launched
+ *	on (the launch waits in the SIP's shadow slot until it completes).
+ * @early_mode: EARLY_LAUNCH_MODE, enum hws_early_mode.
+ * @pre_idle_offset: with HWS_EARLY_PREDICT, a busy SIP is pre-idle once
+ *	its remaining time is at most this.
+ * @backfill_margin: RSVD_SIP_BACKFILL_MARGIN_OFFSET, signed: a kernel may
+ *	backfill a reserved-but-idle SIP when the reserving group's
+ *	remaining time >= the kernel's est_time - @backfill_margin.
+ * @fillup_first: SIP_FILLUP_TASK_FIRST: among P (then O) candidates that
+ *	fit, prefer one that uses every ready SIP it was offered.
+ * @rsvd_first: USE_RSVD_SIP_FIRST: prefer backfilling reserved-but-idle
+ *	SIPs over unreserved ones.
+ * @promote_rule: PROMOTE_RULE, PTO_HWS_PROMOTE_* bits.
+ * @promote_threshold: PROMOTE_THRESHOLD: fail_times that promote.
+ * @launch_delay: LAUNCH_SIP_DELAY: added to a SIP's remaining time when a
+ *	kernel is launched on an idle SIP.
+ * @scale_ratio: SCALE_RATIO_TABLE_RANK_0..19, rank i for a DAG whose
+ *	remaining fraction of kernels is in (95 - 5i, 100 - 5i] percent.
+ * @usage: <n>_SIP_USAGE_MASK per context and thread_num class
+ *	(PTO_HWS_USAGE_*); SIPs outside the mask are never used by kernels
+ *	of that context and class.
+ */
+struct hws_config {
+	uint32_t policy;
+	uint32_t cluster_sip_num;
+	bool early_launch;
+	uint32_t early_mode;
+	uint64_t pre_idle_offset;
+	int64_t backfill_margin;
+	bool fillup_first;
+	bool rsvd_first;
+	uint32_t promote_rule;
+	uint32_t promote_threshold;
+	uint64_t launch_delay;
+	uint32_t scale_ratio[HWS_SCALE_RANKS];
+	hws_mask usage[HWS_NR_CTX][PTO_HWS_USAGE_CLASSES];
+};
+
+/* ---- Layout: SIPs, clusters and the SIP -> core map ---------------------- */
+
+/**
+ * struct hws_layout - where the SIPs are.
+ * @nr_sips: SIP positions in use (a multiple of @cluster_slot).
+ * @cluster_slot: positions per cluster: a power of two >= @cluster_sips.
+ * @cluster_sips: SIPs present per cluster (CLUSTER_SIP_NUM).
+ * @present: the SIP positions that exist.
+ * @type: per PTO2 worker type (PTO2_WORKER_CUBE, _VECTOR), the SIPs of
+ *	that type; a uniform layout has every SIP of both types.
+ * @core: SIP position -> device core (uapi numbering); meaningless for
+ *	absent positions.
+ */
+struct hws_layout {
+	uint32_t nr_sips;
+	uint32_t cluster_slot;
+	uint32_t cluster_sips;
+	hws_mask present;
+	hws_mask type[2];
+	uint16_t core[HWS_MAX_SIPS];
+};
+
+/* The device's layout: one cluster per PTO2 block (see above). */
+int hws_layout_device(struct hws_layout *l, uint32_t nr_aic, uint32_t nr_aiv);
+/* @nr_sips uniform SIPs in clusters of @cluster_sips (tests, simulator). */
+int hws_layout_uniform(struct hws_layout *l, uint32_t nr_sips,
+		       uint32_t cluster_sips);
+
+/* The register defaults: HWS policy, threshold promotion at 4, table
+ * 100 * (1 .. 20), every usage mask = every SIP of @l. */
+void hws_config_default(struct hws_config *c, const struct hws_layout *l);
+/* 0, or -EINVAL and the reason in @msg. */
+int hws_config_check(const struct hws_config *c, const struct hws_layout *l,
+		     char *msg, size_t msglen);
+
+/* ---- Kernels ---------------------------------------------------------------- */
+
+/**
+ * struct hws_kernel - a ready kernel, as its task descriptor gives it.
+ * @cookie: the caller's id of the kernel (unique while in the RS).
+ * @dag: DAG slot (hws_dag_open).
+ * @ctx: context, 0 .. HWS_NR_CTX-1.
+ * @block_num: blocks to launch (gridDimX), >= 1.
+ * @thread_num: SIPs per block (blockDimX): 1, 2, 3, 4, 6, 8, 9, 12, 16.
+ * @block_trigger_cnt: blocks the firmware allows launched so far (0: all
+ *	of them); hws_set_trigger() raises it. Ignored for @coop.
+ * @coop: cooperative: all blocks launch in one decision, or none.
+ * @on_cp: on a critical path of its DAG.
+ * @offline_priority: higher runs first (upward rank for static DAGs,
+ *	submission order for dynamic ones).
+ * @est_time: estimated time of one block.
+ * @affinity: the SIPs it may use (sip_alloc_affinity_mask), already
+ *	restricted to its worker type's SIPs.
+ */
+struct hws_kernel {
+	uint64_t cookie;
+	uint32_t dag;
+	uint32_t ctx;
+	uint16_t block_num;
+	uint16_t thread_num;
+	uint16_t block_trigger_cnt;
+	bool coop;
+	bool on_cp;
+	uint32_t offline_priority;
+	uint64_t est_time;
+	hws_mask affinity;
+};
+
+enum hws_pool {
+	HWS_POOL_R = 0,
+	HWS_POOL_P = 1,
+	HWS_POOL_O = 2,
+};
+
+#define HWS_LAUNCH_BACKFILL	(1U << 0)	/* uses reserved-but-idle SIPs */
+#define HWS_LAUNCH_EARLY	(1U << 1)	/* some SIPs are pre-idle */
+#define HWS_LAUNCH_DONE		(1U << 2)	/* the kernel's last block(s):
+						 * it has left the RS */
+#define HWS_LAUNCH_PROMOTED	(1U << 3)	/* this decision promoted a
+						 * P-task (hws_stats.promotions) */
+
+/**
+ * struct hws_launch - one decision.
+ * @cookie: the kernel.
+ * @block_idx: the first block launched.
+ * @nr_blocks: blocks launched (1, or block_num for a cooperative kernel).
+ * @thread_num: SIPs per block.
+ * @sips: the SIPs, nr_blocks * thread_num of them. In ascending SIP order
+ *	they are block @block_idx's threads 0 .. thread_num-1, then the next
+ *	block's, and so on (blocks are disjoint aligned groups).
+ * @early: the SIPs of @sips that were pre-idle: their launch waits until
+ *	they complete what they run (hws_sip_complete).
+ * @pool: enum hws_pool the kernel was picked from.
+ * @flags: HWS_LAUNCH_*.
+ */
+struct hws_launch {
+	uint64_t cookie;
+	uint16_t block_idx;
+	uint16_t nr_blocks;
+	uint16_t thread_num;
+	hws_mask sips;
+	hws_mask early;
+	uint8_t pool;
+	uint8_t flags;
+};
+
+/* Counters, since hws_init. */
+struct hws_stats {
+	uint64_t decisions;	/* hws_decide calls */
+	uint64_t launches;	/* decisions that launched */
+	uint64_t launches_pool[3];
+	uint64_t promotions;
+	uint64_t backfills;
+	uint64_t early_launches;
+	uint64_t fillups;	/* launches chosen by fill-up-first */
+	uint64_t trigger_waits;	/* kernels held by block_trigger_cnt */
+};
+
+/* ---- The scheduler ---------------------------------------------------------- */
+
+/*
+ * struct hws - one HWS. Declared here so that it can live inside another
+ * structure (no allocation); callers touch it only through the functions
+ * below. Not thread safe: the caller serializes every call.
+ */
+struct hws {
+	struct hws_layout layout;
+	struct hws_config cfg;
+	uint32_t words;			/* mask words in use */
+	/* ... the RS, the pools, per-SIP and per-DAG state (hws.c) ... */
+};
+
+/* Validate @l and @c and start empty: every present SIP idle. */
+int hws_init(struct hws *h, const struct hws_layout *l,
+	     const struct hws_config *c, char *msg, size_t msglen);
+/* New register values; usage masks apply from the next decision. */
+int hws_configure(struct hws *h, const struct hws_config *c, char *msg,
+		  size_t msglen);
+
+/*
+ * initDAGProperty: DAG slot @dag starts, with @total_kernels kernels (0 if
+ * unknown) and @dynamic (online priority = offline priority). resetDAG:
+ * hws_dag_close forgets it (its kernels must have left the RS).
+ */
+int hws_dag_open(struct hws *h, uint32_t dag, uint32_t total_kernels,
+		 bool dynamic);
+int hws_dag_close(struct hws *h, uint32_t dag);
+
+/*
+ * A kernel enters the RS. -ENOSPC if the RS is full; -EINVAL if it can
+ * never be placed (thread_num not supported or above cluster_sip_num, a
+ * cooperative kernel larger than its usable SIPs, an empty affinity, a
+ * DAG slot not open).
+ */
+int hws_add(struct hws *h, const struct hws_kernel *k, uint64_t now);
+/* The firmware allows more blocks of @cookie (block_trigger_cnt). */
+int hws_set_trigger(struct hws *h, uint64_t cookie, uint16_t trigger_cnt);
+/* Take a kernel out of the RS unlaunched (its run was aborted): its
+ * reservation is released. -ENOENT if not there. */
+int hws_remove(struct hws *h, uint64_t cookie);
+/* Room in the RS. */
+uint32_t hws_rs_free(const struct hws *h);
+
+/*
+ * One scheduling attempt at time @now: 1 and *@out if a block (or a
+ * cooperative kernel's blocks) is launched, 0 if nothing can launch now.
+ * The launched SIPs are busy until hws_sip_complete. Promotion and
+ * reservation happen here, as the policy says.
+ */
+int hws_decide(struct hws *h, uint64_t now, struct hws_launch *out);
+
+/*
+ * SIP real-complete: @sips finished what they ran. Each becomes idle, or
+ * busy with the early launch that was waiting for it (its countdown
+ * starts now). Completing an idle SIP is an error (-EINVAL, nothing
+ * changed).
+ */
+int hws_sip_complete(struct hws *h, const hws_mask *sips, uint64_t now);
+/* SIP pre-complete (HWS_EARLY_SIP_REPORT): @sips are close to finishing. */
+int hws_sip_pre_complete(struct hws *h, const hws_mask *sips);
+
+/* Status, as the HWS status registers show it. */
+void hws_status(const struct hws *h, uint64_t now, hws_mask *idle,
+		hws_mask *pre_idle, hws_mask *reserved);
+/* Estimated remaining time of @sip's current work (0: idle). */
+uint64_t hws_sip_remaining(const struct hws *h, uint32_t sip, uint64_t now);
+void hws_get_stats(const struct hws *h, struct hws_stats *st);
+
+/*
+ * The invariant checker: 0, or -EUCLEAN and what is wrong in @msg. Cheap
+ * (proportional to SIPs and RS entries): callers run it after every
+ * decision in tests and under PTO_HWS_CHECK=1 in ptod.
+ */
+int hws_check(const struct hws *h, char *msg, size_t msglen);
+
+#endif /* PTO_HWS_H */
