@@ -95,6 +95,18 @@ enum { UP_MIJ, UP_LIJ, UP_OI_NEW, UP_MI, UP_LI, UP_OI, UP_CFG,
        UP_NB, UP_KVH, UP_IS_LAST, UP_OUT, UP_NARGS };	/* OUT iff is_last */
 enum { HUB_OI, HUB_LI, HUB_MI, HUB_ROWS, HUB_HEAD_DIM, HUB_NARGS };
 
+/* QK and PV take their parameters in the same layout. */
+#define PA_SAME_PARAM(qk, pv)	((int)(qk) == (int)(pv))
+_Static_assert(PA_SAME_PARAM(QK_Q, PV_PIJ) &&
+	       PA_SAME_PARAM(QK_KCACHE, PV_VCACHE) &&
+	       PA_SAME_PARAM(QK_BT, PV_BT) && PA_SAME_PARAM(QK_CL, PV_CL) &&
+	       PA_SAME_PARAM(QK_CFG, PV_CFG) &&
+	       PA_SAME_PARAM(QK_SIJ, PV_OI_NEW) &&
+	       PA_SAME_PARAM(QK_NB, PV_NB) && PA_SAME_PARAM(QK_KVH, PV_KVH) &&
+	       PA_SAME_PARAM(QK_BN, PV_BN) &&
+	       PA_SAME_PARAM(QK_NARGS, PV_NARGS),
+	       "QK and PV parameter layouts differ");
+
 struct pa_case {
 	const char *name;
 	int batch, num_heads, kv_head_num, head_dim, block_size;
