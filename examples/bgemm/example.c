@@ -4,7 +4,6 @@
  * a case's data (tile-major A, B and C) and the graph by hand.
  */
 #include <errno.h>
-#include <stdlib.h>
 
 #include <pto/pto_orchestration_api.h>
 
@@ -76,9 +75,10 @@ static int bgemm_run_tile(struct ex_kernel_set *ks, const struct ex_case *c,
  * The graph by hand.  Order: for each (batch, m, n, k) the GEMM then the
  * ADD, exactly the orchestration's submission order.
  */
-static int bgemm_run_direct(struct ex_kernel_set *ks, const struct ex_case *c)
+static int bgemm_run_direct(struct ex_kernel_set *ks, const struct ex_case *c,
+			    struct ex_mem *mem)
 {
-	float *p = malloc(BGEMM_TILE_ELEMS * sizeof(float));
+	float *p = ex_mem_host(mem, BGEMM_TILE_ELEMS * sizeof(float));
 	int bt, m, n, ret = 0;
 
 	if (!p)
@@ -87,7 +87,6 @@ static int bgemm_run_direct(struct ex_kernel_set *ks, const struct ex_case *c)
 		for (m = 0; m < BGEMM_GRID_M && !ret; m++)
 			for (n = 0; n < BGEMM_GRID_N && !ret; n++)
 				ret = bgemm_run_tile(ks, c, p, bt, m, n);
-	free(p);
 	return ret;
 }
 

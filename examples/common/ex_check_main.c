@@ -37,7 +37,7 @@ static int check_case(void *ctx, size_t ci)
 	/* 1. kernels directly */
 	ex_case_reset_out(&c);
 	ck->ks.tasks = 0;
-	ret = ex->run_direct(&ck->ks, &c);
+	ret = ex->run_direct(&ck->ks, &c, &m);
 	failed += !ex_case_check(&c, "", ck->ks.tasks, ret);
 
 	/* 2. orchestration through the serial reference executor */

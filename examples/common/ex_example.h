@@ -84,8 +84,12 @@ struct ex_example {
 	int (*setup)(size_t ci, struct ex_mem *m, struct ex_case *c);
 	/* undo what setup() kept outside @m (or NULL) */
 	void (*teardown)(struct ex_case *c);
-	/* the graph by hand, kernels called directly (check only) */
-	int (*run_direct)(struct ex_kernel_set *ks, const struct ex_case *c);
+	/*
+	 * the graph by hand, kernels called directly (check only), its
+	 * intermediates in @m
+	 */
+	int (*run_direct)(struct ex_kernel_set *ks, const struct ex_case *c,
+			  struct ex_mem *m);
 };
 
 /* Defined by each example (example.c). */

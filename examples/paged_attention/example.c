@@ -11,7 +11,6 @@
  */
 #include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include <pto/pto_orchestration_api.h>
@@ -122,38 +121,24 @@ struct pa_chunk {
 	float *outv;
 };
 
-static void pa_scratch_free(struct pa_scratch *s)
-{
-	free(s->oi);
-	free(s->li);
-	free(s->mi);
-	free(s->sij);
-	free(s->pij);
-	free(s->mij);
-	free(s->lij);
-	free(s->oi_new);
-}
-
 /* Room for the largest chunk: PA_IN_CORE_BATCH sequences. 0 or -1. */
-static int pa_scratch_alloc(struct pa_scratch *s, const struct pa_inputs *in)
+static int pa_scratch_alloc(struct pa_scratch *s, const struct pa_inputs *in,
+			    struct ex_mem *m)
 {
-	const uint64_t G = (uint64_t)(in->num_heads / in->kv_head_num);
-	const uint64_t D = (uint64_t)in->head_dim, BS = (uint64_t)in->block_size;
-	const uint64_t max_rows = PA_IN_CORE_BATCH * G;
+	const size_t G = (size_t)(in->num_heads / in->kv_head_num);
+	const size_t D = (size_t)in->head_dim, BS = (size_t)in->block_size;
+	const size_t rows = PA_IN_CORE_BATCH * G, f = sizeof(float);
 
-	s->oi = malloc(max_rows * D * sizeof(float));
-	s->li = malloc(max_rows * sizeof(float));
-	s->mi = malloc(max_rows * sizeof(float));
-	s->sij = malloc(max_rows * BS * sizeof(float));
-	s->pij = malloc(max_rows * BS * sizeof(uint16_t));
-	s->mij = malloc(max_rows * sizeof(float));
-	s->lij = malloc(max_rows * sizeof(float));
-	s->oi_new = malloc(max_rows * D * sizeof(float));
-	if (s->oi && s->li && s->mi && s->sij && s->pij && s->mij && s->lij &&
-	    s->oi_new)
-		return 0;
-	pa_scratch_free(s);
-	return -1;
+	s->oi = ex_mem_host(m, rows * D * f);
+	s->li = ex_mem_host(m, rows * f);
+	s->mi = ex_mem_host(m, rows * f);
+	s->sij = ex_mem_host(m, rows * BS * f);
+	s->pij = ex_mem_host(m, rows * BS * sizeof(uint16_t));
+	s->mij = ex_mem_host(m, rows * f);
+	s->lij = ex_mem_host(m, rows * f);
+	s->oi_new = ex_mem_host(m, rows * D * f);
+	return s->oi && s->li && s->mi && s->sij && s->pij && s->mij &&
+	       s->lij && s->oi_new ? 0 : -1;
 }
 
 static struct pa_chunk pa_chunk_of(const struct pa_inputs *in, uint64_t q,
@@ -253,20 +238,20 @@ static int pa_run_chunk(struct ex_kernel_set *ks, const struct pa_inputs *in,
 }
 
 /* The graph by hand, same loops as the orchestration. */
-static int pa_run_direct(struct ex_kernel_set *ks, const struct ex_case *c)
+static int pa_run_direct(struct ex_kernel_set *ks, const struct ex_case *c,
+			 struct ex_mem *m)
 {
 	const struct pa_inputs *in = c->priv;
 	struct pa_scratch s;
 	uint64_t q, bs0;
 	int ret = 0;
 
-	if (pa_scratch_alloc(&s, in))
+	if (pa_scratch_alloc(&s, in, m))
 		return -1;
 	for (q = 0; q < (uint64_t)in->kv_head_num && !ret; q++)
 		for (bs0 = 0; bs0 < (uint64_t)in->batch && !ret;
 		     bs0 += PA_IN_CORE_BATCH)
 			ret = pa_run_chunk(ks, in, &s, q, bs0);
-	pa_scratch_free(&s);
 	return ret;
 }
 

@@ -5,7 +5,6 @@
  * hand.
  */
 #include <errno.h>
-#include <stdlib.h>
 
 #include <pto/pto_orchestration_api.h>
 
@@ -49,36 +48,34 @@ static int vec_setup(size_t ci, struct ex_mem *m, struct ex_case *c)
 }
 
 /* The graph by hand: c = a + b; d = c + 1; e = c + 2; g = d * e; f = g + c */
-static int vec_run_direct(struct ex_kernel_set *ks, const struct ex_case *cs)
+static int vec_run_direct(struct ex_kernel_set *ks, const struct ex_case *cs,
+			  struct ex_mem *m)
 {
 	const uint64_t n = cs->args[VEC_ARG_N];
 	const uint64_t a = cs->args[VEC_ARG_A], b = cs->args[VEC_ARG_B];
 	const uint64_t f = cs->args[VEC_ARG_F];
-	float *c = malloc(n * sizeof(float)), *d = malloc(n * sizeof(float));
-	float *e = malloc(n * sizeof(float)), *g = malloc(n * sizeof(float));
-	int ret = -1;
+	float *c = ex_mem_host(m, n * sizeof(float));
+	float *d = ex_mem_host(m, n * sizeof(float));
+	float *e = ex_mem_host(m, n * sizeof(float));
+	float *g = ex_mem_host(m, n * sizeof(float));
+	uint64_t t0[] = { a, b, EX_ADDR(c), n };
+	uint64_t t1[] = { EX_ADDR(c), EX_ADDR(d), ex_u64_from_f32(1.0f), n };
+	uint64_t t2[] = { EX_ADDR(c), EX_ADDR(e), ex_u64_from_f32(2.0f), n };
+	uint64_t t3[] = { EX_ADDR(d), EX_ADDR(e), EX_ADDR(g), n };
+	uint64_t t4[] = { EX_ADDR(g), EX_ADDR(c), f, n };
+	int ret;
 
-	if (c && d && e && g) {
-		uint64_t t0[] = { a, b, EX_ADDR(c), n };
-		uint64_t t1[] = { EX_ADDR(c), EX_ADDR(d), ex_u64_from_f32(1.0f), n };
-		uint64_t t2[] = { EX_ADDR(c), EX_ADDR(e), ex_u64_from_f32(2.0f), n };
-		uint64_t t3[] = { EX_ADDR(d), EX_ADDR(e), EX_ADDR(g), n };
-		uint64_t t4[] = { EX_ADDR(g), EX_ADDR(c), f, n };
-
-		ret = ex_kernel_run(ks, VEC_FUNC_ADD, PTO2_WORKER_VECTOR, t0, 4);
-		if (!ret)
-			ret = ex_kernel_run(ks, VEC_FUNC_ADD_SCALAR, PTO2_WORKER_VECTOR, t1, 4);
-		if (!ret)
-			ret = ex_kernel_run(ks, VEC_FUNC_ADD_SCALAR, PTO2_WORKER_VECTOR, t2, 4);
-		if (!ret)
-			ret = ex_kernel_run(ks, VEC_FUNC_MUL, PTO2_WORKER_VECTOR, t3, 4);
-		if (!ret)
-			ret = ex_kernel_run(ks, VEC_FUNC_ADD, PTO2_WORKER_VECTOR, t4, 4);
-	}
-	free(c);
-	free(d);
-	free(e);
-	free(g);
+	if (!c || !d || !e || !g)
+		return -1;
+	ret = ex_kernel_run(ks, VEC_FUNC_ADD, PTO2_WORKER_VECTOR, t0, 4);
+	if (!ret)
+		ret = ex_kernel_run(ks, VEC_FUNC_ADD_SCALAR, PTO2_WORKER_VECTOR, t1, 4);
+	if (!ret)
+		ret = ex_kernel_run(ks, VEC_FUNC_ADD_SCALAR, PTO2_WORKER_VECTOR, t2, 4);
+	if (!ret)
+		ret = ex_kernel_run(ks, VEC_FUNC_MUL, PTO2_WORKER_VECTOR, t3, 4);
+	if (!ret)
+		ret = ex_kernel_run(ks, VEC_FUNC_ADD, PTO2_WORKER_VECTOR, t4, 4);
 	return ret;
 }
 
