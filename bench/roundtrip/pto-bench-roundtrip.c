@@ -379,6 +379,33 @@ static int end_phase(struct bench *b)
 	return LOAD(b->exec_err);
 }
 
+/* The DATA_MAIN_BASE after @dmb (task id + 1): never EXIT or IDLE. */
+static uint32_t next_dmb(uint32_t dmb)
+{
+	dmb++;
+	return dmb == PTO_DMB_EXIT || dmb == PTO_DMB_IDLE ? 1 : dmb;
+}
+
+/*
+ * Wait for the executor's FIN of @dmb, then keep iteration @i's latency
+ * if it is past the warm-up: from the AICPU's store at @t to the
+ * executor's timestamp, or (irq) from that timestamp to the AICPU's
+ * wake-up at @t.
+ */
+static int finish(struct bench *b, int ph, uint32_t i, uint32_t dmb,
+		  int64_t t)
+{
+	int64_t t_exec;
+	int ret = wait_fin(b, dmb - 1);
+
+	if (ret || i < b->warmup)
+		return ret;
+	t_exec = LOAD(b->t_exec);
+	b->lat[ph][i - b->warmup] = (ph == PH_IRQ ? t - t_exec :
+						    t_exec - t) / 1000.0;
+	return 0;
+}
+
 static int run_park(struct bench *b)
 {
 	volatile struct pto_core_regs *c = b->acore;
@@ -393,9 +420,7 @@ static int run_park(struct bench *b)
 		ret = wait_asleep(b->exec_stat);
 		if (ret)
 			return ret;
-		dmb++;
-		if (dmb == PTO_DMB_EXIT || dmb == PTO_DMB_IDLE)
-			dmb = 1;
+		dmb = next_dmb(dmb);
 		t0 = now_ns();
 		STORE(c->data_main_base, dmb);
 		FENCE();
@@ -404,12 +429,9 @@ static int run_park(struct bench *b)
 			if (ret)
 				return ret;
 		}
-		ret = wait_fin(b, dmb - 1);
+		ret = finish(b, PH_PARK, i, dmb, t0);
 		if (ret)
 			return ret;
-		if (i >= b->warmup)
-			b->lat[PH_PARK][i - b->warmup] =
-				(LOAD(b->t_exec) - t0) / 1000.0;
 	}
 	return end_phase(b);
 }
@@ -426,21 +448,16 @@ static int run_irq(struct bench *b)
 	for (i = 0; i < total; i++) {
 		int64_t t1;
 
-		dmb++;
-		if (dmb == PTO_DMB_EXIT || dmb == PTO_DMB_IDLE)
-			dmb = 1;
+		dmb = next_dmb(dmb);
 		STORE(c->data_main_base, dmb);
 		ret = irq_wait(b->aicpu_fd, seen, &cnt);
 		t1 = now_ns();
 		if (ret)
 			return ret;
 		seen = cnt;
-		ret = wait_fin(b, dmb - 1);
+		ret = finish(b, PH_IRQ, i, dmb, t1);
 		if (ret)
 			return ret;
-		if (i >= b->warmup)
-			b->lat[PH_IRQ][i - b->warmup] =
-				(t1 - LOAD(b->t_exec)) / 1000.0;
 	}
 	STORE(b->ainfo->aicpu_irq_en, 0);
 	return end_phase(b);
@@ -450,23 +467,17 @@ static int run_spin(struct bench *b)
 {
 	volatile struct pto_core_regs *c = b->acore;
 	uint32_t total = b->n + b->warmup, i, dmb = LOAD(c->data_main_base);
+	int64_t t0;
 	int ret;
 
 	start_phase(b, PH_SPIN);
 	for (i = 0; i < total; i++) {
-		int64_t t0;
-
-		dmb++;
-		if (dmb == PTO_DMB_EXIT || dmb == PTO_DMB_IDLE)
-			dmb = 1;
+		dmb = next_dmb(dmb);
 		t0 = now_ns();
 		STORE(c->data_main_base, dmb);
-		ret = wait_fin(b, dmb - 1);
+		ret = finish(b, PH_SPIN, i, dmb, t0);
 		if (ret)
 			return ret;
-		if (i >= b->warmup)
-			b->lat[PH_SPIN][i - b->warmup] =
-				(LOAD(b->t_exec) - t0) / 1000.0;
 	}
 	return end_phase(b);
 }
