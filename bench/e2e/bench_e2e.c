@@ -22,9 +22,9 @@
  *                     task over the 5 partials (79 tasks)
  *
  * The independent and chain tasks are submitted in scopes of 1024 (one
- * scope at the default sizes; a scope larger than the task window would
- * be the seed's flow-control deadlock). The fan graphs check their result
- * (72 marks summed) after every run.
+ * scope at the default sizes; a scope with more tasks than the task
+ * window would deadlock the runtime, see SCOPE_TASKS). The fan graphs
+ * check their result (72 marks summed) after every run.
  * The wall time of a run is begin .. every task completed: pto_run() on
  * the libpto side; pto2_runtime_orchestrate() + pto2_runtime_wait() on
  * the sim, the orchestration on the calling thread as in a libpto client.
@@ -281,8 +281,10 @@ static Tensor slot_tensor(uint64_t addr)
 
 /*
  * Tasks go into scopes of at most SCOPE_TASKS (one scope with the default
- * sizes): a scope larger than the task window (16384 in ptod) is the
- * seed's flow-control deadlock.
+ * sizes). A scope with more tasks than the task window (16384 in ptod)
+ * deadlocks: a task keeps its slot until its scope ends, and the
+ * orchestrator cannot end the scope while it waits for a free slot (the
+ * runtime fails the run with -EDEADLK).
  */
 #define SCOPE_TASKS	1024
 

@@ -6,8 +6,7 @@
  *
  * Environment: PA_CASE=<name> selects a case when none is named on the
  * command line; PA_SEQ_LEN=<n,n,...> overrides the context lengths
- * (cycled over the batch). Both mean what they mean to the batch paged
- * attention test of the PTO2 reference runtime.
+ * (cycled over the batch).
  */
 #include <errno.h>
 #include <stdio.h>

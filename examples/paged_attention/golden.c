@@ -9,13 +9,15 @@
 #include "../common/ex_common.h"
 
 /*
- * Case1 / Case2: the task counts 13 and 33 of the brief (3 and 8 KV blocks).
- * CaseBatch256: the seed's ALL_CASES entry verbatim (batch 256, 1 head,
- *   head_dim 256, context 16): one KV block per sequence, 16 chunks x 5.
- * CaseBatch256Ctx33: the same with context 33, which is what the seed's
- *   prose counts ("16 chunks x 13 tasks = 208 tasks").
- * CaseVarLen: not in the seed; random context lengths, GQA with two KV
- *   heads and a short last chunk, to exercise masking and q_loop > 1.
+ * Case1 / Case2: one chunk with 3 and 8 KV blocks, sized for
+ *   1 + 4 * 3 = 13 and 1 + 4 * 8 = 33 tasks.
+ * CaseBatch256: the entry of PTO2's case table for this test as written
+ *   (batch 256, 1 head, head_dim 256, context 16): one KV block per
+ *   sequence, 16 chunks x 5 = 80 tasks.
+ * CaseBatch256Ctx33: the same with context 33: 16 chunks x 13 = 208
+ *   tasks, the graph PTO2's flow-control figures count for batch 256.
+ * CaseVarLen: random context lengths, GQA with two KV heads and a short
+ *   last chunk, to exercise masking and q_loop > 1.
  */
 const struct pa_case pa_cases[] = {
 	/* name               batch heads kv  dim  bs  ctx  min  max */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * paged_attention orchestration (PTO2 API only), the seed's structure:
+ * paged_attention orchestration (PTO2 API only), with the loops of PTO2's
+ * batch paged attention:
  *
  *   for q_idx in 0 .. kv_head_num-1:              (q_loop)
  *     for batch_start in 0 .. batch-1 step 16:    (IN_CORE_BATCH)
