@@ -22,9 +22,9 @@
  *                     task over the 5 partials (79 tasks)
  *
  * The independent and chain tasks are submitted in scopes of 1024 (one
- * scope at the default sizes; a scope larger than the task window would
- * be the seed's flow-control deadlock). The fan graphs check their result
- * (72 marks summed) after every run.
+ * scope at the default sizes; a scope with more tasks than the task
+ * window would deadlock the runtime, see SCOPE_TASKS). The fan graphs
+ * check their result (72 marks summed) after every run.
  * The wall time of a run is begin .. every task completed: pto_run() on
  * the libpto side; pto2_runtime_orchestrate() + pto2_runtime_wait() on
  * the sim, the orchestration on the calling thread as in a libpto client.
@@ -281,8 +281,10 @@ static Tensor slot_tensor(uint64_t addr)
 
 /*
  * Tasks go into scopes of at most SCOPE_TASKS (one scope with the default
- * sizes): a scope larger than the task window (16384 in ptod) is the
- * seed's flow-control deadlock.
+ * sizes). A scope with more tasks than the task window (16384 in ptod)
+ * deadlocks: a task keeps its slot until its scope ends, and the
+ * orchestrator cannot end the scope while it waits for a free slot (the
+ * runtime fails the run with -EDEADLK).
  */
 #define SCOPE_TASKS	1024
 
@@ -502,37 +504,33 @@ static int alloc_bufs(void)
  * Run graph @g once unmeasured (warm-up), then @n times; wall times (us)
  * into @s. The fan graphs' result is checked after every run.
  */
+/* The orchestration of graph @g and its arguments: their count. */
+static int graph_args(int g, pto2_orchestration_entry_fn *entry,
+		      uint64_t args[5])
+{
+	if (g == G_INDEP || g == G_CHAIN) {
+		*entry = g == G_INDEP ? orch_indep : orch_chain;
+		args[0] = g == G_INDEP ? b_slots.dev : b_chain.dev;
+		args[1] = (uint64_t)gdiv(g);	/* tasks or hops */
+		return 2;
+	}
+	*entry = orch_fan;
+	args[0] = b_t0.dev;
+	args[1] = b_fan.dev;
+	args[2] = b_parts.dev;
+	args[3] = b_res.dev;
+	args[4] = g == G_TREE;
+	return 5;
+}
+
 static int run_graph(int g, long n, double *s)
 {
 	pto2_orchestration_entry_fn entry;
 	uint64_t args[5];
 	char msg[4096];
-	int argc, fan = g == G_FAN || g == G_TREE;
+	int argc = graph_args(g, &entry, args), fan = g == G_FAN || g == G_TREE;
 	long i;
 
-	switch (g) {
-	case G_INDEP:
-		entry = orch_indep;
-		args[0] = b_slots.dev;
-		args[1] = (uint64_t)n_indep;
-		argc = 2;
-		break;
-	case G_CHAIN:
-		entry = orch_chain;
-		args[0] = b_chain.dev;
-		args[1] = (uint64_t)chain_len;
-		argc = 2;
-		break;
-	default:
-		entry = orch_fan;
-		args[0] = b_t0.dev;
-		args[1] = b_fan.dev;
-		args[2] = b_parts.dev;
-		args[3] = b_res.dev;
-		args[4] = g == G_TREE;
-		argc = 5;
-		break;
-	}
 	for (i = -1; i < n; i++) {
 		double t0, t1;
 		int ret;
@@ -627,29 +625,61 @@ static int run_sim(int g, long n, double *s)
 }
 #endif
 
-int main(int argc, char **argv)
-{
-	double *s[2] = { NULL, NULL };
-	int opt, ret, g, g_only = -1, raw = 0, no_sim = 0;
-	long blocks = 5, maxreps;
-#ifndef BENCH_SIM
-	char self[PATH_MAX];
-	struct stat2 st[G_NR][2][2];	/* [graph][unit, graph][e2e, sim] */
-	int have_sim[G_NR] = { 0 };
-	ssize_t len;
+/* What the command line sets besides the sizes (n_indep ... verbose). */
+struct opts {
+	long blocks;		/* e2e: alternations with the sim baseline */
+	int no_sim;		/* e2e: -s */
+	int g_only, raw;	/* sim: -g GRAPH -R */
+};
 
-	len = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (len > 0) {
-		self[len] = 0;
-		*strrchr(self, '/') = 0;
-		snprintf(kernel_so, sizeof(kernel_so), "%s/noop_kernel.so", self);
-		snprintf(sim_path, sizeof(sim_path), "%s/pto-bench-e2e-sim", self);
-	}
+#ifndef BENCH_SIM
+/* noop_kernel.so and pto-bench-e2e-sim next to this program. */
+static void default_paths(void)
+{
+	char self[PATH_MAX];
+	ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (len <= 0)
+		return;
+	self[len] = 0;
+	*strrchr(self, '/') = 0;
+	snprintf(kernel_so, sizeof(kernel_so), "%s/noop_kernel.so", self);
+	snprintf(sim_path, sizeof(sim_path), "%s/pto-bench-e2e-sim", self);
+}
 #define OPTS "n:l:r:f:vb:k:S:s"
 #else
 #define OPTS "n:l:r:f:vg:R"
 #endif
-	setvbuf(stdout, NULL, _IOLBF, 0);
+
+/* The option of this program's own (not shared by both): 0 or -1. */
+static int parse_own_opt(int opt, struct opts *o)
+{
+	switch (opt) {
+#ifndef BENCH_SIM
+	case 'k': snprintf(kernel_so, sizeof(kernel_so), "%s", optarg); break;
+	case 'S': snprintf(sim_path, sizeof(sim_path), "%s", optarg); break;
+	case 's': o->no_sim = 1; break;
+#else
+	case 'g':
+		o->g_only = graph_by_name(optarg);
+		if (o->g_only < 0) {
+			fprintf(stderr, "unknown graph %s\n", optarg);
+			return -1;
+		}
+		break;
+	case 'R': o->raw = 1; break;
+#endif
+	default: usage(); return -1;
+	}
+	return 0;
+}
+
+/* The command line: 0, or -1 after the usage (exit status 2). */
+static int parse_opts(int argc, char **argv, struct opts *o)
+{
+	int opt;
+
+	*o = (struct opts){ .blocks = 5, .g_only = -1 };
 	while ((opt = getopt(argc, argv, OPTS)) != -1) {
 		switch (opt) {
 		case 'n': n_indep = parse_count(optarg); break;
@@ -657,105 +687,92 @@ int main(int argc, char **argv)
 		case 'r': reps = parse_count(optarg); break;
 		case 'f': fan_reps = parse_count(optarg); break;
 		case 'v': verbose = 1; break;
-		case 'b': blocks = parse_count(optarg); break;
-#ifndef BENCH_SIM
-		case 'k': snprintf(kernel_so, sizeof(kernel_so), "%s", optarg); break;
-		case 'S': snprintf(sim_path, sizeof(sim_path), "%s", optarg); break;
-		case 's': no_sim = 1; break;
-#else
-		case 'g':
-			g_only = graph_by_name(optarg);
-			if (g_only < 0) {
-				fprintf(stderr, "unknown graph %s\n", optarg);
-				return 2;
-			}
-			break;
-		case 'R': raw = 1; break;
-#endif
-		default: usage(); return 2;
+		case 'b': o->blocks = parse_count(optarg); break;
+		default:
+			if (parse_own_opt(opt, o))
+				return -1;
 		}
 	}
 	if (reps > MAX_REPS || fan_reps > MAX_REPS || optind != argc ||
-	    (raw && g_only < 0)) {
+	    (o->raw && o->g_only < 0)) {
 		usage();
-		return 2;
+		return -1;
 	}
-	if (raw)	/* -g G -R: reps runs of G, one "sample US" line each */
+	if (o->raw)	/* -g G -R: reps runs of G, one "sample US" line each */
 		fan_reps = reps;
-	maxreps = reps > fan_reps ? reps : fan_reps;
-	s[0] = calloc((size_t)maxreps, sizeof(double));
-	s[1] = calloc((size_t)maxreps, sizeof(double));
-	if (!s[0] || !s[1])
-		return 1;
-	if (!raw)
-		printf("# graphs: independent_noop %ld tasks, chain_inout %ld hops, "
-		       "%ld runs each; fan72 (74 tasks), fan72_tree16 (%d tasks) "
-		       "%ld runs each; times in us, p99 = nearest rank\n",
-		       n_indep, chain_len, reps, 2 + FAN + TREE_GROUPS, fan_reps);
-	ret = be_open();
-	if (!ret)
-		ret = alloc_bufs();
-	if (ret)
-		goto out;
+	return 0;
+}
 
 #ifdef BENCH_SIM
-	(void)blocks;
-	(void)no_sim;
-	for (g = 0; g < G_NR; g++) {
-		long i;
+/* Every graph (or -g's), "sim ..." lines or (-R) one sample per run. */
+static int bench_sim(const struct opts *o, double *s)
+{
+	int g, ret;
+	long i;
 
-		if (g_only >= 0 && g != g_only)
+	for (g = 0; g < G_NR; g++) {
+		if (o->g_only >= 0 && g != o->g_only)
 			continue;
-		ret = run_graph(g, greps(g), s[0]);
+		ret = run_graph(g, greps(g), s);
 		if (ret)
-			goto out;
-		if (!raw) {
-			report(LABEL, g, s[0], greps(g));
+			return ret;
+		if (!o->raw) {
+			report(LABEL, g, s, greps(g));
 			continue;
 		}
 		for (i = 0; i < greps(g); i++)
-			printf("sample %.3f\n", s[0][i]);
+			printf("sample %.3f\n", s[i]);
 	}
+	return 0;
+}
 #else
-	(void)raw;
-	(void)g_only;
-	printf("# per graph, %ld blocks alternating sim baseline (a fresh "
-	       "pto-bench-e2e-sim process each, 1 warm-up run) and e2e (1 warm-up "
-	       "run), so both see the same machine conditions\n", blocks);
-	for (g = 0; g < G_NR; g++) {
-		long total = greps(g), per = (total + blocks - 1) / blocks;
-		long done = 0;
-		int sim_ok = !no_sim;
+/* [graph][unit, graph][e2e, sim] */
+static struct stat2 summary[G_NR][2][2];
+static int have_sim[G_NR];
 
-		while (done < total) {
-			long k = total - done < per ? total - done : per;
+/*
+ * Graph @g: blocks of runs alternating between the sim baseline (into
+ * @s_sim) and ours (into @s), then both reports and the summary's figures.
+ */
+static int bench_e2e_graph(const struct opts *o, int g, double *s,
+			   double *s_sim)
+{
+	long total = greps(g), per = (total + o->blocks - 1) / o->blocks;
+	long done = 0, k;
+	int sim_ok = !o->no_sim, ret;
 
-			if (sim_ok && run_sim(g, k, s[1] + done)) {
-				fprintf(stderr, "sim baseline of %s failed; e2e only\n",
-					gname[g]);
-				sim_ok = 0;
-			}
-			ret = run_graph(g, k, s[0] + done);
-			if (ret)
-				goto out;
-			done += k;
+	while (done < total) {
+		k = total - done < per ? total - done : per;
+		if (sim_ok && run_sim(g, k, s_sim + done)) {
+			fprintf(stderr, "sim baseline of %s failed; e2e only\n",
+				gname[g]);
+			sim_ok = 0;
 		}
-		report("e2e", g, s[0], total);
-		st[g][0][0] = stats(s[0], total, 1.0 / (double)gdiv(g));
-		st[g][1][0] = stats(s[0], total, 1.0);
-		if (sim_ok) {
-			report("sim", g, s[1], total);
-			st[g][0][1] = stats(s[1], total, 1.0 / (double)gdiv(g));
-			st[g][1][1] = stats(s[1], total, 1.0);
-			have_sim[g] = 1;
-		}
+		ret = run_graph(g, k, s + done);
+		if (ret)
+			return ret;
+		done += k;
 	}
+	report("e2e", g, s, total);
+	summary[g][0][0] = stats(s, total, 1.0 / (double)gdiv(g));
+	summary[g][1][0] = stats(s, total, 1.0);
+	if (sim_ok) {
+		report("sim", g, s_sim, total);
+		summary[g][0][1] = stats(s_sim, total, 1.0 / (double)gdiv(g));
+		summary[g][1][1] = stats(s_sim, total, 1.0);
+		have_sim[g] = 1;
+	}
+	return 0;
+}
+
+static void print_summary(void)
+{
+	int g, m;
+
 	printf("# summary: ratio = e2e median / sim median\n");
 	for (g = 0; g < G_NR; g++) {
-		int m;
-
 		for (m = 0; m < 2; m++) {
-			struct stat2 *e = &st[g][m][0], *b = &st[g][m][1];
+			struct stat2 *e = &summary[g][m][0], *b = &summary[g][m][1];
 
 			if (m == 0 && !gunit[g])
 				continue;
@@ -768,8 +785,58 @@ int main(int argc, char **argv)
 				printf(" | sim n/a | ratio=n/a\n");
 		}
 	}
+}
+
+static int bench_e2e(const struct opts *o, double *s, double *s_sim)
+{
+	int g, ret;
+
+	printf("# per graph, %ld blocks alternating sim baseline (a fresh "
+	       "pto-bench-e2e-sim process each, 1 warm-up run) and e2e (1 warm-up "
+	       "run), so both see the same machine conditions\n", o->blocks);
+	for (g = 0; g < G_NR; g++) {
+		ret = bench_e2e_graph(o, g, s, s_sim);
+		if (ret)
+			return ret;
+	}
+	print_summary();
+	return 0;
+}
 #endif
-out:
+
+int main(int argc, char **argv)
+{
+	double *s[2] = { NULL, NULL };
+	struct opts o;
+	long maxreps;
+	int ret;
+
+#ifndef BENCH_SIM
+	default_paths();
+#endif
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (parse_opts(argc, argv, &o))
+		return 2;
+	maxreps = reps > fan_reps ? reps : fan_reps;
+	s[0] = calloc((size_t)maxreps, sizeof(double));
+	s[1] = calloc((size_t)maxreps, sizeof(double));
+	if (!s[0] || !s[1])
+		return 1;
+	if (!o.raw)
+		printf("# graphs: independent_noop %ld tasks, chain_inout %ld hops, "
+		       "%ld runs each; fan72 (74 tasks), fan72_tree16 (%d tasks) "
+		       "%ld runs each; times in us, p99 = nearest rank\n",
+		       n_indep, chain_len, reps, 2 + FAN + TREE_GROUPS, fan_reps);
+	ret = be_open();
+	if (!ret)
+		ret = alloc_bufs();
+#ifdef BENCH_SIM
+	if (!ret)
+		ret = bench_sim(&o, s[0]);
+#else
+	if (!ret)
+		ret = bench_e2e(&o, s[0], s[1]);
+#endif
 	be_close();
 	free(s[0]);
 	free(s[1]);

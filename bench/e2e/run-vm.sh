@@ -5,7 +5,7 @@
 # the VM rig with pto.ko, starts ptod (as selftests/e2e/run.sh does: a
 # private socket, wait for "is ready" in its log), runs the benchmark
 # (which first runs the sim baseline, pto-bench-e2e-sim, in the same VM)
-# and stops ptod with SIGTERM.
+# and stops ptod with SIGTERM (tools/ptod-vm/ptod-vm.sh).
 #
 #   bench/e2e/run-vm.sh [PTO-BENCH-E2E ARGS]     e.g. -n 1000 -l 200 -r 15
 #
@@ -14,40 +14,15 @@
 
 set -u
 TOP=$(cd "$(dirname "$(readlink -f "$0")")/../.." && pwd)
-B=$TOP/build
+# shellcheck source-path=SCRIPTDIR/../.. source=tools/ptod-vm/ptod-vm.sh
+. "$TOP/tools/ptod-vm/ptod-vm.sh"
 
 if [ "${1:-}" != --in-vm ]; then
-	set -e
-	make -C "$TOP" kmod user	# the module and every program, up to date
-	cd "$TOP"
-	exec scripts/vm-run --module kmod/pto.ko --timeout "${VM_TIMEOUT:-240}" \
-		-- "$TOP/bench/e2e/run-vm.sh" --in-vm "$@"
+	ptod_vm_boot "$TOP/bench/e2e/run-vm.sh" -- "$@"
 fi
 shift
 
-TMP=$(mktemp -d /tmp/pto-bench-e2e.XXXXXX)
-PTO_TOP=$TOP
-PTOD_PID=
-# shellcheck source-path=SCRIPTDIR/../.. source=scripts/ptod-lib.sh
-. "$TOP/scripts/ptod-lib.sh"
+ptod_vm_start bench-e2e || exit 1
 
-cleanup() {
-	if [ -n "$PTOD_PID" ]; then
-		kill -9 "$PTOD_PID" 2>/dev/null
-		echo "# --- ptod log ---"
-		sed 's/^/# /' "$TMP/ptod.log" | tail -40
-	fi
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-
-ptod_start "$TMP" || exit 1
-echo "# ptod ready; guest $(uname -r), $(nproc) CPUs"
-
-timeout 200 "$B/bench/e2e/pto-bench-e2e" "$@"
-rc=$?
-
-ptod_stop
-rd=$?
-[ $rd = 0 ] || { echo "ptod exited with $rd" >&2; sed 's/^/# /' "$TMP/ptod.log" | tail -40; }
-[ $rc = 0 ] && [ $rd = 0 ]
+timeout 200 "$TOP/build/bench/e2e/pto-bench-e2e" "$@"
+ptod_vm_stop $?

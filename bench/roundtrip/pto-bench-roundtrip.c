@@ -47,6 +47,8 @@
 
 #include <linux/pto.h>
 
+#include "pto-dev.h"
+
 #define LOAD(x)		__atomic_load_n(&(x), __ATOMIC_ACQUIRE)
 #define STORE(x, v)	__atomic_store_n(&(x), (v), __ATOMIC_RELEASE)
 #define FENCE()		__atomic_thread_fence(__ATOMIC_SEQ_CST)
@@ -97,24 +99,12 @@ static int64_t now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-static int xioctl(int fd, unsigned long req, void *arg)
-{
-	return ioctl(fd, req, arg) < 0 ? -errno : 0;
-}
-
-static int set_role(int fd, uint32_t role)
-{
-	struct pto_set_role r = { .size = sizeof(r), .role = role };
-
-	return xioctl(fd, PTO_IOC_SET_ROLE, &r);
-}
-
 static int cores_op(int fd, unsigned long req, unsigned int core)
 {
 	struct pto_cores c = { .size = sizeof(c) };
 
 	c.mask[core / 64] = 1ULL << (core % 64);
-	return xioctl(fd, req, &c);
+	return pto_xioctl(fd, req, &c);
 }
 
 static int core_wait(int fd, uint32_t core, uint32_t last,
@@ -125,21 +115,21 @@ static int core_wait(int fd, uint32_t core, uint32_t last,
 	w->core = core;
 	w->last_dmb = last;
 	w->timeout_ns = now_ns() + WAIT_NS;
-	return xioctl(fd, PTO_IOC_CORE_WAIT, w);
+	return pto_xioctl(fd, PTO_IOC_CORE_WAIT, w);
 }
 
 static int raise_irq(int fd, uint32_t core)
 {
 	struct pto_raise_irq r = { .size = sizeof(r), .core = core };
 
-	return xioctl(fd, PTO_IOC_RAISE_IRQ, &r);
+	return pto_xioctl(fd, PTO_IOC_RAISE_IRQ, &r);
 }
 
 static int irq_wait(int fd, uint32_t count, uint32_t *out)
 {
 	struct pto_irq_wait w = { .size = sizeof(w), .count = count,
 				  .timeout_ns = now_ns() + WAIT_NS };
-	int ret = xioctl(fd, PTO_IOC_IRQ_WAIT, &w);
+	int ret = pto_xioctl(fd, PTO_IOC_IRQ_WAIT, &w);
 
 	if (!ret)
 		*out = w.count;
@@ -389,6 +379,33 @@ static int end_phase(struct bench *b)
 	return LOAD(b->exec_err);
 }
 
+/* The DATA_MAIN_BASE after @dmb (task id + 1): never EXIT or IDLE. */
+static uint32_t next_dmb(uint32_t dmb)
+{
+	dmb++;
+	return dmb == PTO_DMB_EXIT || dmb == PTO_DMB_IDLE ? 1 : dmb;
+}
+
+/*
+ * Wait for the executor's FIN of @dmb, then keep iteration @i's latency
+ * if it is past the warm-up: from the AICPU's store at @t to the
+ * executor's timestamp, or (irq) from that timestamp to the AICPU's
+ * wake-up at @t.
+ */
+static int finish(struct bench *b, int ph, uint32_t i, uint32_t dmb,
+		  int64_t t)
+{
+	int64_t t_exec;
+	int ret = wait_fin(b, dmb - 1);
+
+	if (ret || i < b->warmup)
+		return ret;
+	t_exec = LOAD(b->t_exec);
+	b->lat[ph][i - b->warmup] = (ph == PH_IRQ ? t - t_exec :
+						    t_exec - t) / 1000.0;
+	return 0;
+}
+
 static int run_park(struct bench *b)
 {
 	volatile struct pto_core_regs *c = b->acore;
@@ -403,9 +420,7 @@ static int run_park(struct bench *b)
 		ret = wait_asleep(b->exec_stat);
 		if (ret)
 			return ret;
-		dmb++;
-		if (dmb == PTO_DMB_EXIT || dmb == PTO_DMB_IDLE)
-			dmb = 1;
+		dmb = next_dmb(dmb);
 		t0 = now_ns();
 		STORE(c->data_main_base, dmb);
 		FENCE();
@@ -414,12 +429,9 @@ static int run_park(struct bench *b)
 			if (ret)
 				return ret;
 		}
-		ret = wait_fin(b, dmb - 1);
+		ret = finish(b, PH_PARK, i, dmb, t0);
 		if (ret)
 			return ret;
-		if (i >= b->warmup)
-			b->lat[PH_PARK][i - b->warmup] =
-				(LOAD(b->t_exec) - t0) / 1000.0;
 	}
 	return end_phase(b);
 }
@@ -436,21 +448,16 @@ static int run_irq(struct bench *b)
 	for (i = 0; i < total; i++) {
 		int64_t t1;
 
-		dmb++;
-		if (dmb == PTO_DMB_EXIT || dmb == PTO_DMB_IDLE)
-			dmb = 1;
+		dmb = next_dmb(dmb);
 		STORE(c->data_main_base, dmb);
 		ret = irq_wait(b->aicpu_fd, seen, &cnt);
 		t1 = now_ns();
 		if (ret)
 			return ret;
 		seen = cnt;
-		ret = wait_fin(b, dmb - 1);
+		ret = finish(b, PH_IRQ, i, dmb, t1);
 		if (ret)
 			return ret;
-		if (i >= b->warmup)
-			b->lat[PH_IRQ][i - b->warmup] =
-				(t1 - LOAD(b->t_exec)) / 1000.0;
 	}
 	STORE(b->ainfo->aicpu_irq_en, 0);
 	return end_phase(b);
@@ -460,23 +467,17 @@ static int run_spin(struct bench *b)
 {
 	volatile struct pto_core_regs *c = b->acore;
 	uint32_t total = b->n + b->warmup, i, dmb = LOAD(c->data_main_base);
+	int64_t t0;
 	int ret;
 
 	start_phase(b, PH_SPIN);
 	for (i = 0; i < total; i++) {
-		int64_t t0;
-
-		dmb++;
-		if (dmb == PTO_DMB_EXIT || dmb == PTO_DMB_IDLE)
-			dmb = 1;
+		dmb = next_dmb(dmb);
 		t0 = now_ns();
 		STORE(c->data_main_base, dmb);
-		ret = wait_fin(b, dmb - 1);
+		ret = finish(b, PH_SPIN, i, dmb, t0);
 		if (ret)
 			return ret;
-		if (i >= b->warmup)
-			b->lat[PH_SPIN][i - b->warmup] =
-				(LOAD(b->t_exec) - t0) / 1000.0;
 	}
 	return end_phase(b);
 }
@@ -535,20 +536,20 @@ static int setup(struct bench *b)
 {
 	int ret, i;
 
-	b->aicpu_fd = open(b->dev, O_RDWR | O_CLOEXEC);
+	b->aicpu_fd = pto_open_dev(b->dev);
 	if (b->aicpu_fd < 0)
-		return -errno;
-	b->exec_fd = open(b->dev, O_RDWR | O_CLOEXEC);
+		return b->aicpu_fd;
+	b->exec_fd = pto_open_dev(b->dev);
 	if (b->exec_fd < 0)
-		return -errno;
-	ret = set_role(b->aicpu_fd, PTO_ROLE_AICPU);
+		return b->exec_fd;
+	ret = pto_set_role(b->aicpu_fd, PTO_ROLE_AICPU);
 	if (ret) {
 		fprintf(stderr, "pto-bench-roundtrip: AICPU role: %s%s\n",
 			strerror(-ret), ret == -EBUSY ?
 			" (is ptod running?)" : "");
 		return ret;
 	}
-	ret = set_role(b->exec_fd, PTO_ROLE_EXECUTOR);
+	ret = pto_set_role(b->exec_fd, PTO_ROLE_EXECUTOR);
 	if (ret)
 		return ret;
 	ret = cores_op(b->exec_fd, PTO_IOC_CORE_ATTACH, b->core);
@@ -575,47 +576,116 @@ static int setup(struct bench *b)
 	return 0;
 }
 
-int main(int argc, char **argv)
+/* Options into @b: 0, or -1 and the exit status in *@exit_code. */
+static int parse_opts(int argc, char **argv, struct bench *b, int *exit_code)
 {
-	struct bench b = { .dev = "/dev/pto0", .n = 2000, .warmup = 50,
-			   .pin = true, .phase = -1 };
-	static const char *const names[3] = { "park_kick_wake", "irq",
-					      "spin" };
-	struct stats s[3];
-	struct utsname u;
-	pthread_t th;
-	long ncpu;
-	int opt, ret, i;
+	int opt;
 
 	while ((opt = getopt(argc, argv, "d:n:w:c:Ph")) != -1) {
 		switch (opt) {
 		case 'd':
-			b.dev = optarg;
+			b->dev = optarg;
 			break;
 		case 'n':
-			b.n = (unsigned int)strtoul(optarg, NULL, 0);
+			b->n = (unsigned int)strtoul(optarg, NULL, 0);
 			break;
 		case 'w':
-			b.warmup = (unsigned int)strtoul(optarg, NULL, 0);
+			b->warmup = (unsigned int)strtoul(optarg, NULL, 0);
 			break;
 		case 'c':
-			b.core = (unsigned int)strtoul(optarg, NULL, 0);
+			b->core = (unsigned int)strtoul(optarg, NULL, 0);
 			break;
 		case 'P':
-			b.pin = false;
+			b->pin = false;
 			break;
 		case 'h':
 			usage(stdout);
-			return 0;
+			*exit_code = 0;
+			return -1;
 		default:
 			usage(stderr);
-			return 2;
+			*exit_code = 2;
+			return -1;
 		}
 	}
-	if (!b.n) {
+	if (!b->n) {
 		usage(stderr);
-		return 2;
+		*exit_code = 2;
+		return -1;
 	}
+	return 0;
+}
+
+/* The executor thread, and both threads' /proc stat files. 0 or -1. */
+static int start_exec(struct bench *b, pthread_t *th)
+{
+	int ret;
+
+	if (b->pin)
+		pin_to(0);
+	b->aicpu_tid = gettid();
+	ret = pthread_create(th, NULL, exec_main, b);
+	if (ret) {
+		fprintf(stderr, "pto-bench-roundtrip: pthread_create: %s\n",
+			strerror(ret));
+		return -1;
+	}
+	while (!LOAD(b->exec_tid))
+		sched_yield();
+	b->aicpu_stat = open_stat(b->aicpu_tid);
+	b->exec_stat = open_stat(b->exec_tid);
+	if (b->aicpu_stat < 0 || b->exec_stat < 0) {
+		fprintf(stderr, "pto-bench-roundtrip: /proc/self/task: %s\n",
+			strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* The three measurements, in this order. 0 or negative errno. */
+static int run_phases(struct bench *b)
+{
+	int ret = run_park(b);
+
+	if (!ret)
+		ret = run_irq(b);
+	if (!ret)
+		ret = run_spin(b);
+	return ret;
+}
+
+static void print_results(struct bench *b)
+{
+	static const char *const names[3] = { "park_kick_wake", "irq",
+					      "spin" };
+	struct stats s[3];
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		stats_of(b->lat[i], b->n, &s[i]);
+		print_stats(names[i], b->n, &s[i]);
+	}
+	printf("roundtrip ratio park_kick_wake/spin median=%.1f p99=%.1f\n",
+	       s[PH_PARK].median / s[PH_SPIN].median,
+	       s[PH_PARK].p99 / s[PH_SPIN].p99);
+	printf("roundtrip ratio irq/spin median=%.1f p99=%.1f\n",
+	       s[PH_IRQ].median / s[PH_SPIN].median,
+	       s[PH_IRQ].p99 / s[PH_SPIN].p99);
+	printf("roundtrip park no_sleep=%u kicks=%u parks=%u\n", b->no_sleep,
+	       LOAD(b->acore->kick_count), LOAD(b->acore->park_count));
+}
+
+int main(int argc, char **argv)
+{
+	static struct bench b = { .dev = "/dev/pto0", .n = 2000, .warmup = 50,
+				  .pin = true, .phase = -1 };
+	struct utsname u;
+	pthread_t th;
+	long ncpu;
+	int ret;
+
+	if (parse_opts(argc, argv, &b, &ret))
+		return ret;
 	ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	if (ncpu < 2) {
 		b.pin = false;
@@ -628,24 +698,8 @@ int main(int argc, char **argv)
 			strerror(-ret));
 		return 1;
 	}
-	if (b.pin)
-		pin_to(0);
-	b.aicpu_tid = gettid();
-	ret = pthread_create(&th, NULL, exec_main, &b);
-	if (ret) {
-		fprintf(stderr, "pto-bench-roundtrip: pthread_create: %s\n",
-			strerror(ret));
+	if (start_exec(&b, &th))
 		return 1;
-	}
-	while (!LOAD(b.exec_tid))
-		sched_yield();
-	b.aicpu_stat = open_stat(b.aicpu_tid);
-	b.exec_stat = open_stat(b.exec_tid);
-	if (b.aicpu_stat < 0 || b.exec_stat < 0) {
-		fprintf(stderr, "pto-bench-roundtrip: /proc/self/task: %s\n",
-			strerror(errno));
-		return 1;
-	}
 
 	uname(&u);
 	printf("roundtrip config dev=%s core=%u n=%u warmup=%u cpus=%ld "
@@ -653,29 +707,13 @@ int main(int argc, char **argv)
 	       b.pin, u.release);
 	fflush(stdout);
 
-	ret = run_park(&b);
-	if (!ret)
-		ret = run_irq(&b);
-	if (!ret)
-		ret = run_spin(&b);
+	ret = run_phases(&b);
 	if (ret) {
 		fprintf(stderr, "pto-bench-roundtrip: %s\n", strerror(-ret));
 		return 1;
 	}
 	STORE(b.phase, PH_DONE);
 	pthread_join(th, NULL);
-
-	for (i = 0; i < 3; i++) {
-		stats_of(b.lat[i], b.n, &s[i]);
-		print_stats(names[i], b.n, &s[i]);
-	}
-	printf("roundtrip ratio park_kick_wake/spin median=%.1f p99=%.1f\n",
-	       s[PH_PARK].median / s[PH_SPIN].median,
-	       s[PH_PARK].p99 / s[PH_SPIN].p99);
-	printf("roundtrip ratio irq/spin median=%.1f p99=%.1f\n",
-	       s[PH_IRQ].median / s[PH_SPIN].median,
-	       s[PH_IRQ].p99 / s[PH_SPIN].p99);
-	printf("roundtrip park no_sleep=%u kicks=%u parks=%u\n", b.no_sleep,
-	       LOAD(b.acore->kick_count), LOAD(b.acore->park_count));
+	print_results(&b);
 	return 0;
 }

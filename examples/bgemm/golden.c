@@ -25,29 +25,34 @@ void bgemm_gen_inputs(const struct bgemm_case *c, float *a, float *b,
 	memset(cm, 0, BGEMM_C_ELEMS * sizeof(*cm));
 }
 
-void bgemm_golden(const float *a, const float *b, double *cm)
+/* @ct += @at . @bt for one pair of T x T tiles, in double. */
+static void bgemm_tile_acc(double *ct, const float *at, const float *bt)
 {
 	const int T = BGEMM_TILE;
-	int bt, m, n, k, i, j, kk;
+	int i, j, kk;
+
+	for (i = 0; i < T; i++)
+		for (kk = 0; kk < T; kk++) {
+			double av = at[i * T + kk];
+
+			for (j = 0; j < T; j++)
+				ct[i * T + j] += av * (double)bt[kk * T + j];
+		}
+}
+
+void bgemm_golden(const float *a, const float *b, double *cm)
+{
+	int bt, m, n, k, i;
 
 	for (bt = 0; bt < BGEMM_BATCH; bt++)
 		for (m = 0; m < BGEMM_GRID_M; m++)
 			for (n = 0; n < BGEMM_GRID_N; n++) {
 				double *ct = cm + BGEMM_C_TILE(bt, m, n);
 
-				for (i = 0; i < T * T; i++)
+				for (i = 0; i < BGEMM_TILE_ELEMS; i++)
 					ct[i] = 0.0;
-				for (k = 0; k < BGEMM_GRID_K; k++) {
-					const float *at = a + BGEMM_A_TILE(bt, m, k);
-					const float *btl = b + BGEMM_B_TILE(bt, k, n);
-
-					for (i = 0; i < T; i++)
-						for (kk = 0; kk < T; kk++) {
-							double av = at[i * T + kk];
-
-							for (j = 0; j < T; j++)
-								ct[i * T + j] += av * (double)btl[kk * T + j];
-						}
-				}
+				for (k = 0; k < BGEMM_GRID_K; k++)
+					bgemm_tile_acc(ct, a + BGEMM_A_TILE(bt, m, k),
+						       b + BGEMM_B_TILE(bt, k, n));
 			}
 }

@@ -51,18 +51,6 @@ struct ex_kernel_set {
 	uint32_t next_aic, next_aiv;
 };
 
-/* Directory of the running executable (where the .so files are built). */
-int ex_exe_dir(char *buf, size_t len);
-
-/*
- * The command line every example program takes: [-d BUILD_DIR] [CASE...].
- * Fills @dir (default: the program's own directory) and returns the index
- * of the first CASE argument, or -1 after printing the usage.
- */
-int ex_parse_args(int argc, char **argv, char *dir, size_t len);
-/* Is case @name selected by argv[first..]? (All are when none is named.) */
-int ex_case_selected(int argc, char **argv, int first, const char *name);
-
 int ex_kernels_load(struct ex_kernel_set *ks, const char *dir,
 		    const struct ex_kernel_desc *descs, size_t n);
 void ex_kernels_unload(struct ex_kernel_set *ks);

@@ -6,53 +6,8 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <pto/pto_orchestration_api.h>
-
-int ex_exe_dir(char *buf, size_t len)
-{
-	ssize_t n = readlink("/proc/self/exe", buf, len - 1);
-	char *slash;
-
-	if (n <= 0 || (size_t)n >= len - 1)
-		return -1;
-	buf[n] = '\0';
-	slash = strrchr(buf, '/');
-	if (!slash)
-		return -1;
-	*slash = '\0';
-	return 0;
-}
-
-int ex_parse_args(int argc, char **argv, char *dir, size_t len)
-{
-	int opt;
-
-	if (ex_exe_dir(dir, len))
-		snprintf(dir, len, ".");
-	while ((opt = getopt(argc, argv, "d:")) != -1) {
-		if (opt != 'd') {
-			fprintf(stderr, "usage: %s [-d BUILD_DIR] [CASE...]\n",
-				argv[0]);
-			return -1;
-		}
-		snprintf(dir, len, "%s", optarg);
-	}
-	return optind;
-}
-
-int ex_case_selected(int argc, char **argv, int first, const char *name)
-{
-	int i;
-
-	if (first >= argc)
-		return 1;
-	for (i = first; i < argc; i++)
-		if (strcmp(argv[i], name) == 0)
-			return 1;
-	return 0;
-}
 
 void ex_kernels_unload(struct ex_kernel_set *ks)
 {

@@ -36,89 +36,114 @@ void ex_sim_close(struct ex_sim *s)
 	memset(s, 0, sizeof(*s));
 }
 
-int ex_sim_open(struct ex_sim *s, const char *dir,
-		const struct ex_kernel_desc *descs, size_t n,
-		uint64_t data_bytes)
+/* The core count (EX_SIM_AIC) and the runtime configuration. */
+static int ex_sim_config(struct ex_sim *s, struct pto2_config *cfg,
+			 uint32_t *nr_aic)
 {
-	struct pto2_config cfg;
-	char path[4200], err[256];
-	const char *env;
-	uint32_t nr_aic = 24;
-	uint64_t mem, dev;
-	size_t i;
+	const char *env = getenv("EX_SIM_AIC");
+	char err[256];
 	int ret;
 
-	memset(s, 0, sizeof(*s));
-	env = getenv("EX_SIM_AIC");
+	*nr_aic = 24;
 	if (env && *env) {
-		nr_aic = (uint32_t)strtoul(env, NULL, 10);
-		if (nr_aic < 1 || nr_aic * 3 > PTO_MAX_CORES) {
+		*nr_aic = (uint32_t)strtoul(env, NULL, 10);
+		if (*nr_aic < 1 || *nr_aic * 3 > PTO_MAX_CORES) {
 			fprintf(stderr, "EX_SIM_AIC=%s: 1..%d\n", env, PTO_MAX_CORES / 3);
 			return -EINVAL;
 		}
 	}
-	pto2_config_default(&cfg);
-	cfg.heap_size = EX_SIM_HEAP;
-	ret = pto2_config_from_env(&cfg, err, sizeof(err));
+	pto2_config_default(cfg);
+	cfg->heap_size = EX_SIM_HEAP;
+	ret = pto2_config_from_env(cfg, err, sizeof(err));
 	if (ret) {
 		fprintf(stderr, "runtime configuration: %s\n", err);
 		return ret;
 	}
-	cfg.log = ex_sim_log;
-	cfg.log_ctx = s;
-	s->task_window = cfg.task_window;
+	cfg->log = ex_sim_log;
+	cfg->log_ctx = s;
+	s->task_window = cfg->task_window;
+	return 0;
+}
 
-	ret = ex_kernels_load(&s->ks, dir, descs, n);
-	if (ret)
-		return ret;
+/* @dir/orch.so and its two entry points. */
+static int ex_sim_load_orch(struct ex_sim *s, const char *dir)
+{
+	char path[4200];
+
 	snprintf(path, sizeof(path), "%s/orch.so", dir);
 	s->orch_dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (!s->orch_dl) {
 		fprintf(stderr, "dlopen %s: %s\n", path, dlerror());
-		ex_sim_close(s);
 		return -ENOENT;
 	}
 	*(void **)&s->config = dlsym(s->orch_dl, "aicpu_orchestration_config");
 	*(void **)&s->entry = dlsym(s->orch_dl, "aicpu_orchestration_entry");
 	if (!s->config || !s->entry) {
 		fprintf(stderr, "%s: missing aicpu_orchestration_config/entry\n", path);
-		ex_sim_close(s);
 		return -ENOENT;
 	}
+	return 0;
+}
 
-	mem = pto2_runtime_mem_size(&cfg, nr_aic * 3);
+/*
+ * The device (@nr_aic + 2 @nr_aic cores, the loaded kernels registered),
+ * the runtime's memory at the start of its GM, @data_bytes after it.
+ */
+static int ex_sim_create(struct ex_sim *s, const struct pto2_config *cfg,
+			 uint32_t nr_aic, uint64_t data_bytes)
+{
+	uint64_t mem = pto2_runtime_mem_size(cfg, nr_aic * 3), dev;
+	struct sim_gm_arena arena;
+	size_t i;
+	int ret;
+
 	ret = sim_device_create(nr_aic, 2 * nr_aic,
 				PTO2_ALIGN_UP(mem, 4096) + data_bytes + (1 << 20),
 				&s->sd);
 	if (ret) {
 		fprintf(stderr, "sim_device_create: %s\n", strerror(-ret));
-		ex_sim_close(s);
 		return ret;
 	}
 	for (i = 0; i < s->ks.n; i++) {
 		ret = sim_device_set_kernel(s->sd, s->ks.k[i].desc.func_id,
 					    s->ks.k[i].entry);
-		if (ret) {
-			ex_sim_close(s);
+		if (ret)
 			return ret;
-		}
 	}
-	{
-		struct sim_gm_arena arena = { .sd = s->sd, .off = 0 };
-
-		dev = sim_gm_alloc(&arena, mem, 4096);
-		s->arena_base = PTO2_ALIGN_UP(arena.off, 4096);
-	}
-	ret = dev ? pto2_runtime_create(&s->sd->dev, &cfg,
+	arena.sd = s->sd;
+	arena.off = 0;
+	dev = sim_gm_alloc(&arena, mem, 4096);
+	s->arena_base = PTO2_ALIGN_UP(arena.off, 4096);
+	s->arena_off = s->arena_base;
+	ret = dev ? pto2_runtime_create(&s->sd->dev, cfg,
 					sim_dev_to_host(s->sd, dev), dev, mem,
 					&s->rt) : -ENOMEM;
-	if (ret) {
+	if (ret)
 		fprintf(stderr, "pto2_runtime_create: %s\n", strerror(-ret));
-		ex_sim_close(s);
+	return ret;
+}
+
+int ex_sim_open(struct ex_sim *s, const char *dir,
+		const struct ex_kernel_desc *descs, size_t n,
+		uint64_t data_bytes)
+{
+	struct pto2_config cfg;
+	uint32_t nr_aic;
+	int ret;
+
+	memset(s, 0, sizeof(*s));
+	ret = ex_sim_config(s, &cfg, &nr_aic);
+	if (ret)
 		return ret;
-	}
-	s->arena_off = s->arena_base;
-	return 0;
+	ret = ex_kernels_load(&s->ks, dir, descs, n);
+	if (ret)
+		return ret;
+	ret = ex_sim_load_orch(s, dir);
+	if (!ret)
+		ret = ex_sim_create(s, &cfg, nr_aic, data_bytes);
+	if (ret)
+		ex_sim_close(s);
+	return ret;
 }
 
 void ex_sim_reset(struct ex_sim *s)

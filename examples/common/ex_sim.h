@@ -10,11 +10,11 @@
  * the sim device's GM; the orchestration gets device addresses, the
  * kernels host pointers (translated by the sim cores).
  *
- * The runtime configuration is the default with a 64 MiB heap, then the
- * seed's environment variables (PTO2_RING_TASK_WINDOW, PTO2_RING_HEAP,
- * PTO2_RING_DEP_POOL, PTO2_READY_QUEUE_SHARDS).  The device has
- * EX_SIM_AIC AIC and 2 * EX_SIM_AIC AIV cores (default 24, the seed's
- * PLATFORM_MAX_BLOCKDIM).
+ * The runtime configuration is the default with a 64 MiB heap, then
+ * PTO2's environment variables (PTO2_RING_TASK_WINDOW, PTO2_RING_HEAP,
+ * PTO2_RING_DEP_POOL, PTO2_READY_QUEUE_SHARDS; pto2_config_from_env).
+ * The device has EX_SIM_AIC AIC and 2 * EX_SIM_AIC AIV cores (default
+ * 24: PTO2's PLATFORM_MAX_BLOCKDIM, 24 blocks of 1 AIC + 2 AIV).
  */
 #ifndef PTO_EXAMPLES_EX_SIM_H
 #define PTO_EXAMPLES_EX_SIM_H

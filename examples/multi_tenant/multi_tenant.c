@@ -154,167 +154,204 @@ static void count_cases(const struct client *c, int *pass, int *total,
 	}
 }
 
-int main(int argc, char **argv)
+struct opts {
+	int k;
+	const char **specs;
+	int nspecs;
+	double timeout_s;
+	char e2e[PATH_MAX + 64];
+};
+
+/* Options into @o: 0, or -1 and the exit status in *@exit_code. */
+static int parse_opts(int argc, char **argv, struct opts *o, int *exit_code)
 {
 	static const char *def_specs[] = { "vector", "bgemm", "pa:Case1", "pa:Case2" };
-	static struct client cl[MAX_CLIENTS];
-	char self[PATH_MAX], e2e[PATH_MAX + 64] = "";
-	const char **specs = def_specs;
-	int nspecs = 4, k = 4, opt, i, gate[2], left, failed = 0;
-	double timeout_s = 120, t0, deadline, total_busy = 0;
+	char self[PATH_MAX];
 	ssize_t n;
+	int opt;
 
-	setvbuf(stdout, NULL, _IOLBF, 0);
+	*o = (struct opts){ .k = 4, .specs = def_specs, .nspecs = 4, .timeout_s = 120 };
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (n > 0) {
 		self[n] = 0;
 		*strrchr(self, '/') = 0;
 		/* build/examples/multi_tenant -> build/selftests/e2e */
-		snprintf(e2e, sizeof(e2e), "%s/../../selftests/e2e/pto_e2e", self);
+		snprintf(o->e2e, sizeof(o->e2e), "%s/../../selftests/e2e/pto_e2e", self);
 	}
 	while ((opt = getopt(argc, argv, "k:e:t:h")) != -1) {
 		switch (opt) {
 		case 'k':
-			k = atoi(optarg);
-			if (k < 1 || k > MAX_CLIENTS) {
+			o->k = atoi(optarg);
+			if (o->k < 1 || o->k > MAX_CLIENTS) {
 				fprintf(stderr, "-k: 1..%d\n", MAX_CLIENTS);
-				return 2;
+				*exit_code = 2;
+				return -1;
 			}
 			break;
 		case 'e':
-			snprintf(e2e, sizeof(e2e), "%s", optarg);
+			snprintf(o->e2e, sizeof(o->e2e), "%s", optarg);
 			break;
 		case 't':
-			timeout_s = atof(optarg);
+			o->timeout_s = atof(optarg);
 			break;
 		default:
 			usage();
-			return opt == 'h' ? 0 : 2;
+			*exit_code = opt == 'h' ? 0 : 2;
+			return -1;
 		}
 	}
 	if (optind < argc) {
-		specs = (const char **)(argv + optind);
-		nspecs = argc - optind;
+		o->specs = (const char **)(argv + optind);
+		o->nspecs = argc - optind;
 	}
-	if (access(e2e, X_OK)) {
-		fprintf(stderr, "%s: %s (build it: make -C selftests/e2e)\n", e2e,
-			strerror(errno));
-		return 2;
-	}
-	for (i = 0; i < k; i++)
-		if (build_argv(&cl[i], e2e, specs[i % nspecs])) {
-			usage();
-			return 2;
-		}
+	return 0;
+}
 
-	/* fork everyone, held at the gate (EOF on gate[0] opens it) */
-	if (pipe(gate))
-		return 1;
+/* In client @i's child: wait at the gate (EOF on gate[0]), then exec. */
+static void __attribute__((noreturn))
+client_exec(struct client *cl, int i, int out[2], int gate[2])
+{
+	char c;
+	int j;
+
+	setpgid(0, 0);	/* -t kills its whole group */
+	dup2(out[1], 1);
+	dup2(out[1], 2);
+	close(out[0]);
+	close(out[1]);
+	close(gate[1]);
+	for (j = 0; j < i; j++)
+		close(cl[j].fd);
+	while (read(gate[0], &c, 1) < 0 && errno == EINTR)
+		;
+	close(gate[0]);
+	execv(cl[i].argv[0], cl[i].argv);
+	fprintf(stderr, "exec %s: %s\n", cl[i].argv[0], strerror(errno));
+	_exit(127);
+}
+
+/* Fork every client, each held at the gate. 0 or -1. */
+static int fork_clients(struct client *cl, int k, int gate[2])
+{
+	int i;
+
 	for (i = 0; i < k; i++) {
 		int out[2];
 
 		if (pipe(out))
-			return 1;
+			return -1;
 		cl[i].pid = fork();
 		if (cl[i].pid < 0) {
 			perror("fork");
-			return 1;
+			return -1;
 		}
-		if (cl[i].pid == 0) {
-			char c;
-			int j;
-
-			setpgid(0, 0);	/* -t kills its whole group */
-			dup2(out[1], 1);
-			dup2(out[1], 2);
-			close(out[0]);
-			close(out[1]);
-			close(gate[1]);
-			for (j = 0; j < i; j++)
-				close(cl[j].fd);
-			while (read(gate[0], &c, 1) < 0 && errno == EINTR)
-				;
-			close(gate[0]);
-			execv(cl[i].argv[0], cl[i].argv);
-			fprintf(stderr, "exec %s: %s\n", cl[i].argv[0], strerror(errno));
-			_exit(127);
-		}
+		if (cl[i].pid == 0)
+			client_exec(cl, i, out, gate);
 		close(out[1]);
 		cl[i].fd = out[0];
 	}
-	close(gate[0]);
-	signal(SIGINT, on_signal);	/* Ctrl-C: kill the clients' groups */
-	signal(SIGTERM, on_signal);
-	printf("# %d clients of ptod (%s) at once:", k,
-	       getenv("PTO_SOCKET") ? getenv("PTO_SOCKET") : "/run/pto/ptod.sock");
-	for (i = 0; i < k; i++)
-		printf(" [%s]", cl[i].spec);
-	printf("\n");
-	t0 = now_ms();
-	close(gate[1]);		/* go */
-	deadline = t0 + timeout_s * 1e3;
+	return 0;
+}
 
-	/* collect output until every client has exited */
-	left = k;
+/* -t expired or a signal: kill every client's process group. */
+static void kill_clients(struct client *cl, int k)
+{
+	int i;
+
+	for (i = 0; i < k; i++)
+		if (!cl[i].done && !cl[i].killed &&
+		    (kill(-cl[i].pid, SIGKILL) == 0 ||
+		     kill(cl[i].pid, SIGKILL) == 0))
+			cl[i].killed = 1;
+}
+
+/* Read what the clients behind @pfd printed; close their ends at EOF. */
+static void read_outputs(struct client *cl, struct pollfd *pfd,
+			 const int *idx, int np)
+{
+	int i;
+
+	for (i = 0; i < np; i++) {
+		struct client *c = &cl[idx[i]];
+		char buf[4096];
+		ssize_t n;
+
+		if (!(pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
+			continue;
+		n = read(c->fd, buf, sizeof(buf));
+		if (n > 0) {
+			append(c, buf, (size_t)n);
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		close(c->fd);
+		c->fd = -1;
+	}
+}
+
+/* Reap whoever has exited and closed its output: how many did. */
+static int reap_clients(struct client *cl, int k, double t0)
+{
+	int i, reaped = 0;
+
+	for (i = 0; i < k; i++) {
+		struct client *c = &cl[i];
+
+		if (c->done || (c->fd >= 0 && !c->killed))
+			continue;
+		if (waitpid(c->pid, &c->status, c->fd >= 0 ? WNOHANG : 0) !=
+		    c->pid)
+			continue;
+		if (c->fd >= 0) {
+			close(c->fd);
+			c->fd = -1;
+		}
+		c->end_ms = now_ms() - t0;
+		c->done = 1;
+		reaped++;
+	}
+	return reaped;
+}
+
+/* Collect output until every client has exited. 0 or -1 (poll failed). */
+static int collect(struct client *cl, int k, double t0, double timeout_s)
+{
+	double deadline = t0 + timeout_s * 1e3;
+	int left = k;
+
 	while (left) {
 		struct pollfd pfd[MAX_CLIENTS];
-		int idx[MAX_CLIENTS], np = 0, ms;
+		int idx[MAX_CLIENTS], np = 0, ms, i;
 
-		for (i = 0; i < k; i++)
-			if (cl[i].fd >= 0) {
-				pfd[np].fd = cl[i].fd;
-				pfd[np].events = POLLIN;
-				idx[np++] = i;
-			}
+		for (i = 0; i < k; i++) {
+			if (cl[i].fd < 0)
+				continue;
+			pfd[np].fd = cl[i].fd;
+			pfd[np].events = POLLIN;
+			idx[np++] = i;
+		}
 		ms = (int)(deadline - now_ms());
 		if (ms <= 0 || interrupted) {
-			for (i = 0; i < k; i++)
-				if (!cl[i].done && !cl[i].killed &&
-				    (kill(-cl[i].pid, SIGKILL) == 0 ||
-				     kill(cl[i].pid, SIGKILL) == 0))
-					cl[i].killed = 1;
+			kill_clients(cl, k);
 			interrupted = 0;
 			ms = 1000;
 			deadline = now_ms() + 5e3;
 		}
 		if (np && poll(pfd, (nfds_t)np, ms) < 0 && errno != EINTR)
-			return 1;
-		for (i = 0; i < np; i++) {
-			struct client *c = &cl[idx[i]];
-			char buf[4096];
-
-			if (!(pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
-				continue;
-			n = read(c->fd, buf, sizeof(buf));
-			if (n > 0) {
-				append(c, buf, (size_t)n);
-				continue;
-			}
-			if (n < 0 && errno == EINTR)
-				continue;
-			close(c->fd);
-			c->fd = -1;
-		}
-		/* reap whoever has exited and closed its output */
-		for (i = 0; i < k; i++) {
-			struct client *c = &cl[i];
-
-			if (c->done || (c->fd >= 0 && !c->killed))
-				continue;
-			if (waitpid(c->pid, &c->status, c->fd >= 0 ? WNOHANG : 0) ==
-			    c->pid) {
-				if (c->fd >= 0) {
-					close(c->fd);
-					c->fd = -1;
-				}
-				c->end_ms = now_ms() - t0;
-				c->done = 1;
-				left--;
-			}
-		}
+			return -1;
+		read_outputs(cl, pfd, idx, np);
+		left -= reap_clients(cl, k, t0);
 		if (!np && left)
 			usleep(1000);
 	}
+	return 0;
+}
+
+/* Every client's own lines, prefixed with "  client I: ". */
+static void print_outputs(const struct client *cl, int k)
+{
+	int i;
 
 	for (i = 0; i < k; i++) {
 		const char *p = cl[i].out ? cl[i].out : "";
@@ -327,8 +364,16 @@ int main(int argc, char **argv)
 			p += len + (eol ? 1 : 0);
 		}
 	}
+}
+
+/* One line per client and the total: the number of clients that failed. */
+static int print_summary(const struct client *cl, int k, double t0)
+{
+	double total_busy = 0;
+	int i, failed = 0;
+
 	for (i = 0; i < k; i++) {
-		struct client *c = &cl[i];
+		const struct client *c = &cl[i];
 		int pass, total, ok;
 		double graph_ms;
 
@@ -345,5 +390,46 @@ int main(int argc, char **argv)
 	printf("total: %d clients, %d passed, %d failed, wall %.1f ms "
 	       "(sum of client times %.1f ms)\n", k, k - failed, failed,
 	       now_ms() - t0, total_busy);
-	return failed ? 1 : 0;
+	return failed;
+}
+
+int main(int argc, char **argv)
+{
+	static struct client cl[MAX_CLIENTS];
+	struct opts o;
+	int i, gate[2], ret;
+	double t0;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (parse_opts(argc, argv, &o, &ret))
+		return ret;
+	if (access(o.e2e, X_OK)) {
+		fprintf(stderr, "%s: %s (build it: make -C selftests/e2e)\n", o.e2e,
+			strerror(errno));
+		return 2;
+	}
+	for (i = 0; i < o.k; i++)
+		if (build_argv(&cl[i], o.e2e, o.specs[i % o.nspecs])) {
+			usage();
+			return 2;
+		}
+
+	/* fork everyone, held at the gate (EOF on gate[0] opens it) */
+	if (pipe(gate) || fork_clients(cl, o.k, gate))
+		return 1;
+	close(gate[0]);
+	signal(SIGINT, on_signal);	/* Ctrl-C: kill the clients' groups */
+	signal(SIGTERM, on_signal);
+	printf("# %d clients of ptod (%s) at once:", o.k,
+	       getenv("PTO_SOCKET") ? getenv("PTO_SOCKET") : "/run/pto/ptod.sock");
+	for (i = 0; i < o.k; i++)
+		printf(" [%s]", cl[i].spec);
+	printf("\n");
+	t0 = now_ms();
+	close(gate[1]);		/* go */
+
+	if (collect(cl, o.k, t0, o.timeout_s))
+		return 1;
+	print_outputs(cl, o.k);
+	return print_summary(cl, o.k, t0) ? 1 : 0;
 }

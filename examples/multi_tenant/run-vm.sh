@@ -5,7 +5,7 @@
 # the VM rig with pto.ko, starts ptod (as selftests/e2e/run.sh does: a
 # private socket, wait for "is ready" in its log), runs multi_tenant
 # (K clients at once, each an example checked against its golden) and
-# stops ptod with SIGTERM.
+# stops ptod with SIGTERM (tools/ptod-vm/ptod-vm.sh).
 #
 #   examples/multi_tenant/run-vm.sh [MULTI_TENANT ARGS]   e.g. -k 8
 #
@@ -19,48 +19,27 @@
 
 set -u
 TOP=$(cd "$(dirname "$(readlink -f "$0")")/../.." && pwd)
-B=$TOP/build
+# shellcheck source-path=SCRIPTDIR/../.. source=tools/ptod-vm/ptod-vm.sh
+. "$TOP/tools/ptod-vm/ptod-vm.sh"
 
 if [ "${1:-}" != --in-vm ]; then
-	set -e
-	make -C "$TOP" kmod user	# the module and every program, up to date
-	cd "$TOP"
-	vmargs=(--module kmod/pto.ko)
+	vmargs=()
 	[ -z "${VM_GM_MB:-}" ] || vmargs+=(--param "gm_size_mb=$VM_GM_MB")
 	for v in PTO2_RING_HEAP PTO2_RING_TASK_WINDOW PTO2_RING_DEP_POOL \
 		PTO2_READY_QUEUE_SHARDS; do
 		[ -z "${!v:-}" ] || vmargs+=(--env "$v=${!v}")
 	done
-	exec scripts/vm-run "${vmargs[@]}" --timeout "${VM_TIMEOUT:-240}" \
-		-- "$TOP/examples/multi_tenant/run-vm.sh" --in-vm "$@"
+	ptod_vm_boot "$TOP/examples/multi_tenant/run-vm.sh" "${vmargs[@]}" \
+		-- "$@"
 fi
 shift
 
-TMP=$(mktemp -d /tmp/pto-multi-tenant.XXXXXX)
-PTO_TOP=$TOP
-PTOD_PID=
-# shellcheck source-path=SCRIPTDIR/../.. source=scripts/ptod-lib.sh
-. "$TOP/scripts/ptod-lib.sh"
+ptod_vm_start multi-tenant || exit 1
 
-cleanup() {
-	if [ -n "$PTOD_PID" ]; then
-		kill -9 "$PTOD_PID" 2>/dev/null
-		echo "# --- ptod log ---"
-		sed 's/^/# /' "$TMP/ptod.log" | tail -40
-	fi
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-
-ptod_start "$TMP" || exit 1
-echo "# ptod ready; guest $(uname -r), $(nproc) CPUs"
-
-"$B/examples/multi_tenant/multi_tenant" "$@"
+"$TOP/build/examples/multi_tenant/multi_tenant" "$@"
 rc=$?
 
 echo "# ptod's view of the clients:"
-grep -E "client [0-9]+ .*(runtime of|gone)" "$TMP/ptod.log" | sed 's/^/#   /'
-ptod_stop
-rd=$?
-[ $rd = 0 ] || { echo "ptod exited with $rd" >&2; sed 's/^/# /' "$TMP/ptod.log" | tail -40; }
-[ $rc = 0 ] && [ $rd = 0 ]
+grep -E "client [0-9]+ .*(runtime of|gone)" "$PTOD_VM_DIR/ptod.log" |
+	sed 's/^/#   /'
+ptod_vm_stop $rc

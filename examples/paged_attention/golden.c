@@ -9,13 +9,15 @@
 #include "../common/ex_common.h"
 
 /*
- * Case1 / Case2: the task counts 13 and 33 of the brief (3 and 8 KV blocks).
- * CaseBatch256: the seed's ALL_CASES entry verbatim (batch 256, 1 head,
- *   head_dim 256, context 16): one KV block per sequence, 16 chunks x 5.
- * CaseBatch256Ctx33: the same with context 33, which is what the seed's
- *   prose counts ("16 chunks x 13 tasks = 208 tasks").
- * CaseVarLen: not in the seed; random context lengths, GQA with two KV
- *   heads and a short last chunk, to exercise masking and q_loop > 1.
+ * Case1 / Case2: one chunk with 3 and 8 KV blocks, sized for
+ *   1 + 4 * 3 = 13 and 1 + 4 * 8 = 33 tasks.
+ * CaseBatch256: the entry of PTO2's case table for this test as written
+ *   (batch 256, 1 head, head_dim 256, context 16): one KV block per
+ *   sequence, 16 chunks x 5 = 80 tasks.
+ * CaseBatch256Ctx33: the same with context 33: 16 chunks x 13 = 208
+ *   tasks, the graph PTO2's flow-control figures count for batch 256.
+ * CaseVarLen: random context lengths, GQA with two KV heads and a short
+ *   last chunk, to exercise masking and q_loop > 1.
  */
 const struct pa_case pa_cases[] = {
 	/* name               batch heads kv  dim  bs  ctx  min  max */
@@ -71,15 +73,11 @@ void pa_free_inputs(struct pa_inputs *in)
 	memset(in, 0, sizeof(*in));
 }
 
-int pa_gen_inputs(const struct pa_case *c, struct pa_inputs *in)
+/* The geometry and sizes of case @c. */
+static void pa_geometry(const struct pa_case *c, struct pa_inputs *in)
 {
-	struct ex_rng r;
-	uint32_t *perm;
-	int max_ctx, b, i;
-	size_t k;
+	int max_ctx, i;
 
-	memset(in, 0, sizeof(*in));
-	ex_rng_seed(&r, c->name);
 	in->batch = c->batch;
 	in->num_heads = c->num_heads;
 	in->kv_head_num = c->kv_head_num;
@@ -97,20 +95,27 @@ int pa_gen_inputs(const struct pa_case *c, struct pa_inputs *in)
 	in->kv_elems = (size_t)in->num_blocks * c->block_size *
 		       c->kv_head_num * c->head_dim;
 	in->out_elems = in->q_elems;
+}
 
+static int pa_alloc_inputs(struct pa_inputs *in)
+{
 	in->query = malloc(in->q_elems * sizeof(uint16_t));
 	in->key_cache = malloc(in->kv_elems * sizeof(uint16_t));
 	in->value_cache = malloc(in->kv_elems * sizeof(uint16_t));
-	in->block_table = malloc((size_t)c->batch * in->max_blocks * sizeof(int32_t));
-	in->context_lens = malloc((size_t)c->batch * sizeof(int32_t));
+	in->block_table = malloc((size_t)in->batch * in->max_blocks * sizeof(int32_t));
+	in->context_lens = malloc((size_t)in->batch * sizeof(int32_t));
 	in->out = calloc(in->out_elems, sizeof(float));
-	perm = malloc((size_t)in->num_blocks * sizeof(uint32_t));
-	if (!in->query || !in->key_cache || !in->value_cache ||
-	    !in->block_table || !in->context_lens || !in->out || !perm) {
-		free(perm);
-		pa_free_inputs(in);
-		return -1;
-	}
+	if (in->query && in->key_cache && in->value_cache && in->block_table &&
+	    in->context_lens && in->out)
+		return 0;
+	pa_free_inputs(in);
+	return -1;
+}
+
+static void pa_gen_context_lens(const struct pa_case *c, struct pa_inputs *in,
+				struct ex_rng *r)
+{
+	int b;
 
 	for (b = 0; b < c->batch; b++) {
 		if (c->seq_lens && c->n_seq_lens > 0)
@@ -118,44 +123,80 @@ int pa_gen_inputs(const struct pa_case *c, struct pa_inputs *in)
 		else if (c->context_len > 0)
 			in->context_lens[b] = c->context_len;
 		else
-			in->context_lens[b] = c->ctx_min + (int32_t)ex_rng_below(&r,
+			in->context_lens[b] = c->ctx_min + (int32_t)ex_rng_below(r,
 				(uint32_t)(c->ctx_max - c->ctx_min + 1));
 	}
+}
 
-	/* block table: a random permutation of the physical blocks */
+/* Block table: a random permutation of the physical blocks. 0 or -1. */
+static int pa_gen_block_table(struct pa_inputs *in, struct ex_rng *r)
+{
+	uint32_t *perm = malloc((size_t)in->num_blocks * sizeof(uint32_t));
+	int b, i;
+
+	if (!perm)
+		return -1;
 	for (i = 0; i < in->num_blocks; i++)
 		perm[i] = (uint32_t)i;
 	for (i = in->num_blocks - 1; i > 0; i--) {
-		uint32_t j = ex_rng_below(&r, (uint32_t)i + 1);
+		uint32_t j = ex_rng_below(r, (uint32_t)i + 1);
 		uint32_t t = perm[i];
 
 		perm[i] = perm[j];
 		perm[j] = t;
 	}
-	for (b = 0; b < c->batch; b++) {
-		int used = pa_seq_blocks(in->context_lens[b], c->block_size);
+	for (b = 0; b < in->batch; b++) {
+		int used = pa_seq_blocks(in->context_lens[b], in->block_size);
+		size_t row = (size_t)b * in->max_blocks;
 
 		for (i = 0; i < in->max_blocks; i++)
-			in->block_table[(size_t)b * in->max_blocks + i] =
-				i < used ? (int32_t)perm[(size_t)b * in->max_blocks + i] : -1;
+			in->block_table[row + i] =
+				i < used ? (int32_t)perm[row + i] : -1;
 	}
 	free(perm);
+	return 0;
+}
 
-	for (k = 0; k < in->q_elems; k++)
-		in->query[k] = ex_f32_to_f16(ex_rng_uniform(&r, -1.0f, 1.0f));
-	for (k = 0; k < in->kv_elems; k++)
-		in->key_cache[k] = ex_f32_to_f16(ex_rng_uniform(&r, -1.0f, 1.0f));
-	for (k = 0; k < in->kv_elems; k++)
-		in->value_cache[k] = ex_f32_to_f16(ex_rng_uniform(&r, -1.0f, 1.0f));
+/* @n fp16 values uniform in [-1, 1). */
+static void pa_gen_f16(uint16_t *h, size_t n, struct ex_rng *r)
+{
+	size_t k;
 
-	in->config[PA_CFG_BATCH] = c->batch;
-	in->config[PA_CFG_NUM_HEADS] = c->num_heads;
-	in->config[PA_CFG_KV_HEAD_NUM] = c->kv_head_num;
-	in->config[PA_CFG_HEAD_DIM] = c->head_dim;
-	in->config[PA_CFG_BLOCK_SIZE] = c->block_size;
+	for (k = 0; k < n; k++)
+		h[k] = ex_f32_to_f16(ex_rng_uniform(r, -1.0f, 1.0f));
+}
+
+static void pa_fill_config(struct pa_inputs *in)
+{
+	in->config[PA_CFG_BATCH] = in->batch;
+	in->config[PA_CFG_NUM_HEADS] = in->num_heads;
+	in->config[PA_CFG_KV_HEAD_NUM] = in->kv_head_num;
+	in->config[PA_CFG_HEAD_DIM] = in->head_dim;
+	in->config[PA_CFG_BLOCK_SIZE] = in->block_size;
 	in->config[PA_CFG_MAX_BLOCKS] = in->max_blocks;
 	in->config[PA_CFG_NUM_BLOCKS] = in->num_blocks;
 	in->config[PA_CFG_SCALE_BITS] = (int64_t)ex_u64_from_f32(in->scale);
+}
+
+int pa_gen_inputs(const struct pa_case *c, struct pa_inputs *in)
+{
+	struct ex_rng r;
+
+	memset(in, 0, sizeof(*in));
+	ex_rng_seed(&r, c->name);
+	pa_geometry(c, in);
+	if (pa_alloc_inputs(in))
+		return -1;
+	/* the random stream's order: lengths, block table, Q, K, V */
+	pa_gen_context_lens(c, in, &r);
+	if (pa_gen_block_table(in, &r)) {
+		pa_free_inputs(in);
+		return -1;
+	}
+	pa_gen_f16(in->query, in->q_elems, &r);
+	pa_gen_f16(in->key_cache, in->kv_elems, &r);
+	pa_gen_f16(in->value_cache, in->kv_elems, &r);
+	pa_fill_config(in);
 	return 0;
 }
 

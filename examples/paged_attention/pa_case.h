@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * paged_attention: online-softmax paged attention (decode, one query token
- * per sequence), the structure of the PTO2 seed's batch paged attention.
+ * per sequence), built as PTO2's batch paged attention is.
  *
  * Tensors (all row-major):
  *   query        fp16  [batch][num_heads][head_dim]
@@ -62,7 +62,7 @@ enum {
  * Orchestration arguments.  The orchestration never dereferences device
  * memory (args are device addresses, GM is not the orchestrator's to
  * read), so the geometry it needs comes as scalars, and it uses one
- * max_bn for every chunk (the seed's "for (bn = 0; bn < max_bn; bn++)"):
+ * max_bn for every chunk (PTO2's "for (bn = 0; bn < max_bn; bn++)"):
  * max_bn = max over sequences of ceil(context_len / block_size).  Blocks a
  * shorter sequence does not have are masked by the kernels.
  */
@@ -95,6 +95,18 @@ enum { UP_MIJ, UP_LIJ, UP_OI_NEW, UP_MI, UP_LI, UP_OI, UP_CFG,
        UP_NB, UP_KVH, UP_IS_LAST, UP_OUT, UP_NARGS };	/* OUT iff is_last */
 enum { HUB_OI, HUB_LI, HUB_MI, HUB_ROWS, HUB_HEAD_DIM, HUB_NARGS };
 
+/* QK and PV take their parameters in the same layout. */
+#define PA_SAME_PARAM(qk, pv)	((int)(qk) == (int)(pv))
+_Static_assert(PA_SAME_PARAM(QK_Q, PV_PIJ) &&
+	       PA_SAME_PARAM(QK_KCACHE, PV_VCACHE) &&
+	       PA_SAME_PARAM(QK_BT, PV_BT) && PA_SAME_PARAM(QK_CL, PV_CL) &&
+	       PA_SAME_PARAM(QK_CFG, PV_CFG) &&
+	       PA_SAME_PARAM(QK_SIJ, PV_OI_NEW) &&
+	       PA_SAME_PARAM(QK_NB, PV_NB) && PA_SAME_PARAM(QK_KVH, PV_KVH) &&
+	       PA_SAME_PARAM(QK_BN, PV_BN) &&
+	       PA_SAME_PARAM(QK_NARGS, PV_NARGS),
+	       "QK and PV parameter layouts differ");
+
 struct pa_case {
 	const char *name;
 	int batch, num_heads, kv_head_num, head_dim, block_size;
@@ -109,11 +121,11 @@ extern const size_t pa_num_cases;
 const struct pa_case *pa_find_case(const char *name);
 
 /*
- * The seed's environment knobs: PA_CASE selects a case by name (when no
- * case is named on the command line), PA_SEQ_LEN ("33,17,128") overrides
- * the per-sequence context lengths, cycled over the batch.  Parses
- * PA_SEQ_LEN into @lens (at most @max); returns the count, 0 if unset,
- * -1 if malformed.
+ * The paged attention test's environment variables: PA_CASE selects a
+ * case by name (when no case is named on the command line), PA_SEQ_LEN
+ * ("33,17,128") overrides the per-sequence context lengths, cycled over
+ * the batch.  Parses PA_SEQ_LEN into @lens (at most @max); returns the
+ * count, 0 if unset, -1 if malformed.
  */
 int pa_env_seq_lens(int32_t *lens, int max);
 

@@ -14,19 +14,19 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <linux/pto.h>
+
+#include "pto-dev.h"
 
 static const char *prog = "pto-gm";
 
@@ -34,11 +34,6 @@ struct opts {
 	const char *dev;
 	unsigned long long len;
 };
-
-static int xioctl(int fd, unsigned long req, void *arg)
-{
-	return ioctl(fd, req, arg) < 0 ? -errno : 0;
-}
 
 static void fail(const char *what, int err)
 {
@@ -51,27 +46,6 @@ static double now_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static int open_dev(const char *dev)
-{
-	int fd = open(dev, O_RDWR | O_CLOEXEC);
-
-	return fd < 0 ? -errno : fd;
-}
-
-static int get_info(int fd, struct pto_info *info)
-{
-	memset(info, 0, sizeof(*info));
-	info->size = sizeof(*info);
-	return xioctl(fd, PTO_IOC_GET_INFO, info);
-}
-
-static int set_role(int fd, uint32_t role)
-{
-	struct pto_set_role r = { .size = sizeof(r), .role = role };
-
-	return xioctl(fd, PTO_IOC_SET_ROLE, &r);
 }
 
 static const char *profile_name(uint32_t p)
@@ -122,12 +96,12 @@ static int print_info(int fd, const char *dev, struct pto_info *info)
 	uint32_t abi = 0;
 	int ret;
 
-	ret = xioctl(fd, PTO_IOC_ABI_VERSION, &abi);
+	ret = pto_xioctl(fd, PTO_IOC_ABI_VERSION, &abi);
 	if (ret) {
 		fail("PTO_IOC_ABI_VERSION", ret);
 		return ret;
 	}
-	ret = get_info(fd, info);
+	ret = pto_get_info(fd, info);
 	if (ret) {
 		fail("PTO_IOC_GET_INFO", ret);
 		return ret;
@@ -191,14 +165,14 @@ static int report(const char *what, const uint32_t *w, size_t words,
 /* The second file: AICPU if free, else executor (also maps all of GM). */
 static int open_gm_viewer(const char *dev, const char **role)
 {
-	int fd = open_dev(dev), ret;
+	int fd = pto_open_dev(dev), ret;
 
 	if (fd < 0)
 		return fd;
-	ret = set_role(fd, PTO_ROLE_AICPU);
+	ret = pto_set_role(fd, PTO_ROLE_AICPU);
 	*role = "aicpu";
 	if (ret == -EBUSY) {
-		ret = set_role(fd, PTO_ROLE_EXECUTOR);
+		ret = pto_set_role(fd, PTO_ROLE_EXECUTOR);
 		*role = "executor (the AICPU role is taken)";
 	}
 	if (ret) {
@@ -208,132 +182,181 @@ static int open_gm_viewer(const char *dev, const char **role)
 	return fd;
 }
 
-static int round_trip(const struct opts *o, const struct pto_info *info)
-{
-	struct pto_gm_alloc a = { .size = sizeof(a), .len = o->len };
-	struct pto_gm_lookup l = { .size = sizeof(l) };
-	struct pto_gm_free f = { .size = sizeof(f) };
-	struct pto_info after;
-	uint32_t *cmap = MAP_FAILED, *gview;
-	uint8_t *gm = MAP_FAILED;
-	size_t words = o->len / 4;
-	const char *role = "";
-	int client, viewer = -1, ret;
-	double t0, t_cw, t_vr, t_vw, t_cr;
+/* One round trip: a client buffer, seen through a second file's GM map. */
+struct trip {
+	const struct opts *o;
+	const struct pto_info *info;
+	int client, viewer;
+	struct pto_gm_alloc a;
+	uint32_t *cmap;		/* the client's mapping of its buffer */
+	uint8_t *gm;		/* the viewer's mapping of all of GM */
+	uint32_t *gview;	/* the buffer in @gm */
+	const char *role;	/* the viewer's */
+	double t_cw, t_vr, t_vw, t_cr;
+};
 
-	client = open_dev(o->dev);
-	if (client < 0) {
-		fail(o->dev, client);
-		return client;
+/* As a client: allocate the buffer, look it up, map it. */
+static int client_buffer(struct trip *t)
+{
+	struct pto_gm_lookup l = { .size = sizeof(l) };
+	int ret;
+
+	t->client = pto_open_dev(t->o->dev);
+	if (t->client < 0) {
+		fail(t->o->dev, t->client);
+		return t->client;
 	}
-	ret = set_role(client, PTO_ROLE_CLIENT);
+	ret = pto_set_role(t->client, PTO_ROLE_CLIENT);
 	if (ret) {
 		fail("PTO_IOC_SET_ROLE client", ret);
-		goto out;
+		return ret;
 	}
-	ret = xioctl(client, PTO_IOC_GM_ALLOC, &a);
+	ret = pto_xioctl(t->client, PTO_IOC_GM_ALLOC, &t->a);
 	if (ret) {
 		fail("PTO_IOC_GM_ALLOC", ret);
-		goto out;
+		return ret;
 	}
-	f.handle = a.handle;
-	printf("client    buffer %u: ", a.handle);
-	print_size("", o->len);
+	printf("client    buffer %u: ", t->a.handle);
+	print_size("", t->o->len);
 	printf(" at device address 0x%llx, mmap offset 0x%llx"
-	       "\n", (unsigned long long)a.dev_addr,
-	       (unsigned long long)a.mmap_offset);
+	       "\n", (unsigned long long)t->a.dev_addr,
+	       (unsigned long long)t->a.mmap_offset);
 
 	/* What the daemon checks on every address a client names. */
-	l.dev_addr = a.dev_addr;
-	l.len = o->len;
-	ret = xioctl(client, PTO_IOC_GM_LOOKUP, &l);
-	if (ret || l.handle != a.handle) {
+	l.dev_addr = t->a.dev_addr;
+	l.len = t->o->len;
+	ret = pto_xioctl(t->client, PTO_IOC_GM_LOOKUP, &l);
+	if (ret || l.handle != t->a.handle) {
 		fail("PTO_IOC_GM_LOOKUP", ret ? ret : -EIO);
-		ret = ret ? ret : -EIO;
-		goto out;
+		return ret ? ret : -EIO;
 	}
 
-	cmap = mmap(NULL, o->len, PROT_READ | PROT_WRITE, MAP_SHARED, client,
-		    (off_t)a.mmap_offset);
-	if (cmap == MAP_FAILED) {
+	t->cmap = mmap(NULL, t->o->len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		       t->client, (off_t)t->a.mmap_offset);
+	if (t->cmap == MAP_FAILED) {
 		ret = -errno;
 		fail("mmap of the client buffer", ret);
-		goto out;
+		return ret;
 	}
-	t0 = now_s();
-	fill(cmap, words, 0xc0ffee00);
-	t_cw = now_s() - t0;
+	return 0;
+}
 
-	viewer = open_gm_viewer(o->dev, &role);
-	if (viewer < 0) {
-		ret = viewer;
+/* The second file (AICPU or executor) maps all of GM. */
+static int map_view(struct trip *t)
+{
+	int ret;
+
+	t->viewer = open_gm_viewer(t->o->dev, &t->role);
+	if (t->viewer < 0) {
+		ret = t->viewer;
 		fail("second file (AICPU or executor role)", ret);
-		goto out;
+		return ret;
 	}
-	gm = mmap(NULL, info->gm_size, PROT_READ | PROT_WRITE, MAP_SHARED,
-		  viewer, (off_t)info->gm_mmap_offset);
-	if (gm == MAP_FAILED) {
+	t->gm = mmap(NULL, t->info->gm_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		     t->viewer, (off_t)t->info->gm_mmap_offset);
+	if (t->gm == MAP_FAILED) {
 		ret = -errno;
 		fail("mmap of the whole GM", ret);
-		goto out;
+		return ret;
 	}
-	gview = (uint32_t *)(gm + (a.dev_addr - info->gm_dev_base));
+	t->gview = (uint32_t *)(t->gm + (t->a.dev_addr - t->info->gm_dev_base));
 	printf("%-9.9s whole GM mapped as %s, buffer at offset 0x%llx"
-	       "\n", "view", role,
-	       (unsigned long long)(a.dev_addr - info->gm_dev_base));
+	       "\n", "view", t->role,
+	       (unsigned long long)(t->a.dev_addr - t->info->gm_dev_base));
+	return 0;
+}
+
+/* The client's pattern read through the view, the view's through the client. */
+static int exchange(struct trip *t)
+{
+	size_t words = t->o->len / 4;
+	double t0;
+	int ret;
 
 	t0 = now_s();
-	ret = report("client -> GM view", gview, words, 0xc0ffee00);
-	t_vr = now_s() - t0;
+	ret = report("client -> GM view", t->gview, words, 0xc0ffee00);
+	t->t_vr = now_s() - t0;
 	if (ret)
-		goto out;
+		return ret;
 	t0 = now_s();
-	fill(gview, words, 0x5eed0000);
-	t_vw = now_s() - t0;
+	fill(t->gview, words, 0x5eed0000);
+	t->t_vw = now_s() - t0;
 	t0 = now_s();
-	ret = report("GM view -> client", cmap, words, 0x5eed0000);
-	t_cr = now_s() - t0;
+	ret = report("GM view -> client", t->cmap, words, 0x5eed0000);
+	t->t_cr = now_s() - t0;
 	if (ret)
-		goto out;
+		return ret;
 
 	printf("moved     ");
-	print_size("", 4 * o->len);
+	print_size("", 4 * t->o->len);
 	printf(": client write %.1f ms, view read %.1f ms, view write %.1f ms, "
-	       "client read %.1f ms\n", t_cw * 1e3, t_vr * 1e3, t_vw * 1e3,
-	       t_cr * 1e3);
+	       "client read %.1f ms\n", t->t_cw * 1e3, t->t_vr * 1e3,
+	       t->t_vw * 1e3, t->t_cr * 1e3);
 	printf("verified  client -> GM view and GM view -> client: OK\n");
+	return 0;
+}
 
-	/* Free while mapped: the memory comes back after munmap. */
-	ret = xioctl(client, PTO_IOC_GM_FREE, &f);
+/* Free while mapped: the memory comes back after munmap. */
+static int free_buffer(struct trip *t)
+{
+	struct pto_gm_free f = { .size = sizeof(f), .handle = t->a.handle };
+	struct pto_info after;
+	int ret;
+
+	ret = pto_xioctl(t->client, PTO_IOC_GM_FREE, &f);
 	if (ret) {
 		fail("PTO_IOC_GM_FREE", ret);
-		goto out;
+		return ret;
 	}
-	munmap(cmap, o->len);
-	cmap = MAP_FAILED;
-	ret = get_info(client, &after);
+	munmap(t->cmap, t->o->len);
+	t->cmap = MAP_FAILED;
+	ret = pto_get_info(t->client, &after);
 	if (ret) {
 		fail("PTO_IOC_GET_INFO", ret);
-		goto out;
+		return ret;
 	}
-	if (after.gm_free != info->gm_free) {
+	if (after.gm_free != t->info->gm_free) {
 		fprintf(stderr, "%s: gm_free %llu after free, %llu"
 			" before\n", prog, (unsigned long long)after.gm_free,
-			(unsigned long long)info->gm_free);
-		ret = -EIO;
-		goto out;
+			(unsigned long long)t->info->gm_free);
+		return -EIO;
 	}
-	printf("freed     buffer %u, GM free again: ", a.handle);
+	printf("freed     buffer %u, GM free again: ", t->a.handle);
 	print_size("", after.gm_free);
 	printf("\n");
-out:
-	if (gm != MAP_FAILED)
-		munmap(gm, info->gm_size);
-	if (cmap != MAP_FAILED)
-		munmap(cmap, o->len);
-	if (viewer >= 0)
-		close(viewer);
-	close(client);
+	return 0;
+}
+
+static int round_trip(const struct opts *o, const struct pto_info *info)
+{
+	struct trip t = {
+		.o = o, .info = info, .client = -1, .viewer = -1,
+		.a = { .size = sizeof(t.a), .len = o->len },
+		.cmap = MAP_FAILED, .gm = MAP_FAILED, .role = "",
+	};
+	double t0;
+	int ret;
+
+	ret = client_buffer(&t);
+	if (!ret) {
+		t0 = now_s();
+		fill(t.cmap, o->len / 4, 0xc0ffee00);
+		t.t_cw = now_s() - t0;
+		ret = map_view(&t);
+	}
+	if (!ret)
+		ret = exchange(&t);
+	if (!ret)
+		ret = free_buffer(&t);
+
+	if (t.gm != MAP_FAILED)
+		munmap(t.gm, info->gm_size);
+	if (t.cmap != MAP_FAILED)
+		munmap(t.cmap, o->len);
+	if (t.viewer >= 0)
+		close(t.viewer);
+	if (t.client >= 0)
+		close(t.client);
 	return ret;
 }
 
@@ -399,7 +422,7 @@ int main(int argc, char **argv)
 		}
 	}
 
-	fd = open_dev(o.dev);
+	fd = pto_open_dev(o.dev);
 	if (fd < 0) {
 		fail(o.dev, fd);
 		if (fd == -ENOENT)

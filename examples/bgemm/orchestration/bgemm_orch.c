@@ -30,16 +30,52 @@ PTO2OrchestrationConfig aicpu_orchestration_config(uint64_t *args,
 	return cfg;
 }
 
+/* Output tile (bt, m, n): for each k, P = A[m,k] . B[k,n], C[m,n] += P. */
+static void bgemm_submit_tile(PTO2Runtime *rt, Tensor *A, Tensor *B,
+			      Tensor *C, int bt, int m, int n)
+{
+	uint64_t tile_shape[2] = { BGEMM_TILE, BGEMM_TILE };
+	uint64_t tile_elems[1] = { BGEMM_TILE_ELEMS };
+	uint64_t c_off[1] = { BGEMM_C_TILE(bt, m, n) };
+	Tensor c_tile = pto_tensor_view(C, tile_elems, c_off);
+	int k;
+
+	for (k = 0; k < BGEMM_GRID_K; k++) {
+		uint64_t a_off[1] = { BGEMM_A_TILE(bt, m, k) };
+		uint64_t b_off[1] = { BGEMM_B_TILE(bt, k, n) };
+		Tensor a_tile = pto_tensor_view(A, tile_elems, a_off);
+		Tensor b_tile = pto_tensor_view(B, tile_elems, b_off);
+		Tensor p = make_tensor(tile_shape, 2, PTO_DT_FP32);
+
+		PTOParam gemm[] = {
+			make_input_param(&a_tile),
+			make_input_param(&b_tile),
+			make_output_param(&p),
+			make_scalar_param(BGEMM_TILE),
+			make_scalar_param(BGEMM_TILE),
+			make_scalar_param(BGEMM_TILE),
+		};
+		pto2_rt_submit_task(rt, BGEMM_FUNC_GEMM_TILE, PTO2_WORKER_CUBE,
+				    gemm, 6);
+
+		PTOParam add[] = {
+			make_inout_param(&c_tile),
+			make_input_param(&p),
+			make_scalar_param(BGEMM_TILE_ELEMS),
+		};
+		pto2_rt_submit_task(rt, BGEMM_FUNC_TILE_ADD, PTO2_WORKER_VECTOR,
+				    add, 3);
+	}
+}
+
 __attribute__((visibility("default")))
 int aicpu_orchestration_entry(PTO2Runtime *rt, uint64_t *args, int arg_count)
 {
 	uint64_t a_shape[1] = { BGEMM_A_ELEMS };
 	uint64_t b_shape[1] = { BGEMM_B_ELEMS };
 	uint64_t c_shape[1] = { BGEMM_C_ELEMS };
-	uint64_t tile_shape[2] = { BGEMM_TILE, BGEMM_TILE };
-	uint64_t tile_elems[1] = { BGEMM_TILE_ELEMS };
 	Tensor A, B, C;
-	int bt, m, n, k;
+	int bt, m, n;
 
 	if (arg_count != BGEMM_NARGS)
 		return -EINVAL;
@@ -47,43 +83,12 @@ int aicpu_orchestration_entry(PTO2Runtime *rt, uint64_t *args, int arg_count)
 	B = make_tensor_external((void *)(uintptr_t)args[BGEMM_ARG_B], b_shape, 1, PTO_DT_FP32);
 	C = make_tensor_external((void *)(uintptr_t)args[BGEMM_ARG_C], c_shape, 1, PTO_DT_FP32);
 
-	for (bt = 0; bt < BGEMM_BATCH; bt++) {
-		for (m = 0; m < BGEMM_GRID_M; m++) {
-			for (n = 0; n < BGEMM_GRID_N; n++) {
+	for (bt = 0; bt < BGEMM_BATCH; bt++)
+		for (m = 0; m < BGEMM_GRID_M; m++)
+			for (n = 0; n < BGEMM_GRID_N; n++)
 				PTO2_SCOPE(rt) {
-					uint64_t c_off[1] = { BGEMM_C_TILE(bt, m, n) };
-					Tensor c_tile = pto_tensor_view(&C, tile_elems, c_off);
-
-					for (k = 0; k < BGEMM_GRID_K; k++) {
-						uint64_t a_off[1] = { BGEMM_A_TILE(bt, m, k) };
-						uint64_t b_off[1] = { BGEMM_B_TILE(bt, k, n) };
-						Tensor a_tile = pto_tensor_view(&A, tile_elems, a_off);
-						Tensor b_tile = pto_tensor_view(&B, tile_elems, b_off);
-						Tensor p = make_tensor(tile_shape, 2, PTO_DT_FP32);
-
-						PTOParam gemm[] = {
-							make_input_param(&a_tile),
-							make_input_param(&b_tile),
-							make_output_param(&p),
-							make_scalar_param(BGEMM_TILE),
-							make_scalar_param(BGEMM_TILE),
-							make_scalar_param(BGEMM_TILE),
-						};
-						pto2_rt_submit_task(rt, BGEMM_FUNC_GEMM_TILE,
-								    PTO2_WORKER_CUBE, gemm, 6);
-
-						PTOParam add[] = {
-							make_inout_param(&c_tile),
-							make_input_param(&p),
-							make_scalar_param(BGEMM_TILE_ELEMS),
-						};
-						pto2_rt_submit_task(rt, BGEMM_FUNC_TILE_ADD,
-								    PTO2_WORKER_VECTOR, add, 3);
-					}
+					bgemm_submit_tile(rt, &A, &B, &C, bt, m, n);
 				}
-			}
-		}
-	}
 
 	pto2_rt_orchestration_done(rt);
 	return pto2_rt_get_error(rt);

@@ -17,60 +17,36 @@
 
 #include "pa_kernel.h"
 
+/* The G rows of sequence @bi: pij times the block's valid values. */
+static void pv_seq(const struct pa_mm *mm, uint64_t bi, int64_t phys,
+		   int64_t valid)
+{
+	const struct pa_geom *g = &mm->g;
+	int64_t gi, j, d;
+
+	for (gi = 0; gi < g->group; gi++) {
+		int64_t r = (int64_t)bi * g->group + gi;
+		const uint16_t *prow = mm->x + r * g->block_size;
+		float *orow = mm->y + r * g->head_dim;
+
+		for (d = 0; d < g->head_dim; d++)
+			orow[d] = 0.0f;
+		for (j = 0; j < valid; j++) {
+			float p = ex_f16_to_f32(prow[j]);
+			const uint16_t *vrow = pa_kv_row(g, mm->cache, phys, j,
+							 mm->kvh);
+
+			if (p == 0.0f)
+				continue;
+			for (d = 0; d < g->head_dim; d++)
+				orow[d] += p * ex_f16_to_f32(vrow[d]);
+		}
+	}
+}
+
 int pto_kernel_entry(const struct pto_kernel_ctx *ctx, const uint64_t *args,
 		     uint32_t nargs)
 {
-	const uint16_t *pij, *vc;
-	const int32_t *bt, *cl;
-	float *oi_new;
-	struct pa_geom g;
-	uint64_t nb, kvh, bn, bi;
-	int64_t gi, j, d;
-	int ret;
-
 	(void)ctx;
-	if (nargs != PV_NARGS)
-		return -EINVAL;
-	ret = pa_geom_load((const int64_t *)(uintptr_t)args[PV_CFG], &g);
-	if (ret)
-		return ret;
-	pij = (const uint16_t *)(uintptr_t)args[PV_PIJ];
-	vc = (const uint16_t *)(uintptr_t)args[PV_VCACHE];
-	bt = (const int32_t *)(uintptr_t)args[PV_BT];
-	cl = (const int32_t *)(uintptr_t)args[PV_CL];
-	oi_new = (float *)(uintptr_t)args[PV_OI_NEW];
-	nb = args[PV_NB];
-	kvh = args[PV_KVH];
-	bn = args[PV_BN];
-	if (!pij || !vc || !bt || !cl || !oi_new || !pa_chunk_ok(&g, nb, kvh, bn))
-		return -EINVAL;
-
-	for (bi = 0; bi < nb; bi++) {
-		int64_t phys = 0;
-		int64_t valid = pa_block_valid(&g, bt + bi * g.max_blocks,
-					       cl[bi], bn, &phys);
-
-		if (valid < 0)
-			return (int)valid;
-		for (gi = 0; gi < g.group; gi++) {
-			int64_t r = (int64_t)bi * g.group + gi;
-			const uint16_t *prow = pij + r * g.block_size;
-			float *orow = oi_new + r * g.head_dim;
-
-			for (d = 0; d < g.head_dim; d++)
-				orow[d] = 0.0f;
-			for (j = 0; j < valid; j++) {
-				float p = ex_f16_to_f32(prow[j]);
-				const uint16_t *vrow = vc +
-					((phys * g.block_size + j) * g.kv_head_num +
-					 (int64_t)kvh) * g.head_dim;
-
-				if (p == 0.0f)
-					continue;
-				for (d = 0; d < g.head_dim; d++)
-					orow[d] += p * ex_f16_to_f32(vrow[d]);
-			}
-		}
-	}
-	return 0;
+	return pa_mm_run(args, nargs, pv_seq);
 }

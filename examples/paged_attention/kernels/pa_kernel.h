@@ -68,4 +68,71 @@ static inline int64_t pa_block_valid(const struct pa_geom *g,
 	return valid;
 }
 
+/*
+ * QK and PV: the parameters they share (pa_case.h: the same layout) and
+ * their loop over the chunk's sequences.
+ *   x      the chunk's rows: query view (QK) or pij (PV)    INPUT
+ *   cache  the key (QK) or value (PV) cache                  INPUT
+ *   bt, cl the chunk's block-table and context-length views INPUT
+ *   y      sij (QK) or oi_new (PV)                           OUTPUT
+ *   nb, kvh, bn                                              scalars
+ */
+struct pa_mm {
+	struct pa_geom g;
+	const uint16_t *x, *cache;
+	const int32_t *bt, *cl;
+	float *y;
+	uint64_t nb, kvh, bn;
+};
+
+/* One sequence @bi of the chunk: block bn is @phys, @valid positions. */
+typedef void (*pa_mm_seq_fn)(const struct pa_mm *mm, uint64_t bi,
+			     int64_t phys, int64_t valid);
+
+/* Check the parameters, then @seq for every sequence. 0 or -errno. */
+static inline int pa_mm_run(const uint64_t *args, uint32_t nargs,
+			    pa_mm_seq_fn seq)
+{
+	struct pa_mm mm;
+	uint64_t bi;
+	int ret;
+
+	if (nargs != QK_NARGS)
+		return -EINVAL;
+	ret = pa_geom_load((const int64_t *)(uintptr_t)args[QK_CFG], &mm.g);
+	if (ret)
+		return ret;
+	mm.x = (const uint16_t *)(uintptr_t)args[QK_Q];
+	mm.cache = (const uint16_t *)(uintptr_t)args[QK_KCACHE];
+	mm.bt = (const int32_t *)(uintptr_t)args[QK_BT];
+	mm.cl = (const int32_t *)(uintptr_t)args[QK_CL];
+	mm.y = (float *)(uintptr_t)args[QK_SIJ];
+	mm.nb = args[QK_NB];
+	mm.kvh = args[QK_KVH];
+	mm.bn = args[QK_BN];
+	if (!mm.x || !mm.cache || !mm.bt || !mm.cl || !mm.y ||
+	    !pa_chunk_ok(&mm.g, mm.nb, mm.kvh, mm.bn))
+		return -EINVAL;
+
+	for (bi = 0; bi < mm.nb; bi++) {
+		int64_t phys = 0;
+		int64_t valid = pa_block_valid(&mm.g, mm.bt + bi * mm.g.max_blocks,
+					       mm.cl[bi], mm.bn, &phys);
+
+		if (valid < 0)
+			return (int)valid;
+		seq(&mm, bi, phys, valid);
+	}
+	return 0;
+}
+
+/* Row @j of block @phys of KV cache @cache for KV head @kvh. */
+static inline const uint16_t *pa_kv_row(const struct pa_geom *g,
+					const uint16_t *cache, int64_t phys,
+					int64_t j, uint64_t kvh)
+{
+	return cache + ((phys * g->block_size + j) * g->kv_head_num +
+			(int64_t)kvh) * g->head_dim;
+}
+
 #endif

@@ -30,6 +30,30 @@ PTO2OrchestrationConfig aicpu_orchestration_config(uint64_t *args,
 	return cfg;
 }
 
+/* z = x (func) y, n elements: ADD or MUL. */
+static void submit_xyz(PTO2Runtime *rt, int32_t func, Tensor *x, Tensor *y,
+		       Tensor *z, uint64_t n)
+{
+	PTOParam p[] = {
+		make_input_param(x), make_input_param(y),
+		make_output_param(z), make_scalar_param(n),
+	};
+
+	pto2_rt_submit_task(rt, func, PTO2_WORKER_VECTOR, p, 4);
+}
+
+/* z = x + s, n elements: ADD_SCALAR. */
+static void submit_add_scalar(PTO2Runtime *rt, Tensor *x, float s, Tensor *z,
+			      uint64_t n)
+{
+	PTOParam p[] = {
+		make_input_param(x), make_output_param(z),
+		make_scalar_param(pto_f32_arg(s)), make_scalar_param(n),
+	};
+
+	pto2_rt_submit_task(rt, VEC_FUNC_ADD_SCALAR, PTO2_WORKER_VECTOR, p, 4);
+}
+
 __attribute__((visibility("default")))
 int aicpu_orchestration_entry(PTO2Runtime *rt, uint64_t *args, int arg_count)
 {
@@ -50,40 +74,11 @@ int aicpu_orchestration_entry(PTO2Runtime *rt, uint64_t *args, int arg_count)
 		Tensor e = make_tensor(shape, 1, PTO_DT_FP32);
 		Tensor g = make_tensor(shape, 1, PTO_DT_FP32);
 
-		/* c = a + b */
-		PTOParam p0[] = {
-			make_input_param(&a), make_input_param(&b),
-			make_output_param(&c), make_scalar_param(n),
-		};
-		pto2_rt_submit_task(rt, VEC_FUNC_ADD, PTO2_WORKER_VECTOR, p0, 4);
-
-		/* d = c + 1 */
-		PTOParam p1[] = {
-			make_input_param(&c), make_output_param(&d),
-			make_scalar_param(pto_f32_arg(1.0f)), make_scalar_param(n),
-		};
-		pto2_rt_submit_task(rt, VEC_FUNC_ADD_SCALAR, PTO2_WORKER_VECTOR, p1, 4);
-
-		/* e = c + 2 */
-		PTOParam p2[] = {
-			make_input_param(&c), make_output_param(&e),
-			make_scalar_param(pto_f32_arg(2.0f)), make_scalar_param(n),
-		};
-		pto2_rt_submit_task(rt, VEC_FUNC_ADD_SCALAR, PTO2_WORKER_VECTOR, p2, 4);
-
-		/* g = d * e */
-		PTOParam p3[] = {
-			make_input_param(&d), make_input_param(&e),
-			make_output_param(&g), make_scalar_param(n),
-		};
-		pto2_rt_submit_task(rt, VEC_FUNC_MUL, PTO2_WORKER_VECTOR, p3, 4);
-
-		/* f = g + c */
-		PTOParam p4[] = {
-			make_input_param(&g), make_input_param(&c),
-			make_output_param(&f), make_scalar_param(n),
-		};
-		pto2_rt_submit_task(rt, VEC_FUNC_ADD, PTO2_WORKER_VECTOR, p4, 4);
+		submit_xyz(rt, VEC_FUNC_ADD, &a, &b, &c, n);	/* c = a + b */
+		submit_add_scalar(rt, &c, 1.0f, &d, n);		/* d = c + 1 */
+		submit_add_scalar(rt, &c, 2.0f, &e, n);		/* e = c + 2 */
+		submit_xyz(rt, VEC_FUNC_MUL, &d, &e, &g, n);	/* g = d * e */
+		submit_xyz(rt, VEC_FUNC_ADD, &g, &c, &f, n);	/* f = g + c */
 	}
 
 	pto2_rt_orchestration_done(rt);
