@@ -2,8 +2,8 @@
 # shellcheck shell=sh
 #
 # ptod-lib.sh - start and stop ptod for the scripts that run clients in the
-# VM (the demo, selftests/e2e, bench/e2e, examples/multi_tenant). Source it
-# with PTO_TOP set to the top of the tree. POSIX sh.
+# VM (the demo, selftests/trace, bench/e2e, examples/multi_tenant). Source
+# it with PTO_TOP set to the top of the tree. POSIX sh.
 #
 #   ptod_start DIR   start build/daemon/ptod on DIR/ptod.sock (log in
 #                    DIR/ptod.log), export PTO_SOCKET, set PTOD_PID, wait

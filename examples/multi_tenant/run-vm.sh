@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: MIT
 #
 # The multi-tenant demo in the VM: builds on the host what it needs, boots
-# the VM rig with pto.ko, starts ptod (as selftests/e2e/run.sh does: a
-# private socket, wait for "is ready" in its log), runs multi_tenant
+# the VM rig with pto.ko, starts ptod (scripts/ptod-lib.sh: a private
+# socket, wait for "is ready" in its log), runs multi_tenant
 # (K clients at once, each an example checked against its golden) and
 # stops ptod with SIGTERM (tools/ptod-vm/ptod-vm.sh).
 #

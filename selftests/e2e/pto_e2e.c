@@ -1,34 +1,60 @@
 // SPDX-License-Identifier: MIT
 /*
- * pto_e2e - end-to-end client for the VM tests (selftests/e2e/run.sh)
+ * pto_e2e - end-to-end client for the VM tests (selftests/e2e/e2e_test.c)
  *
  * Runs the examples through libpto and ptod with the examples' own input
  * generators and double-precision goldens (examples/<name>/golden.c), and
  * a few failure scenarios:
  *
- *   pto_e2e vector [CASE...]      vector_example, golden check
+ *   pto_e2e vector [CASE...]      vector_example, golden check; ready
+ *                                 once its first graph is submitted
  *   pto_e2e bgemm                 bgemm, golden check
  *   pto_e2e pa [CASE...]          paged_attention, golden check
  *   pto_e2e deadlock N            one scope of N tasks (expects -EDEADLK
  *                                 when PTO2_RING_TASK_WINDOW < N + 1)
  *   pto_e2e crash                 a kernel that segfaults (expects -EIO)
  *   pto_e2e stream SECONDS        keeps submitting small tasks (to be
- *                                 killed mid-stream); prints READY first
+ *                                 killed mid-stream); ready once its
+ *                                 first task has run on a core
+ *   pto_e2e probe SECONDS         keeps submitting probe tasks (AIC and
+ *                                 AIV) for SECONDS or until SIGTERM;
+ *                                 ready once its first task has run;
+ *                                 reports where and when its tasks ran
+ *                                 (below)
+ *   pto_e2e probe-n TASKS         the same for TASKS tasks, no ready
  *   pto_e2e badbuf                names a buffer it does not own
  *                                 (expects -EACCES)
  *   pto_e2e idle SECONDS          stays connected without running
- *                                 anything; prints READY first
+ *                                 anything; ready once connected
  *
  * Build directory of the examples: -d DIR (default: build/examples next to
  * this program's build/selftests/e2e). Prints one line per case:
  *   CASE <name>: PASS|FAIL ...
  * and exits non-zero if any failed.
+ *
+ * Readiness (vector, stream, probe, idle): with -r FD the program writes
+ * one byte "R" to file descriptor FD and closes it when it is ready;
+ * without -r it prints "READY" on stdout (vector: nothing).
+ *
+ * probe and probe-n run kernel probe_kernel.so (next to this program) and
+ * print, after the run:
+ *   PROBE run status=S t0_ns=T t1_ns=T tasks=N recorded=N
+ *   PROBE span first_ns=T last_ns=T blocks=0xMASK cores=N
+ *   PROBE core=C block=B aic=0|1 n=N last_start_ns=T last_end_ns=T
+ *                                 (one line per core that ran a task)
+ *   CASE probe: PASS|FAIL status=S ...
+ * t0/t1 bracket pto_run() and the other times are the kernels' own
+ * readings, all CLOCK_MONOTONIC ns; last_* are those of the last task that
+ * ran on the core. PASS means the run returned 0 and every task left its
+ * record.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +68,8 @@
 
 #include <pto-private/wire.h>
 
+#include "probe.h"
+
 #include "../../examples/common/ex_common.h"
 #include "../../examples/vector_example/vector_case.h"
 #include "../../examples/bgemm/bgemm_case.h"
@@ -50,6 +78,30 @@
 static char exdir[PATH_MAX + 64];
 static char e2edir[PATH_MAX + 64];
 static pto_client *cl;
+static int ready_fd = -1;
+
+/* Tell whoever started us that we are ready (see the header comment). */
+static int signal_ready(void)
+{
+	ssize_t n;
+
+	if (ready_fd < 0) {
+		printf("READY\n");
+		fflush(stdout);
+		return 0;
+	}
+	do
+		n = write(ready_fd, "R", 1);
+	while (n < 0 && errno == EINTR);
+	if (n != 1) {
+		fprintf(stderr, "ready fd %d: %s\n", ready_fd,
+			n < 0 ? strerror(errno) : "short write");
+		return -EIO;
+	}
+	close(ready_fd);
+	ready_fd = -1;
+	return 0;
+}
 
 struct kdesc {
 	int32_t id;
@@ -63,6 +115,14 @@ static double now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
 static int load_kernels(const char *ex, const struct kdesc *k, size_t n)
@@ -133,6 +193,22 @@ static int report_run(const char *name, int ret, const char *msg,
 
 /* ---- vector_example ------------------------------------------------------------ */
 
+/*
+ * With -r, vector is ready once the first case's graph is in its stream:
+ * the example's orchestration has submitted every task (GRAPH_END and the
+ * wait for ptod's answer follow).
+ */
+static pto2_orchestration_entry_fn vec_orch;
+
+static int vec_orch_then_ready(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	int ret = vec_orch(rt, args, argc);
+
+	if (ready_fd >= 0 && signal_ready())
+		return -EIO;
+	return ret;
+}
+
 static int run_vector(int argc, char **argv)
 {
 	static const struct kdesc k[] = {
@@ -146,6 +222,7 @@ static int run_vector(int argc, char **argv)
 
 	if (!orch || load_kernels("vector_example", k, 3))
 		return 1;
+	vec_orch = orch;
 	for (ci = 0; ci < vec_num_cases; ci++) {
 		const struct vec_case *vc = &vec_cases[ci];
 		float *a = malloc(n * 4), *b = malloc(n * 4);
@@ -174,7 +251,8 @@ static int run_vector(int argc, char **argv)
 		args[VEC_ARG_F] = pto_buf_dev_addr(gf);
 		args[VEC_ARG_N] = n;
 		t0 = now_ms();
-		ret = pto_run(cl, orch, args, VEC_NARGS, msg, sizeof(msg));
+		ret = pto_run(cl, vec_orch_then_ready, args, VEC_NARGS, msg,
+			      sizeof(msg));
 		ex_cmp_init(&cmp, VEC_TOL);
 		for (i = 0; !ret && i < n; i++)
 			ex_cmp_add(&cmp, ref[i], ((float *)pto_buf_ptr(gf))[i]);
@@ -401,18 +479,214 @@ static int run_crash(void)
 	return 1;
 }
 
-/* Long graph: keeps submitting chains until the deadline. */
+/* ---- probe tasks: where and when a run's tasks ran ----------------------------------- */
+
+#define PROBE_AIV	12	/* kernel ids of probe_kernel.so */
+#define PROBE_AIC	13
+#define PROBE_SLOTS	131072	/* records of a probe run: 4 MiB of GM */
+#define PROBE_READY_MS	30000
+#define PROBE_MAX_CORES	256	/* PTO_MAX_CORES */
+
+static pto_buf *pr_buf;
+static long pr_limit;		/* probe-n: tasks to submit; 0: until sc_until */
+static volatile sig_atomic_t pr_stop;	/* probe: SIGTERM/SIGINT seen */
+static long pr_submitted;
+static int pr_ready;		/* signal readiness once the first task ran */
+
+static int load_probe(void)
+{
+	char path[PATH_MAX + 192];
+
+	snprintf(path, sizeof(path), "%s/probe_kernel.so", e2edir);
+	if (pto_kernel_load(cl, PROBE_AIV, PTO2_WORKER_VECTOR, path) ||
+	    pto_kernel_load(cl, PROBE_AIC, PTO2_WORKER_CUBE, path)) {
+		fprintf(stderr, "kernel %s: %s\n", path, pto_last_error(cl));
+		return -1;
+	}
+	return 0;
+}
+
+static struct pto_probe_rec *probe_rec(long slot)
+{
+	return (struct pto_probe_rec *)pto_buf_ptr(pr_buf) + slot;
+}
+
+/* Submit probe task @seq writing slot @slot of pr_buf, on an AIC or AIV. */
+static void probe_submit(PTO2Runtime *rt, long slot, uint32_t seq, int aic)
+{
+	uint64_t shape[1] = { sizeof(struct pto_probe_rec) / 4 };
+	uint64_t addr = pto_buf_dev_addr(pr_buf) +
+			(uint64_t)slot * sizeof(struct pto_probe_rec);
+	Tensor t = make_tensor_external((void *)(uintptr_t)addr, shape, 1,
+					PTO_DT_INT32);
+	PTOParam p[] = { make_output_param(&t), make_scalar_param(seq) };
+
+	pto2_rt_submit_task(rt, aic ? PROBE_AIC : PROBE_AIV,
+			    aic ? PTO2_WORKER_CUBE : PTO2_WORKER_VECTOR, p, 2);
+}
+
+/*
+ * Wait until the probe task of slot @slot (sequence number @seq) has run
+ * on a core: then this client's run holds cores and executes. libpto has
+ * no event for one task of a graph in progress (pto_run() returns when the
+ * whole graph is done), so this watches the task's record in our own GM,
+ * with a bound.
+ */
+static int probe_wait(PTO2Runtime *rt, long slot, uint32_t seq)
+{
+	double until = now_ms() + PROBE_READY_MS;
+
+	while (__atomic_load_n(&probe_rec(slot)->seq, __ATOMIC_ACQUIRE) != seq) {
+		if (pto2_rt_get_error(rt))
+			return pto2_rt_get_error(rt);
+		if (now_ms() > until) {
+			fprintf(stderr, "the first task did not run within %d s\n",
+				PROBE_READY_MS / 1000);
+			return -ETIMEDOUT;
+		}
+		usleep(1000);
+	}
+	return 0;
+}
+
+/* Probe tasks, one AIC for two AIV, each in its own slot of pr_buf. */
+static int orch_probe(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	long i;
+	int ret;
+
+	(void)args;
+	(void)argc;
+	for (i = 0; i < PROBE_SLOTS && !pto2_rt_get_error(rt); i++) {
+		if (pr_limit ? i >= pr_limit :
+		    i > 0 && (pr_stop || now_ms() >= sc_until))
+			break;
+		/* a scope per task, so that a long stream retires its tasks */
+		PTO2_SCOPE(rt) {
+			probe_submit(rt, i, (uint32_t)i + 1, i % 3 == 0);
+		}
+		pr_submitted = i + 1;
+		if (i == 0 && pr_ready) {
+			ret = probe_wait(rt, 0, 1);
+			if (!ret)
+				ret = signal_ready();
+			if (ret)
+				return ret;
+		}
+		if ((i + 1) % 16 == 0)
+			usleep(1000);
+	}
+	if (i == PROBE_SLOTS)
+		printf("probe: all %d slots used, the stream ends early\n",
+		       PROBE_SLOTS);
+	return 0;
+}
+
+static void probe_on_signal(int sig)
+{
+	(void)sig;
+	pr_stop = 1;
+}
+
+struct probe_core {
+	uint32_t n, block;
+	int64_t last_start, last_end;
+};
+
+/* probe SECONDS (@limit 0) or probe-n @limit: run, then report. */
+static int run_probe(double seconds, long limit)
+{
+	static struct probe_core pc[PROBE_MAX_CORES];
+	int64_t t0, t1, first = INT64_MAX, last = INT64_MIN;
+	uint64_t blocks = 0;
+	long i, recorded = 0, bad = 0;
+	uint32_t c, ncores = 0;
+	char msg[4096];
+	int ret, pass;
+
+	if (!limit) {
+		struct sigaction sa = { .sa_handler = probe_on_signal };
+
+		sigemptyset(&sa.sa_mask);
+		if (sigaction(SIGTERM, &sa, NULL) || sigaction(SIGINT, &sa, NULL)) {
+			perror("sigaction");
+			return 1;
+		}
+	}
+	if (load_probe())
+		return 1;
+	pr_buf = gm_copy(NULL, PROBE_SLOTS * sizeof(struct pto_probe_rec));
+	if (!pr_buf)
+		return 1;
+	pr_limit = limit;
+	pr_ready = limit == 0;
+	sc_until = now_ms() + seconds * 1e3;
+	t0 = mono_ns();
+	ret = pto_run(cl, orch_probe, NULL, 0, msg, sizeof(msg));
+	t1 = mono_ns();
+	for (i = 0; i < pr_submitted; i++) {
+		const struct pto_probe_rec *r = probe_rec(i);
+		struct probe_core *p;
+
+		if (__atomic_load_n(&r->seq, __ATOMIC_ACQUIRE) != (uint32_t)i + 1)
+			continue;
+		recorded++;
+		if (r->core_id >= PROBE_MAX_CORES || r->block_idx >= 64) {
+			printf("probe: task %ld: core %u block %u out of range\n",
+			       i + 1, r->core_id, r->block_idx);
+			bad++;
+			continue;
+		}
+		p = &pc[r->core_id];
+		if (!p->n || r->start_ns > p->last_start) {
+			p->last_start = r->start_ns;
+			p->last_end = r->end_ns;
+			p->block = r->block_idx;
+		}
+		ncores += !p->n++;
+		blocks |= 1ULL << r->block_idx;
+		if (r->start_ns < first)
+			first = r->start_ns;
+		if (r->end_ns > last)
+			last = r->end_ns;
+	}
+	printf("PROBE run status=%d t0_ns=%lld t1_ns=%lld tasks=%ld recorded=%ld\n",
+	       ret, (long long)t0, (long long)t1, pr_submitted, recorded);
+	printf("PROBE span first_ns=%lld last_ns=%lld blocks=0x%llx cores=%u\n",
+	       (long long)(recorded ? first : 0), (long long)(recorded ? last : 0),
+	       (unsigned long long)blocks, ncores);
+	for (c = 0; c < PROBE_MAX_CORES; c++)
+		if (pc[c].n)
+			printf("PROBE core=%u block=%u aic=%d n=%u last_start_ns=%lld last_end_ns=%lld\n",
+			       c, pc[c].block, c < pto_nr_aic(cl), pc[c].n,
+			       (long long)pc[c].last_start,
+			       (long long)pc[c].last_end);
+	pass = !ret && !bad && pr_submitted > 0 && recorded == pr_submitted;
+	printf("CASE probe: %s status=%d (%s) %s\n", pass ? "PASS" : "FAIL", ret,
+	       strerror(-ret), msg);
+	return pass ? 0 : 1;
+}
+
+/*
+ * Long graph: one probe task (readiness: the run executes), then chains
+ * of intermediates until the deadline.
+ */
 static int orch_stream(PTO2Runtime *rt, uint64_t *args, int argc)
 {
 	uint64_t shape[1] = { 1024 };
 	Tensor x = make_tensor_external((void *)(uintptr_t)pto_buf_dev_addr(sc_x),
 					shape, 1, PTO_DT_FP32);
 	long i = 0;
+	int ret;
 
 	(void)args;
 	(void)argc;
-	printf("READY\n");
-	fflush(stdout);
+	probe_submit(rt, 0, 1, 0);
+	ret = probe_wait(rt, 0, 1);
+	if (!ret)
+		ret = signal_ready();
+	if (ret)
+		return ret;
 	while (now_ms() < sc_until && !pto2_rt_get_error(rt)) {
 		PTO2_SCOPE(rt) {
 			Tensor t = make_tensor(shape, 1, PTO_DT_FP32);
@@ -439,9 +713,12 @@ static int run_stream(double seconds)
 	char msg[4096];
 	int ret;
 
-	if (load_kernels("vector_example", k, 1))
+	if (load_kernels("vector_example", k, 1) || load_probe())
 		return 1;
 	sc_x = gm_copy(NULL, 4096);
+	pr_buf = gm_copy(NULL, sizeof(struct pto_probe_rec));
+	if (!sc_x || !pr_buf)
+		return 1;
 	sc_until = now_ms() + seconds * 1e3;
 	ret = pto_run(cl, orch_stream, NULL, 0, msg, sizeof(msg));
 	printf("CASE stream: %s status=%d %s\n", ret ? "FAIL" : "PASS", ret, msg);
@@ -604,14 +881,22 @@ int main(int argc, char **argv)
 		snprintf(e2edir, sizeof(e2edir), "%s", self);
 		snprintf(exdir, sizeof(exdir), "%s/../../examples", self);
 	}
-	while ((opt = getopt(argc, argv, "d:")) != -1) {
-		if (opt == 'd')
+	while ((opt = getopt(argc, argv, "d:r:")) != -1) {
+		if (opt == 'd') {
 			snprintf(exdir, sizeof(exdir), "%s", optarg);
-		else
+		} else if (opt == 'r') {
+			ready_fd = atoi(optarg);
+			if (ready_fd < 0 || fcntl(ready_fd, F_GETFD) < 0) {
+				fprintf(stderr, "-r %s: not an open file descriptor\n",
+					optarg);
+				return 2;
+			}
+		} else {
 			return 2;
+		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "usage: pto_e2e [-d EXDIR] vector|bgemm|pa|deadlock|crash|stream|badbuf|proto|idle ...\n");
+		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|stream|probe|probe-n|badbuf|proto|idle ...\n");
 		return 2;
 	}
 	ret = pto_connect(NULL, &cl);
@@ -633,14 +918,18 @@ int main(int argc, char **argv)
 		ret = run_crash();
 	else if (!strcmp(argv[0], "stream"))
 		ret = run_stream(argc > 1 ? atof(argv[1]) : 10);
+	else if (!strcmp(argv[0], "probe"))
+		ret = run_probe(argc > 1 ? atof(argv[1]) : 5, 0);
+	else if (!strcmp(argv[0], "probe-n"))
+		ret = run_probe(0, argc > 1 && atol(argv[1]) > 0 ? atol(argv[1]) : 96);
 	else if (!strcmp(argv[0], "proto"))
 		ret = run_proto();
 	else if (!strcmp(argv[0], "badbuf"))
 		ret = run_badbuf();
 	else if (!strcmp(argv[0], "idle")) {
-		printf("READY\n");
-		usleep((useconds_t)((argc > 1 ? atof(argv[1]) : 5) * 1e6));
-		ret = 0;
+		ret = signal_ready() ? 1 : 0;
+		if (!ret)
+			usleep((useconds_t)((argc > 1 ? atof(argv[1]) : 5) * 1e6));
 	}
 	else
 		ret = 2;

@@ -1,0 +1,1424 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * e2e_test - end-to-end tests of the emulated device: ptod, pto-aicore,
+ * libpto and the examples (kselftest harness)
+ *
+ * As root in the VM, with pto.ko loaded:
+ *
+ *   scripts/vm-run --module kmod/pto.ko -- prove -v selftests/e2e/run.sh
+ *   (or: make -C selftests/e2e run; -l lists the tests, -t NAME runs one)
+ *
+ * main() starts build/daemon/ptod (which spawns pto-aicore) on /dev/pto0
+ * and a private socket in a temporary directory, through a small keeper
+ * process that reports ptod's exit status on a pipe (only a parent can
+ * wait for a process, and the tests run in children of the harness). ptod
+ * says it listens with "READY=1" on $NOTIFY_SOCKET, a datagram socket of
+ * ours. The tests then run in order, each in a process of its own; they
+ * share ptod and a small MAP_SHARED state (struct e2e).
+ *
+ * Clients are build/selftests/e2e/pto_e2e subcommands with their output in
+ * a memfd; those that must be ready before the test goes on get a pipe
+ * (pto_e2e -r FD) and write one byte to it. Outcomes come from exit
+ * statuses, the clients' own messages (status and text returned by
+ * libpto, the examples' golden checks, the probe kernel's records of where
+ * and when each task ran), the device's counters
+ * (/sys/class/misc/pto0/counters), its core registers (mapped read-only
+ * with the EXECUTOR role) and, for the executor's pid, debugfs. ptod's log
+ * is printed at the end for humans and never read by a test.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+
+#include <linux/pto.h>
+
+#include "kselftest_harness.h"
+
+#include <pto-private/regs.h>
+
+#define DEV_PATH	"/dev/pto0"
+#define COUNTERS	"/sys/class/misc/pto0/counters"
+#define DEBUGFS_CORES	"/sys/kernel/debug/pto/pto0/cores"
+
+/* How long a client may take (the old suite ran each under timeout 120). */
+#define CLIENT_MS	120000
+/* How long a client may take to say it is ready. */
+#define READY_MS	30000
+
+/* What main() sets up and what one test hands to the next. */
+struct e2e {
+	char tmp[PATH_MAX];
+	char sock[PATH_MAX + 16];
+	char notify[PATH_MAX + 16];
+	char log[PATH_MAX + 16];
+	char bin[PATH_MAX];		/* build/selftests/e2e */
+	char build[PATH_MAX + 16];	/* build */
+	pid_t main_pid;
+	pid_t ptod;
+	int ptod_status_fd;		/* the keeper writes ptod's wait status */
+	bool ptod_exited;
+	int ptod_status;
+	char setup_err[512];		/* why ptod is not up */
+	int64_t ready_ms, online_ms;	/* READY=1, all cores online */
+	uint32_t nr_aic, nr_aiv, nr_cores;
+	uint64_t gm_idle, bufs_idle;
+	/* killed_client_other_passes -> killed_client_gm_freed */
+	bool killed_ran;
+	uint64_t gm_during;
+	/* crash_kernel_clear_error -> aicore_restarted_next_run_passes */
+	bool crash_ran;
+	pid_t exec_before_crash;
+};
+
+static struct e2e *E;
+
+/* ---- small helpers -------------------------------------------------------------- */
+
+static int64_t mono_ms(void)
+{
+	return pto_mono_ns() / 1000000;
+}
+
+static void note(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("# ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+}
+
+/* Value of @key in the device's counters; 0 or -errno. */
+static int counter(const char *key, uint64_t *val)
+{
+	char line[128], k[64];
+	unsigned long long v;
+	FILE *f = fopen(COUNTERS, "re");
+	int ret = -ENOENT;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%63s %llu", k, &v) == 2 && !strcmp(k, key)) {
+			*val = v;
+			ret = 0;
+			break;
+		}
+	fclose(f);
+	return ret;
+}
+
+/* A counter, or the test fails. */
+static uint64_t cnt(struct __test_metadata *_metadata, const char *key)
+{
+	uint64_t v = 0;
+	int ret = counter(key, &v);
+
+	ASSERT_EQ(0, ret) TH_LOG("%s %s: %s", COUNTERS, key, strerror(-ret));
+	return v;
+}
+
+/*
+ * The pid that owns the online cores, from the device's own table
+ * (debugfs cores: "core type state pid ..."); -errno, or -EBADE if the
+ * online cores do not all have one owner.
+ */
+static pid_t executor_pid(void)
+{
+	char line[256], state[16];
+	unsigned int core;
+	FILE *f = fopen(DEBUGFS_CORES, "re");
+	pid_t pid = 0;
+	int owner;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%u %*s %15s %d", &core, state, &owner) != 3 ||
+		    strcmp(state, "online"))
+			continue;
+		if (pid && owner != pid) {
+			pid = -EBADE;
+			break;
+		}
+		pid = owner;
+	}
+	fclose(f);
+	return pid ? pid : -ENOENT;
+}
+
+/* ---- ptod's exit status (from the keeper) -------------------------------------- */
+
+/*
+ * Wait up to @ms for ptod to have exited; 1 (status in E->ptod_status),
+ * 0 if it is still running, -errno.
+ */
+static int ptod_wait(int ms)
+{
+	struct pollfd pfd = { .fd = E->ptod_status_fd, .events = POLLIN };
+	ssize_t n;
+	int st, ret;
+
+	if (E->ptod_exited)
+		return 1;
+	do
+		ret = poll(&pfd, 1, ms);
+	while (ret < 0 && errno == EINTR);
+	if (ret < 0)
+		return -errno;
+	if (!ret)
+		return 0;
+	do
+		n = read(E->ptod_status_fd, &st, sizeof(st));
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	if (n != sizeof(st))	/* the keeper died without telling */
+		st = -1;
+	E->ptod_status = st;
+	E->ptod_exited = true;
+	return 1;
+}
+
+static const char *wstatus_str(int st, char *buf, size_t len)
+{
+	if (st == -1)
+		snprintf(buf, len, "unknown (keeper lost)");
+	else if (WIFEXITED(st))
+		snprintf(buf, len, "exit %d", WEXITSTATUS(st));
+	else if (WIFSIGNALED(st))
+		snprintf(buf, len, "signal %d (%s)", WTERMSIG(st),
+			 strsignal(WTERMSIG(st)));
+	else
+		snprintf(buf, len, "status 0x%x", st);
+	return buf;
+}
+
+/* ---- client processes ------------------------------------------------------------------ */
+
+/**
+ * struct proc - a program the test started.
+ * @name: label of its output lines.
+ * @pid: its pid.
+ * @pidfd: pidfd_open() of it: readable once it has exited.
+ * @out: memfd that is its stdout and stderr.
+ * @ready: our end of its ready pipe, or -1.
+ * @status: wait status once reaped.
+ * @reaped: waited for.
+ * @text: its output once reaped (NUL-terminated).
+ */
+struct proc {
+	char name[32];
+	pid_t pid;
+	int pidfd;
+	int out;
+	int ready;
+	int status;
+	bool reaped;
+	char *text;
+};
+
+/* Kill and reap a process a test gives up on. */
+static void proc_kill(pid_t pid)
+{
+	int ret;
+
+	if (kill(pid, SIGKILL))
+		note("kill %d: %s", pid, strerror(errno));
+	do
+		ret = waitpid(pid, NULL, 0);
+	while (ret < 0 && errno == EINTR);
+	if (ret != pid)
+		note("waitpid %d: %s", pid, strerror(errno));
+}
+
+/*
+ * Start @argv with the extra environment @env (NULL-terminated, or NULL).
+ * @ready_w >= 0: the write end of a ready pipe, kept open across exec.
+ * 0 or -errno.
+ */
+static int proc_spawn(struct proc *p, const char *name, char *const argv[],
+		      const char *const env[], int ready_w)
+{
+	int i;
+
+	memset(p, 0, sizeof(*p));
+	snprintf(p->name, sizeof(p->name), "%s", name);
+	p->pidfd = -1;
+	p->ready = -1;
+	p->out = memfd_create(name, MFD_CLOEXEC);
+	if (p->out < 0)
+		return -errno;
+	fflush(stdout);
+	fflush(stderr);
+	p->pid = fork();
+	if (p->pid < 0) {
+		i = -errno;
+		close(p->out);
+		return i;
+	}
+	if (p->pid == 0) {
+		/* the client goes with the test (SIGKILL of the test's group) */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) || dup2(p->out, 1) < 0 ||
+		    dup2(p->out, 2) < 0 ||
+		    (ready_w >= 0 && fcntl(ready_w, F_SETFD, 0)))
+			_exit(127);
+		for (i = 0; env && env[i]; i++)
+			if (putenv((char *)env[i]))
+				_exit(127);
+		execv(argv[0], argv);
+		dprintf(2, "exec %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	p->pidfd = (int)syscall(SYS_pidfd_open, p->pid, 0);
+	if (p->pidfd < 0) {
+		i = -errno;
+		proc_kill(p->pid);
+		close(p->out);
+		return i;
+	}
+	return 0;
+}
+
+/*
+ * Start build/selftests/e2e/pto_e2e with @args (NULL-terminated); with
+ * @ready, a ready pipe passed as -r FD.
+ */
+static int e2e_start(struct proc *p, const char *name, bool ready,
+		     const char *const env[], const char *const args[])
+{
+	char prog[2 * PATH_MAX], fdarg[16];
+	char *argv[16];
+	int pfd[2] = { -1, -1 }, n = 0, i, ret;
+
+	snprintf(prog, sizeof(prog), "%s/pto_e2e", E->bin);
+	argv[n++] = prog;
+	if (ready) {
+		if (pipe2(pfd, O_CLOEXEC))
+			return -errno;
+		snprintf(fdarg, sizeof(fdarg), "%d", pfd[1]);
+		argv[n++] = "-r";
+		argv[n++] = fdarg;
+	}
+	for (i = 0; args[i] && n < 15; i++)
+		argv[n++] = (char *)args[i];
+	argv[n] = NULL;
+	ret = proc_spawn(p, name, argv, env, pfd[1]);
+	if (ready) {
+		close(pfd[1]);
+		if (ret)
+			close(pfd[0]);
+		else
+			p->ready = pfd[0];
+	}
+	return ret;
+}
+
+#define ARGS(...)	((const char *const[]){ __VA_ARGS__, NULL })
+
+/*
+ * Wait up to @ms for @p's ready byte: 0, -ETIMEDOUT, or -EPIPE if it
+ * closed the pipe (exited) without it.
+ */
+static int proc_ready(struct proc *p, int ms)
+{
+	struct pollfd pfd = { .fd = p->ready, .events = POLLIN };
+	ssize_t n;
+	char c;
+	int ret;
+
+	if (p->ready < 0)
+		return -EINVAL;
+	do
+		ret = poll(&pfd, 1, ms);
+	while (ret < 0 && errno == EINTR);
+	if (ret < 0)
+		return -errno;
+	if (!ret)
+		return -ETIMEDOUT;
+	do
+		n = read(p->ready, &c, 1);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	return n == 1 && c == 'R' ? 0 : -EPIPE;
+}
+
+/* true while @p runs (its pidfd is not readable yet) */
+static bool proc_running(struct proc *p)
+{
+	struct pollfd pfd = { .fd = p->pidfd, .events = POLLIN };
+
+	return !p->reaped && poll(&pfd, 1, 0) == 0;
+}
+
+/*
+ * Print @p's output as TAP comments (but the probe kernel's per-core
+ * lines: the tests print what they make of them).
+ */
+static void proc_print(const struct proc *p)
+{
+	const char *s = p->text, *e;
+
+	while (s && *s) {
+		e = strchrnul(s, '\n');
+		if (strncmp(s, "PROBE core=", 11))
+			note("%s: %.*s", p->name, (int)(e - s), s);
+		s = *e ? e + 1 : e;
+	}
+}
+
+/*
+ * Wait up to @ms for @p to exit (then SIGKILL it), reap it, read and print
+ * its output. 0, -ETIMEDOUT (killed) or -errno.
+ */
+static int proc_wait(struct proc *p, int ms)
+{
+	struct pollfd pfd = { .fd = p->pidfd, .events = POLLIN };
+	int ret, timedout = 0;
+	struct stat st;
+	ssize_t n;
+	size_t got = 0;
+
+	if (p->reaped)
+		return 0;
+	do
+		ret = poll(&pfd, 1, ms);
+	while (ret < 0 && errno == EINTR);
+	if (ret <= 0) {
+		timedout = 1;
+		if (ret < 0)
+			note("%s: poll: %s, killing it", p->name, strerror(errno));
+		else
+			note("%s: still running after %d ms, killing it",
+			     p->name, ms);
+		if (kill(p->pid, SIGKILL))
+			return -errno;
+	}
+	do
+		ret = waitpid(p->pid, &p->status, 0);
+	while (ret < 0 && errno == EINTR);
+	if (ret != p->pid)
+		return ret < 0 ? -errno : -ECHILD;
+	p->reaped = true;
+	close(p->pidfd);
+	p->pidfd = -1;
+	if (p->ready >= 0) {
+		close(p->ready);
+		p->ready = -1;
+	}
+	if (fstat(p->out, &st))
+		return -errno;
+	p->text = calloc(1, (size_t)st.st_size + 1);
+	if (!p->text)
+		return -ENOMEM;
+	while (got < (size_t)st.st_size) {
+		n = pread(p->out, p->text + got, (size_t)st.st_size - got,
+			  (off_t)got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	close(p->out);
+	p->out = -1;
+	proc_print(p);
+	return timedout ? -ETIMEDOUT : 0;
+}
+
+static bool exited_ok(const struct proc *p)
+{
+	return p->reaped && WIFEXITED(p->status) && WEXITSTATUS(p->status) == 0;
+}
+
+static void proc_free(struct proc *p)
+{
+	if (!p->reaped && p->pid > 0)
+		proc_kill(p->pid);
+	if (p->pidfd >= 0)
+		close(p->pidfd);
+	if (p->ready >= 0)
+		close(p->ready);
+	if (p->out >= 0)
+		close(p->out);
+	free(p->text);
+	memset(p, 0, sizeof(*p));
+	p->pidfd = p->ready = p->out = -1;
+}
+
+/* The line of @text that begins with @prefix, or NULL. */
+static const char *line_with(const char *text, const char *prefix)
+{
+	size_t len = strlen(prefix);
+	const char *s = text;
+
+	while (s && *s) {
+		if (!strncmp(s, prefix, len))
+			return s;
+		s = strchr(s, '\n');
+		if (s)
+			s++;
+	}
+	return NULL;
+}
+
+/*
+ * "CASE <name> [time]: PASS ..." or "CASE <name>: PASS ..." is in @text
+ * (the examples' golden checks and pto_e2e's own scenario checks).
+ */
+static bool case_passed(const char *text, const char *name)
+{
+	char prefix[128];
+	const char *s = text, *eol, *pass;
+	size_t len;
+
+	len = (size_t)snprintf(prefix, sizeof(prefix), "CASE %s", name);
+	while ((s = line_with(s, prefix))) {
+		eol = strchrnul(s, '\n');
+		pass = strstr(s, ": PASS");
+		if ((s[len] == ' ' || s[len] == ':') && pass && pass < eol)
+			return true;
+		s = eol;
+	}
+	return false;
+}
+
+static bool any_case_failed(const char *text)
+{
+	const char *s = text, *eol, *fail;
+
+	while ((s = line_with(s, "CASE "))) {
+		eol = strchrnul(s, '\n');
+		fail = strstr(s, ": FAIL");
+		if (fail && fail < eol)
+			return true;
+		s = eol;
+	}
+	return false;
+}
+
+static bool has_text(const char *text, const char *needle)
+{
+	return text && strstr(text, needle);
+}
+
+/*
+ * Run pto_e2e @args to the end; the test fails unless it exits 0, every
+ * CASE in @cases passed (and none failed) and its output has every string
+ * of @texts (may be NULL).
+ */
+static void run_client(struct __test_metadata *_metadata, const char *name,
+		       const char *const env[], const char *const args[],
+		       const char *const cases[], const char *const texts[])
+{
+	struct proc p;
+	int ret, i;
+
+	ret = e2e_start(&p, name, false, env, args);
+	ASSERT_EQ(0, ret) TH_LOG("start pto_e2e %s: %s", args[0], strerror(-ret));
+	ret = proc_wait(&p, CLIENT_MS);
+	EXPECT_EQ(0, ret) TH_LOG("pto_e2e %s: %s", args[0], strerror(-ret));
+	EXPECT_TRUE(exited_ok(&p)) TH_LOG("pto_e2e %s: wait status 0x%x",
+					 args[0], p.status);
+	EXPECT_FALSE(any_case_failed(p.text));
+	for (i = 0; cases && cases[i]; i++)
+		EXPECT_TRUE(case_passed(p.text, cases[i]))
+			TH_LOG("no \"CASE %s: PASS\" from pto_e2e", cases[i]);
+	for (i = 0; texts && texts[i]; i++)
+		EXPECT_TRUE(has_text(p.text, texts[i]))
+			TH_LOG("no \"%s\" from pto_e2e", texts[i]);
+	proc_free(&p);
+}
+
+/* ---- the probe kernel's report (pto_e2e probe, probe-n) ---------------------------- */
+
+struct probe_core {
+	unsigned int core, block, n;
+	int aic;
+	long long last_start, last_end;
+};
+
+struct probe_report {
+	int status;
+	long long t0, t1, first, last;
+	long tasks, recorded;
+	unsigned long long blocks;
+	unsigned int ncores;
+	unsigned int nc;
+	struct probe_core core[PTO_MAX_CORES];
+};
+
+static int probe_parse(const char *text, struct probe_report *r)
+{
+	const char *s;
+
+	memset(r, 0, sizeof(*r));
+	s = line_with(text, "PROBE run ");
+	if (!s || sscanf(s, "PROBE run status=%d t0_ns=%lld t1_ns=%lld tasks=%ld recorded=%ld",
+			 &r->status, &r->t0, &r->t1, &r->tasks,
+			 &r->recorded) != 5)
+		return -EINVAL;
+	s = line_with(text, "PROBE span ");
+	if (!s || sscanf(s, "PROBE span first_ns=%lld last_ns=%lld blocks=0x%llx cores=%u",
+			 &r->first, &r->last, &r->blocks, &r->ncores) != 4)
+		return -EINVAL;
+	s = text;
+	while ((s = line_with(s, "PROBE core=")) && r->nc < PTO_MAX_CORES) {
+		struct probe_core *c = &r->core[r->nc];
+
+		if (sscanf(s, "PROBE core=%u block=%u aic=%d n=%u last_start_ns=%lld last_end_ns=%lld",
+			   &c->core, &c->block, &c->aic, &c->n,
+			   &c->last_start, &c->last_end) != 6)
+			return -EINVAL;
+		r->nc++;
+		s = strchrnul(s, '\n');
+	}
+	return r->nc == r->ncores ? 0 : -EINVAL;
+}
+
+/* "0-11,14" */
+static const char *blocks_str(unsigned long long mask, char *buf, size_t len)
+{
+	size_t n = 0;
+	int b, lo = -1;
+
+	buf[0] = 0;
+	for (b = 0; b <= 64; b++) {
+		bool set = b < 64 && (mask >> b & 1);
+
+		if (set && lo < 0)
+			lo = b;
+		if (!set && lo >= 0 && n < len) {
+			n += (size_t)snprintf(buf + n, len - n,
+					      b - 1 == lo ? "%s%d" : "%s%d-%d",
+					      n ? "," : "", lo, b - 1);
+			lo = -1;
+		}
+	}
+	return buf;
+}
+
+/* ---- the tests ----------------------------------------------------------------------------- */
+
+FIXTURE(e2e) {
+};
+
+FIXTURE_SETUP(e2e)
+{
+	if (access(DEV_PATH, F_OK))
+		SKIP(return, "%s missing (pto.ko not loaded?)", DEV_PATH);
+	ASSERT_EQ(0, E->setup_err[0]) TH_LOG("%s", E->setup_err);
+}
+
+FIXTURE_TEARDOWN(e2e)
+{
+}
+
+/*
+ * ptod said READY=1 on our notify socket, and pto-aicore attached every
+ * core (counters; see wait_cores_online() for the one bounded wait).
+ */
+TEST_F_TIMEOUT(e2e, ptod_ready, 30)
+{
+	struct stat st;
+
+	note("ptod (pid %d): READY=1 after %lld ms, %u cores online after %lld ms",
+	     E->ptod, (long long)E->ready_ms, E->nr_cores,
+	     (long long)E->online_ms);
+	ASSERT_EQ(0, stat(E->sock, &st));
+	ASSERT_TRUE(S_ISSOCK(st.st_mode));
+	ASSERT_EQ(E->nr_cores, cnt(_metadata, "cores_online"));
+	ASSERT_EQ(0, cnt(_metadata, "cores_dead"));
+	ASSERT_EQ(1, cnt(_metadata, "aicpu"));
+	ASSERT_LT(0, executor_pid());
+}
+
+TEST_F_TIMEOUT(e2e, vector_golden, 150)
+{
+	run_client(_metadata, "vector", NULL, ARGS("vector"),
+		   ARGS("vector/Const", "vector/Random"), NULL);
+}
+
+TEST_F_TIMEOUT(e2e, bgemm_golden, 150)
+{
+	run_client(_metadata, "bgemm", NULL, ARGS("bgemm"),
+		   ARGS("bgemm/Default"), NULL);
+}
+
+TEST_F_TIMEOUT(e2e, pa_golden, 150)
+{
+	run_client(_metadata, "pa", NULL, ARGS("pa"),
+		   ARGS("paged_attention/Case1", "paged_attention/Case2",
+			"paged_attention/CaseBatch256",
+			"paged_attention/CaseBatch256Ctx33",
+			"paged_attention/CaseVarLen"), NULL);
+}
+
+/*
+ * After a run through ptod and pto-aicore, every core that ran a task
+ * (the probe kernel's records say which) has ts_dispatch <= ts_start <=
+ * ts_end on the device's system counter, all within the run, and the
+ * kernel's own clock readings of its last task on the core lie within
+ * [ts_start, ts_end]. The registers are read through a read-only mapping
+ * of the register file (the EXECUTOR role may map it; no core attached).
+ */
+TEST_F_TIMEOUT(e2e, core_timestamps_in_order, 150)
+{
+	struct pto_set_role role = { .size = sizeof(role),
+				     .role = PTO_ROLE_EXECUTOR };
+	struct pto_info info = { .size = sizeof(info) };
+	static struct probe_report rep;
+	unsigned int i, naic = 0, naiv = 0, bad = 0;
+	uint64_t c0, c1;
+	int64_t epoch;
+	struct proc p;
+	void *regs;
+	int fd, ret;
+
+	fd = open(DEV_PATH, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd) TH_LOG("open %s: %s", DEV_PATH, strerror(errno));
+	ASSERT_EQ(0, ioctl(fd, PTO_IOC_GET_INFO, &info));
+	ASSERT_EQ(0, ioctl(fd, PTO_IOC_SET_ROLE, &role))
+		TH_LOG("SET_ROLE EXECUTOR: %s", strerror(errno));
+	regs = mmap(NULL, info.regs_size, PROT_READ, MAP_SHARED, fd,
+		    (off_t)info.regs_mmap_offset);
+	ASSERT_NE(MAP_FAILED, regs) TH_LOG("mmap registers: %s",
+					   strerror(errno));
+	epoch = pto_regs_info(regs)->sys_cnt_epoch_ns;
+
+	/* 3 * nr_cores independent tasks, one AIC for two AIV */
+	{
+		char n[16];
+
+		snprintf(n, sizeof(n), "%u", 3 * info.nr_cores);
+		ret = e2e_start(&p, "probe", false, NULL, ARGS("probe-n", n));
+	}
+	ASSERT_EQ(0, ret) TH_LOG("start pto_e2e probe-n: %s", strerror(-ret));
+	ASSERT_EQ(0, proc_wait(&p, CLIENT_MS));
+	ASSERT_TRUE(exited_ok(&p));
+	ASSERT_TRUE(case_passed(p.text, "probe"));
+	ASSERT_EQ(0, probe_parse(p.text, &rep));
+	proc_free(&p);
+
+	c0 = pto_sys_cnt_at(epoch, rep.t0);
+	c1 = pto_sys_cnt_at(epoch, rep.t1);
+	note("run on the system counter: %llu..%llu, %u cores ran tasks",
+	     (unsigned long long)c0, (unsigned long long)c1, rep.nc);
+	for (i = 0; i < rep.nc; i++) {
+		const struct probe_core *pc = &rep.core[i];
+		struct pto_core_regs *r;
+		uint64_t d, s, e, ks, ke;
+		const char *why = NULL;
+
+		ASSERT_LT(pc->core, info.nr_cores);
+		r = pto_regs_core(regs, pc->core);
+		d = reg64_load_acquire(&r->ts_dispatch);
+		s = reg64_load_acquire(&r->ts_start);
+		e = reg64_load_acquire(&r->ts_end);
+		ks = pto_sys_cnt_at(epoch, pc->last_start);
+		ke = pto_sys_cnt_at(epoch, pc->last_end);
+		if (d < c0)
+			why = "ts_dispatch before the run";
+		else if (d > s)
+			why = "ts_dispatch > ts_start";
+		else if (s > e)
+			why = "ts_start > ts_end";
+		else if (e > c1)
+			why = "ts_end after the run";
+		else if (ks < s || ke > e)
+			why = "the kernel ran outside [ts_start, ts_end]";
+		if (why) {
+			note("core %u (%s, block %u): %s: ts_dispatch %llu ts_start %llu ts_end %llu, run %llu..%llu, kernel %llu..%llu",
+			     pc->core, pc->aic ? "AIC" : "AIV", pc->block, why,
+			     (unsigned long long)d, (unsigned long long)s,
+			     (unsigned long long)e, (unsigned long long)c0,
+			     (unsigned long long)c1, (unsigned long long)ks,
+			     (unsigned long long)ke);
+			bad++;
+		}
+		naic += pc->aic != 0;
+		naiv += pc->aic == 0;
+	}
+	note("%u AIC + %u AIV cores checked, %u out of order", naic, naiv, bad);
+	EXPECT_LT(0, naic);
+	EXPECT_LT(0, naiv);
+	EXPECT_EQ(0, bad);
+	munmap(regs, info.regs_size);
+	close(fd);
+}
+
+TEST_F_TIMEOUT(e2e, two_concurrent_clients, 150)
+{
+	struct proc c1, c2;
+	int r1, r2;
+
+	ASSERT_EQ(0, e2e_start(&c1, "c1", false, NULL,
+			       ARGS("pa", "Case2", "CaseVarLen")));
+	r2 = e2e_start(&c2, "c2", false, NULL, ARGS("bgemm"));
+	if (r2)
+		proc_free(&c1);
+	ASSERT_EQ(0, r2);
+	r1 = proc_wait(&c1, CLIENT_MS);
+	r2 = proc_wait(&c2, CLIENT_MS);
+	EXPECT_EQ(0, r1);
+	EXPECT_EQ(0, r2);
+	EXPECT_TRUE(exited_ok(&c1));
+	EXPECT_TRUE(exited_ok(&c2));
+	EXPECT_TRUE(case_passed(c1.text, "paged_attention/Case2"));
+	EXPECT_TRUE(case_passed(c1.text, "paged_attention/CaseVarLen"));
+	EXPECT_TRUE(case_passed(c2.text, "bgemm/Default"));
+	proc_free(&c1);
+	proc_free(&c2);
+}
+
+/*
+ * Runs of two clients at the same time on disjoint blocks: an idle third
+ * client (connected throughout) makes each run's fair share half the
+ * device or less. o1's run executes (its first task ran) before o2
+ * starts, and goes on until o2 is done (then SIGTERM ends its stream).
+ * The probe kernel's records give each run's blocks and the time span of
+ * its tasks: the blocks are disjoint, each run has at most half of them,
+ * and the spans intersect (both runs executed at once). The old test
+ * read this from ptod's log ("run start on blocks ..., 2 runs active").
+ */
+TEST_F_TIMEOUT(e2e, runs_overlap_on_disjoint_blocks, 120)
+{
+	static struct probe_report r1, r2;
+	struct proc o0, o1, o2;
+	char b1[128], b2[128];
+	long long from, to;
+	bool idle_throughout;
+	int ret;
+
+	ASSERT_EQ(0, e2e_start(&o0, "o0", true, NULL, ARGS("idle", "60")));
+	ret = proc_ready(&o0, READY_MS);
+	if (!ret)
+		ret = e2e_start(&o1, "o1", true, NULL, ARGS("probe", "60"));
+	if (ret)
+		proc_free(&o0);
+	ASSERT_EQ(0, ret) TH_LOG("idle client: %s", strerror(-ret));
+	ret = proc_ready(&o1, READY_MS);
+	if (!ret)
+		ret = e2e_start(&o2, "o2", false, NULL, ARGS("probe", "1"));
+	if (ret) {
+		proc_free(&o1);
+		proc_free(&o0);
+	}
+	ASSERT_EQ(0, ret) TH_LOG("o1: %s", strerror(-ret));
+	EXPECT_EQ(0, proc_wait(&o2, CLIENT_MS));
+	EXPECT_TRUE(proc_running(&o1)) TH_LOG("o1 ended before o2");
+	EXPECT_EQ(0, kill(o1.pid, SIGTERM));
+	EXPECT_EQ(0, proc_wait(&o1, CLIENT_MS));
+	idle_throughout = proc_running(&o0);
+	EXPECT_EQ(0, kill(o0.pid, SIGTERM));
+	EXPECT_EQ(0, proc_wait(&o0, CLIENT_MS));
+	EXPECT_TRUE(idle_throughout) TH_LOG("the idle client did not stay connected");
+	ASSERT_TRUE(exited_ok(&o1));
+	ASSERT_TRUE(exited_ok(&o2));
+	ASSERT_TRUE(case_passed(o1.text, "probe"));
+	ASSERT_TRUE(case_passed(o2.text, "probe"));
+	ASSERT_EQ(0, probe_parse(o1.text, &r1));
+	ASSERT_EQ(0, probe_parse(o2.text, &r2));
+	proc_free(&o0);
+	proc_free(&o1);
+	proc_free(&o2);
+
+	from = r1.first > r2.first ? r1.first : r2.first;
+	to = r1.last < r2.last ? r1.last : r2.last;
+	note("o1: blocks %s, %ld tasks in %.1f ms; o2: blocks %s, %ld tasks in %.1f ms; both running for %.1f ms",
+	     blocks_str(r1.blocks, b1, sizeof(b1)), r1.recorded,
+	     (r1.last - r1.first) / 1e6, blocks_str(r2.blocks, b2, sizeof(b2)),
+	     r2.recorded, (r2.last - r2.first) / 1e6,
+	     to > from ? (to - from) / 1e6 : 0.0);
+	EXPECT_NE(0, r1.blocks);
+	EXPECT_NE(0, r2.blocks);
+	EXPECT_EQ(0, r1.blocks & r2.blocks) TH_LOG("the runs shared blocks");
+	EXPECT_GE(E->nr_aic / 2, (unsigned int)__builtin_popcountll(r1.blocks));
+	EXPECT_GE(E->nr_aic / 2, (unsigned int)__builtin_popcountll(r2.blocks));
+	EXPECT_LT(from, to) TH_LOG("the runs did not execute at the same time");
+}
+
+/*
+ * s1 streams; once its run executes (its first task ran), s2 (vector
+ * Const, golden check) connects and submits its graph, which waits behind
+ * s1's; s1 is killed with SIGKILL and s2 must pass.
+ */
+TEST_F_TIMEOUT(e2e, killed_client_other_passes, 150)
+{
+	struct proc s1, s2;
+	bool s2_waiting;
+	int ret;
+
+	ASSERT_EQ(0, e2e_start(&s1, "killed", true, NULL, ARGS("stream", "60")));
+	ret = proc_ready(&s1, READY_MS);
+	if (!ret)
+		ret = e2e_start(&s2, "other", true, NULL, ARGS("vector", "Const"));
+	if (ret)
+		proc_free(&s1);
+	ASSERT_EQ(0, ret) TH_LOG("s1: %s", strerror(-ret));
+	/* s2 is ready once its graph is in its stream */
+	ret = proc_ready(&s2, READY_MS);
+	if (ret) {
+		proc_free(&s1);
+		proc_free(&s2);
+	}
+	ASSERT_EQ(0, ret) TH_LOG("s2: %s", strerror(-ret));
+	E->gm_during = cnt(_metadata, "gm_bytes_used");
+	s2_waiting = proc_running(&s2);
+	ASSERT_EQ(0, kill(s1.pid, SIGKILL));
+	ASSERT_EQ(0, proc_wait(&s1, CLIENT_MS));
+	EXPECT_TRUE(WIFSIGNALED(s1.status) && WTERMSIG(s1.status) == SIGKILL);
+	E->killed_ran = true;
+	note("s2 was %s when s1 was killed", s2_waiting ? "still waiting" : "done");
+	EXPECT_EQ(0, proc_wait(&s2, CLIENT_MS));
+	EXPECT_TRUE(exited_ok(&s2));
+	EXPECT_TRUE(case_passed(s2.text, "vector/Const"));
+	proc_free(&s1);
+	proc_free(&s2);
+}
+
+/*
+ * The killed client's runtime drained and its GM freed: gm_bytes_used and
+ * gm_buffers go back to their idle values. ptod destroys a client's
+ * runtime (its GM) on its own main thread after the socket closed, and the
+ * client's buffers go when ptod closes its copy of the client's file;
+ * nothing outside ptod can wait for that (the counters file has no poll
+ * notification), so this is a bounded wait. Back to idle GM implies that
+ * ptod let the client go (the old test also grepped ptod's log for
+ * "client ... gone").
+ */
+TEST_F_TIMEOUT(e2e, killed_client_gm_freed, 30)
+{
+	int64_t until = mono_ms() + 10000;
+	uint64_t used, bufs;
+
+	if (!E->killed_ran)
+		SKIP(return, "needs killed_client_other_passes");
+	for (;;) {
+		used = cnt(_metadata, "gm_bytes_used");
+		bufs = cnt(_metadata, "gm_buffers");
+		if ((used == E->gm_idle && bufs == E->bufs_idle) ||
+		    mono_ms() > until)
+			break;
+		usleep(10000);
+	}
+	note("gm_bytes_used: idle %llu, during %llu, after %llu; gm_buffers: idle %llu, after %llu",
+	     (unsigned long long)E->gm_idle, (unsigned long long)E->gm_during,
+	     (unsigned long long)used, (unsigned long long)E->bufs_idle,
+	     (unsigned long long)bufs);
+	EXPECT_NE(E->gm_idle, E->gm_during);
+	EXPECT_EQ(E->gm_idle, used);
+	EXPECT_EQ(E->bufs_idle, bufs);
+}
+
+/*
+ * A kernel that segfaults: its task fails with -EIO and a message naming
+ * the executor (the pid the device shows as the cores' owner), the signal
+ * and the task.
+ */
+TEST_F_TIMEOUT(e2e, crash_kernel_clear_error, 150)
+{
+	char want[96];
+	struct proc p;
+	int ret;
+
+	E->exec_before_crash = executor_pid();
+	ASSERT_LT(0, E->exec_before_crash)
+		TH_LOG("%s: %s", DEBUGFS_CORES, strerror(-E->exec_before_crash));
+	ret = e2e_start(&p, "crash", false, NULL, ARGS("crash"));
+	ASSERT_EQ(0, ret);
+	ASSERT_EQ(0, proc_wait(&p, CLIENT_MS));
+	E->crash_ran = true;
+	EXPECT_TRUE(exited_ok(&p));
+	EXPECT_TRUE(case_passed(p.text, "crash"));
+	EXPECT_TRUE(has_text(p.text, "status=-5 "));
+	snprintf(want, sizeof(want), "pto-aicore (pid %d) was killed by signal %d",
+		 E->exec_before_crash, SIGSEGV);
+	EXPECT_TRUE(has_text(p.text, want)) TH_LOG("no \"%s\"", want);
+	EXPECT_TRUE(has_text(p.text, " ran task "));
+	proc_free(&p);
+}
+
+/*
+ * ptod restarted pto-aicore: the next run passes (ptod starts runs only
+ * once the new executor is ready), every core is online again under a new
+ * executor pid, none is dead.
+ */
+TEST_F_TIMEOUT(e2e, aicore_restarted_next_run_passes, 150)
+{
+	pid_t now;
+
+	if (!E->crash_ran)
+		SKIP(return, "needs crash_kernel_clear_error");
+	run_client(_metadata, "vector", NULL, ARGS("vector", "Const"),
+		   ARGS("vector/Const"), NULL);
+	now = executor_pid();
+	note("pto-aicore pid: %d before the crash, %d now", E->exec_before_crash,
+	     now);
+	EXPECT_LT(0, now);
+	EXPECT_NE(E->exec_before_crash, now);
+	EXPECT_EQ(E->nr_cores, cnt(_metadata, "cores_online"));
+	EXPECT_EQ(0, cnt(_metadata, "cores_dead"));
+}
+
+TEST_F_TIMEOUT(e2e, deadlock_clean_error, 150)
+{
+	char want[32];
+
+	snprintf(want, sizeof(want), "status=%d ", -EDEADLK);
+	run_client(_metadata, "deadlock", ARGS("PTO2_RING_TASK_WINDOW=16"),
+		   ARGS("deadlock", "33"), ARGS("deadlock/33"),
+		   ARGS(want, "Deadlock"));
+}
+
+TEST_F_TIMEOUT(e2e, badbuf_refused, 150)
+{
+	char want[32];
+
+	snprintf(want, sizeof(want), "status=%d ", -EACCES);
+	run_client(_metadata, "badbuf", NULL, ARGS("badbuf"), ARGS("badbuf"),
+		   ARGS(want));
+}
+
+/* Malformed messages on the socket: clear errors, nothing lost. */
+TEST_F_TIMEOUT(e2e, proto_malformed_messages, 150)
+{
+	static const struct {
+		const char *what;
+		int err;
+	} want[] = {
+		{ "short message", EPROTO },
+		{ "ping before hello", EPROTO },
+		{ "hello without a file", EBADF },
+		{ "hello with /dev/null", ENODEV },
+		{ "hello with another wire version", EPROTO },
+	};
+	char line[96];
+	struct proc p;
+	unsigned int i;
+
+	ASSERT_EQ(0, e2e_start(&p, "proto", false, NULL, ARGS("proto")));
+	ASSERT_EQ(0, proc_wait(&p, CLIENT_MS));
+	EXPECT_TRUE(exited_ok(&p));
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		snprintf(line, sizeof(line), "%s: %d \"", want[i].what,
+			 -want[i].err);
+		EXPECT_TRUE(line_with(p.text, line)) TH_LOG("no \"%s\"", line);
+	}
+	proc_free(&p);
+}
+
+TEST_F_TIMEOUT(e2e, ptod_still_serving, 150)
+{
+	ASSERT_EQ(0, ptod_wait(0)) TH_LOG("ptod exited");
+	ASSERT_EQ(0, kill(E->ptod, 0));
+	EXPECT_EQ(E->nr_cores, cnt(_metadata, "cores_online"));
+	run_client(_metadata, "vector", NULL, ARGS("vector", "Const"),
+		   ARGS("vector/Const"), NULL);
+}
+
+/* pto-run, an unchanged orchestration .so: a = b = 0 gives f = 2. */
+TEST_F_TIMEOUT(e2e, pto_run_unchanged_orch, 150)
+{
+	static char prog[2 * PATH_MAX], vx[2 * PATH_MAX], out[2 * PATH_MAX];
+	static char k0[3 * PATH_MAX], k1[3 * PATH_MAX], k2[3 * PATH_MAX];
+	static char orch[3 * PATH_MAX];
+	float f[16384];
+	size_t i, n, bad = 0;
+	struct proc p;
+	ssize_t got;
+	int fd;
+
+	snprintf(prog, sizeof(prog), "%s/tools/pto-run", E->build);
+	snprintf(vx, sizeof(vx), "%s/examples/vector_example", E->build);
+	snprintf(orch, sizeof(orch), "%s/orch.so", vx);
+	snprintf(k0, sizeof(k0), "0:aiv:%s/aiv_add.so", vx);
+	snprintf(k1, sizeof(k1), "1:aiv:%s/aiv_add_scalar.so", vx);
+	snprintf(k2, sizeof(k2), "2:aiv:%s/aiv_mul.so", vx);
+	snprintf(out, sizeof(out), "out:64K:%s/f.bin", E->tmp);
+	{
+		char *argv[] = { prog, "--orch", orch, "--kernel", k0,
+				 "--kernel", k1, "--kernel", k2, "buf:64K",
+				 "buf:64K", out, "16384", NULL };
+
+		ASSERT_EQ(0, proc_spawn(&p, "pto-run", argv, NULL, -1));
+	}
+	ASSERT_EQ(0, proc_wait(&p, CLIENT_MS));
+	EXPECT_TRUE(exited_ok(&p));
+	proc_free(&p);
+
+	snprintf(out, sizeof(out), "%s/f.bin", E->tmp);
+	fd = open(out, O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, fd) TH_LOG("%s: %s", out, strerror(errno));
+	got = read(fd, f, sizeof(f));
+	close(fd);
+	ASSERT_EQ((ssize_t)sizeof(f), got);
+	n = sizeof(f) / sizeof(f[0]);
+	for (i = 0; i < n; i++)
+		bad += f[i] != 2.0f;
+	note("f: %zu of %zu values are 2", n - bad, n);
+	EXPECT_EQ(0, bad);
+}
+
+/*
+ * SIGTERM with a client in the middle of a graph (its first task ran):
+ * the client gets -ESHUTDOWN, ptod exits 0 (status from the keeper), the
+ * device is released. Last: ptod is gone afterwards.
+ */
+TEST_F_TIMEOUT(e2e, sigterm_shutdown, 120)
+{
+	char want[32], st[64];
+	struct proc t;
+	int ret;
+
+	ASSERT_EQ(0, e2e_start(&t, "client", true, NULL, ARGS("stream", "60")));
+	ret = proc_ready(&t, READY_MS);
+	if (ret)
+		proc_free(&t);
+	ASSERT_EQ(0, ret) TH_LOG("client: %s", strerror(-ret));
+	ASSERT_EQ(0, kill(E->ptod, SIGTERM));
+	ret = ptod_wait(30000);
+	EXPECT_EQ(1, ret) TH_LOG("ptod did not exit within 30 s");
+	EXPECT_EQ(0, proc_wait(&t, CLIENT_MS));
+	snprintf(want, sizeof(want), "status=%d ", -ESHUTDOWN);
+	EXPECT_TRUE(t.reaped && WIFEXITED(t.status));
+	EXPECT_TRUE(has_text(t.text, want)) TH_LOG("no \"%s\"", want);
+	proc_free(&t);
+	ASSERT_EQ(1, ret);
+	note("ptod: %s", wstatus_str(E->ptod_status, st, sizeof(st)));
+	EXPECT_TRUE(WIFEXITED(E->ptod_status) && WEXITSTATUS(E->ptod_status) == 0);
+	EXPECT_EQ(0, cnt(_metadata, "cores_online"));
+	EXPECT_EQ(0, cnt(_metadata, "aicpu"));
+	EXPECT_EQ(0, cnt(_metadata, "gm_bytes_used"));
+	EXPECT_EQ(0, cnt(_metadata, "gm_buffers"));
+}
+
+/* ---- ptod: start, readiness, stop ---------------------------------------------------- */
+
+static void setup_fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(E->setup_err, sizeof(E->setup_err), fmt, ap);
+	va_end(ap);
+}
+
+/* The keeper: starts ptod, reports its pid and then its wait status. */
+static void keeper(int status_w)
+{
+	char ptod[2 * PATH_MAX];
+	pid_t pid;
+	int st, log;
+
+	snprintf(ptod, sizeof(ptod), "%s/daemon/ptod", E->build);
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL))
+		_exit(1);
+	pid = fork();
+	if (pid < 0)
+		_exit(1);
+	if (pid == 0) {
+		/* if the keeper goes, ptod shuts down */
+		log = open(E->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
+			   0644);
+		if (prctl(PR_SET_PDEATHSIG, SIGTERM) || log < 0 ||
+		    dup2(log, 1) < 0 || dup2(log, 2) < 0 ||
+		    setenv("NOTIFY_SOCKET", E->notify, 1))
+			_exit(127);
+		execl(ptod, "ptod", "-d", DEV_PATH, "-s", E->sock, (char *)NULL);
+		dprintf(2, "exec %s: %s\n", ptod, strerror(errno));
+		_exit(127);
+	}
+	if (write(status_w, &pid, sizeof(pid)) != sizeof(pid))
+		_exit(1);
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			_exit(1);
+	if (write(status_w, &st, sizeof(st)) != sizeof(st))
+		_exit(1);
+	_exit(0);
+}
+
+/* The notify socket got "READY=1" within @ms; ptod must not exit meanwhile. */
+static int wait_ready1(int nfd, int ms)
+{
+	int64_t until = mono_ms() + ms;
+	char buf[512], st[64];
+	ssize_t n;
+	int ret;
+
+	for (;;) {
+		struct pollfd pfd[2] = {
+			{ .fd = nfd, .events = POLLIN },
+			{ .fd = E->ptod_status_fd, .events = POLLIN },
+		};
+		int left = (int)(until - mono_ms());
+
+		if (left <= 0) {
+			setup_fail("ptod sent no READY=1 within %d s", ms / 1000);
+			return -ETIMEDOUT;
+		}
+		ret = poll(pfd, 2, left);
+		if (ret < 0 && errno == EINTR)
+			continue;
+		if (ret < 0) {
+			setup_fail("poll: %s", strerror(errno));
+			return -errno;
+		}
+		if (pfd[1].revents) {
+			ptod_wait(0);
+			setup_fail("ptod exited before READY=1: %s (log: %s)",
+				   wstatus_str(E->ptod_status, st, sizeof(st)),
+				   E->log);
+			return -ESRCH;
+		}
+		if (!pfd[0].revents)
+			continue;
+		n = recv(nfd, buf, sizeof(buf) - 1, 0);
+		if (n < 0) {
+			setup_fail("recv %s: %s", E->notify, strerror(errno));
+			return -errno;
+		}
+		buf[n] = 0;
+		/* sd_notify: newline-separated assignments */
+		if (!strncmp(buf, "READY=1", 7) || strstr(buf, "\nREADY=1"))
+			return 0;
+	}
+}
+
+/*
+ * pto-aicore attaches its cores after ptod has said READY=1 (ptod notifies
+ * once it listens, having spawned the executor). The executor's own ready
+ * pipe belongs to ptod and the counters file is not poll()able, so this
+ * is a bounded wait on cores_online: the only wait without an event.
+ */
+static int wait_cores_online(int ms)
+{
+	int64_t until = mono_ms() + ms;
+	uint64_t online = 0;
+	int ret;
+
+	for (;;) {
+		ret = counter("cores_online", &online);
+		if (ret) {
+			setup_fail("%s: %s", COUNTERS, strerror(-ret));
+			return ret;
+		}
+		if (online == E->nr_cores)
+			return 0;
+		if (ptod_wait(0)) {
+			setup_fail("ptod exited before pto-aicore attached the cores");
+			return -ESRCH;
+		}
+		if (mono_ms() > until) {
+			setup_fail("%llu of %u cores online after %d s",
+				   (unsigned long long)online, E->nr_cores,
+				   ms / 1000);
+			return -ETIMEDOUT;
+		}
+		usleep(10000);
+	}
+}
+
+static void start_ptod(void)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct pto_info info = { .size = sizeof(info) };
+	int64_t t0 = mono_ms();
+	int pfd[2], nfd, fd, ret;
+	ssize_t n;
+	pid_t k;
+
+	fd = open(DEV_PATH, O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		setup_fail("open %s: %s", DEV_PATH, strerror(errno));
+		return;
+	}
+	ret = ioctl(fd, PTO_IOC_GET_INFO, &info);
+	close(fd);
+	if (ret) {
+		setup_fail("GET_INFO: %s", strerror(errno));
+		return;
+	}
+	E->nr_aic = info.nr_aic;
+	E->nr_aiv = info.nr_aiv;
+	E->nr_cores = info.nr_cores;
+
+	nfd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (nfd < 0) {
+		setup_fail("socket: %s", strerror(errno));
+		return;
+	}
+	if (strlen(E->notify) >= sizeof(sa.sun_path)) {
+		setup_fail("%s: path too long for a socket", E->notify);
+		close(nfd);
+		return;
+	}
+	memcpy(sa.sun_path, E->notify, strlen(E->notify) + 1);
+	if (bind(nfd, (struct sockaddr *)&sa, sizeof(sa))) {
+		setup_fail("bind %s: %s", E->notify, strerror(errno));
+		close(nfd);
+		return;
+	}
+	if (pipe2(pfd, O_CLOEXEC)) {
+		setup_fail("pipe2: %s", strerror(errno));
+		close(nfd);
+		return;
+	}
+	fflush(stdout);
+	fflush(stderr);
+	k = fork();
+	if (k < 0) {
+		setup_fail("fork: %s", strerror(errno));
+		close(nfd);
+		close(pfd[0]);
+		close(pfd[1]);
+		return;
+	}
+	if (k == 0) {
+		close(pfd[0]);
+		close(nfd);
+		keeper(pfd[1]);
+	}
+	close(pfd[1]);
+	E->ptod_status_fd = pfd[0];
+	do
+		n = read(pfd[0], &E->ptod, sizeof(E->ptod));
+	while (n < 0 && errno == EINTR);
+	if (n != sizeof(E->ptod)) {
+		setup_fail("the keeper did not start ptod");
+		E->ptod = 0;
+		E->ptod_exited = true;
+		close(nfd);
+		return;
+	}
+	ret = wait_ready1(nfd, 20000);
+	close(nfd);
+	if (ret)
+		return;
+	E->ready_ms = mono_ms() - t0;
+	if (wait_cores_online(20000))
+		return;
+	E->online_ms = mono_ms() - t0;
+	if (counter("gm_bytes_used", &E->gm_idle) ||
+	    counter("gm_buffers", &E->bufs_idle))
+		setup_fail("%s: no gm_bytes_used or gm_buffers", COUNTERS);
+	if (setenv("PTO_SOCKET", E->sock, 1))
+		setup_fail("setenv: %s", strerror(errno));
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag,
+		  struct FTW *ftw)
+{
+	return remove(path);
+}
+
+/* atexit: stop ptod if a test did not, print its log, remove the files. */
+static void teardown(void)
+{
+	char line[512], st[64];
+	FILE *f;
+	int n = 0, total = 0;
+
+	if (getpid() != E->main_pid)
+		return;
+	if (E->ptod > 0 && !ptod_wait(0)) {
+		if (kill(E->ptod, SIGTERM))
+			note("kill ptod: %s", strerror(errno));
+		if (ptod_wait(10000) != 1) {
+			if (kill(E->ptod, SIGKILL))
+				note("kill ptod: %s", strerror(errno));
+			if (ptod_wait(10000) != 1)
+				note("ptod did not exit");
+		}
+		if (E->ptod_exited)
+			note("ptod stopped: %s",
+			     wstatus_str(E->ptod_status, st, sizeof(st)));
+	}
+	f = fopen(E->log, "re");
+	if (f) {
+		while (fgets(line, sizeof(line), f))
+			total++;
+		rewind(f);
+		note("--- ptod log (last %d of %d lines) ---",
+		     total < 60 ? total : 60, total);
+		while (fgets(line, sizeof(line), f))
+			if (++n > total - 60)
+				printf("# %s", line);
+		fclose(f);
+		fflush(stdout);
+	}
+	if (E->tmp[0])
+		nftw(E->tmp, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+}
+
+int main(int argc, char **argv)
+{
+	char self[PATH_MAX], *slash;
+	ssize_t n;
+	int i;
+
+	E = mmap(NULL, sizeof(*E), PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (E == MAP_FAILED) {
+		perror("mmap");
+		return KSFT_FAIL;
+	}
+	E->main_pid = getpid();
+	E->ptod_status_fd = -1;
+	for (i = 1; i < argc; i++)	/* -l, -h: nothing to start */
+		if (!strcmp(argv[i], "-l") || !strcmp(argv[i], "-h"))
+			return test_harness_run(argc, argv);
+
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0) {
+		perror("readlink /proc/self/exe");
+		return KSFT_FAIL;
+	}
+	self[n] = 0;
+	slash = strrchr(self, '/');
+	*slash = 0;
+	snprintf(E->bin, sizeof(E->bin), "%s", self);	/* build/selftests/e2e */
+	snprintf(E->build, sizeof(E->build), "%s/../..", self);
+	snprintf(E->tmp, sizeof(E->tmp), "/tmp/pto-e2e.XXXXXX");
+	if (!mkdtemp(E->tmp)) {
+		perror("mkdtemp");
+		return KSFT_FAIL;
+	}
+	snprintf(E->sock, sizeof(E->sock), "%s/ptod.sock", E->tmp);
+	snprintf(E->notify, sizeof(E->notify), "%s/notify", E->tmp);
+	snprintf(E->log, sizeof(E->log), "%s/ptod.log", E->tmp);
+	if (atexit(teardown)) {
+		perror("atexit");
+		return KSFT_FAIL;
+	}
+	if (access(DEV_PATH, F_OK))
+		setup_fail("%s missing", DEV_PATH);
+	else
+		start_ptod();
+	return test_harness_run(argc, argv);
+}

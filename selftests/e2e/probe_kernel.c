@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A kernel that records where and when it ran (probe.h): the e2e tests
+ * learn from it which cores and blocks a client's run used, and when.
+ *
+ *   args[0]: OUTPUT, one struct pto_probe_rec
+ *   args[1]: SCALAR, the task's sequence number (non-zero)
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <pto/pto_kernel.h>
+
+#include "probe.h"
+
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+int pto_kernel_entry(const struct pto_kernel_ctx *ctx, const uint64_t *args,
+		     uint32_t nargs)
+{
+	struct pto_probe_rec *r;
+	int64_t start = mono_ns();
+
+	if (nargs < 2 || !args[0] || !args[1])
+		return -EINVAL;
+	r = (struct pto_probe_rec *)(uintptr_t)args[0];
+	r->core_id = ctx->core_id;
+	r->block_idx = ctx->block_idx;
+	r->sub_block_idx = ctx->sub_block_idx;
+	r->start_ns = start;
+	r->end_ns = mono_ns();
+	__atomic_store_n(&r->seq, (uint32_t)args[1], __ATOMIC_RELEASE);
+	return 0;
+}
