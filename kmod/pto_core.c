@@ -31,13 +31,16 @@
  * Register file
  * ------------------------------------------------------------------------
  */
-static void pto_hws_defaults(struct pto_hws_cfg *cfg)
+static void pto_hws_defaults(struct pto_dev *pdev)
 {
-	u32 i;
+	struct pto_hws_cfg *cfg = &pdev->hws->cfg;
+	DECLARE_BITMAP(all, PTO_MAX_CORES);
+	u32 i, ctx;
 
 	memset(cfg, 0, sizeof(*cfg));
+	cfg->policy = PTO_HWS_POLICY_HWS;
 	cfg->work_mode = PTO_HWS_MODE_HW;
-	cfg->cluster_sip_num = 4;
+	cfg->cluster_sip_num = PTO_HWS_CLUSTER_SIPS;
 	cfg->early_launch_en = 0;
 	cfg->early_launch_mode = PTO_HWS_EL_SIP_REPORT;
 	cfg->promote_rule = PTO_HWS_PROMOTE_THRESHOLD;
@@ -48,8 +51,13 @@ static void pto_hws_defaults(struct pto_hws_cfg *cfg)
 	 */
 	for (i = 0; i < PTO_HWS_SCALE_RANKS; i++)
 		cfg->scale_ratio[i] = 100 * (i + 1);
-	for (i = 0; i < PTO_HWS_USAGE_CLASSES; i++)
-		cfg->usage_mask[i] = U32_MAX;
+	/* Every context and thread_num class may use every core. */
+	bitmap_zero(all, PTO_MAX_CORES);
+	bitmap_set(all, 0, pdev->nr_cores);
+	for (ctx = 0; ctx < PTO_HWS_NR_CTX; ctx++)
+		for (i = 0; i < PTO_HWS_USAGE_CLASSES; i++)
+			bitmap_to_arr64(cfg->usage_mask[ctx][i], all,
+					PTO_MAX_CORES);
 }
 
 /* At load, before the device is registered. */
@@ -71,7 +79,7 @@ void pto_regs_init(struct pto_dev *pdev)
 	info->sys_cnt_freq = PTO_SYS_CNT_FREQ;
 	info->sys_cnt_epoch_ns = pdev->epoch_ns;
 
-	pto_hws_defaults(&pdev->hws->cfg);
+	pto_hws_defaults(pdev);
 
 	for (i = 0; i < pdev->nr_cores; i++) {
 		struct pto_core_regs *regs = pdev->cores[i].regs;
@@ -188,6 +196,13 @@ void pto_release_roles(struct pto_file *pf)
  * ------------------------------------------------------------------------
  */
 
+/* True if the core bitmap @bits names no core at or beyond nr_cores. */
+static bool pto_bits_fit(const struct pto_dev *pdev, const unsigned long *bits)
+{
+	return find_next_bit(bits, PTO_MAX_CORES, pdev->nr_cores) >=
+	       PTO_MAX_CORES;
+}
+
 /* A core mask: not empty, no bit at or beyond nr_cores. */
 static int pto_mask_get(struct pto_dev *pdev, const struct pto_cores *arg,
 			unsigned long *bits)
@@ -197,7 +212,7 @@ static int pto_mask_get(struct pto_dev *pdev, const struct pto_cores *arg,
 	bitmap_from_arr64(bits, arg->mask, PTO_MAX_CORES);
 	if (bitmap_empty(bits, PTO_MAX_CORES))
 		return -EINVAL;
-	if (find_next_bit(bits, PTO_MAX_CORES, pdev->nr_cores) < PTO_MAX_CORES)
+	if (!pto_bits_fit(pdev, bits))
 		return -EINVAL;
 	return 0;
 }
@@ -536,31 +551,53 @@ int pto_irq_wait(struct pto_ucmd *ucmd)
  * HWS configuration
  * ------------------------------------------------------------------------
  */
-static int pto_hws_check(const struct pto_hws_cfg *cfg)
+/*
+ * Validation of PTO_IOC_HWS_CONFIG's writes; the rules are listed in
+ * Documentation/kmod.rst. The usage masks need the device's core count.
+ */
+static int pto_hws_check(const struct pto_dev *pdev,
+			 const struct pto_hws_cfg *cfg)
 {
-	u32 i;
+	DECLARE_BITMAP(bits, PTO_MAX_CORES);
+	u32 i, ctx;
 
+	if (cfg->policy > PTO_HWS_POLICY_PTO2)
+		return -EINVAL;
 	if (cfg->work_mode > PTO_HWS_MODE_FW)
 		return -EINVAL;
-	switch (cfg->cluster_sip_num) {
-	case 3: case 4: case 6: case 8: case 12: case 16:
-		break;
-	default:
+	if (cfg->cluster_sip_num != PTO_HWS_CLUSTER_SIPS)
 		return -EINVAL;
-	}
-	if (cfg->second_rsc_sch > 1 || cfg->early_launch_en > 1 ||
-	    cfg->fillup_first > 1 || cfg->rsvd_first > 1 || cfg->report_en > 1)
+	/* No second resource is emulated. */
+	if (cfg->second_rsc_sch)
+		return -EINVAL;
+	if (cfg->early_launch_en > 1 || cfg->fillup_first > 1 ||
+	    cfg->rsvd_first > 1 || cfg->report_en > 1)
 		return -EINVAL;
 	if (cfg->early_launch_mode > PTO_HWS_EL_HWS_PREDICT)
 		return -EINVAL;
 	if (cfg->promote_rule & ~PTO_HWS_PROMOTE_ALL)
 		return -EINVAL;
-	if (cfg->pad || memchr_inv(cfg->pad2, 0, sizeof(cfg->pad2)))
+	if (!cfg->promote_threshold ||
+	    cfg->promote_threshold > PTO_HWS_PROMOTE_THRESHOLD_MAX)
+		return -EINVAL;
+	if (cfg->launch_delay > PTO_HWS_TIME_MAX_NS ||
+	    cfg->pre_idle_offset > PTO_HWS_TIME_MAX_NS)
+		return -EINVAL;
+	if (memchr_inv(cfg->pad, 0, sizeof(cfg->pad)))
 		return -EINVAL;
 	for (i = 0; i < PTO_HWS_SCALE_RANKS; i++) {
 		if (!cfg->scale_ratio[i] ||
 		    cfg->scale_ratio[i] > PTO_HWS_SCALE_MAX)
 			return -EINVAL;
+	}
+	/* A mask may be empty, but may not name a core the device lacks. */
+	for (ctx = 0; ctx < PTO_HWS_NR_CTX; ctx++) {
+		for (i = 0; i < PTO_HWS_USAGE_CLASSES; i++) {
+			bitmap_from_arr64(bits, cfg->usage_mask[ctx][i],
+					  PTO_MAX_CORES);
+			if (!pto_bits_fit(pdev, bits))
+				return -EINVAL;
+		}
 	}
 	return 0;
 }
@@ -582,7 +619,7 @@ int pto_hws_config(struct pto_ucmd *ucmd)
 				task_tgid_nr(current));
 			return -EACCES;
 		}
-		ret = pto_hws_check(&arg->cfg);
+		ret = pto_hws_check(pdev, &arg->cfg);
 		if (ret)
 			return ret;
 	}

@@ -21,14 +21,87 @@ static const char *pto_state_name(u32 state)
 						     "?";
 }
 
+/* thread_num classes of the usage masks, PTO_HWS_USAGE_* order */
+static const char *const pto_usage_names[PTO_HWS_USAGE_CLASSES] = {
+	"1", "2", "3-4", "6-8", "9-16",
+};
+
+/* A core bitmap: its 64-bit words in hex, most significant first. */
+static void pto_show_mask(struct seq_file *m, const u64 *words)
+{
+	u32 i;
+
+	for (i = PTO_CORE_MASK_WORDS; i-- > 0;)
+		seq_printf(m, " %016llx", READ_ONCE(words[i]));
+	seq_putc(m, '\n');
+}
+
+/* A status mask, its words aligned with those of the usage masks. */
+static void pto_show_status(struct seq_file *m, const char *name,
+			    const u64 *words)
+{
+	seq_printf(m, "%-27s", name);
+	pto_show_mask(m, words);
+}
+
+static void pto_hws_show(struct seq_file *m, const struct pto_dev *pdev)
+{
+	const struct pto_regs_hws *hws = pdev->hws;
+	const struct pto_hws_cfg *cfg = &hws->cfg;
+	u32 i, ctx;
+
+	seq_puts(m, "hws:\n");
+	seq_printf(m, "policy           %u\n", READ_ONCE(cfg->policy));
+	seq_printf(m, "work_mode        %u\n", READ_ONCE(cfg->work_mode));
+	seq_printf(m, "cluster_sip_num  %u\n", READ_ONCE(cfg->cluster_sip_num));
+	seq_printf(m, "second_rsc_sch   %u\n", READ_ONCE(cfg->second_rsc_sch));
+	seq_printf(m, "early_launch_en  %u\n", READ_ONCE(cfg->early_launch_en));
+	seq_printf(m, "early_launch_mode %u\n",
+		   READ_ONCE(cfg->early_launch_mode));
+	seq_printf(m, "backfill_margin  0x%08x\n",
+		   READ_ONCE(cfg->backfill_margin));
+	seq_printf(m, "fillup_first     %u\n", READ_ONCE(cfg->fillup_first));
+	seq_printf(m, "rsvd_first       %u\n", READ_ONCE(cfg->rsvd_first));
+	seq_printf(m, "promote_rule     0x%x\n", READ_ONCE(cfg->promote_rule));
+	seq_printf(m, "promote_threshold %u\n",
+		   READ_ONCE(cfg->promote_threshold));
+	seq_printf(m, "report_en        %u\n", READ_ONCE(cfg->report_en));
+	seq_printf(m, "launch_delay     %u ns\n", READ_ONCE(cfg->launch_delay));
+	seq_printf(m, "pre_idle_offset  %u ns\n",
+		   READ_ONCE(cfg->pre_idle_offset));
+	seq_puts(m, "scale_ratio     ");
+	for (i = 0; i < PTO_HWS_SCALE_RANKS; i++)
+		seq_printf(m, " %u", READ_ONCE(cfg->scale_ratio[i]));
+	seq_puts(m, "\n");
+	seq_puts(m, "core masks: 64-bit words, most significant first\n");
+	for (ctx = 0; ctx < PTO_HWS_NR_CTX; ctx++) {
+		for (i = 0; i < PTO_HWS_USAGE_CLASSES; i++) {
+			seq_printf(m, "usage_mask ctx %u class %-4s",
+				   ctx, pto_usage_names[i]);
+			pto_show_mask(m, cfg->usage_mask[ctx][i]);
+		}
+	}
+	pto_show_status(m, "sip_report_complete", hws->sip_report_complete);
+	pto_show_status(m, "sip_report_pre_complete",
+			hws->sip_report_pre_complete);
+	pto_show_status(m, "sip_idle_status", hws->sip_idle_status);
+	pto_show_status(m, "sip_pre_idle_status", hws->sip_pre_idle_status);
+	pto_show_status(m, "reserved_sip_mask", hws->reserved_sip_mask);
+	/* Remaining times (us) of the device's cores, eight per line. */
+	seq_puts(m, "sip_remain_exec_time (us)");
+	for (i = 0; i < pdev->nr_cores; i++) {
+		if (i % 8 == 0)
+			seq_printf(m, "\n  %3u:", i);
+		seq_printf(m, " %u", READ_ONCE(hws->sip_remain_exec_time[i]));
+	}
+	seq_puts(m, "\n");
+}
+
 /* The info page and the HWS block, as userspace sees them. */
 static int pto_regs_show(struct seq_file *m, void *unused)
 {
 	struct pto_dev *pdev = m->private;
 	const struct pto_regs_info *info = pdev->info;
-	const struct pto_regs_hws *hws = pdev->hws;
-	const struct pto_hws_cfg *cfg = &hws->cfg;
-	u32 i;
 
 	seq_printf(m, "magic            0x%08x\n", READ_ONCE(info->magic));
 	seq_printf(m, "abi_version      0x%08x\n",
@@ -53,38 +126,7 @@ static int pto_regs_show(struct seq_file *m, void *unused)
 	seq_printf(m, "aicpu_attached   %u (pid %d)\n",
 		   READ_ONCE(info->aicpu_attached), READ_ONCE(pdev->aicpu_pid));
 
-	seq_puts(m, "hws:\n");
-	seq_printf(m, "work_mode        %u\n", READ_ONCE(cfg->work_mode));
-	seq_printf(m, "cluster_sip_num  %u\n", READ_ONCE(cfg->cluster_sip_num));
-	seq_printf(m, "second_rsc_sch   %u\n", READ_ONCE(cfg->second_rsc_sch));
-	seq_printf(m, "early_launch_en  %u\n", READ_ONCE(cfg->early_launch_en));
-	seq_printf(m, "early_launch_mode %u\n",
-		   READ_ONCE(cfg->early_launch_mode));
-	seq_printf(m, "backfill_margin  0x%08x\n",
-		   READ_ONCE(cfg->backfill_margin));
-	seq_printf(m, "fillup_first     %u\n", READ_ONCE(cfg->fillup_first));
-	seq_printf(m, "rsvd_first       %u\n", READ_ONCE(cfg->rsvd_first));
-	seq_printf(m, "promote_rule     0x%x\n", READ_ONCE(cfg->promote_rule));
-	seq_printf(m, "promote_threshold %u\n",
-		   READ_ONCE(cfg->promote_threshold));
-	seq_printf(m, "report_en        %u\n", READ_ONCE(cfg->report_en));
-	seq_puts(m, "scale_ratio     ");
-	for (i = 0; i < PTO_HWS_SCALE_RANKS; i++)
-		seq_printf(m, " %u", READ_ONCE(cfg->scale_ratio[i]));
-	seq_puts(m, "\nusage_mask      ");
-	for (i = 0; i < PTO_HWS_USAGE_CLASSES; i++)
-		seq_printf(m, " 0x%08x", READ_ONCE(cfg->usage_mask[i]));
-	seq_puts(m, "\n");
-	seq_printf(m, "sip_report_complete     0x%08x\n",
-		   READ_ONCE(hws->sip_report_complete));
-	seq_printf(m, "sip_report_pre_complete 0x%08x\n",
-		   READ_ONCE(hws->sip_report_pre_complete));
-	seq_printf(m, "sip_idle_status         0x%08x\n",
-		   READ_ONCE(hws->sip_idle_status));
-	seq_printf(m, "sip_pre_idle_status     0x%08x\n",
-		   READ_ONCE(hws->sip_pre_idle_status));
-	seq_printf(m, "reserved_sip_mask       0x%08x\n",
-		   READ_ONCE(hws->reserved_sip_mask));
+	pto_hws_show(m, pdev);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(pto_regs);

@@ -5,7 +5,8 @@
 #   - rmmod is refused while a file of the device is open;
 #   - loading with an invalid parameter fails cleanly (no device, no module);
 #   - reloading with other parameters: GET_INFO, sysfs and the register file
-#     report them (pto_ioctl with PTO_EXPECT_*), GM and core limits follow;
+#     report them (pto_ioctl with PTO_EXPECT_*), GM and core limits follow,
+#     and so do the HWS usage masks (pto_hws at 12 and 192 cores);
 #   - several devices (nr_devices=2): /dev/pto1 works on its own.
 # It leaves the module loaded with the parameters it found.
 #
@@ -172,12 +173,13 @@ if check_out=$(load nr_aic=4 gm_size_mb=32 profile=a5 2>&1); then
 	check core_small_a5 prog "$BIN/pto_core" -r core.attach_all_cores \
 		-r core.attach_core_beyond_nr_cores \
 		-r core.park_kick_irq_roundtrip
+	check hws_small_a5 prog "$BIN/pto_hws"
 	check unload_small_a5 unload
 else
 	printf '%s\n' "$check_out" | comment
 	not_ok load_small_a5
 	for t in info_small_a5 gm_small_a5 mmap_small_a5 core_small_a5 \
-		unload_small_a5; do
+		hws_small_a5 unload_small_a5; do
 		skip "$t" "load failed"
 	done
 fi
@@ -189,11 +191,13 @@ if check_out=$(load nr_aic=64 profile=a2a3 2>&1); then
 	check core_max_cores prog "$BIN/pto_core" -r core.attach_all_cores \
 		-r core.attach_core_beyond_nr_cores \
 		-r core.kick_many_cores -r core.kick_beyond_nr_cores
+	check hws_max_cores prog "$BIN/pto_hws"
 	check unload_max_cores unload
 else
 	printf '%s\n' "$check_out" | comment
 	not_ok load_max_cores
-	for t in info_max_cores core_max_cores unload_max_cores; do
+	for t in info_max_cores core_max_cores hws_max_cores \
+		unload_max_cores; do
 		skip "$t" "load failed"
 	done
 fi

@@ -39,7 +39,7 @@ extern "C" {
  * userspace, so it is up to a program to compare the major number with
  * the PTO_ABI_MAJOR it was built with.
  */
-#define PTO_ABI_MAJOR		1
+#define PTO_ABI_MAJOR		2
 #define PTO_ABI_MINOR		0
 #define PTO_ABI_VERSION		((PTO_ABI_MAJOR << 16) | PTO_ABI_MINOR)
 
@@ -48,7 +48,7 @@ extern "C" {
 #define PTO_AIV_PER_AIC		2	/* each block = 1 AIC + 2 AIV */
 #define PTO_MAX_CORES		256	/* size of core bitmaps */
 #define PTO_CORE_MASK_WORDS	(PTO_MAX_CORES / 64)
-#define PTO_HWS_MAX_SIPS	32	/* SIPs one HWS context schedules */
+#define PTO_HWS_NR_CTX		4	/* HWS contexts (usage mask sets) */
 #define PTO_HWS_SCALE_RANKS	20	/* one rank per 5% of remaining tasks */
 #define PTO_SYS_CNT_FREQ	50000000ULL	/* system counter, 50 MHz */
 
@@ -160,6 +160,10 @@ struct pto_regs_info {
 	__u32 pad1;
 };
 
+/* HWS_POLICY values: which scheduler places ready tasks on cores */
+#define PTO_HWS_POLICY_HWS	0	/* the HWS: pools, priorities, shapes */
+#define PTO_HWS_POLICY_PTO2	1	/* PTO2's: ready order, first free core */
+
 /* HWS_WORK_MODE values */
 #define PTO_HWS_MODE_HW		0	/* HWS launches cores itself */
 #define PTO_HWS_MODE_FW		1	/* HWS reports decisions to firmware */
@@ -183,40 +187,52 @@ struct pto_regs_info {
 #define PTO_HWS_USAGE_9_16SIP	4	/* thread_num 9, 12, 16 */
 #define PTO_HWS_USAGE_CLASSES	5
 
+/* Largest scale_ratio entry (1/100 units). */
+#define PTO_HWS_SCALE_MAX	100000U
+
 /**
  * struct pto_hws_cfg - HWS configuration registers (FW -> HWS).
  *
- * Names follow the HWS design's register list. The AICPU (the firmware of
- * the emulated device) writes them through its mapping or, validated,
- * through PTO_IOC_HWS_CONFIG; everyone else reads them with the same ioctl.
+ * Names follow the HWS design's register list. Every SIP of the design is
+ * one core of the device; every core mask below is a bitmap of device
+ * cores (bit i of word i / 64: core i). The AICPU (the firmware of the
+ * emulated device) writes them through its mapping or, validated, through
+ * PTO_IOC_HWS_CONFIG; everyone else reads them with the same ioctl. Times
+ * are in nanoseconds. Documentation/hws.rst says what each one controls.
  *
+ * @policy: HWS_POLICY, PTO_HWS_POLICY_*.
  * @work_mode: HWS_WORK_MODE, PTO_HWS_MODE_*.
- * @cluster_sip_num: CLUSTER_SIP_NUM, cores per cluster (VG): 3, 4, 6, 8,
- *	12 or 16. A kernel whose thread_num exceeds it is an error.
- * @second_rsc_sch: ENABLE_SECOND_RSC_SCH, 1 = also check non-SIP resources.
+ * @cluster_sip_num: CLUSTER_SIP_NUM, cores per cluster (VG). The device's
+ *	cluster is one block (1 AIC + 2 AIV): 3 is the only value accepted.
+ * @second_rsc_sch: ENABLE_SECOND_RSC_SCH: no second resource is emulated;
+ *	must be 0.
  * @early_launch_en: ENABLE_EARLY_LAUNCH_SIP, 1 = pre-idle cores may be
- *	launched on.
+ *	launched on (the launch waits until the core finishes).
  * @early_launch_mode: EARLY_LAUNCH_MODE, PTO_HWS_EL_*.
  * @backfill_margin: RSVD_SIP_BACKFILL_MARGIN_OFFSET: bit 31 set means
- *	positive, bits 30:0 the magnitude, in estimate-time units.
- *	Backfill onto a reserved core succeeds when its remaining time is at
- *	least the kernel's estimate minus this offset.
+ *	positive, bits 30:0 the magnitude (ns). Backfill onto a reserved
+ *	core succeeds when its group's remaining time is at least the
+ *	kernel's estimate minus this offset.
  * @fillup_first: SIP_FILLUP_TASK_FIRST, 1 = prefer a task that uses every
- *	free core of a cluster over strict priority.
+ *	ready core it may use over strict priority.
  * @rsvd_first: USE_RSVD_SIP_FIRST, 1 = launch on reserved-but-free cores
  *	first.
  * @promote_rule: PROMOTE_RULE, PTO_HWS_PROMOTE_* bits.
  * @promote_threshold: PROMOTE_THRESHOLD, failures before promotion.
  * @report_en: ENABLE_HWS_REPORT, 1 = in HW mode also report every launch
  *	to the firmware.
+ * @launch_delay: LAUNCH_SIP_DELAY (ns) added to a core's estimated
+ *	remaining time when a task is launched on it idle.
+ * @pre_idle_offset: with PTO_HWS_EL_HWS_PREDICT, a busy core is pre-idle
+ *	once its estimated remaining time is at most this (ns).
  * @pad: zero.
  * @scale_ratio: SCALE_RATIO_TABLE_RANK_0..19, in 1/100 units; rank i
  *	covers a remaining-task fraction of (100 - 5i)% down to (95 - 5i)%.
- * @usage_mask: <n>_SIP_USAGE_MASK per PTO_HWS_USAGE_* class: the cores a
- *	kernel of that thread_num class may use.
- * @pad2: zero.
+ * @usage_mask: <n>_SIP_USAGE_MASK per context and PTO_HWS_USAGE_* class:
+ *	the cores a kernel of that context and thread_num class may use.
  */
 struct pto_hws_cfg {
+	__u32 policy;
 	__u32 work_mode;
 	__u32 cluster_sip_num;
 	__u32 second_rsc_sch;
@@ -228,34 +244,35 @@ struct pto_hws_cfg {
 	__u32 promote_rule;
 	__u32 promote_threshold;
 	__u32 report_en;
-	__u32 pad;
+	__u32 launch_delay;
+	__u32 pre_idle_offset;
+	__u32 pad[2];
 	__u32 scale_ratio[PTO_HWS_SCALE_RANKS];
-	__u32 usage_mask[PTO_HWS_USAGE_CLASSES];
-	__u32 pad2[3];
+	__u64 usage_mask[PTO_HWS_NR_CTX][PTO_HWS_USAGE_CLASSES]
+			[PTO_CORE_MASK_WORDS];
 };
 
 /**
  * struct pto_regs_hws - HWS register block in the register file.
  * @cfg: configuration registers.
  * @sip_report_complete: SIP_REPORT_COMPLETE; a core that finishes ORs its
- *	SIP bit in atomically, the HWS engine exchanges it with zero.
+ *	bit in atomically, the HWS engine exchanges each word with zero.
  * @sip_report_pre_complete: SIP_REPORT_PRE_COMPLETE, same protocol, for
  *	cores close to finishing.
- * @sip_idle_status: status, 1 bit per SIP: idle.
- * @sip_pre_idle_status: status: pre-idle (close to finish).
- * @reserved_sip_mask: status: union of cores reserved by promoted tasks.
- * @pad: zero.
- * @sip_remain_exec_time: status: estimated remaining time per SIP.
+ * @sip_idle_status: status: idle cores (no task, none waiting).
+ * @sip_pre_idle_status: status: pre-idle cores (close to finishing).
+ * @reserved_sip_mask: status: cores reserved by promoted tasks.
+ * @sip_remain_exec_time: status: estimated remaining time per core, in
+ *	microseconds (saturating).
  */
 struct pto_regs_hws {
 	struct pto_hws_cfg cfg;
-	__u32 sip_report_complete;
-	__u32 sip_report_pre_complete;
-	__u32 sip_idle_status;
-	__u32 sip_pre_idle_status;
-	__u32 reserved_sip_mask;
-	__u32 pad[3];
-	__u32 sip_remain_exec_time[PTO_HWS_MAX_SIPS];
+	__u64 sip_report_complete[PTO_CORE_MASK_WORDS];
+	__u64 sip_report_pre_complete[PTO_CORE_MASK_WORDS];
+	__u64 sip_idle_status[PTO_CORE_MASK_WORDS];
+	__u64 sip_pre_idle_status[PTO_CORE_MASK_WORDS];
+	__u64 reserved_sip_mask[PTO_CORE_MASK_WORDS];
+	__u32 sip_remain_exec_time[PTO_MAX_CORES];
 };
 
 /* DATA_MAIN_BASE: 0 = nothing dispatched, task_id + 1 = dispatch. */
