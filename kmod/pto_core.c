@@ -12,6 +12,7 @@
  * latched in pto_core.kick_pending until a CORE_WAIT consumes it, so no
  * wakeup is lost whichever side runs first.
  */
+#include <linux/capability.h>
 #include <linux/bitmap.h>
 #include <linux/device.h>
 #include <linux/ktime.h>
@@ -613,9 +614,11 @@ int pto_hws_config(struct pto_ucmd *ucmd)
 		return -EINVAL;
 
 	if (arg->flags & PTO_HWS_CONFIG_SET) {
-		if (pto_file_role(pf) != PTO_ROLE_AICPU) {
+		/* the AICPU (the firmware), or an administrator */
+		if (pto_file_role(pf) != PTO_ROLE_AICPU &&
+		    !capable(CAP_SYS_ADMIN)) {
 			dev_dbg(pdev->misc.this_device,
-				"HWS_CONFIG set by a non-AICPU (pid %d)\n",
+				"HWS_CONFIG set by a non-AICPU without CAP_SYS_ADMIN (pid %d)\n",
 				task_tgid_nr(current));
 			return -EACCES;
 		}

@@ -36,10 +36,10 @@ module_param(gm_size_mb, uint, 0444);
 MODULE_PARM_DESC(gm_size_mb,
 		 "GM size per device in MiB (16-4096, default 256)");
 
-static unsigned int nr_aic = 24;
-module_param(nr_aic, uint, 0444);
+static int nr_aic = -1;
+module_param(nr_aic, int, 0444);
 MODULE_PARM_DESC(nr_aic,
-		 "AIC cores per device (1-64, default 24); AIV cores = 2 * nr_aic");
+		 "AIC cores per device (1-85; default: the profile's, a2a3 24, a5 72); AIV cores = 2 * nr_aic");
 
 static char *profile = "a2a3";
 module_param(profile, charp, 0444);
@@ -47,6 +47,7 @@ MODULE_PARM_DESC(profile, "Target profile: a2a3 (default) or a5");
 
 static struct pto_dev *pto_devs[PTO_MAX_DEVICES];
 static u32 pto_profile;
+static u32 pto_nr_aic;		/* nr_aic, or the profile's */
 
 static int pto_check_params(void)
 {
@@ -58,10 +59,6 @@ static int pto_check_params(void)
 	if (gm_size_mb < PTO_GM_MIN_MB || gm_size_mb > PTO_GM_MAX_MB) {
 		pr_err("gm_size_mb=%u out of range %u..%u\n", gm_size_mb,
 		       PTO_GM_MIN_MB, PTO_GM_MAX_MB);
-		return -EINVAL;
-	}
-	if (nr_aic < 1 || nr_aic > PTO_MAX_AIC) {
-		pr_err("nr_aic=%u out of range 1..%u\n", nr_aic, PTO_MAX_AIC);
 		return -EINVAL;
 	}
 	/* vmalloc_user() of more would only wake the OOM killer. */
@@ -80,12 +77,22 @@ static int pto_check_params(void)
 		pr_err("profile=%s unknown (a2a3 or a5)\n", profile);
 		return -EINVAL;
 	}
+	if (nr_aic != -1 && (nr_aic < 1 || nr_aic > PTO_MAX_AIC)) {
+		pr_err("nr_aic=%d out of range 1..%u\n", nr_aic, PTO_MAX_AIC);
+		return -EINVAL;
+	}
+	if (nr_aic != -1)
+		pto_nr_aic = nr_aic;
+	else if (pto_profile == PTO_PROFILE_A5)
+		pto_nr_aic = PTO_PROFILE_A5_BLOCKS;
+	else
+		pto_nr_aic = PTO_PROFILE_A2A3_BLOCKS;
 	return 0;
 }
 
 static int pto_dev_create(u32 index, struct pto_dev **out)
 {
-	u32 nr_cores = nr_aic + nr_aic * PTO_AIV_PER_AIC;
+	u32 nr_cores = pto_nr_aic + pto_nr_aic * PTO_AIV_PER_AIC;
 	struct pto_dev *pdev;
 	u32 i;
 	int ret;
@@ -99,8 +106,8 @@ static int pto_dev_create(u32 index, struct pto_dev **out)
 	pdev->profile = pto_profile;
 	pdev->caps = pto_profile == PTO_PROFILE_A5 ? PTO_CAPS_A5 :
 						     PTO_CAPS_A2A3;
-	pdev->nr_aic = nr_aic;
-	pdev->nr_aiv = nr_aic * PTO_AIV_PER_AIC;
+	pdev->nr_aic = pto_nr_aic;
+	pdev->nr_aiv = pto_nr_aic * PTO_AIV_PER_AIC;
 	pdev->nr_cores = nr_cores;
 	pdev->gm_size = (u64)gm_size_mb << 20;
 	mutex_init(&pdev->lock);
@@ -198,8 +205,8 @@ static int __init pto_init(void)
 	}
 
 	pr_info("%u device(s), profile %s, %u AIC + %u AIV, %u MiB GM each\n",
-		nr_devices, pto_profile_name(pto_profile), nr_aic,
-		nr_aic * PTO_AIV_PER_AIC, gm_size_mb);
+		nr_devices, pto_profile_name(pto_profile), pto_nr_aic,
+		pto_nr_aic * PTO_AIV_PER_AIC, gm_size_mb);
 	return 0;
 
 err_destroy_devices:

@@ -240,23 +240,42 @@ TEST_F(hws, regs_match_ioctl)
 	EXPECT_TRUE(cfg_eq(&self->orig, &r));
 }
 
-TEST_F(hws, set_by_client)
+/* Without CAP_SYS_ADMIN only the AICPU may write the registers. */
+TEST_F(hws, set_by_client_unprivileged)
 {
 	struct pto_hws_cfg c;
 
+	ASSERT_EQ(0, pto_drop_privileges());
 	EXPECT_EQ(-EACCES, pto_hws_set(self->client, &self->orig, NULL));
 	ASSERT_EQ(0, pto_hws_get(self->client, &c));
 	EXPECT_TRUE(cfg_eq(&self->orig, &c));
 }
 
-TEST_F(hws, set_by_executor)
+TEST_F(hws, set_by_executor_unprivileged)
 {
+	ASSERT_EQ(0, pto_drop_privileges());
 	EXPECT_EQ(-EACCES, pto_hws_set(self->exec, &self->orig, NULL));
 }
 
-TEST_F(hws, set_by_no_role)
+TEST_F(hws, set_by_no_role_unprivileged)
 {
+	ASSERT_EQ(0, pto_drop_privileges());
 	EXPECT_EQ(-EACCES, pto_hws_set(self->none, &self->orig, NULL));
+}
+
+/* An administrator may, whatever the file's role (validated all the same). */
+TEST_F(hws, set_by_admin_client)
+{
+	struct pto_hws_cfg want = self->orig, out, bad;
+
+	want.promote_threshold = self->orig.promote_threshold % 200 + 1;
+	ASSERT_EQ(0, pto_hws_set(self->client, &want, &out));
+	EXPECT_TRUE(cfg_eq(&want, &out));
+	bad = want;
+	bad.policy = 2;
+	EXPECT_EQ(-EINVAL, pto_hws_set(self->none, &bad, NULL));
+	ASSERT_EQ(0, pto_hws_get(self->none, &out));
+	EXPECT_TRUE(cfg_eq(&want, &out));
 }
 
 TEST_F(hws, set_good)

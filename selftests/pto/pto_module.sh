@@ -158,7 +158,8 @@ check rmmod_refused_while_buffer_mapped rmmod_refused_while_mapped client
 check rmmod_after_close unload
 
 check invalid_nr_aic_0 load_fails nr_aic=0
-check invalid_nr_aic_65 load_fails nr_aic=65
+check invalid_nr_aic_86 load_fails nr_aic=86
+check invalid_nr_aic_negative load_fails nr_aic=-2
 check invalid_gm_size_mb_1 load_fails gm_size_mb=1
 check invalid_profile load_fails profile=a9
 check invalid_nr_devices_0 load_fails nr_devices=0
@@ -184,9 +185,9 @@ else
 	done
 fi
 
-if check_out=$(load nr_aic=64 profile=a2a3 2>&1); then
+if check_out=$(load nr_aic=85 profile=a2a3 2>&1); then
 	ok load_max_cores
-	check info_max_cores prog env PTO_EXPECT_NR_AIC=64 \
+	check info_max_cores prog env PTO_EXPECT_NR_AIC=85 \
 		PTO_EXPECT_PROFILE=a2a3 "$BIN/pto_ioctl" -f info
 	check core_max_cores prog "$BIN/pto_core" -r core.attach_all_cores \
 		-r core.attach_core_beyond_nr_cores \
@@ -198,6 +199,21 @@ else
 	not_ok load_max_cores
 	for t in info_max_cores core_max_cores hws_max_cores \
 		unload_max_cores; do
+		skip "$t" "load failed"
+	done
+fi
+
+# Without nr_aic a device has its profile's blocks: 72 on a5.
+if check_out=$(load profile=a5 gm_size_mb=32 2>&1); then
+	ok load_a5_default_blocks
+	check info_a5_default_blocks prog env PTO_EXPECT_NR_AIC=72 \
+		PTO_EXPECT_GM_SIZE_MB=32 PTO_EXPECT_PROFILE=a5 \
+		"$BIN/pto_ioctl" -f info
+	check unload_a5_default_blocks unload
+else
+	printf '%s\n' "$check_out" | comment
+	not_ok load_a5_default_blocks
+	for t in info_a5_default_blocks unload_a5_default_blocks; do
 		skip "$t" "load failed"
 	done
 fi

@@ -10,6 +10,7 @@
 #define PTO_SELFTEST_H
 
 #include <errno.h>
+#include <grp.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -269,6 +270,20 @@ static inline volatile struct pto_core_regs *pto_core(void *regs,
 #define PTO_LOAD(x)	__atomic_load_n(&(x), __ATOMIC_ACQUIRE)
 #define PTO_STORE(x, v)	__atomic_store_n(&(x), (v), __ATOMIC_RELEASE)
 #define PTO_FENCE()	__atomic_thread_fence(__ATOMIC_SEQ_CST)
+
+/*
+ * Become an unprivileged user (nobody, 65534), losing every capability:
+ * what a local user without rights on the device can do. 0 or -errno.
+ * The harness runs each test in a child of its own, so this lasts for
+ * the test only.
+ */
+static inline int pto_drop_privileges(void)
+{
+	if (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
+	    setresuid(65534, 65534, 65534))
+		return -errno;
+	return 0;
+}
 
 static inline __s64 pto_now_ns(void)
 {

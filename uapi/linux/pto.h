@@ -44,7 +44,7 @@ extern "C" {
 #define PTO_ABI_VERSION		((PTO_ABI_MAJOR << 16) | PTO_ABI_MINOR)
 
 /* Limits of the device model. */
-#define PTO_MAX_AIC		64	/* module parameter nr_aic upper bound */
+#define PTO_MAX_AIC		85	/* module parameter nr_aic upper bound */
 #define PTO_AIV_PER_AIC		2	/* each block = 1 AIC + 2 AIV */
 #define PTO_MAX_CORES		256	/* size of core bitmaps */
 #define PTO_CORE_MASK_WORDS	(PTO_MAX_CORES / 64)
@@ -93,6 +93,15 @@ enum pto_profile {
 			 PTO_CAP_BLOCK_COMM | PTO_CAP_ATOMIC_STORE | \
 			 PTO_CAP_TEXTRACT_COMPACT)
 #define PTO_CAPS_A5	((PTO_CAP_VLANE_REDUCE << 1) - 1)
+
+/*
+ * Blocks (1 AIC + PTO_AIV_PER_AIC AIV each) of a device of the profile
+ * unless nr_aic says otherwise: A2A3 has PTO2's PLATFORM_MAX_BLOCKDIM, 24;
+ * the hardware model counts about three times the AICores for A5 (~75
+ * against ~25): 72.
+ */
+#define PTO_PROFILE_A2A3_BLOCKS	24
+#define PTO_PROFILE_A5_BLOCKS	72
 
 /* ------------------------------------------------------------------------
  * Register file (mmap at PTO_MMAP_REGS, PTO_REGS_SIZE bytes)
