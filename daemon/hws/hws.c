@@ -6,7 +6,7 @@
  * State is kept incrementally so that a decision walks the pools' order
  * only until a kernel fits:
  *
- *   order[]    every RS entry, R-task first, then the P pool by online
+ *   order[]    every RS entry, the R-task first, then the P pool by online
  *              priority, then the O pool by offline priority (ties: older
  *              first). Keys change only when a kernel arrives or leaves, a
  *              DAG's top or critical-path priority or remaining-kernel rank
@@ -26,6 +26,9 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include <pto/pto_orchestration_api.h>
 
@@ -103,12 +106,25 @@ static inline bool m_meets(const hws_mask *a, const hws_mask *b, uint32_t n)
 	return x != 0;
 }
 
+/* popcount without a libgcc call where the CPU has no POPCNT */
+static inline uint32_t popcnt64(uint64_t x)
+{
+#ifdef __POPCNT__
+	return (uint32_t)__builtin_popcountll(x);
+#else
+	x = x - ((x >> 1) & 0x5555555555555555ULL);
+	x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+	x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+	return (uint32_t)((x * 0x0101010101010101ULL) >> 56);
+#endif
+}
+
 static inline uint32_t m_weight(const hws_mask *m, uint32_t n)
 {
 	uint32_t i, c = 0;
 
 	for (i = 0; i < n; i++)
-		c += (uint32_t)__builtin_popcountll(m->w[i]);
+		c += popcnt64(m->w[i]);
 	return c;
 }
 
@@ -251,12 +267,21 @@ static void fail_inc(struct hws *h, uint32_t set)
 		h->fail[k] |= set;
 }
 
+static uint32_t fail_ge(const struct hws *h, uint32_t thr);
+
+static void fail_inc_over(struct hws *h, uint32_t set)
+{
+	fail_inc(h, set);
+	h->fail_over = fail_ge(h, h->cfg.promote_threshold);
+}
+
 static void fail_clear(struct hws *h, uint32_t set)
 {
 	uint32_t k;
 
 	for (k = 0; k < HWS_FAIL_BITS; k++)
 		h->fail[k] &= ~set;
+	h->fail_over &= ~set;
 }
 
 /* The entries whose count is >= @thr. */
@@ -310,15 +335,24 @@ static uint32_t fail_get(const struct hws *h, uint32_t e)
 static uint64_t online_priority(const struct hws *h, const struct hws_entry *k)
 {
 	const struct hws_dag *d = &h->dag[k->dag];
-	uint64_t num, cp;
+	uint64_t num, cp = d->cp_priority, q, r;
 
 	if (d->dynamic)
 		return k->offline_priority;
-	cp = d->cp_priority ? d->cp_priority : k->offline_priority;
 	if (!cp)
-		return 0;
+		return k->offline_priority ? h->cfg.scale_ratio[d->rank] : 0;
+	/*
+	 * ceil(num / cp) with the DAG's reciprocal: num < 2^49, so q is at
+	 * most 2 short of the quotient; two branchless corrections.
+	 */
 	num = (uint64_t)k->offline_priority * h->cfg.scale_ratio[d->rank];
-	return (num + cp - 1) / cp;
+	q = (uint64_t)(((unsigned __int128)num * d->cp_inv) >> 64);
+	r = num - q * cp;
+	q += r >= cp;
+	r -= (r >= cp) ? cp : 0;
+	q += r >= cp;
+	r -= (r >= cp) ? cp : 0;
+	return q + (r != 0);
 }
 
 static uint64_t entry_key(const struct hws *h, uint32_t e)
@@ -338,63 +372,127 @@ static inline uint32_t key_pool(uint64_t key)
 	       HWS_POOL_O;
 }
 
-static uint32_t order_find(const struct hws *h, uint32_t e)
+/*
+ * The position of @e in @a (order[] or age[]), HWS_RS_SIZE if absent.
+ * Bytes past the last entry are HWS_NONE, so the search needs no count.
+ */
+static inline uint32_t byte_pos(const uint8_t *a, uint32_t e)
 {
-	const uint8_t *p = memchr(h->order, (int)e, h->n_order);
+#ifdef __SSE2__
+	__m128i k = _mm_set1_epi8((char)e);
+	uint32_t lo, hi;
 
-	return p ? (uint32_t)(p - h->order) : h->n_order;
+	lo = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(
+		_mm_loadu_si128((const __m128i *)a), k));
+	hi = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(
+		_mm_loadu_si128((const __m128i *)(a + 16)), k));
+	lo |= hi << 16;
+	return lo ? (uint32_t)__builtin_ctz(lo) : HWS_RS_SIZE;
+#else
+	uint32_t j;
+
+	for (j = 0; j < HWS_RS_SIZE; j++)
+		if (a[j] == e)
+			return j;
+	return HWS_RS_SIZE;
+#endif
+}
+
+/*
+ * Fixed-size moves through registers (a constant memmove still becomes a
+ * libc call): the arrays are 2 * HWS_RS_SIZE long.
+ */
+static inline void move32(uint8_t *dst, const uint8_t *src)
+{
+	uint8_t t[HWS_RS_SIZE];
+
+	memcpy(t, src, sizeof(t));
+	memcpy(dst, t, sizeof(t));
+}
+
+static inline void bytes_remove(uint8_t *a, uint32_t j)
+{
+	move32(&a[j], &a[j + 1]);
+}
+
+static inline void bytes_insert(uint8_t *a, uint32_t j, uint32_t e)
+{
+	move32(&a[j + 1], &a[j]);
+	a[j] = (uint8_t)e;
 }
 
 static void order_remove(struct hws *h, uint32_t e)
 {
-	uint32_t j = order_find(h, e), n = h->n_order;
+	uint32_t j = byte_pos(h->order, e);
 
-	if (j == n)
-		return;
-	memmove(&h->order[j], &h->order[j + 1], n - j - 1);
-	memmove(&h->okey[j], &h->okey[j + 1], (n - j - 1) * sizeof(h->okey[0]));
-	h->n_order = (uint8_t)(n - 1);
+	if (j < HWS_RS_SIZE)
+		bytes_remove(h->order, j);
 }
 
+/* Where @e (not in the order) goes: after every entry that precedes it. */
+static uint32_t order_place(const struct hws *h, uint32_t e)
+{
+	uint64_t key = h->key[e], seq = h->seq[e];
+	uint32_t j, x;
+
+	for (j = 0; (x = h->order[j]) != HWS_NONE; j++)
+		if (h->key[x] < key || (h->key[x] == key && h->seq[x] > seq))
+			break;
+	return j;
+}
+
+/* Before the first entry it goes before: higher key, then older. */
 static void order_insert(struct hws *h, uint32_t e)
 {
-	uint64_t key = h->rs[e].key, seq = h->rs[e].seq;
-	uint32_t n = h->n_order, j;
-
-	for (j = 0; j < n; j++) {
-		uint64_t kj = h->okey[j];
-
-		if (kj < key || (kj == key && h->rs[h->order[j]].seq > seq))
-			break;
-	}
-	memmove(&h->order[j + 1], &h->order[j], n - j);
-	memmove(&h->okey[j + 1], &h->okey[j], (n - j) * sizeof(h->okey[0]));
-	h->order[j] = (uint8_t)e;
-	h->okey[j] = key;
-	h->n_order = (uint8_t)(n + 1);
+	bytes_insert(h->order, order_place(h, e), e);
 }
 
-/* Entry @e's key may have changed: move it to its place. */
+/*
+ * Entry @e's key may have changed: move it to its place. The entry leaves
+ * position a and enters position b (counted without it): the bytes
+ * between shift by one towards a, in registers.
+ */
 static void rekey(struct hws *h, uint32_t e)
 {
 	uint64_t key = entry_key(h, e);
+	uint8_t t[HWS_RS_SIZE + 2], *o = h->order;
+	uint32_t a, b, j;
 
-	if (key == h->rs[e].key)
+	if (key == h->key[e])
 		return;
-	order_remove(h, e);
-	h->rs[e].key = key;
-	order_insert(h, e);
+	a = byte_pos(o, e);
+	h->key[e] = key;
+	/* position among the others: skip @e itself while scanning */
+	o[a] = (uint8_t)HWS_RS_SIZE;		/* never matches, never breaks */
+	b = 0;
+	for (j = 0; o[j] != HWS_NONE; j++) {
+		uint32_t x = o[j];
+
+		if (x == HWS_RS_SIZE)
+			continue;
+		if (h->key[x] < key || (h->key[x] == key && h->seq[x] > h->seq[e]))
+			break;
+		b++;
+	}
+	memcpy(t + 1, o, HWS_RS_SIZE);
+	if (b < a) {
+		/* o[b+1 .. a] = old o[b .. a-1] */
+		for (j = b + 1; j <= a; j++)
+			o[j] = t[j];
+	} else {
+		/* o[a .. b-1] = old o[a+1 .. b] */
+		for (j = a; j < b; j++)
+			o[j] = t[j + 2];
+	}
+	o[b] = (uint8_t)e;
 }
 
-static void age_remove(struct hws *h, uint32_t e, uint32_t n)
+static void age_remove(struct hws *h, uint32_t e)
 {
-	const uint8_t *p = memchr(h->age, (int)e, n);
-	uint32_t j;
+	uint32_t j = byte_pos(h->age, e);
 
-	if (!p)
-		return;
-	j = (uint32_t)(p - h->age);
-	memmove(&h->age[j], &h->age[j + 1], n - j - 1);
+	if (j < HWS_RS_SIZE)
+		bytes_remove(h->age, j);
 }
 
 /* ---- DAGs ------------------------------------------------------------------ */
@@ -479,7 +577,7 @@ static void backfill_ok(const struct hws *h, uint64_t est, uint64_t now,
 			hws_mask *ok)
 {
 	const struct hws_entry *r = &h->rs[h->r_entry];
-	uint32_t n = h->words, tn = r->thread_num, i;
+	uint32_t n = HWS_MASK_WORDS, tn = r->thread_num, i;
 	hws_mask s;
 	uint64_t bits;
 
@@ -499,12 +597,13 @@ static void backfill_ok(const struct hws *h, uint64_t est, uint64_t now,
 /*
  * Reserve for entry @e the group(s) of its shape, within its allowed
  * SIPs, that free soonest (a cooperative kernel: block_num of them).
- * Equal remaining times: the search order of the shape.
+ * Equal remaining times: an idle group first, then the search order of
+ * the shape.
  */
 static bool reserve(struct hws *h, uint32_t e, uint64_t now)
 {
 	struct hws_entry *k = &h->rs[e];
-	uint32_t n = h->words, tn = k->thread_num, need, got = 0, i;
+	uint32_t n = HWS_MASK_WORDS, tn = k->thread_num, need, got = 0, i;
 	bool desc = k->flags & HWS_E_DESC;
 	hws_mask s, m;
 	uint64_t bits;
@@ -512,8 +611,25 @@ static bool reserve(struct hws *h, uint32_t e, uint64_t now)
 	need = (k->flags & HWS_E_COOP) ? k->block_num : 1;
 	for (i = 0; i < n; i++)
 		m.w[i] = h->allowed[e].w[i] & ~h->reserved.w[i];
-	group_starts(&m, tn, k->group, n, &s);
-	memset(&m, 0, sizeof(m));
+	if (need == 1) {
+		/* an idle group frees soonest of all: no times to compare */
+		hws_mask mi;
+		int b;
+
+		for (i = 0; i < n; i++)
+			mi.w[i] = m.w[i] & h->idle.w[i];
+		group_starts(&mi, tn, k->group, n, &s);
+		b = pick_bit(&s, n, desc);
+		if (b >= 0) {
+			memset(&m, 0, sizeof(m));
+			shape_set(&m, (uint32_t)b, tn);
+			got = need;
+		}
+	}
+	if (!got) {
+		group_starts(&m, tn, k->group, n, &s);
+		memset(&m, 0, sizeof(m));
+	}
 	while (got < need) {
 		uint64_t best_rem = UINT64_MAX;
 		int best = -1;
@@ -551,23 +667,19 @@ static bool reserve(struct hws *h, uint32_t e, uint64_t now)
 
 /* ---- Placement --------------------------------------------------------------- */
 
-struct cand {
-	uint32_t e;
-	uint32_t pool;
-	hws_mask sips;
-	hws_mask target;	/* what it was placed in (fill-up test) */
-};
-
 /*
  * sel_best_sip_to_launch: place entry @k's block (a cooperative kernel:
  * all its blocks) in @target (a subset of the ready SIPs): groups whose
  * SIPs are all idle first, then groups with pre-idle SIPs. 1..4-SIP shapes
- * take the highest such group (@desc), larger ones the lowest.
+ * take the highest such group (@desc), larger ones the lowest. The SIPs
+ * go to @sips (every word written, word by word).
  */
-static bool place(const struct hws *h, const struct hws_entry *k,
-		  const hws_mask *target, bool early, bool desc, hws_mask *sips)
+static bool place(const struct hws *restrict h,
+		  const struct hws_entry *restrict k,
+		  const hws_mask *restrict target, bool early, bool desc,
+		  hws_mask *restrict sips)
 {
-	uint32_t n = h->words, tn = k->thread_num, g = k->group, i, need, got;
+	uint32_t n = HWS_MASK_WORDS, tn = k->thread_num, g = k->group, i, need, got;
 	hws_mask si, sr, m;
 	int b;
 
@@ -582,8 +694,9 @@ static bool place(const struct hws *h, const struct hws_entry *k,
 		}
 		if (b < 0)
 			return false;
-		memset(sips, 0, sizeof(*sips));
-		shape_set(sips, (uint32_t)b, tn);
+		for (i = 0; i < HWS_MASK_WORDS; i++)
+			sips->w[i] = i == (uint32_t)b / 64 ?
+				     ((1ULL << tn) - 1) << (b % 64) : 0;
 		return true;
 	}
 
@@ -596,11 +709,13 @@ static bool place(const struct hws *h, const struct hws_entry *k,
 			sr.w[i] &= ~si.w[i];
 		got += m_weight(&sr, n);
 	} else {
-		memset(&sr, 0, sizeof(sr));
+		for (i = 0; i < n; i++)
+			sr.w[i] = 0;
 	}
 	if (got < need)
 		return false;
-	memset(sips, 0, sizeof(*sips));
+	for (i = 0; i < HWS_MASK_WORDS; i++)
+		sips->w[i] = 0;
 	for (got = 0; got < need; got++) {
 		hws_mask *from = m_any(&si, n) ? &si : &sr;
 
@@ -615,8 +730,8 @@ static bool place(const struct hws *h, const struct hws_entry *k,
 static bool fills_up(const struct hws *h, const hws_mask *sips,
 		     const hws_mask *target)
 {
-	uint32_t slot = h->layout.cluster_slot, n = h->words, i, sh;
-	uint64_t y, span, ones = slot >= 64 ? ~0ULL : (1ULL << slot) - 1;
+	uint32_t slot = h->layout.cluster_slot, n = HWS_MASK_WORDS, i, sh;
+	uint64_t y, span, ones = (1ULL << slot) - 1;
 
 	for (i = 0; i < n; i++) {
 		y = sips->w[i];
@@ -632,141 +747,157 @@ static bool fills_up(const struct hws *h, const hws_mask *sips,
 /*
  * adaptive_allocation for one non-R kernel: option 1 on unreserved ready
  * SIPs, option 2 on reserved-but-ready SIPs it may backfill, option 3 on
- * both; USE_RSVD_SIP_FIRST says whether 1 or 2 is tried first.
+ * both; USE_RSVD_SIP_FIRST says whether 1 or 2 is tried first. @usable:
+ * its allowed SIPs that are ready. The SIPs go to @sips; with fill-up-
+ * first, what they were chosen from to @target.
  */
-static bool try_entry(const struct hws *h, uint32_t e, uint64_t now,
-		      const hws_mask *ready, bool early, struct cand *c)
+static bool try_entry(const struct hws *restrict h, uint32_t e, uint64_t now,
+		      const hws_mask *restrict usable, bool early,
+		      hws_mask *restrict sips, hws_mask *restrict target)
 {
 	const struct hws_entry *k = &h->rs[e];
-	uint32_t n = h->words, i;
+	uint32_t n = HWS_MASK_WORDS, i;
 	bool desc = k->flags & HWS_E_DESC;
-	hws_mask usable, nonrsv, ok, both;
+	hws_mask nonrsv, ok, both;
+	const hws_mask *from;
 
-	for (i = 0; i < n; i++)
-		usable.w[i] = h->allowed[e].w[i] & ready->w[i];
-	if (h->r_entry == HWS_NONE || !m_meets(&usable, &h->reserved, n)) {
-		c->target = usable;
-		return place(h, k, &usable, early, desc, &c->sips);
+	if (h->r_entry == HWS_NONE || !m_meets(usable, &h->reserved, n)) {
+		from = usable;
+		if (!place(h, k, from, early, desc, sips))
+			return false;
+		goto found;
 	}
 	for (i = 0; i < n; i++)
-		nonrsv.w[i] = usable.w[i] & ~h->reserved.w[i];
+		nonrsv.w[i] = usable->w[i] & ~h->reserved.w[i];
 	backfill_ok(h, k->est_time, now, &ok);
 	for (i = 0; i < n; i++)
-		ok.w[i] &= usable.w[i];
-	if (!h->cfg.rsvd_first &&
-	    place(h, k, &nonrsv, early, desc, &c->sips)) {
-		c->target = nonrsv;
-		return true;
-	}
-	if (m_any(&ok, n) && place(h, k, &ok, early, desc, &c->sips)) {
-		c->target = ok;
-		return true;
-	}
-	if (h->cfg.rsvd_first && place(h, k, &nonrsv, early, desc, &c->sips)) {
-		c->target = nonrsv;
-		return true;
-	}
+		ok.w[i] &= usable->w[i];
+	from = &nonrsv;
+	if (!h->cfg.rsvd_first && place(h, k, from, early, desc, sips))
+		goto found;
+	from = &ok;
+	if (m_any(&ok, n) && place(h, k, from, early, desc, sips))
+		goto found;
+	from = &nonrsv;
+	if (h->cfg.rsvd_first && place(h, k, from, early, desc, sips))
+		goto found;
 	for (i = 0; i < n; i++)
 		both.w[i] = nonrsv.w[i] | ok.w[i];
-	c->target = both;
-	return place(h, k, &both, early, desc, &c->sips);
+	from = &both;
+	if (!place(h, k, from, early, desc, sips))
+		return false;
+found:
+	if (target)
+		for (i = 0; i < n; i++)
+			target->w[i] = from->w[i];
+	return true;
 }
 
 /* The R-task: on its reserved SIPs once they are all ready, or anywhere. */
-static bool try_r(const struct hws *h, uint32_t e, const hws_mask *ready,
-		  bool early, struct cand *c)
+static bool try_r(const struct hws *restrict h, uint32_t e,
+		  const hws_mask *restrict usable, bool early,
+		  hws_mask *restrict sips)
 {
 	const struct hws_entry *k = &h->rs[e];
-	uint32_t n = h->words, i;
-	hws_mask usable;
+	uint32_t i;
 
-	for (i = 0; i < n; i++)
-		usable.w[i] = h->allowed[e].w[i] & ready->w[i];
-	c->target = usable;
-	if (m_subset(&k->reserved, &usable, n)) {
-		c->sips = k->reserved;
+	if (m_subset(&k->reserved, usable, HWS_MASK_WORDS)) {
+		for (i = 0; i < HWS_MASK_WORDS; i++)
+			sips->w[i] = k->reserved.w[i];
 		return true;
 	}
-	return place(h, k, &usable, early, k->flags & HWS_E_DESC, &c->sips);
+	return place(h, k, usable, early, k->flags & HWS_E_DESC, sips);
 }
 
 /*
- * The HWS policy's choice: the R-task, else the first P-task that fits,
- * else the first O-task (with fill-up-first: the first candidate of the
- * pool that fills up its clusters, else the first that fits). *@p0 is the
- * first P-task considered (PTP[0]) when the walk reached the P pool.
+ * The HWS policy's choice, into @out->sips: the R-task, else the first
+ * P-task that fits, else the first O-task (with fill-up-first: the first
+ * candidate of the pool that fills up its clusters, else the first that
+ * fits). Returns the entry or HWS_NONE, its pool in *@pool; *@p0 is the
+ * first P-task of the walk (PTP[0]) if the walk reached the P pool.
  */
-static bool pick_hws(struct hws *h, uint64_t now, const hws_mask *ready,
-		     bool early, struct cand *c, uint32_t *p0)
+static uint32_t pick_hws(struct hws *restrict h, uint64_t now,
+			 const hws_mask *restrict ready, bool early,
+			 struct hws_launch *restrict out, uint32_t *pool,
+			 uint32_t *p0)
 {
-	bool fill = h->cfg.fillup_first, have = false;
-	uint32_t i, n = h->n_order, seg = HWS_POOL_NONE;
-	struct cand t;
+	uint32_t i, w, e, p, seg = HWS_POOL_NONE, first = HWS_NONE;
+	bool fill = h->cfg.fillup_first;
+	hws_mask fsips = { { 0 } }, tsips, target, usable;
+	uint64_t any;
 
-	for (i = 0; i < n; i++) {
-		uint32_t e = h->order[i], pool = key_pool(h->okey[i]);
-
+	for (i = 0; (e = h->order[i]) != HWS_NONE; i++) {
 		if (!(h->eligible & BIT(e)))
 			continue;
-		if (pool != seg) {
-			if (have)
-				return true;
-			seg = pool;
+		p = key_pool(h->key[e]);
+		if (p != seg) {
+			if (first != HWS_NONE)
+				break;
+			seg = p;
 		}
-		if (pool == HWS_POOL_R) {
-			if (try_r(h, e, ready, early, c)) {
-				c->e = e;
-				c->pool = pool;
-				return true;
+		if (p == HWS_POOL_P && *p0 == HWS_NONE)
+			*p0 = e;
+		/* nothing it may use is ready: no need to look further */
+		for (w = 0, any = 0; w < HWS_MASK_WORDS; w++) {
+			usable.w[w] = h->allowed[e].w[w] & ready->w[w];
+			any |= usable.w[w];
+		}
+		if (!any)
+			continue;
+		if (p == HWS_POOL_R) {
+			if (try_r(h, e, &usable, early, &out->sips)) {
+				*pool = p;
+				return e;
 			}
 			continue;
 		}
-		if (pool == HWS_POOL_P && *p0 == HWS_NONE)
-			*p0 = e;
-		if (!try_entry(h, e, now, ready, early, &t))
-			continue;
-		t.e = e;
-		t.pool = pool;
 		if (!fill) {
-			*c = t;
-			return true;
+			if (try_entry(h, e, now, &usable, early, &out->sips,
+				      NULL)) {
+				*pool = p;
+				return e;
+			}
+			continue;
 		}
-		if (fills_up(h, &t.sips, &t.target)) {
-			if (have)
+		if (!try_entry(h, e, now, &usable, early, &tsips, &target))
+			continue;
+		if (fills_up(h, &tsips, &target)) {
+			if (first != HWS_NONE)
 				h->st.fillups++;
-			*c = t;
-			return true;
+			first = e;
+			fsips = tsips;
+			break;
 		}
-		if (!have) {
-			*c = t;
-			have = true;
+		if (first == HWS_NONE) {
+			first = e;
+			fsips = tsips;
 		}
 	}
-	return have;
+	if (first == HWS_NONE)
+		return HWS_NONE;
+	for (i = 0; i < HWS_MASK_WORDS; i++)
+		out->sips.w[i] = fsips.w[i];
+	*pool = key_pool(h->key[first]);
+	return first;
 }
 
 /* PTO2's default: the oldest ready kernel that fits, the first free SIPs. */
-static bool pick_fifo(const struct hws *h, const hws_mask *ready,
-		      struct cand *c)
+static uint32_t pick_fifo(const struct hws *h, const hws_mask *ready,
+			  struct hws_launch *out)
 {
-	uint32_t n = h->words, i, j, cnt = HWS_RS_SIZE - hws_rs_free(h);
+	uint32_t n = HWS_MASK_WORDS, i, j, e;
 	hws_mask usable;
 
-	for (j = 0; j < cnt; j++) {
-		uint32_t e = h->age[j];
-
+	for (j = 0; (e = h->age[j]) != HWS_NONE; j++) {
 		if (!(h->eligible & BIT(e)))
 			continue;
 		for (i = 0; i < n; i++)
 			usable.w[i] = h->allowed[e].w[i] & ready->w[i] &
 				      ~h->reserved.w[i];
-		if (place(h, &h->rs[e], &usable, false, false, &c->sips)) {
-			c->e = e;
-			c->pool = HWS_POOL_O;
-			return true;
-		}
+		if (place(h, &h->rs[e], &usable, false, false, &out->sips))
+			return e;
 	}
-	return false;
+	return HWS_NONE;
 }
 
 /* ---- Launch and release -------------------------------------------------------- */
@@ -779,14 +910,14 @@ static void rs_release(struct hws *h, uint32_t e, bool done)
 {
 	struct hws_entry *k = &h->rs[e];
 	struct hws_dag *d = &h->dag[k->dag];
-	uint32_t b = BIT(e), old = d->head, cnt;
+	uint32_t b = BIT(e), old = d->head;
 	bool rank_changed = false;
 
-	cnt = HWS_RS_SIZE - hws_rs_free(h);
 	if (e == h->r_entry)
 		unreserve(h);
 	order_remove(h, e);
-	age_remove(h, e, cnt);
+	age_remove(h, e);
+	h->n_order--;
 	dag_unlink(h, e);
 	h->occupied &= ~b;
 	h->eligible &= ~b;
@@ -812,31 +943,30 @@ static void rs_release(struct hws *h, uint32_t e, bool done)
 	}
 }
 
-static void launch(struct hws *h, uint64_t now, const struct cand *c,
-		   struct hws_launch *out)
+/* Launch @out->sips for entry @e, picked from @pool; fills in @out. */
+static void launch(struct hws *restrict h, uint64_t now, uint32_t e,
+		   uint32_t pool, struct hws_launch *restrict out)
 {
-	uint32_t e = c->e, n = h->words, i, j = 0, b = BIT(e), nblk, tn, fails;
+	uint32_t n = HWS_MASK_WORDS, i, b = BIT(e), nblk, tn, fails;
 	struct hws_entry *k = &h->rs[e];
 	uint64_t end = now + k->est_time + h->cfg.launch_delay, bits;
-	bool backfill = false;
+	uint16_t blk, thr = 0;
+	uint8_t flags = 0;
 
 	tn = k->thread_num;
 	nblk = (k->flags & HWS_E_COOP) ? k->block_num : 1;
-	out->cookie = k->cookie;
-	out->block_idx = k->launched;
-	out->nr_blocks = (uint16_t)nblk;
-	out->thread_num = (uint16_t)tn;
-	out->sips = c->sips;
-	out->pool = (uint8_t)c->pool;
-	out->flags = 0;
+	blk = k->launched;
 
 	/* SIP records, in ascending order: block, then thread */
 	for (i = 0; i < n; i++) {
-		uint64_t run = c->sips.w[i] & h->idle.w[i];
-		uint64_t sh = c->sips.w[i] & ~h->idle.w[i];
+		uint64_t sips = out->sips.w[i];
+		uint64_t run = sips & h->idle.w[i], sh = sips & ~run;
 
 		out->early.w[i] = sh;
-		for (bits = c->sips.w[i]; bits; bits &= bits - 1, j++) {
+		h->chk.last_sips.w[i] = sips;
+		if (!sips)
+			continue;
+		for (bits = sips; bits; bits &= bits - 1) {
 			uint32_t s = i * 64 + ctz64(bits);
 			struct hws_sip *p = &h->sip[s];
 			struct hws_sip_rec *r;
@@ -849,35 +979,43 @@ static void launch(struct hws *h, uint64_t now, const struct cand *c,
 				p->shadow_est = k->est_time;
 			}
 			r->cookie = k->cookie;
-			r->block_idx = (uint16_t)(k->launched + j / tn);
-			r->thread_idx = (uint16_t)(j % tn);
+			r->block_idx = blk;
+			r->thread_idx = thr;
 			r->thread_num = (uint16_t)tn;
 			r->ctx = k->ctx;
+			if (++thr == tn) {
+				thr = 0;
+				blk++;
+			}
 		}
 		h->idle.w[i] &= ~run;
 		h->busy.w[i] |= run;
 		h->shadow.w[i] |= sh;
-		h->pre_idle.w[i] &= ~c->sips.w[i];
+		h->pre_idle.w[i] &= ~sips;
 		if (sh)
-			out->flags |= HWS_LAUNCH_EARLY;
-		if (c->sips.w[i] & h->reserved.w[i] && e != h->r_entry)
-			backfill = true;
+			flags |= HWS_LAUNCH_EARLY;
+		if (sips & h->reserved.w[i] && e != h->r_entry)
+			flags |= HWS_LAUNCH_BACKFILL;
 	}
-	for (; i < HWS_MASK_WORDS; i++)
+	for (; i < HWS_MASK_WORDS; i++) {
 		out->early.w[i] = 0;
+		h->chk.last_sips.w[i] = 0;
+	}
+	out->cookie = k->cookie;
+	out->block_idx = k->launched;
+	out->nr_blocks = (uint16_t)nblk;
+	out->thread_num = (uint16_t)tn;
+	out->pool = (uint8_t)pool;
 	if (end < h->pre_next)
 		h->pre_next = end;
-	if (backfill) {
-		out->flags |= HWS_LAUNCH_BACKFILL;
+	if (flags & HWS_LAUNCH_BACKFILL)
 		h->st.backfills++;
-	}
-	if (out->flags & HWS_LAUNCH_EARLY)
+	if (flags & HWS_LAUNCH_EARLY)
 		h->st.early_launches++;
 	h->st.launches++;
-	h->st.launches_pool[c->pool]++;
+	h->st.launches_pool[pool]++;
 
 	h->chk.blocks_launched += nblk;
-	h->chk.last_sips = c->sips;
 	h->chk.last_affinity = k->affinity;
 	h->chk.last_ctx = k->ctx;
 	h->chk.last_cls = k->cls;
@@ -885,15 +1023,17 @@ static void launch(struct hws *h, uint64_t now, const struct cand *c,
 	h->chk.last_valid = true;
 
 	k->launched = (uint16_t)(k->launched + nblk);
-	if (e == h->r_entry)
-		unreserve(h);
 	if (k->launched < k->block_num) {
+		out->flags = flags;
 		if (!(k->flags & HWS_E_COOP) && k->trigger &&
 		    k->launched >= k->trigger) {
 			h->eligible &= ~b;
 			h->st.trigger_waits++;
 		}
-		rekey(h, e);
+		if (e == h->r_entry) {
+			unreserve(h);
+			rekey(h, e);
+		}
 		return;
 	}
 
@@ -904,13 +1044,13 @@ static void launch(struct hws *h, uint64_t now, const struct cand *c,
 	fails = h->pset & h->eligible & ~b;
 	if (h->r_entry != HWS_NONE)
 		fails &= ~BIT(h->r_entry);
-	if (c->pool == HWS_POOL_P)
+	if (pool == HWS_POOL_P)
 		fails &= h->older[e];
-	else if (c->pool == HWS_POOL_R)
+	else if (pool == HWS_POOL_R)
 		fails = 0;
 	if (fails)
-		fail_inc(h, fails);
-	out->flags |= HWS_LAUNCH_DONE;
+		fail_inc_over(h, fails);
+	out->flags = flags | HWS_LAUNCH_DONE;
 	h->chk.blocks_departed += k->block_num;
 	rs_release(h, e, true);
 }
@@ -918,11 +1058,11 @@ static void launch(struct hws *h, uint64_t now, const struct cand *c,
 /* The first entry of the order that is in @set, or HWS_NONE. */
 static uint32_t first_in_order(const struct hws *h, uint32_t set)
 {
-	uint32_t i;
+	uint32_t i, e;
 
-	for (i = 0; set && i < h->n_order; i++)
-		if (set & BIT(h->order[i]))
-			return h->order[i];
+	for (i = 0; set && (e = h->order[i]) != HWS_NONE; i++)
+		if (set & BIT(e))
+			return e;
 	return HWS_NONE;
 }
 
@@ -943,13 +1083,13 @@ static bool promote(struct hws *h, uint64_t now, uint32_t l, uint32_t l_pool,
 
 	if (h->r_entry != HWS_NONE)
 		return false;
-	ptp = h->pset & h->eligible & h->occupied;
+	ptp = h->pset & h->eligible;
 	if (passed)
 		ptp &= ~BIT(l);
 	if (!ptp)
 		return false;
 	if (rule & PTO_HWS_PROMOTE_THRESHOLD) {
-		t = ptp & fail_ge(h, h->cfg.promote_threshold);
+		t = ptp & h->fail_over;
 		while (t) {
 			m = fail_max(h, t);
 			while (m) {
@@ -973,11 +1113,13 @@ static bool promote(struct hws *h, uint64_t now, uint32_t l, uint32_t l_pool,
 	    reserve(h, p0, now))
 		return true;
 	if ((rule & PTO_HWS_PROMOTE_ON_CP) && passed && !l_cp) {
-		uint32_t cp = 0, i;
+		uint32_t cp = 0, x;
 
-		for (i = 0; i < HWS_RS_SIZE; i++)
-			if (ptp & BIT(i) && h->rs[i].flags & HWS_E_ON_CP)
-				cp |= BIT(i);
+		for (t = ptp; t; t &= t - 1) {
+			x = (uint32_t)__builtin_ctz(t);
+			if (h->rs[x].flags & HWS_E_ON_CP)
+				cp |= BIT(x);
+		}
 		e = first_in_order(h, cp);
 		if (e != HWS_NONE && reserve(h, e, now))
 			return true;
@@ -1010,16 +1152,14 @@ static void predict_refresh(struct hws *h, uint64_t now)
 
 int hws_decide(struct hws *h, uint64_t now, struct hws_launch *out)
 {
-	uint32_t n = h->words, i, p0 = HWS_NONE, l = HWS_NONE;
-	uint32_t l_pool = HWS_POOL_NONE;
-	bool fifo = h->cfg.policy == HWS_POLICY_FIFO, early, found, l_cp = false;
+	uint32_t n = HWS_MASK_WORDS, i, p0 = HWS_NONE, e, pool = HWS_POOL_NONE;
+	bool early, l_cp = false;
 	hws_mask ready;
-	struct cand c;
 
 	h->st.decisions++;
 	if (!h->occupied)
 		return 0;
-	early = h->cfg.early_launch && !fifo;
+	early = h->cfg.early_launch && h->cfg.policy != HWS_POLICY_FIFO;
 	if (early && h->cfg.early_mode == HWS_EARLY_PREDICT &&
 	    now + h->cfg.pre_idle_offset >= h->pre_next)
 		predict_refresh(h, now);
@@ -1027,24 +1167,23 @@ int hws_decide(struct hws *h, uint64_t now, struct hws_launch *out)
 		ready.w[i] = h->idle.w[i] | (early ? h->pre_idle.w[i] : 0);
 	if (!m_any(&ready, n))
 		return 0;
-	if (fifo) {
-		if (!pick_fifo(h, &ready, &c))
+	if (h->cfg.policy == HWS_POLICY_FIFO) {
+		e = pick_fifo(h, &ready, out);
+		if (e == HWS_NONE)
 			return 0;
-		launch(h, now, &c, out);
+		launch(h, now, e, HWS_POOL_O, out);
 		return 1;
 	}
 
-	found = pick_hws(h, now, &ready, early, &c, &p0);
-	if (found) {
-		l = c.e;
-		l_pool = c.pool;
-		l_cp = h->rs[l].flags & HWS_E_ON_CP;
-		launch(h, now, &c, out);
+	e = pick_hws(h, now, &ready, early, out, &pool, &p0);
+	if (e != HWS_NONE) {
+		l_cp = h->rs[e].flags & HWS_E_ON_CP;
+		launch(h, now, e, pool, out);
 	}
-	if (h->cfg.promote_rule &&
-	    promote(h, now, l, l_pool, l_cp, p0) && found)
+	if (h->cfg.promote_rule && promote(h, now, e, pool, l_cp, p0) &&
+	    e != HWS_NONE)
 		out->flags |= HWS_LAUNCH_PROMOTED;
-	return found;
+	return e != HWS_NONE;
 }
 
 /* ---- Layouts and configuration ------------------------------------------------ */
@@ -1210,6 +1349,8 @@ int hws_init(struct hws *h, const struct hws_layout *l,
 	h->layout = *l;
 	h->cfg = *c;
 	h->words = (l->nr_sips + 63) / 64;
+	memset(h->order, HWS_NONE, sizeof(h->order));
+	memset(h->age, HWS_NONE, sizeof(h->age));
 	h->idle = l->present;
 	h->pre_next = UINT64_MAX;
 	h->r_entry = HWS_NONE;
@@ -1234,6 +1375,7 @@ int hws_configure(struct hws *h, const struct hws_config *c, char *msg,
 	}
 	h->cfg = *c;
 	h->chk.cfg_gen++;
+	h->fail_over = fail_ge(h, c->promote_threshold) & h->occupied;
 	for (e = 0; e < HWS_RS_SIZE; e++)
 		if (h->occupied & BIT(e))
 			allowed_update(h, e);
@@ -1338,7 +1480,7 @@ int hws_add(struct hws *h, const struct hws_kernel *k, uint64_t now)
 	memset(x, 0, sizeof(*x));
 	x->cookie = k->cookie;
 	x->est_time = k->est_time;
-	x->seq = ++h->seq;
+	h->seq[e] = ++h->next_seq;
 	x->offline_priority = k->offline_priority;
 	x->block_num = k->block_num;
 	x->thread_num = (uint16_t)tn;
@@ -1358,7 +1500,7 @@ int hws_add(struct hws *h, const struct hws_kernel *k, uint64_t now)
 		h->older[i] &= ~BIT(e);
 	h->older[e] = h->occupied;
 	fail_clear(h, BIT(e));
-	h->age[HWS_RS_SIZE - hws_rs_free(h)] = (uint8_t)e;
+	h->age[h->n_order++] = (uint8_t)e;
 	h->occupied |= BIT(e);
 	eligible_update(h, e);
 
@@ -1366,8 +1508,10 @@ int hws_add(struct hws *h, const struct hws_kernel *k, uint64_t now)
 	d = &h->dag[k->dag];
 	old = d->head;
 	dag_link(h, e);
-	if (k->on_cp)
+	if (k->on_cp && d->cp_priority != k->offline_priority) {
 		d->cp_priority = k->offline_priority;
+		d->cp_inv = d->cp_priority ? UINT64_MAX / d->cp_priority : 0;
+	}
 	if (d->head != old) {
 		h->pset |= BIT(e);
 		if (old != HWS_NONE) {
@@ -1377,7 +1521,7 @@ int hws_add(struct hws *h, const struct hws_kernel *k, uint64_t now)
 	} else if (k->on_cp) {
 		rekey(h, d->head);
 	}
-	x->key = entry_key(h, e);
+	h->key[e] = entry_key(h, e);
 	order_insert(h, e);
 	return 0;
 }
@@ -1407,7 +1551,7 @@ int hws_remove(struct hws *h, uint64_t cookie)
 
 uint32_t hws_rs_free(const struct hws *h)
 {
-	return HWS_RS_SIZE - (uint32_t)__builtin_popcount(h->occupied);
+	return HWS_RS_SIZE - h->n_order;
 }
 
 /* ---- SIP events and status ---------------------------------------------------- */
@@ -1508,13 +1652,13 @@ int hws_kernel_state(const struct hws *h, uint64_t cookie,
 		return -ENOENT;
 	k = &h->rs[e];
 	memset(st, 0, sizeof(*st));
-	st->pool = (uint8_t)((h->eligible & BIT(e)) ? key_pool(k->key) :
+	st->pool = (uint8_t)((h->eligible & BIT(e)) ? key_pool(h->key[e]) :
 			     HWS_POOL_NONE);
 	st->top = h->dag[k->dag].head == e;
 	st->launched = k->launched;
 	st->fail_times = fail_get(h, (uint32_t)e);
-	st->priority = k->key >= KEY_R ? online_priority(h, k) :
-		       k->key & KEY_PRIO;
+	st->priority = h->key[e] >= KEY_R ? online_priority(h, k) :
+		       h->key[e] & KEY_PRIO;
 	st->reserved = k->reserved;
 	return 0;
 }
@@ -1647,25 +1791,39 @@ int hws_check(const struct hws *h, char *msg, size_t msglen)
 		if (!(h->dag[k->dag].members & BIT(e)) || !h->dag[k->dag].open)
 			BAD("kernel %llu not in its DAG %u",
 			    (unsigned long long)k->cookie, k->dag);
-		if (k->key != entry_key(h, e))
+		if (h->key[e] != entry_key(h, e))
 			BAD("kernel %llu: stale order key",
 			    (unsigned long long)k->cookie);
 		launched += k->launched;
 	}
 	if (cnt != h->n_order)
-		BAD("%u entries, %u in the order", cnt, h->n_order);
-	for (i = 0; i < h->n_order; i++) {
+		BAD("%u entries, %u counted", cnt, h->n_order);
+	for (i = 0; i < 2 * HWS_RS_SIZE; i++) {
+		uint64_t k0, k1;
+
+		if (i >= h->n_order) {
+			if (h->order[i] != HWS_NONE || h->age[i] != HWS_NONE)
+				BAD("order or age has an entry past its end (%u)",
+				    i);
+			continue;
+		}
 		e = h->order[i];
-		if (!(h->occupied & BIT(e)) || h->okey[i] != h->rs[e].key)
-			BAD("order position %u: entry %u is stale", i, e);
-		if (i && (h->okey[i - 1] < h->okey[i] ||
-			  (h->okey[i - 1] == h->okey[i] &&
-			   h->rs[h->order[i - 1]].seq > h->rs[e].seq)))
+		if (e >= HWS_RS_SIZE || !(h->occupied & BIT(e)))
+			BAD("order position %u: entry %u is not in the RS", i,
+			    e);
+		if (i && ((k0 = h->key[h->order[i - 1]]) <
+			  (k1 = h->key[e]) ||
+			  (k0 == k1 && h->seq[h->order[i - 1]] >
+			   h->seq[e])))
 			BAD("order not sorted at position %u", i);
 		if (h->age[i] >= HWS_RS_SIZE || !(h->occupied & BIT(h->age[i])) ||
-		    (i && h->rs[h->age[i - 1]].seq >= h->rs[h->age[i]].seq))
+		    (i && h->seq[h->age[i - 1]] >= h->seq[h->age[i]]))
 			BAD("age order wrong at position %u", i);
 	}
+	if ((h->fail_over & ~h->occupied) ||
+	    h->fail_over != (fail_ge(h, h->cfg.promote_threshold) &
+			     h->occupied))
+		BAD("over-threshold set is stale");
 	for (i = 0; i < HWS_MAX_DAGS; i++) {
 		const struct hws_dag *d = &h->dag[i];
 		uint32_t m = 0, c, prev = HWS_NONE;

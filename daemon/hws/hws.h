@@ -327,8 +327,6 @@ struct hws_sip {
 struct hws_entry {
 	uint64_t cookie;
 	uint64_t est_time;
-	uint64_t seq;			/* arrival order: lower is older */
-	uint64_t key;			/* order key: pool, then priority */
 	hws_mask affinity;		/* as given, restricted to present SIPs */
 	hws_mask reserved;		/* R-task: its reservation */
 	uint32_t offline_priority;
@@ -352,6 +350,7 @@ struct hws_dag {
 	uint32_t finished;		/* dag_finish_kernel_cnt */
 	uint32_t rank_next;		/* finished count of the next rank */
 	uint32_t cp_priority;		/* DAG_cp_priority, 0 none yet */
+	uint64_t cp_inv;		/* UINT64_MAX / cp_priority */
 	uint8_t rank;			/* scale_ratio rank in force */
 	uint8_t open;
 	uint8_t dynamic;
@@ -399,15 +398,22 @@ struct hws {
 	uint32_t occupied;
 	uint32_t eligible;		/* not held by block_trigger_cnt */
 	uint32_t pset;			/* DAG tops (P pool unless R) */
+	uint32_t fail_over;		/* fail count >= PROMOTE_THRESHOLD */
 	uint32_t fail[HWS_FAIL_BITS];
 	uint32_t older[HWS_RS_SIZE];	/* age matrix: entries older than e */
 	uint8_t r_entry;		/* the R-task, or HWS_NONE */
-	uint8_t n_order;
-	uint8_t order[HWS_RS_SIZE];	/* R, then P, then O, by priority */
-	uint8_t age[HWS_RS_SIZE];	/* oldest first (FIFO) */
-	uint64_t okey[HWS_RS_SIZE];	/* rs[order[i]].key */
+	uint8_t n_order;		/* entries in the RS */
+	/*
+	 * R, then P, then O, by priority; and oldest first (FIFO). Bytes from
+	 * n_order on are HWS_NONE: the arrays are twice the RS so that an
+	 * entry moves in or out with fixed-size 32-byte moves.
+	 */
+	uint8_t order[2 * HWS_RS_SIZE];
+	uint8_t age[2 * HWS_RS_SIZE];
+	uint64_t key[HWS_RS_SIZE];	/* order key: pool, then priority */
+	uint64_t seq[HWS_RS_SIZE];	/* arrival order: lower is older */
 	hws_mask allowed[HWS_RS_SIZE];	/* affinity & usage & present */
-	uint64_t seq;
+	uint64_t next_seq;
 	struct hws_entry rs[HWS_RS_SIZE];
 	struct hws_dag dag[HWS_MAX_DAGS];
 	struct hws_stats st;
