@@ -28,12 +28,13 @@ KO61 := $(BUILD)/kmod-check/$(notdir $(KDIR61))/kmod/pto.ko
 # libraries it links, so that make -j builds the rest side by side. Each
 # directory's Makefile includes scripts/Makefile.user (flags and rules).
 USER_DIRS := common libpto daemon daemon/aicore daemon/ptod tools/pto-run \
-	tools/pto-gm examples selftests/pto selftests/e2e bench/roundtrip \
-	bench/submit bench/e2e
+	tools/pto-gm tools/pto-hws-sim examples selftests/pto selftests/e2e \
+	bench/roundtrip bench/submit bench/e2e bench/hws
 SUB := PTO_FROM_TOP=1
 
 libpto daemon: common
 daemon/aicore daemon/ptod bench/submit examples: daemon
+tools/pto-hws-sim bench/hws: daemon
 tools/pto-run selftests/e2e bench/e2e: libpto
 selftests/e2e: selftests/pto
 bench/e2e: daemon
@@ -54,11 +55,14 @@ user: $(USER_DIRS)
 $(USER_DIRS):
 	$(MAKE) -C $@ $(SUB)
 
-# Native tests (fast, no VM): the runtime core's unit tests, the examples'
-# kernels against their golden references, and the examples end to end on
-# the runtime core over in-process simulated cores.
+# Native tests (fast, no VM): the runtime core's and the HWS library's unit
+# tests, the HWS simulator's checks (DAG files replay identically; its
+# target experiments print their tables), the examples' kernels against
+# their golden references, and the examples end to end on the runtime core
+# over in-process simulated cores.
 check-native: user
 	$(MAKE) -C daemon test $(SUB)
+	$(MAKE) -C tools/pto-hws-sim check $(SUB)
 	$(MAKE) -C examples check $(SUB)
 	$(MAKE) -C examples check-sim $(SUB)
 
@@ -97,6 +101,7 @@ bench: bench-native bench-vm
 
 bench-native: user
 	$(MAKE) -C bench/submit run $(SUB)
+	$(MAKE) -C bench/hws run $(SUB)
 
 bench-vm: kmod user
 	scripts/vm-run --module kmod/pto.ko -- build/bench/pto-bench-roundtrip

@@ -125,12 +125,14 @@ enum hws_early_mode {
  * @backfill_margin: RSVD_SIP_BACKFILL_MARGIN_OFFSET, signed: a kernel may
  *	backfill a reserved-but-idle SIP when the reserving group's
  *	remaining time >= the kernel's est_time - @backfill_margin.
- * @fillup_first: SIP_FILLUP_TASK_FIRST: among P (then O) candidates that
- *	fit, prefer one that uses every ready SIP it was offered.
+ * @fillup_first: SIP_FILLUP_TASK_FIRST: among the P (then the O)
+ *	candidates that fit, prefer the first that leaves no SIP it could use
+ *	free in the clusters it lands in; else the first that fits.
  * @rsvd_first: USE_RSVD_SIP_FIRST: prefer backfilling reserved-but-idle
  *	SIPs over unreserved ones.
  * @promote_rule: PROMOTE_RULE, PTO_HWS_PROMOTE_* bits.
- * @promote_threshold: PROMOTE_THRESHOLD: fail_times that promote.
+ * @promote_threshold: PROMOTE_THRESHOLD: fail_times that promote
+ *	(1 .. HWS_FAIL_MAX).
  * @launch_delay: LAUNCH_SIP_DELAY: added to a SIP's remaining time when a
  *	kernel is launched on an idle SIP.
  * @scale_ratio: SCALE_RATIO_TABLE_RANK_0..19, rank i for a DAG whose
@@ -245,8 +247,9 @@ enum hws_pool {
  * @sips: the SIPs, nr_blocks * thread_num of them. In ascending SIP order
  *	they are block @block_idx's threads 0 .. thread_num-1, then the next
  *	block's, and so on (blocks are disjoint aligned groups).
- * @early: the SIPs of @sips that were pre-idle: their launch waits until
- *	they complete what they run (hws_sip_complete).
+ * @early: the SIPs of @sips that were pre-idle: their launch waits in the
+ *	SIP's shadow slot until it completes what it runs (hws_sip_complete);
+ *	the block starts when all its SIPs are free.
  * @pool: enum hws_pool the kernel was picked from.
  * @flags: HWS_LAUNCH_*.
  */
@@ -273,18 +276,149 @@ struct hws_stats {
 	uint64_t trigger_waits;	/* kernels held by block_trigger_cnt */
 };
 
+/**
+ * struct hws_kernel_state - one RS entry as the HWS sees it (tests, tools).
+ * @pool: enum hws_pool the kernel is in now; HWS_POOL_NONE while
+ *	block_trigger_cnt holds it.
+ * @top: it is its DAG's top offline-priority kernel.
+ * @launched: blocks launched so far.
+ * @fail_times: schedule_fail_times (saturates at HWS_FAIL_MAX).
+ * @priority: the key it is ordered by in its pool: the online priority in
+ *	P (and R), the offline priority in O.
+ * @reserved: its reserved SIPs (R-task), else empty.
+ */
+struct hws_kernel_state {
+	uint8_t pool;
+	bool top;
+	uint16_t launched;
+	uint32_t fail_times;
+	uint64_t priority;
+	hws_mask reserved;
+};
+
+#define HWS_POOL_NONE	3
+#define HWS_FAIL_BITS	8
+#define HWS_FAIL_MAX	((1U << HWS_FAIL_BITS) - 1)
+
 /* ---- The scheduler ---------------------------------------------------------- */
+
+/* What a SIP runs, or has waiting in its shadow slot. */
+struct hws_sip_rec {
+	uint64_t cookie;
+	uint16_t block_idx;
+	uint16_t thread_idx;
+	uint16_t thread_num;
+	uint16_t ctx;
+};
+
+/*
+ * Per SIP: @end is the estimated end of what it runs (absolute time);
+ * @shadow_est the est_time of the early launch waiting for it (its
+ * countdown starts at hws_sip_complete).
+ */
+struct hws_sip {
+	uint64_t end;
+	uint64_t shadow_est;
+	struct hws_sip_rec run;
+	struct hws_sip_rec shadow;
+};
+
+/* One ready-station entry (hws.c keeps it). */
+struct hws_entry {
+	uint64_t cookie;
+	uint64_t est_time;
+	hws_mask affinity;		/* as given, restricted to present SIPs */
+	hws_mask reserved;		/* R-task: its reservation */
+	uint32_t offline_priority;
+	uint16_t block_num;
+	uint16_t thread_num;
+	uint16_t trigger;
+	uint16_t launched;
+	uint8_t dag;
+	uint8_t ctx;
+	uint8_t cls;			/* PTO_HWS_USAGE_* */
+	uint8_t group;			/* aligned group size: pow2(thread_num) */
+	uint8_t flags;			/* HWS_E_* (hws.c) */
+	uint8_t dag_prev;		/* DAG list, by offline priority */
+	uint8_t dag_next;
+	uint8_t pad;
+};
+
+/* One DAG slot (hws.c keeps it). */
+struct hws_dag {
+	uint32_t total;			/* dag_total_kernel_cnt, 0 unknown */
+	uint32_t finished;		/* dag_finish_kernel_cnt */
+	uint32_t rank_next;		/* finished count of the next rank */
+	uint32_t cp_priority;		/* DAG_cp_priority, 0 none yet */
+	uint64_t cp_inv;		/* UINT64_MAX / cp_priority */
+	uint8_t rank;			/* scale_ratio rank in force */
+	uint8_t open;
+	uint8_t dynamic;
+	uint8_t head;			/* top kernel (RS entry), or HWS_NONE */
+	uint32_t members;		/* RS entries of this DAG */
+};
+
+#define HWS_NONE	0xff
+
+/* What the invariant checker keeps of the last launch. */
+struct hws_ledger {
+	uint64_t blocks_launched;	/* sum over launches */
+	uint64_t blocks_departed;	/* block_num of kernels that left */
+	uint64_t cfg_gen;		/* hws_configure calls */
+	uint64_t last_cfg_gen;		/* cfg_gen at the last launch */
+	hws_mask last_sips;
+	hws_mask last_affinity;
+	uint32_t last_ctx;
+	uint32_t last_cls;
+	bool last_valid;
+};
 
 /*
  * struct hws - one HWS. Declared here so that it can live inside another
  * structure (no allocation); callers touch it only through the functions
  * below. Not thread safe: the caller serializes every call.
+ *
+ * Everything is kept incrementally: the pools' order, the DAG tops, the
+ * fail counts (bit-sliced: bit e of fail[k] is bit k of entry e's count)
+ * and the age matrix change on add, launch and completion, so that a
+ * decision only walks the order until a kernel fits.
  */
 struct hws {
 	struct hws_layout layout;
 	struct hws_config cfg;
 	uint32_t words;			/* mask words in use */
-	/* ... the RS, the pools, per-SIP and per-DAG state (hws.c) ... */
+	/* SIP state: idle | busy = present; shadow, pre_idle within busy */
+	hws_mask idle;
+	hws_mask busy;
+	hws_mask shadow;
+	hws_mask pre_idle;		/* reported (SIP_REPORT) or predicted */
+	hws_mask reserved;		/* reserved_sip_bm */
+	uint64_t pre_next;		/* predict: earliest end not yet pre-idle */
+	/* RS entry sets, bit e = entry e */
+	uint32_t occupied;
+	uint32_t eligible;		/* not held by block_trigger_cnt */
+	uint32_t pset;			/* DAG tops (P pool unless R) */
+	uint32_t fail_over;		/* fail count >= PROMOTE_THRESHOLD */
+	uint32_t fail[HWS_FAIL_BITS];
+	uint32_t older[HWS_RS_SIZE];	/* age matrix: entries older than e */
+	uint8_t r_entry;		/* the R-task, or HWS_NONE */
+	uint8_t n_order;		/* entries in the RS */
+	/*
+	 * R, then P, then O, by priority; and oldest first (FIFO). Bytes from
+	 * n_order on are HWS_NONE: the arrays are twice the RS so that an
+	 * entry moves in or out with fixed-size 32-byte moves.
+	 */
+	uint8_t order[2 * HWS_RS_SIZE];
+	uint8_t age[2 * HWS_RS_SIZE];
+	uint64_t key[HWS_RS_SIZE];	/* order key: pool, then priority */
+	uint64_t seq[HWS_RS_SIZE];	/* arrival order: lower is older */
+	hws_mask allowed[HWS_RS_SIZE];	/* affinity & usage & present */
+	uint64_t next_seq;
+	struct hws_entry rs[HWS_RS_SIZE];
+	struct hws_dag dag[HWS_MAX_DAGS];
+	struct hws_stats st;
+	struct hws_ledger chk;
+	struct hws_sip sip[HWS_MAX_SIPS];
 };
 
 /* Validate @l and @c and start empty: every present SIP idle. */
@@ -304,10 +438,11 @@ int hws_dag_open(struct hws *h, uint32_t dag, uint32_t total_kernels,
 int hws_dag_close(struct hws *h, uint32_t dag);
 
 /*
- * A kernel enters the RS. -ENOSPC if the RS is full; -EINVAL if it can
- * never be placed (thread_num not supported or above cluster_sip_num, a
- * cooperative kernel larger than its usable SIPs, an empty affinity, a
- * DAG slot not open).
+ * A kernel enters the RS. -ENOSPC if the RS is full; -EEXIST if @cookie
+ * is there already; -EINVAL if it cannot be placed (thread_num not
+ * supported or above cluster_sip_num, no aligned group of its shape in
+ * affinity & usage, a cooperative kernel with more blocks than such
+ * groups, a DAG slot not open, a context out of range, block_num 0).
  */
 int hws_add(struct hws *h, const struct hws_kernel *k, uint64_t now);
 /* The firmware allows more blocks of @cookie (block_trigger_cnt). */
@@ -333,15 +468,21 @@ int hws_decide(struct hws *h, uint64_t now, struct hws_launch *out);
  * changed).
  */
 int hws_sip_complete(struct hws *h, const hws_mask *sips, uint64_t now);
-/* SIP pre-complete (HWS_EARLY_SIP_REPORT): @sips are close to finishing. */
+/* SIP pre-complete (HWS_EARLY_SIP_REPORT): @sips are close to finishing;
+ * a SIP that already holds a waiting launch stays as it is. Ignored in
+ * HWS_EARLY_PREDICT mode; -EINVAL (nothing changed) if one is not busy. */
 int hws_sip_pre_complete(struct hws *h, const hws_mask *sips);
 
 /* Status, as the HWS status registers show it. */
 void hws_status(const struct hws *h, uint64_t now, hws_mask *idle,
 		hws_mask *pre_idle, hws_mask *reserved);
-/* Estimated remaining time of @sip's current work (0: idle). */
+/* Estimated remaining time of what @sip holds: its current work (0 once
+ * past its estimate) plus the est_time of a waiting early launch; 0 idle. */
 uint64_t hws_sip_remaining(const struct hws *h, uint32_t sip, uint64_t now);
 void hws_get_stats(const struct hws *h, struct hws_stats *st);
+/* Kernel @cookie as the HWS sees it: 0, or -ENOENT if not in the RS. */
+int hws_kernel_state(const struct hws *h, uint64_t cookie,
+		     struct hws_kernel_state *st);
 
 /*
  * The invariant checker: 0, or -EUCLEAN and what is wrong in @msg. Cheap

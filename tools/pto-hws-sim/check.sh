@@ -1,0 +1,60 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# check.sh SIM - the simulator's checks and the HWS target experiments.
+# Fails if a DAG file does not replay to the same results, or if the
+# parser accepts a bad file; otherwise prints the tables (the figures are
+# for reading: Documentation/hws.rst records them).
+set -eu -o pipefail
+SIM=${1:-build/tools/pto-hws-sim}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+echo "== DAG files: generated workloads replay to the same results"
+# generator | machine and model
+while IFS='|' read -r gen run; do
+	# shellcheck disable=SC2086
+	$SIM $gen $run --dump "$tmp/w.dag" > "$tmp/a.out"
+	# shellcheck disable=SC2086
+	$SIM $run "$tmp/w.dag" > "$tmp/b.out" 2>&1 ||
+		{ cat "$tmp/b.out"; exit 1; }
+	if ! diff -q "$tmp/a.out" "$tmp/b.out" > /dev/null; then
+		echo "round trip differs for: $gen $run"
+		diff "$tmp/a.out" "$tmp/b.out"
+		exit 1
+	fi
+	echo "ok: $gen $run"
+done <<'CASES'
+--random 3 --arrive 5ms|--cores 8
+--pa 3 --pa-shape 4:3 --arrive 50us|--device 24 --noise 0.1
+--forkjoin 2 --dynamic|--cores 6:6 --early predict:50us
+CASES
+
+echo "== DAG files: errors name the line"
+printf 'dag a\ntask 0 cost 1ms\ntask 1 cost 1ms pred 7\n' > "$tmp/bad.dag"
+if $SIM --cores 2 "$tmp/bad.dag" > "$tmp/e.out" 2>&1; then
+	echo "a bad file was accepted"; exit 1
+fi
+grep -q 'bad.dag:3: task 1: predecessor 7' "$tmp/e.out" ||
+	{ cat "$tmp/e.out"; exit 1; }
+echo "ok: $(cat "$tmp/e.out")"
+
+echo
+echo "== target a: one static DAG, 2 / 4 / 8 cores"
+$SIM --experiment a --count 100
+echo
+echo "== target a, no AICPU latencies (--lat 0,0,0,0), HWS only"
+$SIM --experiment a --count 100 --lat 0,0,0,0 | grep -E '^(cores| *[0-9]+ +hws)'
+echo
+echo "== target b: 6 static DAGs arriving over time, 8 cores"
+$SIM --experiment b --count 20
+echo
+echo "== target b across loads (mean gap between arrivals)"
+for gap in 5ms 10ms 20ms 40ms 80ms; do
+	printf '%-5s ' "$gap"
+	$SIM --experiment b --count 20 --arrive "$gap" | tail -1 |
+		sed 's/; mixes with.*//'
+done
+echo
+echo "== paged attention on the device (24 blocks): 4 DAGs of 4 chunks, 10% noise"
+$SIM --pa 4 --pa-shape 4:3 --arrive 30us --device 24 --noise 0.1 --per-dag

@@ -1,0 +1,911 @@
+// SPDX-License-Identifier: MIT
+/*
+ * pto-hws-sim - replay DAG workloads through the HWS library (daemon/hws)
+ * in simulated time, side by side with PTO2's default (the FIFO policy of
+ * the same library) and an offline HEFT list schedule.
+ *
+ * Usage: pto-hws-sim --help. The DAG file format, the time model and the
+ * measured tables are in Documentation/hws.rst.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <pto-private/profile.h>
+
+#include "sim.h"
+
+enum { SCHED_HWS, SCHED_FIFO, SCHED_HEFT, NR_SCHED };
+static const char *const sched_name[NR_SCHED] = { "hws", "fifo", "heft" };
+
+struct opts {
+	struct gen_opts gen;
+	struct sim_opts sim;
+	struct hws_config cfg;		/* overrides, applied to defaults */
+	uint32_t set;			/* SET_* bits: which overrides */
+	uint32_t ngen;
+	int gen_kind;			/* 0 none, 'r', 'f', 'p' */
+	uint64_t arrive_mean;
+	bool dynamic;
+	uint64_t seed;
+	const char *dump;
+	uint32_t cores, cluster, device;
+	bool per_dag;
+	bool quiet;
+	char experiment;
+	uint32_t count;
+	uint32_t mix;
+	uint32_t prio_mode;
+};
+
+#define SET_PROMOTE	(1U << 0)
+#define SET_THRESHOLD	(1U << 1)
+#define SET_SCALE	(1U << 2)
+#define SET_EARLY	(1U << 3)
+#define SET_MARGIN	(1U << 4)
+#define SET_FILLUP	(1U << 5)
+#define SET_RSVD	(1U << 6)
+#define SET_DELAY	(1U << 7)
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: pto-hws-sim [OPTION]... [FILE]...\n"
+"Replay DAG files (or generated DAGs) through the HWS in simulated time and\n"
+"print HWS, FIFO (PTO2's default) and HEFT side by side.\n"
+"\n"
+"Workload (DAG files, generated DAGs, or both):\n"
+"  --random N            N random layered DAGs\n"
+"  --forkjoin N          N fork-join DAGs\n"
+"  --pa N                N paged-attention-shaped DAGs\n"
+"  --tasks LO-HI         tasks per generated DAG (50-300)\n"
+"  --fanin LO-HI         predecessors per task of random DAGs (1-20)\n"
+"  --width W             tasks per layer of random DAGs (about sqrt(tasks))\n"
+"  --cost LO-HI          block cost range (0.5ms-1.5ms)\n"
+"  --branches W          fork-join width (8)\n"
+"  --pa-shape C:B        paged attention: C chunks of 1 + 4 B tasks (4:3)\n"
+"  --pa-cost H,Q,S,P,U   hub, QK, SF, PV, UP costs (2us,20us,10us,20us,5us)\n"
+"  --arrive MEAN         generated DAGs arrive with exponential gaps of MEAN\n"
+"  --dynamic             generated DAGs are dynamic\n"
+"  --prio rank|norm      static DAGs' offline priority: the upward rank, or\n"
+"                        the rank over the DAG's critical path (rank)\n"
+"  --seed N              generator and noise seed (1)\n"
+"  --dump FILE           write the workload as a DAG file (- for stdout)\n"
+"Machine:\n"
+"  --cores N[:C]         N uniform SIPs in clusters of C (4)\n"
+"  --device B            the device: B blocks of 1 AIC + 2 AIV (default 24)\n"
+"Model:\n"
+"  --noise F             real costs vary by up to +-F (a fraction)\n"
+"  --lat D,C,R,H         dispatch, completion, dependency resolution, host\n"
+"                        latencies (profile.h: 0,100ns,1us,3us)\n"
+"HWS registers (defaults: hws_config_default):\n"
+"  --promote RULES       0..15 or a list of threshold,cp,top1,skipped\n"
+"  --threshold N         PROMOTE_THRESHOLD\n"
+"  --scale LIST|linear|flat   the 20 scale ratios (1/100 units)\n"
+"  --early report:OFF|predict:OFF   early launch\n"
+"  --margin T            RSVD_SIP_BACKFILL_MARGIN_OFFSET (signed)\n"
+"  --fillup              SIP_FILLUP_TASK_FIRST\n"
+"  --rsvd-first          USE_RSVD_SIP_FIRST\n"
+"  --launch-delay T      LAUNCH_SIP_DELAY\n"
+"Output:\n"
+"  --per-dag             a line per DAG\n"
+"  --experiment a|b      the target experiments (Documentation/hws.rst)\n"
+"  --count N             experiment: DAGs (a, 100) or mixes (b, 20)\n"
+"  --mix K               experiment b: DAGs per mix (6)\n"
+"Times take ns, us, ms or s (default ns).\n");
+}
+
+static int parse_range(const char *s, uint32_t *lo, uint32_t *hi)
+{
+	char *end;
+	unsigned long a, b;
+
+	a = strtoul(s, &end, 10);
+	if (end == s)
+		return -EINVAL;
+	b = a;
+	if (*end == '-') {
+		const char *p = end + 1;
+
+		b = strtoul(p, &end, 10);
+		if (end == p)
+			return -EINVAL;
+	}
+	if (*end || a > b || b > UINT32_MAX)
+		return -EINVAL;
+	*lo = (uint32_t)a;
+	*hi = (uint32_t)b;
+	return 0;
+}
+
+static int parse_trange(const char *s, uint64_t *lo, uint64_t *hi)
+{
+	char buf[64], *dash;
+
+	snprintf(buf, sizeof(buf), "%s", s);
+	dash = strchr(buf, '-');
+	if (dash)
+		*dash++ = '\0';
+	if (parse_time(buf, lo) || parse_time(dash ? dash : buf, hi) ||
+	    *lo > *hi)
+		return -EINVAL;
+	return 0;
+}
+
+static int parse_promote(const char *s, uint32_t *rule)
+{
+	char buf[128], *tok, *save;
+	char *end;
+	unsigned long v = strtoul(s, &end, 0);
+
+	if (end != s && !*end && v <= PTO_HWS_PROMOTE_ALL) {
+		*rule = (uint32_t)v;
+		return 0;
+	}
+	*rule = 0;
+	snprintf(buf, sizeof(buf), "%s", s);
+	for (tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(tok, "threshold"))
+			*rule |= PTO_HWS_PROMOTE_THRESHOLD;
+		else if (!strcmp(tok, "cp"))
+			*rule |= PTO_HWS_PROMOTE_ON_CP;
+		else if (!strcmp(tok, "top1"))
+			*rule |= PTO_HWS_PROMOTE_TOP_1;
+		else if (!strcmp(tok, "skipped"))
+			*rule |= PTO_HWS_PROMOTE_SKIPPED_TOP;
+		else if (strcmp(tok, "none"))
+			return -EINVAL;
+	}
+	return 0;
+}
+
+static int parse_scale(const char *s, uint32_t *t)
+{
+	char buf[512], *tok, *save;
+	uint32_t i = 0;
+
+	if (!strcmp(s, "linear")) {
+		for (i = 0; i < HWS_SCALE_RANKS; i++)
+			t[i] = 100 * (i + 1);
+		return 0;
+	}
+	if (!strcmp(s, "flat")) {
+		for (i = 0; i < HWS_SCALE_RANKS; i++)
+			t[i] = 100;
+		return 0;
+	}
+	snprintf(buf, sizeof(buf), "%s", s);
+	for (tok = strtok_r(buf, ",", &save); tok && i < HWS_SCALE_RANKS;
+	     tok = strtok_r(NULL, ",", &save)) {
+		char *end;
+		unsigned long v = strtoul(tok, &end, 10);
+
+		if (*end || !v || v > 100000)
+			return -EINVAL;
+		t[i++] = (uint32_t)v;
+	}
+	return i == HWS_SCALE_RANKS && !tok ? 0 : -EINVAL;
+}
+
+static int make_layout(const struct opts *o, struct hws_layout *l)
+{
+	if (o->device)
+		return hws_layout_device(l, o->device, 2 * o->device);
+	return hws_layout_uniform(l, o->cores, o->cluster);
+}
+
+static void make_config(const struct opts *o, const struct hws_layout *l,
+			struct hws_config *c, uint32_t policy)
+{
+	hws_config_default(c, l);
+	c->policy = policy;
+	if (o->set & SET_PROMOTE)
+		c->promote_rule = o->cfg.promote_rule;
+	if (o->set & SET_THRESHOLD)
+		c->promote_threshold = o->cfg.promote_threshold;
+	if (o->set & SET_SCALE)
+		memcpy(c->scale_ratio, o->cfg.scale_ratio,
+		       sizeof(c->scale_ratio));
+	if (o->set & SET_EARLY) {
+		c->early_launch = true;
+		c->early_mode = o->cfg.early_mode;
+		c->pre_idle_offset = o->cfg.pre_idle_offset;
+	}
+	if (o->set & SET_MARGIN)
+		c->backfill_margin = o->cfg.backfill_margin;
+	if (o->set & SET_FILLUP)
+		c->fillup_first = true;
+	if (o->set & SET_RSVD)
+		c->rsvd_first = true;
+	if (o->set & SET_DELAY)
+		c->launch_delay = o->cfg.launch_delay;
+}
+
+/* One scheduler over @w: the whole mix, and (mixes) each DAG alone. */
+struct outcome {
+	struct sim_result mix;
+	uint64_t *alone;	/* per DAG: response time alone */
+	double slr;		/* mean response / critical path */
+	double mean_s;
+	double unfair;
+};
+
+static int run_one(const struct opts *o, const struct workload *w,
+		   const struct hws_layout *l, int sched, int only,
+		   struct sim_result *r, char *err, size_t errlen)
+{
+	struct sim_opts so = o->sim;
+	struct hws_config c;
+
+	so.only_dag = only;
+	if (sched == SCHED_HEFT)
+		return heft_run(w, l, &so, r, err, errlen);
+	make_config(o, l, &c,
+		    sched == SCHED_HWS ? HWS_POLICY_HWS : HWS_POLICY_FIFO);
+	return sim_run(w, l, &c, &so, r, err, errlen);
+}
+
+static int evaluate(const struct opts *o, const struct workload *w,
+		    const struct hws_layout *l, int sched, bool alone,
+		    struct outcome *out, char *err, size_t errlen)
+{
+	uint32_t d;
+	double sum = 0;
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	ret = run_one(o, w, l, sched, -1, &out->mix, err, errlen);
+	if (ret)
+		return ret;
+	for (d = 0; d < w->ndag; d++)
+		out->slr += (double)out->mix.resp[d] / (double)w->dag[d].cp_len;
+	out->slr /= w->ndag;
+	if (!alone)
+		return 0;
+	out->alone = calloc(w->ndag, sizeof(*out->alone));
+	for (d = 0; d < w->ndag; d++) {
+		struct sim_result r;
+
+		if (w->ndag == 1) {
+			out->alone[d] = out->mix.resp[d];
+		} else {
+			ret = run_one(o, w, l, sched, (int)d, &r, err, errlen);
+			if (ret)
+				return ret;
+			out->alone[d] = r.resp[d];
+			result_free(&r);
+		}
+		sum += (double)out->mix.resp[d] / (double)out->alone[d];
+	}
+	out->mean_s = sum / w->ndag;
+	for (d = 0; d < w->ndag; d++)
+		out->unfair += fabs((double)out->mix.resp[d] /
+				    (double)out->alone[d] - out->mean_s);
+	return 0;
+}
+
+static void outcome_free(struct outcome *x)
+{
+	result_free(&x->mix);
+	free(x->alone);
+}
+
+static int generate(const struct opts *o, struct workload *w, uint64_t seed)
+{
+	struct rng r = { seed * 0x9E3779B97F4A7C15ULL + 1 };
+	uint64_t t = 0;
+	uint32_t i;
+
+	for (i = 0; i < o->ngen; i++) {
+		struct sim_dag *d = wl_add_dag(w);
+
+		if (o->gen_kind == 'r')
+			gen_random(d, &o->gen, &r);
+		else if (o->gen_kind == 'f')
+			gen_forkjoin(d, &o->gen, &r);
+		else
+			gen_pa(d, &o->gen, &r);
+		snprintf(d->name, sizeof(d->name), "%s%u",
+			 o->gen_kind == 'r' ? "random" :
+			 o->gen_kind == 'f' ? "forkjoin" : "pa", i);
+		d->dynamic = o->dynamic;
+		if (i && o->arrive_mean)
+			t += (uint64_t)(-log(1 - rng_unit(&r)) *
+					(double)o->arrive_mean);
+		d->arrival = t;
+	}
+	return 0;
+}
+
+static void describe(const struct opts *o, const struct workload *w,
+		     const struct hws_layout *l)
+{
+	uint64_t tasks = 0, work = 0, cp = 0;
+	uint32_t d;
+
+	for (d = 0; d < w->ndag; d++) {
+		tasks += w->dag[d].ntask;
+		work += w->dag[d].work;
+		if (w->dag[d].cp_len > cp)
+			cp = w->dag[d].cp_len;
+	}
+	printf("workload: %u DAG(s), %llu tasks, work %.3f ms, longest critical path %.3f ms\n",
+	       w->ndag, (unsigned long long)tasks, work / 1e6, cp / 1e6);
+	if (o->device)
+		printf("machine: device layout, %u blocks (%u AIC + %u AIV)\n",
+		       o->device, o->device, 2 * o->device);
+	else
+		printf("machine: %u uniform SIPs in clusters of %u\n",
+		       hws_mask_weight(&l->present), l->cluster_sips);
+}
+
+static int run_workload(const struct opts *o, struct workload *w)
+{
+	struct outcome out[NR_SCHED];
+	struct hws_layout l;
+	char err[256];
+	int s, ret;
+	uint32_t d;
+
+	if (make_layout(o, &l)) {
+		fprintf(stderr, "pto-hws-sim: bad machine\n");
+		return 2;
+	}
+	describe(o, w, &l);
+	for (s = 0; s < NR_SCHED; s++) {
+		ret = evaluate(o, w, &l, s, true, &out[s], err, sizeof(err));
+		if (ret) {
+			fprintf(stderr, "pto-hws-sim: %s: %s\n", sched_name[s],
+				err);
+			return 1;
+		}
+	}
+	printf("%-6s %12s %8s %8s %10s %9s %10s %9s %7s\n", "sched",
+	       "makespan_ms", "SLR", "mean_S", "unfairness", "launches",
+	       "promotions", "backfills", "early");
+	for (s = 0; s < NR_SCHED; s++) {
+		const struct sim_result *r = &out[s].mix;
+
+		printf("%-6s %12.3f %8.4f %8.4f %10.4f", sched_name[s],
+		       r->makespan / 1e6, out[s].slr, out[s].mean_s,
+		       out[s].unfair);
+		if (s == SCHED_HEFT)
+			printf(" %9s %10s %9s %7s\n", "-", "-", "-", "-");
+		else
+			printf(" %9llu %10llu %9llu %7llu\n",
+			       (unsigned long long)r->st.launches,
+			       (unsigned long long)r->st.promotions,
+			       (unsigned long long)r->st.backfills,
+			       (unsigned long long)r->st.early_launches);
+	}
+	if (o->per_dag) {
+		printf("%-16s %10s %10s %8s", "dag", "arrival_ms", "cp_ms",
+		       "tasks");
+		for (s = 0; s < NR_SCHED; s++)
+			printf(" %8s_ms %6s_S", sched_name[s], sched_name[s]);
+		printf("\n");
+		for (d = 0; d < w->ndag; d++) {
+			printf("%-16s %10.3f %10.3f %8u", w->dag[d].name,
+			       w->dag[d].arrival / 1e6, w->dag[d].cp_len / 1e6,
+			       w->dag[d].ntask);
+			for (s = 0; s < NR_SCHED; s++)
+				printf(" %11.3f %8.3f",
+				       out[s].mix.resp[d] / 1e6,
+				       (double)out[s].mix.resp[d] /
+				       (double)out[s].alone[d]);
+			printf("\n");
+		}
+	}
+	for (s = 0; s < NR_SCHED; s++)
+		outcome_free(&out[s]);
+	return 0;
+}
+
+struct ht {
+	uint64_t tail;
+	uint64_t cost;
+};
+
+static int ht_cmp(const void *a, const void *b)
+{
+	const struct ht *x = a, *y = b;
+
+	return x->tail > y->tail ? -1 : x->tail < y->tail;
+}
+
+/*
+ * A lower bound on any schedule of @d on @p identical cores, tighter than
+ * max(critical path, work / p): a kernel cannot start before its head
+ * (the longest path to it) and leaves its tail (the longest path after
+ * it) to run after it ends, so the kernels with head >= a and tail >= b
+ * all run within [a, T - b]: T >= a + b + their work / p. The maximum
+ * over every (a, b) (a = 0, b = 0 gives work / p).
+ */
+static double tight_bound(const struct sim_dag *d, uint32_t p)
+{
+	uint32_t n = d->ntask, i, j, k;
+	uint64_t *head = calloc(n, sizeof(*head));
+	uint64_t *tail = calloc(n, sizeof(*tail));
+	struct ht *v = calloc(n, sizeof(*v));
+	double best = (double)d->cp_len;
+
+	for (i = 0; i < n; i++) {
+		const struct sim_task *t = &d->task[i];
+
+		for (j = 0; j < t->npred; j++) {
+			uint64_t x = head[t->pred[j]] + d->task[t->pred[j]].cost;
+
+			if (x > head[i])
+				head[i] = x;
+		}
+	}
+	for (i = n; i-- > 0;) {
+		const struct sim_task *t = &d->task[i];
+
+		for (j = 0; j < t->nsucc; j++) {
+			uint64_t x = tail[t->succ[j]] + d->task[t->succ[j]].cost;
+
+			if (x > tail[i])
+				tail[i] = x;
+		}
+	}
+	for (i = 0; i < n; i++) {
+		uint64_t a = head[i], w = 0;
+
+		/* the kernels with head >= a, by tail */
+		for (j = 0, k = 0; j < n; j++) {
+			const struct sim_task *t = &d->task[j];
+
+			if (head[j] < a)
+				continue;
+			v[k].tail = tail[j];
+			v[k].cost = t->cost * t->block_num * t->thread_num;
+			k++;
+		}
+		qsort(v, k, sizeof(*v), ht_cmp);
+		for (j = 0; j < k; j++) {
+			double x;
+
+			w += v[j].cost;
+			if (j + 1 < k && v[j + 1].tail == v[j].tail)
+				continue;
+			x = (double)a + (double)v[j].tail + (double)w / p;
+			if (x > best)
+				best = x;
+		}
+	}
+	free(head);
+	free(tail);
+	free(v);
+	return best;
+}
+
+/*
+ * Experiment a: one static DAG at a time (random layered, cost hints
+ * exact), on 2, 4 and 8 uniform cores: makespan over the lower bound
+ * max(critical path, work / cores).
+ */
+static int experiment_a(struct opts *o)
+{
+	static const uint32_t cores[] = { 2, 4, 8 };
+	uint32_t c, i, s;
+	char err[256];
+
+	printf("experiment a: %u random static DAGs (%u-%u tasks, fan-in %u-%u, costs %.2f-%.2f ms), alone, makespan / max(critical path, work / cores)\n",
+	       o->count, o->gen.tasks_lo, o->gen.tasks_hi, o->gen.fanin_lo,
+	       o->gen.fanin_hi, o->gen.cost_lo / 1e6, o->gen.cost_hi / 1e6);
+	printf("(bound: max(critical path, work / cores); tight: the head/tail bound, see tight_bound())\n");
+	printf("%-6s %-6s %10s %10s %12s %12s %11s %11s\n", "cores", "sched",
+	       "mean", "max", "within 1%", "CP-bound", "mean/tight", "max/tight");
+	for (c = 0; c < sizeof(cores) / sizeof(cores[0]); c++) {
+		double sum[NR_SCHED] = { 0 }, max[NR_SCHED] = { 0 };
+		double tsum[NR_SCHED] = { 0 }, tmax[NR_SCHED] = { 0 };
+		uint32_t within[NR_SCHED] = { 0 }, cpb = 0;
+		struct hws_layout l;
+
+		o->cores = cores[c];
+		o->cluster = 4;
+		o->device = 0;
+		make_layout(o, &l);
+		for (i = 0; i < o->count; i++) {
+			struct workload w = { 0 };
+			double lb, tb;
+
+			o->gen_kind = 'r';
+			o->ngen = 1;
+			o->arrive_mean = 0;
+			generate(o, &w, o->seed * 1000003ULL + i);
+			w.prio_mode = o->prio_mode;
+			if (wl_prepare(&w, err, sizeof(err)))
+				return 1;
+			lb = (double)w.dag[0].work / cores[c];
+			if ((double)w.dag[0].cp_len >= lb) {
+				lb = (double)w.dag[0].cp_len;
+				cpb++;
+			}
+			tb = tight_bound(&w.dag[0], cores[c]);
+			for (s = 0; s < NR_SCHED; s++) {
+				struct sim_result r;
+				double x;
+
+				if (run_one(o, &w, &l, (int)s, -1, &r, err,
+					    sizeof(err))) {
+					fprintf(stderr, "pto-hws-sim: %s\n", err);
+					return 1;
+				}
+				x = (double)r.makespan / lb;
+				sum[s] += x;
+				if (x > max[s])
+					max[s] = x;
+				within[s] += x <= 1.01;
+				x = (double)r.makespan / tb;
+				tsum[s] += x;
+				if (x > tmax[s])
+					tmax[s] = x;
+				result_free(&r);
+			}
+			wl_free(&w);
+		}
+		for (s = 0; s < NR_SCHED; s++)
+			printf("%-6u %-6s %10.4f %10.4f %7u/%-4u %7u/%-4u %11.4f %11.4f\n",
+			       cores[c], sched_name[s], sum[s] / o->count,
+			       max[s], within[s], o->count, cpb, o->count,
+			       tsum[s] / o->count, tmax[s]);
+	}
+	return 0;
+}
+
+/*
+ * Experiment b: mixes of static DAGs arriving over time on 8 uniform
+ * cores: unfairness and makespan, HWS against FIFO (and HEFT).
+ */
+static int experiment_b(struct opts *o)
+{
+	double unf[NR_SCHED] = { 0 }, mk[NR_SCHED] = { 0 }, ms[NR_SCHED] = { 0 };
+	double ratio_unf = 0, ratio_mk = 0;
+	uint32_t i, s, better = 0;
+	struct hws_layout l;
+	char err[256];
+
+	if (!o->cores)
+		o->cores = 8;
+	o->device = 0;
+	make_layout(o, &l);
+	printf("experiment b: %u mixes of %u random static DAGs (%u-%u tasks, fan-in %u-%u), arrivals %.1f ms apart on average, %u uniform cores\n",
+	       o->count, o->mix, o->gen.tasks_lo, o->gen.tasks_hi,
+	       o->gen.fanin_lo, o->gen.fanin_hi, o->arrive_mean / 1e6,
+	       o->cores);
+	printf("%-5s %12s %12s %12s %10s %10s %10s %10s %10s\n", "mix",
+	       "hws_unfair", "fifo_unfair", "heft_unfair", "hws_ms",
+	       "fifo_ms", "heft_ms", "unf_ratio", "mk_ratio");
+	for (i = 0; i < o->count; i++) {
+		struct outcome out[NR_SCHED];
+		struct workload w = { 0 };
+
+		o->gen_kind = 'r';
+		o->ngen = o->mix;
+		generate(o, &w, o->seed * 7919ULL + i);
+		w.prio_mode = o->prio_mode;
+		if (wl_prepare(&w, err, sizeof(err)))
+			return 1;
+		for (s = 0; s < NR_SCHED; s++) {
+			if (evaluate(o, &w, &l, (int)s, true, &out[s], err,
+				     sizeof(err))) {
+				fprintf(stderr, "pto-hws-sim: %s\n", err);
+				return 1;
+			}
+			unf[s] += out[s].unfair;
+			mk[s] += out[s].mix.makespan / 1e6;
+			ms[s] += out[s].mean_s;
+		}
+		printf("%-5u %12.4f %12.4f %12.4f %10.3f %10.3f %10.3f %10.3f %10.4f\n",
+		       i, out[0].unfair, out[1].unfair, out[2].unfair,
+		       out[0].mix.makespan / 1e6, out[1].mix.makespan / 1e6,
+		       out[2].mix.makespan / 1e6,
+		       out[0].unfair / out[1].unfair,
+		       (double)out[0].mix.makespan / out[1].mix.makespan);
+		ratio_unf += out[0].unfair / out[1].unfair;
+		ratio_mk += (double)out[0].mix.makespan / out[1].mix.makespan;
+		better += out[0].unfair <= 0.5 * out[1].unfair;
+		for (s = 0; s < NR_SCHED; s++)
+			outcome_free(&out[s]);
+		wl_free(&w);
+	}
+	printf("mean  %12.4f %12.4f %12.4f %10.3f %10.3f %10.3f %10.3f %10.4f\n",
+	       unf[0] / o->count, unf[1] / o->count, unf[2] / o->count,
+	       mk[0] / o->count, mk[1] / o->count, mk[2] / o->count,
+	       ratio_unf / o->count, ratio_mk / o->count);
+	printf("mean S: hws %.3f fifo %.3f heft %.3f; unfairness of the mean: hws / fifo = %.3f (target <= 0.5); makespan hws / fifo = %.4f (target <= 1.05); mixes with hws <= half fifo: %u/%u\n",
+	       ms[0] / o->count, ms[1] / o->count, ms[2] / o->count,
+	       unf[0] / unf[1], mk[0] / mk[1], better, o->count);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "random", required_argument, NULL, 'r' },
+		{ "forkjoin", required_argument, NULL, 'f' },
+		{ "pa", required_argument, NULL, 'p' },
+		{ "tasks", required_argument, NULL, 1 },
+		{ "fanin", required_argument, NULL, 2 },
+		{ "width", required_argument, NULL, 3 },
+		{ "cost", required_argument, NULL, 4 },
+		{ "branches", required_argument, NULL, 5 },
+		{ "pa-shape", required_argument, NULL, 6 },
+		{ "pa-cost", required_argument, NULL, 7 },
+		{ "arrive", required_argument, NULL, 8 },
+		{ "dynamic", no_argument, NULL, 9 },
+		{ "seed", required_argument, NULL, 10 },
+		{ "dump", required_argument, NULL, 11 },
+		{ "cores", required_argument, NULL, 12 },
+		{ "device", required_argument, NULL, 13 },
+		{ "noise", required_argument, NULL, 14 },
+		{ "lat", required_argument, NULL, 15 },
+		{ "promote", required_argument, NULL, 16 },
+		{ "threshold", required_argument, NULL, 17 },
+		{ "scale", required_argument, NULL, 18 },
+		{ "early", required_argument, NULL, 19 },
+		{ "margin", required_argument, NULL, 20 },
+		{ "fillup", no_argument, NULL, 21 },
+		{ "rsvd-first", no_argument, NULL, 22 },
+		{ "launch-delay", required_argument, NULL, 23 },
+		{ "per-dag", no_argument, NULL, 24 },
+		{ "experiment", required_argument, NULL, 25 },
+		{ "count", required_argument, NULL, 26 },
+		{ "mix", required_argument, NULL, 27 },
+		{ "prio", required_argument, NULL, 28 },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct workload w = { 0 };
+	struct opts o;
+	char err[256], *p;
+	uint64_t t;
+	int c, i, ret, idx = 0;
+
+	memset(&o, 0, sizeof(o));
+	gen_defaults(&o.gen);
+	o.seed = 1;
+	o.cores = 0;
+	o.cluster = 4;
+	o.count = 0;
+	o.mix = 6;
+	o.sim.lat.dispatch = PTO_LAT_DISPATCH_NS;
+	o.sim.lat.completion = PTO_LAT_COMPLETION_NS;
+	o.sim.lat.dep_resolve = PTO_LAT_DEP_RESOLVE_NS;
+	o.sim.lat.host = PTO_LAT_HOST_TO_AICPU_NS;
+	o.sim.report_pre = true;
+	o.sim.only_dag = -1;
+
+	while ((c = getopt_long(argc, argv, "h", lo, &idx)) != -1) {
+		switch (c) {
+		case 'r':
+		case 'f':
+		case 'p':
+			o.gen_kind = c;
+			o.ngen = (uint32_t)strtoul(optarg, NULL, 10);
+			break;
+		case 1:
+			if (parse_range(optarg, &o.gen.tasks_lo, &o.gen.tasks_hi))
+				goto bad;
+			break;
+		case 2:
+			if (parse_range(optarg, &o.gen.fanin_lo, &o.gen.fanin_hi))
+				goto bad;
+			break;
+		case 3:
+			o.gen.width = (uint32_t)strtoul(optarg, NULL, 10);
+			break;
+		case 4:
+			if (parse_trange(optarg, &o.gen.cost_lo, &o.gen.cost_hi))
+				goto bad;
+			break;
+		case 5:
+			o.gen.forkjoin = (uint32_t)strtoul(optarg, NULL, 10);
+			break;
+		case 6:
+			if (sscanf(optarg, "%u:%u", &o.gen.pa_chunks,
+				   &o.gen.pa_bn) != 2)
+				goto bad;
+			break;
+		case 7:
+			p = optarg;
+			for (i = 0; i < 5; i++) {
+				char buf[32], *comma = strchr(p, ',');
+				size_t len = comma ? (size_t)(comma - p) :
+						     strlen(p);
+
+				if (len >= sizeof(buf))
+					goto bad;
+				memcpy(buf, p, len);
+				buf[len] = '\0';
+				if (parse_time(buf, &o.gen.pa_cost[i]) ||
+				    (i < 4 && !comma))
+					goto bad;
+				p = comma + 1;
+			}
+			break;
+		case 8:
+			if (parse_time(optarg, &o.arrive_mean))
+				goto bad;
+			break;
+		case 9:
+			o.dynamic = true;
+			break;
+		case 10:
+			o.seed = strtoull(optarg, NULL, 0);
+			break;
+		case 11:
+			o.dump = optarg;
+			break;
+		case 12:
+			if (sscanf(optarg, "%u:%u", &o.cores, &o.cluster) < 1)
+				goto bad;
+			break;
+		case 13:
+			o.device = (uint32_t)strtoul(optarg, NULL, 10);
+			break;
+		case 14:
+			o.sim.noise = strtod(optarg, NULL);
+			break;
+		case 15: {
+			char buf[128], *f[4], *save;
+
+			snprintf(buf, sizeof(buf), "%s", optarg);
+			f[0] = strtok_r(buf, ",", &save);
+			for (i = 1; i < 4; i++)
+				f[i] = strtok_r(NULL, ",", &save);
+			if (!f[3] || parse_time(f[0], &o.sim.lat.dispatch) ||
+			    parse_time(f[1], &o.sim.lat.completion) ||
+			    parse_time(f[2], &o.sim.lat.dep_resolve) ||
+			    parse_time(f[3], &o.sim.lat.host))
+				goto bad;
+			break;
+		}
+		case 16:
+			if (parse_promote(optarg, &o.cfg.promote_rule))
+				goto bad;
+			o.set |= SET_PROMOTE;
+			break;
+		case 17:
+			o.cfg.promote_threshold =
+				(uint32_t)strtoul(optarg, NULL, 10);
+			o.set |= SET_THRESHOLD;
+			break;
+		case 18:
+			if (parse_scale(optarg, o.cfg.scale_ratio))
+				goto bad;
+			o.set |= SET_SCALE;
+			break;
+		case 19:
+			p = strchr(optarg, ':');
+			if (!p || parse_time(p + 1, &o.cfg.pre_idle_offset))
+				goto bad;
+			if (!strncmp(optarg, "report:", 7))
+				o.cfg.early_mode = HWS_EARLY_SIP_REPORT;
+			else if (!strncmp(optarg, "predict:", 8))
+				o.cfg.early_mode = HWS_EARLY_PREDICT;
+			else
+				goto bad;
+			o.set |= SET_EARLY;
+			break;
+		case 20: {
+			bool neg = optarg[0] == '-';
+
+			if (parse_time(optarg + neg, &t))
+				goto bad;
+			o.cfg.backfill_margin = neg ? -(int64_t)t : (int64_t)t;
+			o.set |= SET_MARGIN;
+			break;
+		}
+		case 21:
+			o.set |= SET_FILLUP;
+			break;
+		case 22:
+			o.set |= SET_RSVD;
+			break;
+		case 23:
+			if (parse_time(optarg, &o.cfg.launch_delay))
+				goto bad;
+			o.set |= SET_DELAY;
+			break;
+		case 24:
+			o.per_dag = true;
+			break;
+		case 25:
+			o.experiment = optarg[0];
+			break;
+		case 26:
+			o.count = (uint32_t)strtoul(optarg, NULL, 10);
+			break;
+		case 27:
+			o.mix = (uint32_t)strtoul(optarg, NULL, 10);
+			break;
+		case 28:
+			if (!strcmp(optarg, "rank"))
+				o.prio_mode = PRIO_RANK;
+			else if (!strcmp(optarg, "norm"))
+				o.prio_mode = PRIO_NORM;
+			else
+				goto bad;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	o.sim.seed = o.seed;
+
+	if (o.experiment == 'a') {
+		if (!o.count)
+			o.count = 100;
+		return experiment_a(&o);
+	}
+	if (o.experiment == 'b') {
+		if (!o.count)
+			o.count = 20;
+		if (!o.arrive_mean)
+			o.arrive_mean = 10000000;
+		return experiment_b(&o);
+	}
+	if (o.experiment) {
+		fprintf(stderr, "pto-hws-sim: experiment a or b\n");
+		return 2;
+	}
+
+	if (!o.cores && !o.device)
+		o.device = 24;
+	for (i = optind; i < argc; i++) {
+		FILE *f = strcmp(argv[i], "-") ? fopen(argv[i], "r") : stdin;
+
+		if (!f) {
+			fprintf(stderr, "pto-hws-sim: %s: %s\n", argv[i],
+				strerror(errno));
+			return 1;
+		}
+		ret = wl_parse(f, argv[i], &w, err, sizeof(err));
+		if (f != stdin)
+			fclose(f);
+		if (ret) {
+			fprintf(stderr, "pto-hws-sim: %s\n", err);
+			return 1;
+		}
+	}
+	if (o.ngen)
+		generate(&o, &w, o.seed);
+	if (!w.ndag) {
+		usage(stderr);
+		return 2;
+	}
+	w.prio_mode = o.prio_mode;
+	if (wl_prepare(&w, err, sizeof(err))) {
+		fprintf(stderr, "pto-hws-sim: %s\n", err);
+		return 1;
+	}
+	if (o.dump) {
+		FILE *f = strcmp(o.dump, "-") ? fopen(o.dump, "w") : stdout;
+
+		if (!f) {
+			fprintf(stderr, "pto-hws-sim: %s: %s\n", o.dump,
+				strerror(errno));
+			return 1;
+		}
+		wl_write(f, &w);
+		if (f != stdout)
+			fclose(f);
+	}
+	ret = run_workload(&o, &w);
+	wl_free(&w);
+	return ret;
+bad:
+	fprintf(stderr, "pto-hws-sim: bad value for --%s: '%s'\n",
+		lo[idx].name, optarg);
+	return 2;
+}
