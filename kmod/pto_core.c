@@ -603,6 +603,23 @@ static int pto_hws_check(const struct pto_dev *pdev,
 	return 0;
 }
 
+/*
+ * Write the configuration registers under their sequence count (uapi
+ * @cfg_seq): odd while they change, even and new once they are whole.
+ * pdev->lock held.
+ */
+static void pto_hws_write(struct pto_dev *pdev, const struct pto_hws_cfg *cfg)
+{
+	struct pto_regs_hws *hws = pdev->hws;
+	u32 seq = READ_ONCE(hws->cfg_seq) | 1;
+
+	WRITE_ONCE(hws->cfg_seq, seq);
+	smp_wmb();	/* the odd count before the new values */
+	memcpy(&hws->cfg, cfg, sizeof(*cfg));
+	/* the new values before the even count that publishes them */
+	smp_store_release(&hws->cfg_seq, seq + 1);
+}
+
 int pto_hws_config(struct pto_ucmd *ucmd)
 {
 	struct pto_hws_config *arg = &ucmd->cmd.hws_config;
@@ -629,7 +646,7 @@ int pto_hws_config(struct pto_ucmd *ucmd)
 
 	mutex_lock(&pdev->lock);
 	if (arg->flags & PTO_HWS_CONFIG_SET)
-		memcpy(&pdev->hws->cfg, &arg->cfg, sizeof(arg->cfg));
+		pto_hws_write(pdev, &arg->cfg);
 	memcpy(&arg->cfg, &pdev->hws->cfg, sizeof(arg->cfg));
 	mutex_unlock(&pdev->lock);
 	return 0;

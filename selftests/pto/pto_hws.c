@@ -298,6 +298,32 @@ TEST_F(hws, set_good)
 	EXPECT_TRUE(cfg_eq(&want, &c));
 }
 
+static __u32 cfg_seq(void *regs)
+{
+	return PTO_LOAD(pto_regs_hws(regs)->cfg_seq);
+}
+
+/*
+ * Every SET moves CFG_SEQ on by two and leaves it even (the HWS reads the
+ * registers between two equal even counts); a refused SET leaves it.
+ */
+TEST_F(hws, set_advances_cfg_seq)
+{
+	struct pto_hws_cfg c;
+	__u32 s0 = cfg_seq(self->regs);
+
+	EXPECT_EQ(0U, s0 & 1);
+	ASSERT_EQ(0, pto_hws_set(self->aicpu, &self->orig, NULL));
+	EXPECT_EQ(s0 + 2, cfg_seq(self->regs));
+	cfg_good(&c, self->nr_cores);
+	ASSERT_EQ(0, pto_hws_set(self->aicpu, &c, NULL));
+	EXPECT_EQ(s0 + 4, cfg_seq(self->regs));
+	c.promote_threshold = 0;
+	c.cluster_sip_num = 0;
+	EXPECT_EQ(-EINVAL, pto_hws_set(self->aicpu, &c, NULL));
+	EXPECT_EQ(s0 + 4, cfg_seq(self->regs));
+}
+
 /* Setting the same values twice is fine (idempotent). */
 TEST_F(hws, set_same_twice)
 {
@@ -390,15 +416,21 @@ TEST_F(hws, read_ignores_input_cfg)
 	EXPECT_TRUE(cfg_eq(&self->orig, &h.cfg));
 }
 
-/* The AICPU may also write the registers through its mapping, unchecked. */
+/*
+ * The AICPU may also write the registers through its mapping, unchecked,
+ * under their sequence count.
+ */
 TEST_F(hws, aicpu_writes_through_mapping)
 {
 	volatile struct pto_regs_hws *h = pto_regs_hws(self->regs);
+	__u32 seq = cfg_seq(self->regs);
 	struct pto_hws_cfg c;
 
+	PTO_STORE(h->cfg_seq, seq + 1);
 	PTO_STORE(h->cfg.promote_threshold, 9);
 	PTO_STORE(h->cfg.launch_delay, 1234);
 	PTO_STORE(h->cfg.usage_mask[2][PTO_HWS_USAGE_2SIP][1], 0x5ULL);
+	PTO_STORE(h->cfg_seq, seq + 2);
 	ASSERT_EQ(0, pto_hws_get(self->client, &c));
 	EXPECT_EQ(9U, c.promote_threshold);
 	EXPECT_EQ(1234U, c.launch_delay);

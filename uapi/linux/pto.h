@@ -264,6 +264,12 @@ struct pto_hws_cfg {
 /**
  * struct pto_regs_hws - HWS register block in the register file.
  * @cfg: configuration registers.
+ * @cfg_seq: CFG_SEQ, a sequence count over @cfg. A writer makes it odd,
+ *	writes @cfg, then makes it even again with a release store; a reader
+ *	copies @cfg between two equal, even, acquire readings. Every change
+ *	of @cfg changes it: the HWS looks at it before each decision and
+ *	applies a new configuration from that decision on.
+ * @pad: zero.
  * @sip_report_complete: SIP_REPORT_COMPLETE; a core that finishes ORs its
  *	bit in atomically, the HWS engine exchanges each word with zero.
  * @sip_report_pre_complete: SIP_REPORT_PRE_COMPLETE, same protocol, for
@@ -276,6 +282,8 @@ struct pto_hws_cfg {
  */
 struct pto_regs_hws {
 	struct pto_hws_cfg cfg;
+	__u32 cfg_seq;
+	__u32 pad;
 	__u64 sip_report_complete[PTO_CORE_MASK_WORDS];
 	__u64 sip_report_pre_complete[PTO_CORE_MASK_WORDS];
 	__u64 sip_idle_status[PTO_CORE_MASK_WORDS];
@@ -284,7 +292,11 @@ struct pto_regs_hws {
 	__u32 sip_remain_exec_time[PTO_MAX_CORES];
 };
 
-/* DATA_MAIN_BASE: 0 = nothing dispatched, task_id + 1 = dispatch. */
+/*
+ * DATA_MAIN_BASE: 0 = nothing dispatched, id + 1 = dispatch @id, where @id
+ * (31 bits, COND's id field) names one dispatch: the AICPU gives each
+ * dispatch a new id, the payload says which task it is.
+ */
 #define PTO_DMB_IDLE		0U
 #define PTO_DMB_EXIT		0xffffffffU	/* EXIT_SIGNAL: shut down */
 
@@ -311,9 +323,9 @@ enum pto_core_state {
 
 /**
  * struct pto_core_regs - per-core doorbell block, 64 bytes.
- * @data_main_base: DATA_MAIN_BASE, AICPU -> core: task_id + 1 to dispatch,
- *	PTO_DMB_EXIT to shut down.
- * @cond: COND, core -> AICPU: PTO_COND_ACK(id) when a task starts,
+ * @data_main_base: DATA_MAIN_BASE, AICPU -> core: dispatch id + 1 to
+ *	dispatch, PTO_DMB_EXIT to shut down.
+ * @cond: COND, core -> AICPU: PTO_COND_ACK(id) when a dispatch starts,
  *	PTO_COND_DONE(id) when it finishes, PTO_COND_IDLE after attach.
  * @parked: written by the core: non-zero while it sleeps (or is about to
  *	sleep) in PTO_IOC_CORE_WAIT. The AICPU kicks only parked cores.
@@ -569,7 +581,7 @@ struct pto_irq_wait {
 };
 
 /* PTO_IOC_HWS_CONFIG flags */
-#define PTO_HWS_CONFIG_SET	(1U << 0)	/* write @cfg (AICPU only) */
+#define PTO_HWS_CONFIG_SET	(1U << 0)	/* write @cfg (AICPU, admin) */
 
 /**
  * struct pto_hws_config - PTO_IOC_HWS_CONFIG argument.
