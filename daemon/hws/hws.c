@@ -1190,26 +1190,29 @@ int hws_decide(struct hws *h, uint64_t now, struct hws_launch *out)
 
 int hws_layout_device(struct hws_layout *l, uint32_t nr_aic, uint32_t nr_aiv)
 {
-	uint32_t c;
+	uint32_t blocks = nr_aic > (nr_aiv + 1) / 2 ? nr_aic : (nr_aiv + 1) / 2;
+	uint32_t c, i;
 
-	if (!nr_aic || nr_aiv != 2 * nr_aic || 4 * nr_aic > HWS_MAX_SIPS)
+	if (!blocks || 4 * (uint64_t)blocks > HWS_MAX_SIPS ||
+	    nr_aic + nr_aiv > PTO_MAX_CORES)
 		return -EINVAL;
 	memset(l, 0, sizeof(*l));
-	l->nr_sips = 4 * nr_aic;
+	l->nr_sips = 4 * blocks;
 	l->cluster_slot = 4;
 	l->cluster_sips = 3;
 	for (c = 0; c < HWS_MAX_SIPS; c++)
 		l->core[c] = UINT16_MAX;
-	for (c = 0; c < nr_aic; c++) {
-		l->core[4 * c] = (uint16_t)(nr_aic + 2 * c);
-		l->core[4 * c + 1] = (uint16_t)(nr_aic + 2 * c + 1);
-		l->core[4 * c + 2] = (uint16_t)c;
-		hws_mask_set(&l->type[PTO2_WORKER_VECTOR], 4 * c);
-		hws_mask_set(&l->type[PTO2_WORKER_VECTOR], 4 * c + 1);
-		hws_mask_set(&l->type[PTO2_WORKER_CUBE], 4 * c + 2);
-		hws_mask_set(&l->present, 4 * c);
-		hws_mask_set(&l->present, 4 * c + 1);
-		hws_mask_set(&l->present, 4 * c + 2);
+	for (c = 0; c < blocks; c++) {
+		for (i = 0; i < 2 && 2 * c + i < nr_aiv; i++) {
+			l->core[4 * c + i] = (uint16_t)(nr_aic + 2 * c + i);
+			hws_mask_set(&l->type[PTO2_WORKER_VECTOR], 4 * c + i);
+			hws_mask_set(&l->present, 4 * c + i);
+		}
+		if (c < nr_aic) {
+			l->core[4 * c + 2] = (uint16_t)c;
+			hws_mask_set(&l->type[PTO2_WORKER_CUBE], 4 * c + 2);
+			hws_mask_set(&l->present, 4 * c + 2);
+		}
 	}
 	return 0;
 }

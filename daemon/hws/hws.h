@@ -49,7 +49,8 @@
 
 #include <linux/pto.h>
 
-#define HWS_MAX_SIPS	PTO_MAX_CORES		/* SIP positions */
+/* SIP positions: four per device block (2 AIV, 1 AIC, 1 absent) */
+#define HWS_MAX_SIPS	((4 * PTO_MAX_AIC + 63) / 64 * 64)
 #define HWS_MASK_WORDS	(HWS_MAX_SIPS / 64)
 #define HWS_RS_SIZE	32			/* ready station entries */
 #define HWS_MAX_DAGS	32			/* DAGs in flight */
@@ -179,7 +180,12 @@ struct hws_layout {
 	uint16_t core[HWS_MAX_SIPS];
 };
 
-/* The device's layout: one cluster per PTO2 block (see above). */
+/*
+ * The device's layout: one cluster per PTO2 block (see above), block b
+ * holding AIV 2b and 2b + 1 and AIC b where the device has them (the
+ * device has 2 AIV per AIC; the sim device may have any counts):
+ * max(nr_aic, ceil(nr_aiv / 2)) clusters.
+ */
 int hws_layout_device(struct hws_layout *l, uint32_t nr_aic, uint32_t nr_aiv);
 /* @nr_sips uniform SIPs in clusters of @cluster_sips (tests, simulator). */
 int hws_layout_uniform(struct hws_layout *l, uint32_t nr_sips,

@@ -250,11 +250,22 @@ static void test_device_layout(void)
 	   hws_mask_weight(&L.type[PTO2_WORKER_CUBE]) == 24 &&
 	   hws_mask_weight(&L.type[PTO2_WORKER_VECTOR]) == 48,
 	   "device layout: AIV 24+2c, 25+2c at SIPs 4c, 4c+1, AIC c at 4c+2, 4c+3 absent; type masks");
-	ok(hws_layout_device(&L, 24, 47) == -EINVAL &&
-	   hws_layout_device(&L, 0, 0) == -EINVAL &&
-	   hws_layout_device(&L, 65, 130) == -EINVAL &&
-	   hws_layout_device(&L, 64, 128) == 0,
-	   "device layout: AIV = 2 AIC required, at most 64 blocks in 256 positions");
+	ok(hws_layout_device(&L, 0, 0) == -EINVAL &&
+	   hws_layout_device(&L, HWS_MAX_SIPS / 4 + 1, 0) == -EINVAL &&
+	   hws_layout_device(&L, 0, PTO_MAX_CORES + 1) == -EINVAL &&
+	   hws_layout_device(&L, PTO_MAX_AIC, 2 * PTO_MAX_AIC) == 0 &&
+	   L.nr_sips == 4 * PTO_MAX_AIC &&
+	   hws_mask_weight(&L.present) == 3 * PTO_MAX_AIC,
+	   "device layout: no cores, more blocks than HWS_MAX_SIPS / 4 or more than PTO_MAX_CORES cores refused; the largest device fits");
+	ok(hws_layout_device(&L, 2, 8) == 0 && L.nr_sips == 16 &&
+	   hws_mask_weight(&L.type[PTO2_WORKER_CUBE]) == 2 &&
+	   hws_mask_weight(&L.type[PTO2_WORKER_VECTOR]) == 8 &&
+	   hws_mask_test(&L.present, 12) && !hws_mask_test(&L.present, 14) &&
+	   L.core[13] == 2 + 7 &&
+	   hws_layout_device(&L, 3, 1) == 0 && L.nr_sips == 12 &&
+	   hws_mask_weight(&L.type[PTO2_WORKER_VECTOR]) == 1 &&
+	   hws_mask_test(&L.present, 10) && !hws_mask_test(&L.present, 9),
+	   "device layout of other AIC/AIV counts (sim device): a block per AIC or AIV pair, absent cores absent");
 
 	init_device(24);
 	{
@@ -292,8 +303,8 @@ static void test_uniform_layouts(void)
 	   "uniform 24 SIPs in clusters of 6: four 8-slots, SIPs 8c..8c+5");
 	ok(hws_layout_uniform(&L, 12, 5) == -EINVAL &&
 	   hws_layout_uniform(&L, 0, 4) == -EINVAL &&
-	   hws_layout_uniform(&L, 257, 16) == -EINVAL,
-	   "uniform: cluster sizes other than 3/4/6/8/12/16, 0 or > 256 SIPs refused");
+	   hws_layout_uniform(&L, HWS_MAX_SIPS + 1, 16) == -EINVAL,
+	   "uniform: cluster sizes other than 3/4/6/8/12/16, 0 or more than HWS_MAX_SIPS SIPs refused");
 }
 
 static void test_config_check(void)
