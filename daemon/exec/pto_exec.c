@@ -48,38 +48,42 @@ void pto_exec_init(struct pto_exec *ex, void *regs,
 }
 
 /*
- * Where a task on @core runs: an AIC core is a block of its own (one
- * sub-block); the two AIV cores of block b are its sub-blocks 0 and 1.
+ * Where a task on @core runs: the block and thread of its launch (the
+ * payload), the AIV threads of the block being its sub-blocks, and the
+ * device's profile.
  */
 static void kernel_ctx(const struct pto_exec *ex, uint32_t core,
-		       const PTO2DispatchPayload *p, uint32_t id,
-		       struct pto_kernel_ctx *kc)
+		       const PTO2DispatchPayload *p, struct pto_kernel_ctx *kc)
 {
+	const struct pto_regs_info *ri = pto_regs_info(ex->regs);
+	bool aiv = core >= ex->nr_aic;
+
 	memset(kc, 0, sizeof(*kc));
-	if (core < ex->nr_aic) {
-		kc->block_idx = core;
+	kc->block_idx = p->block_idx;
+	kc->block_num = p->block_num ? p->block_num : 1;
+	kc->thread_idx = p->thread_idx;
+	kc->thread_num = p->thread_num ? p->thread_num : 1;
+	if (aiv && kc->thread_num >= PTO_AIV_PER_AIC) {
+		kc->sub_block_idx = kc->thread_idx % PTO_AIV_PER_AIC;
+		kc->sub_block_num = PTO_AIV_PER_AIC;
+	} else {
 		kc->sub_block_idx = 0;
 		kc->sub_block_num = 1;
-	} else {
-		kc->block_idx = (core - ex->nr_aic) / PTO_AIV_PER_AIC;
-		kc->sub_block_idx = (core - ex->nr_aic) % PTO_AIV_PER_AIC;
-		kc->sub_block_num = PTO_AIV_PER_AIC;
 	}
-	kc->block_num = p->block_num ? p->block_num :
-			ex->nr_aic ? ex->nr_aic :
-			(ex->nr_aiv + PTO_AIV_PER_AIC - 1) / PTO_AIV_PER_AIC;
 	kc->core_id = core;
-	kc->task_id = id;
+	kc->task_id = (uint32_t)p->task_id;
 	kc->kernel_id = p->kernel_id;
+	kc->profile = ri->profile;
+	kc->caps = ri->caps;
 }
 
 /* The kernel's arguments: tensor device addresses become host pointers. */
 static int decode_args(struct pto_exec *ex, const PTO2DispatchPayload *p,
-		       uint32_t id, uint64_t *args)
+		       uint64_t *args)
 {
 	uint32_t i, n = p->num_args;
 
-	if ((uint32_t)p->task_id != id || n > PTO2_MAX_TASK_PARAMS)
+	if (p->task_id < 0 || n > PTO2_MAX_TASK_PARAMS)
 		return -EPROTO;
 	for (i = 0; i < n; i++) {
 		void *hp;
@@ -96,7 +100,7 @@ static int decode_args(struct pto_exec *ex, const PTO2DispatchPayload *p,
 	return 0;
 }
 
-static int run_kernel(struct pto_exec *ex, uint32_t core, uint32_t id,
+static int run_kernel(struct pto_exec *ex, uint32_t core,
 		      const PTO2DispatchPayload *p)
 {
 	uint64_t args[PTO2_MAX_TASK_PARAMS];
@@ -104,14 +108,14 @@ static int run_kernel(struct pto_exec *ex, uint32_t core, uint32_t id,
 	pto_kernel_entry_fn fn = NULL;
 	int ret;
 
-	ret = decode_args(ex, p, id, args);
+	ret = decode_args(ex, p, args);
 	if (ret)
 		return ret;
 	ret = ex->ops->kernel(ex, p, core, &fn);
 	if (ret)
 		return ret;
-	kernel_ctx(ex, core, p, id, &kc);
-	PTO_PROBE3(pto_aicore, task_start, core, id, p->kernel_id);
+	kernel_ctx(ex, core, p, &kc);
+	PTO_PROBE3(pto_aicore, task_start, core, p->task_id, p->kernel_id);
 	ret = fn(&kc, args, p->num_args);
 	return ret > 0 ? -EIO : ret;
 }
@@ -128,10 +132,10 @@ void pto_exec_run_task(struct pto_exec *ex, uint32_t core, uint32_t id)
 	task = reg64_load_acquire(&r->task);
 	p = pto_gm_ptr(&ex->gm, task, sizeof(*p));
 	if (p) {
-		p->status = run_kernel(ex, core, id, p);
-		PTO_PROBE3(pto_aicore, task_end, core, id, p->status);
+		p->status = run_kernel(ex, core, p);
+		PTO_PROBE3(pto_aicore, task_end, core, p->task_id, p->status);
 	} else {
-		exec_log(ex, "core %u: task %u: no payload (task register 0x%" PRIx64 ")",
+		exec_log(ex, "core %u: dispatch %u: no payload (task register 0x%" PRIx64 ")",
 			 core, id, task);
 	}
 	reg64_store_relaxed(&r->ts_end, pto_sys_cnt(ri));

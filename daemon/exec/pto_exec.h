@@ -16,12 +16,12 @@
  *   sleep in the device (ops->park) until DATA_MAIN_BASE changes;
  *   PTO_DMB_EXIT: the core stops;
  *   PTO_DMB_IDLE: COND = IDLE (the AICPU's reset handshake);
- *   task_id + 1: COND = ACK(id), ts_start, read the payload through the
- *   task register, translate tensor arguments into this process's mapping
- *   of GM, find and run the kernel, store its result in the payload's
- *   status, ts_end, COND = FIN(id) (release), full fence, and raise the
- *   AICPU interrupt if the core's irq_en or the AICPU's aicpu_irq_en is
- *   set.
+ *   dispatch id + 1: COND = ACK(id), ts_start, read the payload through
+ *   the task register, translate tensor arguments into this process's
+ *   mapping of GM, find and run the kernel with the context of its launch
+ *   (block, thread, profile), store its result in the payload's status,
+ *   ts_end, COND = FIN(id) (release), full fence, and raise the AICPU
+ *   interrupt if the core's irq_en or the AICPU's aicpu_irq_en is set.
  *
  * Timestamps are the device's system counter (pto_sys_cnt(), the info
  * page's epoch), the same time base as the AICPU's ts_dispatch.
@@ -94,7 +94,8 @@ struct pto_exec {
 void pto_exec_init(struct pto_exec *ex, void *regs,
 		   const struct pto_exec_ops *ops, void *priv);
 
-/* Run task @id, which DATA_MAIN_BASE of @core has just announced. */
+/* Run dispatch @id, which DATA_MAIN_BASE of @core has just announced
+ * (the payload names the task). */
 void pto_exec_run_task(struct pto_exec *ex, uint32_t core, uint32_t id);
 
 /*

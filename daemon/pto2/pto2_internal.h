@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * pto2_internal.h - the runtime structure shared by the orchestrator
- * (pto2_runtime.c) and the schedulers (pto2_scheduler.c)
+ * (pto2_runtime.c), the runtime's side of scheduling (pto2_scheduler.c)
+ * and the device's engine (pto2_engine.c)
  */
 #ifndef PTO2_INTERNAL_H
 #define PTO2_INTERNAL_H
@@ -11,26 +12,15 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
+#include "pto2_engine.h"
+#include "pto2_heap.h"
 #include "pto2_ready_queue.h"
 #include "pto2_ring.h"
 #include "pto2_runtime.h"
-#include "pto2_tensormap.h"
+#include <pto-private/tensormap.h>
 #include "pto2_util.h"
 
 #define PTO2_ERRMSG_LEN	4096
-
-struct pto2_sched_thread {
-	PTO2Runtime *rt;
-	uint32_t index;
-	pthread_t thread;
-	bool live;
-	uint32_t gen;		/* the last run generation it took part in */
-	/* owned cores: [first, first + count) of each type (core ids) */
-	uint32_t aic_first, aic_count;
-	uint32_t aiv_first, aiv_count;
-	uint64_t sleeps;	/* stats, this thread only */
-	uint64_t kicks;
-};
 
 enum pto2_run_state {
 	PTO2_RUN_IDLE = 0,	/* no run, or the last one was waited for */
@@ -53,9 +43,7 @@ struct PTO2Runtime {
 	uint32_t payload_stride;
 	uint32_t window;
 	uint32_t mask;			/* window - 1 */
-	uint32_t nr_cores;		/* cores of the current core map */
-	uint32_t max_cores;		/* cores at create (payload slots) */
-	uint32_t block_num;		/* AIC at create: kernels' block_num */
+	uint32_t nr_cores;		/* the device's cores (payload slots) */
 	uint64_t heap_dev;		/* device address of the heap */
 
 	/* ---- orchestrator thread only ---- */
@@ -105,29 +93,39 @@ struct PTO2Runtime {
 	alignas(64) _Atomic int32_t next_scan_index;	/* phase 3 claim */
 	alignas(64) atomic_flag advance_busy;	/* serializes the advance of
 						 * last_task_alive/heap_tail */
-	alignas(64) _Atomic int32_t running;	/* tasks on cores */
+	alignas(64) _Atomic int32_t running;	/* core executions in flight
+						 * (dispatched or waiting for
+						 * their core) */
 	_Atomic uint64_t completions;		/* tasks completed */
-	alignas(64) _Atomic int32_t sleepers;	/* schedulers in irq_wait */
 	struct pto2_ready_queues rq;
 
-	/* per core: task running there or -1; owned by its scheduler thread */
-	int32_t *core_task;
-
-	struct pto2_sched_thread *threads;
-	uint32_t nr_threads;
 	/*
-	 * The scheduler threads outlive a run: created by the first run,
-	 * they wait on sched_cond between runs (no polling) and end in
-	 * pto2_runtime_destroy(). Under sched_lock: sched_gen (bumped by
-	 * each run's start), sched_active (threads still in the current
-	 * run; the run's end waits for 0), sched_exit.
+	 * The engine: shared by every runtime of a device (dev.engine) or
+	 * created for this runtime alone (own_engine). The engine's lock
+	 * protects @slot (its DAG slot while a run is attached, -1 when
+	 * not), @staged, @ready_seq and @in_rs; the engine's threads read
+	 * @attached.
 	 */
-	pthread_mutex_t sched_lock;
-	pthread_cond_t sched_cond;
-	uint32_t sched_gen;
-	uint32_t sched_active;
-	bool sched_exit;
-	_Atomic int stop;			/* schedulers: exit */
+	struct pto2_engine *engine;
+	bool own_engine;
+	int32_t slot;
+	_Atomic bool attached;
+	uint32_t in_rs;			/* kernels in the HWS's ready station */
+	struct pto2_heap staged;	/* ready, not yet admitted (by priority) */
+	uint32_t ready_seq;		/* staged key under the PTO2 policy */
+	/* the run's DAG, as the HWS sees it (set between runs) */
+	uint32_t hws_ctx;		/* HWS context 0 .. HWS_NR_CTX-1 */
+	uint32_t dag_total;		/* kernels of the DAG, 0: unknown */
+	bool dag_dynamic;		/* priorities are submission order */
+
+	/* clusters this orchestration holds: id and the scope depth that
+	 * allocated it (orchestrator thread only) */
+	struct { int32_t id; int depth; } *clusters;
+	uint32_t nr_held;
+
+	/* estimated ns of one block per kernel id: declared, else measured */
+	_Atomic uint64_t kcost[PTO2_MAX_KERNELS];
+	_Atomic uint64_t kmeasured[PTO2_MAX_KERNELS];
 
 	/* ---- run state: lock protects everything below except error ---- */
 	pthread_mutex_t lock;
@@ -153,57 +151,69 @@ __attribute__((format(printf, 3, 4)))
 void pto2_rt_fail(PTO2Runtime *rt, int err, const char *fmt, ...);
 void pto2_rt_signal(PTO2Runtime *rt);
 
-/* pto2_scheduler.c */
-/* Start the schedulers on a run (creating them the first time). */
-int pto2_sched_start(PTO2Runtime *rt);
-/* End the run for them; returns when none touches the run's state. */
-void pto2_sched_stop(PTO2Runtime *rt);
-/* End the threads (no run active). */
-void pto2_sched_exit(PTO2Runtime *rt);
+/* pto2_scheduler.c: the runtime's side of scheduling, run by the
+ * engine's threads (@thread: the caller's index, for queue sharding) */
+/* Claim published tasks; roots become ready. Returns tasks claimed. */
+int pto2_rt_scan(PTO2Runtime *rt, uint32_t thread);
+/* Take the orchestrator's early-ready tasks. Returns tasks taken. */
+int pto2_rt_drain(PTO2Runtime *rt, uint32_t thread);
+/* Work for the scan or the drain is waiting. */
+bool pto2_rt_feed_pending(PTO2Runtime *rt);
+/* The last core execution of @id finished: it is COMPLETED; consumers
+ * whose producers are all done become ready. */
+void pto2_rt_task_done(PTO2Runtime *rt, uint32_t thread, int32_t id);
 /* Release one fanout reference of @task_id (scope end, consumer done,
  * own completion); marks it CONSUMED and advances the watermarks when
  * it was the last. Any thread. */
 void pto2_release_fanout(PTO2Runtime *rt, int32_t task_id);
 /* Try to advance last_task_alive / heap_tail over consumed tasks. */
 void pto2_try_advance(PTO2Runtime *rt);
-/* Wake sleeping schedulers if there are any. */
+/* pto2_engine.c: runs attach to the engine and leave it */
+int pto2_engine_attach(struct pto2_engine *e, PTO2Runtime *rt);
+void pto2_engine_detach(struct pto2_engine *e, PTO2Runtime *rt);
+/*
+ * Clusters (device-wide pool, one per block): alloc returns an id or
+ * -EAGAIN when all are allocated (*@mine: all by @rt itself); free lets
+ * it go once the tasks submitted on it (counted by cluster_task) have
+ * completed. -EINVAL: not @rt's (or already freed).
+ */
+int pto2_engine_cluster_alloc(struct pto2_engine *e, PTO2Runtime *rt,
+			      bool *mine);
+int pto2_engine_cluster_free(struct pto2_engine *e, PTO2Runtime *rt,
+			     int32_t id);
+int pto2_engine_cluster_task(struct pto2_engine *e, PTO2Runtime *rt,
+			     int32_t id, bool done);
+uint64_t pto2_engine_cluster_frees(struct pto2_engine *e);
+/* A run failed: drop its kernels from the HWS (nothing new starts). */
+void pto2_engine_purge(struct pto2_engine *e, PTO2Runtime *rt);
+/* Wake sleeping scheduler threads (if any) to look for work. */
+void pto2_engine_wake(struct pto2_engine *e);
+/*
+ * Wake them for a newly published task only if all of them sleep: an
+ * awake one finds it (a thread about to sleep counts itself as a sleeper,
+ * fences and rechecks), and keeps the irq off the orchestrator's path.
+ */
+void pto2_engine_wake_for_publish(struct pto2_engine *e);
+
 static inline void pto2_wake_schedulers(PTO2Runtime *rt)
 {
-	atomic_thread_fence(memory_order_seq_cst);
-	if (atomic_load_explicit(&rt->sleepers, memory_order_relaxed) > 0 &&
-	    rt->dev.irq_wake)
-		rt->dev.irq_wake(rt->dev.ctx);
+	pto2_engine_wake(rt->engine);
 }
 
-/*
- * Wake the schedulers for a newly published task only if all of them
- * sleep: an awake one scans it (a scheduler about to sleep counts itself
- * as a sleeper, fences and rechecks next_scan_index / the early-ready
- * queue before it sleeps), and its push_ready() wakes the sleepers that
- * are needed. This keeps the IRQ syscall off the orchestrator's path.
- */
 static inline void pto2_wake_schedulers_for_publish(PTO2Runtime *rt)
 {
-	atomic_thread_fence(memory_order_seq_cst);
-	if (atomic_load_explicit(&rt->sleepers, memory_order_relaxed) >=
-	    (int32_t)rt->nr_threads && rt->dev.irq_wake)
-		rt->dev.irq_wake(rt->dev.ctx);
+	pto2_engine_wake_for_publish(rt->engine);
 }
 
-/* Device core id of runtime core @c (the core map, see pto2_device). */
-static inline uint32_t pto2_core_id(const PTO2Runtime *rt, uint32_t c)
+/* Clusters of the device: one per block (1 AIC + 2 AIV). */
+static inline uint32_t pto2_nr_clusters(const PTO2Runtime *rt)
 {
-	return rt->dev.core_ids ? rt->dev.core_ids[c] : c;
+	uint32_t v = (rt->dev.nr_aiv + PTO_AIV_PER_AIC - 1) / PTO_AIV_PER_AIC;
+
+	return rt->dev.nr_aic > v ? rt->dev.nr_aic : v;
 }
 
-/* Register block of runtime core @c. */
-static inline struct pto_core_regs *pto2_core_regs(const PTO2Runtime *rt,
-						   uint32_t c)
-{
-	return pto_regs_core(rt->dev.regs, pto2_core_id(rt, c));
-}
-
-/* Payload slot of runtime core @core, and its device address. */
+/* Payload slot of device core @core, and its device address. */
 static inline PTO2DispatchPayload *pto2_payload(PTO2Runtime *rt, uint32_t core)
 {
 	return (PTO2DispatchPayload *)(void *)(rt->payload +

@@ -235,23 +235,22 @@ size_t pto2_runtime_mem_size(const struct pto2_config *cfg, uint32_t nr_cores)
 
 static void runtime_free(PTO2Runtime *rt)
 {
-	pto2_sched_exit(rt);
+	if (rt->own_engine)
+		pto2_engine_destroy(rt->engine);
+	pto2_heap_destroy(&rt->staged);
 	pto2_tensormap_destroy(&rt->tm);
 	pto2_ready_queues_destroy(&rt->rq);
 	free(rt->dep_pos_begin);
 	free(rt->scope_tasks);
+	free(rt->clusters);
 	free(rt->orch_ready);
 	free(rt->completed);
 	free(rt->completed_by_task);
 	free(rt->fanin_refcount);
 	free(rt->fanout_refcount);
-	free(rt->core_task);
-	free(rt->threads);
 	pthread_mutex_destroy(&rt->lock);
 	pthread_cond_destroy(&rt->cond);
 	pthread_mutex_destroy(&rt->err_lock);
-	pthread_mutex_destroy(&rt->sched_lock);
-	pthread_cond_destroy(&rt->sched_cond);
 	free(rt);
 }
 
@@ -317,10 +316,9 @@ static void runtime_reset(PTO2Runtime *rt)
 	}
 	rt->dirty_begin = base;
 	rt->reset_clean = true;
-	for (i = 0; i < rt->nr_cores; i++)
-		rt->core_task[i] = -1;
 	rt->scope_tasks_size = 0;
 	rt->scope_depth = 0;
+	rt->nr_held = 0;
 	rt->orch_done = false;
 	rt->stat_submitted = 0;
 	rt->stat_heap_bytes = 0;
@@ -331,55 +329,12 @@ static void runtime_reset(PTO2Runtime *rt)
 	atomic_flag_clear(&rt->advance_busy);
 	atomic_store_explicit(&rt->running, 0, memory_order_relaxed);
 	atomic_store_explicit(&rt->completions, 0, memory_order_relaxed);
-	atomic_store_explicit(&rt->sleepers, 0, memory_order_relaxed);
-	atomic_store_explicit(&rt->stop, 0, memory_order_relaxed);
 	rt->errmsg[0] = '\0';
 	atomic_store_explicit(&rt->error, 0, memory_order_relaxed);
 	rt->run_done = false;
 	rt->orch_finished = false;
 	rt->orch_ret = 0;
 	atomic_thread_fence(memory_order_seq_cst);
-}
-
-/* Divide the AIC and AIV cores of the core map equally among the threads. */
-static void share_cores(PTO2Runtime *rt)
-{
-	uint32_t n = rt->nr_threads, na = rt->dev.nr_aic, nv = rt->dev.nr_aiv;
-	uint32_t i;
-
-	for (i = 0; i < n; i++) {
-		struct pto2_sched_thread *st = &rt->threads[i];
-
-		st->aic_first = i * na / n;
-		st->aic_count = (i + 1) * na / n - st->aic_first;
-		st->aiv_first = na + i * nv / n;
-		st->aiv_count = na + (i + 1) * nv / n - st->aiv_first;
-	}
-}
-
-int pto2_runtime_set_cores(PTO2Runtime *rt, const uint32_t *core_ids,
-			   uint32_t nr_aic, uint32_t nr_aiv)
-{
-	uint32_t i;
-
-	if (!rt || !(nr_aic + nr_aiv) || nr_aic + nr_aiv > rt->max_cores)
-		return -EINVAL;
-	if (!core_ids && nr_aic + nr_aiv != rt->max_cores)
-		return -EINVAL;
-	pthread_mutex_lock(&rt->lock);
-	if (rt->state != PTO2_RUN_IDLE) {
-		pthread_mutex_unlock(&rt->lock);
-		return -EBUSY;
-	}
-	rt->dev.core_ids = core_ids;
-	rt->dev.nr_aic = nr_aic;
-	rt->dev.nr_aiv = nr_aiv;
-	rt->nr_cores = nr_aic + nr_aiv;
-	for (i = 0; i < rt->nr_cores; i++)
-		rt->core_task[i] = -1;
-	share_cores(rt);
-	pthread_mutex_unlock(&rt->lock);
-	return 0;
 }
 
 /* Lay the shared-memory structures out in the runtime's memory. */
@@ -395,13 +350,13 @@ static void sm_init(PTO2Runtime *rt, const struct pto2_layout *l)
 	rt->payload_dev = rt->mem_dev + l->payload;
 	rt->payload_stride = (uint32_t)PTO2_PAYLOAD_STRIDE;
 	rt->heap_dev = rt->mem_dev + l->heap;
-	memset(rt->payload, 0, (size_t)rt->max_cores * rt->payload_stride);
+	memset(rt->payload, 0, (size_t)rt->nr_cores * rt->payload_stride);
 
 	h->descriptors_offset = (uint32_t)l->descriptors;
 	h->dep_list_offset = (uint32_t)l->dep_list;
 	h->payload_offset = (uint32_t)l->payload;
 	h->payload_stride = rt->payload_stride;
-	h->nr_cores = rt->max_cores;
+	h->nr_cores = rt->nr_cores;
 	h->sm_size = l->sm_size;
 	h->task_window_size = rt->window;
 	h->dep_list_pool_size = rt->cfg.dep_pool_size;
@@ -413,7 +368,7 @@ static void sm_init(PTO2Runtime *rt, const struct pto2_layout *l)
 /* The runtime's private (non-shared) memory: pools, queues, arrays. */
 static int runtime_alloc(PTO2Runtime *rt)
 {
-	uint32_t w = rt->window, i;
+	uint32_t w = rt->window;
 	int ret;
 
 	ret = pto2_tensormap_init(&rt->tm, rt->cfg.tensormap_buckets,
@@ -431,18 +386,12 @@ static int runtime_alloc(PTO2Runtime *rt)
 	rt->completed_by_task = calloc(w, sizeof(*rt->completed_by_task));
 	rt->fanin_refcount = calloc(w, sizeof(*rt->fanin_refcount));
 	rt->fanout_refcount = calloc(w, sizeof(*rt->fanout_refcount));
-	rt->core_task = malloc(sizeof(int32_t) * rt->max_cores);
-	rt->nr_threads = rt->cfg.sched_threads;
-	rt->threads = calloc(rt->nr_threads, sizeof(*rt->threads));
+	rt->clusters = calloc(pto2_nr_clusters(rt), sizeof(*rt->clusters));
 	if (!rt->dep_pos_begin || !rt->scope_tasks || !rt->orch_ready ||
 	    !rt->completed || !rt->completed_by_task || !rt->fanin_refcount ||
-	    !rt->fanout_refcount || !rt->core_task || !rt->threads)
+	    !rt->fanout_refcount || !rt->clusters)
 		return -ENOMEM;
-	for (i = 0; i < rt->nr_threads; i++) {
-		rt->threads[i].rt = rt;
-		rt->threads[i].index = i;
-	}
-	return 0;
+	return pto2_heap_init(&rt->staged, w);
 }
 
 static void flow_init(PTO2Runtime *rt)
@@ -455,6 +404,32 @@ static void flow_init(PTO2Runtime *rt)
 	rt->flow.completions = &rt->completions;
 	rt->flow.errmsg = rt->flow_msg;
 	rt->flow.errlen = sizeof(rt->flow_msg);
+}
+
+/*
+ * The device's engine (dev.engine), or one of the runtime's own over the
+ * device, configured from the runtime's scheduler settings.
+ */
+static int runtime_engine(PTO2Runtime *rt)
+{
+	struct pto2_engine_config ec;
+	int ret;
+
+	if (rt->dev.engine) {
+		rt->engine = rt->dev.engine;
+		return 0;
+	}
+	pto2_engine_config_default(&ec);
+	ec.threads = rt->cfg.sched_threads;
+	ec.idle_spins = rt->cfg.sched_idle_spins;
+	ec.idle_ns = rt->cfg.sched_idle_ns;
+	ec.sleep_ns = rt->cfg.sched_sleep_ns;
+	ec.check = rt->cfg.hws_check;
+	ec.log = rt->cfg.log;
+	ec.log_ctx = rt->cfg.log_ctx;
+	ret = pto2_engine_create(&rt->dev, &ec, &rt->engine);
+	rt->own_engine = !ret;
+	return ret;
 }
 
 /* What create accepts; -errno (and a log line for the config) if not. */
@@ -511,8 +486,6 @@ int pto2_runtime_create(const struct pto2_device *dev,
 	pthread_mutex_init(&rt->lock, NULL);
 	pthread_cond_init(&rt->cond, NULL);
 	pthread_mutex_init(&rt->err_lock, NULL);
-	pthread_mutex_init(&rt->sched_lock, NULL);
-	pthread_cond_init(&rt->sched_cond, NULL);
 	rt->cfg = *cfg;
 	rt->log = lg;
 	rt->dev = *dev;
@@ -520,18 +493,19 @@ int pto2_runtime_create(const struct pto2_device *dev,
 	rt->mem_dev = mem_dev_addr;
 	rt->mem_size = mem_size;
 	rt->nr_cores = dev->nr_aic + dev->nr_aiv;
-	rt->max_cores = rt->nr_cores;
-	rt->block_num = dev->nr_aic;	/* block_idx is the device's block */
+	rt->slot = -1;
+	rt->dag_dynamic = true;
 	rt->window = cfg->task_window;
 	rt->mask = rt->window - 1;
 
-	pto2_layout(rt->window, cfg->dep_pool_size, rt->max_cores,
+	pto2_layout(rt->window, cfg->dep_pool_size, rt->nr_cores,
 		    cfg->heap_size, &l);
 	sm_init(rt, &l);
 	ret = runtime_alloc(rt);
+	if (!ret)
+		ret = runtime_engine(rt);
 	if (ret)
 		goto fail;
-	share_cores(rt);
 	flow_init(rt);
 	runtime_reset(rt);
 	atomic_thread_fence(memory_order_release);
@@ -562,7 +536,7 @@ PTO2SharedMemoryHeader *pto2_runtime_sm(PTO2Runtime *rt)
 
 void pto2_runtime_get_stats(PTO2Runtime *rt, struct pto2_stats *st)
 {
-	uint32_t i;
+	struct pto2_engine_stats es;
 
 	memset(st, 0, sizeof(*st));
 	st->tasks_submitted = rt->stat_submitted;
@@ -571,10 +545,39 @@ void pto2_runtime_get_stats(PTO2Runtime *rt, struct pto2_stats *st)
 	st->tensormap_truncated = rt->tm.stat_truncated;
 	st->tensormap_cleaned = rt->tm.stat_cleaned;
 	st->task_ring_blocked = rt->stat_ring_blocked;
-	for (i = 0; i < rt->nr_threads; i++) {
-		st->sched_sleeps += rt->threads[i].sleeps;
-		st->kicks += rt->threads[i].kicks;
+	pto2_engine_get_stats(rt->engine, &es);
+	st->sched_sleeps = es.sleeps;
+	st->kicks = es.kicks;
+}
+
+int pto2_runtime_set_dag(PTO2Runtime *rt, uint32_t total_tasks, bool dynamic)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&rt->lock);
+	if (rt->state != PTO2_RUN_IDLE) {
+		ret = -EBUSY;
+	} else {
+		rt->dag_total = total_tasks;
+		rt->dag_dynamic = dynamic;
 	}
+	pthread_mutex_unlock(&rt->lock);
+	return ret;
+}
+
+int pto2_runtime_set_context(PTO2Runtime *rt, uint32_t ctx)
+{
+	if (ctx >= HWS_NR_CTX)
+		return -EINVAL;
+	pthread_mutex_lock(&rt->lock);
+	rt->hws_ctx = ctx;
+	pthread_mutex_unlock(&rt->lock);
+	return 0;
+}
+
+struct pto2_engine *pto2_runtime_engine(PTO2Runtime *rt)
+{
+	return rt->engine;
 }
 
 /* ---- Orchestrator: scopes ----------------------------------------------------- */
@@ -591,6 +594,103 @@ void pto2_rt_scope_begin(PTO2Runtime *rt)
 	rt->scope_begins[rt->scope_depth++] = rt->scope_tasks_size;
 }
 
+/* ---- Orchestrator: clusters -------------------------------------------------- */
+
+static int held_index(PTO2Runtime *rt, int32_t id)
+{
+	uint32_t i;
+
+	for (i = 0; i < rt->nr_held; i++)
+		if (rt->clusters[i].id == id)
+			return (int)i;
+	return -1;
+}
+
+static void held_drop(PTO2Runtime *rt, int i)
+{
+	rt->clusters[i] = rt->clusters[--rt->nr_held];
+}
+
+/* Scope @depth ends: the clusters it allocated are freed. */
+static void clusters_scope_end(PTO2Runtime *rt, int depth)
+{
+	uint32_t i = 0;
+
+	while (i < rt->nr_held) {
+		if (rt->clusters[i].depth < depth) {
+			i++;
+			continue;
+		}
+		pto2_engine_cluster_free(rt->engine, rt, rt->clusters[i].id);
+		held_drop(rt, (int)i);
+	}
+}
+
+static void cluster_deadlock(PTO2Runtime *rt, uint32_t spins)
+{
+	snprintf(rt->flow_msg, sizeof(rt->flow_msg),
+		 "FATAL: Cluster allocation deadlock — all clusters occupied!\n"
+		 "All %u clusters are allocated by this orchestration and no progress after %u spins.\n"
+		 "Root Cause:\n"
+		 "  A cluster is released by pto2_rt_free_cluster() or at the end of the\n"
+		 "  scope that allocated it; only the orchestrator can do either, and it\n"
+		 "  is blocked here waiting for a cluster.\n"
+		 "Solution:\n"
+		 "  Free clusters before allocating more, or allocate them in an inner\n"
+		 "  PTO2_SCOPE that ends first.",
+		 pto2_nr_clusters(rt), spins);
+}
+
+int32_t pto2_rt_allocate_cluster(PTO2Runtime *rt)
+{
+	struct pto2_flow_wait w;
+	bool mine;
+	int ret;
+
+	if (atomic_load_explicit(&rt->error, memory_order_relaxed))
+		return -1;
+	pto2_flow_wait_init(&rt->flow, &w,
+			    pto2_engine_cluster_frees(rt->engine));
+	for (;;) {
+		ret = pto2_engine_cluster_alloc(rt->engine, rt, &mine);
+		if (ret >= 0)
+			break;
+		ret = pto2_flow_wait_step(&rt->flow, &w,
+					  pto2_engine_cluster_frees(rt->engine));
+		if (ret == 1) {
+			pto2_logf(&rt->log, PTO2_LOG_WARN,
+				  "[Cluster] BLOCKED: no free cluster (%u held by this orchestration, %u in all), spins=%u",
+				  rt->nr_held, pto2_nr_clusters(rt), w.spins);
+		} else if (ret == 2 && mine) {
+			cluster_deadlock(rt, w.spins);
+			pto2_rt_fail(rt, -EDEADLK, "%s", rt->flow_msg);
+			return -1;
+		} else if (ret < 0) {
+			return -1;
+		}
+	}
+	rt->clusters[rt->nr_held].id = ret;
+	rt->clusters[rt->nr_held].depth = rt->scope_depth;
+	rt->nr_held++;
+	return ret;
+}
+
+void pto2_rt_free_cluster(PTO2Runtime *rt, int32_t cluster_id)
+{
+	int i = held_index(rt, cluster_id);
+
+	if (atomic_load_explicit(&rt->error, memory_order_relaxed))
+		return;
+	if (i < 0) {
+		pto2_rt_fail(rt, -EINVAL,
+			     "pto2_rt_free_cluster: cluster %d is not allocated by this orchestration",
+			     cluster_id);
+		return;
+	}
+	pto2_engine_cluster_free(rt->engine, rt, cluster_id);
+	held_drop(rt, i);
+}
+
 void pto2_rt_scope_end(PTO2Runtime *rt)
 {
 	uint32_t begin, i;
@@ -603,6 +703,7 @@ void pto2_rt_scope_end(PTO2Runtime *rt)
 		rt->scope_depth--;
 		return;
 	}
+	clusters_scope_end(rt, rt->scope_depth);
 	begin = rt->scope_begins[--rt->scope_depth];
 	/* release the scope's fanout reference of each of its tasks */
 	if (!atomic_load_explicit(&rt->error, memory_order_relaxed))
@@ -798,6 +899,7 @@ struct submit {
 	PTO2WorkerType wt;
 	PTOParam *params;
 	int32_t n;
+	const PTO2TaskAttr *attr;	/* NULL: the defaults */
 	struct pto2_region reg[PTO2_MAX_TASK_PARAMS];
 	int32_t fanin_all[PTO2_MAX_FANIN];	/* every producer found */
 	int32_t fanin_reg[PTO2_MAX_FANIN];	/* producers to release */
@@ -807,14 +909,82 @@ struct submit {
 	PTO2TaskDescriptor *d;
 };
 
-static bool is_read(int32_t type)
-{
-	return type == PTO_PARAM_INPUT || type == PTO_PARAM_INOUT;
-}
-
 static bool is_written(int32_t type)
 {
 	return type == PTO_PARAM_OUTPUT || type == PTO_PARAM_INOUT;
+}
+
+static uint32_t attr_threads(const struct submit *s)
+{
+	return s->attr && s->attr->thread_num ? s->attr->thread_num : 1;
+}
+
+static uint32_t attr_blocks(const struct submit *s)
+{
+	return s->attr && s->attr->block_num ? s->attr->block_num : 1;
+}
+
+/*
+ * The launch a task asks for must exist on this device: a worker type with
+ * cores, a block of 1 AIC, 1 or 2 AIV, or 2 AIV + 1 AIC (a cluster has no
+ * more), known flags, an affinity naming only existing cores.
+ */
+static int submit_check_launch(struct submit *s)
+{
+	PTO2Runtime *rt = s->rt;
+	const PTO2TaskAttr *a = s->attr;
+	uint32_t tn = attr_threads(s), w, c;
+	const char *why = NULL;
+
+	if (s->wt == PTO2_WORKER_CUBE)
+		why = !rt->dev.nr_aic ? "CUBE has no cores on this device (no AIC)" :
+		      tn != 1 ? "a cluster has 1 AIC: CUBE blocks are 1 thread" :
+		      NULL;
+	else if (s->wt == PTO2_WORKER_VECTOR)
+		why = !rt->dev.nr_aiv ? "VECTOR has no cores on this device (no AIV)" :
+		      tn > 2 ? "a cluster has 2 AIV: VECTOR blocks are 1 or 2 threads" :
+		      NULL;
+	else if (s->wt == PTO2_WORKER_MIXED)
+		why = !rt->dev.nr_aic || !rt->dev.nr_aiv ?
+		      "MIXED blocks need AIC and AIV cores" :
+		      tn != 3 ? "MIXED blocks are 3 threads (2 AIV + 1 AIC)" : NULL;
+	else
+		why = "unknown worker type";
+	if (!why && a && (a->flags & ~PTO2_ATTR_ALL))
+		why = "unknown attribute flags";
+	for (w = 0; !why && a && w < PTO2_AFFINITY_WORDS; w++)
+		for (c = w * 64; c < w * 64 + 64; c++)
+			if (c >= rt->nr_cores && ((a->affinity[w] >> (c % 64)) & 1))
+				why = "the affinity names a core the device does not have";
+	if (!why && a && (a->flags & PTO2_ATTR_CLUSTER) &&
+	    (a->cluster_id < 0 ||
+	     (uint32_t)a->cluster_id >= pto2_nr_clusters(rt)))
+		why = "no such cluster";
+	if (!why)
+		return 0;
+	pto2_rt_fail(rt, -EINVAL,
+		     "submit: kernel %d, worker type %d, %u block(s) of %u thread(s): %s",
+		     s->kernel_id, (int)s->wt, attr_blocks(s), tn, why);
+	return -EINVAL;
+}
+
+/* The estimated time of one block: given, declared for the kernel,
+ * measured, or a default. */
+static uint64_t submit_est(const struct submit *s)
+{
+	PTO2Runtime *rt = s->rt;
+	uint64_t v;
+
+	if (s->attr && s->attr->est_time_ns)
+		return s->attr->est_time_ns;
+	if (s->kernel_id < 0 || s->kernel_id >= PTO2_MAX_KERNELS)
+		return PTO2_DEFAULT_EST_NS;
+	v = atomic_load_explicit(&rt->kcost[s->kernel_id],
+				 memory_order_relaxed);
+	if (!v)
+		v = atomic_load_explicit(&rt->kmeasured[s->kernel_id],
+					 memory_order_relaxed);
+	return v ? v : PTO2_DEFAULT_EST_NS;
 }
 
 /* Validation, before any state changes; fails the run with the reason. */
@@ -837,14 +1007,8 @@ static int submit_check(struct submit *s)
 		pto2_rt_fail(rt, -EINVAL, "%s", msg);
 		return -EINVAL;
 	}
-	if ((s->wt != PTO2_WORKER_CUBE && s->wt != PTO2_WORKER_VECTOR) ||
-	    (s->wt == PTO2_WORKER_CUBE && !rt->dev.nr_aic) ||
-	    (s->wt == PTO2_WORKER_VECTOR && !rt->dev.nr_aiv)) {
-		pto2_rt_fail(rt, -EINVAL,
-			     "submit: worker type %d (kernel %d) has no cores on this device",
-			     (int)s->wt, s->kernel_id);
+	if (submit_check_launch(s))
 		return -EINVAL;
-	}
 	for (i = 0; i < s->n; i++)
 		if (s->params[i].type != PTO_PARAM_SCALAR)
 			pto2_region_from_tensor(&s->reg[i], s->params[i].tensor);
@@ -901,6 +1065,26 @@ static int submit_init_desc(struct submit *s)
 	d->heap_pos_end = 0;
 	d->num_outputs = 0;
 	d->param_count = s->n;
+	d->block_num = (uint16_t)attr_blocks(s);
+	d->thread_num = (uint16_t)attr_threads(s);
+	d->attr_flags = s->attr ? s->attr->flags : 0;
+	d->offline_priority = (d->attr_flags & PTO2_ATTR_PRIORITY) ?
+			      s->attr->priority :
+			      UINT32_MAX - (uint32_t)s->id;	/* older first */
+	d->cluster_id = (d->attr_flags & PTO2_ATTR_CLUSTER) ?
+			s->attr->cluster_id : -1;
+	if (d->cluster_id >= 0 &&
+	    pto2_engine_cluster_task(rt->engine, rt, d->cluster_id, false)) {
+		snprintf(rt->flow_msg, sizeof(rt->flow_msg),
+			 "submit: kernel %d: cluster %d is not allocated by this orchestration",
+			 s->kernel_id, d->cluster_id);
+		d->cluster_id = -1;
+		return -EINVAL;
+	}
+	d->est_time = submit_est(s);
+	memset(d->affinity, 0, sizeof(d->affinity));
+	if (s->attr)
+		memcpy(d->affinity, s->attr->affinity, sizeof(d->affinity));
 	for (i = 0; i < s->n; i++) {
 		d->param_type[i] = (uint8_t)s->params[i].type;
 		d->args[i] = s->params[i].scalar_value;
@@ -915,8 +1099,9 @@ static int submit_init_desc(struct submit *s)
 }
 
 /* Step 4 for one producer @pid of this task (once per producer). */
-static int submit_add_producer(struct submit *s, int32_t pid)
+static int submit_add_producer(void *ctx, int32_t pid)
 {
+	struct submit *s = ctx;
 	PTO2Runtime *rt = s->rt;
 	int j, ret;
 
@@ -941,42 +1126,18 @@ static int submit_add_producer(struct submit *s, int32_t pid)
 /* Steps 3-4: the producers of what this task reads, and the edges. */
 static int submit_lookup_deps(struct submit *s)
 {
-	PTO2Runtime *rt = s->rt;
-	struct pto2_lookup_result lr;
-	int i, k, ret;
+	int32_t types[PTO2_MAX_TASK_PARAMS];
+	int i, bad = 0, ret;
 
-	for (i = 0; i < s->n; i++) {
-		int32_t t = (int32_t)s->params[i].type;
-
-		if (!is_read(t))
-			continue;
-		if (pto2_tensormap_lookup(&rt->tm, &s->reg[i], &lr)) {
-			snprintf(rt->flow_msg, sizeof(rt->flow_msg),
-				 "submit: param %d of kernel %d overlaps more than %d producers",
-				 i, s->kernel_id, PTO2_LOOKUP_MAX);
-			return -E2BIG;
-		}
-		for (k = 0; k < lr.count; k++) {
-			struct pto2_tm_entry *e = &rt->tm.pool[lr.entry[k]];
-
-			ret = submit_add_producer(s, e->producer_task_id);
-			if (ret)
-				return ret;
-			/*
-			 * An INOUT that covers an earlier INOUT write makes
-			 * that entry redundant (later readers depend on this
-			 * task, which depends on it): drop it to keep chains
-			 * linear. OUTPUT entries stay: their producers own
-			 * heap buffers and must see every reader.
-			 */
-			if (t == PTO_PARAM_INOUT &&
-			    lr.status[k] == PTO2_OVERLAP_COVERED &&
-			    !e->with_alloc)
-				pto2_tensormap_remove_entry(&rt->tm,
-							    lr.entry[k]);
-		}
-	}
-	return 0;
+	for (i = 0; i < s->n; i++)
+		types[i] = (int32_t)s->params[i].type;
+	ret = pto2_tensormap_deps(&s->rt->tm, s->reg, types, s->n,
+				  submit_add_producer, s, &bad);
+	if (ret == -E2BIG && s->nall < PTO2_MAX_FANIN)
+		snprintf(s->rt->flow_msg, sizeof(s->rt->flow_msg),
+			 "submit: param %d of kernel %d overlaps more than %d producers",
+			 bad, s->kernel_id, PTO2_LOOKUP_MAX);
+	return ret;
 }
 
 static bool needs_alloc(const PTOParam *p)
@@ -1097,11 +1258,11 @@ static void submit_publish(struct submit *s)
 }
 
 static int submit(PTO2Runtime *rt, int32_t kernel_id, PTO2WorkerType wt,
-		  PTOParam *params, int32_t n)
+		  PTOParam *params, int32_t n, const PTO2TaskAttr *attr)
 {
 	struct submit s = {
 		.rt = rt, .kernel_id = kernel_id, .wt = wt, .params = params,
-		.n = n,
+		.n = n, .attr = attr,
 	};
 	int ret;
 
@@ -1133,7 +1294,41 @@ void pto2_rt_submit_task(PTO2Runtime *rt, int32_t kernel_id,
 {
 	if (unlikely(atomic_load_explicit(&rt->error, memory_order_relaxed)))
 		return;
-	submit(rt, kernel_id, worker_type, params, num_params);
+	submit(rt, kernel_id, worker_type, params, num_params, NULL);
+}
+
+void pto2_rt_submit_task_attr(PTO2Runtime *rt, int32_t kernel_id,
+			      PTO2WorkerType worker_type, PTOParam *params,
+			      int32_t num_params, const PTO2TaskAttr *attr)
+{
+	if (unlikely(atomic_load_explicit(&rt->error, memory_order_relaxed)))
+		return;
+	submit(rt, kernel_id, worker_type, params, num_params, attr);
+}
+
+void pto2_rt_submit_task_clustered(PTO2Runtime *rt, int32_t kernel_id,
+				   PTO2WorkerType worker_type,
+				   PTOParam *params, int32_t num_params,
+				   int32_t cluster_id)
+{
+	PTO2TaskAttr a = { .flags = PTO2_ATTR_CLUSTER,
+			   .cluster_id = cluster_id };
+
+	pto2_rt_submit_task_attr(rt, kernel_id, worker_type, params,
+				 num_params, &a);
+}
+
+void pto2_rt_set_kernel_cost(PTO2Runtime *rt, int32_t kernel_id,
+			     uint64_t est_ns)
+{
+	if (kernel_id < 0 || kernel_id >= PTO2_MAX_KERNELS) {
+		pto2_rt_fail(rt, -EINVAL,
+			     "pto2_rt_set_kernel_cost: kernel id %d out of range 0..%d",
+			     kernel_id, PTO2_MAX_KERNELS - 1);
+		return;
+	}
+	atomic_store_explicit(&rt->kcost[kernel_id], est_ns,
+			      memory_order_relaxed);
 }
 
 void pto2_rt_init_tensor_pool(PTO2Runtime *rt)
@@ -1172,7 +1367,7 @@ static int run_begin(PTO2Runtime *rt, pto2_orchestration_entry_fn entry,
 	rt->argc = argc;
 	rt->state = PTO2_RUN_ACTIVE;
 	pthread_mutex_unlock(&rt->lock);
-	ret = pto2_sched_start(rt);
+	ret = pto2_engine_attach(rt->engine, rt);
 	if (ret) {
 		pthread_mutex_lock(&rt->lock);
 		rt->state = PTO2_RUN_IDLE;
@@ -1293,7 +1488,7 @@ int pto2_runtime_wait(PTO2Runtime *rt, uint64_t timeout_ns)
 		pthread_join(rt->orch_thread, NULL);
 		rt->orch_thread_live = false;
 	}
-	pto2_sched_stop(rt);
+	pto2_engine_detach(rt->engine, rt);
 	pthread_mutex_lock(&rt->lock);
 	rt->state = PTO2_RUN_IDLE;
 	pthread_mutex_unlock(&rt->lock);

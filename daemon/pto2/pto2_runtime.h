@@ -27,6 +27,7 @@
 #ifndef PTO2_RUNTIME_H
 #define PTO2_RUNTIME_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -38,10 +39,6 @@
  * struct pto2_device - what the runtime needs from a device.
  * @regs: the device's register file (uapi layout: info page, HWS block,
  *	core blocks; AIC cores are 0 .. nr_aic-1, AIV follow).
- * @core_ids: optional core map: runtime core i (AIC 0 .. nr_aic-1, AIV
- *	follow) is device core core_ids[i], i.e. register block
- *	pto_regs_core(regs, core_ids[i]), and @kick gets core_ids[i]; NULL:
- *	the identity.
  *	Lets a runtime use a subset of a device (see pto2_runtime_set_cores).
  * @nr_aic: AIC cores.
  * @nr_aiv: AIV cores.
@@ -56,13 +53,16 @@
  *	orchestrator uses it when it publishes work for sleeping schedulers);
  *	NULL means schedulers rely on their bounded sleep.
  *
+ * @engine: optional: the device's scheduler, shared by every runtime
+ *	created over it (pto2_engine.h); NULL: each runtime creates one of
+ *	its own, configured from its pto2_config.
+ *
  * A core finds what to run through its task register, which the
  * scheduler writes with the device address of the core's payload slot at
  * every dispatch (pto-private/dispatch.h).
  */
 struct pto2_device {
 	void *regs;
-	const uint32_t *core_ids;
 	uint32_t nr_aic;
 	uint32_t nr_aiv;
 	void *ctx;
@@ -70,6 +70,7 @@ struct pto2_device {
 	uint32_t (*irq_count)(void *ctx);
 	int (*irq_wait)(void *ctx, uint32_t *count, int64_t deadline_ns);
 	void (*irq_wake)(void *ctx);
+	struct pto2_engine *engine;
 };
 
 /**
@@ -89,6 +90,9 @@ struct pto2_device {
  *	without it work published while all schedulers sleep waits for
  *	sched_sleep_ns).
  * @sched_sleep_ns: longest scheduler sleep in irq_wait.
+ * @hws_check: run the HWS invariant checker after every decision.
+ *	(The sched_* fields and @hws_check configure the runtime's own
+ *	engine; a device's shared engine has its own configuration.)
  * @kernel_addrs: optional kernel_id -> function_bin_addr table.
  * @nr_kernel_addrs: its length.
  * @log: log callback (NULL: stderr); @log_ctx its context.
@@ -106,6 +110,7 @@ struct pto2_config {
 	uint32_t sched_idle_spins;
 	uint64_t sched_idle_ns;
 	uint64_t sched_sleep_ns;
+	bool hws_check;
 	const uint64_t *kernel_addrs;
 	uint32_t nr_kernel_addrs;
 	pto2_log_fn log;
@@ -149,15 +154,16 @@ int pto2_runtime_create(const struct pto2_device *dev,
 void pto2_runtime_destroy(PTO2Runtime *rt);
 
 /*
- * Between runs: use @nr_aic + @nr_aiv cores mapped by @core_ids (see
- * struct pto2_device; NULL = identity) from the next run on. At most the
- * number of cores the runtime was created with (its payload slots);
- * @core_ids must stay valid until it is changed again. Kernels keep
- * seeing block_num = the AIC count at create (their block_idx is that of
- * the device core). -EBUSY during a run, -EINVAL if out of range.
+ * Between runs: the DAG of the next runs, as the HWS sees it: its number
+ * of tasks (0: unknown) and whether it is dynamic (streamed: offline
+ * priority is submission order) or static (tasks carry their priority,
+ * PTO2_ATTR_PRIORITY). -EBUSY during a run.
  */
-int pto2_runtime_set_cores(PTO2Runtime *rt, const uint32_t *core_ids,
-			   uint32_t nr_aic, uint32_t nr_aiv);
+int pto2_runtime_set_dag(PTO2Runtime *rt, uint32_t total_tasks, bool dynamic);
+/* The HWS context of this runtime's tasks (0 .. 3; default 0). */
+int pto2_runtime_set_context(PTO2Runtime *rt, uint32_t ctx);
+/* The engine this runtime's tasks are scheduled by. */
+struct pto2_engine *pto2_runtime_engine(PTO2Runtime *rt);
 
 /* Start a run: scheduler threads plus an orchestrator thread running
  * @entry(rt, args, argc) inside a scope, then orchestration_done. */

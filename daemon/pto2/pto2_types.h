@@ -35,6 +35,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <linux/pto.h>
 #include <pto/pto_orchestration_api.h>
 #include <pto-private/compiler.h>
 #include <pto-private/dispatch.h>
@@ -45,7 +46,6 @@
 #define PTO2_DEP_LIST_POOL_SIZE		65536
 #define PTO2_TENSORMAP_POOL_SIZE	65536
 #define PTO2_TENSORMAP_NUM_BUCKETS	65536
-#define PTO2_TENSORMAP_CLEANUP_INTERVAL	64
 #define PTO2_ALIGN_SIZE			64
 #define PTO2_PACKED_OUTPUT_ALIGN	1024
 #define PTO2_READY_QUEUE_SHARDS		3
@@ -67,6 +67,8 @@
 #define PTO2_FLOW_CONTROL_SPIN_LIMIT	100000
 
 #define PTO2_MAX_SCOPE_DEPTH		64
+#define PTO2_MAX_KERNELS		256	/* kernel ids 0 .. 255 */
+#define PTO2_DEFAULT_EST_NS		10000	/* a kernel nothing is known of */
 #define PTO2_MAX_OUTPUTS		PTO2_MAX_TASK_PARAMS
 
 #define PTO2_ALIGN_UP(x, a)	PTO_ALIGN_UP(x, a)
@@ -142,6 +144,15 @@ typedef struct PTO2TaskDescriptor {
 	int8_t output_index[PTO2_MAX_OUTPUTS];
 	uint8_t param_type[PTO2_MAX_TASK_PARAMS];
 	uint64_t args[PTO2_MAX_TASK_PARAMS];	/* device addr or scalar */
+	/* the launch, as the HWS sees it (the TD fields of the design) */
+	uint16_t block_num;		/* blocks */
+	uint16_t thread_num;		/* cores per block */
+	uint32_t attr_flags;		/* PTO2_ATTR_* */
+	uint32_t offline_priority;
+	int32_t cluster_id;		/* -1: not pinned */
+	uint64_t est_time;		/* ns, one block */
+	uint64_t affinity[PTO_CORE_MASK_WORDS];	/* cores; all 0: any */
+	_Atomic int32_t threads_left;	/* core executions to finish */
 } PTO2TaskDescriptor;
 
 /* Dependency list node; offset 0 is the NULL sentinel. */

@@ -39,6 +39,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <pto-private/profile.h>
+
 #include "ptod.h"
 
 static struct ptod g_d;
@@ -231,13 +233,43 @@ static int open_device(struct ptod *d)
 	d->pdev.irq_count = dev_irq_count;
 	d->pdev.irq_wait = dev_irq_wait;
 	d->pdev.irq_wake = NULL;	/* schedulers sleep bounded instead */
-	/* core partitions: whole blocks of 1 AIC + 2 AIV */
-	d->nr_blocks = d->info.nr_aiv == 2 * d->info.nr_aic ? d->info.nr_aic : 1;
 	ptod_log(PTOD_LOG_INFO,
 		 "%s: AICPU of %u AIC + %u AIV cores, %" PRIu64 " MiB GM",
 		 d->dev_path, d->info.nr_aic, d->info.nr_aiv,
 		 (uint64_t)d->info.gm_size >> 20);
 	return 0;
+}
+
+/* The device's scheduler, shared by every client's runtime. */
+static int engine_start(struct ptod *d)
+{
+	struct pto2_engine_config ec;
+	int ret;
+
+	pto2_engine_config_default(&ec);
+	ec.check = getenv("PTO_HWS_CHECK") && !strcmp(getenv("PTO_HWS_CHECK"), "1");
+	ec.follow_regs = true;
+	ret = pto2_engine_create(&d->pdev, &ec, &d->engine);
+	if (ret) {
+		ptod_log(PTOD_LOG_ERR, "cannot start the scheduler: %s",
+			 strerror(-ret));
+		return ret;
+	}
+	d->pdev.engine = d->engine;
+	/* the registers pto.ko was loaded with (or someone set since) */
+	ret = pto2_engine_load_regs(d->engine);
+	return ret < 0 ? ret : 0;
+}
+
+/* The client whose runtime is @rt (dev_lock held), or NULL. */
+static struct client *client_of_rt(struct ptod *d, PTO2Runtime *rt)
+{
+	struct client *c;
+
+	for (c = d->clients; c; c = c->next)
+		if (c->rt == rt)
+			return c;
+	return NULL;
 }
 
 /* ---- Executor (pto-aicore) supervision ------------------------------------------ */
@@ -325,8 +357,9 @@ static int spawn_executor(struct ptod *d)
 }
 
 /*
- * The executor died. Every core that was running a task (DATA_MAIN_BASE
- * = id + 1 without COND = FIN(id)) gets that task failed on its behalf:
+ * The executor died. Every core that was running a dispatch
+ * (DATA_MAIN_BASE = id + 1 without COND = FIN(id)) gets it failed on its
+ * behalf:
  * payload status -EOWNERDEAD, COND = FIN(id); the owner's scheduler then
  * fails the run with "kernel K failed" and drains. Repeated while the
  * run lasts (a scheduler may still dispatch to a dead core before it has
@@ -351,21 +384,33 @@ static void fail_dead_cores(struct ptod *d)
 		id = dmb - 1;
 		if (cond == PTO_COND_DONE(id))
 			continue;
+		/* the task register points at the dispatch's payload */
 		p = ptod_gm(d, reg64_load_acquire(&r->task), sizeof(*p));
-		if (p && (uint32_t)p->task_id == id)
+		if (p)
 			p->status = -EOWNERDEAD;
-		owner = d->blk_owner[ptod_block_of(d, i)];
+		owner = client_of_rt(d, pto2_engine_core_runtime(d->engine, i));
 		if (owner && !owner->note[0])
 			snprintf(owner->note, sizeof(owner->note),
-				 "%s while core %u (%s) ran task %u (kernel %d)",
+				 "%s while core %u (%s) ran task %d (kernel %d)",
 				 d->exec_death, i,
-				 i < d->info.nr_aic ? "AIC" : "AIV", id,
-				 p ? p->kernel_id : -1);
-		ptod_log(PTOD_LOG_ERR, "%s while core %u ran task %u (kernel %d)",
-			 d->exec_death, i, id, p ? p->kernel_id : -1);
+				 i < d->info.nr_aic ? "AIC" : "AIV",
+				 p ? p->task_id : -1, p ? p->kernel_id : -1);
+		ptod_log(PTOD_LOG_ERR, "%s while core %u ran task %d (kernel %d)",
+			 d->exec_death, i, p ? p->task_id : -1,
+			 p ? p->kernel_id : -1);
 		reg_store_release(&r->cond, PTO_COND_DONE(id));
 	}
 	pthread_mutex_unlock(&d->dev_lock);
+}
+
+static bool runs_active(struct ptod *d)
+{
+	struct client *c;
+
+	for (c = d->clients; c; c = c->next)
+		if (atomic_load(&c->in_run))
+			return true;
+	return false;
 }
 
 static void on_timer(evutil_socket_t fd, short what, void *arg)
@@ -379,9 +424,7 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
 	if (d->exec_pid > 0)
 		return;
 	fail_dead_cores(d);
-	pthread_mutex_lock(&d->dev_lock);
-	busy = d->nr_runs > 0;
-	pthread_mutex_unlock(&d->dev_lock);
+	busy = runs_active(d);
 	/* restart once the failed run has drained (or after 5 s anyway) */
 	if ((busy && pto_mono_ns() - d->exec_dead_since < 5000000000LL) ||
 	    d->base == NULL) {
@@ -484,10 +527,6 @@ static void client_stop(struct client *c, int err)
 		ptod_log(PTOD_LOG_ERR, "eventfd: %m");
 	/* a run in progress: abort it (its cores drain, then it ends) */
 	pthread_mutex_lock(&d->dev_lock);
-	if (c->counted) {
-		c->counted = false;
-		d->nr_live--;
-	}
 	if (atomic_load(&c->in_run) && c->rt)
 		pto2_runtime_abort(c->rt, err);
 	pthread_cond_broadcast(&d->dev_cond);
@@ -504,12 +543,6 @@ static void client_destroy(struct client *c)
 			*pp = c->next;
 			break;
 		}
-	pthread_mutex_lock(&d->dev_lock);
-	if (c->counted) {
-		c->counted = false;
-		d->nr_live--;
-	}
-	pthread_mutex_unlock(&d->dev_lock);
 	if (c->runner_live)
 		pthread_join(c->runner, NULL);
 	if (c->rt)
@@ -530,6 +563,7 @@ static void client_destroy(struct client *c)
 	close(c->sock);
 	pthread_mutex_destroy(&c->send_lock);
 	free(c->ph);
+	free(c->cl);
 	ptod_log(PTOD_LOG_INFO, "client %u (pid %d) gone", c->id, (int)c->pid);
 	free(c);
 }
@@ -646,6 +680,17 @@ static int hello_config(struct client *c, struct pto_msg_hello *h)
 	return 0;
 }
 
+/* The HWS context of a client of user @uid. */
+static uint32_t ctx_of_uid(const struct ptod *d, uid_t uid)
+{
+	uint32_t i;
+
+	for (i = 0; i < d->nr_ctx_rules; i++)
+		if (d->ctx_rule[i].uid == uid)
+			return d->ctx_rule[i].ctx;
+	return 0;
+}
+
 /* Phase 3: the client's runtime, its memory in GM owned by ptod. */
 static int hello_runtime(struct client *c)
 {
@@ -672,13 +717,12 @@ static int hello_runtime(struct client *c)
 		reply(c, ret, "cannot create the runtime: %s", strerror(-ret));
 		return ret;
 	}
-	return 0;
+	return pto2_runtime_set_context(c->rt, ctx_of_uid(d, c->uid));
 }
 
 /* Phase 4: the doorbell eventfd and the runner thread. */
 static int hello_start(struct client *c)
 {
-	struct ptod *d = c->d;
 	int ret;
 
 	c->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -687,13 +731,6 @@ static int hello_start(struct client *c)
 		reply(c, ret, "eventfd: %s", strerror(-ret));
 		return ret;
 	}
-	/* from now on its runs count in the fair share (dev_acquire) */
-	pthread_mutex_lock(&d->dev_lock);
-	if (!atomic_load(&c->stop_err)) {
-		c->counted = true;
-		d->nr_live++;
-	}
-	pthread_mutex_unlock(&d->dev_lock);
 	ret = -pthread_create(&c->runner, NULL, ptod_runner_main, c);
 	if (ret) {
 		reply(c, ret, "cannot start the runner thread: %s",
@@ -753,9 +790,21 @@ static void handle_kreg(struct client *c, struct pto_msg *m)
 		      PTOD_MAX_FUNC - 1);
 		return;
 	}
-	if (k->core_type != PTO2_WORKER_CUBE && k->core_type != PTO2_WORKER_VECTOR) {
+	if (k->core_type != PTO2_WORKER_CUBE &&
+	    k->core_type != PTO2_WORKER_VECTOR &&
+	    k->core_type != PTO2_WORKER_MIXED) {
 		reply(c, -EINVAL, "kernel %d: bad core type %d", k->func_id,
 		      k->core_type);
+		return;
+	}
+	if (k->required_caps & ~c->d->info.caps) {
+		char need[256];
+
+		pto_caps_format(k->required_caps & ~c->d->info.caps, need,
+				sizeof(need));
+		reply(c, -EOPNOTSUPP,
+		      "kernel %d needs %s, which the %s profile of this device lacks",
+		      k->func_id, need, pto_profile_name(c->d->info.profile));
 		return;
 	}
 	lk.dev_addr = k->blob_addr;
@@ -775,8 +824,12 @@ static void handle_kreg(struct client *c, struct pto_msg *m)
 	}
 	__atomic_store_n(&c->kaddrs[k->func_id], k->blob_addr, __ATOMIC_RELEASE);
 	atomic_store(&c->ktype[k->func_id], k->core_type);
+	if (k->est_ns)
+		pto2_rt_set_kernel_cost(c->rt, k->func_id, k->est_ns);
 	ptod_log(PTOD_LOG_DEBUG, "client %u: kernel %d (%s, %" PRIu64 " bytes)",
-		 c->id, k->func_id, k->core_type ? "AIV" : "AIC", h->size);
+		 c->id, k->func_id,
+		 k->core_type == PTO2_WORKER_CUBE ? "AIC" :
+		 k->core_type == PTO2_WORKER_VECTOR ? "AIV" : "AIC+AIV", h->size);
 	reply(c, 0, NULL);
 }
 
@@ -1044,7 +1097,28 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: ptod [-d DEVICE] [-s SOCKET] [-a PTO_AICORE] [-w TASK_WINDOW]\n"
-		"            [-H HEAP_BYTES] [-S AICORE_SPINS] [-v]\n");
+		"            [-H HEAP_BYTES] [-S AICORE_SPINS] [-x UID=CTX]... [-v]\n"
+		"  -x UID=CTX  the tasks of user UID's clients use HWS context CTX\n"
+		"              (0-%d; its usage masks); everyone else's use 0\n",
+		PTO_HWS_NR_CTX - 1);
+}
+
+/* -x UID=CTX */
+static int parse_ctx_rule(struct ptod *d, const char *arg)
+{
+	unsigned long uid, ctx;
+	char *end;
+
+	uid = strtoul(arg, &end, 10);
+	if (end == arg || *end != '=')
+		return -EINVAL;
+	ctx = strtoul(end + 1, &end, 10);
+	if (*end || ctx >= PTO_HWS_NR_CTX || d->nr_ctx_rules == PTOD_MAX_CTX_RULES)
+		return -EINVAL;
+	d->ctx_rule[d->nr_ctx_rules].uid = (uid_t)uid;
+	d->ctx_rule[d->nr_ctx_rules].ctx = (uint32_t)ctx;
+	d->nr_ctx_rules++;
+	return 0;
 }
 
 /* pto-aicore next to our own executable, or from $PATH. */
@@ -1077,7 +1151,7 @@ static int parse_args(struct ptod *d, int argc, char **argv)
 	d->aicore_spins = 2000;
 	d->def_task_window = 16384;
 	d->def_heap = 32ULL << 20;
-	while ((opt = getopt(argc, argv, "d:s:a:w:H:S:vh")) != -1) {
+	while ((opt = getopt(argc, argv, "d:s:a:w:H:S:x:vh")) != -1) {
 		switch (opt) {
 		case 'd': d->dev_path = optarg; break;
 		case 's': d->sock_path = optarg; break;
@@ -1085,6 +1159,13 @@ static int parse_args(struct ptod *d, int argc, char **argv)
 		case 'w': d->def_task_window = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case 'H': d->def_heap = strtoull(optarg, NULL, 0); break;
 		case 'S': d->aicore_spins = (uint32_t)strtoul(optarg, NULL, 0); break;
+		case 'x':
+			if (parse_ctx_rule(d, optarg)) {
+				fprintf(stderr, "ptod: bad -x '%s'\n", optarg);
+				usage();
+				return 2;
+			}
+			break;
 		case 'v': d->verbose = true; g_log_level = PTOD_LOG_DEBUG; break;
 		default: usage(); return 2;
 		}
@@ -1131,7 +1212,9 @@ static int loop_setup(struct ptod *d)
 	}
 	d->ev_fin = watch(d, d->fin_efd, EV_READ | EV_PERSIST, on_fin, d,
 			  "the runners' eventfd");
-	return d->ev_fin ? 0 : -ENOMEM;
+	if (!d->ev_fin)
+		return -ENOMEM;
+	return 0;
 }
 
 static void loop_teardown(struct ptod *d)
@@ -1169,8 +1252,8 @@ int main(int argc, char **argv)
 	pthread_cond_init(&d->dev_cond, NULL);
 	pthread_mutex_init(&d->fin_lock, NULL);
 
-	if (open_device(d) || loop_setup(d) || spawn_executor(d) ||
-	    listen_socket(d))
+	if (open_device(d) || engine_start(d) || loop_setup(d) ||
+	    spawn_executor(d) || listen_socket(d))
 		goto out;
 	ptod_log(PTOD_LOG_INFO, "listening on %s", d->sock_path);
 	sd_notify_ready();
@@ -1179,6 +1262,7 @@ int main(int argc, char **argv)
 	ret = 0;
 out:
 	stop_executor(d);
+	pto2_engine_destroy(d->engine);
 	loop_teardown(d);
 	if (d->dev_fd >= 0)
 		close(d->dev_fd);

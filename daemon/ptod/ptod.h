@@ -33,11 +33,13 @@
 #include <pto-private/usdt.h>
 #include <pto-private/wire.h>
 
+#include "pto2_engine.h"
 #include "pto2_runtime.h"
 
 #define PTOD_MAX_FUNC		256	/* kernel ids 0 .. 255 per client */
 #define PTOD_REC_MAX		4096	/* largest stream record */
 #define PTOD_NR_SIGS		3	/* signals the loop handles */
+#define PTOD_MAX_CTX_RULES	64	/* -x options */
 
 struct ptod;
 
@@ -78,23 +80,15 @@ struct client {
 	pthread_t runner;
 	bool runner_live;
 	_Atomic int stop_err;		/* != 0: stop (client gone, shutdown) */
-	_Atomic int in_run;		/* runner holds cores (a run) */
-	bool counted;			/* in d->nr_live (dev_lock) */
+	_Atomic int in_run;		/* a run of it is in progress */
 	pthread_mutex_t send_lock;	/* serializes writes to @sock */
-
-	/*
-	 * The cores of the current run (dev_lock; stable while in_run):
-	 * runtime core i is device core core_ids[i], run_aic AIC then
-	 * run_aiv AIV; blocks: its block list as text (log).
-	 */
-	uint32_t core_ids[PTO_MAX_CORES];
-	uint32_t run_aic, run_aiv;
-	char blocks[128];
 
 	/* current graph: runner thread only */
 	uint64_t tag;
 	uint64_t *ph;			/* placeholder idx -> device address */
 	uint32_t ph_cap;
+	int32_t *cl;			/* cluster vid -> cluster id, -1: none */
+	uint32_t ncl;
 	int gerr;			/* the daemon's own error of the graph */
 	char gmsg[1024];
 	bool err_sent;
@@ -103,7 +97,6 @@ struct client {
 	/* set by the main thread under d->dev_lock (executor death) */
 	char note[512];
 
-	struct client *wait_next;	/* d->wait_head queue (dev_lock) */
 	struct client *fin_next;	/* d->fin list (fin_lock) */
 };
 
@@ -117,6 +110,9 @@ struct ptod {
 	uint32_t aicore_spins;
 	uint32_t def_task_window;
 	uint64_t def_heap;
+	/* HWS context of each user's clients (-x UID=CTX); others: 0 */
+	struct { uid_t uid; uint32_t ctx; } ctx_rule[PTOD_MAX_CTX_RULES];
+	uint32_t nr_ctx_rules;
 
 	/* device, AICPU role: set up before any thread starts */
 	int dev_fd;
@@ -145,27 +141,17 @@ struct ptod {
 	char exec_death[256];
 
 	/*
-	 * Core partitions. A block is one AIC and its two AIV cores (AIC b,
-	 * AIV nr_aic + 2b and nr_aic + 2b + 1); a run gets whole blocks
-	 * (see Documentation/runtime.rst). A device whose AIV count is not
-	 * twice its AIC count is one block of all cores.
+	 * The device's scheduler: every client's runtime is created over it
+	 * (pdev.engine), so that all of them share every core task by task.
 	 */
-	uint32_t nr_blocks;
+	struct pto2_engine *engine;
 
 	/*
-	 * dev_lock protects the partitions: @blk_owner (the client whose run
-	 * uses each block, NULL = free), @nr_runs (runs holding blocks),
-	 * @nr_live (clients with a runtime that may still run), the FIFO of
-	 * runs waiting for blocks, @exec_ready and @shutting_down, and
-	 * client->note and the run fields of clients. dev_cond signals
-	 * changes.
+	 * dev_lock protects @exec_ready, @shutting_down, client->note and
+	 * client->in_run transitions; dev_cond signals their changes.
 	 */
 	pthread_mutex_t dev_lock;
 	pthread_cond_t dev_cond;
-	struct client *blk_owner[PTO_MAX_CORES];
-	uint32_t nr_runs;
-	uint32_t nr_live;
-	struct client *wait_head, *wait_tail;
 	bool exec_ready;
 	bool shutting_down;
 
@@ -187,14 +173,6 @@ static inline void *ptod_gm(struct ptod *d, uint64_t dev, uint64_t len)
 	return pto_gm_ptr(&d->gm, dev, len);
 }
 int ptod_kick(void *ctx, uint32_t core);
-/* The block of device core @c. */
-static inline uint32_t ptod_block_of(struct ptod *d, uint32_t c)
-{
-	if (d->nr_blocks <= 1)
-		return 0;
-	return c < d->info.nr_aic ? c : (c - d->info.nr_aic) / 2;
-}
-
 /* ptod_runner.c */
 void *ptod_runner_main(void *arg);
 

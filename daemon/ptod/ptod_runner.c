@@ -3,14 +3,13 @@
  * ptod_runner.c - one runner thread per client
  *
  * The runner reads the client's submission stream (a ring in a GM buffer
- * the client owns, see pto_wire.h). A GRAPH_BEGIN record starts a graph:
- * the runner waits for cores (a partition of whole blocks, see
- * dev_acquire; runs of other clients may use other blocks), prepares
- * the cores (payload addresses, reset handshake) and runs the pto2
- * runtime with the stream reader as the orchestration function, on this
- * thread: every SCOPE / SUBMIT record becomes the pto2 call of the same
- * name, GRAPH_END returns. Then it waits for the run, gives the device
- * back and reports DONE(tag, status, message) to the client.
+ * the client owns, see wire.h). A GRAPH_BEGIN record starts a graph: the
+ * runner runs the client's pto2 runtime with the stream reader as the
+ * orchestration function, on this thread: every SCOPE / SUBMIT record
+ * becomes the pto2 call of the same name, GRAPH_END returns. The
+ * runtime's ready tasks go to the device's shared scheduler (the HWS),
+ * which places every client's tasks on every core. Then the runner waits
+ * for the run and reports DONE(tag, status, message) to the client.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -208,6 +207,12 @@ static int check_client_range(struct client *c, uint64_t addr, uint64_t len)
 	return 0;
 }
 
+/* The cluster id a record names: the graph's @vid, translated. */
+static int32_t cluster_of(struct client *c, int32_t vid)
+{
+	return vid > 0 && (uint32_t)vid < c->ncl ? c->cl[vid] : -1;
+}
+
 /*
  * The address of tensor param @i once its placeholder (if any) is bound:
  * 0 with *@bind set for an intermediate's first OUTPUT (the runtime
@@ -316,6 +321,7 @@ static void handle_submit(struct client *c, const struct pto_rec *r)
 	Tensor t[PTO2_MAX_TASK_PARAMS];
 	PTOParam p[PTO2_MAX_TASK_PARAMS];
 	int32_t bind[PTO2_MAX_TASK_PARAMS];
+	PTO2TaskAttr attr;
 	int i;
 
 	if (r->len < sizeof(*s) || s->nparams < 0 ||
@@ -327,12 +333,72 @@ static void handle_submit(struct client *c, const struct pto_rec *r)
 	if (submit_kernel_ok(c, s->kernel_id, s->worker_type) ||
 	    submit_decode(c, s, t, p, bind))
 		return;
+	attr = s->attr;
+	if (attr.flags & PTO2_ATTR_CLUSTER) {
+		attr.cluster_id = cluster_of(c, s->attr.cluster_id);
+		if (attr.cluster_id < 0) {
+			graph_fail(c, -EINVAL,
+				   "submit: kernel %d: cluster %d was not allocated",
+				   s->kernel_id, s->attr.cluster_id);
+			return;
+		}
+	}
 	PTO_PROBE3(ptod, submit, c->id, s->kernel_id, s->nparams);
-	pto2_rt_submit_task(c->rt, s->kernel_id, s->worker_type, p, s->nparams);
+	pto2_rt_submit_task_attr(c->rt, s->kernel_id, s->worker_type, p,
+				 s->nparams, &attr);
 	for (i = 0; i < s->nparams; i++)
 		if (bind[i] > 0 && t[i].addr &&
 		    ph_bind(c, (uint32_t)bind[i], t[i].addr))
 			graph_fail(c, -ENOMEM, "out of memory");
+}
+
+static void handle_cluster(struct client *c, const struct pto_rec *r)
+{
+	const struct pto_rec_cluster *cr = (const void *)r;
+	int32_t id;
+
+	if (r->len < sizeof(*cr) || cr->vid <= 0) {
+		graph_fail(c, -EPROTO, "malformed cluster record");
+		return;
+	}
+	if (r->type == PTO_REC_CLUSTER_FREE) {
+		id = cluster_of(c, cr->vid);
+		if (id < 0) {
+			graph_fail(c, -EINVAL,
+				   "pto2_rt_free_cluster: cluster %d was not allocated",
+				   cr->vid);
+			return;
+		}
+		pto2_rt_free_cluster(c->rt, id);
+		c->cl[cr->vid] = -1;
+		return;
+	}
+	if ((uint32_t)cr->vid >= c->ncl) {
+		uint32_t n = (uint32_t)cr->vid * 2, i;
+		int32_t *m = realloc(c->cl, sizeof(*m) * n);
+
+		if (!m) {
+			graph_fail(c, -ENOMEM, "out of memory");
+			return;
+		}
+		for (i = c->ncl; i < n; i++)
+			m[i] = -1;
+		c->cl = m;
+		c->ncl = n;
+	}
+	/* may wait for a cluster; fails the graph on a deadlock */
+	c->cl[cr->vid] = pto2_rt_allocate_cluster(c->rt);
+}
+
+static void handle_kcost(struct client *c, const struct pto_rec *r)
+{
+	const struct pto_rec_kcost *k = (const void *)r;
+
+	if (r->len < sizeof(*k)) {
+		graph_fail(c, -EPROTO, "malformed KCOST record");
+		return;
+	}
+	pto2_rt_set_kernel_cost(c->rt, k->kernel_id, k->est_ns);
 }
 
 /* The orchestration function of a run: replay the stream. */
@@ -365,6 +431,14 @@ static int reader_entry(PTO2Runtime *rt, uint64_t *args, int argc)
 			if (!graph_err(c))
 				handle_submit(c, r);
 			break;
+		case PTO_REC_KCOST:
+			handle_kcost(c, r);
+			break;
+		case PTO_REC_CLUSTER_ALLOC:
+		case PTO_REC_CLUSTER_FREE:
+			if (!graph_err(c))
+				handle_cluster(c, r);
+			break;
 		default:
 			graph_fail(c, -EPROTO, "unexpected record type %u in a graph",
 				   r->type);
@@ -375,199 +449,43 @@ static int reader_entry(PTO2Runtime *rt, uint64_t *args, int argc)
 	}
 }
 
-/* ---- Core partitions ------------------------------------------------------------- */
+/* ---- Runs ------------------------------------------------------------------------ */
 
 /*
- * Give @c the blocks of its run (dev_lock held, at least one free): its
- * fair share of the device, max(1, nr_blocks / nr_live) blocks, or fewer
- * if fewer are free; the lowest free ones. Fills the core map (AIC of the
- * blocks, then their AIV) and the block list for the log.
+ * A run may start once the executor is up (its cores are online). Cores
+ * are not reserved: the runtime's ready tasks go to the device's shared
+ * scheduler, which places them on any core task by task.
  */
-static void blocks_take(struct ptod *d, struct client *c, uint32_t nfree)
-{
-	uint32_t want, got = 0, b, i, len = 0;
-	int32_t lo = -1;
-
-	if (d->nr_blocks <= 1) {
-		d->blk_owner[0] = c;
-		for (i = 0; i < d->info.nr_cores; i++)
-			c->core_ids[i] = i;
-		c->run_aic = d->info.nr_aic;
-		c->run_aiv = d->info.nr_aiv;
-		snprintf(c->blocks, sizeof(c->blocks), "0 (all cores)");
-		return;
-	}
-	want = d->nr_blocks / (d->nr_live ? d->nr_live : 1);
-	if (!want)
-		want = 1;
-	if (want > nfree)
-		want = nfree;
-	c->blocks[0] = 0;
-	for (b = 0; b <= d->nr_blocks; b++) {
-		bool take = b < d->nr_blocks && got < want && !d->blk_owner[b];
-
-		if (take) {
-			d->blk_owner[b] = c;
-			c->core_ids[got] = b;
-			c->core_ids[want + 2 * got] = d->info.nr_aic + 2 * b;
-			c->core_ids[want + 2 * got + 1] = d->info.nr_aic + 2 * b + 1;
-			got++;
-			if (lo < 0)
-				lo = (int32_t)b;
-			continue;
-		}
-		if (lo >= 0 && len < sizeof(c->blocks)) {
-			len += (uint32_t)snprintf(c->blocks + len,
-						  sizeof(c->blocks) - len,
-						  b - 1 == (uint32_t)lo ? "%s%d" : "%s%d-%u",
-						  len ? "," : "", lo, b - 1);
-			lo = -1;
-		}
-	}
-	c->run_aic = want;
-	c->run_aiv = 2 * want;
-}
-
-static uint32_t blocks_free(struct ptod *d)
-{
-	uint32_t b, n = 0;
-
-	for (b = 0; b < d->nr_blocks; b++)
-		n += !d->blk_owner[b];
-	return n;
-}
-
-/*
- * Wait until this run is the first in the FIFO and a block is free, then
- * take the run's blocks.
- */
-static int dev_acquire(struct client *c)
+static int run_enter(struct client *c)
 {
 	struct ptod *d = c->d;
-	uint32_t nfree = 0;
-	int ret = 0;
+	int ret;
 
 	pthread_mutex_lock(&d->dev_lock);
-	c->wait_next = NULL;
-	if (d->wait_tail)
-		d->wait_tail->wait_next = c;
-	else
-		d->wait_head = c;
-	d->wait_tail = c;
 	for (;;) {
 		ret = atomic_load(&c->stop_err);
 		if (!ret && d->shutting_down)
 			ret = -ESHUTDOWN;
-		if (ret)
-			break;
-		if (d->wait_head == c && d->exec_ready &&
-		    (nfree = blocks_free(d)) > 0)
+		if (ret || d->exec_ready)
 			break;
 		pthread_cond_wait(&d->dev_cond, &d->dev_lock);
 	}
-	/* leave the queue */
-	{
-		struct client **pp = &d->wait_head, *prev = NULL;
-
-		while (*pp && *pp != c) {
-			prev = *pp;
-			pp = &(*pp)->wait_next;
-		}
-		if (*pp) {
-			*pp = c->wait_next;
-			if (d->wait_tail == c)
-				d->wait_tail = prev;
-		}
-	}
 	if (!ret) {
-		blocks_take(d, c, nfree);
-		d->nr_runs++;
 		c->note[0] = 0;
 		atomic_store(&c->in_run, 1);
-		ptod_log(PTOD_LOG_INFO,
-			 "client %u graph %" PRIu64 ": run start on blocks %s (%u AIC + %u AIV), %u runs active",
-			 c->id, c->tag, c->blocks, c->run_aic, c->run_aiv,
-			 d->nr_runs);
 	}
-	pthread_cond_broadcast(&d->dev_cond);
 	pthread_mutex_unlock(&d->dev_lock);
 	return ret;
 }
 
-static void dev_release(struct client *c)
+static void run_leave(struct client *c)
 {
 	struct ptod *d = c->d;
-	uint32_t b;
 
 	pthread_mutex_lock(&d->dev_lock);
-	for (b = 0; b < d->nr_blocks; b++)
-		if (d->blk_owner[b] == c)
-			d->blk_owner[b] = NULL;
-	if (atomic_load(&c->in_run)) {
-		d->nr_runs--;
-		ptod_log(PTOD_LOG_INFO,
-			 "client %u graph %" PRIu64 ": run end on blocks %s, %u runs active",
-			 c->id, c->tag, c->blocks, d->nr_runs);
-	}
 	atomic_store(&c->in_run, 0);
 	pthread_cond_broadcast(&d->dev_cond);
 	pthread_mutex_unlock(&d->dev_lock);
-}
-
-/*
- * Bring every core of the run back to DATA_MAIN_BASE = IDLE with a
- * handshake (the executor answers COND = IDLE), so that task ids
- * restarting at 0 are never mistaken for values a core has already seen.
- * (The scheduler writes each core's task register at every dispatch.)
- */
-static int dev_prepare(struct client *c)
-{
-	struct ptod *d = c->d;
-	uint32_t n = c->run_aic + c->run_aiv, i;
-	int64_t deadline = pto_mono_ns() + 5000000000LL;
-	int ret;
-
-	ret = pto2_runtime_set_cores(c->rt, c->core_ids, c->run_aic, c->run_aiv);
-	if (ret) {
-		snprintf(c->gmsg, sizeof(c->gmsg), "cannot set the run's cores: %s",
-			 strerror(-ret));
-		return c->gerr = ret;
-	}
-	for (i = 0; i < n; i++) {
-		uint32_t k = c->core_ids[i];
-		struct pto_core_regs *r = ptod_core(d, k);
-
-		if (reg_load_acquire(&r->state) != PTO_CORE_ONLINE) {
-			snprintf(c->gmsg, sizeof(c->gmsg),
-				 "core %u is not online (executor down)", k);
-			return c->gerr = -EIO;
-		}
-		if (reg_load_acquire(&r->data_main_base) != PTO_DMB_IDLE) {
-			reg_store_release(&r->data_main_base, PTO_DMB_IDLE);
-			atomic_thread_fence(memory_order_seq_cst);
-			if (reg_load_relaxed(&r->parked))
-				ptod_kick(d, k);
-		}
-	}
-	atomic_thread_fence(memory_order_seq_cst);
-	for (i = 0; i < n; i++) {
-		uint32_t k = c->core_ids[i];
-		struct pto_core_regs *r = ptod_core(d, k);
-
-		while (reg_load_acquire(&r->cond) != PTO_COND_IDLE) {
-			if (reg_load_acquire(&r->state) != PTO_CORE_ONLINE ||
-			    pto_mono_ns() > deadline) {
-				snprintf(c->gmsg, sizeof(c->gmsg),
-					 "core %u did not return to idle (executor down or hung)",
-					 k);
-				return c->gerr = -EIO;
-			}
-			if (reg_load_relaxed(&r->parked))
-				ptod_kick(d, k);
-			usleep(100);
-		}
-	}
-	return 0;
 }
 
 /* Discard the records of a graph that cannot run, up to its GRAPH_END. */
@@ -603,6 +521,7 @@ static void run_graph(struct client *c)
 	struct pto2_stats st;
 	int64_t t0 = pto_mono_ns();
 	char msg[PTO_MSG_TEXT];
+	uint32_t i;
 	int ret;
 
 	c->gerr = 0;
@@ -610,21 +529,13 @@ static void run_graph(struct client *c)
 	c->err_sent = false;
 	if (c->ph)
 		memset(c->ph, 0, sizeof(*c->ph) * c->ph_cap);
+	for (i = 0; i < c->ncl; i++)
+		c->cl[i] = -1;
 
-	ret = dev_acquire(c);
+	ret = run_enter(c);
 	if (ret) {
 		drain_graph(c);
 		send_done(c, ret, stop_reason(ret));
-		return;
-	}
-	/* before the run starts: no error of it can be recorded in pto2 yet */
-	ret = dev_prepare(c);
-	if (ret) {
-		ptod_log(PTOD_LOG_ERR, "client %u graph %" PRIu64 ": %s", c->id,
-			 c->tag, c->gmsg);
-		dev_release(c);
-		drain_graph(c);
-		send_done(c, ret, c->gmsg);
 		return;
 	}
 	PTO_PROBE2(ptod, graph_start, c->id, c->tag);
@@ -632,7 +543,7 @@ static void run_graph(struct client *c)
 	if (ret == -EBUSY || (ret == -EINVAL && !c->gerr &&
 			      !pto2_rt_get_error(c->rt))) {
 		/* the run did not start */
-		dev_release(c);
+		run_leave(c);
 		drain_graph(c);
 		send_done(c, ret, "cannot start a run");
 		return;
@@ -651,7 +562,7 @@ static void run_graph(struct client *c)
 			ret = c->gerr;
 	}
 	pthread_mutex_unlock(&d->dev_lock);
-	dev_release(c);
+	run_leave(c);
 	PTO_PROBE4(ptod, graph_done, c->id, c->tag, ret, st.tasks_completed);
 	ptod_log(ret ? PTOD_LOG_WARN : PTOD_LOG_INFO,
 		 "client %u graph %" PRIu64 ": %s (%d), %" PRIu64 "/%" PRIu64
@@ -659,6 +570,17 @@ static void run_graph(struct client *c)
 		 st.tasks_completed, st.tasks_submitted,
 		 (double)(pto_mono_ns() - t0) / 1e6);
 	send_done(c, ret, msg);
+}
+
+/* A GRAPH_BEGIN says whether the graph is static and how large. */
+static void graph_kind(struct client *c, const struct pto_rec *r)
+{
+	const struct pto_rec_graph *g = (const void *)r;
+	bool stat = r->len >= sizeof(*g) && (g->flags & PTO_GRAPH_STATIC);
+
+	if (pto2_runtime_set_dag(c->rt, stat ? g->total_tasks : 0, !stat))
+		ptod_log(PTOD_LOG_WARN, "client %u: cannot set the graph's kind",
+			 c->id);
 }
 
 void *ptod_runner_main(void *arg)
@@ -680,6 +602,7 @@ void *ptod_runner_main(void *arg)
 			continue;
 		}
 		c->tag = r->tag;
+		graph_kind(c, r);
 		stream_consume(c, r);
 		run_graph(c);
 	}

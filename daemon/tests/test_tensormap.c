@@ -6,7 +6,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "pto2_tensormap.h"
+#include <pto-private/tensormap.h>
 #include "tap.h"
 
 #define BASE 0x100000000ULL

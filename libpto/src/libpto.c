@@ -22,64 +22,12 @@
 
 #include <linux/pto.h>
 #include <pto/libpto.h>
-
-#include "pto_device.h"
 #include <pto-private/params.h>
 #include <pto-private/usdt.h>
 #include <pto-private/wire.h>
 
-#define PTO_EXPORT __attribute__((visibility("default")))
-
-/* The PTO2Runtime handle orchestration code sees: the first member of
- * struct pto_client. */
-struct PTO2Runtime {
-	struct pto_client *c;
-};
-
-struct pto_buf {
-	struct pto_client *c;
-	struct pto_buf *next;	/* c->kblobs (kernel blobs only) */
-	struct pto_dev_buf db;	/* what the device backend handed out */
-};
-
-struct done_ent {
-	uint64_t tag;
-	int status;
-	char *msg;
-};
-
-struct pto_client {
-	PTO2Runtime rt;
-	int sock;
-	const struct pto_dev_ops *dev_ops;	/* the device backend */
-	struct pto_device *dev;		/* our device, role CLIENT */
-	struct pto_info info;
-	uint32_t nr_aic, nr_aiv;
-
-	/* submission stream */
-	pto_buf *stream;
-	struct pto_stream_hdr *sh;
-	uint8_t *sdata;
-	uint32_t ssize;
-	uint64_t head;		/* bytes produced (published at each record) */
-	bool space;		/* MSG_SPACE received */
-
-	/* graphs */
-	uint64_t next_tag;
-	uint64_t cur_tag;
-	bool in_graph;
-	bool orch_done;
-	bool cur_done;		/* DONE of the graph being built arrived */
-	uint32_t next_ph;	/* placeholder index of the current graph */
-	int err;		/* current graph: first error (local or ptod's) */
-	char errmsg[PTO_MSG_TEXT];
-
-	struct done_ent *done;	/* finished graphs not yet waited for */
-	size_t ndone, capdone;
-
-	pto_buf *kblobs;	/* kernel blobs, kept while connected */
-	char last_error[PTO_MSG_TEXT];
-};
+#include "client.h"
+#include "pto_device.h"
 
 static _Thread_local char connect_error[512];
 
@@ -398,6 +346,7 @@ PTO_EXPORT void pto_disconnect(pto_client *c)
 		pto_buf_free(b);
 	}
 	pto_buf_free(c->stream);
+	static_free(c);
 	if (c->dev)
 		c->dev_ops->close(c->dev);
 	for (i = 0; i < c->ndone; i++)
@@ -414,11 +363,16 @@ PTO_EXPORT int pto_kernel_load_mem(pto_client *c, int32_t func_id,
 {
 	struct pto_kblob_hdr *h;
 	struct pto_msg m;
+	uint64_t caps;
 	pto_buf *b;
 	int ret;
 
 	if (!so || !len || len > PTO_KBLOB_MAX_SIZE)
 		return seterr(c, -EINVAL, "kernel %d: bad size %zu", func_id, len);
+	ret = kernel_required_caps(so, len, &caps);
+	if (ret)
+		return seterr(c, ret, "kernel %d: not a 64-bit ELF shared object",
+			      func_id);
 	ret = pto_buf_alloc(c, PTO_KBLOB_HDR_SIZE + len, &b);
 	if (ret)
 		return ret;
@@ -439,6 +393,7 @@ PTO_EXPORT int pto_kernel_load_mem(pto_client *c, int32_t func_id,
 	m.u.kreg.func_id = func_id;
 	m.u.kreg.core_type = worker_type;
 	m.u.kreg.blob_addr = pto_buf_dev_addr(b);
+	m.u.kreg.required_caps = caps;
 	ret = request(c, &m, -1);
 	if (ret) {
 		pto_buf_free(b);
@@ -491,8 +446,7 @@ static void stream_publish(pto_client *c)
 	}
 }
 
-__attribute__((format(printf, 3, 4)))
-static void graph_fail(pto_client *c, int err, const char *fmt, ...)
+void graph_fail(pto_client *c, int err, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -510,7 +464,7 @@ static void graph_fail(pto_client *c, int err, const char *fmt, ...)
  * is full: writer_waiting = 1, full fence, recheck, then wait for
  * MSG_SPACE on the socket.
  */
-static void *stream_reserve(pto_client *c, uint32_t len)
+void *stream_reserve(pto_client *c, uint32_t len)
 {
 	struct pto_stream_hdr *sh = c->sh;
 	struct pto_msg m;
@@ -555,22 +509,68 @@ static void *stream_reserve(pto_client *c, uint32_t len)
 	}
 }
 
-static void stream_commit(pto_client *c, uint32_t len)
+void stream_commit(pto_client *c, uint32_t len)
 {
 	c->head += len;
 	stream_publish(c);
 }
 
-static int stream_simple(pto_client *c, uint32_t type, uint64_t tag)
+/*
+ * A record of the current graph: in the stream, or, for a static graph,
+ * in the graph's held buffer (pto_graph_end ranks and releases it).
+ */
+static void *rec_reserve(pto_client *c, uint32_t len)
 {
-	struct pto_rec *r = stream_reserve(c, sizeof(*r));
+	return c->stat ? static_reserve(c, len) : stream_reserve(c, len);
+}
+
+static void rec_commit(pto_client *c, uint32_t len)
+{
+	if (c->stat)
+		static_commit(c, len);
+	else
+		stream_commit(c, len);
+}
+
+/*
+ * Start record @r (from a reserve; NULL passes through) of @type and @len
+ * bytes in the current graph: zeroed, with its header.
+ */
+static void *rec_init(pto_client *c, void *r, uint32_t type, uint32_t len)
+{
+	struct pto_rec *h = r;
+
+	if (!r)
+		return NULL;
+	memset(r, 0, len);
+	h->type = type;
+	h->len = len;
+	h->tag = c->cur_tag;
+	return r;
+}
+
+static int rec_simple(pto_client *c, uint32_t type)
+{
+	struct pto_rec *r = rec_init(c, rec_reserve(c, sizeof(*r)), type,
+				     sizeof(*r));
 
 	if (!r)
 		return c->err;
-	r->type = type;
-	r->len = sizeof(*r);
-	r->tag = tag;
-	stream_commit(c, sizeof(*r));
+	rec_commit(c, sizeof(*r));
+	return 0;
+}
+
+/* GRAPH_BEGIN, straight to the stream (a static graph's at release). */
+int graph_begin_rec(pto_client *c, uint32_t flags, uint32_t total)
+{
+	struct pto_rec_graph *g = rec_init(c, stream_reserve(c, sizeof(*g)),
+					   PTO_REC_GRAPH_BEGIN, sizeof(*g));
+
+	if (!g)
+		return c->err;
+	g->flags = flags;
+	g->total_tasks = total;
+	stream_commit(c, sizeof(*g));
 	return 0;
 }
 
@@ -583,18 +583,29 @@ PTO_EXPORT PTO2Runtime *pto_client_runtime(pto_client *c)
 
 PTO_EXPORT int pto_graph_begin(pto_client *c, uint64_t *tag)
 {
-	int ret;
+	return pto_graph_begin_ex(c, 0, tag);
+}
+
+PTO_EXPORT int pto_graph_begin_ex(pto_client *c, uint32_t flags, uint64_t *tag)
+{
+	int ret = 0;
 
 	if (c->in_graph)
 		return seterr(c, -EBUSY, "a graph is already being built");
+	if (flags & ~PTO_GRAPH_STATIC)
+		return seterr(c, -EINVAL, "unknown graph flags 0x%x", flags);
 	c->cur_tag = ++c->next_tag;
 	c->in_graph = true;
 	c->orch_done = false;
 	c->cur_done = false;
 	c->next_ph = 0;
+	c->next_cluster = 0;
 	c->err = 0;
 	c->errmsg[0] = 0;
-	ret = stream_simple(c, PTO_REC_GRAPH_BEGIN, c->cur_tag);
+	c->stat = flags & PTO_GRAPH_STATIC;
+	c->slen = 0;
+	if (!c->stat)
+		ret = graph_begin_rec(c, 0, 0);
 	if (ret) {
 		c->in_graph = false;
 		return seterr(c, ret, "%s", c->errmsg);
@@ -607,13 +618,21 @@ PTO_EXPORT int pto_graph_begin(pto_client *c, uint64_t *tag)
 
 PTO_EXPORT int pto_graph_end(pto_client *c)
 {
+	int ret = 0;
+
 	if (!c->in_graph)
 		return seterr(c, -EINVAL, "no graph is being built");
 	if (!c->orch_done) {
 		c->orch_done = true;
-		stream_simple(c, PTO_REC_GRAPH_END, c->cur_tag);
+		rec_simple(c, PTO_REC_GRAPH_END);
+	}
+	if (c->stat) {
+		ret = static_release(c);
+		c->stat = false;
 	}
 	c->in_graph = false;
+	if (ret)
+		return seterr(c, ret, "%s", c->errmsg);
 	PTO_PROBE1(libpto, graph_end, c->cur_tag);
 	return 0;
 }
@@ -657,17 +676,30 @@ PTO_EXPORT int pto_graph_wait(pto_client *c, uint64_t tag, char *msg,
 PTO_EXPORT int pto_run(pto_client *c, pto2_orchestration_entry_fn entry,
 		       uint64_t *args, int argc, char *msg, size_t msglen)
 {
+	return pto_run_ex(c, entry, args, argc, 0, msg, msglen);
+}
+
+PTO_EXPORT int pto_run_ex(pto_client *c, pto2_orchestration_entry_fn entry,
+			  uint64_t *args, int argc, uint32_t flags, char *msg,
+			  size_t msglen)
+{
 	int local_err, ret, oret;
 	char local_msg[PTO_MSG_TEXT];
 	uint64_t tag;
 
-	ret = pto_graph_begin(c, &tag);
+	ret = pto_graph_begin_ex(c, flags, &tag);
 	if (ret)
 		return ret;
 	oret = entry(&c->rt, args, argc);
 	local_err = c->err;
 	snprintf(local_msg, sizeof(local_msg), "%s", c->errmsg);
-	pto_graph_end(c);
+	ret = pto_graph_end(c);
+	if (ret && (flags & PTO_GRAPH_STATIC)) {
+		/* the static graph was never released: nothing to wait for */
+		if (msg && msglen)
+			snprintf(msg, msglen, "%s", c->last_error);
+		return ret;
+	}
 	ret = pto_graph_wait(c, tag, msg, msglen);
 	if (!ret && local_err) {
 		/* an error found in this process (e.g. invalid parameters) */
@@ -688,65 +720,160 @@ PTO_EXPORT int pto_run(pto_client *c, pto2_orchestration_entry_fn entry,
 
 /* ---- The PTO2 orchestration API, client side ------------------------------------------- */
 
-PTO_EXPORT void pto2_rt_submit_task(PTO2Runtime *rt, int32_t kernel_id,
-				    PTO2WorkerType worker_type,
-				    PTOParam *params, int32_t num_params)
+/* A submit is possible now; else the graph fails with the reason. */
+static bool submit_ok(pto_client *c, int32_t kernel_id, PTOParam *params,
+		      int32_t num_params)
 {
-	pto_client *c = rt->c;
-	struct pto_rec_submit *s;
 	char msg[256];
-	uint32_t len;
-	int32_t i;
 
 	if (c->err)
-		return;
+		return false;
 	if (!c->in_graph || c->orch_done) {
 		graph_fail(c, -EINVAL, "submit %s",
 			   c->in_graph ? "after pto2_rt_orchestration_done()" :
 			   "outside of a graph");
-		return;
+		return false;
 	}
 	if (pto_params_check(kernel_id, params, num_params, msg, sizeof(msg))) {
 		graph_fail(c, -EINVAL, "%s", msg);
-		return;
+		return false;
 	}
+	return true;
+}
+
+/* A param into the record; an intermediate's first OUTPUT gets a
+ * placeholder address. -ENOSPC (graph failed) past the last one. */
+static int rec_param(pto_client *c, struct pto_rec_param *p,
+		     const PTOParam *param)
+{
+	Tensor *t = param->tensor;
+
+	p->type = (int32_t)param->type;
+	p->pad = 0;
+	p->scalar = param->scalar_value;
+	if (p->type == PTO_PARAM_SCALAR) {
+		memset(&p->tensor, 0, sizeof(p->tensor));
+		return 0;
+	}
+	if (p->type == PTO_PARAM_OUTPUT && !t->addr) {
+		if (c->next_ph >= PTO_PH_MAX_IDX) {
+			graph_fail(c, -ENOSPC,
+				   "more than %u intermediate tensors in one graph",
+				   PTO_PH_MAX_IDX);
+			return -ENOSPC;
+		}
+		t->addr = PTO_PH_MAKE(++c->next_ph);
+	}
+	p->tensor = *t;
+	return 0;
+}
+
+PTO_EXPORT void pto2_rt_submit_task_attr(PTO2Runtime *rt, int32_t kernel_id,
+					 PTO2WorkerType worker_type,
+					 PTOParam *params, int32_t num_params,
+					 const PTO2TaskAttr *attr)
+{
+	pto_client *c = rt->c;
+	struct pto_rec_submit *s;
+	uint32_t len;
+	int32_t i;
+
+	if (!submit_ok(c, kernel_id, params, num_params))
+		return;
 	len = (uint32_t)(sizeof(*s) + (size_t)num_params * sizeof(s->p[0]));
 	len = (len + 15) & ~15u;
-	s = stream_reserve(c, len);
+	s = rec_init(c, rec_reserve(c, len), PTO_REC_SUBMIT, len);
 	if (!s)
 		return;
-	s->h.type = PTO_REC_SUBMIT;
-	s->h.len = len;
-	s->h.tag = c->cur_tag;
 	s->kernel_id = kernel_id;
 	s->worker_type = worker_type;
 	s->nparams = num_params;
-	s->pad = 0;
-	for (i = 0; i < num_params; i++) {
-		struct pto_rec_param *p = &s->p[i];
-		Tensor *t = params[i].tensor;
-
-		p->type = (int32_t)params[i].type;
-		p->pad = 0;
-		p->scalar = params[i].scalar_value;
-		if (p->type == PTO_PARAM_SCALAR) {
-			memset(&p->tensor, 0, sizeof(p->tensor));
-			continue;
-		}
-		/* an intermediate's first OUTPUT: give it a placeholder */
-		if (p->type == PTO_PARAM_OUTPUT && !t->addr) {
-			if (c->next_ph >= PTO_PH_MAX_IDX) {
-				graph_fail(c, -ENOSPC,
-					   "more than %u intermediate tensors in one graph",
-					   PTO_PH_MAX_IDX);
-				return;
-			}
-			t->addr = PTO_PH_MAKE(++c->next_ph);
-		}
-		p->tensor = *t;
-	}
+	if (attr)
+		s->attr = *attr;
+	for (i = 0; i < num_params; i++)
+		if (rec_param(c, &s->p[i], &params[i]))
+			return;
 	PTO_PROBE3(libpto, submit, c->cur_tag, kernel_id, num_params);
-	stream_commit(c, len);
+	rec_commit(c, len);
+}
+
+PTO_EXPORT void pto2_rt_submit_task(PTO2Runtime *rt, int32_t kernel_id,
+				    PTO2WorkerType worker_type,
+				    PTOParam *params, int32_t num_params)
+{
+	pto2_rt_submit_task_attr(rt, kernel_id, worker_type, params,
+				 num_params, NULL);
+}
+
+PTO_EXPORT void pto2_rt_submit_task_clustered(PTO2Runtime *rt,
+					      int32_t kernel_id,
+					      PTO2WorkerType worker_type,
+					      PTOParam *params,
+					      int32_t num_params,
+					      int32_t cluster_id)
+{
+	PTO2TaskAttr a = { .flags = PTO2_ATTR_CLUSTER,
+			   .cluster_id = cluster_id };
+
+	pto2_rt_submit_task_attr(rt, kernel_id, worker_type, params,
+				 num_params, &a);
+}
+
+PTO_EXPORT void pto2_rt_set_kernel_cost(PTO2Runtime *rt, int32_t kernel_id,
+					uint64_t est_ns)
+{
+	pto_client *c = rt->c;
+	struct pto_rec_kcost *k;
+
+	if (c->err || !c->in_graph || c->orch_done)
+		return;
+	if (kernel_id < 0 || kernel_id >= PTO2_MAX_KERNELS) {
+		graph_fail(c, -EINVAL,
+			   "pto2_rt_set_kernel_cost: kernel id %d out of range 0..%d",
+			   kernel_id, PTO2_MAX_KERNELS - 1);
+		return;
+	}
+	c->kcost[kernel_id] = est_ns;
+	k = rec_init(c, rec_reserve(c, sizeof(*k)), PTO_REC_KCOST, sizeof(*k));
+	if (!k)
+		return;
+	k->kernel_id = kernel_id;
+	k->est_ns = est_ns;
+	rec_commit(c, sizeof(*k));
+}
+
+static void rec_cluster(pto_client *c, uint32_t type, int32_t vid)
+{
+	struct pto_rec_cluster *r = rec_init(c, rec_reserve(c, sizeof(*r)),
+					     type, sizeof(*r));
+
+	if (!r)
+		return;
+	r->vid = vid;
+	rec_commit(c, sizeof(*r));
+}
+
+/*
+ * The cluster is allocated by ptod when it replays the record; the
+ * orchestration gets its id in this graph at once (ptod translates it).
+ */
+PTO_EXPORT int32_t pto2_rt_allocate_cluster(PTO2Runtime *rt)
+{
+	pto_client *c = rt->c;
+
+	if (c->err || !c->in_graph || c->orch_done)
+		return -1;
+	rec_cluster(c, PTO_REC_CLUSTER_ALLOC, (int32_t)++c->next_cluster);
+	return c->err ? -1 : (int32_t)c->next_cluster;
+}
+
+PTO_EXPORT void pto2_rt_free_cluster(PTO2Runtime *rt, int32_t cluster_id)
+{
+	pto_client *c = rt->c;
+
+	if (c->err || !c->in_graph || c->orch_done)
+		return;
+	rec_cluster(c, PTO_REC_CLUSTER_FREE, cluster_id);
 }
 
 PTO_EXPORT void pto2_rt_scope_begin(PTO2Runtime *rt)
@@ -754,7 +881,7 @@ PTO_EXPORT void pto2_rt_scope_begin(PTO2Runtime *rt)
 	pto_client *c = rt->c;
 
 	if (c->in_graph && !c->orch_done)
-		stream_simple(c, PTO_REC_SCOPE_BEGIN, c->cur_tag);
+		rec_simple(c, PTO_REC_SCOPE_BEGIN);
 }
 
 PTO_EXPORT void pto2_rt_scope_end(PTO2Runtime *rt)
@@ -762,7 +889,7 @@ PTO_EXPORT void pto2_rt_scope_end(PTO2Runtime *rt)
 	pto_client *c = rt->c;
 
 	if (c->in_graph && !c->orch_done)
-		stream_simple(c, PTO_REC_SCOPE_END, c->cur_tag);
+		rec_simple(c, PTO_REC_SCOPE_END);
 }
 
 PTO_EXPORT void pto2_rt_orchestration_done(PTO2Runtime *rt)
@@ -772,7 +899,7 @@ PTO_EXPORT void pto2_rt_orchestration_done(PTO2Runtime *rt)
 	if (!c->in_graph || c->orch_done)
 		return;
 	c->orch_done = true;
-	stream_simple(c, PTO_REC_GRAPH_END, c->cur_tag);
+	rec_simple(c, PTO_REC_GRAPH_END);
 }
 
 PTO_EXPORT void pto2_rt_init_tensor_pool(PTO2Runtime *rt)

@@ -4,11 +4,12 @@
  *
  * The scheduler writes a payload into GM, stores its device address in
  * the core's task register (Handshake.task), then stores DATA_MAIN_BASE =
- * task_id + 1 (release). The core loads DATA_MAIN_BASE (acquire), answers
- * COND = ACK(id), reads the payload through the task register, runs the
- * kernel, writes @status and stores COND = FIN(id) (release). Each core
- * has its own payload slot, written only while the core is idle (its
- * previous task's FIN was seen), so one slot per core suffices.
+ * dispatch id + 1 (release): dispatch ids are unique per dispatch on the
+ * device, the payload names the task. The core loads DATA_MAIN_BASE
+ * (acquire), answers COND = ACK(dispatch id), reads the payload through
+ * the task register, runs the kernel, writes @status and stores COND =
+ * FIN(dispatch id) (release). Each runtime has a payload slot per core,
+ * written only while the core is idle (its previous FIN was seen).
  */
 #ifndef PTO_PRIVATE_DISPATCH_H
 #define PTO_PRIVATE_DISPATCH_H
@@ -32,8 +33,10 @@
  * @tensor_mask: bit i set: args[i] is the device address of a tensor
  *	view's first element (the executor translates it into its own
  *	mapping of GM); clear: a raw 64-bit scalar.
- * @block_num: number of blocks the kernel sees (0: the device's AIC
- *	count).
+ * @block_idx: the block of the launch this core runs.
+ * @block_num: the launch's blocks.
+ * @thread_idx: this core's thread in the block.
+ * @thread_num: the block's threads (cores).
  * @args: the task's parameters in submit order.
  */
 typedef struct PTO2DispatchPayload {
@@ -43,7 +46,11 @@ typedef struct PTO2DispatchPayload {
 	uint32_t num_args;
 	int32_t status;
 	uint32_t tensor_mask;
-	uint32_t block_num;
+	uint16_t block_idx;
+	uint16_t block_num;
+	uint16_t thread_idx;
+	uint16_t thread_num;
+	uint32_t pad;
 	uint64_t args[PTO2_MAX_TASK_PARAMS];
 } PTO2DispatchPayload;
 

@@ -11,6 +11,7 @@
 #ifndef PTO_PRIVATE_PROFILE_H
 #define PTO_PRIVATE_PROFILE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <linux/pto.h>
@@ -31,14 +32,12 @@ struct pto_profile_desc {
 	uint64_t caps;
 };
 
-/*
- * A2A3 (Ascend 910B/910C): PTO2's PLATFORM_MAX_BLOCKDIM, 24 blocks of
- * 1 AIC + 2 AIV. A5 (Ascend 950 PR/DT): the hardware model counts about
- * three times the AICores of A2 (~75 against ~25), so 72 blocks.
- */
+/* A2A3: Ascend 910B/910C; A5: Ascend 950 PR/DT (linux/pto.h). */
 static const struct pto_profile_desc pto_profiles[] = {
-	{ "a2a3", PTO_PROFILE_A2A3, 24, 1 + PTO_AIV_PER_AIC, PTO_CAPS_A2A3 },
-	{ "a5", PTO_PROFILE_A5, 72, 1 + PTO_AIV_PER_AIC, PTO_CAPS_A5 },
+	{ "a2a3", PTO_PROFILE_A2A3, PTO_PROFILE_A2A3_BLOCKS,
+	  1 + PTO_AIV_PER_AIC, PTO_CAPS_A2A3 },
+	{ "a5", PTO_PROFILE_A5, PTO_PROFILE_A5_BLOCKS, 1 + PTO_AIV_PER_AIC,
+	  PTO_CAPS_A5 },
 };
 
 /*
@@ -51,5 +50,10 @@ static const struct pto_profile_desc pto_profiles[] = {
 #define PTO_LAT_COMPLETION_NS	100
 #define PTO_LAT_DEP_RESOLVE_NS	1000
 #define PTO_LAT_HOST_TO_AICPU_NS 3000
+
+/* "a2a3", "a5" (profile.c). */
+const char *pto_profile_name(uint32_t id);
+/* PTO_CAP_* bits as names ("FP8 MX_FORMAT"); returns the length. */
+size_t pto_caps_format(uint64_t caps, char *buf, size_t len);
 
 #endif /* PTO_PRIVATE_PROFILE_H */

@@ -28,6 +28,7 @@
 #include <stdalign.h>
 #include <stdint.h>
 
+#include <pto/libpto.h>
 #include <pto/pto_orchestration_api.h>
 
 #include "env.h"
@@ -94,11 +95,14 @@ _Static_assert(sizeof(struct pto_stream_hdr) <= PTO_STREAM_HDR_SIZE,
  * and never wraps: a PAD record fills the end of the ring instead. */
 enum {
 	PTO_REC_PAD = 1,
-	PTO_REC_GRAPH_BEGIN,	/* tag */
+	PTO_REC_GRAPH_BEGIN,	/* struct pto_rec_graph */
 	PTO_REC_SCOPE_BEGIN,
 	PTO_REC_SCOPE_END,
-	PTO_REC_SUBMIT,
+	PTO_REC_SUBMIT,		/* struct pto_rec_submit */
 	PTO_REC_GRAPH_END,	/* orchestration_done */
+	PTO_REC_KCOST,		/* struct pto_rec_kcost */
+	PTO_REC_CLUSTER_ALLOC,	/* struct pto_rec_cluster */
+	PTO_REC_CLUSTER_FREE,	/* struct pto_rec_cluster */
 };
 
 struct pto_rec {
@@ -122,6 +126,40 @@ struct pto_rec {
 #define PTO_PH_OFF(a)		((uint32_t)(a))
 #define PTO_PH_MAKE(i)		(PTO_PH_BASE | ((uint64_t)(i) << 32))
 
+/* GRAPH_BEGIN flags: PTO_GRAPH_STATIC (libpto.h): the graph was complete
+ * before release, its tasks carry their priority. */
+
+/**
+ * struct pto_rec_graph - GRAPH_BEGIN.
+ * @flags: PTO_GRAPH_*.
+ * @total_tasks: tasks of a static graph (the HWS's DAG size); 0 if
+ *	dynamic.
+ */
+struct pto_rec_graph {
+	struct pto_rec h;
+	uint32_t flags;
+	uint32_t total_tasks;
+};
+
+/* KCOST: pto2_rt_set_kernel_cost(kernel_id, est_ns). */
+struct pto_rec_kcost {
+	struct pto_rec h;
+	int32_t kernel_id;
+	uint32_t pad;
+	uint64_t est_ns;
+};
+
+/*
+ * CLUSTER_ALLOC / CLUSTER_FREE: the orchestration gets a cluster id at
+ * once (@vid, 1, 2, ... per graph); ptod allocates the real cluster when
+ * it replays the record and translates @vid in later records.
+ */
+struct pto_rec_cluster {
+	struct pto_rec h;
+	int32_t vid;
+	uint32_t pad;
+};
+
 struct pto_rec_param {
 	int32_t type;		/* PTO_PARAM_* */
 	uint32_t pad;
@@ -129,18 +167,23 @@ struct pto_rec_param {
 	Tensor tensor;		/* valid unless SCALAR */
 };
 
+/*
+ * SUBMIT: the task, its parameters and its launch (PTO2TaskAttr; a
+ * clustered task names the cluster's @vid in attr.cluster_id).
+ */
 struct pto_rec_submit {
 	struct pto_rec h;
 	int32_t kernel_id;
 	int32_t worker_type;
 	int32_t nparams;
 	uint32_t pad;
+	PTO2TaskAttr attr;
 	struct pto_rec_param p[];	/* nparams */
 };
 
 /* ---- 3. Control messages --------------------------------------------------- */
 
-#define PTO_WIRE_VERSION	1
+#define PTO_WIRE_VERSION	2
 #define PTO_DEFAULT_SOCKET	"/run/pto/ptod.sock"
 #define PTO_MSG_TEXT		3072
 
@@ -186,6 +229,8 @@ struct pto_msg_kreg {
 	int32_t func_id;
 	int32_t core_type;
 	uint64_t blob_addr;		/* device address of pto_kblob_hdr */
+	uint64_t required_caps;		/* PTO_CAP_* the kernel needs */
+	uint64_t est_ns;		/* its declared cost, 0: none */
 };
 
 struct pto_msg {

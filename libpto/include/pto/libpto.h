@@ -45,7 +45,7 @@ extern "C" {
 #endif
 
 #define LIBPTO_VERSION_MAJOR	1
-#define LIBPTO_VERSION_MINOR	0
+#define LIBPTO_VERSION_MINOR	1
 
 typedef struct pto_client pto_client;
 typedef struct pto_buf pto_buf;
@@ -68,7 +68,10 @@ size_t pto_buf_size(const pto_buf *b);
 /*
  * Kernels: upload a shared object exporting pto_kernel_entry (see
  * pto/pto_kernel.h) into GM and register it as @func_id for cores of
- * @worker_type (PTO2_WORKER_CUBE: AIC, PTO2_WORKER_VECTOR: AIV).
+ * @worker_type (PTO2_WORKER_CUBE: AIC, PTO2_WORKER_VECTOR: AIV,
+ * PTO2_WORKER_MIXED: blocks of 2 AIV + 1 AIC). The capabilities it
+ * declares with PTO_KERNEL_REQUIRES are checked against the device's
+ * profile: -EOPNOTSUPP if one is missing.
  */
 int pto_kernel_load(pto_client *c, int32_t func_id, PTO2WorkerType worker_type,
 		    const char *so_path);
@@ -83,6 +86,18 @@ int pto_kernel_load_mem(pto_client *c, int32_t func_id,
 PTO2Runtime *pto_client_runtime(pto_client *c);
 /* Start a graph; *tag identifies it for pto_graph_wait(). */
 int pto_graph_begin(pto_client *c, uint64_t *tag);
+/*
+ * PTO_GRAPH_STATIC: the graph is held in this process until
+ * pto_graph_end(), which derives its dependencies, ranks every task by
+ * its upward rank (the estimated time from its start to the end of the
+ * graph along the longest path: PTO2TaskAttr.est_time_ns, else
+ * pto2_rt_set_kernel_cost, else 10 us per task), marks the critical
+ * paths, and only then releases it with its task count: the hardware
+ * scheduler then knows each task's priority and the graph's progress.
+ * Without it a graph streams, and its priority is submission order.
+ */
+#define PTO_GRAPH_STATIC	(1U << 0)
+int pto_graph_begin_ex(pto_client *c, uint32_t flags, uint64_t *tag);
 /* End the graph: pto2_rt_orchestration_done() (idempotent). */
 int pto_graph_end(pto_client *c);
 /*
@@ -95,6 +110,10 @@ int pto_graph_wait(pto_client *c, uint64_t tag, char *msg, size_t msglen);
 /* begin, @entry(rt, args, argc), end, wait. */
 int pto_run(pto_client *c, pto2_orchestration_entry_fn entry, uint64_t *args,
 	    int argc, char *msg, size_t msglen);
+/* The same with graph @flags (PTO_GRAPH_STATIC). */
+int pto_run_ex(pto_client *c, pto2_orchestration_entry_fn entry,
+	       uint64_t *args, int argc, uint32_t flags, char *msg,
+	       size_t msglen);
 
 #ifdef __cplusplus
 }

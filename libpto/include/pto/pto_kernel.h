@@ -13,12 +13,22 @@
  * task, in submit order. Return 0 on success, a negative errno on failure
  * (the runtime then fails the run with -EIO and says which task failed).
  *
- * Block geometry (the system queries GetBlockIdx, GetBlockNum,
- * GetSubBlockIdx, GetSubBlockNum): a task dispatched to AIC core i
- * runs as block i of nr_aic blocks with 1 sub-block; one dispatched to AIV
- * core nr_aic + 2b + s runs as block b, sub-block s of 2. (MPMD: each task
- * is one block; block_incore SPMD calls are expanded by the orchestration
- * into one task per block, with block_id passed as a scalar.)
+ * Launch geometry (the system queries GetBlockIdx, GetBlockNum,
+ * GetSubBlockIdx, GetSubBlockNum): a task is launched as block_num blocks
+ * of thread_num threads, one core each (pto2_rt_submit_task_attr; a plain
+ * submit is 1 block of 1 thread). A kernel sees the numbers of its launch,
+ * not of the device: block_idx 0 .. block_num - 1, thread_idx 0 ..
+ * thread_num - 1. The AIV threads of a block are its sub-blocks
+ * (sub_block_idx 0 or 1 of sub_block_num): a block of 2 threads is the
+ * two AIV cores of one cluster, a block of 3 is that cluster's 2 AIV
+ * (threads 0 and 1) and its AIC (thread 2). block_incore SPMD calls may
+ * also be expanded by the orchestration into one task per block, with the
+ * block id passed as a scalar.
+ *
+ * The profile and its capabilities (struct pto_kernel_ctx) let a kernel
+ * choose a code path; a kernel that cannot run without a capability
+ * declares it (PTO_KERNEL_REQUIRES) and is refused, with a clear error,
+ * on a device whose profile lacks it.
  */
 #ifndef PTO_KERNEL_H
 #define PTO_KERNEL_H
@@ -30,6 +40,17 @@ extern "C" {
 #endif
 
 #define PTO_KERNEL_ENTRY_SYMBOL	"pto_kernel_entry"
+#define PTO_KERNEL_REQUIRES_SYMBOL "pto_kernel_required_caps"
+
+/*
+ * PTO_KERNEL_REQUIRES(PTO_CAP_FP8 | ...) at file scope: the capabilities
+ * (linux/pto.h PTO_CAP_*) the kernel cannot run without. pto_kernel_load()
+ * reads them and ptod refuses the kernel on a device whose profile lacks
+ * one.
+ */
+#define PTO_KERNEL_REQUIRES(caps)					\
+	__attribute__((visibility("default")))				\
+	const uint64_t pto_kernel_required_caps = (caps)
 
 /**
  * struct pto_kernel_ctx - what a kernel knows about where it runs.
@@ -40,7 +61,10 @@ extern "C" {
  * @core_id: physical core number (uapi numbering).
  * @task_id: PTO2 task id of this execution.
  * @kernel_id: the task's kernel (func) id.
- * @reserved: zero.
+ * @thread_idx: this core's thread in the block (0 .. thread_num - 1).
+ * @thread_num: the block's threads: cores running the block together.
+ * @profile: the device's target profile (enum pto_profile: 1 A2A3, 2 A5).
+ * @caps: the profile's capabilities (PTO_CAP_* bits of linux/pto.h).
  */
 struct pto_kernel_ctx {
 	uint32_t block_idx;
@@ -50,7 +74,10 @@ struct pto_kernel_ctx {
 	uint32_t core_id;
 	uint32_t task_id;
 	int32_t kernel_id;
-	uint32_t reserved;
+	uint32_t thread_idx;
+	uint32_t thread_num;
+	uint32_t profile;
+	uint64_t caps;
 };
 
 typedef int (*pto_kernel_entry_fn)(const struct pto_kernel_ctx *ctx,

@@ -48,6 +48,9 @@ typedef int32_t PTO2WorkerType;
 #define PTO2_WORKER_CUBE	0	/* AIC cores */
 #define PTO2_WORKER_VECTOR	1	/* AIV cores */
 #define PTO2_NUM_WORKER_TYPES	2
+/* A block of one cluster's 2 AIV + 1 AIC (thread_num 3): cube and vector
+ * parts of one incore function, paired (pto2_rt_submit_task_attr only). */
+#define PTO2_WORKER_MIXED	2
 
 #define PTO2_MAX_TENSOR_DIMS	5
 #define PTO2_MAX_TASK_PARAMS	16	/* params per task (and kernel args) */
@@ -238,12 +241,69 @@ static inline PTOParam make_scalar_param(uint64_t value)
 	return pto_param_(PTO_PARAM_SCALAR, (Tensor *)0, value);
 }
 
+/* ---- Task attributes ---------------------------------------------------- */
+
+#define PTO2_ATTR_COOP		(1U << 0)	/* all blocks at once, or none */
+#define PTO2_ATTR_CLUSTER	(1U << 1)	/* pinned to @cluster_id */
+#define PTO2_ATTR_PRIORITY	(1U << 2)	/* @priority is the offline
+						 * priority (else: submission
+						 * order) */
+#define PTO2_ATTR_ON_CP		(1U << 3)	/* on a critical path */
+#define PTO2_ATTR_ALL		0xfU
+
+#define PTO2_AFFINITY_WORDS	4		/* 256 cores */
+
+/**
+ * struct PTO2TaskAttr - how a task launches (zero: the defaults).
+ * @block_num: blocks of the launch (SPMD), 0 or 1: one.
+ * @thread_num: cores per block, 0 or 1: one; 2: the two AIV of a cluster
+ *	(PTO2_WORKER_VECTOR); 3: a whole cluster, 2 AIV + 1 AIC
+ *	(PTO2_WORKER_MIXED).
+ * @flags: PTO2_ATTR_* bits.
+ * @est_time_ns: estimated time of one block; 0: the kernel's cost
+ *	(pto2_rt_set_kernel_cost), else what the runtime has measured.
+ * @priority: with PTO2_ATTR_PRIORITY: the offline priority (higher first).
+ * @cluster_id: with PTO2_ATTR_CLUSTER: from pto2_rt_allocate_cluster().
+ * @affinity: cores the task may use (bit i of word i / 64: core i); all
+ *	zero: any core of its type.
+ */
+typedef struct PTO2TaskAttr {
+	uint16_t block_num;
+	uint16_t thread_num;
+	uint32_t flags;
+	uint64_t est_time_ns;
+	uint32_t priority;
+	int32_t cluster_id;
+	uint64_t affinity[PTO2_AFFINITY_WORDS];
+} PTO2TaskAttr;
+
 /* ---- Runtime calls ----------------------------------------------------- */
 
 /* Submit one task; dependencies are derived from the tensor params. */
 void pto2_rt_submit_task(PTO2Runtime *rt, int32_t kernel_id,
 			 PTO2WorkerType worker_type, PTOParam *params,
 			 int32_t num_params);
+/* The same, launched as @attr says (NULL: as pto2_rt_submit_task). */
+void pto2_rt_submit_task_attr(PTO2Runtime *rt, int32_t kernel_id,
+			      PTO2WorkerType worker_type, PTOParam *params,
+			      int32_t num_params, const PTO2TaskAttr *attr);
+/* Default estimated time (ns) of one block of @kernel_id's tasks. */
+void pto2_rt_set_kernel_cost(PTO2Runtime *rt, int32_t kernel_id,
+			     uint64_t est_ns);
+/*
+ * Clusters: a cluster is one block of the device (1 AIC + 2 AIV). Tasks
+ * submitted with its id run only on its cores. allocate waits while every
+ * cluster is allocated (BLOCKED warnings, then a flow-control deadlock
+ * error, as for the rings) and returns the id, or -1 after an error; a
+ * cluster is released by free_cluster or at the end of the scope that
+ * allocated it, and is reused once the tasks submitted on it completed.
+ */
+int32_t pto2_rt_allocate_cluster(PTO2Runtime *rt);
+void pto2_rt_free_cluster(PTO2Runtime *rt, int32_t cluster_id);
+void pto2_rt_submit_task_clustered(PTO2Runtime *rt, int32_t kernel_id,
+				   PTO2WorkerType worker_type,
+				   PTOParam *params, int32_t num_params,
+				   int32_t cluster_id);
 void pto2_rt_scope_begin(PTO2Runtime *rt);
 void pto2_rt_scope_end(PTO2Runtime *rt);
 /* Signal that no more tasks will be submitted (idempotent). */
@@ -254,6 +314,72 @@ void pto2_rt_init_tensor_pool(PTO2Runtime *rt);
 int pto2_rt_get_error(PTO2Runtime *rt);
 /* Diagnosis text of that error ("" if none); valid while rt lives. */
 const char *pto2_rt_get_error_msg(PTO2Runtime *rt);
+
+/*
+ * block_incore: one SPMD call of @kernel_id over @block_dim blocks,
+ * expanded into @block_dim tasks (MPMD). Task b gets the call's @n params
+ * followed by two scalars, block_dim and b (its last two kernel args).
+ * More than PTO2_MAX_TASK_PARAMS - 2 params fail the graph at submit.
+ */
+static inline int32_t pto2_block_params_(PTOParam *p, const PTOParam *params,
+					  int32_t n, uint32_t block_dim,
+					  uint32_t b)
+{
+	int32_t i;
+
+	for (i = 0; i < n && i < PTO2_MAX_TASK_PARAMS - 2; i++)
+		p[i] = params[i];
+	p[i] = make_scalar_param(block_dim);
+	p[i + 1] = make_scalar_param(b);
+	return n + 2;	/* too many: submit refuses it before reading @p */
+}
+
+static inline void pto2_rt_submit_block_incore(PTO2Runtime *rt,
+					       int32_t kernel_id,
+					       PTO2WorkerType worker_type,
+					       const PTOParam *params,
+					       int32_t n, uint32_t block_dim)
+{
+	PTOParam p[PTO2_MAX_TASK_PARAMS];
+	uint32_t b;
+
+	for (b = 0; b < block_dim; b++)
+		pto2_rt_submit_task(rt, kernel_id, worker_type, p,
+				    pto2_block_params_(p, params, n, block_dim,
+						       b));
+}
+
+/*
+ * block_incore of a cube + vector incore function, one cluster per block:
+ * block b's cube task (@cube_kernel, @cube_params) and vector task
+ * (@vec_kernel, @vec_params), each with block_dim and b appended, run on
+ * a cluster allocated for the block (its AIC and its AIV), ordered by
+ * their data as any tasks are. The clusters are released at the end of
+ * the enclosing PTO2_SCOPE.
+ */
+static inline void
+pto2_rt_submit_block_incore_paired(PTO2Runtime *rt, int32_t cube_kernel,
+				   const PTOParam *cube_params, int32_t n_cube,
+				   int32_t vec_kernel,
+				   const PTOParam *vec_params, int32_t n_vec,
+				   uint32_t block_dim)
+{
+	PTOParam p[PTO2_MAX_TASK_PARAMS];
+	uint32_t b;
+	int32_t n, cid;
+
+	for (b = 0; b < block_dim; b++) {
+		cid = pto2_rt_allocate_cluster(rt);
+		if (cid < 0)
+			return;		/* the runtime's error says why */
+		n = pto2_block_params_(p, cube_params, n_cube, block_dim, b);
+		pto2_rt_submit_task_clustered(rt, cube_kernel, PTO2_WORKER_CUBE,
+					      p, n, cid);
+		n = pto2_block_params_(p, vec_params, n_vec, block_dim, b);
+		pto2_rt_submit_task_clustered(rt, vec_kernel, PTO2_WORKER_VECTOR,
+					      p, n, cid);
+	}
+}
 
 #ifndef __cplusplus
 #define PTO2_CONCAT_(a, b) a##b

@@ -1,14 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
- * pto2_tensormap.c - TensorMap (see pto2_tensormap.h)
+ * tensormap.c - TensorMap (see pto-private/tensormap.h)
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <pto-private/params.h>
-
-#include "pto2_tensormap.h"
+#include <pto-private/tensormap.h>
 
 /* ---- Regions ------------------------------------------------------------ */
 
@@ -355,4 +354,34 @@ uint32_t pto2_tensormap_linked(const struct pto2_tensormap *tm)
 		}
 	}
 	return n;
+}
+
+int pto2_tensormap_deps(struct pto2_tensormap *tm, const struct pto2_region *reg,
+			const int32_t *types, int n,
+			int (*add)(void *ctx, int32_t producer), void *ctx,
+			int *bad)
+{
+	struct pto2_lookup_result lr;
+	int i, k, ret;
+
+	for (i = 0; i < n; i++) {
+		if (types[i] != PTO_PARAM_INPUT && types[i] != PTO_PARAM_INOUT)
+			continue;
+		if (pto2_tensormap_lookup(tm, &reg[i], &lr)) {
+			*bad = i;
+			return -E2BIG;
+		}
+		for (k = 0; k < lr.count; k++) {
+			struct pto2_tm_entry *e = &tm->pool[lr.entry[k]];
+
+			ret = add(ctx, e->producer_task_id);
+			if (ret < 0)
+				return ret;
+			if (types[i] == PTO_PARAM_INOUT &&
+			    lr.status[k] == PTO2_OVERLAP_COVERED &&
+			    !e->with_alloc)
+				pto2_tensormap_remove_entry(tm, lr.entry[k]);
+		}
+	}
+	return 0;
 }

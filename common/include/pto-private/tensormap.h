@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * pto2_tensormap.h - tensor region -> producer task map: overlap lookup,
+ * tensormap.h - tensor region -> producer task map: overlap lookup,
  * newest-first bucket chains, chain truncation, periodic cleanup
  *
- * Owned and used by the orchestrator thread only; no locking.
+ * The one definition of dependencies between tasks: the runtime's
+ * orchestrator derives edges with it, and libpto uses it to rank a static
+ * graph before release. Owned by one thread at a time; no locking.
  *
  * - Key: the buffer's base address; all views of one buffer hash to the
  *   same bucket, so overlap is decided among them.
@@ -17,13 +19,16 @@
  *   are empty new entries wait for cleanup (Layer 3, back-pressure, done
  *   by the orchestrator with pto2_tensormap_sync(force)).
  */
-#ifndef PTO2_TENSORMAP_H
-#define PTO2_TENSORMAP_H
+#ifndef PTO_PRIVATE_TENSORMAP_H
+#define PTO_PRIVATE_TENSORMAP_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "pto2_types.h"
+#include <pto/pto_orchestration_api.h>
+
+/* Retired tasks between two cleanups of their entries (Layer 2). */
+#define PTO2_TENSORMAP_CLEANUP_INTERVAL	64
 
 enum pto2_overlap {
 	PTO2_NO_OVERLAP = 0,
@@ -136,9 +141,24 @@ static inline bool pto2_tensormap_pool_empty(const struct pto2_tensormap *tm)
 	return tm->free_num == 0 && tm->next_entry_idx >= tm->pool_size;
 }
 
+/*
+ * The producers a task depends on: for each of its @n params whose type
+ * (@types, PTO_PARAM_*) is INPUT or INOUT, the producers of the regions
+ * overlapping @reg[i], reported to @add in the order found (a producer
+ * may be reported more than once; @add dedups). An INOUT that covers an
+ * earlier INOUT write (one that did not allocate) drops that entry: later
+ * readers depend on this task, which depends on it, so chains stay linear.
+ * Returns 0; -E2BIG with *@bad set to the param if one overlaps more than
+ * PTO2_LOOKUP_MAX producers; or what @add returned if negative.
+ */
+int pto2_tensormap_deps(struct pto2_tensormap *tm, const struct pto2_region *reg,
+			const int32_t *types, int n,
+			int (*add)(void *ctx, int32_t producer), void *ctx,
+			int *bad);
+
 /* Entries in use (debug/tests). */
 uint32_t pto2_tensormap_used(const struct pto2_tensormap *tm);
 /* Entries linked in bucket chains (debug/tests). */
 uint32_t pto2_tensormap_linked(const struct pto2_tensormap *tm);
 
-#endif /* PTO2_TENSORMAP_H */
+#endif /* PTO_PRIVATE_TENSORMAP_H */

@@ -1,0 +1,1127 @@
+// SPDX-License-Identifier: MIT
+/*
+ * pto2_engine.c - the device's scheduler (see pto2_engine.h)
+ *
+ * Locking. The engine lock protects the HWS, the table of attached
+ * runtimes (@rts), the admission state of every runtime (its staged heap,
+ * in_rs), the mirror of the ready station (@rs) and the early launches
+ * waiting for a core (pto2_ecore.pending). It is held for admissions and
+ * decisions (tens of nanoseconds each) and for SIP completions; never
+ * while a core's registers or payload are written.
+ *
+ * Without the lock:
+ *  - a core's dispatch (pto2_ecore fields, then @busy with release, then
+ *    the payload and DATA_MAIN_BASE) is done by the thread that planned it;
+ *    the HWS keeps the core busy until its completion, so no other thread
+ *    touches it;
+ *  - a core's completion is noticed by the thread that owns the core
+ *    (@busy acquire, then COND == FIN of the dispatch);
+ *  - the runtimes' scan and drain read @rts_pub; a runtime leaves only
+ *    after every thread has passed a quiescent point (@qs, even between
+ *    loop iterations and while sleeping).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pto2_internal.h"
+
+/* Decisions per hold of the lock; more wait for the next loop. */
+#define PTO2_ENGINE_BATCH	16
+
+/* One core execution: a thread of a block of a task. */
+struct pto2_unit {
+	PTO2Runtime *rt;
+	int32_t task;
+	uint32_t core;
+	uint16_t block_idx;
+	uint16_t block_num;
+	uint16_t thread_idx;
+	uint16_t thread_num;
+};
+
+/* A core, as the engine sees it. */
+struct pto2_ecore {
+	_Atomic bool busy;	/* a dispatch runs (see the file comment) */
+	uint32_t dispatch;	/* its id */
+	PTO2Runtime *rt;	/* its task */
+	int32_t task;
+	bool pending;		/* @pend waits for this core (engine lock) */
+	struct pto2_unit pend;
+};
+
+/*
+ * A cluster (one block of the device) as pto2_rt_allocate_cluster hands
+ * it out (engine lock): allocated by @owner until freed, and reusable once
+ * freed and the @tasks submitted on it have completed.
+ */
+struct pto2_cluster {
+	PTO2Runtime *owner;	/* NULL: free */
+	bool freed;		/* the owner let it go; waits for @tasks */
+	uint32_t tasks;		/* submitted on it, not yet completed */
+};
+
+struct pto2_ethread {
+	struct pto2_engine *e;
+	uint32_t index;
+	pthread_t thread;
+	bool live;
+	uint32_t first, count;		/* the cores it polls */
+	_Atomic uint64_t qs;		/* odd while it may touch runtimes */
+	struct pto2_unit units[PTO_MAX_CORES];	/* one batch's dispatches */
+};
+
+struct pto2_engine {
+	struct pto2_device dev;
+	struct pto2_engine_config cfg;
+	struct pto2_logger log;
+	uint32_t nr_cores;
+	struct pto2_ecore *cores;
+	uint16_t sip_of[PTO_MAX_CORES];
+
+	pthread_mutex_t lock;		/* see the file comment */
+	pthread_cond_t slot_cond;	/* a DAG slot freed */
+	struct hws hws;
+	PTO2Runtime *rts[HWS_MAX_DAGS];
+	_Atomic(PTO2Runtime *) rts_pub[HWS_MAX_DAGS];
+	uint32_t rr;			/* admission round robin */
+	uint64_t rs[HWS_RS_SIZE];	/* cookies in the ready station */
+	uint32_t rs_n;
+	struct pto2_cluster *clusters;	/* [nr_clusters] */
+	uint32_t nr_clusters;
+	_Atomic uint64_t cluster_frees;	/* clusters released, ever */
+
+	alignas(64) _Atomic bool dirty;	/* a decision may be possible */
+	_Atomic uint32_t next_dispatch;
+	alignas(64) _Atomic int32_t sleepers;
+	_Atomic bool stop;
+	struct pto2_ethread *threads;
+	uint32_t nr_threads;
+
+	uint32_t cfg_seq;		/* CFG_SEQ last loaded; odd: none yet */
+
+	_Atomic uint64_t st_dispatches, st_kicks, st_sleeps, st_admitted;
+	_Atomic uint64_t st_early;
+};
+
+static inline uint64_t cookie_of(uint32_t slot, int32_t id)
+{
+	return (uint64_t)slot << 32 | (uint32_t)id;
+}
+
+static inline uint32_t cookie_slot(uint64_t c)
+{
+	return (uint32_t)(c >> 32);
+}
+
+static inline int32_t cookie_task(uint64_t c)
+{
+	return (int32_t)(uint32_t)c;
+}
+
+static inline PTO2TaskDescriptor *task_desc(PTO2Runtime *rt, int32_t id)
+{
+	return &rt->desc[(uint32_t)id & rt->mask];
+}
+
+/* ---- Configuration ------------------------------------------------------ */
+
+void pto2_engine_config_default(struct pto2_engine_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->threads = PTO2_SCHED_THREADS;
+	cfg->idle_spins = 2000;
+	cfg->idle_ns = 20000;
+	cfg->sleep_ns = 1000000;
+}
+
+int pto2_engine_configure(struct pto2_engine *e, const struct hws_config *c,
+			  char *msg, size_t msglen)
+{
+	int ret;
+
+	pthread_mutex_lock(&e->lock);
+	ret = hws_configure(&e->hws, c, msg, msglen);
+	pthread_mutex_unlock(&e->lock);
+	if (!ret)
+		pto2_engine_wake(e);
+	return ret;
+}
+
+void pto2_engine_get_config(struct pto2_engine *e, struct hws_config *c)
+{
+	pthread_mutex_lock(&e->lock);
+	*c = e->hws.cfg;
+	pthread_mutex_unlock(&e->lock);
+}
+
+const struct hws_layout *pto2_engine_layout(const struct pto2_engine *e)
+{
+	return &e->hws.layout;
+}
+
+void pto2_engine_get_stats(struct pto2_engine *e, struct pto2_engine_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->dispatches = atomic_load(&e->st_dispatches);
+	st->kicks = atomic_load(&e->st_kicks);
+	st->sleeps = atomic_load(&e->st_sleeps);
+	st->admitted = atomic_load(&e->st_admitted);
+	st->early = atomic_load(&e->st_early);
+	pthread_mutex_lock(&e->lock);
+	hws_get_stats(&e->hws, &st->hws);
+	pthread_mutex_unlock(&e->lock);
+}
+
+struct PTO2Runtime *pto2_engine_core_runtime(struct pto2_engine *e,
+					     uint32_t core)
+{
+	struct pto2_ecore *ec;
+
+	if (core >= e->nr_cores)
+		return NULL;
+	ec = &e->cores[core];
+	return atomic_load_explicit(&ec->busy, memory_order_acquire) ?
+	       ec->rt : NULL;
+}
+
+/* ---- The HWS registers of the register file ---------------------------- */
+
+/* A core bitmap of the registers as a SIP mask of the layout. */
+static void cores_to_sips(const struct pto2_engine *e, const __u64 *cores,
+			  hws_mask *m)
+{
+	uint32_t c;
+
+	memset(m, 0, sizeof(*m));
+	for (c = 0; c < e->nr_cores; c++)
+		if ((cores[c / 64] >> (c % 64)) & 1)
+			hws_mask_set(m, e->sip_of[c]);
+}
+
+static void sips_to_cores(const struct pto2_engine *e, const hws_mask *m,
+			  __u64 *cores)
+{
+	uint32_t c;
+
+	memset(cores, 0, sizeof(__u64) * PTO_CORE_MASK_WORDS);
+	for (c = 0; c < e->nr_cores; c++)
+		if (hws_mask_test(m, e->sip_of[c]))
+			cores[c / 64] |= 1ULL << (c % 64);
+}
+
+/* The registers in host form (the usage masks: core bitmaps -> SIPs). */
+static void regs_to_config(const struct pto2_engine *e,
+			   const struct pto_hws_cfg *r, struct hws_config *c)
+{
+	uint32_t x, k;
+	int64_t margin = r->backfill_margin & 0x7fffffffU;
+
+	memset(c, 0, sizeof(*c));
+	c->policy = r->policy == PTO_HWS_POLICY_PTO2 ? HWS_POLICY_FIFO :
+		    HWS_POLICY_HWS;
+	c->cluster_sip_num = r->cluster_sip_num;
+	c->early_launch = r->early_launch_en;
+	c->early_mode = r->early_launch_mode;
+	c->pre_idle_offset = r->pre_idle_offset;
+	c->backfill_margin = (r->backfill_margin & (1U << 31)) ? margin :
+			     -margin;
+	c->fillup_first = r->fillup_first;
+	c->rsvd_first = r->rsvd_first;
+	c->promote_rule = r->promote_rule;
+	c->promote_threshold = r->promote_threshold;
+	c->launch_delay = r->launch_delay;
+	memcpy(c->scale_ratio, r->scale_ratio, sizeof(c->scale_ratio));
+	for (x = 0; x < HWS_NR_CTX; x++)
+		for (k = 0; k < PTO_HWS_USAGE_CLASSES; k++)
+			cores_to_sips(e, r->usage_mask[x][k], &c->usage[x][k]);
+}
+
+/*
+ * Load the configuration registers if CFG_SEQ moved since the last load
+ * (engine lock held): 1 loaded, 0 unchanged or being written (the next
+ * decision looks again), -EINVAL refused (logged, the previous values
+ * stay in force until CFG_SEQ moves again).
+ */
+static int load_regs_locked(struct pto2_engine *e)
+{
+	const struct pto_regs_hws *hw = pto_regs_hws(e->dev.regs);
+	uint32_t seq = reg_load_acquire(&hw->cfg_seq);
+	struct pto_hws_cfg r;
+	struct hws_config c;
+	char msg[256];
+
+	if (seq == e->cfg_seq || (seq & 1))
+		return 0;
+	memcpy(&r, (const void *)&hw->cfg, sizeof(r));
+	atomic_thread_fence(memory_order_acquire);
+	if (reg_load_relaxed(&hw->cfg_seq) != seq)
+		return 0;
+	e->cfg_seq = seq;
+	regs_to_config(e, &r, &c);
+	if (hws_configure(&e->hws, &c, msg, sizeof(msg))) {
+		pto2_logf(&e->log, PTO2_LOG_ERROR,
+			  "HWS registers (CFG_SEQ %u) refused, the previous ones stay: %s",
+			  seq, msg);
+		return -EINVAL;
+	}
+	pto2_logf(&e->log, PTO2_LOG_INFO,
+		  "HWS registers (CFG_SEQ %u) in force", seq);
+	return 1;
+}
+
+int pto2_engine_load_regs(struct pto2_engine *e)
+{
+	int ret;
+
+	pthread_mutex_lock(&e->lock);
+	ret = load_regs_locked(e);
+	pthread_mutex_unlock(&e->lock);
+	if (ret > 0)
+		pto2_engine_wake(e);
+	return ret;
+}
+
+/* The status registers, from the HWS (engine lock held). */
+static void publish_status(struct pto2_engine *e, uint64_t now)
+{
+	struct pto_regs_hws *hw = pto_regs_hws(e->dev.regs);
+	hws_mask idle, pre, rsv;
+	__u64 w[PTO_CORE_MASK_WORDS];
+	uint32_t c;
+
+	hws_status(&e->hws, now, &idle, &pre, &rsv);
+	sips_to_cores(e, &idle, w);
+	memcpy((void *)hw->sip_idle_status, w, sizeof(w));
+	sips_to_cores(e, &pre, w);
+	memcpy((void *)hw->sip_pre_idle_status, w, sizeof(w));
+	sips_to_cores(e, &rsv, w);
+	memcpy((void *)hw->reserved_sip_mask, w, sizeof(w));
+	for (c = 0; c < e->nr_cores; c++) {
+		uint64_t us = hws_sip_remaining(&e->hws, e->sip_of[c], now) /
+			      1000;
+
+		reg_store_relaxed(&hw->sip_remain_exec_time[c],
+				  us > UINT32_MAX ? UINT32_MAX : (uint32_t)us);
+	}
+}
+
+/* ---- Wake-ups ---------------------------------------------------------------- */
+
+void pto2_engine_wake(struct pto2_engine *e)
+{
+	atomic_store_explicit(&e->dirty, true, memory_order_relaxed);
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&e->sleepers, memory_order_relaxed) > 0 &&
+	    e->dev.irq_wake)
+		e->dev.irq_wake(e->dev.ctx);
+}
+
+void pto2_engine_wake_for_publish(struct pto2_engine *e)
+{
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&e->sleepers, memory_order_relaxed) >=
+	    (int32_t)e->nr_threads && e->dev.irq_wake)
+		e->dev.irq_wake(e->dev.ctx);
+}
+
+/* ---- Dispatch -------------------------------------------------------------- */
+
+static uint32_t next_dispatch_id(struct pto2_engine *e, uint32_t last)
+{
+	uint32_t id;
+
+	do {
+		id = atomic_fetch_add_explicit(&e->next_dispatch, 1,
+					       memory_order_relaxed) &
+		     PTO_COND_ID_MASK;
+	} while (id > PTO_TASK_ID_MAX || id == last);
+	return id;
+}
+
+/* Write @u's payload and announce it to its core. */
+static void dispatch(struct pto2_engine *e, const struct pto2_unit *u)
+{
+	PTO2Runtime *rt = u->rt;
+	PTO2TaskDescriptor *d = task_desc(rt, u->task);
+	PTO2DispatchPayload *p = pto2_payload(rt, u->core);
+	struct pto_core_regs *r = pto_regs_core(e->dev.regs, u->core);
+	struct pto2_ecore *ec = &e->cores[u->core];
+	uint32_t mask = 0;
+	int i;
+
+	p->task_id = u->task;
+	p->kernel_id = d->kernel_id;
+	p->function_bin_addr =
+		(d->kernel_id >= 0 &&
+		 (uint32_t)d->kernel_id < rt->cfg.nr_kernel_addrs) ?
+		rt->cfg.kernel_addrs[d->kernel_id] : 0;
+	p->num_args = (uint32_t)d->param_count;
+	p->status = 0;
+	p->block_idx = u->block_idx;
+	p->block_num = u->block_num;
+	p->thread_idx = u->thread_idx;
+	p->thread_num = u->thread_num;
+	for (i = 0; i < d->param_count; i++) {
+		p->args[i] = d->args[i];
+		if (d->param_type[i] != PTO_PARAM_SCALAR)
+			mask |= 1U << i;
+	}
+	p->tensor_mask = mask;
+
+	ec->dispatch = next_dispatch_id(e, ec->dispatch);
+	ec->rt = rt;
+	ec->task = u->task;
+	atomic_store_explicit(&ec->busy, true, memory_order_release);
+	reg64_store_relaxed(&r->ts_dispatch,
+			    pto_sys_cnt(pto_regs_info(e->dev.regs)));
+	reg64_store_relaxed(&r->task, pto2_payload_dev(rt, u->core));
+	reg_store_release(&r->data_main_base, ec->dispatch + 1);
+	atomic_thread_fence(memory_order_seq_cst);
+	atomic_fetch_add_explicit(&e->st_dispatches, 1, memory_order_relaxed);
+	if (reg_load_relaxed(&r->parked)) {
+		e->dev.kick(e->dev.ctx, u->core);
+		atomic_fetch_add_explicit(&e->st_kicks, 1, memory_order_relaxed);
+	}
+}
+
+/* ---- Admission: ready tasks into the HWS --------------------------------- */
+
+/* The SIPs a task may use: its type's, its affinity, its cluster. */
+static void task_sips(struct pto2_engine *e, PTO2Runtime *rt,
+		      const PTO2TaskDescriptor *d, hws_mask *out)
+{
+	const struct hws_layout *l = &e->hws.layout;
+	bool any = true;
+	uint32_t w, c;
+
+	(void)rt;
+	if (d->worker_type == PTO2_WORKER_MIXED)
+		*out = l->present;
+	else
+		*out = l->type[d->worker_type];
+	for (w = 0; w < PTO_CORE_MASK_WORDS; w++)
+		any &= !d->affinity[w];
+	if (any && d->cluster_id < 0)
+		return;
+	for (c = 0; c < e->nr_cores; c++) {
+		uint32_t sip = e->sip_of[c];
+		bool ok = any || ((d->affinity[c / 64] >> (c % 64)) & 1);
+
+		if (d->cluster_id >= 0)
+			ok &= sip / l->cluster_slot == (uint32_t)d->cluster_id;
+		if (!ok)
+			hws_mask_clear(out, sip);
+	}
+}
+
+/*
+ * Move @rt's ready queues into its staged heap: by offline priority for
+ * the HWS, in the order they became ready for the PTO2 policy (a counter
+ * as the key; it wraps after 2^32 tasks, which only reorders a few).
+ */
+static bool refill(struct pto2_engine *e, PTO2Runtime *rt, uint32_t thread)
+{
+	bool fifo = e->hws.cfg.policy == HWS_POLICY_FIFO;
+	int type;
+
+	for (type = 0; type < PTO2_NUM_WORKER_TYPES; type++) {
+		int32_t id;
+
+		while (!pto2_ready_pop(&rt->rq, type, thread, &id)) {
+			uint32_t key = fifo ? UINT32_MAX - rt->ready_seq++ :
+				       task_desc(rt, id)->offline_priority;
+
+			if (pto2_heap_push(&rt->staged, key, id))
+				pto2_rt_fail(rt, -ENOSPC,
+					     "staged ready heap overflow (task %d)",
+					     id);
+		}
+	}
+	return !pto2_heap_empty(&rt->staged);
+}
+
+static void rs_forget(struct pto2_engine *e, uint64_t cookie)
+{
+	uint32_t i;
+
+	for (i = 0; i < e->rs_n; i++)
+		if (e->rs[i] == cookie) {
+			e->rs[i] = e->rs[--e->rs_n];
+			return;
+		}
+}
+
+static int admit_one(struct pto2_engine *e, PTO2Runtime *rt, int32_t id,
+		     uint64_t now)
+{
+	PTO2TaskDescriptor *d = task_desc(rt, id);
+	struct hws_kernel k;
+	int ret;
+
+	memset(&k, 0, sizeof(k));
+	k.cookie = cookie_of((uint32_t)rt->slot, id);
+	k.dag = (uint32_t)rt->slot;
+	k.ctx = rt->hws_ctx;
+	k.block_num = d->block_num;
+	k.thread_num = d->thread_num;
+	k.coop = d->attr_flags & PTO2_ATTR_COOP;
+	k.on_cp = d->attr_flags & PTO2_ATTR_ON_CP;
+	k.offline_priority = d->offline_priority;
+	k.est_time = d->est_time;
+	task_sips(e, rt, d, &k.affinity);
+	atomic_store_explicit(&d->threads_left,
+			      (int32_t)d->block_num * d->thread_num,
+			      memory_order_relaxed);
+	ret = hws_add(&e->hws, &k, now);
+	if (ret) {
+		pto2_rt_fail(rt, ret,
+			     "kernel %d (task %d): %u block(s) of %u thread(s) cannot be placed on this device's cores (shape, cluster, affinity or usage masks)",
+			     d->kernel_id, id, d->block_num, d->thread_num);
+		return ret;
+	}
+	e->rs[e->rs_n++] = k.cookie;
+	rt->in_rs++;
+	atomic_fetch_add_explicit(&e->st_admitted, 1, memory_order_relaxed);
+	return 0;
+}
+
+/* Drop a failed run's kernels from the HWS (engine lock held). */
+static void purge_locked(struct pto2_engine *e, PTO2Runtime *rt)
+{
+	uint32_t i = 0;
+	int32_t id;
+
+	while (i < e->rs_n) {
+		if (cookie_slot(e->rs[i]) != (uint32_t)rt->slot) {
+			i++;
+			continue;
+		}
+		hws_remove(&e->hws, e->rs[i]);
+		e->rs[i] = e->rs[--e->rs_n];
+	}
+	rt->in_rs = 0;
+	pto2_heap_reset(&rt->staged);
+	for (i = 0; i < PTO2_NUM_WORKER_TYPES; i++)
+		while (!pto2_ready_pop(&rt->rq, (int)i, 0, &id))
+			;
+}
+
+void pto2_engine_purge(struct pto2_engine *e, PTO2Runtime *rt)
+{
+	pthread_mutex_lock(&e->lock);
+	if (rt->slot >= 0)
+		purge_locked(e, rt);
+	pthread_mutex_unlock(&e->lock);
+}
+
+/*
+ * Fill the ready station: one task at a time from each attached runtime
+ * in turn (its highest priority first), so that every DAG with ready work
+ * has its most urgent tasks in the station.
+ */
+static uint32_t admit(struct pto2_engine *e, uint32_t thread, uint64_t now)
+{
+	uint32_t n = 0, idle = 0;
+
+	while (hws_rs_free(&e->hws) && idle < HWS_MAX_DAGS) {
+		uint32_t slot = e->rr++ % HWS_MAX_DAGS;
+		PTO2Runtime *rt = e->rts[slot];
+		int32_t id;
+
+		if (!rt) {
+			idle++;
+			continue;
+		}
+		if (atomic_load_explicit(&rt->error, memory_order_relaxed)) {
+			if (rt->in_rs)
+				purge_locked(e, rt);
+			idle++;
+			continue;
+		}
+		if (!refill(e, rt, thread) || pto2_heap_pop(&rt->staged, &id)) {
+			idle++;
+			continue;
+		}
+		idle = 0;
+		if (!admit_one(e, rt, id, now))
+			n++;
+	}
+	return n;
+}
+
+/* ---- Decisions ----------------------------------------------------------------- */
+
+/*
+ * Turn a decision into core executions: the SIPs in ascending order are
+ * block_idx's threads, then the next block's. Early SIPs get the unit as
+ * their pending launch; the others go to @units for dispatch after the
+ * lock is dropped. Returns how many went to @units.
+ */
+static uint32_t plan(struct pto2_engine *e, const struct hws_launch *l,
+		     struct pto2_unit *units)
+{
+	PTO2Runtime *rt = e->rts[cookie_slot(l->cookie)];
+	PTO2TaskDescriptor *d = task_desc(rt, cookie_task(l->cookie));
+	uint32_t sip, k = 0, n = 0;
+
+	for (sip = 0; sip < e->hws.layout.nr_sips; sip++) {
+		struct pto2_unit u;
+		uint32_t core;
+
+		if (!hws_mask_test(&l->sips, sip))
+			continue;
+		core = e->hws.layout.core[sip];
+		u.rt = rt;
+		u.task = cookie_task(l->cookie);
+		u.core = core;
+		u.block_idx = (uint16_t)(l->block_idx + k / l->thread_num);
+		u.block_num = d->block_num;
+		u.thread_idx = (uint16_t)(k % l->thread_num);
+		u.thread_num = l->thread_num;
+		k++;
+		atomic_fetch_add_explicit(&rt->running, 1,
+					  memory_order_relaxed);
+		if (hws_mask_test(&l->early, sip)) {
+			e->cores[core].pending = true;
+			e->cores[core].pend = u;
+			atomic_fetch_add_explicit(&e->st_early, 1,
+						  memory_order_relaxed);
+			continue;
+		}
+		units[n++] = u;
+	}
+	if (l->flags & HWS_LAUNCH_DONE) {
+		rs_forget(e, l->cookie);
+		rt->in_rs--;
+	}
+	return n;
+}
+
+static void check_hws(struct pto2_engine *e)
+{
+	char msg[256];
+
+	if (e->cfg.check && hws_check(&e->hws, msg, sizeof(msg))) {
+		pto2_logf(&e->log, PTO2_LOG_ERROR, "HWS invariant broken: %s",
+			  msg);
+		abort();
+	}
+}
+
+/*
+ * Admit ready tasks and run decisions; dispatch what they launched.
+ * With @wait the lock is waited for, else a busy lock means another
+ * thread is doing it. Returns the work done.
+ */
+static int schedule(struct pto2_ethread *t, bool wait)
+{
+	struct pto2_engine *e = t->e;
+	struct hws_launch l;
+	uint32_t n = 0, units = 0, i, admitted;
+	uint64_t now = (uint64_t)pto_mono_ns();
+
+	if (wait)
+		pthread_mutex_lock(&e->lock);
+	else if (pthread_mutex_trylock(&e->lock))
+		return 0;
+	atomic_store_explicit(&e->dirty, false, memory_order_relaxed);
+	if (e->cfg.follow_regs)
+		load_regs_locked(e);
+	admitted = admit(e, t->index, now);
+	while (n < PTO2_ENGINE_BATCH && hws_decide(&e->hws, now, &l) == 1) {
+		units += plan(e, &l, t->units + units);
+		check_hws(e);
+		n++;
+	}
+	if (n == PTO2_ENGINE_BATCH || (admitted && hws_rs_free(&e->hws) == 0))
+		atomic_store_explicit(&e->dirty, true, memory_order_relaxed);
+	if (n)
+		publish_status(e, now);
+	pthread_mutex_unlock(&e->lock);
+	for (i = 0; i < units; i++)
+		dispatch(e, &t->units[i]);
+	return (int)(n + admitted);
+}
+
+/* ---- Completions ---------------------------------------------------------------- */
+
+/*
+ * What one block of a kernel takes, measured: the core's ts_end - ts_start
+ * folded into the kernel's running estimate (weight 1/8), which ready
+ * tasks of a kernel without a declared cost use.
+ */
+static void measure(struct pto2_engine *e, PTO2Runtime *rt, int32_t kid,
+		    uint32_t core)
+{
+	const struct pto_core_regs *r = pto_regs_core(e->dev.regs, core);
+	uint64_t s = r->ts_start, f = r->ts_end, ns, old;
+
+	if (kid < 0 || kid >= PTO2_MAX_KERNELS || f < s)
+		return;
+	ns = (f - s) * PTO_NS_PER_SYS_CNT;
+	old = atomic_load_explicit(&rt->kmeasured[kid], memory_order_relaxed);
+	atomic_store_explicit(&rt->kmeasured[kid],
+			      old ? old - old / 8 + ns / 8 : ns,
+			      memory_order_relaxed);
+}
+
+/* A core execution of @rt's task @id finished with @status. */
+static void finish_unit(struct pto2_ethread *t, PTO2Runtime *rt, int32_t id,
+			uint32_t core, int32_t status)
+{
+	PTO2TaskDescriptor *d = task_desc(rt, id);
+
+	measure(t->e, rt, d->kernel_id, core);
+	if (unlikely(status < 0))
+		pto2_rt_fail(rt, -EIO,
+			     "kernel %d failed with %d (task %d on core %u)",
+			     d->kernel_id, status, id, core);
+	if (atomic_fetch_sub_explicit(&d->threads_left, 1,
+				      memory_order_acq_rel) == 1)
+		pto2_rt_task_done(rt, t->index, id);
+	atomic_fetch_sub_explicit(&rt->running, 1, memory_order_release);
+}
+
+/* Notice the completions of this thread's cores. Returns how many. */
+static int complete(struct pto2_ethread *t)
+{
+	struct pto2_engine *e = t->e;
+	struct pto2_unit pend[PTO_MAX_CORES];
+	uint32_t c, n = 0, np = 0, i;
+	hws_mask done;
+
+	memset(&done, 0, sizeof(done));
+	for (c = t->first; c < t->first + t->count; c++) {
+		struct pto2_ecore *ec = &e->cores[c];
+		PTO2Runtime *rt;
+		int32_t status;
+
+		if (!atomic_load_explicit(&ec->busy, memory_order_acquire))
+			continue;
+		if (reg_load_acquire(&pto_regs_core(e->dev.regs, c)->cond) !=
+		    PTO_COND_DONE(ec->dispatch))
+			continue;
+		rt = ec->rt;
+		status = pto2_payload(rt, c)->status;
+		atomic_store_explicit(&ec->busy, false, memory_order_relaxed);
+		finish_unit(t, rt, ec->task, c, status);
+		hws_mask_set(&done, e->sip_of[c]);
+		n++;
+	}
+	if (!n)
+		return 0;
+	pthread_mutex_lock(&e->lock);
+	hws_sip_complete(&e->hws, &done, (uint64_t)pto_mono_ns());
+	for (c = t->first; c < t->first + t->count; c++) {
+		struct pto2_ecore *ec = &e->cores[c];
+
+		if (ec->pending && hws_mask_test(&done, e->sip_of[c])) {
+			ec->pending = false;
+			pend[np++] = ec->pend;
+		}
+	}
+	atomic_store_explicit(&e->dirty, true, memory_order_relaxed);
+	pthread_mutex_unlock(&e->lock);
+	for (i = 0; i < np; i++)
+		dispatch(e, &pend[i]);
+	return (int)n;
+}
+
+/* ---- Threads ---------------------------------------------------------------------- */
+
+/* Scan and drain every attached runtime. Returns the work done. */
+static int feed(struct pto2_ethread *t)
+{
+	struct pto2_engine *e = t->e;
+	uint32_t s;
+	int n = 0;
+
+	for (s = 0; s < HWS_MAX_DAGS; s++) {
+		PTO2Runtime *rt = atomic_load_explicit(&e->rts_pub[s],
+						       memory_order_acquire);
+
+		if (!rt)
+			continue;
+		n += pto2_rt_scan(rt, t->index);
+		n += pto2_rt_drain(rt, t->index);
+	}
+	return n;
+}
+
+static bool work_pending(struct pto2_ethread *t)
+{
+	struct pto2_engine *e = t->e;
+	uint32_t c, s;
+
+	if (atomic_load(&e->stop) || atomic_load(&e->dirty))
+		return true;
+	for (c = t->first; c < t->first + t->count; c++) {
+		struct pto2_ecore *ec = &e->cores[c];
+
+		if (atomic_load_explicit(&ec->busy, memory_order_acquire) &&
+		    reg_load_acquire(&pto_regs_core(e->dev.regs, c)->cond) ==
+		    PTO_COND_DONE(ec->dispatch))
+			return true;
+	}
+	for (s = 0; s < HWS_MAX_DAGS; s++) {
+		PTO2Runtime *rt = atomic_load(&e->rts_pub[s]);
+
+		if (rt && pto2_rt_feed_pending(rt))
+			return true;
+	}
+	return false;
+}
+
+static void set_irq_en(struct pto2_ethread *t, bool on)
+{
+	struct pto2_engine *e = t->e;
+	uint32_t c;
+
+	for (c = t->first; c < t->first + t->count; c++)
+		reg_store_relaxed(&pto_regs_core(e->dev.regs, c)->irq_en,
+				  on && atomic_load_explicit(&e->cores[c].busy,
+							     memory_order_relaxed));
+}
+
+/* Sleep in the device until a completion interrupt, a wake or the bound. */
+static void sleep_in_device(struct pto2_ethread *t)
+{
+	struct pto2_engine *e = t->e;
+	uint32_t count = e->dev.irq_count(e->dev.ctx);
+	bool pending;
+
+	set_irq_en(t, true);
+	atomic_fetch_add_explicit(&e->sleepers, 1, memory_order_seq_cst);
+	atomic_thread_fence(memory_order_seq_cst);
+	/* it reads published runtimes: inside a quiescent-state window */
+	atomic_fetch_add_explicit(&t->qs, 1, memory_order_seq_cst);
+	pending = work_pending(t);
+	atomic_fetch_add_explicit(&t->qs, 1, memory_order_seq_cst);
+	if (!pending) {
+		e->dev.irq_wait(e->dev.ctx, &count,
+				pto_mono_ns() + (int64_t)e->cfg.sleep_ns);
+		atomic_fetch_add_explicit(&e->st_sleeps, 1,
+					  memory_order_relaxed);
+	}
+	atomic_fetch_sub_explicit(&e->sleepers, 1, memory_order_relaxed);
+	set_irq_en(t, false);
+}
+
+static void *ethread_main(void *arg)
+{
+	struct pto2_ethread *t = arg;
+	struct pto2_engine *e = t->e;
+	uint32_t idle = 0;
+	int64_t idle_t0 = 0;
+	/*
+	 * The time cap only with irq_wake: without it, work published while
+	 * every thread sleeps waits for sleep_ns.
+	 */
+	uint64_t idle_ns = e->dev.irq_wake ? e->cfg.idle_ns : 0;
+
+	while (!atomic_load_explicit(&e->stop, memory_order_acquire)) {
+		int work;
+
+		atomic_fetch_add_explicit(&t->qs, 1, memory_order_seq_cst);
+		work = complete(t);
+		work += feed(t);
+		work += schedule(t, false);
+		atomic_fetch_add_explicit(&t->qs, 1, memory_order_seq_cst);
+		if (work) {
+			idle = 0;
+			continue;
+		}
+		if (!idle)
+			idle_t0 = pto_mono_ns();
+		if (++idle < e->cfg.idle_spins &&
+		    (!idle_ns || (idle & 7) ||
+		     (uint64_t)(pto_mono_ns() - idle_t0) < idle_ns)) {
+			cpu_relax();
+			continue;
+		}
+		idle = 0;
+		/* a decision needs the lock: make sure none is owed */
+		atomic_fetch_add_explicit(&t->qs, 1, memory_order_seq_cst);
+		work = schedule(t, true);
+		atomic_fetch_add_explicit(&t->qs, 1, memory_order_seq_cst);
+		if (!work)
+			sleep_in_device(t);
+	}
+	return NULL;
+}
+
+/*
+ * Wait until every thread has been outside its loop body at least once
+ * since now: a runtime unpublished before this call is no longer touched.
+ */
+static void quiesce(struct pto2_engine *e)
+{
+	uint64_t snap[PTO2_SCHED_THREADS_MAX];
+	uint32_t i;
+
+	for (i = 0; i < e->nr_threads; i++)
+		snap[i] = atomic_load(&e->threads[i].qs);
+	for (i = 0; i < e->nr_threads; i++)
+		while ((snap[i] & 1) && atomic_load(&e->threads[i].qs) == snap[i])
+			sched_yield();
+}
+
+/* ---- Clusters --------------------------------------------------------------------- */
+
+static void cluster_put(struct pto2_engine *e, uint32_t id)
+{
+	struct pto2_cluster *cl = &e->clusters[id];
+
+	if (cl->owner && cl->freed && !cl->tasks) {
+		cl->owner = NULL;
+		cl->freed = false;
+		atomic_fetch_add_explicit(&e->cluster_frees, 1,
+					  memory_order_release);
+	}
+}
+
+int pto2_engine_cluster_alloc(struct pto2_engine *e, PTO2Runtime *rt,
+			      bool *mine)
+{
+	uint32_t i;
+	int ret = -EAGAIN;
+
+	*mine = true;
+	pthread_mutex_lock(&e->lock);
+	for (i = 0; i < e->nr_clusters; i++) {
+		struct pto2_cluster *cl = &e->clusters[i];
+
+		if (!cl->owner) {
+			cl->owner = rt;
+			cl->freed = false;
+			cl->tasks = 0;
+			ret = (int)i;
+			break;
+		}
+		if (cl->owner != rt)
+			*mine = false;
+	}
+	pthread_mutex_unlock(&e->lock);
+	return ret;
+}
+
+uint64_t pto2_engine_cluster_frees(struct pto2_engine *e)
+{
+	return atomic_load_explicit(&e->cluster_frees, memory_order_acquire);
+}
+
+int pto2_engine_cluster_free(struct pto2_engine *e, PTO2Runtime *rt,
+			     int32_t id)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&e->lock);
+	if (id < 0 || (uint32_t)id >= e->nr_clusters ||
+	    e->clusters[id].owner != rt || e->clusters[id].freed) {
+		ret = -EINVAL;
+	} else {
+		e->clusters[id].freed = true;
+		cluster_put(e, (uint32_t)id);
+	}
+	pthread_mutex_unlock(&e->lock);
+	return ret;
+}
+
+int pto2_engine_cluster_task(struct pto2_engine *e, PTO2Runtime *rt,
+			     int32_t id, bool done)
+{
+	struct pto2_cluster *cl;
+	int ret = 0;
+
+	pthread_mutex_lock(&e->lock);
+	cl = id >= 0 && (uint32_t)id < e->nr_clusters ? &e->clusters[id] :
+							 NULL;
+	if (!cl || cl->owner != rt || (!done && cl->freed)) {
+		ret = -EINVAL;
+	} else if (done) {
+		cl->tasks--;
+		cluster_put(e, (uint32_t)id);
+	} else {
+		cl->tasks++;
+	}
+	pthread_mutex_unlock(&e->lock);
+	return ret;
+}
+
+/* A run ends: whatever it still holds is freed (its tasks are done). */
+static void clusters_release_locked(struct pto2_engine *e, PTO2Runtime *rt)
+{
+	uint32_t i;
+
+	for (i = 0; i < e->nr_clusters; i++)
+		if (e->clusters[i].owner == rt) {
+			e->clusters[i].freed = true;
+			e->clusters[i].tasks = 0;
+			cluster_put(e, i);
+		}
+}
+
+/* ---- Runs ---------------------------------------------------------------------- */
+
+int pto2_engine_attach(struct pto2_engine *e, PTO2Runtime *rt)
+{
+	uint32_t s;
+	int ret;
+
+	pthread_mutex_lock(&e->lock);
+	for (;;) {
+		for (s = 0; s < HWS_MAX_DAGS && e->rts[s]; s++)
+			;
+		if (s < HWS_MAX_DAGS)
+			break;
+		pthread_cond_wait(&e->slot_cond, &e->lock);
+	}
+	ret = hws_dag_open(&e->hws, s, rt->dag_total, rt->dag_dynamic);
+	if (!ret) {
+		rt->slot = (int32_t)s;
+		rt->in_rs = 0;
+		pto2_heap_reset(&rt->staged);
+		e->rts[s] = rt;
+		atomic_store_explicit(&e->rts_pub[s], rt, memory_order_release);
+	}
+	pthread_mutex_unlock(&e->lock);
+	if (!ret)
+		pto2_engine_wake(e);
+	return ret;
+}
+
+void pto2_engine_detach(struct pto2_engine *e, PTO2Runtime *rt)
+{
+	uint32_t s;
+
+	pthread_mutex_lock(&e->lock);
+	if (rt->slot < 0) {
+		pthread_mutex_unlock(&e->lock);
+		return;
+	}
+	s = (uint32_t)rt->slot;
+	purge_locked(e, rt);
+	clusters_release_locked(e, rt);
+	atomic_store_explicit(&e->rts_pub[s], NULL, memory_order_release);
+	e->rts[s] = NULL;
+	hws_dag_close(&e->hws, s);
+	rt->slot = -1;
+	pthread_cond_broadcast(&e->slot_cond);
+	pthread_mutex_unlock(&e->lock);
+	quiesce(e);
+}
+
+/* ---- Create / destroy ------------------------------------------------------------ */
+
+static int engine_threads_start(struct pto2_engine *e)
+{
+	uint32_t i, n = e->nr_threads;
+	int ret;
+
+	for (i = 0; i < n; i++) {
+		struct pto2_ethread *t = &e->threads[i];
+
+		t->e = e;
+		t->index = i;
+		t->first = i * e->nr_cores / n;
+		t->count = (i + 1) * e->nr_cores / n - t->first;
+		ret = -pthread_create(&t->thread, NULL, ethread_main, t);
+		if (ret)
+			return ret;
+		t->live = true;
+	}
+	return 0;
+}
+
+void pto2_engine_destroy(struct pto2_engine *e)
+{
+	uint32_t i;
+
+	if (!e)
+		return;
+	atomic_store(&e->stop, true);
+	pto2_engine_wake(e);
+	for (i = 0; e->threads && i < e->nr_threads; i++)
+		if (e->threads[i].live)
+			pthread_join(e->threads[i].thread, NULL);
+	free(e->threads);
+	free(e->clusters);
+	free(e->cores);
+	pthread_mutex_destroy(&e->lock);
+	pthread_cond_destroy(&e->slot_cond);
+	free(e);
+}
+
+static int engine_hws_init(struct pto2_engine *e)
+{
+	struct hws_layout l;
+	char msg[256];
+	uint32_t sip;
+	int ret;
+
+	ret = hws_layout_device(&l, e->dev.nr_aic, e->dev.nr_aiv);
+	if (ret)
+		return ret;
+	if (!e->cfg.hws_set)
+		hws_config_default(&e->cfg.hws, &l);
+	ret = hws_init(&e->hws, &l, &e->cfg.hws, msg, sizeof(msg));
+	if (ret) {
+		pto2_logf(&e->log, PTO2_LOG_ERROR, "HWS: %s", msg);
+		return ret;
+	}
+	for (sip = 0; sip < l.nr_sips; sip++)
+		if (hws_mask_test(&l.present, sip))
+			e->sip_of[l.core[sip]] = (uint16_t)sip;
+	return 0;
+}
+
+int pto2_engine_create(const struct pto2_device *dev,
+		       const struct pto2_engine_config *cfg,
+		       struct pto2_engine **out)
+{
+	struct pto2_engine *e;
+	int ret;
+
+	*out = NULL;
+	if (!dev || !cfg || !dev->regs || !dev->kick || !dev->irq_count ||
+	    !dev->irq_wait || dev->nr_aic + dev->nr_aiv == 0 ||
+	    dev->nr_aic + dev->nr_aiv > PTO_MAX_CORES || !cfg->threads ||
+	    cfg->threads > PTO2_SCHED_THREADS_MAX)
+		return -EINVAL;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	e->dev = *dev;
+	e->cfg = *cfg;
+	e->log.fn = cfg->log;
+	e->log.ctx = cfg->log_ctx;
+	e->nr_cores = dev->nr_aic + dev->nr_aiv;
+	e->cfg_seq = 1;
+	pthread_mutex_init(&e->lock, NULL);
+	pthread_cond_init(&e->slot_cond, NULL);
+	e->nr_threads = cfg->threads < e->nr_cores ? cfg->threads :
+			e->nr_cores;
+	e->cores = calloc(e->nr_cores, sizeof(*e->cores));
+	e->threads = calloc(e->nr_threads, sizeof(*e->threads));
+	e->nr_clusters = dev->nr_aic > (dev->nr_aiv + 1) / 2 ?
+			 dev->nr_aic : (dev->nr_aiv + 1) / 2;
+	e->clusters = calloc(e->nr_clusters, sizeof(*e->clusters));
+	if (!e->cores || !e->threads || !e->clusters) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	ret = engine_hws_init(e);
+	if (ret)
+		goto fail;
+	ret = engine_threads_start(e);
+	if (ret)
+		goto fail;
+	*out = e;
+	return 0;
+fail:
+	pto2_engine_destroy(e);
+	return ret;
+}

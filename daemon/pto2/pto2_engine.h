@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: MIT
+/*
+ * pto2_engine.h - the device's scheduler: one per device, every runtime's
+ * ready tasks, every core
+ *
+ * A runtime (pto2_runtime.h) is one client's orchestrator, TensorMap,
+ * rings and scopes: it finds out which of its tasks are ready. The engine
+ * is the AICPU's scheduling side for the whole device: its threads take
+ * the ready tasks of every attached runtime into the hardware scheduler
+ * (daemon/hws/hws.h, whose policy register chooses between the HWS and
+ * PTO2's default order), dispatch each decision to its cores, notice the
+ * cores' completions and hand them back to the runtime that owns the
+ * task. Cores are shared task by task: no runtime owns a core longer than
+ * a task of it runs there.
+ *
+ * A dispatch writes the task's payload into the owning runtime's payload
+ * slot for that core, the slot's device address into the core's task
+ * register, ts_dispatch, then DATA_MAIN_BASE = dispatch id + 1 (release).
+ * Dispatch ids are the engine's, unique per dispatch, so that a core
+ * always sees a new value even when two runtimes' task ids coincide or
+ * one task's blocks run on the same core one after the other; COND FIN
+ * carries the dispatch id.
+ *
+ * Threads: @threads scheduler threads; each polls the completions of an
+ * equal share of the cores, and every one of them scans the attached
+ * runtimes for newly ready tasks, admits them into the HWS and runs
+ * decisions (one at a time, under the engine lock). A thread with nothing
+ * to do sleeps in the device's irq_wait after enabling the completion
+ * interrupt of its busy cores.
+ */
+#ifndef PTO2_ENGINE_H
+#define PTO2_ENGINE_H
+
+#include <stdint.h>
+
+#include "hws.h"
+#include "pto2_types.h"
+
+struct pto2_device;
+struct pto2_engine;
+
+/**
+ * struct pto2_engine_config - what an engine is created with.
+ * @threads: scheduler threads (1 .. PTO2_SCHED_THREADS_MAX).
+ * @idle_spins: empty loops before a thread sleeps, at most...
+ * @idle_ns: ...and at most this long (0: no time limit; applies only to a
+ *	device with irq_wake).
+ * @sleep_ns: longest sleep in irq_wait.
+ * @hws: the HWS registers (hws_config_default() for the device's layout
+ *	if @hws_set is false).
+ * @hws_set: @hws is given.
+ * @check: run the HWS invariant checker after every decision and fail
+ *	loudly on a violation (tests; ptod with PTO_HWS_CHECK=1).
+ * @follow_regs: before each decision, load the register file's HWS
+ *	configuration if its CFG_SEQ moved (ptod: PTO_IOC_HWS_CONFIG
+ *	changes apply from the next decision).
+ * @log, @log_ctx: log callback (NULL: stderr).
+ */
+struct pto2_engine_config {
+	uint32_t threads;
+	uint32_t idle_spins;
+	uint64_t idle_ns;
+	uint64_t sleep_ns;
+	struct hws_config hws;
+	bool hws_set;
+	bool check;
+	bool follow_regs;
+	pto2_log_fn log;
+	void *log_ctx;
+};
+
+/* Defaults: 3 threads, the runtime's idle and sleep bounds, HWS defaults. */
+void pto2_engine_config_default(struct pto2_engine_config *cfg);
+
+/*
+ * An engine over @dev (copied; it must outlive the engine). Its threads
+ * start at once and sleep until a runtime attaches.
+ */
+int pto2_engine_create(const struct pto2_device *dev,
+		       const struct pto2_engine_config *cfg,
+		       struct pto2_engine **out);
+/* No runtime may be attached. */
+void pto2_engine_destroy(struct pto2_engine *e);
+
+/*
+ * New HWS register values (policy, usage masks, promotion, ...): 0, or
+ * -EINVAL with the reason in @msg and nothing changed. They apply from
+ * the next decision.
+ */
+int pto2_engine_configure(struct pto2_engine *e, const struct hws_config *c,
+			  char *msg, size_t msglen);
+/*
+ * Load the HWS registers of the device's register file (core bitmaps
+ * become SIP masks) if their CFG_SEQ moved since the last load: 1 if they
+ * did and apply from the next decision, 0 if not (or a writer is between
+ * its two CFG_SEQ stores), -EINVAL if the HWS refuses them (the previous
+ * ones stay; logged). The engine also publishes the HWS status
+ * registers (idle, pre-idle, reserved cores, remaining times in us) into
+ * the register file after its decisions.
+ */
+int pto2_engine_load_regs(struct pto2_engine *e);
+/* The HWS registers in force. */
+void pto2_engine_get_config(struct pto2_engine *e, struct hws_config *c);
+/* The device layout the HWS places blocks in. */
+const struct hws_layout *pto2_engine_layout(const struct pto2_engine *e);
+
+/* The runtime whose task core @core runs now, or NULL (diagnostics). */
+struct PTO2Runtime *pto2_engine_core_runtime(struct pto2_engine *e,
+					     uint32_t core);
+
+/* Counters since create. */
+struct pto2_engine_stats {
+	uint64_t dispatches;	/* core dispatches */
+	uint64_t kicks;		/* of them, to a parked core */
+	uint64_t sleeps;	/* scheduler sleeps in irq_wait */
+	uint64_t admitted;	/* kernels into the HWS */
+	uint64_t early;		/* dispatches that waited for their core */
+	struct hws_stats hws;
+};
+void pto2_engine_get_stats(struct pto2_engine *e, struct pto2_engine_stats *st);
+
+#endif /* PTO2_ENGINE_H */

@@ -1,0 +1,725 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_engine.c - the device's scheduler on the sim device: launch shapes
+ * (blocks, threads, cooperative), what a kernel sees of its launch,
+ * clusters, affinity, runtimes sharing one engine, refused shapes
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <pto/pto_kernel.h>
+
+#include "pto2_engine.h"
+#include "pto2_runtime.h"
+#include "pto2_util.h"
+#include "sim_device.h"
+#include "sim_env.h"
+#include "tap.h"
+
+
+enum { K_WHERE, K_BARRIER, K_BLOCK };
+
+/* One record per (block, thread) of a launch. */
+struct where {
+	int64_t seen;		/* 1 + times it ran */
+	int64_t block_idx, block_num, thread_idx, thread_num;
+	int64_t core, sub_block_idx, sub_block_num;
+};
+
+/* args: records (OUTPUT/INOUT), threads per block */
+static int k_where(const struct pto_kernel_ctx *c, const uint64_t *a,
+		   uint32_t n)
+{
+	struct where *w = (struct where *)(uintptr_t)a[0];
+
+	if (n != 2 || c->thread_num != a[1])
+		return -EINVAL;
+	w += c->block_idx * c->thread_num + c->thread_idx;
+	w->seen++;
+	w->block_idx = c->block_idx;
+	w->block_num = c->block_num;
+	w->thread_idx = c->thread_idx;
+	w->thread_num = c->thread_num;
+	w->core = c->core_id;
+	w->sub_block_idx = c->sub_block_idx;
+	w->sub_block_num = c->sub_block_num;
+	return 0;
+}
+
+/*
+ * args: counter (INOUT, int64), threads expected: every thread arrives,
+ * then waits up to a second for all the others; -ETIMEDOUT if they never
+ * come (they were not launched together).
+ */
+static int k_barrier(const struct pto_kernel_ctx *c, const uint64_t *a,
+		     uint32_t n)
+{
+	int64_t *cnt = (int64_t *)(uintptr_t)a[0];
+	int64_t t0 = pto_mono_ns();
+
+	(void)c;
+	if (n != 2)
+		return -EINVAL;
+	__atomic_add_fetch(cnt, 1, __ATOMIC_SEQ_CST);
+	while (__atomic_load_n(cnt, __ATOMIC_SEQ_CST) < (int64_t)a[1])
+		if (pto_mono_ns() - t0 > 1000000000LL)
+			return -ETIMEDOUT;
+	return 0;
+}
+
+/*
+ * block_incore kernel: args: records (INOUT), block_dim, block id (the
+ * two scalars the expansion appends); writes record[block id].
+ */
+static int k_block(const struct pto_kernel_ctx *c, const uint64_t *a,
+		   uint32_t n)
+{
+	struct where *w = (struct where *)(uintptr_t)a[0];
+
+	if (n != 3 || a[2] >= a[1])
+		return -EINVAL;
+	w += a[2];
+	w->seen++;
+	w->block_idx = (int64_t)a[2];
+	w->block_num = (int64_t)a[1];
+	w->core = c->core_id;
+	return 0;
+}
+
+static void kernels(struct sim_device *sd)
+{
+	sim_device_set_kernel(sd, K_WHERE, k_where);
+	sim_device_set_kernel(sd, K_BARRIER, k_barrier);
+	sim_device_set_kernel(sd, K_BLOCK, k_block);
+}
+
+/* ---- a launch of one task ---------------------------------------------------- */
+
+static PTO2TaskAttr g_attr;
+static PTO2WorkerType g_wt;
+static int g_kernel;
+
+/* args: buffer, its bytes, thread_num (scalar for the kernel) */
+static int orch_one(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	uint64_t n = args[1] / 8;
+	Tensor t = ext1(args[0], n, PTO_DT_INT64);
+	PTOParam p[] = { make_inout_param(&t), make_scalar_param(args[2]) };
+
+	(void)argc;
+	pto2_rt_submit_task_attr(rt, g_kernel, g_wt, p, 2, &g_attr);
+	return 0;
+}
+
+static int launch(struct env *e, int kernel, PTO2WorkerType wt,
+		  const PTO2TaskAttr *a, uint64_t dev, uint64_t bytes,
+		  uint64_t scalar)
+{
+	uint64_t args[3] = { dev, bytes, scalar };
+
+	g_kernel = kernel;
+	g_wt = wt;
+	g_attr = *a;
+	return run(e, orch_one, args, 3);
+}
+
+/* Every (block, thread) ran once with its numbers; returns failures. */
+static int check_where(const struct where *w, uint32_t blocks, uint32_t threads)
+{
+	uint32_t b, t, bad = 0;
+
+	for (b = 0; b < blocks; b++)
+		for (t = 0; t < threads; t++) {
+			const struct where *x = &w[b * threads + t];
+
+			bad += x->seen != 1 || x->block_idx != b ||
+			       x->block_num != blocks || x->thread_idx != t ||
+			       x->thread_num != threads;
+		}
+	return (int)bad;
+}
+
+/* The device block (cluster) of @core on @aic AIC cores. */
+static int64_t block_of(int64_t core, int64_t aic)
+{
+	return core < aic ? core : (core - aic) / 2;
+}
+
+/*
+ * An env over @aic + @aiv cores with the test kernels and @n zeroed
+ * records in GM (*@d their device address); NULL (a failed test point)
+ * if it cannot be set up.
+ */
+static struct where *records_env(struct env *e, uint32_t aic, uint32_t aiv,
+				 uint32_t n, uint64_t *d)
+{
+	struct pto2_config c;
+	struct where *w;
+	int ret;
+
+	cfg_small(&c);
+	ret = env_open(e, aic, aiv, &c);
+	*d = ret ? 0 : gm(n * sizeof(*w));
+	if (!*d) {
+		ok(0, "setup: %d AIC + %d AIV with %u records: %s", aic, aiv, n,
+		   strerror(ret ? -ret : ENOMEM));
+		env_close(e);
+		return NULL;
+	}
+	kernels(e->sd);
+	w = host(*d);
+	memset(w, 0, n * sizeof(*w));
+	return w;
+}
+
+static void t_blocks(void)
+{
+	PTO2TaskAttr a = { .block_num = 8 };
+	struct env e;
+	struct where *w;
+	uint64_t d;
+	int ret;
+
+	w = records_env(&e, 4, 8, 8, &d);
+	if (!w)
+		return;
+	ret = launch(&e, K_WHERE, PTO2_WORKER_VECTOR, &a, d, 8 * sizeof(*w), 1);
+	ok(ret == 0 && check_where(w, 8, 1) == 0,
+	   "8 blocks of 1 thread: each block runs once and sees block_idx, block_num 8 (ret %d: %s)",
+	   ret, pto2_rt_get_error_msg(e.rt));
+	env_close(&e);
+}
+
+static void t_threads(void)
+{
+	PTO2TaskAttr a2 = { .block_num = 3, .thread_num = 2 };
+	PTO2TaskAttr a3 = { .block_num = 2, .thread_num = 3 };
+	struct env e;
+	struct where *w;
+	uint64_t d;
+	int ret, i, good;
+
+	w = records_env(&e, 4, 8, 8, &d);
+	if (!w)
+		return;
+	ret = launch(&e, K_WHERE, PTO2_WORKER_VECTOR, &a2, d, 8 * sizeof(*w), 2);
+	good = ret == 0 && check_where(w, 3, 2) == 0;
+	for (i = 0; good && i < 3; i++)
+		good = w[2 * i].core >= 4 && w[2 * i + 1].core == w[2 * i].core + 1 &&
+		       (w[2 * i].core - 4) % 2 == 0 &&
+		       w[2 * i].sub_block_idx == 0 && w[2 * i + 1].sub_block_idx == 1 &&
+		       w[2 * i].sub_block_num == 2;
+	ok(good, "VECTOR blocks of 2 threads run on the two AIV of one cluster, sub-blocks 0 and 1 (ret %d)",
+	   ret);
+
+	memset(w, 0, 8 * sizeof(*w));
+	ret = launch(&e, K_WHERE, PTO2_WORKER_MIXED, &a3, d, 8 * sizeof(*w), 3);
+	good = ret == 0 && check_where(w, 2, 3) == 0;
+	for (i = 0; good && i < 2; i++) {
+		const struct where *t = &w[3 * i];
+
+		good = t[0].core >= 4 && t[1].core >= 4 && t[2].core < 4 &&
+		       block_of(t[0].core, 4) == t[2].core &&
+		       block_of(t[1].core, 4) == t[2].core;
+	}
+	ok(good, "MIXED blocks of 3 threads: a cluster's 2 AIV (threads 0, 1) and its AIC (thread 2) (ret %d: %s)",
+	   ret, pto2_rt_get_error_msg(e.rt));
+	env_close(&e);
+}
+
+static void t_coop(void)
+{
+	struct pto2_config c;
+	PTO2TaskAttr a = { .block_num = 6, .flags = PTO2_ATTR_COOP };
+	struct env e;
+	int64_t *cnt;
+	uint64_t d;
+	int ret;
+
+	cfg_small(&c);
+	env_open(&e, 2, 8, &c);
+	kernels(e.sd);
+	d = gm(64);
+	cnt = host(d);
+	*cnt = 0;
+	ret = launch(&e, K_BARRIER, PTO2_WORKER_VECTOR, &a, d, 64, 6);
+	ok(ret == 0 && *cnt == 6,
+	   "a cooperative launch of 6 blocks runs them all at once (barrier met, ret %d: %s)",
+	   ret, pto2_rt_get_error_msg(e.rt));
+
+	/* 9 cooperative blocks on 8 AIV can never launch: refused */
+	a.block_num = 9;
+	*cnt = 0;
+	ret = launch(&e, K_BARRIER, PTO2_WORKER_VECTOR, &a, d, 64, 9);
+	ok(ret == -EINVAL && strstr(pto2_rt_get_error_msg(e.rt), "cannot be placed"),
+	   "a cooperative launch larger than the device is refused (%d: %s)",
+	   ret, pto2_rt_get_error_msg(e.rt));
+	env_close(&e);
+}
+
+static void t_refused_shapes(void)
+{
+	static const struct {
+		PTO2WorkerType wt;
+		uint16_t threads;
+		const char *what;
+	} bad[] = {
+		{ PTO2_WORKER_CUBE, 2, "CUBE blocks are 1 thread" },
+		{ PTO2_WORKER_VECTOR, 3, "VECTOR blocks are 1 or 2 threads" },
+		{ PTO2_WORKER_MIXED, 2, "MIXED blocks are 3 threads" },
+		{ 7, 1, "unknown worker type" },
+	};
+	struct pto2_config c;
+	struct env e;
+	uint64_t d;
+	size_t i;
+
+	cfg_small(&c);
+	env_open(&e, 2, 4, &c);
+	kernels(e.sd);
+	d = gm(4096);
+	for (i = 0; i < PTO_ARRAY_SIZE(bad); i++) {
+		PTO2TaskAttr a = { .thread_num = bad[i].threads };
+		int ret = launch(&e, K_WHERE, bad[i].wt, &a, d, 4096,
+				 bad[i].threads);
+
+		ok(ret == -EINVAL && strstr(pto2_rt_get_error_msg(e.rt), bad[i].what),
+		   "refused: worker type %d with %u threads (%s)", (int)bad[i].wt,
+		   bad[i].threads, pto2_rt_get_error_msg(e.rt));
+	}
+	{
+		PTO2TaskAttr a = { .affinity = { 1ULL << 40 } };
+		int ret = launch(&e, K_WHERE, PTO2_WORKER_VECTOR, &a, d, 4096, 1);
+
+		ok(ret == -EINVAL && strstr(pto2_rt_get_error_msg(e.rt), "does not have"),
+		   "refused: an affinity naming core 40 of a 6-core device (%s)",
+		   pto2_rt_get_error_msg(e.rt));
+	}
+	env_close(&e);
+}
+
+static void t_affinity(void)
+{
+	PTO2TaskAttr a = { .block_num = 4, .affinity = { 1ULL << 7 } };
+	struct env e;
+	struct where *w;
+	uint64_t d;
+	int ret, i, good;
+
+	w = records_env(&e, 4, 8, 4, &d);
+	if (!w)
+		return;
+	ret = launch(&e, K_WHERE, PTO2_WORKER_VECTOR, &a, d, 4 * sizeof(*w), 1);
+	good = ret == 0 && check_where(w, 4, 1) == 0;
+	for (i = 0; good && i < 4; i++)
+		good = w[i].core == 7;
+	ok(good, "affinity {core 7}: all 4 blocks run on core 7 (ret %d)", ret);
+	env_close(&e);
+}
+
+/* ---- clusters ------------------------------------------------------------------ */
+
+static int g_clusters_ok;
+
+/* args: records, per cluster: a VECTOR and a CUBE task pinned to it */
+static int orch_clusters(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	struct where *w = (struct where *)(uintptr_t)args[0];
+	uint64_t n = args[1] / 8;
+	int32_t cid[2];
+	int k;
+
+	(void)argc;
+	(void)w;
+	g_clusters_ok = 1;
+	PTO2_SCOPE(rt) {
+		cid[0] = pto2_rt_allocate_cluster(rt);
+		cid[1] = pto2_rt_allocate_cluster(rt);
+		g_clusters_ok &= cid[0] >= 0 && cid[1] >= 0 && cid[0] != cid[1];
+		for (k = 0; k < 4; k++) {
+			uint64_t off[1] = { (uint64_t)k * 8 };
+			uint64_t shp[1] = { 8 };
+			Tensor all = ext1(args[0], n, PTO_DT_INT64);
+			Tensor v = pto_tensor_view(&all, shp, off);
+			PTOParam p[] = { make_inout_param(&v), make_scalar_param(1) };
+
+			pto2_rt_submit_task_clustered(rt, K_WHERE,
+						      k % 2 ? PTO2_WORKER_CUBE :
+						      PTO2_WORKER_VECTOR,
+						      p, 2, cid[k / 2]);
+		}
+		pto2_rt_free_cluster(rt, cid[0]);
+		/* cid[1] is released by the end of the scope */
+	}
+	args[2] = (uint64_t)cid[0];
+	args[3] = (uint64_t)cid[1];
+	return 0;
+}
+
+/* args: clusters to allocate inside one scope without freeing */
+static int orch_cluster_hog(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	uint64_t i;
+
+	(void)argc;
+	PTO2_SCOPE(rt) {
+		for (i = 0; i < args[0]; i++)
+			if (pto2_rt_allocate_cluster(rt) < 0)
+				break;
+	}
+	args[1] = i;
+	return 0;
+}
+
+static void t_clusters(void)
+{
+	struct env e;
+	struct where *w;
+	uint64_t d, args[4];
+	int ret, k, good;
+
+	w = records_env(&e, 4, 8, 4, &d);
+	if (!w)
+		return;
+	args[0] = d;
+	args[1] = 4 * sizeof(*w);
+	ret = run(&e, orch_clusters, args, 4);
+	good = ret == 0 && g_clusters_ok;
+	for (k = 0; good && k < 4; k++)
+		good = w[k].seen == 1 &&
+		       block_of(w[k].core, 4) == (int64_t)args[2 + k / 2] &&
+		       (k % 2 ? w[k].core < 4 : w[k].core >= 4);
+	ok(good, "clustered tasks run only on their cluster's AIC/AIV (clusters %d and %d, ret %d: %s)",
+	   (int)args[2], (int)args[3], ret, pto2_rt_get_error_msg(e.rt));
+
+	/* both were released (free and scope end): all 4 can be allocated */
+	args[0] = 4;
+	ret = run(&e, orch_cluster_hog, args, 2);
+	ok(ret == 0 && args[1] == 4,
+	   "freed and scope-released clusters are reused: 4 of 4 allocated (ret %d)",
+	   ret);
+
+	/* a fifth in the same scope can never come: a clean deadlock error */
+	args[0] = 5;
+	ret = run(&e, orch_cluster_hog, args, 2);
+	ok(ret == -EDEADLK && args[1] == 4 &&
+	   strstr(pto2_rt_get_error_msg(e.rt), "Cluster allocation deadlock") &&
+	   strstr(e.log.text, "[Cluster] BLOCKED"),
+	   "5 clusters of 4 in one scope: BLOCKED warnings, then -EDEADLK with the diagnosis (ret %d)",
+	   ret);
+	env_close(&e);
+}
+
+/* args: records, bytes, block_dim, paired */
+static int orch_block_incore(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	Tensor t = ext1(args[0], args[1] / 8, PTO_DT_INT64);
+	Tensor half[2];
+	PTOParam p[1] = { make_inout_param(&t) };
+	uint64_t shp[1] = { args[1] / 16 }, off[1] = { args[1] / 16 };
+
+	(void)argc;
+	if (!args[3]) {
+		pto2_rt_submit_block_incore(rt, K_BLOCK, PTO2_WORKER_VECTOR, p, 1,
+					    (uint32_t)args[2]);
+		return 0;
+	}
+	/* cube tasks write the first half of the records, vector the second */
+	half[0] = pto_tensor_view(&t, shp, NULL);
+	half[1] = pto_tensor_view(&t, shp, off);
+	PTO2_SCOPE(rt) {
+		PTOParam pc[1] = { make_inout_param(&half[0]) };
+		PTOParam pv[1] = { make_inout_param(&half[1]) };
+
+		pto2_rt_submit_block_incore_paired(rt, K_BLOCK, pc, 1, K_BLOCK,
+						   pv, 1, (uint32_t)args[2]);
+	}
+	return 0;
+}
+
+static void t_block_incore(void)
+{
+	struct env e;
+	struct where *w;
+	uint64_t d, args[4];
+	int ret, b, good;
+
+	w = records_env(&e, 4, 8, 8, &d);
+	if (!w)
+		return;
+	args[0] = d;
+	args[1] = 8 * sizeof(*w);
+	args[2] = 8;
+	args[3] = 0;
+	ret = run(&e, orch_block_incore, args, 4);
+	good = ret == 0;
+	for (b = 0; good && b < 8; b++)
+		good = w[b].seen == 1 && w[b].block_idx == b && w[b].block_num == 8;
+	ok(good, "block_incore of 8 blocks: 8 tasks, each sees block_dim 8 and its id (ret %d: %s)",
+	   ret, pto2_rt_get_error_msg(e.rt));
+
+	/* paired: block b's cube (record b) and vector (record 4 + b) tasks */
+	memset(w, 0, 8 * sizeof(*w));
+	args[2] = 4;
+	args[3] = 1;
+	ret = run(&e, orch_block_incore, args, 4);
+	good = ret == 0;
+	for (b = 0; good && b < 4; b++)
+		good = w[b].seen == 1 && w[4 + b].seen == 1 && w[b].core < 4 &&
+		       w[4 + b].core >= 4 &&
+		       block_of(w[4 + b].core, 4) == w[b].core;
+	ok(good, "paired block_incore of 4 blocks: each block's cube and vector tasks on one cluster (ret %d: %s)",
+	   ret, pto2_rt_get_error_msg(e.rt));
+	env_close(&e);
+}
+
+/* ---- runtimes sharing one engine ---------------------------------------------- */
+
+struct shared {
+	struct sim_device *sd;
+	struct sim_gm_arena *arena;
+	pthread_mutex_t *arena_lock;
+	int ret;
+	int64_t sum;
+};
+
+static int orch_sum_where(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	PTO2TaskAttr a = { .block_num = (uint16_t)args[2] };
+	Tensor t = ext1(args[0], args[1] / 8, PTO_DT_INT64);
+	PTOParam p[] = { make_inout_param(&t), make_scalar_param(1) };
+	uint64_t i;
+
+	(void)argc;
+	for (i = 0; i < args[3]; i++)
+		pto2_rt_submit_task_attr(rt, K_WHERE, PTO2_WORKER_VECTOR, p, 2, &a);
+	return 0;
+}
+
+static void *shared_main(void *arg)
+{
+	struct shared *s = arg;
+	struct pto2_config c;
+	struct where *w;
+	PTO2Runtime *rt = NULL;
+	uint64_t mem, d, size, args[4];
+	int i;
+
+	cfg_small(&c);
+	size = pto2_runtime_mem_size(&c, s->sd->nr_cores);
+	pthread_mutex_lock(s->arena_lock);
+	mem = sim_gm_alloc(s->arena, size, 4096);
+	d = sim_gm_alloc(s->arena, 16 * sizeof(*w), 64);
+	pthread_mutex_unlock(s->arena_lock);
+	s->ret = -ENOMEM;
+	if (!mem || !d)
+		return NULL;
+	s->ret = pto2_runtime_create(&s->sd->dev, &c, sim_dev_to_host(s->sd, mem),
+				     mem, size, &rt);
+	if (s->ret)
+		return NULL;
+	w = sim_dev_to_host(s->sd, d);
+	memset(w, 0, 16 * sizeof(*w));
+	args[0] = d;
+	args[1] = 16 * sizeof(*w);
+	args[2] = 16;
+	args[3] = 20;		/* 20 tasks of 16 blocks, one after the other */
+	for (i = 0; i < 3 && !s->ret; i++) {
+		s->ret = pto2_runtime_launch(rt, orch_sum_where, args, 4);
+		if (!s->ret)
+			s->ret = pto2_runtime_wait(rt, 30ULL * 1000000000ULL);
+	}
+	for (i = 0; i < 16; i++)
+		s->sum += w[i].seen;
+	pto2_runtime_destroy(rt);
+	return NULL;
+}
+
+static void t_shared_engine(void)
+{
+	struct pto2_engine_config ec;
+	struct pto2_engine *eng = NULL;
+	struct sim_device *sd = NULL;
+	struct sim_gm_arena arena;
+	pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	struct shared s[4];
+	pthread_t th[4];
+	int i, ret, good = 1;
+
+	ret = sim_device_create(2, 4, 256 << 20, &sd);
+	if (!ret) {
+		pto2_engine_config_default(&ec);
+		ec.check = true;
+		ret = pto2_engine_create(&sd->dev, &ec, &eng);
+	}
+	if (ret) {
+		ok(0, "shared engine: setup failed (%d)", ret);
+		sim_device_destroy(sd);
+		return;
+	}
+	kernels(sd);
+	sd->dev.engine = eng;
+	arena.sd = sd;
+	arena.off = 0;
+	memset(s, 0, sizeof(s));
+	for (i = 0; i < 4; i++) {
+		s[i].sd = sd;
+		s[i].arena = &arena;
+		s[i].arena_lock = &lock;
+		if (pthread_create(&th[i], NULL, shared_main, &s[i])) {
+			s[i].ret = -EAGAIN;
+			th[i] = 0;
+		}
+	}
+	for (i = 0; i < 4; i++) {
+		if (th[i])
+			pthread_join(th[i], NULL);
+		good &= s[i].ret == 0 && s[i].sum == 3 * 20 * 16;
+	}
+	ok(good, "4 runtimes on one engine over 6 cores, 3 runs each of 20 x 16 blocks: every block ran (%d %d %d %d)",
+	   s[0].ret, s[1].ret, s[2].ret, s[3].ret);
+	pto2_engine_destroy(eng);
+	sim_device_destroy(sd);
+}
+
+/* ---- the engine follows the register file ------------------------------------- */
+
+/*
+ * Write the register file's HWS block the way a writer must: CFG_SEQ odd,
+ * the values, CFG_SEQ even (@finish false stops half-way).
+ */
+static void regs_write(struct sim_device *sd, const struct pto_hws_cfg *c,
+		       bool finish)
+{
+	struct pto_regs_hws *hw = pto_regs_hws(sd->regs);
+	uint32_t seq = reg_load_relaxed(&hw->cfg_seq) | 1;
+
+	reg_store_relaxed(&hw->cfg_seq, seq);
+	atomic_thread_fence(memory_order_release);
+	memcpy((void *)&hw->cfg, c, sizeof(*c));
+	if (finish)
+		reg_store_release(&hw->cfg_seq, seq + 1);
+}
+
+static void regs_finish(struct sim_device *sd)
+{
+	struct pto_regs_hws *hw = pto_regs_hws(sd->regs);
+
+	reg_store_release(&hw->cfg_seq, reg_load_relaxed(&hw->cfg_seq) + 1);
+}
+
+/* Valid registers where context 0 runs one-thread kernels on @cores only. */
+static void regs_mask(struct pto_hws_cfg *c, uint64_t cores)
+{
+	int i;
+
+	memset(c, 0, sizeof(*c));
+	c->policy = PTO_HWS_POLICY_HWS;
+	c->cluster_sip_num = 3;
+	c->promote_rule = PTO_HWS_PROMOTE_THRESHOLD;
+	c->promote_threshold = 4;
+	for (i = 0; i < PTO_HWS_SCALE_RANKS; i++)
+		c->scale_ratio[i] = 100 * (i + 1);
+	for (i = 0; i < PTO_HWS_USAGE_CLASSES; i++)
+		c->usage_mask[0][i][0] = 0x3f;
+	c->usage_mask[0][PTO_HWS_USAGE_1SIP][0] = cores;
+}
+
+#define EACH_TASKS	12
+
+/* args: records; EACH_TASKS one-block vector tasks, one record each */
+static int orch_each_where(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	PTO2TaskAttr a = { .block_num = 1 };
+	uint64_t i, n = sizeof(struct where) / 8;
+
+	(void)argc;
+	for (i = 0; i < EACH_TASKS; i++) {
+		Tensor t = ext1(args[0] + i * sizeof(struct where), n,
+				PTO_DT_INT64);
+		PTOParam p[] = { make_output_param(&t), make_scalar_param(1) };
+
+		pto2_rt_submit_task_attr(rt, K_WHERE, PTO2_WORKER_VECTOR, p, 2,
+					 &a);
+	}
+	return 0;
+}
+
+/* The cores (bitmap) a run of orch_each_where used; 0 if it failed. */
+static uint64_t cores_used(struct env *e, uint64_t d)
+{
+	struct where *w = host(d);
+	uint64_t args[1] = { d }, used = 0;
+	int i;
+
+	memset(w, 0, EACH_TASKS * sizeof(*w));
+	if (run(e, orch_each_where, args, 1))
+		return 0;
+	for (i = 0; i < EACH_TASKS; i++)
+		if (w[i].seen == 1)
+			used |= 1ULL << w[i].core;
+	return used;
+}
+
+/*
+ * With follow_regs, the engine takes the register file's HWS block when
+ * its CFG_SEQ moves: a new usage mask moves the next run's tasks, values
+ * written half-way (CFG_SEQ odd) are not taken, refused values leave the
+ * previous ones in force.
+ */
+static void t_follow_regs(void)
+{
+	struct pto_hws_cfg r;
+	struct pto2_config c;
+	struct env e;
+	uint64_t d, u1, u2, u3, u4, u5;
+	int ret;
+
+	cfg_small(&c);
+	ret = env_open_engine(&e, 2, 4, &c);
+	if (ret) {
+		ok(0, "follow_regs: setup failed (%d)", ret);
+		env_close(&e);
+		return;
+	}
+	kernels(e.sd);
+	d = gm(EACH_TASKS * sizeof(struct where));
+	regs_mask(&r, 0x0c);			/* AIV 0, 1 */
+	regs_write(e.sd, &r, true);
+	u1 = cores_used(&e, d);
+	regs_mask(&r, 0x30);			/* AIV 2, 3 */
+	regs_write(e.sd, &r, true);
+	u2 = cores_used(&e, d);
+	regs_mask(&r, 0x04);			/* AIV 0, CFG_SEQ still odd */
+	regs_write(e.sd, &r, false);
+	u3 = cores_used(&e, d);
+	regs_finish(e.sd);
+	u4 = cores_used(&e, d);
+	r.cluster_sip_num = 0;			/* refused */
+	r.usage_mask[0][PTO_HWS_USAGE_1SIP][0] = 0x08;
+	regs_write(e.sd, &r, true);
+	u5 = cores_used(&e, d);
+	ok(u1 && !(u1 & ~0x0cULL), "mask {AIV 0, 1}: tasks on cores 0x%" PRIx64, u1);
+	ok(u2 && !(u2 & ~0x30ULL), "mask changed to {AIV 2, 3}: the next run on cores 0x%" PRIx64, u2);
+	ok(u3 && !(u3 & ~0x30ULL), "mask being written (CFG_SEQ odd): not taken, cores 0x%" PRIx64, u3);
+	ok(u4 == 0x04, "the write finished: cores 0x%" PRIx64, u4);
+	ok(u5 == 0x04 && strstr(e.log.text, "refused"),
+	   "refused registers: the previous stay (cores 0x%" PRIx64 "), logged", u5);
+	env_close(&e);
+}
+
+int main(void)
+{
+	t_blocks();
+	t_threads();
+	t_coop();
+	t_refused_shapes();
+	t_affinity();
+	t_clusters();
+	t_block_incore();
+	t_shared_engine();
+	t_follow_regs();
+	return tap_done();
+}

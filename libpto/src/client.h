@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: MIT
+/*
+ * client.h - libpto's client state, shared by its source files (private)
+ */
+#ifndef PTO_LIBPTO_CLIENT_H
+#define PTO_LIBPTO_CLIENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <linux/pto.h>
+#include <pto/libpto.h>
+#include <pto-private/wire.h>
+
+#include "pto_device.h"
+
+#define PTO_EXPORT __attribute__((visibility("default")))
+#define PTO2_MAX_KERNELS	256	/* kernel ids of a client, 0 .. 255 */
+#define PTO_DEFAULT_EST_NS	10000	/* a kernel nothing is known of */
+
+/* The PTO2Runtime handle orchestration code sees: the first member of
+ * struct pto_client. */
+struct PTO2Runtime {
+	struct pto_client *c;
+};
+
+struct pto_buf {
+	struct pto_client *c;
+	struct pto_buf *next;	/* c->kblobs (kernel blobs only) */
+	struct pto_dev_buf db;	/* what the device backend handed out */
+};
+
+struct done_ent {
+	uint64_t tag;
+	int status;
+	char *msg;
+};
+
+struct pto_client {
+	PTO2Runtime rt;
+	int sock;
+	const struct pto_dev_ops *dev_ops;	/* the device backend */
+	struct pto_device *dev;		/* our device, role CLIENT */
+	struct pto_info info;
+	uint32_t nr_aic, nr_aiv;
+
+	/* submission stream */
+	pto_buf *stream;
+	struct pto_stream_hdr *sh;
+	uint8_t *sdata;
+	uint32_t ssize;
+	uint64_t head;		/* bytes produced (published at each record) */
+	bool space;		/* MSG_SPACE received */
+
+	/* graphs */
+	uint64_t next_tag;
+	uint64_t cur_tag;
+	bool in_graph;
+	bool orch_done;
+	bool cur_done;		/* DONE of the graph being built arrived */
+	uint32_t next_ph;	/* placeholder index of the current graph */
+	uint32_t next_cluster;	/* cluster vid of the current graph */
+	bool stat;		/* the current graph is static: records go to
+				 * @sbuf until pto_graph_end ranks them */
+	uint8_t *sbuf;
+	size_t slen, scap;
+	int err;		/* current graph: first error (local or ptod's) */
+	char errmsg[PTO_MSG_TEXT];
+
+	struct done_ent *done;	/* finished graphs not yet waited for */
+	size_t ndone, capdone;
+
+	pto_buf *kblobs;	/* kernel blobs, kept while connected */
+	uint64_t kcost[PTO2_MAX_KERNELS];	/* declared ns per kernel */
+	char last_error[PTO_MSG_TEXT];
+};
+
+/* libpto.c */
+__attribute__((format(printf, 3, 4)))
+void graph_fail(pto_client *c, int err, const char *fmt, ...);
+/* Room for a record of @len bytes (a multiple of 16) in the stream:
+ * blocks while the ring is full; NULL after an error. */
+void *stream_reserve(pto_client *c, uint32_t len);
+void stream_commit(pto_client *c, uint32_t len);
+
+/* GRAPH_BEGIN with @flags and @total tasks, straight to the stream. */
+int graph_begin_rec(pto_client *c, uint32_t flags, uint32_t total);
+
+/* kernel_caps.c: what a kernel .so declares (PTO_KERNEL_REQUIRES) */
+int kernel_required_caps(const void *so, size_t len, uint64_t *caps);
+
+/* graph_static.c: a static graph's records, held and ranked */
+void *static_reserve(pto_client *c, uint32_t len);
+void static_commit(pto_client *c, uint32_t len);
+/* Rank the held graph and write it to the stream: 0 or -errno. */
+int static_release(pto_client *c);
+void static_free(pto_client *c);
+
+#endif /* PTO_LIBPTO_CLIENT_H */
