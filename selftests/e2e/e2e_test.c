@@ -30,6 +30,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <grp.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -65,6 +66,13 @@
 /* How long a client may take to say it is ready. */
 #define READY_MS	30000
 
+/* ptod runs this user's clients in HWS context NOBODY_CTX (ptod -x). */
+#define NOBODY		65534
+#define NOBODY_CTX	1
+
+#define STR_(x)	#x
+#define STR(x)	STR_(x)
+
 /* What main() sets up and what one test hands to the next. */
 struct e2e {
 	char tmp[PATH_MAX];
@@ -88,6 +96,9 @@ struct e2e {
 	/* crash_kernel_clear_error -> aicore_restarted_next_run_passes */
 	bool crash_ran;
 	pid_t exec_before_crash;
+	/* the HWS registers before a test changed them (teardown restores) */
+	bool hws_changed;
+	struct pto_hws_cfg hws_orig;
 };
 
 static struct e2e *E;
@@ -256,12 +267,12 @@ static void proc_kill(pid_t pid)
 }
 
 /*
- * Start @argv with the extra environment @env (NULL-terminated, or NULL).
- * @ready_w >= 0: the write end of a ready pipe, kept open across exec.
- * 0 or -errno.
+ * Start @argv with the extra environment @env (NULL-terminated, or NULL),
+ * as user @uid (0: as we are, root). @ready_w >= 0: the write end of a
+ * ready pipe, kept open across exec. 0 or -errno.
  */
 static int proc_spawn(struct proc *p, const char *name, char *const argv[],
-		      const char *const env[], int ready_w)
+		      const char *const env[], int ready_w, uid_t uid)
 {
 	int i;
 
@@ -289,6 +300,8 @@ static int proc_spawn(struct proc *p, const char *name, char *const argv[],
 		for (i = 0; env && env[i]; i++)
 			if (putenv((char *)env[i]))
 				_exit(127);
+		if (uid && (setgroups(0, NULL) || setgid(uid) || setuid(uid)))
+			_exit(127);
 		execv(argv[0], argv);
 		dprintf(2, "exec %s: %s\n", argv[0], strerror(errno));
 		_exit(127);
@@ -304,11 +317,12 @@ static int proc_spawn(struct proc *p, const char *name, char *const argv[],
 }
 
 /*
- * Start build/selftests/e2e/pto_e2e with @args (NULL-terminated); with
- * @ready, a ready pipe passed as -r FD.
+ * Start build/selftests/e2e/pto_e2e as user @uid (0: root) with @args
+ * (NULL-terminated); with @ready, a ready pipe passed as -r FD.
  */
-static int e2e_start(struct proc *p, const char *name, bool ready,
-		     const char *const env[], const char *const args[])
+static int e2e_start_as(struct proc *p, const char *name, uid_t uid,
+			bool ready, const char *const env[],
+			const char *const args[])
 {
 	char prog[2 * PATH_MAX], fdarg[16];
 	char *argv[16];
@@ -326,7 +340,7 @@ static int e2e_start(struct proc *p, const char *name, bool ready,
 	for (i = 0; args[i] && n < 15; i++)
 		argv[n++] = (char *)args[i];
 	argv[n] = NULL;
-	ret = proc_spawn(p, name, argv, env, pfd[1]);
+	ret = proc_spawn(p, name, argv, env, pfd[1], uid);
 	if (ready) {
 		close(pfd[1]);
 		if (ret)
@@ -335,6 +349,12 @@ static int e2e_start(struct proc *p, const char *name, bool ready,
 			p->ready = pfd[0];
 	}
 	return ret;
+}
+
+static int e2e_start(struct proc *p, const char *name, bool ready,
+		     const char *const env[], const char *const args[])
+{
+	return e2e_start_as(p, name, 0, ready, env, args);
 }
 
 #define ARGS(...)	((const char *const[]){ __VA_ARGS__, NULL })
@@ -622,6 +642,64 @@ static const char *blocks_str(unsigned long long mask, char *buf, size_t len)
 	return buf;
 }
 
+/* ---- the HWS registers ------------------------------------------------------------- */
+
+/* Read (@set false) or, as root, set the HWS registers: 0 or -errno. */
+static int hws_io(struct pto_hws_cfg *c, bool set)
+{
+	struct pto_hws_config h = { .size = sizeof(h) };
+	int fd = open(DEV_PATH, O_RDWR | O_CLOEXEC), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (set) {
+		h.flags = PTO_HWS_CONFIG_SET;
+		h.cfg = *c;
+	}
+	if (ioctl(fd, PTO_IOC_HWS_CONFIG, &h))
+		ret = -errno;
+	else
+		*c = h.cfg;
+	close(fd);
+	return ret;
+}
+
+/* Set @c, the first time remembering what to restore. */
+static int hws_set(struct pto_hws_cfg *c)
+{
+	int ret;
+
+	if (!E->hws_changed) {
+		ret = hws_io(&E->hws_orig, false);
+		if (ret)
+			return ret;
+		E->hws_changed = true;
+	}
+	return hws_io(c, true);
+}
+
+static void hws_restore(void)
+{
+	if (E->hws_changed && !hws_io(&E->hws_orig, true))
+		E->hws_changed = false;
+}
+
+/* Context @ctx may use device block @blk's cores only (AIC b, AIV 2b, 2b+1). */
+static void hws_only_block(struct pto_hws_cfg *c, unsigned int ctx,
+			   unsigned int blk)
+{
+	unsigned int k, core[3] = { blk, E->nr_aic + 2 * blk,
+				   E->nr_aic + 2 * blk + 1 };
+	int i;
+
+	for (k = 0; k < PTO_HWS_USAGE_CLASSES; k++) {
+		memset(c->usage_mask[ctx][k], 0, sizeof(c->usage_mask[ctx][k]));
+		for (i = 0; i < 3; i++)
+			c->usage_mask[ctx][k][core[i] / 64] |=
+				1ULL << (core[i] % 64);
+	}
+}
+
 /* ---- the tests ----------------------------------------------------------------------------- */
 
 FIXTURE(e2e) {
@@ -636,6 +714,7 @@ FIXTURE_SETUP(e2e)
 
 FIXTURE_TEARDOWN(e2e)
 {
+	hws_restore();
 }
 
 /*
@@ -796,16 +875,16 @@ TEST_F_TIMEOUT(e2e, two_concurrent_clients, 150)
 }
 
 /*
- * Runs of two clients at the same time on disjoint blocks: an idle third
- * client (connected throughout) makes each run's fair share half the
- * device or less. o1's run executes (its first task ran) before o2
- * starts, and goes on until o2 is done (then SIGTERM ends its stream).
- * The probe kernel's records give each run's blocks and the time span of
- * its tasks: the blocks are disjoint, each run has at most half of them,
- * and the spans intersect (both runs executed at once). The old test
- * read this from ptod's log ("run start on blocks ..., 2 runs active").
+ * Runs of two clients share the device's cores task by task: there are no
+ * partitions, and an idle third client (connected throughout) holds no
+ * share. o1's run executes (its first task ran) before o2 starts, and goes
+ * on until o2 is done (then SIGTERM ends its stream). The probe kernel's
+ * records give each run's blocks and the time span of its tasks: the spans
+ * intersect (both runs executed at once), o1 used more than half of the
+ * blocks (the idle client reserved nothing) and some block ran tasks of
+ * both clients.
  */
-TEST_F_TIMEOUT(e2e, runs_overlap_on_disjoint_blocks, 120)
+TEST_F_TIMEOUT(e2e, runs_share_cores, 120)
 {
 	static struct probe_report r1, r2;
 	struct proc o0, o1, o2;
@@ -856,10 +935,135 @@ TEST_F_TIMEOUT(e2e, runs_overlap_on_disjoint_blocks, 120)
 	     to > from ? (to - from) / 1e6 : 0.0);
 	EXPECT_NE(0, r1.blocks);
 	EXPECT_NE(0, r2.blocks);
-	EXPECT_EQ(0, r1.blocks & r2.blocks) TH_LOG("the runs shared blocks");
-	EXPECT_GE(E->nr_aic / 2, (unsigned int)__builtin_popcountll(r1.blocks));
-	EXPECT_GE(E->nr_aic / 2, (unsigned int)__builtin_popcountll(r2.blocks));
+	EXPECT_NE(0, r1.blocks & r2.blocks) TH_LOG("no block ran tasks of both runs");
+	EXPECT_LT(E->nr_aic / 2, (unsigned int)__builtin_popcountll(r1.blocks))
+		TH_LOG("o1 used half of the blocks or fewer");
 	EXPECT_LT(from, to) TH_LOG("the runs did not execute at the same time");
+}
+
+/*
+ * Contexts and usage masks place tasks: ptod runs root's clients in HWS
+ * context 0 and NOBODY's in NOBODY_CTX (ptod -x). With context 0 limited
+ * to device block 0 and NOBODY_CTX to block 1, two concurrent probe runs,
+ * one per user, run on those blocks only; with the masks swapped (a
+ * register change between runs), the next runs swap blocks.
+ */
+TEST_F_TIMEOUT(e2e, hws_masks_place_contexts, 150)
+{
+	static struct probe_report rr, rn;
+	struct pto_hws_cfg c;
+	struct proc pr, pn;
+	unsigned int round;
+	int ret;
+
+	if (E->nr_aic < 2 || E->nr_aiv < 4)
+		SKIP(return, "needs 2 device blocks");
+	ASSERT_EQ(0, hws_io(&c, false));
+	for (round = 0; round < 2; round++) {
+		hws_only_block(&c, 0, round);
+		hws_only_block(&c, NOBODY_CTX, !round);
+		ASSERT_EQ(0, hws_set(&c)) TH_LOG("HWS_CONFIG set");
+		ASSERT_EQ(0, e2e_start(&pr, "root", false, NULL,
+				       ARGS("probe-n", "30")));
+		ret = e2e_start_as(&pn, "nobody", NOBODY, false, NULL,
+				   ARGS("probe-n", "30"));
+		if (ret)
+			proc_free(&pr);
+		ASSERT_EQ(0, ret);
+		EXPECT_EQ(0, proc_wait(&pr, CLIENT_MS));
+		EXPECT_EQ(0, proc_wait(&pn, CLIENT_MS));
+		ASSERT_TRUE(exited_ok(&pr)) TH_LOG("%s", pr.text);
+		ASSERT_TRUE(exited_ok(&pn)) TH_LOG("%s", pn.text);
+		ASSERT_EQ(0, probe_parse(pr.text, &rr));
+		ASSERT_EQ(0, probe_parse(pn.text, &rn));
+		proc_free(&pr);
+		proc_free(&pn);
+		note("round %u: root (context 0) on blocks 0x%llx, nobody (context %d) on blocks 0x%llx",
+		     round, rr.blocks, NOBODY_CTX, rn.blocks);
+		EXPECT_EQ(1ULL << round, rr.blocks);
+		EXPECT_EQ(1ULL << !round, rn.blocks);
+	}
+}
+
+/* Position of task @name in @order ("R A0 ..."), or -1. */
+static int prio_pos(const char *order, const char *name)
+{
+	char line[256], *tok, *save;
+	int pos = 0;
+
+	snprintf(line, sizeof(line), "%s", order);
+	for (tok = strtok_r(line, " ", &save); tok;
+	     tok = strtok_r(NULL, " ", &save), pos++)
+		if (!strcmp(tok, name))
+			return pos;
+	return -1;
+}
+
+/*
+ * Run "pto_e2e prio @mode" and put the order its tasks started in
+ * ("R A0 ...") into @order.
+ */
+static void prio_order(struct __test_metadata *_metadata, const char *mode,
+		       char *order, size_t len)
+{
+	const char *s;
+	struct proc p;
+
+	order[0] = 0;
+	ASSERT_EQ(0, e2e_start(&p, "prio", false, NULL, ARGS("prio", mode)));
+	EXPECT_EQ(0, proc_wait(&p, CLIENT_MS));
+	EXPECT_TRUE(case_passed(p.text, "prio")) TH_LOG("%s", p.text);
+	s = line_with(p.text, "PRIO order: ");
+	if (s) {
+		s += strlen("PRIO order: ");
+		snprintf(order, len, "%.*s", (int)strcspn(s, "\n"), s);
+	}
+	proc_free(&p);
+	note("prio %s: %s", mode, order);
+}
+
+/* How many of the four leaves started before the chain's head C0. */
+static int leaves_before_c0(const char *order)
+{
+	const char *leaf[] = { "A0", "A1", "A2", "A3" };
+	int c0 = prio_pos(order, "C0"), n = 0, i;
+
+	for (i = 0; i < 4; i++)
+		n += prio_pos(order, leaf[i]) < c0;
+	return n;
+}
+
+/*
+ * Priorities order tasks: on one core (context 0 limited to AIC 0), a
+ * static graph under the HWS runs its critical chain's head C0 before
+ * four leaves submitted earlier (upward ranks); streamed, the same graph
+ * runs the leaves first (submission order). Under the PTO2 policy
+ * (HWS_POLICY register) ranks do not count: the static and the streamed
+ * graph run in the same order, the order tasks became ready.
+ */
+TEST_F_TIMEOUT(e2e, hws_priorities_order_tasks, 150)
+{
+	char st[128], sm[128], pst[128], psm[128];
+	struct pto_hws_cfg c;
+	unsigned int k;
+
+	ASSERT_EQ(0, hws_io(&c, false));
+	for (k = 0; k < PTO_HWS_USAGE_CLASSES; k++) {
+		memset(c.usage_mask[0][k], 0, sizeof(c.usage_mask[0][k]));
+		c.usage_mask[0][k][0] = 1;	/* AIC 0 */
+	}
+	c.policy = PTO_HWS_POLICY_HWS;
+	ASSERT_EQ(0, hws_set(&c));
+	prio_order(_metadata, "static", st, sizeof(st));
+	prio_order(_metadata, "stream", sm, sizeof(sm));
+	c.policy = PTO_HWS_POLICY_PTO2;
+	ASSERT_EQ(0, hws_set(&c));
+	prio_order(_metadata, "static", pst, sizeof(pst));
+	prio_order(_metadata, "stream", psm, sizeof(psm));
+	EXPECT_EQ(0, leaves_before_c0(st)) TH_LOG("HWS, static: %s", st);
+	EXPECT_EQ(4, leaves_before_c0(sm)) TH_LOG("HWS, streamed: %s", sm);
+	EXPECT_STREQ(psm, pst);
+	EXPECT_EQ(0, prio_pos(pst, "R"));
 }
 
 /*
@@ -1065,7 +1269,7 @@ TEST_F_TIMEOUT(e2e, pto_run_unchanged_orch, 150)
 				 "--kernel", k1, "--kernel", k2, "buf:64K",
 				 "buf:64K", out, "16384", NULL };
 
-		ASSERT_EQ(0, proc_spawn(&p, "pto-run", argv, NULL, -1));
+		ASSERT_EQ(0, proc_spawn(&p, "pto-run", argv, NULL, -1, 0));
 	}
 	ASSERT_EQ(0, proc_wait(&p, CLIENT_MS));
 	EXPECT_TRUE(exited_ok(&p));
@@ -1149,7 +1353,8 @@ static void keeper(int status_w)
 		    dup2(log, 1) < 0 || dup2(log, 2) < 0 ||
 		    setenv("NOTIFY_SOCKET", E->notify, 1))
 			_exit(127);
-		execl(ptod, "ptod", "-d", DEV_PATH, "-s", E->sock, (char *)NULL);
+		execl(ptod, "ptod", "-d", DEV_PATH, "-s", E->sock, "-x",
+		      STR(NOBODY) "=" STR(NOBODY_CTX), (char *)NULL);
 		dprintf(2, "exec %s: %s\n", ptod, strerror(errno));
 		_exit(127);
 	}
@@ -1405,8 +1610,9 @@ int main(int argc, char **argv)
 	snprintf(E->bin, sizeof(E->bin), "%s", self);	/* build/selftests/e2e */
 	snprintf(E->build, sizeof(E->build), "%s/../..", self);
 	snprintf(E->tmp, sizeof(E->tmp), "/tmp/pto-e2e.XXXXXX");
-	if (!mkdtemp(E->tmp)) {
-		perror("mkdtemp");
+	/* other users' clients reach the socket in it */
+	if (!mkdtemp(E->tmp) || chmod(E->tmp, 0755)) {
+		perror(E->tmp);
 		return KSFT_FAIL;
 	}
 	snprintf(E->sock, sizeof(E->sock), "%s/ptod.sock", E->tmp);

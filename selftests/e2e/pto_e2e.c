@@ -22,6 +22,12 @@
  *                                 reports where and when its tasks ran
  *                                 (below)
  *   pto_e2e probe-n TASKS         the same for TASKS tasks, no ready
+ *   pto_e2e prio static|stream    one graph of AIC probe tasks: a root,
+ *                                 then PRIO_LEAVES leaves and a chain of
+ *                                 PRIO_CHAIN tasks after it, submitted in
+ *                                 that order, as a static graph (ranked)
+ *                                 or streamed; prints the order they
+ *                                 started in (below)
  *   pto_e2e badbuf                names a buffer it does not own
  *                                 (expects -EACCES)
  *   pto_e2e idle SECONDS          stays connected without running
@@ -47,6 +53,10 @@
  * readings, all CLOCK_MONOTONIC ns; last_* are those of the last task that
  * ran on the core. PASS means the run returned 0 and every task left its
  * record.
+ *
+ * prio prints, after the run:
+ *   PRIO order: R A0 A1 A2 A3 C0 C1 C2 C3     (the tasks by start time)
+ *   CASE prio: PASS|FAIL status=S ...
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -600,7 +610,7 @@ static int run_probe(double seconds, long limit)
 	int64_t t0, t1, first = INT64_MAX, last = INT64_MIN;
 	uint64_t blocks = 0;
 	long i, recorded = 0, bad = 0;
-	uint32_t c, ncores = 0;
+	uint32_t c, blk, ncores = 0;
 	char msg[4096];
 	int ret, pass;
 
@@ -631,9 +641,13 @@ static int run_probe(double seconds, long limit)
 		if (__atomic_load_n(&r->seq, __ATOMIC_ACQUIRE) != (uint32_t)i + 1)
 			continue;
 		recorded++;
-		if (r->core_id >= PROBE_MAX_CORES || r->block_idx >= 64) {
-			printf("probe: task %ld: core %u block %u out of range\n",
-			       i + 1, r->core_id, r->block_idx);
+		/* the device block (cluster) of the core: AIC b, AIV 2b, 2b+1 */
+		blk = r->core_id < pto_nr_aic(cl) ? r->core_id :
+		      (r->core_id - pto_nr_aic(cl)) / 2;
+		if (r->core_id >= PROBE_MAX_CORES || blk >= 64 ||
+		    r->block_idx != 0) {
+			printf("probe: task %ld: core %u (block %u), launch block %u out of range\n",
+			       i + 1, r->core_id, blk, r->block_idx);
 			bad++;
 			continue;
 		}
@@ -641,10 +655,10 @@ static int run_probe(double seconds, long limit)
 		if (!p->n || r->start_ns > p->last_start) {
 			p->last_start = r->start_ns;
 			p->last_end = r->end_ns;
-			p->block = r->block_idx;
+			p->block = blk;
 		}
 		ncores += !p->n++;
-		blocks |= 1ULL << r->block_idx;
+		blocks |= 1ULL << blk;
 		if (r->start_ns < first)
 			first = r->start_ns;
 		if (r->end_ns > last)
@@ -663,6 +677,101 @@ static int run_probe(double seconds, long limit)
 			       (long long)pc[c].last_end);
 	pass = !ret && !bad && pr_submitted > 0 && recorded == pr_submitted;
 	printf("CASE probe: %s status=%d (%s) %s\n", pass ? "PASS" : "FAIL", ret,
+	       strerror(-ret), msg);
+	return pass ? 0 : 1;
+}
+
+/* ---- prio: the order a graph's tasks start in ---------------------------------------- */
+
+#define PRIO_LEAVES	4
+#define PRIO_CHAIN	4
+#define PRIO_TASKS	(1 + PRIO_LEAVES + PRIO_CHAIN)
+#define PRIO_COST_NS	100000	/* the probe kernel's declared cost */
+
+static const char *const prio_name[PRIO_TASKS] = {
+	"R", "A0", "A1", "A2", "A3", "C0", "C1", "C2", "C3"
+};
+
+/* A probe tensor over slot @slot of pr_buf. */
+static Tensor probe_tensor(long slot)
+{
+	uint64_t shape[1] = { sizeof(struct pto_probe_rec) / 4 };
+	uint64_t addr = pto_buf_dev_addr(pr_buf) +
+			(uint64_t)slot * sizeof(struct pto_probe_rec);
+
+	return make_tensor_external((void *)(uintptr_t)addr, shape, 1,
+				    PTO_DT_INT32);
+}
+
+/* AIC probe task writing slot @slot, after the task that wrote @after. */
+static void prio_submit(PTO2Runtime *rt, long slot, long after)
+{
+	Tensor out = probe_tensor(slot), in = probe_tensor(after);
+	PTOParam p[] = { make_output_param(&out),
+			 make_scalar_param((uint64_t)slot + 1),
+			 make_input_param(&in) };
+
+	pto2_rt_submit_task(rt, PROBE_AIC, PTO2_WORKER_CUBE, p,
+			    after < 0 ? 2 : 3);
+}
+
+/*
+ * R; leaves A0..A3 after R; chain C0 -> C1 -> C2 -> C3 after R. Ranked,
+ * C0 (4 tasks to the end) comes before the leaves (1); streamed, the
+ * leaves come first (submitted first).
+ */
+static int orch_prio(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	long i;
+
+	(void)args;
+	(void)argc;
+	pto2_rt_set_kernel_cost(rt, PROBE_AIC, PRIO_COST_NS);
+	prio_submit(rt, 0, -1);
+	for (i = 1; i <= PRIO_LEAVES; i++)
+		prio_submit(rt, i, 0);
+	for (i = 0; i < PRIO_CHAIN; i++)
+		prio_submit(rt, 1 + PRIO_LEAVES + i, i ? PRIO_LEAVES + i : 0);
+	return 0;
+}
+
+static int run_prio(const char *mode)
+{
+	int order[PRIO_TASKS], n = 0, i, j, ret, pass;
+	uint32_t flags;
+	char msg[4096];
+
+	if (!strcmp(mode, "static"))
+		flags = PTO_GRAPH_STATIC;
+	else if (!strcmp(mode, "stream"))
+		flags = 0;
+	else {
+		fprintf(stderr, "prio: static or stream, not '%s'\n", mode);
+		return 1;
+	}
+	if (load_probe())
+		return 1;
+	pr_buf = gm_copy(NULL, PRIO_TASKS * sizeof(struct pto_probe_rec));
+	if (!pr_buf)
+		return 1;
+	ret = pto_run_ex(cl, orch_prio, NULL, 0, flags, msg, sizeof(msg));
+	for (i = 0; i < PRIO_TASKS; i++) {
+		if (__atomic_load_n(&probe_rec(i)->seq, __ATOMIC_ACQUIRE) !=
+		    (uint32_t)i + 1)
+			continue;
+		/* insertion by start time */
+		for (j = n; j > 0 && probe_rec(order[j - 1])->start_ns >
+				     probe_rec(i)->start_ns; j--)
+			order[j] = order[j - 1];
+		order[j] = i;
+		n++;
+	}
+	printf("PRIO order:");
+	for (i = 0; i < n; i++)
+		printf(" %s", prio_name[order[i]]);
+	printf("\n");
+	pass = !ret && n == PRIO_TASKS;
+	printf("CASE prio: %s status=%d (%s) %s\n", pass ? "PASS" : "FAIL", ret,
 	       strerror(-ret), msg);
 	return pass ? 0 : 1;
 }
@@ -896,7 +1005,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|stream|probe|probe-n|badbuf|proto|idle ...\n");
+		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|stream|probe|probe-n|prio|badbuf|proto|idle ...\n");
 		return 2;
 	}
 	ret = pto_connect(NULL, &cl);
@@ -922,6 +1031,8 @@ int main(int argc, char **argv)
 		ret = run_probe(argc > 1 ? atof(argv[1]) : 5, 0);
 	else if (!strcmp(argv[0], "probe-n"))
 		ret = run_probe(0, argc > 1 && atol(argv[1]) > 0 ? atol(argv[1]) : 96);
+	else if (!strcmp(argv[0], "prio"))
+		ret = run_prio(argc > 1 ? argv[1] : "static");
 	else if (!strcmp(argv[0], "proto"))
 		ret = run_proto();
 	else if (!strcmp(argv[0], "badbuf"))
