@@ -287,17 +287,14 @@ static void fail_clear(struct hws *h, uint32_t set)
 /* The entries whose count is >= @thr. */
 static uint32_t fail_ge(const struct hws *h, uint32_t thr)
 {
-	uint32_t gt = 0, eq = ~0U, k;
+	uint32_t gt = 0, eq = ~0U, k, t;
 
 	if (thr > HWS_FAIL_MAX)
 		return 0;
 	for (k = HWS_FAIL_BITS; k-- > 0;) {
-		if (thr & BIT(k)) {
-			eq &= h->fail[k];
-		} else {
-			gt |= eq & h->fail[k];
-			eq &= ~h->fail[k];
-		}
+		t = 0U - ((thr >> k) & 1);	/* all ones where thr has 1 */
+		gt |= eq & h->fail[k] & ~t;
+		eq &= ~(h->fail[k] ^ t);
 	}
 	return gt | eq;
 }
@@ -429,62 +426,44 @@ static void order_remove(struct hws *h, uint32_t e)
 		bytes_remove(h->order, j);
 }
 
-/* Where @e (not in the order) goes: after every entry that precedes it. */
-static uint32_t order_place(const struct hws *h, uint32_t e)
+/*
+ * Where @e (not in the order, which holds @n entries) goes: after every
+ * entry that precedes it (higher key, or equal key and older). Binary
+ * search: the order is sorted.
+ */
+static uint32_t order_place(const struct hws *h, uint32_t e, uint32_t n)
 {
 	uint64_t key = h->key[e], seq = h->seq[e];
-	uint32_t j, x;
+	uint32_t lo = 0, hi = n;
 
-	for (j = 0; (x = h->order[j]) != HWS_NONE; j++)
-		if (h->key[x] < key || (h->key[x] == key && h->seq[x] > seq))
-			break;
-	return j;
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2, x = h->order[mid];
+		bool before = h->key[x] > key ||
+			      (h->key[x] == key && h->seq[x] < seq);
+
+		lo = before ? mid + 1 : lo;
+		hi = before ? hi : mid;
+	}
+	return lo;
 }
 
-/* Before the first entry it goes before: higher key, then older. */
-static void order_insert(struct hws *h, uint32_t e)
+/* @e enters the order, which holds @n entries. */
+static void order_insert(struct hws *h, uint32_t e, uint32_t n)
 {
-	bytes_insert(h->order, order_place(h, e), e);
+	bytes_insert(h->order, order_place(h, e, n), e);
 }
 
-/*
- * Entry @e's key may have changed: move it to its place. The entry leaves
- * position a and enters position b (counted without it): the bytes
- * between shift by one towards a, in registers.
- */
+/* Entry @e's key may have changed: move it to its place (the order holds
+ * h->n_order entries, @e among them). */
 static void rekey(struct hws *h, uint32_t e)
 {
 	uint64_t key = entry_key(h, e);
-	uint8_t t[HWS_RS_SIZE + 2], *o = h->order;
-	uint32_t a, b, j;
 
 	if (key == h->key[e])
 		return;
-	a = byte_pos(o, e);
+	order_remove(h, e);
 	h->key[e] = key;
-	/* position among the others: skip @e itself while scanning */
-	o[a] = (uint8_t)HWS_RS_SIZE;		/* never matches, never breaks */
-	b = 0;
-	for (j = 0; o[j] != HWS_NONE; j++) {
-		uint32_t x = o[j];
-
-		if (x == HWS_RS_SIZE)
-			continue;
-		if (h->key[x] < key || (h->key[x] == key && h->seq[x] > h->seq[e]))
-			break;
-		b++;
-	}
-	memcpy(t + 1, o, HWS_RS_SIZE);
-	if (b < a) {
-		/* o[b+1 .. a] = old o[b .. a-1] */
-		for (j = b + 1; j <= a; j++)
-			o[j] = t[j];
-	} else {
-		/* o[a .. b-1] = old o[a+1 .. b] */
-		for (j = a; j < b; j++)
-			o[j] = t[j + 2];
-	}
-	o[b] = (uint8_t)e;
+	order_insert(h, e, h->n_order - 1u);
 }
 
 static void age_remove(struct hws *h, uint32_t e)
@@ -959,13 +938,16 @@ static void launch(struct hws *restrict h, uint64_t now, uint32_t e,
 
 	/* SIP records, in ascending order: block, then thread */
 	for (i = 0; i < n; i++) {
-		uint64_t sips = out->sips.w[i];
-		uint64_t run = sips & h->idle.w[i], sh = sips & ~run;
+		uint64_t sips = out->sips.w[i], run, sh;
 
-		out->early.w[i] = sh;
 		h->chk.last_sips.w[i] = sips;
-		if (!sips)
+		if (!sips) {
+			out->early.w[i] = 0;
 			continue;
+		}
+		run = sips & h->idle.w[i];
+		sh = sips & ~run;
+		out->early.w[i] = sh;
 		for (bits = sips; bits; bits &= bits - 1) {
 			uint32_t s = i * 64 + ctz64(bits);
 			struct hws_sip *p = &h->sip[s];
@@ -996,10 +978,6 @@ static void launch(struct hws *restrict h, uint64_t now, uint32_t e,
 			flags |= HWS_LAUNCH_EARLY;
 		if (sips & h->reserved.w[i] && e != h->r_entry)
 			flags |= HWS_LAUNCH_BACKFILL;
-	}
-	for (; i < HWS_MASK_WORDS; i++) {
-		out->early.w[i] = 0;
-		h->chk.last_sips.w[i] = 0;
 	}
 	out->cookie = k->cookie;
 	out->block_idx = k->launched;
@@ -1500,7 +1478,7 @@ int hws_add(struct hws *h, const struct hws_kernel *k, uint64_t now)
 		h->older[i] &= ~BIT(e);
 	h->older[e] = h->occupied;
 	fail_clear(h, BIT(e));
-	h->age[h->n_order++] = (uint8_t)e;
+	h->age[h->n_order] = (uint8_t)e;
 	h->occupied |= BIT(e);
 	eligible_update(h, e);
 
@@ -1521,8 +1499,10 @@ int hws_add(struct hws *h, const struct hws_kernel *k, uint64_t now)
 	} else if (k->on_cp) {
 		rekey(h, d->head);
 	}
+	/* the order holds the n_order others; then e counts */
 	h->key[e] = entry_key(h, e);
-	order_insert(h, e);
+	order_insert(h, e, h->n_order);
+	h->n_order++;
 	return 0;
 }
 
@@ -1671,42 +1651,55 @@ int hws_kernel_state(const struct hws *h, uint64_t cookie,
 	return -EUCLEAN;					\
 } while (0)
 
+/*
+ * One SIP's record of a block. The block's other SIPs may hold it in
+ * either slot (an early launch onto idle and pre-idle SIPs is split
+ * between run and shadow), or no longer (threads complete one by one);
+ * a SIP of the block that holds it must hold it as its own thread.
+ */
 static int check_rec(const struct hws *h, uint32_t s,
 		     const struct hws_sip_rec *r, bool shadow, char *msg,
 		     size_t msglen)
 {
-	uint32_t tn = r->thread_num, g, start, t;
+	uint32_t tn = r->thread_num, g, start, t, k;
 	const char *what = shadow ? "waiting launch" : "launch";
 
 	if (tn > 16 || !shape_group[tn] || r->thread_idx >= tn)
 		BAD("SIP %u: %s with thread %u of %u", s, what, r->thread_idx,
 		    tn);
 	g = shape_group[tn];
-	start = s - r->thread_idx;
-	if (r->thread_idx > s || start % g)
+	if (r->thread_idx > s || (s - r->thread_idx) % g)
 		BAD("SIP %u: %s block %u starts at SIP %d, not a multiple of %u",
 		    s, what, r->block_idx, (int)s - (int)r->thread_idx, g);
+	start = s - r->thread_idx;
 	if (start / h->layout.cluster_slot !=
-	    (start + tn - 1) / h->layout.cluster_slot)
+	    (start + tn - 1) / h->layout.cluster_slot ||
+	    !hws_mask_test(&h->layout.present, start + tn - 1))
 		BAD("SIP %u: %s block %u crosses a cluster", s, what,
 		    r->block_idx);
 	for (t = 0; t < tn; t++) {
-		const struct hws_sip_rec *o;
+		for (k = 0; k < 2; k++) {
+			const struct hws_sip_rec *o;
 
-		if (!(shadow ? hws_mask_test(&h->shadow, start + t) :
-		      hws_mask_test(&h->busy, start + t)))
-			BAD("SIP %u: %s block %u of %llu, but SIP %u of the block is free",
-			    s, what, r->block_idx,
-			    (unsigned long long)r->cookie, start + t);
-		o = shadow ? &h->sip[start + t].shadow : &h->sip[start + t].run;
-		if (o->cookie != r->cookie || o->block_idx != r->block_idx ||
-		    o->thread_idx != t || o->thread_num != tn)
-			BAD("SIP %u: %s block %u of %llu, SIP %u holds block %u of %llu thread %u",
-			    s, what, r->block_idx,
-			    (unsigned long long)r->cookie, start + t,
-			    o->block_idx, (unsigned long long)o->cookie,
-			    o->thread_idx);
+			if (!(k ? hws_mask_test(&h->shadow, start + t) :
+			      hws_mask_test(&h->busy, start + t)))
+				continue;
+			o = k ? &h->sip[start + t].shadow :
+				&h->sip[start + t].run;
+			if (o->cookie == r->cookie &&
+			    o->block_idx == r->block_idx &&
+			    (o->thread_idx != t || o->thread_num != tn))
+				BAD("SIP %u: %s block %u of %llu thread %u, SIP %u holds it as thread %u of %u",
+				    s, what, r->block_idx,
+				    (unsigned long long)r->cookie,
+				    r->thread_idx, start + t, o->thread_idx,
+				    o->thread_num);
+		}
 	}
+	if (shadow && h->sip[s].run.cookie == r->cookie &&
+	    h->sip[s].run.block_idx == r->block_idx)
+		BAD("SIP %u holds block %u of %llu twice", s, r->block_idx,
+		    (unsigned long long)r->cookie);
 	return 0;
 }
 
