@@ -36,8 +36,8 @@
 
 #define HWS_E_COOP	(1U << 0)
 #define HWS_E_ON_CP	(1U << 1)
-#define HWS_E_R		(1U << 2)	/* promoted: holds the reservation */
-#define HWS_E_DESC	(1U << 3)	/* shape of 1..4 SIPs: high end first */
+#define HWS_E_R		(1U << 2)	/* promoted: holds a reservation */
+#define HWS_E_DESC	(1U << 3)	/* 1..4 SIPs: high end first */
 
 /* Order keys: the pool in the top two bits, then the priority. */
 #define KEY_R		(3ULL << 62)
@@ -73,7 +73,7 @@ static const uint64_t group_pat[17] = {
 	[16] = 0x0001000100010001ULL,
 };
 
-/* ---- Mask helpers ---------------------------------------------------------- */
+/* ---- Mask helpers -------------------------------------------------------- */
 
 static inline bool m_any(const hws_mask *m, uint32_t n)
 {
@@ -212,7 +212,7 @@ static inline void shape_set(hws_mask *m, uint32_t start, uint32_t tn)
 	m->w[start / 64] |= ((1ULL << tn) - 1) << (start % 64);
 }
 
-/* ---- SIP times ------------------------------------------------------------- */
+/* ---- SIP times ----------------------------------------------------------- */
 
 /* Estimated time until @s has finished everything it holds. */
 static uint64_t sip_rem(const struct hws *h, uint32_t s, uint64_t now)
@@ -251,7 +251,7 @@ static inline bool bf_meets(uint64_t rem, uint64_t est, int64_t margin)
 	return rem >= est && rem - est >= 0 - (uint64_t)margin;
 }
 
-/* ---- Fail counters (bit-sliced) -------------------------------------------- */
+/* ---- Fail counters (bit-sliced) ------------------------------------------ */
 
 static void fail_inc(struct hws *h, uint32_t set)
 {
@@ -321,7 +321,7 @@ static uint32_t fail_get(const struct hws *h, uint32_t e)
 	return v;
 }
 
-/* ---- Priorities and the order ---------------------------------------------- */
+/* ---- Priorities and the order -------------------------------------------- */
 
 /*
  * Online priority of a DAG's top kernel: ceil(critical_ratio *
@@ -474,7 +474,7 @@ static void age_remove(struct hws *h, uint32_t e)
 		bytes_remove(h->age, j);
 }
 
-/* ---- DAGs ------------------------------------------------------------------ */
+/* ---- DAGs ---------------------------------------------------------------- */
 
 static void dag_set_rank(struct hws_dag *d)
 {
@@ -534,7 +534,7 @@ static void dag_unlink(struct hws *h, uint32_t e)
 	d->members &= ~BIT(e);
 }
 
-/* ---- Reservation ----------------------------------------------------------- */
+/* ---- Reservation --------------------------------------------------------- */
 
 static void unreserve(struct hws *h)
 {
@@ -644,7 +644,7 @@ static bool reserve(struct hws *h, uint32_t e, uint64_t now)
 	return true;
 }
 
-/* ---- Placement --------------------------------------------------------------- */
+/* ---- Placement ----------------------------------------------------------- */
 
 /*
  * sel_best_sip_to_launch: place entry @k's block (a cooperative kernel:
@@ -658,7 +658,8 @@ static bool place(const struct hws *restrict h,
 		  const hws_mask *restrict target, bool early, bool desc,
 		  hws_mask *restrict sips)
 {
-	uint32_t n = HWS_MASK_WORDS, tn = k->thread_num, g = k->group, i, need, got;
+	uint32_t n = HWS_MASK_WORDS, tn = k->thread_num, g = k->group;
+	uint32_t i, need, got;
 	hws_mask si, sr, m;
 	int b;
 
@@ -879,7 +880,7 @@ static uint32_t pick_fifo(const struct hws *h, const hws_mask *ready,
 	return HWS_NONE;
 }
 
-/* ---- Launch and release -------------------------------------------------------- */
+/* ---- Launch and release -------------------------------------------------- */
 
 /*
  * Entry @e leaves the RS: all its blocks launched (@done) or taken out.
@@ -1085,7 +1086,8 @@ static bool promote(struct hws *h, uint64_t now, uint32_t l, uint32_t l_pool,
 	    !(ptp & BIT(p0)))
 		return false;
 	if ((rule & PTO_HWS_PROMOTE_TOP_1) &&
-	    h->rs[p0].thread_num == h->cfg.cluster_sip_num && reserve(h, p0, now))
+	    h->rs[p0].thread_num == h->cfg.cluster_sip_num &&
+	    reserve(h, p0, now))
 		return true;
 	if ((rule & PTO_HWS_PROMOTE_SKIPPED_TOP) && passed &&
 	    reserve(h, p0, now))
@@ -1164,7 +1166,7 @@ int hws_decide(struct hws *h, uint64_t now, struct hws_launch *out)
 	return e != HWS_NONE;
 }
 
-/* ---- Layouts and configuration ------------------------------------------------ */
+/* ---- Layouts and configuration ------------------------------------------- */
 
 int hws_layout_device(struct hws_layout *l, uint32_t nr_aic, uint32_t nr_aiv)
 {
@@ -1372,7 +1374,7 @@ int hws_configure(struct hws *h, const struct hws_config *c, char *msg,
 	return 0;
 }
 
-/* ---- DAGs and kernels -------------------------------------------------------- */
+/* ---- DAGs and kernels ---------------------------------------------------- */
 
 int hws_dag_open(struct hws *h, uint32_t dag, uint32_t total_kernels,
 		 bool dynamic)
@@ -1534,7 +1536,7 @@ uint32_t hws_rs_free(const struct hws *h)
 	return HWS_RS_SIZE - h->n_order;
 }
 
-/* ---- SIP events and status ---------------------------------------------------- */
+/* ---- SIP events and status ----------------------------------------------- */
 
 int hws_sip_complete(struct hws *h, const hws_mask *sips, uint64_t now)
 {
@@ -1643,7 +1645,7 @@ int hws_kernel_state(const struct hws *h, uint64_t cookie,
 	return 0;
 }
 
-/* ---- The invariant checker ---------------------------------------------------- */
+/* ---- The invariant checker ----------------------------------------------- */
 
 #define BAD(...) do {						\
 	if (msg && msglen)					\
@@ -1809,7 +1811,8 @@ int hws_check(const struct hws *h, char *msg, size_t msglen)
 			  (k0 == k1 && h->seq[h->order[i - 1]] >
 			   h->seq[e])))
 			BAD("order not sorted at position %u", i);
-		if (h->age[i] >= HWS_RS_SIZE || !(h->occupied & BIT(h->age[i])) ||
+		if (h->age[i] >= HWS_RS_SIZE ||
+		    !(h->occupied & BIT(h->age[i])) ||
 		    (i && h->seq[h->age[i - 1]] >= h->seq[h->age[i]]))
 			BAD("age order wrong at position %u", i);
 	}
@@ -1853,14 +1856,18 @@ int hws_check(const struct hws *h, char *msg, size_t msglen)
 
 	/* the last launch respected its usage and affinity masks */
 	if (h->chk.last_valid && h->chk.last_cfg_gen == h->chk.cfg_gen) {
-		const hws_mask *u = &h->cfg.usage[h->chk.last_ctx][h->chk.last_cls];
+		const hws_mask *u =
+			&h->cfg.usage[h->chk.last_ctx][h->chk.last_cls];
 
-		for (i = 0; i < HWS_MASK_WORDS; i++)
-			if (h->chk.last_sips.w[i] &
-			    ~(u->w[i] & h->chk.last_affinity.w[i] & pres->w[i]))
+		for (i = 0; i < HWS_MASK_WORDS; i++) {
+			uint64_t out = h->chk.last_sips.w[i] &
+				~(u->w[i] & h->chk.last_affinity.w[i] &
+				  pres->w[i]);
+
+			if (out)
 				BAD("last launch used SIPs outside usage & affinity (word %u: %#llx)",
-				    i, (unsigned long long)(h->chk.last_sips.w[i] &
-				    ~(u->w[i] & h->chk.last_affinity.w[i])));
+				    i, (unsigned long long)out);
+		}
 	}
 	return 0;
 }

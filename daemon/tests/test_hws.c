@@ -21,7 +21,7 @@ static struct hws_layout L;
 static struct hws_config C;
 static unsigned long decisions, check_failures;
 
-/* ---- helpers ---------------------------------------------------------------- */
+/* ---- helpers ------------------------------------------------------------- */
 
 static void init_layout(void)
 {
@@ -229,7 +229,7 @@ static void fill(uint32_t dag, uint64_t cookie0, uint64_t end0, uint64_t step)
 	}
 }
 
-/* ---- layouts and configuration -------------------------------------------------- */
+/* ---- layouts and configuration ------------------------------------------- */
 
 static void test_device_layout(void)
 {
@@ -323,7 +323,7 @@ static void test_config_check(void)
 	   H.cfg.scale_ratio[7] == 800, "config: a refused configuration changes nothing");
 }
 
-/* ---- shapes: alignment, clusters, capability ------------------------------------ */
+/* ---- shapes: alignment, clusters, capability ----------------------------- */
 
 static uint32_t group_of(uint32_t tn)
 {
@@ -523,7 +523,7 @@ static void test_refused(void)
 	ok(hws_rs_free(&H) == HWS_RS_SIZE, "nothing refused entered the RS");
 }
 
-/* ---- RS, DAGs ---------------------------------------------------------------- */
+/* ---- RS, DAGs ------------------------------------------------------------ */
 
 static void test_rs_full_and_dags(void)
 {
@@ -556,7 +556,7 @@ static void test_rs_full_and_dags(void)
 	ok(hws_dag_close(&H, 5) == -EINVAL, "closing a DAG that is not open: -EINVAL");
 }
 
-/* ---- online priority ------------------------------------------------------------ */
+/* ---- online priority ----------------------------------------------------- */
 
 static void test_online_priority(void)
 {
@@ -629,7 +629,7 @@ static void test_online_priority(void)
 	   "P pool by online priority: the DAG with 10%% left (1900) before the new one (100)");
 }
 
-/* ---- fail counts and promotion ---------------------------------------------------- */
+/* ---- fail counts and promotion ------------------------------------------- */
 
 static void test_fail_counts(void)
 {
@@ -951,7 +951,7 @@ static void test_rsvd_first(void)
 	}
 }
 
-/* ---- usage masks, contexts, affinity ------------------------------------------------- */
+/* ---- usage masks, contexts, affinity ------------------------------------- */
 
 static void test_usage_masks(void)
 {
@@ -1036,7 +1036,7 @@ static void test_affinity(void)
 	ok(n == 3 && inside, "affinity {5, 6, 9}: three blocks, only there");
 }
 
-/* ---- early launch -------------------------------------------------------------------- */
+/* ---- early launch -------------------------------------------------------- */
 
 static void test_early_report(void)
 {
@@ -1099,7 +1099,7 @@ static void test_early_predict(void)
 	   "the early launch's countdown started at real-complete");
 }
 
-/* ---- cooperative kernels, trigger count, fill-up, FIFO ---------------------------------- */
+/* ---- cooperative kernels, trigger count, fill-up, FIFO ------------------- */
 
 static void test_coop(void)
 {
@@ -1223,7 +1223,7 @@ static void test_fifo(void)
 	   "FIFO: no promotion, no reservation");
 }
 
-/* ---- randomized: every mechanism at once, checked after every step --------- */
+/* ---- randomized: every mechanism at once, checked after every step ------- */
 
 static uint64_t srng = 0x243f6a8885a308d3ULL;
 
@@ -1397,7 +1397,7 @@ static void test_stress(void)
 	   "randomized: no launch on a SIP that holds one (or an early launch on a busy one), everything drains");
 }
 
-/* ---- the checker itself ------------------------------------------------------------- */
+/* ---- the checker itself -------------------------------------------------- */
 
 static void test_checker(void)
 {
