@@ -25,6 +25,14 @@
  * (PTO2's default) deciding from the same states.
  *
  * Cycles are TSC ticks (constant rate; on a VM the host's nominal clock).
+ *
+ * bench_hws --replay DAGS KERNELS POLICY runs the same decisions untimed
+ * through one_decision(), for an instruction count that no noise moves:
+ *
+ *   valgrind --tool=callgrind --toggle-collect=one_decision \
+ *	build/bench/hws/bench_hws --replay 24 32 0
+ *
+ * (instructions per decision = the total / NSTATES / ROUNDS).
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -72,7 +80,7 @@ static void stats(uint64_t *s, int n, uint64_t *med, uint64_t *p99)
 }
 
 static __attribute__((noinline)) int empty(struct hws *h, uint64_t now,
-					   struct hws_launch *o)
+					      struct hws_launch *o)
 {
 	__asm__ __volatile__("" : : "r"(h), "r"(now), "r"(o) : "memory");
 	return 0;
@@ -187,7 +195,34 @@ static void measure(int (*fn)(struct hws *, uint64_t, struct hws_launch *),
 	*hit = (double)launched / n;
 }
 
-int main(void)
+static __attribute__((noipa)) int one_decision(struct hws *h,
+					      struct hws_launch *o)
+{
+	return hws_decide(h, 20, o);
+}
+
+static int replay(uint32_t d, uint32_t k, uint32_t policy)
+{
+	struct hws_layout l;
+	struct hws_launch o;
+	long launched = 0;
+	int r, s;
+
+	hws_layout_device(&l, 24, 48);
+	state_bytes = offsetof(struct hws, sip) + l.nr_sips * sizeof(work.sip[0]);
+	for (s = 0; s < NSTATES; s++)
+		build(&saved[s], &l, policy, d, k);
+	for (r = 0; r < ROUNDS; r++) {
+		for (s = 0; s < NSTATES; s++) {
+			memcpy(&work, &saved[s], state_bytes);
+			launched += one_decision(&work, &o);
+		}
+	}
+	printf("%d decisions, %ld launched\n", NSTATES * ROUNDS, launched);
+	return 0;
+}
+
+int main(int argc, char **argv)
 {
 	static const uint32_t dag_counts[] = { 1, 2, 4, 8, 16, 24 };
 	static const uint32_t kernel_counts[] = { 1, 2, 4, 8, 16, 32 };
@@ -197,6 +232,9 @@ int main(void)
 	size_t a, b;
 	int policy, s;
 
+	if (argc == 5 && !strcmp(argv[1], "--replay"))
+		return replay((uint32_t)atoi(argv[2]), (uint32_t)atoi(argv[3]),
+			      (uint32_t)atoi(argv[4]));
 	hws_layout_device(&l, 24, 48);
 	state_bytes = offsetof(struct hws, sip) + l.nr_sips * sizeof(work.sip[0]);
 	printf("# HWS decision cost, device layout 24 blocks (72 SIPs), %d states x %d rounds per case\n",

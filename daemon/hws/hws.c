@@ -36,8 +36,8 @@
 
 #define HWS_E_COOP	(1U << 0)
 #define HWS_E_ON_CP	(1U << 1)
-#define HWS_E_R		(1U << 2)	/* promoted: holds the reservation */
-#define HWS_E_DESC	(1U << 3)	/* shape of 1..4 SIPs: high end first */
+#define HWS_E_R		(1U << 2)	/* promoted: holds a reservation */
+#define HWS_E_DESC	(1U << 3)	/* 1..4 SIPs: high end first */
 
 /* Order keys: the pool in the top two bits, then the priority. */
 #define KEY_R		(3ULL << 62)
@@ -73,7 +73,7 @@ static const uint64_t group_pat[17] = {
 	[16] = 0x0001000100010001ULL,
 };
 
-/* ---- Mask helpers ---------------------------------------------------------- */
+/* ---- Mask helpers -------------------------------------------------------- */
 
 static inline bool m_any(const hws_mask *m, uint32_t n)
 {
@@ -212,7 +212,7 @@ static inline void shape_set(hws_mask *m, uint32_t start, uint32_t tn)
 	m->w[start / 64] |= ((1ULL << tn) - 1) << (start % 64);
 }
 
-/* ---- SIP times ------------------------------------------------------------- */
+/* ---- SIP times ----------------------------------------------------------- */
 
 /* Estimated time until @s has finished everything it holds. */
 static uint64_t sip_rem(const struct hws *h, uint32_t s, uint64_t now)
@@ -251,7 +251,7 @@ static inline bool bf_meets(uint64_t rem, uint64_t est, int64_t margin)
 	return rem >= est && rem - est >= 0 - (uint64_t)margin;
 }
 
-/* ---- Fail counters (bit-sliced) -------------------------------------------- */
+/* ---- Fail counters (bit-sliced) ------------------------------------------ */
 
 static void fail_inc(struct hws *h, uint32_t set)
 {
@@ -287,17 +287,14 @@ static void fail_clear(struct hws *h, uint32_t set)
 /* The entries whose count is >= @thr. */
 static uint32_t fail_ge(const struct hws *h, uint32_t thr)
 {
-	uint32_t gt = 0, eq = ~0U, k;
+	uint32_t gt = 0, eq = ~0U, k, t;
 
 	if (thr > HWS_FAIL_MAX)
 		return 0;
 	for (k = HWS_FAIL_BITS; k-- > 0;) {
-		if (thr & BIT(k)) {
-			eq &= h->fail[k];
-		} else {
-			gt |= eq & h->fail[k];
-			eq &= ~h->fail[k];
-		}
+		t = 0U - ((thr >> k) & 1);	/* all ones where thr has 1 */
+		gt |= eq & h->fail[k] & ~t;
+		eq &= ~(h->fail[k] ^ t);
 	}
 	return gt | eq;
 }
@@ -324,7 +321,7 @@ static uint32_t fail_get(const struct hws *h, uint32_t e)
 	return v;
 }
 
-/* ---- Priorities and the order ---------------------------------------------- */
+/* ---- Priorities and the order -------------------------------------------- */
 
 /*
  * Online priority of a DAG's top kernel: ceil(critical_ratio *
@@ -429,62 +426,44 @@ static void order_remove(struct hws *h, uint32_t e)
 		bytes_remove(h->order, j);
 }
 
-/* Where @e (not in the order) goes: after every entry that precedes it. */
-static uint32_t order_place(const struct hws *h, uint32_t e)
+/*
+ * Where @e (not in the order, which holds @n entries) goes: after every
+ * entry that precedes it (higher key, or equal key and older). Binary
+ * search: the order is sorted.
+ */
+static uint32_t order_place(const struct hws *h, uint32_t e, uint32_t n)
 {
 	uint64_t key = h->key[e], seq = h->seq[e];
-	uint32_t j, x;
+	uint32_t lo = 0, hi = n;
 
-	for (j = 0; (x = h->order[j]) != HWS_NONE; j++)
-		if (h->key[x] < key || (h->key[x] == key && h->seq[x] > seq))
-			break;
-	return j;
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2, x = h->order[mid];
+		bool before = h->key[x] > key ||
+			      (h->key[x] == key && h->seq[x] < seq);
+
+		lo = before ? mid + 1 : lo;
+		hi = before ? hi : mid;
+	}
+	return lo;
 }
 
-/* Before the first entry it goes before: higher key, then older. */
-static void order_insert(struct hws *h, uint32_t e)
+/* @e enters the order, which holds @n entries. */
+static void order_insert(struct hws *h, uint32_t e, uint32_t n)
 {
-	bytes_insert(h->order, order_place(h, e), e);
+	bytes_insert(h->order, order_place(h, e, n), e);
 }
 
-/*
- * Entry @e's key may have changed: move it to its place. The entry leaves
- * position a and enters position b (counted without it): the bytes
- * between shift by one towards a, in registers.
- */
+/* Entry @e's key may have changed: move it to its place (the order holds
+ * h->n_order entries, @e among them). */
 static void rekey(struct hws *h, uint32_t e)
 {
 	uint64_t key = entry_key(h, e);
-	uint8_t t[HWS_RS_SIZE + 2], *o = h->order;
-	uint32_t a, b, j;
 
 	if (key == h->key[e])
 		return;
-	a = byte_pos(o, e);
+	order_remove(h, e);
 	h->key[e] = key;
-	/* position among the others: skip @e itself while scanning */
-	o[a] = (uint8_t)HWS_RS_SIZE;		/* never matches, never breaks */
-	b = 0;
-	for (j = 0; o[j] != HWS_NONE; j++) {
-		uint32_t x = o[j];
-
-		if (x == HWS_RS_SIZE)
-			continue;
-		if (h->key[x] < key || (h->key[x] == key && h->seq[x] > h->seq[e]))
-			break;
-		b++;
-	}
-	memcpy(t + 1, o, HWS_RS_SIZE);
-	if (b < a) {
-		/* o[b+1 .. a] = old o[b .. a-1] */
-		for (j = b + 1; j <= a; j++)
-			o[j] = t[j];
-	} else {
-		/* o[a .. b-1] = old o[a+1 .. b] */
-		for (j = a; j < b; j++)
-			o[j] = t[j + 2];
-	}
-	o[b] = (uint8_t)e;
+	order_insert(h, e, h->n_order - 1u);
 }
 
 static void age_remove(struct hws *h, uint32_t e)
@@ -495,7 +474,7 @@ static void age_remove(struct hws *h, uint32_t e)
 		bytes_remove(h->age, j);
 }
 
-/* ---- DAGs ------------------------------------------------------------------ */
+/* ---- DAGs ---------------------------------------------------------------- */
 
 static void dag_set_rank(struct hws_dag *d)
 {
@@ -555,7 +534,7 @@ static void dag_unlink(struct hws *h, uint32_t e)
 	d->members &= ~BIT(e);
 }
 
-/* ---- Reservation ----------------------------------------------------------- */
+/* ---- Reservation --------------------------------------------------------- */
 
 static void unreserve(struct hws *h)
 {
@@ -665,7 +644,7 @@ static bool reserve(struct hws *h, uint32_t e, uint64_t now)
 	return true;
 }
 
-/* ---- Placement --------------------------------------------------------------- */
+/* ---- Placement ----------------------------------------------------------- */
 
 /*
  * sel_best_sip_to_launch: place entry @k's block (a cooperative kernel:
@@ -679,7 +658,8 @@ static bool place(const struct hws *restrict h,
 		  const hws_mask *restrict target, bool early, bool desc,
 		  hws_mask *restrict sips)
 {
-	uint32_t n = HWS_MASK_WORDS, tn = k->thread_num, g = k->group, i, need, got;
+	uint32_t n = HWS_MASK_WORDS, tn = k->thread_num, g = k->group;
+	uint32_t i, need, got;
 	hws_mask si, sr, m;
 	int b;
 
@@ -900,7 +880,7 @@ static uint32_t pick_fifo(const struct hws *h, const hws_mask *ready,
 	return HWS_NONE;
 }
 
-/* ---- Launch and release -------------------------------------------------------- */
+/* ---- Launch and release -------------------------------------------------- */
 
 /*
  * Entry @e leaves the RS: all its blocks launched (@done) or taken out.
@@ -959,13 +939,16 @@ static void launch(struct hws *restrict h, uint64_t now, uint32_t e,
 
 	/* SIP records, in ascending order: block, then thread */
 	for (i = 0; i < n; i++) {
-		uint64_t sips = out->sips.w[i];
-		uint64_t run = sips & h->idle.w[i], sh = sips & ~run;
+		uint64_t sips = out->sips.w[i], run, sh;
 
-		out->early.w[i] = sh;
 		h->chk.last_sips.w[i] = sips;
-		if (!sips)
+		if (!sips) {
+			out->early.w[i] = 0;
 			continue;
+		}
+		run = sips & h->idle.w[i];
+		sh = sips & ~run;
+		out->early.w[i] = sh;
 		for (bits = sips; bits; bits &= bits - 1) {
 			uint32_t s = i * 64 + ctz64(bits);
 			struct hws_sip *p = &h->sip[s];
@@ -996,10 +979,6 @@ static void launch(struct hws *restrict h, uint64_t now, uint32_t e,
 			flags |= HWS_LAUNCH_EARLY;
 		if (sips & h->reserved.w[i] && e != h->r_entry)
 			flags |= HWS_LAUNCH_BACKFILL;
-	}
-	for (; i < HWS_MASK_WORDS; i++) {
-		out->early.w[i] = 0;
-		h->chk.last_sips.w[i] = 0;
 	}
 	out->cookie = k->cookie;
 	out->block_idx = k->launched;
@@ -1107,7 +1086,8 @@ static bool promote(struct hws *h, uint64_t now, uint32_t l, uint32_t l_pool,
 	    !(ptp & BIT(p0)))
 		return false;
 	if ((rule & PTO_HWS_PROMOTE_TOP_1) &&
-	    h->rs[p0].thread_num == h->cfg.cluster_sip_num && reserve(h, p0, now))
+	    h->rs[p0].thread_num == h->cfg.cluster_sip_num &&
+	    reserve(h, p0, now))
 		return true;
 	if ((rule & PTO_HWS_PROMOTE_SKIPPED_TOP) && passed &&
 	    reserve(h, p0, now))
@@ -1186,7 +1166,7 @@ int hws_decide(struct hws *h, uint64_t now, struct hws_launch *out)
 	return e != HWS_NONE;
 }
 
-/* ---- Layouts and configuration ------------------------------------------------ */
+/* ---- Layouts and configuration ------------------------------------------- */
 
 int hws_layout_device(struct hws_layout *l, uint32_t nr_aic, uint32_t nr_aiv)
 {
@@ -1397,7 +1377,7 @@ int hws_configure(struct hws *h, const struct hws_config *c, char *msg,
 	return 0;
 }
 
-/* ---- DAGs and kernels -------------------------------------------------------- */
+/* ---- DAGs and kernels ---------------------------------------------------- */
 
 int hws_dag_open(struct hws *h, uint32_t dag, uint32_t total_kernels,
 		 bool dynamic)
@@ -1503,7 +1483,7 @@ int hws_add(struct hws *h, const struct hws_kernel *k, uint64_t now)
 		h->older[i] &= ~BIT(e);
 	h->older[e] = h->occupied;
 	fail_clear(h, BIT(e));
-	h->age[h->n_order++] = (uint8_t)e;
+	h->age[h->n_order] = (uint8_t)e;
 	h->occupied |= BIT(e);
 	eligible_update(h, e);
 
@@ -1524,8 +1504,10 @@ int hws_add(struct hws *h, const struct hws_kernel *k, uint64_t now)
 	} else if (k->on_cp) {
 		rekey(h, d->head);
 	}
+	/* the order holds the n_order others; then e counts */
 	h->key[e] = entry_key(h, e);
-	order_insert(h, e);
+	order_insert(h, e, h->n_order);
+	h->n_order++;
 	return 0;
 }
 
@@ -1557,7 +1539,7 @@ uint32_t hws_rs_free(const struct hws *h)
 	return HWS_RS_SIZE - h->n_order;
 }
 
-/* ---- SIP events and status ---------------------------------------------------- */
+/* ---- SIP events and status ----------------------------------------------- */
 
 int hws_sip_complete(struct hws *h, const hws_mask *sips, uint64_t now)
 {
@@ -1666,7 +1648,7 @@ int hws_kernel_state(const struct hws *h, uint64_t cookie,
 	return 0;
 }
 
-/* ---- The invariant checker ---------------------------------------------------- */
+/* ---- The invariant checker ----------------------------------------------- */
 
 #define BAD(...) do {						\
 	if (msg && msglen)					\
@@ -1674,42 +1656,55 @@ int hws_kernel_state(const struct hws *h, uint64_t cookie,
 	return -EUCLEAN;					\
 } while (0)
 
+/*
+ * One SIP's record of a block. The block's other SIPs may hold it in
+ * either slot (an early launch onto idle and pre-idle SIPs is split
+ * between run and shadow), or no longer (threads complete one by one);
+ * a SIP of the block that holds it must hold it as its own thread.
+ */
 static int check_rec(const struct hws *h, uint32_t s,
 		     const struct hws_sip_rec *r, bool shadow, char *msg,
 		     size_t msglen)
 {
-	uint32_t tn = r->thread_num, g, start, t;
+	uint32_t tn = r->thread_num, g, start, t, k;
 	const char *what = shadow ? "waiting launch" : "launch";
 
 	if (tn > 16 || !shape_group[tn] || r->thread_idx >= tn)
 		BAD("SIP %u: %s with thread %u of %u", s, what, r->thread_idx,
 		    tn);
 	g = shape_group[tn];
-	start = s - r->thread_idx;
-	if (r->thread_idx > s || start % g)
+	if (r->thread_idx > s || (s - r->thread_idx) % g)
 		BAD("SIP %u: %s block %u starts at SIP %d, not a multiple of %u",
 		    s, what, r->block_idx, (int)s - (int)r->thread_idx, g);
+	start = s - r->thread_idx;
 	if (start / h->layout.cluster_slot !=
-	    (start + tn - 1) / h->layout.cluster_slot)
+	    (start + tn - 1) / h->layout.cluster_slot ||
+	    !hws_mask_test(&h->layout.present, start + tn - 1))
 		BAD("SIP %u: %s block %u crosses a cluster", s, what,
 		    r->block_idx);
 	for (t = 0; t < tn; t++) {
-		const struct hws_sip_rec *o;
+		for (k = 0; k < 2; k++) {
+			const struct hws_sip_rec *o;
 
-		if (!(shadow ? hws_mask_test(&h->shadow, start + t) :
-		      hws_mask_test(&h->busy, start + t)))
-			BAD("SIP %u: %s block %u of %llu, but SIP %u of the block is free",
-			    s, what, r->block_idx,
-			    (unsigned long long)r->cookie, start + t);
-		o = shadow ? &h->sip[start + t].shadow : &h->sip[start + t].run;
-		if (o->cookie != r->cookie || o->block_idx != r->block_idx ||
-		    o->thread_idx != t || o->thread_num != tn)
-			BAD("SIP %u: %s block %u of %llu, SIP %u holds block %u of %llu thread %u",
-			    s, what, r->block_idx,
-			    (unsigned long long)r->cookie, start + t,
-			    o->block_idx, (unsigned long long)o->cookie,
-			    o->thread_idx);
+			if (!(k ? hws_mask_test(&h->shadow, start + t) :
+			      hws_mask_test(&h->busy, start + t)))
+				continue;
+			o = k ? &h->sip[start + t].shadow :
+				&h->sip[start + t].run;
+			if (o->cookie == r->cookie &&
+			    o->block_idx == r->block_idx &&
+			    (o->thread_idx != t || o->thread_num != tn))
+				BAD("SIP %u: %s block %u of %llu thread %u, SIP %u holds it as thread %u of %u",
+				    s, what, r->block_idx,
+				    (unsigned long long)r->cookie,
+				    r->thread_idx, start + t, o->thread_idx,
+				    o->thread_num);
+		}
 	}
+	if (shadow && h->sip[s].run.cookie == r->cookie &&
+	    h->sip[s].run.block_idx == r->block_idx)
+		BAD("SIP %u holds block %u of %llu twice", s, r->block_idx,
+		    (unsigned long long)r->cookie);
 	return 0;
 }
 
@@ -1819,7 +1814,8 @@ int hws_check(const struct hws *h, char *msg, size_t msglen)
 			  (k0 == k1 && h->seq[h->order[i - 1]] >
 			   h->seq[e])))
 			BAD("order not sorted at position %u", i);
-		if (h->age[i] >= HWS_RS_SIZE || !(h->occupied & BIT(h->age[i])) ||
+		if (h->age[i] >= HWS_RS_SIZE ||
+		    !(h->occupied & BIT(h->age[i])) ||
 		    (i && h->seq[h->age[i - 1]] >= h->seq[h->age[i]]))
 			BAD("age order wrong at position %u", i);
 	}
@@ -1863,14 +1859,18 @@ int hws_check(const struct hws *h, char *msg, size_t msglen)
 
 	/* the last launch respected its usage and affinity masks */
 	if (h->chk.last_valid && h->chk.last_cfg_gen == h->chk.cfg_gen) {
-		const hws_mask *u = &h->cfg.usage[h->chk.last_ctx][h->chk.last_cls];
+		const hws_mask *u =
+			&h->cfg.usage[h->chk.last_ctx][h->chk.last_cls];
 
-		for (i = 0; i < HWS_MASK_WORDS; i++)
-			if (h->chk.last_sips.w[i] &
-			    ~(u->w[i] & h->chk.last_affinity.w[i] & pres->w[i]))
+		for (i = 0; i < HWS_MASK_WORDS; i++) {
+			uint64_t out = h->chk.last_sips.w[i] &
+				~(u->w[i] & h->chk.last_affinity.w[i] &
+				  pres->w[i]);
+
+			if (out)
 				BAD("last launch used SIPs outside usage & affinity (word %u: %#llx)",
-				    i, (unsigned long long)(h->chk.last_sips.w[i] &
-				    ~(u->w[i] & h->chk.last_affinity.w[i])));
+				    i, (unsigned long long)out);
+		}
 	}
 	return 0;
 }

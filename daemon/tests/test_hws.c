@@ -21,7 +21,7 @@ static struct hws_layout L;
 static struct hws_config C;
 static unsigned long decisions, check_failures;
 
-/* ---- helpers ---------------------------------------------------------------- */
+/* ---- helpers ------------------------------------------------------------- */
 
 static void init_layout(void)
 {
@@ -63,8 +63,8 @@ static void check_now(const char *where)
 	char msg[256];
 
 	if (hws_check(&H, msg, sizeof(msg))) {
-		check_failures++;
-		tap_diag("hws_check after %s: %s", where, msg);
+		if (check_failures++ < 5)
+			tap_diag("hws_check after %s: %s", where, msg);
 	}
 }
 
@@ -200,6 +200,11 @@ static struct hws_kernel_state kstate(uint64_t cookie)
 	return st;
 }
 
+static bool m_any_busy(void)
+{
+	return !hws_mask_empty(&H.busy);
+}
+
 static bool gone(uint64_t cookie)
 {
 	struct hws_kernel_state st;
@@ -224,7 +229,7 @@ static void fill(uint32_t dag, uint64_t cookie0, uint64_t end0, uint64_t step)
 	}
 }
 
-/* ---- layouts and configuration -------------------------------------------------- */
+/* ---- layouts and configuration ------------------------------------------- */
 
 static void test_device_layout(void)
 {
@@ -329,7 +334,7 @@ static void test_config_check(void)
 	   H.cfg.scale_ratio[7] == 800, "config: a refused configuration changes nothing");
 }
 
-/* ---- shapes: alignment, clusters, capability ------------------------------------ */
+/* ---- shapes: alignment, clusters, capability ----------------------------- */
 
 static uint32_t group_of(uint32_t tn)
 {
@@ -529,7 +534,7 @@ static void test_refused(void)
 	ok(hws_rs_free(&H) == HWS_RS_SIZE, "nothing refused entered the RS");
 }
 
-/* ---- RS, DAGs ---------------------------------------------------------------- */
+/* ---- RS, DAGs ------------------------------------------------------------ */
 
 static void test_rs_full_and_dags(void)
 {
@@ -562,7 +567,7 @@ static void test_rs_full_and_dags(void)
 	ok(hws_dag_close(&H, 5) == -EINVAL, "closing a DAG that is not open: -EINVAL");
 }
 
-/* ---- online priority ------------------------------------------------------------ */
+/* ---- online priority ----------------------------------------------------- */
 
 static void test_online_priority(void)
 {
@@ -635,7 +640,7 @@ static void test_online_priority(void)
 	   "P pool by online priority: the DAG with 10%% left (1900) before the new one (100)");
 }
 
-/* ---- fail counts and promotion ---------------------------------------------------- */
+/* ---- fail counts and promotion ------------------------------------------- */
 
 static void test_fail_counts(void)
 {
@@ -957,7 +962,7 @@ static void test_rsvd_first(void)
 	}
 }
 
-/* ---- usage masks, contexts, affinity ------------------------------------------------- */
+/* ---- usage masks, contexts, affinity ------------------------------------- */
 
 static void test_usage_masks(void)
 {
@@ -1042,7 +1047,7 @@ static void test_affinity(void)
 	ok(n == 3 && inside, "affinity {5, 6, 9}: three blocks, only there");
 }
 
-/* ---- early launch -------------------------------------------------------------------- */
+/* ---- early launch -------------------------------------------------------- */
 
 static void test_early_report(void)
 {
@@ -1105,7 +1110,7 @@ static void test_early_predict(void)
 	   "the early launch's countdown started at real-complete");
 }
 
-/* ---- cooperative kernels, trigger count, fill-up, FIFO ---------------------------------- */
+/* ---- cooperative kernels, trigger count, fill-up, FIFO ------------------- */
 
 static void test_coop(void)
 {
@@ -1229,7 +1234,181 @@ static void test_fifo(void)
 	   "FIFO: no promotion, no reservation");
 }
 
-/* ---- the checker itself ------------------------------------------------------------- */
+/* ---- randomized: every mechanism at once, checked after every step ------- */
+
+static uint64_t srng = 0x243f6a8885a308d3ULL;
+
+static uint32_t srnd(uint32_t n)
+{
+	srng ^= srng << 13;
+	srng ^= srng >> 7;
+	srng ^= srng << 17;
+	return (uint32_t)((srng >> 20) % n);
+}
+
+/*
+ * The test's own model: which SIPs hold a launch (running or waiting) of
+ * which kernel block. A launch must only use SIPs the model has free of
+ * launches, or (early) running with nothing waiting.
+ */
+static void test_stress(void)
+{
+	static const uint16_t shapes[] = { 1, 2, 3, 4, 6, 8, 9, 12, 16 };
+	static uint8_t held[HWS_MAX_SIPS];	/* 0 free, 1 running, 2 + waiting */
+	unsigned long bad = 0, launches = 0, early = 0, backfills = 0;
+	unsigned long promos = 0, steps = 0;
+	uint64_t now = 0, cookie = 1;
+	int round;
+
+	for (round = 0; round < 12; round++) {
+		uint32_t i, dags;
+
+		if (round % 3 == 0)
+			init_device(8 + srnd(17));
+		else
+			init_uniform(8 + srnd(57), (uint32_t[]){ 3, 4, 6, 8, 12,
+								16 }[srnd(6)]);
+		C.promote_rule = srnd(16);
+		C.promote_threshold = 1 + srnd(6);
+		C.early_launch = srnd(2);
+		C.early_mode = srnd(2);
+		C.pre_idle_offset = srnd(300);
+		C.backfill_margin = (int64_t)srnd(400) - 200;
+		C.fillup_first = srnd(2);
+		C.rsvd_first = srnd(2);
+		C.launch_delay = srnd(20);
+		C.policy = srnd(5) == 0;
+		reconf();
+		memset(held, 0, sizeof(held));
+		dags = 1 + srnd(8);
+		for (i = 0; i < dags; i++)
+			hws_dag_open(&H, i, srnd(2) ? 0 : 20 + srnd(100), srnd(4) == 0);
+		for (i = 0; i < 3000; i++, steps++) {
+			uint32_t op = srnd(100), s;
+			struct hws_launch o;
+			hws_mask m = { { 0 } };
+
+			now += srnd(40);
+			if (op < 30) {
+				struct hws_kernel k;
+				uint16_t tn = shapes[srnd(9)];
+
+				if (tn > L.cluster_sips)
+					tn = 1;
+				k = kern(cookie++, srnd(dags), tn,
+					 (uint16_t)(1 + srnd(4)), srnd(1000),
+					 10 + srnd(500));
+				k.ctx = srnd(HWS_NR_CTX);
+				k.on_cp = srnd(3) == 0;
+				k.coop = srnd(6) == 0;
+				k.block_trigger_cnt = srnd(4) == 0 ? 1 : 0;
+				if (srnd(3) == 0)
+					k.affinity = L.type[srnd(2)];
+				hws_add(&H, &k, now);
+			} else if (op < 70) {
+				if (hws_decide(&H, now, &o) != 1)
+					continue;
+				launches++;
+				early += !!(o.flags & HWS_LAUNCH_EARLY);
+				backfills += !!(o.flags & HWS_LAUNCH_BACKFILL);
+				promos += !!(o.flags & HWS_LAUNCH_PROMOTED);
+				for (s = 0; s < L.nr_sips; s++) {
+					if (!hws_mask_test(&o.sips, s))
+						continue;
+					if (!hws_mask_test(&L.present, s) ||
+					    held[s] > 1 ||
+					    (held[s] == 1 &&
+					     !hws_mask_test(&o.early, s)) ||
+					    (held[s] == 0 &&
+					     hws_mask_test(&o.early, s))) {
+						if (bad++ < 5)
+							tap_diag("round %d: SIP %u held %u, launched (early %d)",
+								 round, s, held[s],
+								 hws_mask_test(&o.early, s));
+					}
+					held[s]++;
+				}
+			} else if (op < 90) {
+				/* complete a random busy SIP's whole block */
+				uint32_t start = srnd(L.nr_sips), tn, t;
+				const struct hws_sip_rec *r;
+
+				for (s = 0; s < L.nr_sips; s++)
+					if (held[(start + s) % L.nr_sips])
+						break;
+				if (s == L.nr_sips)
+					continue;
+				s = (start + s) % L.nr_sips;
+				r = &H.sip[s].run;
+				tn = r->thread_num;
+				/* its threads that still run (others may have
+				 * completed, or run something else now) */
+				for (t = 0; t < tn; t++) {
+					uint32_t x = s - r->thread_idx + t;
+
+					if (!held[x])
+						continue;
+					hws_mask_set(&m, x);
+					held[x]--;
+				}
+				if (hws_sip_complete(&H, &m, now) && bad++ < 5)
+					tap_diag("round %d: completion refused", round);
+			} else if (op < 94) {
+				s = srnd(L.nr_sips);
+				if (held[s] == 1) {
+					hws_mask_set(&m, s);
+					hws_sip_pre_complete(&H, &m);
+				}
+			} else if (op < 96) {
+				hws_remove(&H, cookie - 1 - srnd(8));
+			} else if (op < 98) {
+				hws_set_trigger(&H, cookie - 1 - srnd(8),
+						(uint16_t)srnd(5));
+			} else {
+				/* a context's mask for a class changes */
+				uint32_t c = srnd(HWS_NR_CTX);
+				uint32_t cl = srnd(PTO_HWS_USAGE_CLASSES);
+
+				for (s = 0; s < L.nr_sips; s++)
+					if (srnd(4))
+						hws_mask_set(&m, s);
+				C.usage[c][cl] = m;
+				reconf();
+			}
+			check_now("a random step");
+		}
+		/* drain: complete everything, launch the rest */
+		for (i = 0; i < 20000 && H.n_order; i++) {
+			struct hws_launch o;
+			uint32_t s;
+
+			now += 10;
+			done_mask(&H.busy, now);
+			memset(held, 0, sizeof(held));
+			while (dec(now, &o) == 1)
+				for (s = 0; s < L.nr_sips; s++)
+					if (hws_mask_test(&o.sips, s))
+						held[s]++;
+			if (i > 100) {
+				/* kernels masked out for good: take them out */
+				while (H.n_order)
+					hws_remove(&H, H.rs[H.order[0]].cookie);
+			}
+		}
+		for (i = 0; i < 3 && m_any_busy(); i++)
+			done_mask(&H.busy, now + 1000);
+		check_now("the drain");
+		if ((H.n_order || m_any_busy()) && bad++ < 5)
+			tap_diag("round %d: %u kernels left, busy %s", round,
+				 H.n_order, mstr(&H.busy));
+	}
+	tap_diag("stress: %lu steps, %lu launches (%lu early, %lu backfills, %lu promoting)",
+		 steps, launches, early, backfills, promos);
+	ok(!bad && launches > 1000 && early && backfills && promos,
+	   "randomized: no launch on a SIP that holds one (or an early launch on a busy one), everything drains");
+}
+
+/* ---- the checker itself -------------------------------------------------- */
 
 static void test_checker(void)
 {
@@ -1245,9 +1424,9 @@ static void test_checker(void)
 	ok(hws_check(&H, msg, sizeof(msg)) == -EUCLEAN,
 	   "checker: a SIP idle and busy at once (%s)", msg);
 	H = saved;
-	H.sip[lowest(&H.busy)].run.cookie = 77;
+	H.sip[lowest(&H.busy) + 1].run.thread_idx = 0;
 	ok(hws_check(&H, msg, sizeof(msg)) == -EUCLEAN,
-	   "checker: two launches on one block's SIPs (%s)", msg);
+	   "checker: one thread of a block on two SIPs (%s)", msg);
 	H = saved;
 	H.rs[__builtin_ctz(H.occupied)].launched++;
 	ok(hws_check(&H, msg, sizeof(msg)) == -EUCLEAN,
@@ -1290,6 +1469,7 @@ int main(void)
 	test_trigger();
 	test_fillup();
 	test_fifo();
+	test_stress();
 	test_checker();
 	ok(check_failures == 0, "hws_check passed after every one of %lu decisions",
 	   decisions);
