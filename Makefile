@@ -35,6 +35,7 @@ SUB := PTO_FROM_TOP=1
 libpto daemon: common
 daemon/aicore daemon/ptod bench/submit examples: daemon
 tools/pto-hws-sim bench/hws: daemon
+bench/hws: tools/pto-hws-sim
 tools/pto-run selftests/e2e bench/e2e: libpto
 selftests/e2e: selftests/pto
 bench/e2e: daemon

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include <pto/pto_orchestration_api.h>
+#include <pto-private/profile.h>
 
 #include "sim.h"
 
@@ -343,6 +344,18 @@ static int handle(struct run *s, const struct ev *e, char *err,
 			start_dag(s, s->dag_wait[s->wait_head++], e->t);
 	}
 	return 0;
+}
+
+void sim_opts_default(struct sim_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->lat.dispatch = PTO_LAT_DISPATCH_NS;
+	o->lat.completion = PTO_LAT_COMPLETION_NS;
+	o->lat.dep_resolve = PTO_LAT_DEP_RESOLVE_NS;
+	o->lat.host = PTO_LAT_HOST_TO_AICPU_NS;
+	o->report_pre = true;
+	o->only_dag = -1;
+	o->seed = 1;
 }
 
 int sim_run(const struct workload *w, const struct hws_layout *l,

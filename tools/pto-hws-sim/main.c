@@ -674,12 +674,7 @@ int main(int argc, char **argv)
 	o.cluster = 4;
 	o.count = 0;
 	o.mix = 6;
-	o.sim.lat.dispatch = PTO_LAT_DISPATCH_NS;
-	o.sim.lat.completion = PTO_LAT_COMPLETION_NS;
-	o.sim.lat.dep_resolve = PTO_LAT_DEP_RESOLVE_NS;
-	o.sim.lat.host = PTO_LAT_HOST_TO_AICPU_NS;
-	o.sim.report_pre = true;
-	o.sim.only_dag = -1;
+	sim_opts_default(&o.sim);
 
 	while ((c = getopt_long(argc, argv, "h", lo, &idx)) != -1) {
 		switch (c) {

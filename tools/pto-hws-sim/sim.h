@@ -152,6 +152,8 @@ struct sim_result {
 	uint64_t busy;		/* SIP-ns of real work */
 };
 
+/* The profile's latency table, pre-complete reports, every DAG, seed 1. */
+void sim_opts_default(struct sim_opts *o);
 int sim_run(const struct workload *w, const struct hws_layout *l,
 	    const struct hws_config *c, const struct sim_opts *o,
 	    struct sim_result *r, char *err, size_t errlen);
