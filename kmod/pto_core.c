@@ -140,6 +140,13 @@ int pto_set_role(struct pto_ucmd *ucmd)
 	return ret;
 }
 
+/* Every thread sleeping for core @i: in CORE_WAIT, or CORE_WAIT_ANY. */
+static void pto_core_wake_all(struct pto_dev *pdev, u32 i)
+{
+	wake_up_all(&pdev->cores[i].wq);
+	__wake_up(&pdev->any_wq, TASK_NORMAL, 0, (void *)(unsigned long)(i + 1));
+}
+
 /*
  * release(): an AICPU gives the role back and kicks every online core, so
  * that parked executors look at aicpu_attached; an executor's cores become
@@ -165,7 +172,7 @@ void pto_release_roles(struct pto_file *pf)
 			if (core->state != PTO_CORE_ONLINE)
 				continue;
 			atomic_set(&core->kick_pending, 1);
-			wake_up_all(&core->wq);
+			pto_core_wake_all(pdev, i);
 		}
 	}
 	for (i = 0; i < pdev->nr_cores; i++) {
@@ -178,7 +185,7 @@ void pto_release_roles(struct pto_file *pf)
 		WRITE_ONCE(core->state, PTO_CORE_DEAD);
 		WRITE_ONCE(core->regs->parked, 0);
 		WRITE_ONCE(core->regs->state, PTO_CORE_DEAD);
-		wake_up_all(&core->wq);
+		pto_core_wake_all(pdev, i);
 		__set_bit(i, dead);
 	}
 	mutex_unlock(&pdev->lock);
@@ -205,12 +212,12 @@ static bool pto_bits_fit(const struct pto_dev *pdev, const unsigned long *bits)
 }
 
 /* A core mask: not empty, no bit at or beyond nr_cores. */
-static int pto_mask_get(struct pto_dev *pdev, const struct pto_cores *arg,
+static int pto_mask_get(struct pto_dev *pdev, u32 flags, const __u64 *mask,
 			unsigned long *bits)
 {
-	if (arg->flags)
+	if (flags)
 		return -EINVAL;
-	bitmap_from_arr64(bits, arg->mask, PTO_MAX_CORES);
+	bitmap_from_arr64(bits, mask, PTO_MAX_CORES);
 	if (bitmap_empty(bits, PTO_MAX_CORES))
 		return -EINVAL;
 	if (!pto_bits_fit(pdev, bits))
@@ -227,7 +234,7 @@ int pto_core_attach(struct pto_ucmd *ucmd)
 	unsigned int i;
 	int ret;
 
-	ret = pto_mask_get(pdev, arg, bits);
+	ret = pto_mask_get(pdev, arg->flags, arg->mask, bits);
 	if (ret)
 		return ret;
 
@@ -271,7 +278,7 @@ int pto_core_detach(struct pto_ucmd *ucmd)
 	unsigned int i;
 	int ret;
 
-	ret = pto_mask_get(pdev, arg, bits);
+	ret = pto_mask_get(pdev, arg->flags, arg->mask, bits);
 	if (ret)
 		return ret;
 
@@ -290,8 +297,8 @@ int pto_core_detach(struct pto_ucmd *ucmd)
 		WRITE_ONCE(core->state, PTO_CORE_OFFLINE);
 		WRITE_ONCE(core->regs->parked, 0);
 		WRITE_ONCE(core->regs->state, PTO_CORE_OFFLINE);
-		/* Sleepers in CORE_WAIT see they lost the core: -ENODEV. */
-		wake_up_all(&core->wq);
+		/* Sleepers in CORE_WAIT(_ANY) see they lost it: -ENODEV. */
+		pto_core_wake_all(pdev, i);
 	}
 	trace_pto_detach(pdev, bits, PTO_CORE_OFFLINE);
 out_unlock:
@@ -421,6 +428,143 @@ int pto_core_wait(struct pto_ucmd *ucmd)
 	return ret;
 }
 
+/* A thread in CORE_WAIT_ANY. */
+struct pto_any_waiter {
+	struct wait_queue_entry wq;
+	struct pto_file *pf;
+	DECLARE_BITMAP(mask, PTO_MAX_CORES);
+	u32 core;
+	u32 reason;
+};
+
+/*
+ * Wake-up filter of a CORE_WAIT_ANY waiter: a kick of core k (key k + 1)
+ * wakes it only if k is in its set, and only then counts as the one
+ * exclusive wake-up of the kick. Other wake-ups (key 0) always do.
+ */
+static int pto_any_wake(struct wait_queue_entry *wq, unsigned int mode,
+			int sync, void *key)
+{
+	struct pto_any_waiter *w = container_of(wq, struct pto_any_waiter, wq);
+	unsigned long core = (unsigned long)key;
+
+	if (core && !test_bit(core - 1, w->mask))
+		return 0;
+	return default_wake_function(wq, mode, sync, key);
+}
+
+/*
+ * CORE_WAIT_ANY's condition: a core of the set that went to another file
+ * (PTO_WAKE_GONE), else one with a kick pending, which is consumed
+ * (PTO_WAKE_KICK). The scan starts after the core found last, so that a
+ * busy core does not starve the others.
+ */
+static bool pto_any_woken(struct pto_dev *pdev, struct pto_any_waiter *w)
+{
+	unsigned int i;
+
+	for_each_set_bit_wrap(i, w->mask, pdev->nr_cores, w->core + 1) {
+		struct pto_core *core = &pdev->cores[i];
+
+		if (READ_ONCE(core->owner) != w->pf)
+			w->reason = PTO_WAKE_GONE;
+		else if (atomic_read(&core->kick_pending) &&
+			 atomic_xchg(&core->kick_pending, 0))
+			w->reason = PTO_WAKE_KICK;
+		else
+			continue;
+		w->core = i;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * A waiter that leaves without a kick (timeout, signal) may have been the
+ * one woken for a kick it did not take: hand such kicks on.
+ */
+static void pto_any_pass_on(struct pto_dev *pdev, struct pto_any_waiter *w)
+{
+	unsigned int i;
+
+	for_each_set_bit(i, w->mask, pdev->nr_cores)
+		if (atomic_read(&pdev->cores[i].kick_pending))
+			__wake_up(&pdev->any_wq, TASK_INTERRUPTIBLE, 1,
+				  (void *)(unsigned long)(i + 1));
+}
+
+static int pto_any_sleep(struct pto_dev *pdev, struct pto_any_waiter *w,
+			 s64 deadline_ns)
+{
+	ktime_t expires = ns_to_ktime(deadline_ns);
+	int ret = 0;
+
+	init_waitqueue_func_entry(&w->wq, pto_any_wake);
+	w->wq.private = current;
+	INIT_LIST_HEAD(&w->wq.entry);	/* prepare_to_wait queues it once */
+	for (;;) {
+		prepare_to_wait_exclusive(&pdev->any_wq, &w->wq,
+					  TASK_INTERRUPTIBLE);
+		if (pto_any_woken(pdev, w))
+			break;
+		if (signal_pending(current)) {
+			ret = -ERESTARTSYS;
+			break;
+		}
+		if (deadline_ns && ktime_compare(ktime_get(), expires) >= 0) {
+			ret = -ETIMEDOUT;
+			break;
+		}
+		if (deadline_ns)
+			schedule_hrtimeout(&expires, HRTIMER_MODE_ABS);
+		else
+			schedule();
+	}
+	finish_wait(&pdev->any_wq, &w->wq);
+	if (ret)
+		pto_any_pass_on(pdev, w);
+	return ret;
+}
+
+int pto_core_wait_any(struct pto_ucmd *ucmd)
+{
+	struct pto_core_wait_any *arg = &ucmd->cmd.core_wait_any;
+	struct pto_file *pf = ucmd->pf;
+	struct pto_dev *pdev = pf->pdev;
+	struct pto_any_waiter w = { .pf = pf, .core = pdev->nr_cores - 1 };
+	unsigned int i;
+	int ret;
+
+	ret = pto_mask_get(pdev, arg->flags, arg->mask, w.mask);
+	if (ret)
+		return ret;
+	for_each_set_bit(i, w.mask, pdev->nr_cores)
+		if (!pto_core_owned(pf, i))
+			return -EINVAL;
+
+	atomic64_inc(&pdev->cnt.parks);
+	pto_touch_sys_cnt(pdev);
+	ret = pto_any_sleep(pdev, &w, arg->timeout_ns);
+	if (!ret && w.reason == PTO_WAKE_GONE)
+		ret = -ENODEV;
+	if (ret && ret != -ENODEV)
+		return ret;
+
+	/* As CORE_WAIT: the core's parked flag, unless it changed hands. */
+	mutex_lock(&pdev->lock);
+	if (pdev->cores[w.core].owner == pf)
+		WRITE_ONCE(pdev->cores[w.core].regs->parked, 0);
+	mutex_unlock(&pdev->lock);
+
+	arg->core = w.core;
+	arg->dmb = READ_ONCE(pdev->cores[w.core].regs->data_main_base);
+	if (!ret)
+		atomic64_inc(&pdev->cnt.wakes);
+	pto_touch_sys_cnt(pdev);
+	trace_pto_wake(pdev, w.core, arg->dmb, w.reason, ret);
+	return ret;
+}
+
 /*
  * A kick is delivered to a core that is online and either parked (its
  * parked register is set, as the protocol wants before CORE_WAIT) or has a
@@ -437,7 +581,7 @@ int pto_kick(struct pto_ucmd *ucmd)
 	unsigned int i;
 	int ret;
 
-	ret = pto_mask_get(pdev, arg, bits);
+	ret = pto_mask_get(pdev, arg->flags, arg->mask, bits);
 	if (ret)
 		return ret;
 
@@ -447,7 +591,10 @@ int pto_kick(struct pto_ucmd *ucmd)
 
 		if (READ_ONCE(core->state) != PTO_CORE_ONLINE)
 			continue;
-		/* wq_has_sleeper()'s barrier pairs with the waiter queueing. */
+		/*
+		 * wq_has_sleeper()'s barrier pairs with the waiter queueing;
+		 * CORE_WAIT_ANY callers set parked before they queue.
+		 */
 		if (!READ_ONCE(core->regs->parked) && !wq_has_sleeper(&core->wq))
 			continue;
 		/*
@@ -461,6 +608,10 @@ int pto_kick(struct pto_ucmd *ucmd)
 		trace_pto_kick(pdev, i, READ_ONCE(core->regs->data_main_base),
 			       kicks, 0);
 		wake_up_interruptible(&core->wq);
+		/* one CORE_WAIT_ANY thread whose set has the core */
+		if (wq_has_sleeper(&pdev->any_wq))
+			__wake_up(&pdev->any_wq, TASK_INTERRUPTIBLE, 1,
+				  (void *)(unsigned long)(i + 1));
 	}
 	pto_touch_sys_cnt(pdev);
 	return 0;

@@ -68,9 +68,9 @@ struct pto_file;
  * @owner: the executor file that attached the core, or NULL.
  * @owner_pid: tgid of @owner's opener, for debugfs.
  * @state: enum pto_core_state; authoritative copy of @regs->state.
- * @kick_pending: set by PTO_IOC_KICK, consumed by PTO_IOC_CORE_WAIT, so that
- *	a kick landing between the executor's last check and its sleep is not
- *	lost.
+ * @kick_pending: set by PTO_IOC_KICK, consumed by PTO_IOC_CORE_WAIT or
+ *	PTO_IOC_CORE_WAIT_ANY, so that a kick landing between the executor's
+ *	last check and its sleep is not lost.
  * @park_count: authoritative copy of @regs->park_count.
  * @kick_count: authoritative copy of @regs->kick_count.
  * @index: core id.
@@ -142,6 +142,9 @@ struct pto_counters {
  * @irq_count: AICPU interrupt count (authoritative; mirrored into
  *	@info->irq_count).
  * @irq_wq: AICPU threads in read(), poll() or PTO_IOC_IRQ_WAIT.
+ * @any_wq: executor threads in PTO_IOC_CORE_WAIT_ANY, exclusive waiters;
+ *	a kick of core k passes the core as the wake-up key and wakes the
+ *	first waiter whose set has k.
  * @cnt: statistics.
  * @cores: @nr_cores cores.
  */
@@ -178,6 +181,7 @@ struct pto_dev {
 	spinlock_t irq_lock;
 	atomic_t irq_count;
 	wait_queue_head_t irq_wq;
+	wait_queue_head_t any_wq;
 	struct pto_counters cnt;
 	struct pto_core cores[];
 };
@@ -237,6 +241,7 @@ struct pto_buf {
  * @gm_lookup: PTO_IOC_GM_LOOKUP.
  * @cores: PTO_IOC_CORE_ATTACH, PTO_IOC_CORE_DETACH, PTO_IOC_KICK.
  * @core_wait: PTO_IOC_CORE_WAIT.
+ * @core_wait_any: PTO_IOC_CORE_WAIT_ANY.
  * @raise_irq: PTO_IOC_RAISE_IRQ.
  * @irq_wait: PTO_IOC_IRQ_WAIT.
  * @hws_config: PTO_IOC_HWS_CONFIG.
@@ -252,6 +257,7 @@ union pto_ucmd_buffer {
 	struct pto_gm_lookup gm_lookup;
 	struct pto_cores cores;
 	struct pto_core_wait core_wait;
+	struct pto_core_wait_any core_wait_any;
 	struct pto_raise_irq raise_irq;
 	struct pto_irq_wait irq_wait;
 	struct pto_hws_config hws_config;
@@ -315,6 +321,7 @@ int pto_set_role(struct pto_ucmd *ucmd);
 int pto_core_attach(struct pto_ucmd *ucmd);
 int pto_core_detach(struct pto_ucmd *ucmd);
 int pto_core_wait(struct pto_ucmd *ucmd);
+int pto_core_wait_any(struct pto_ucmd *ucmd);
 int pto_kick(struct pto_ucmd *ucmd);
 int pto_raise_irq_ioctl(struct pto_ucmd *ucmd);
 int pto_irq_wait(struct pto_ucmd *ucmd);

@@ -144,6 +144,8 @@ static const struct pto_ioctl_op pto_ioctl_ops[] = {
 	/* Setting is restricted to the AICPU by the handler. */
 	PTO_IOCTL_OP(HWS_CONFIG, pto_hws_config, struct pto_hws_config,
 		     cfg, PTO_R_ANY, true),
+	PTO_IOCTL_OP(CORE_WAIT_ANY, pto_core_wait_any,
+		     struct pto_core_wait_any, mask, PTO_R_EXECUTOR, true),
 };
 
 static long pto_ioctl(struct file *file, unsigned int cmd, unsigned long arg)

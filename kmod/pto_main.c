@@ -113,6 +113,7 @@ static int pto_dev_create(u32 index, struct pto_dev **out)
 	mutex_init(&pdev->lock);
 	spin_lock_init(&pdev->irq_lock);
 	init_waitqueue_head(&pdev->irq_wq);
+	init_waitqueue_head(&pdev->any_wq);
 
 	pdev->regs = vmalloc_user(PTO_REGS_MAP_SIZE);
 	if (!pdev->regs) {

@@ -466,6 +466,220 @@ static int exec_start(FIXTURE_DATA(core) *self, struct exec_thread *t,
 	return pthread_create(th, NULL, exec_main, t);
 }
 
+/* ---------------------------------------------------------------------- */
+/* CORE_WAIT_ANY: one wait for a set of cores */
+
+static void any_mask(__u64 *m, unsigned int first, unsigned int n)
+{
+	unsigned int i;
+
+	memset(m, 0, PTO_CORE_MASK_WORDS * sizeof(*m));
+	for (i = first; i < first + n; i++)
+		m[i / 64] |= 1ULL << (i % 64);
+}
+
+/* Park cores @first .. @first + @n - 1 as the protocol wants. */
+static void any_park(FIXTURE_DATA(core) *self, unsigned int first,
+		     unsigned int n)
+{
+	unsigned int i;
+
+	for (i = first; i < first + n; i++)
+		PTO_STORE(pto_core(self->eregs, i)->parked, 1);
+	PTO_FENCE();
+}
+
+TEST_F(core, wait_any_bad_sets)
+{
+	__u64 m[PTO_CORE_MASK_WORDS];
+	struct pto_core_wait_any w = { .size = sizeof(w), .flags = 1 };
+
+	ASSERT_EQ(0, pto_cores_range(self->exec, PTO_IOC_CORE_ATTACH, 0, 2));
+	any_mask(m, 0, 0);
+	EXPECT_EQ(-EINVAL, pto_core_wait_any(self->exec, m, 0, NULL));
+	any_mask(m, 0, 3);	/* core 2 is not ours */
+	EXPECT_EQ(-EINVAL, pto_core_wait_any(self->exec, m, 0, NULL));
+	any_mask(m, self->info.nr_cores, 1);
+	EXPECT_EQ(-EINVAL, pto_core_wait_any(self->exec, m, 0, NULL));
+	w.mask[0] = 1;
+	EXPECT_EQ(-EINVAL, pto_ioc(self->exec, PTO_IOC_CORE_WAIT_ANY, &w));
+}
+
+/* Nothing kicked: the deadline ends the wait. */
+TEST_F(core, wait_any_timeout)
+{
+	__u64 m[PTO_CORE_MASK_WORDS];
+	__s64 t0 = pto_now_ns();
+
+	ASSERT_EQ(0, pto_cores_range(self->exec, PTO_IOC_CORE_ATTACH, 0, 4));
+	any_park(self, 0, 4);
+	any_mask(m, 0, 4);
+	EXPECT_EQ(-ETIMEDOUT, pto_core_wait_any(self->exec, m,
+						pto_deadline_ms(50), NULL));
+	EXPECT_LE(40 * 1000000LL, pto_now_ns() - t0);
+}
+
+/*
+ * A kick that lands before the wait is latched: the wait returns that
+ * core at once and clears its parked flag only; the kick is consumed.
+ */
+TEST_F(core, wait_any_latched_kick)
+{
+	__u64 m[PTO_CORE_MASK_WORDS];
+	__u32 core = ~0U;
+
+	ASSERT_EQ(0, pto_cores_range(self->exec, PTO_IOC_CORE_ATTACH, 0, 4));
+	any_park(self, 0, 4);
+	ASSERT_EQ(0, pto_kick(self->aicpu, 2));
+	any_mask(m, 0, 4);
+	EXPECT_EQ(0, pto_core_wait_any(self->exec, m, pto_deadline_ms(5000),
+				       &core));
+	EXPECT_EQ(2U, core);
+	EXPECT_EQ(0U, acore(self, 2)->parked);
+	EXPECT_EQ(1U, acore(self, 1)->parked);
+	EXPECT_EQ(1U, acore(self, 3)->parked);
+	EXPECT_EQ(-ETIMEDOUT, pto_core_wait_any(self->exec, m,
+						pto_deadline_ms(50), NULL));
+}
+
+struct any_thread {
+	int fd;
+	__u64 mask[PTO_CORE_MASK_WORDS];
+	__s64 timeout_ns;
+	int ret;
+	__u32 core;
+	int done;
+	volatile pid_t tid;
+};
+
+static void *any_main(void *arg)
+{
+	struct any_thread *t = arg;
+
+	t->tid = (pid_t)syscall(SYS_gettid);
+	t->ret = pto_core_wait_any(t->fd, t->mask, t->timeout_ns, &t->core);
+	__atomic_store_n(&t->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* Start a CORE_WAIT_ANY thread on cores @first.. and wait until it sleeps. */
+static int any_start(FIXTURE_DATA(core) *self, struct any_thread *t,
+		     pthread_t *th, unsigned int first, unsigned int n)
+{
+	memset(t, 0, sizeof(*t));
+	t->fd = self->exec;
+	any_mask(t->mask, first, n);
+	t->timeout_ns = pto_deadline_ms(3000);
+	if (pthread_create(th, NULL, any_main, t))
+		return -1;
+	while (!t->tid)
+		usleep(100);
+	return task_wait_sleeping(t->tid, pto_deadline_ms(2000)) ? 0 : -1;
+}
+
+static bool any_done(struct any_thread *t)
+{
+	return __atomic_load_n(&t->done, __ATOMIC_ACQUIRE);
+}
+
+/* Until @t is done or @ms pass. */
+static bool any_wait_done(struct any_thread *t, long ms)
+{
+	__s64 end = pto_deadline_ms(ms);
+
+	while (!any_done(t) && pto_now_ns() < end)
+		usleep(200);
+	return any_done(t);
+}
+
+/*
+ * Two threads wait on the same cores: one kick wakes exactly one of them,
+ * with the kicked core; the next kick wakes the other.
+ */
+TEST_F(core, wait_any_one_kick_one_waiter)
+{
+	struct any_thread a, b, *first, *second;
+	pthread_t ta, tb;
+
+	ASSERT_EQ(0, pto_cores_range(self->exec, PTO_IOC_CORE_ATTACH, 0, 2));
+	any_park(self, 0, 2);
+	ASSERT_EQ(0, any_start(self, &a, &ta, 0, 2));
+	ASSERT_EQ(0, any_start(self, &b, &tb, 0, 2));
+	ASSERT_EQ(0, pto_kick(self->aicpu, 1));
+	usleep(100 * 1000);
+	EXPECT_EQ(1, any_done(&a) + any_done(&b));
+	first = any_done(&a) ? &a : &b;
+	second = first == &a ? &b : &a;
+	EXPECT_EQ(0, first->ret);
+	EXPECT_EQ(1U, first->core);
+	PTO_STORE(pto_core(self->eregs, 1)->parked, 1);
+	PTO_FENCE();
+	ASSERT_EQ(0, pto_kick(self->aicpu, 0));
+	EXPECT_TRUE(any_wait_done(second, 2000));
+	EXPECT_EQ(0, second->ret);
+	EXPECT_EQ(0U, second->core);
+	pthread_join(ta, NULL);
+	pthread_join(tb, NULL);
+}
+
+/*
+ * A kick wakes a thread whose set has the core, not the others, even if
+ * they queued first.
+ */
+TEST_F(core, wait_any_kick_goes_to_its_set)
+{
+	struct any_thread a, b;
+	pthread_t ta, tb;
+
+	ASSERT_EQ(0, pto_cores_range(self->exec, PTO_IOC_CORE_ATTACH, 0, 4));
+	any_park(self, 0, 4);
+	ASSERT_EQ(0, any_start(self, &a, &ta, 0, 2));
+	ASSERT_EQ(0, any_start(self, &b, &tb, 2, 2));
+	ASSERT_EQ(0, pto_kick(self->aicpu, 3));
+	EXPECT_TRUE(any_wait_done(&b, 2000));
+	EXPECT_EQ(0, b.ret);
+	EXPECT_EQ(3U, b.core);
+	usleep(50 * 1000);
+	EXPECT_FALSE(any_done(&a));
+	ASSERT_EQ(0, pto_kick(self->aicpu, 0));
+	EXPECT_TRUE(any_wait_done(&a, 2000));
+	EXPECT_EQ(0U, a.core);
+	pthread_join(ta, NULL);
+	pthread_join(tb, NULL);
+}
+
+/* A core of the set detached while a thread waits: -ENODEV. */
+TEST_F(core, wait_any_core_detached)
+{
+	struct any_thread a;
+	pthread_t ta;
+
+	ASSERT_EQ(0, pto_cores_range(self->exec, PTO_IOC_CORE_ATTACH, 0, 2));
+	any_park(self, 0, 2);
+	ASSERT_EQ(0, any_start(self, &a, &ta, 0, 2));
+	ASSERT_EQ(0, pto_detach(self->exec, 1));
+	EXPECT_TRUE(any_wait_done(&a, 2000));
+	EXPECT_EQ(-ENODEV, a.ret);
+	pthread_join(ta, NULL);
+}
+
+/* The AICPU closing wakes a thread waiting on its cores. */
+TEST_F(core, wait_any_aicpu_close)
+{
+	struct any_thread a;
+	pthread_t ta;
+
+	ASSERT_EQ(0, pto_cores_range(self->exec, PTO_IOC_CORE_ATTACH, 0, 2));
+	any_park(self, 0, 2);
+	ASSERT_EQ(0, any_start(self, &a, &ta, 0, 2));
+	munmap(self->aregs, PTO_REGS_SIZE);
+	close(self->aicpu);
+	self->aicpu = -1;
+	EXPECT_TRUE(any_wait_done(&a, 2000));
+	EXPECT_EQ(0, a.ret);
+	pthread_join(ta, NULL);
+}
+
 /* The whole round trip of Documentation/uapi.rst. */
 TEST_F(core, park_kick_irq_roundtrip)
 {

@@ -233,7 +233,9 @@ TEST_F(info, unknown_ioctl)
 
 	*(__u32 *)buf = 16;
 	EXPECT_EQ(-ENOTTY, pto_ioc(self->fd, _IO(PTO_IOCTL_MAGIC, 0x3f), buf));
-	EXPECT_EQ(-ENOTTY, pto_ioc(self->fd, _IO(PTO_IOCTL_MAGIC, 0x0d), buf));
+	/* the number after the last ioctl */
+	EXPECT_EQ(-ENOTTY, pto_ioc(self->fd, _IO(PTO_IOCTL_MAGIC,
+				   _IOC_NR(PTO_IOC_CORE_WAIT_ANY) + 1), buf));
 	EXPECT_EQ(-ENOTTY, pto_ioc(self->fd, _IO('x', 0x01), buf));
 }
 
@@ -415,6 +417,7 @@ FIXTURE(wrong_role) {
 		struct pto_raise_irq raise;
 		struct pto_irq_wait irq;
 		struct pto_hws_config hws;
+		struct pto_core_wait_any any;
 	} arg;
 };
 
@@ -453,6 +456,9 @@ WRONG_ROLE(irq_wait_executor, PTO_ROLE_EXECUTOR, PTO_IOC_IRQ_WAIT);
 WRONG_ROLE(hws_set_none, PTO_ROLE_NONE, PTO_IOC_HWS_CONFIG);
 WRONG_ROLE(hws_set_client, PTO_ROLE_CLIENT, PTO_IOC_HWS_CONFIG);
 WRONG_ROLE(hws_set_executor, PTO_ROLE_EXECUTOR, PTO_IOC_HWS_CONFIG);
+WRONG_ROLE(wait_any_none, PTO_ROLE_NONE, PTO_IOC_CORE_WAIT_ANY);
+WRONG_ROLE(wait_any_client, PTO_ROLE_CLIENT, PTO_IOC_CORE_WAIT_ANY);
+WRONG_ROLE(wait_any_aicpu, PTO_ROLE_AICPU, PTO_IOC_CORE_WAIT_ANY);
 
 FIXTURE_SETUP(wrong_role)
 {
@@ -480,6 +486,11 @@ FIXTURE_SETUP(wrong_role)
 		self->arg.wait.size = sizeof(self->arg.wait);
 		self->arg.wait.last_dmb = 0;
 		self->arg.wait.timeout_ns = pto_deadline_ms(20);
+		break;
+	case PTO_IOC_CORE_WAIT_ANY:
+		self->arg.any.size = sizeof(self->arg.any);
+		self->arg.any.mask[0] = 1;
+		self->arg.any.timeout_ns = pto_deadline_ms(20);
 		break;
 	case PTO_IOC_RAISE_IRQ:
 		self->arg.raise.size = sizeof(self->arg.raise);
@@ -592,6 +603,20 @@ static int prep_core_wait(FIXTURE_DATA(sized) *self, void *arg)
 	return self->exec;
 }
 
+static int prep_core_wait_any(FIXTURE_DATA(sized) *self, void *arg)
+{
+	struct pto_core_wait_any *w = arg;
+
+	/* A kick latched on parked core 0: the call returns at once. */
+	PTO_STORE(pto_core(self->regs, 0)->parked, 1);
+	PTO_FENCE();
+	if (pto_kick(self->aicpu, 0))
+		return -1;
+	w->mask[0] = 1;
+	w->timeout_ns = pto_deadline_ms(1000);
+	return self->exec;
+}
+
 static int prep_kick(FIXTURE_DATA(sized) *self, void *arg)
 {
 	((struct pto_cores *)arg)->mask[0] = 1;
@@ -636,6 +661,7 @@ SIZED(kick, PTO_IOC_KICK, struct pto_cores);
 SIZED(raise_irq, PTO_IOC_RAISE_IRQ, struct pto_raise_irq);
 SIZED(irq_wait, PTO_IOC_IRQ_WAIT, struct pto_irq_wait);
 SIZED(hws_config, PTO_IOC_HWS_CONFIG, struct pto_hws_config);
+SIZED(core_wait_any, PTO_IOC_CORE_WAIT_ANY, struct pto_core_wait_any);
 
 FIXTURE_SETUP(sized)
 {

@@ -166,6 +166,21 @@ static inline int pto_core_wait(int fd, __u32 core, __u32 last_dmb,
 	return ret;
 }
 
+/* CORE_WAIT_ANY on @mask (PTO_CORE_MASK_WORDS words); *@core: the core. */
+static inline int pto_core_wait_any(int fd, const __u64 *mask,
+				    __s64 timeout_ns, __u32 *core)
+{
+	struct pto_core_wait_any w = { .size = sizeof(w),
+				       .timeout_ns = timeout_ns };
+	int ret;
+
+	memcpy(w.mask, mask, sizeof(w.mask));
+	ret = pto_ioc(fd, PTO_IOC_CORE_WAIT_ANY, &w);
+	if (core)
+		*core = w.core;
+	return ret;
+}
+
 static inline int pto_raise_irq(int fd, __u32 core)
 {
 	struct pto_raise_irq r = { .size = sizeof(r), .core = core };

@@ -546,6 +546,39 @@ struct pto_core_wait {
 #define PTO_WAKE_KICK		2	/* kicked by the AICPU */
 
 /**
+ * struct pto_core_wait_any - PTO_IOC_CORE_WAIT_ANY argument (executor):
+ * park on a set of cores.
+ *
+ * Sleeps until one of the cores of @mask is kicked, or @timeout_ns
+ * passes, and returns that core. A kick wakes one caller whose @mask has
+ * the core: several threads of an executor can wait on its cores at once
+ * and each kick is taken by exactly one of them; a kick latched while no
+ * thread waits is taken by the next call. The caller sets the @parked
+ * register of every core of @mask and rechecks their DATA_MAIN_BASE
+ * first, so that a kick is never lost; the device clears @parked of the
+ * core it returns.
+ *
+ * @size: In: sizeof(struct pto_core_wait_any).
+ * @flags: In: zero.
+ * @timeout_ns: In: absolute CLOCK_MONOTONIC deadline, or 0 for none.
+ *	-ETIMEDOUT when it passes; -ENODEV if a core of @mask is detached
+ *	(or its executor dies) while waiting (its state register says
+ *	which); -ERESTARTSYS/-EINTR on a signal.
+ * @core: Out: the core kicked.
+ * @dmb: Out: that core's DATA_MAIN_BASE.
+ * @mask: In: cores this file attached (bit i of word i / 64: core i), at
+ *	least one (-EINVAL otherwise).
+ */
+struct pto_core_wait_any {
+	__u32 size;
+	__u32 flags;
+	__s64 timeout_ns;
+	__u32 core;
+	__u32 dmb;
+	__u64 mask[PTO_CORE_MASK_WORDS];
+};
+
+/**
  * struct pto_raise_irq - PTO_IOC_RAISE_IRQ argument (executor).
  * @size: In: sizeof(struct pto_raise_irq).
  * @flags: In: zero.
@@ -609,6 +642,7 @@ struct pto_hws_config {
 #define PTO_IOC_RAISE_IRQ	_IO(PTO_IOCTL_MAGIC, 0x0a)
 #define PTO_IOC_IRQ_WAIT	_IO(PTO_IOCTL_MAGIC, 0x0b)
 #define PTO_IOC_HWS_CONFIG	_IO(PTO_IOCTL_MAGIC, 0x0c)
+#define PTO_IOC_CORE_WAIT_ANY	_IO(PTO_IOCTL_MAGIC, 0x0d)
 
 #if defined(__cplusplus)
 }
