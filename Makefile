@@ -6,6 +6,8 @@
 #   make deps       install the Debian packages the project needs (idempotent)
 #   make demo       set up, build, boot the VM and run the demo
 #   make check      set up and run every test: native, static, VM
+#   make bench-peers set up, build and run bench/peers: our runtime side by
+#                   side with StarPU, OpenMP tasks and oneTBB (ROUNDS=N)
 #
 # Everything built goes under build/ (and kmod/ for Kbuild's own files).
 
@@ -29,19 +31,19 @@ KO61 := $(BUILD)/kmod-check/$(notdir $(KDIR61))/kmod/pto.ko
 # directory's Makefile includes scripts/Makefile.user (flags and rules).
 USER_DIRS := common libpto daemon daemon/aicore daemon/ptod tools/pto-run \
 	tools/pto-gm tools/pto-hws-sim examples selftests/pto selftests/e2e \
-	bench/roundtrip bench/submit bench/e2e bench/hws
+	bench/roundtrip bench/submit bench/e2e bench/hws bench/peers
 SUB := PTO_FROM_TOP=1
 
 libpto daemon: common
 daemon/aicore daemon/ptod bench/submit examples: daemon
-tools/pto-hws-sim bench/hws: daemon
+tools/pto-hws-sim bench/hws bench/peers: daemon
 bench/hws: tools/pto-hws-sim
 tools/pto-run selftests/e2e bench/e2e: libpto
 selftests/e2e: selftests/pto
 bench/e2e: daemon
 
 .PHONY: all deps kmod user $(USER_DIRS) check check-native check-kmod check-vm \
-	check-vm-6.1 demo bench bench-native bench-vm clean
+	check-vm-6.1 demo bench bench-native bench-vm bench-peers clean
 
 all: kmod user
 
@@ -107,6 +109,12 @@ bench-native: user
 bench-vm: kmod user
 	scripts/vm-run --module kmod/pto.ko -- build/bench/pto-bench-roundtrip
 	bench/e2e/run-vm.sh
+
+# The peers side by side (bench/peers builds without them; its run needs
+# every one, which deps installs).
+bench-peers: deps
+	$(MAKE) bench/peers
+	$(MAKE) -C bench/peers run $(SUB)
 
 clean:
 	-$(MAKE) -C kmod clean

@@ -47,6 +47,12 @@ PACKAGES=(
 	libnl-genl-3-dev
 	systemtap-sdt-dev
 
+	# The peers bench/peers compares with (make bench-peers): StarPU,
+	# LLVM's OpenMP runtime (with clang above), oneTBB.
+	libomp-dev
+	libstarpu-dev
+	libtbb-dev
+
 	# Tracing.
 	bpftool
 	bpftrace

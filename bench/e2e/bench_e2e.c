@@ -58,7 +58,8 @@
  *
  * The sim side mirrors ptod's defaults: 24 AIC + 48 AIV cores (pto.ko's
  * default), 3 scheduler threads, task window 16384, heap 32 MiB, cores
- * spinning at most 2000 polls or 4 us before they park, as pto-aicore's do.
+ * spinning at most 2000 polls or 4 us before they park, as pto-aicore's do
+ * (bench/common/bench_sim.c, shared with bench/peers).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -75,8 +76,7 @@
 #include <pto/pto_orchestration_api.h>
 
 #ifdef BENCH_SIM
-#include "pto2_runtime.h"
-#include "sim_device.h"
+#include "bench_sim.h"
 #define LABEL "sim"
 #else
 #include <pto/libpto.h>
@@ -84,6 +84,7 @@
 #endif
 
 #include "bench_kernels.h"
+#include "bench_stat.h"
 
 #define FAN		72
 #define TREE_WIDTH	(PTO2_MAX_TASK_PARAMS - 1)	/* inputs + 1 output */
@@ -92,14 +93,6 @@
 
 static long n_indep = 1000, chain_len = 200, reps = 15, fan_reps = 50;
 static int verbose;
-
-static double now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
 
 /* ---- Backends ----------------------------------------------------------- */
 
@@ -111,104 +104,42 @@ struct bbuf {
 
 #ifdef BENCH_SIM
 
-#define SIM_NR_AIC	24
-#define SIM_HEAP	(32ull << 20)
-#define SIM_WINDOW	16384
 #define SIM_DATA	(1ull << 20)	/* + the independent graph's slots */
-#define SIM_TIMEOUT_NS	(120ull * 1000000000ull)
 
-static struct sim_device *sd;
-static struct sim_gm_arena arena;
-static PTO2Runtime *rt;
-
-static void sim_log(void *ctx, int level, const char *msg)
-{
-	(void)ctx;
-	if (level == PTO2_LOG_ERROR)
-		fprintf(stderr, "pto2: %s\n", msg);
-}
+static struct bench_sim *bs;
 
 static int be_open(void)
 {
-	struct pto2_config cfg;
-	uint64_t mem;
-	size_t size;
-	int ret, k;
+	struct bench_sim_info in;
+	int ret;
 
-	pto2_config_default(&cfg);
-	cfg.task_window = SIM_WINDOW;
-	cfg.heap_size = SIM_HEAP;
-	cfg.log = sim_log;
-	size = pto2_runtime_mem_size(&cfg, SIM_NR_AIC * 3);
-	ret = sim_device_create(SIM_NR_AIC, 2 * SIM_NR_AIC,
-				PTO2_ALIGN_UP(size, 4096) + SIM_DATA +
-				(uint64_t)n_indep * BENCH_SLOT_BYTES, &sd);
-	if (ret) {
-		fprintf(stderr, "sim_device_create: %s\n", strerror(-ret));
-		return ret;
-	}
-	for (k = 0; k < BK_NR; k++)
-		sim_device_set_kernel(sd, k, bench_kernel);
-	arena.sd = sd;
-	arena.off = 0;
-	mem = sim_gm_alloc(&arena, size, 4096);
-	if (!mem)
-		return -ENOMEM;
-	ret = pto2_runtime_create(&sd->dev, &cfg, sim_dev_to_host(sd, mem), mem,
-				  size, &rt);
+	ret = bench_sim_open(SIM_DATA + (uint64_t)n_indep * BENCH_SLOT_BYTES,
+			     bench_kernel, BK_NR, &bs);
 	if (ret)
-		fprintf(stderr, "pto2_runtime_create: %s\n", strerror(-ret));
+		return ret;
+	bench_sim_info(bs, &in);
 	printf("# sim: runtime core + in-process sim device, %u AIC + %u AIV cores, "
 	       "%u scheduler threads, task window %u, heap %llu MiB\n",
-	       sd->nr_aic, sd->nr_aiv, cfg.sched_threads, cfg.task_window,
-	       (unsigned long long)(cfg.heap_size >> 20));
-	return ret;
+	       in.nr_aic, in.nr_aiv, in.sched_threads, in.task_window,
+	       in.heap_mib);
+	return 0;
 }
 
 static int be_alloc(size_t len, struct bbuf *b)
 {
-	b->dev = sim_gm_alloc(&arena, len, 4096);
-	if (!b->dev)
-		return -ENOMEM;
-	b->host = sim_dev_to_host(sd, b->dev);
 	b->len = len;
-	return 0;
+	return bench_sim_alloc(bs, len, &b->dev, &b->host);
 }
 
 static int be_run(pto2_orchestration_entry_fn entry, uint64_t *args, int argc,
 		  char *msg, size_t msglen)
 {
-	struct pto2_stats st;
-	int ret;
-
-	msg[0] = 0;
-	ret = pto2_runtime_orchestrate(rt, entry, args, argc);
-	if (!ret)
-		ret = pto2_runtime_wait(rt, SIM_TIMEOUT_NS);
-	if (ret == -ETIMEDOUT) {
-		pto2_runtime_abort(rt, -ETIMEDOUT);
-		pto2_runtime_wait(rt, SIM_TIMEOUT_NS);
-	}
-	if (ret) {
-		snprintf(msg, msglen, "%s", pto2_rt_get_error_msg(rt));
-		return ret;
-	}
-	pto2_runtime_get_stats(rt, &st);
-	if (st.tasks_completed != st.tasks_submitted) {
-		snprintf(msg, msglen, "%llu tasks submitted, %llu completed",
-			 (unsigned long long)st.tasks_submitted,
-			 (unsigned long long)st.tasks_completed);
-		return -EIO;
-	}
-	return 0;
+	return bench_sim_run(bs, entry, args, argc, msg, msglen);
 }
 
 static void be_close(void)
 {
-	if (rt)
-		pto2_runtime_destroy(rt);
-	if (sd)
-		sim_device_destroy(sd);
+	bench_sim_close(bs);
 }
 
 #else /* libpto */
@@ -425,41 +356,19 @@ static int graph_by_name(const char *name)
 }
 #endif
 
-static int cmp_dbl(const void *a, const void *b)
+/* median and p99 (nearest rank) of @s[@n] * @scale */
+static struct bench_stat stats(const double *s, long n, double scale)
 {
-	double x = *(const double *)a, y = *(const double *)b;
+	struct bench_stat st;
 
-	return x < y ? -1 : x > y;
-}
-
-struct stat2 {
-	double median, p99;
-};
-
-/* median and p99 (nearest rank: ceil(.99 n)-th) of @s[@n] * @scale */
-static struct stat2 stats(const double *s, long n, double scale)
-{
-	double *t = malloc((size_t)n * sizeof(*t));
-	struct stat2 r = { 0, 0 };
-	long i;
-
-	if (!t || n < 1) {
-		free(t);
-		return r;
-	}
-	for (i = 0; i < n; i++)
-		t[i] = s[i] * scale;
-	qsort(t, (size_t)n, sizeof(*t), cmp_dbl);
-	r.median = n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
-	r.p99 = t[(n * 99 + 99) / 100 - 1];
-	free(t);
-	return r;
+	bench_stat(s, n, scale, &st);
+	return st;
 }
 
 /* "<label> <graph> <metric> median=.. p99=.. reps=.." for each metric */
 static void report(const char *label, int g, const double *s, long n)
 {
-	struct stat2 st;
+	struct bench_stat st;
 
 	if (gunit[g]) {
 		st = stats(s, n, 1.0 / (double)gdiv(g));
@@ -537,9 +446,9 @@ static int run_graph(int g, long n, double *s)
 
 		if (fan)
 			fan_check(1);
-		t0 = now_us();
+		t0 = bench_now_us();
 		ret = be_run(entry, args, argc, msg, sizeof(msg));
-		t1 = now_us();
+		t1 = bench_now_us();
 		if (ret) {
 			fprintf(stderr, LABEL " %s: run %ld failed: %d (%s) %s\n",
 				gname[g], i, ret, strerror(-ret), msg);
@@ -727,7 +636,7 @@ static int bench_sim(const struct opts *o, double *s)
 }
 #else
 /* [graph][unit, graph][e2e, sim] */
-static struct stat2 summary[G_NR][2][2];
+static struct bench_stat summary[G_NR][2][2];
 static int have_sim[G_NR];
 
 /*
@@ -772,7 +681,7 @@ static void print_summary(void)
 	printf("# summary: ratio = e2e median / sim median\n");
 	for (g = 0; g < G_NR; g++) {
 		for (m = 0; m < 2; m++) {
-			struct stat2 *e = &summary[g][m][0], *b = &summary[g][m][1];
+			struct bench_stat *e = &summary[g][m][0], *b = &summary[g][m][1];
 
 			if (m == 0 && !gunit[g])
 				continue;
