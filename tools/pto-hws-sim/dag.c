@@ -13,7 +13,7 @@
 
 #include "sim.h"
 
-static void *xrealloc(void *p, size_t n)
+void *xrealloc(void *p, size_t n)
 {
 	p = realloc(p, n ? n : 1);
 	if (!p) {
