@@ -76,6 +76,7 @@
 #include <pto/libpto.h>
 #include <pto/pto_kernel.h>
 
+#include <pto-private/fdpass.h>
 #include <pto-private/wire.h>
 
 #include "probe.h"
@@ -875,27 +876,14 @@ static int raw_connect(void)
 static int raw_expect(int sock, struct pto_msg *m, size_t len, int pass_fd,
 		      int want, const char *what)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} cm;
+	union pto_fd_cmsg cm;
 	struct iovec iov = { m, len };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
 	struct pto_msg r;
 	ssize_t n;
 
-	if (pass_fd >= 0) {
-		struct cmsghdr *ch;
-
-		memset(&cm, 0, sizeof(cm));
-		mh.msg_control = cm.buf;
-		mh.msg_controllen = sizeof(cm.buf);
-		ch = CMSG_FIRSTHDR(&mh);
-		ch->cmsg_level = SOL_SOCKET;
-		ch->cmsg_type = SCM_RIGHTS;
-		ch->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(ch), &pass_fd, sizeof(int));
-	}
+	if (pass_fd >= 0)
+		pto_msg_attach_fd(&mh, &cm, pass_fd);
 	if (sendmsg(sock, &mh, MSG_NOSIGNAL) < 0) {
 		printf("%s: send: %s\n", what, strerror(errno));
 		return 0;
