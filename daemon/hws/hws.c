@@ -923,21 +923,23 @@ static void rs_release(struct hws *h, uint32_t e, bool done)
 	}
 }
 
-/* Launch @out->sips for entry @e, picked from @pool; fills in @out. */
-static void launch(struct hws *restrict h, uint64_t now, uint32_t e,
-		   uint32_t pool, struct hws_launch *restrict out)
+/*
+ * Record entry @e's blocks, from its next one on, on the SIPs of
+ * @out->sips in ascending order (block, then thread): an idle SIP runs
+ * its block until @end, a pre-idle one holds it in its shadow (early
+ * launch). Returns the HWS_LAUNCH_EARLY and HWS_LAUNCH_BACKFILL flags.
+ */
+static inline uint8_t launch_sips(struct hws *restrict h, uint32_t e,
+				  uint64_t end, struct hws_launch *restrict out)
 {
-	uint32_t n = HWS_MASK_WORDS, i, b = BIT(e), nblk, tn, fails;
+	uint32_t n = HWS_MASK_WORDS, i, tn;
 	struct hws_entry *k = &h->rs[e];
-	uint64_t end = now + k->est_time + h->cfg.launch_delay, bits;
+	uint64_t bits;
 	uint16_t blk, thr = 0;
 	uint8_t flags = 0;
 
 	tn = k->thread_num;
-	nblk = (k->flags & HWS_E_COOP) ? k->block_num : 1;
 	blk = k->launched;
-
-	/* SIP records, in ascending order: block, then thread */
 	for (i = 0; i < n; i++) {
 		uint64_t sips = out->sips.w[i], run, sh;
 
@@ -980,13 +982,14 @@ static void launch(struct hws *restrict h, uint64_t now, uint32_t e,
 		if (sips & h->reserved.w[i] && e != h->r_entry)
 			flags |= HWS_LAUNCH_BACKFILL;
 	}
-	out->cookie = k->cookie;
-	out->block_idx = k->launched;
-	out->nr_blocks = (uint16_t)nblk;
-	out->thread_num = (uint16_t)tn;
-	out->pool = (uint8_t)pool;
-	if (end < h->pre_next)
-		h->pre_next = end;
+	return flags;
+}
+
+/* Count a launch of @nblk blocks of @k: statistics and the checker's. */
+static inline void launch_count(struct hws *restrict h,
+				const struct hws_entry *k, uint32_t pool,
+				uint32_t nblk, uint8_t flags)
+{
 	if (flags & HWS_LAUNCH_BACKFILL)
 		h->st.backfills++;
 	if (flags & HWS_LAUNCH_EARLY)
@@ -1000,27 +1003,36 @@ static void launch(struct hws *restrict h, uint64_t now, uint32_t e,
 	h->chk.last_cls = k->cls;
 	h->chk.last_cfg_gen = h->chk.cfg_gen;
 	h->chk.last_valid = true;
+}
 
-	k->launched = (uint16_t)(k->launched + nblk);
-	if (k->launched < k->block_num) {
-		out->flags = flags;
-		if (!(k->flags & HWS_E_COOP) && k->trigger &&
-		    k->launched >= k->trigger) {
-			h->eligible &= ~b;
-			h->st.trigger_waits++;
-		}
-		if (e == h->r_entry) {
-			unreserve(h);
-			rekey(h, e);
-		}
-		return;
+/*
+ * Entry @e launched blocks and has more: it waits if it reached its
+ * trigger count; an R-task gives its reservation back and is keyed again.
+ */
+static inline void launch_more_left(struct hws *h, uint32_t e)
+{
+	struct hws_entry *k = &h->rs[e];
+
+	if (!(k->flags & HWS_E_COOP) && k->trigger &&
+	    k->launched >= k->trigger) {
+		h->eligible &= ~BIT(e);
+		h->st.trigger_waits++;
 	}
+	if (e == h->r_entry) {
+		unreserve(h);
+		rekey(h, e);
+	}
+}
 
-	/*
-	 * inc_kernel_fail_cnt_upon_launch: the kernel's last block went; every
-	 * P-task older than it (all of them if it came from O) failed once.
-	 */
-	fails = h->pset & h->eligible & ~b;
+/*
+ * Entry @e's last block went (inc_kernel_fail_cnt_upon_launch): every
+ * P-task older than it (all of them if it came from O) failed once; it
+ * leaves the RS.
+ */
+static inline void launch_last(struct hws *h, uint32_t e, uint32_t pool)
+{
+	uint32_t fails = h->pset & h->eligible & ~BIT(e);
+
 	if (h->r_entry != HWS_NONE)
 		fails &= ~BIT(h->r_entry);
 	if (pool == HWS_POOL_P)
@@ -1029,9 +1041,35 @@ static void launch(struct hws *restrict h, uint64_t now, uint32_t e,
 		fails = 0;
 	if (fails)
 		fail_inc_over(h, fails);
-	out->flags = flags | HWS_LAUNCH_DONE;
-	h->chk.blocks_departed += k->block_num;
+	h->chk.blocks_departed += h->rs[e].block_num;
 	rs_release(h, e, true);
+}
+
+/* Launch @out->sips for entry @e, picked from @pool; fills in @out. */
+static void launch(struct hws *restrict h, uint64_t now, uint32_t e,
+		   uint32_t pool, struct hws_launch *restrict out)
+{
+	struct hws_entry *k = &h->rs[e];
+	uint64_t end = now + k->est_time + h->cfg.launch_delay;
+	uint32_t nblk = (k->flags & HWS_E_COOP) ? k->block_num : 1;
+	uint8_t flags = launch_sips(h, e, end, out);
+
+	out->cookie = k->cookie;
+	out->block_idx = k->launched;
+	out->nr_blocks = (uint16_t)nblk;
+	out->thread_num = (uint16_t)k->thread_num;
+	out->pool = (uint8_t)pool;
+	if (end < h->pre_next)
+		h->pre_next = end;
+	launch_count(h, k, pool, nblk, flags);
+	k->launched = (uint16_t)(k->launched + nblk);
+	if (k->launched < k->block_num) {
+		out->flags = flags;
+		launch_more_left(h, e);
+		return;
+	}
+	out->flags = flags | HWS_LAUNCH_DONE;
+	launch_last(h, e, pool);
 }
 
 /* The first entry of the order that is in @set, or HWS_NONE. */
@@ -1708,14 +1746,13 @@ static int check_rec(const struct hws *h, uint32_t s,
 	return 0;
 }
 
-int hws_check(const struct hws *h, char *msg, size_t msglen)
+/* SIP state: the masks agree with each other, every record is sound. */
+static int check_sips(const struct hws *h, char *msg, size_t msglen)
 {
 	const hws_mask *pres = &h->layout.present;
-	uint32_t n = h->words, i, e, cnt = 0, dags_members = 0;
-	uint64_t launched = 0;
+	uint32_t n = h->words, i;
 	int ret;
 
-	/* SIP state */
 	for (i = 0; i < HWS_MASK_WORDS; i++) {
 		uint64_t p = i < n ? pres->w[i] : 0;
 
@@ -1747,24 +1784,40 @@ int hws_check(const struct hws *h, char *msg, size_t msglen)
 				return ret;
 		}
 	}
+	return 0;
+}
 
-	/* reservation: exactly the R-task's, only while it lives */
-	if (h->r_entry == HWS_NONE) {
+/* The reservation: exactly the R-task's, only while it lives. */
+static int check_reservation(const struct hws *h, char *msg, size_t msglen)
+{
+	uint32_t n = h->words, e = h->r_entry;
+
+	if (e == HWS_NONE) {
 		if (m_any(&h->reserved, n))
 			BAD("SIPs reserved with no R-task");
-	} else {
-		e = h->r_entry;
-		if (e >= HWS_RS_SIZE || !(h->occupied & BIT(e)) ||
-		    !(h->rs[e].flags & HWS_E_R))
-			BAD("R-task %u is not a live promoted entry", e);
-		if (memcmp(&h->reserved, &h->rs[e].reserved,
-			   sizeof(h->reserved)) || !m_any(&h->reserved, n))
-			BAD("reserved SIPs are not the R-task's reservation");
-		if (!m_subset(&h->reserved, &h->allowed[e], n))
-			BAD("R-task reserves SIPs it may not use");
+		return 0;
 	}
+	if (e >= HWS_RS_SIZE || !(h->occupied & BIT(e)) ||
+	    !(h->rs[e].flags & HWS_E_R))
+		BAD("R-task %u is not a live promoted entry", e);
+	if (memcmp(&h->reserved, &h->rs[e].reserved, sizeof(h->reserved)) ||
+	    !m_any(&h->reserved, n))
+		BAD("reserved SIPs are not the R-task's reservation");
+	if (!m_subset(&h->reserved, &h->allowed[e], n))
+		BAD("R-task reserves SIPs it may not use");
+	return 0;
+}
 
-	/* RS entries, the order, the DAG lists */
+/*
+ * The RS entries: launch counts, promotion, DAG membership, order keys,
+ * and their number. Sets *@launched to the blocks they launched.
+ */
+static int check_entries(const struct hws *h, uint64_t *launched, char *msg,
+			 size_t msglen)
+{
+	uint32_t n = h->words, e, cnt = 0;
+
+	*launched = 0;
 	for (e = 0; e < HWS_RS_SIZE; e++) {
 		const struct hws_entry *k = &h->rs[e];
 
@@ -1792,10 +1845,18 @@ int hws_check(const struct hws *h, char *msg, size_t msglen)
 		if (h->key[e] != entry_key(h, e))
 			BAD("kernel %llu: stale order key",
 			    (unsigned long long)k->cookie);
-		launched += k->launched;
+		*launched += k->launched;
 	}
 	if (cnt != h->n_order)
 		BAD("%u entries, %u counted", cnt, h->n_order);
+	return 0;
+}
+
+/* The order by key and the order by age: live entries, sorted. */
+static int check_order(const struct hws *h, char *msg, size_t msglen)
+{
+	uint32_t i, e;
+
 	for (i = 0; i < 2 * HWS_RS_SIZE; i++) {
 		uint64_t k0, k1;
 
@@ -1819,10 +1880,17 @@ int hws_check(const struct hws *h, char *msg, size_t msglen)
 		    (i && h->seq[h->age[i - 1]] >= h->seq[h->age[i]]))
 			BAD("age order wrong at position %u", i);
 	}
-	if ((h->fail_over & ~h->occupied) ||
-	    h->fail_over != (fail_ge(h, h->cfg.promote_threshold) &
-			     h->occupied))
-		BAD("over-threshold set is stale");
+	return 0;
+}
+
+/*
+ * The DAG lists: disjoint, well linked, by offline priority, the P set
+ * their tops, every RS entry in one.
+ */
+static int check_dags(const struct hws *h, char *msg, size_t msglen)
+{
+	uint32_t i, dags_members = 0;
+
 	for (i = 0; i < HWS_MAX_DAGS; i++) {
 		const struct hws_dag *d = &h->dag[i];
 		uint32_t m = 0, c, prev = HWS_NONE;
@@ -1849,15 +1917,25 @@ int hws_check(const struct hws *h, char *msg, size_t msglen)
 	}
 	if (dags_members != h->occupied)
 		BAD("RS entries outside any DAG");
+	return 0;
+}
 
-	/* every block launched exactly once */
+/*
+ * Launches: every block launched exactly once (the RS's @launched plus
+ * the departed ones), and the last launch within its usage and affinity
+ * masks.
+ */
+static int check_launches(const struct hws *h, uint64_t launched, char *msg,
+			  size_t msglen)
+{
+	const hws_mask *pres = &h->layout.present;
+	uint32_t i;
+
 	if (h->chk.blocks_launched != launched + h->chk.blocks_departed)
 		BAD("%llu blocks launched, RS accounts for %llu + %llu departed",
 		    (unsigned long long)h->chk.blocks_launched,
 		    (unsigned long long)launched,
 		    (unsigned long long)h->chk.blocks_departed);
-
-	/* the last launch respected its usage and affinity masks */
 	if (h->chk.last_valid && h->chk.last_cfg_gen == h->chk.cfg_gen) {
 		const hws_mask *u =
 			&h->cfg.usage[h->chk.last_ctx][h->chk.last_cls];
@@ -1873,4 +1951,28 @@ int hws_check(const struct hws *h, char *msg, size_t msglen)
 		}
 	}
 	return 0;
+}
+
+int hws_check(const struct hws *h, char *msg, size_t msglen)
+{
+	uint64_t launched;
+	int ret;
+
+	ret = check_sips(h, msg, msglen);
+	if (!ret)
+		ret = check_reservation(h, msg, msglen);
+	if (!ret)
+		ret = check_entries(h, &launched, msg, msglen);
+	if (!ret)
+		ret = check_order(h, msg, msglen);
+	if (ret)
+		return ret;
+	if ((h->fail_over & ~h->occupied) ||
+	    h->fail_over != (fail_ge(h, h->cfg.promote_threshold) &
+			     h->occupied))
+		BAD("over-threshold set is stale");
+	ret = check_dags(h, msg, msglen);
+	if (!ret)
+		ret = check_launches(h, launched, msg, msglen);
+	return ret;
 }

@@ -190,6 +190,33 @@ static int add(uint64_t cookie, uint32_t dag, uint16_t tn, uint16_t bn,
 	return hws_add(&H, &k, 0);
 }
 
+/* add() of a kernel on the critical path */
+static int add_cp(uint64_t cookie, uint32_t dag, uint16_t tn, uint16_t bn,
+		  uint32_t prio, uint64_t est)
+{
+	struct hws_kernel k = kern(cookie, dag, tn, bn, prio, est);
+
+	k.on_cp = true;
+	return hws_add(&H, &k, 0);
+}
+
+/*
+ * @n one-SIP kernels of DAG @dag (cookies from @cookie0, priority @prio),
+ * one after the other: each launched at 0 and completed at @end.
+ */
+static void run_kernels(uint32_t dag, uint64_t cookie0, int n, uint32_t prio,
+			uint64_t end)
+{
+	struct hws_launch o;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		add(cookie0 + (uint64_t)i, dag, 1, 1, prio, 10);
+		dec(0, &o);
+		done_mask(&o.sips, end);
+	}
+}
+
 static struct hws_kernel_state kstate(uint64_t cookie)
 {
 	struct hws_kernel_state st;
@@ -227,6 +254,22 @@ static void fill(uint32_t dag, uint64_t cookie0, uint64_t end0, uint64_t step)
 		if (dec(0, NULL) != 1)
 			tap_diag("fill: SIP %d not filled", s);
 	}
+}
+
+/* DAGs 0..@n - 1 open: dynamic, no kernel count. */
+static void open_dags(uint32_t n)
+{
+	uint32_t d;
+
+	for (d = 0; d < n; d++)
+		hws_dag_open(&H, d, 0, true);
+}
+
+/* DAG 9 opened and every SIP busy with its kernels until 1000 + s * @step. */
+static void fill_busy(uint64_t step)
+{
+	hws_dag_open(&H, 9, 0, true);
+	fill(9, 900, 1000, step);
 }
 
 /* ---- layouts and configuration ------------------------------------------- */
@@ -336,6 +379,16 @@ static void test_config_check(void)
 
 /* ---- shapes: alignment, clusters, capability ----------------------------- */
 
+/* Uniform layouts: SIPs, cluster size. */
+static const uint32_t layouts[][2] = {
+	{ 12, 3 }, { 12, 6 }, { 12, 12 }, { 16, 4 }, { 16, 8 },
+	{ 16, 16 }, { 24, 3 }, { 24, 6 }, { 24, 12 }, { 32, 4 },
+	{ 32, 8 }, { 32, 16 },
+};
+
+/* Every shape (thread_num) the HWS accepts. */
+static const uint16_t shapes[] = { 1, 2, 3, 4, 6, 8, 9, 12, 16 };
+
 static uint32_t group_of(uint32_t tn)
 {
 	uint32_t g = 1;
@@ -354,17 +407,11 @@ static uint32_t per_cluster(uint32_t cs, uint32_t tn)
 
 static void test_shapes(void)
 {
-	static const uint32_t rows[][2] = {
-		{ 12, 3 }, { 12, 6 }, { 12, 12 }, { 16, 4 }, { 16, 8 },
-		{ 16, 16 }, { 24, 3 }, { 24, 6 }, { 24, 12 }, { 32, 4 },
-		{ 32, 8 }, { 32, 16 },
-	};
-	static const uint16_t shapes[] = { 1, 2, 3, 4, 6, 8, 9, 12, 16 };
 	char caps[160];
 	size_t r, s;
 
-	for (r = 0; r < PTO_ARRAY_SIZE(rows); r++) {
-		uint32_t n = rows[r][0], cs = rows[r][1], bad = 0;
+	for (r = 0; r < PTO_ARRAY_SIZE(layouts); r++) {
+		uint32_t n = layouts[r][0], cs = layouts[r][1], bad = 0;
 		size_t len = 0;
 
 		caps[0] = '\0';
@@ -428,17 +475,11 @@ static void test_shapes(void)
 /* The largest cooperative kernel per shape: all blocks at once or none. */
 static void test_coop_capability(void)
 {
-	static const uint32_t rows[][2] = {
-		{ 12, 3 }, { 12, 6 }, { 12, 12 }, { 16, 4 }, { 16, 8 },
-		{ 16, 16 }, { 24, 3 }, { 24, 6 }, { 24, 12 }, { 32, 4 },
-		{ 32, 8 }, { 32, 16 },
-	};
-	static const uint16_t shapes[] = { 1, 2, 3, 4, 6, 8, 9, 12, 16 };
 	size_t r, s;
 	uint32_t bad = 0;
 
-	for (r = 0; r < PTO_ARRAY_SIZE(rows); r++) {
-		uint32_t n = rows[r][0], cs = rows[r][1];
+	for (r = 0; r < PTO_ARRAY_SIZE(layouts); r++) {
+		uint32_t n = layouts[r][0], cs = layouts[r][1];
 		char line[200];
 		size_t len = 0;
 
@@ -572,20 +613,12 @@ static void test_rs_full_and_dags(void)
 static void test_online_priority(void)
 {
 	struct hws_kernel_state st;
-	struct hws_kernel k;
 	struct hws_launch o;
-	int i;
 
 	init_uniform(4, 4);
 	hws_dag_open(&H, 5, 100, false);
-	for (i = 0; i < 89; i++) {
-		add(1000 + (uint64_t)i, 5, 1, 1, 500, 10);
-		dec(0, &o);
-		done_mask(&o.sips, 5);
-	}
-	k = kern(2000, 5, 1, 1, 100, 10);
-	k.on_cp = true;
-	hws_add(&H, &k, 0);
+	run_kernels(5, 1000, 89, 500, 5);
+	add_cp(2000, 5, 1, 1, 100, 10);
 	dec(0, &o);
 	done_mask(&o.sips, 5);
 	/* 90 of 100 finished: 10% remaining is rank 18 of the 20-rank table,
@@ -602,9 +635,7 @@ static void test_online_priority(void)
 	   "a higher offline priority arrives: it is the DAG's P-task (1634), the old top is O by offline priority");
 
 	hws_dag_open(&H, 6, 20, false);
-	k = kern(3000, 6, 1, 1, 30, 10);
-	k.on_cp = true;
-	hws_add(&H, &k, 0);
+	add_cp(3000, 6, 1, 1, 30, 10);
 	while (!gone(3000)) {
 		dec(0, &o);
 		done_mask(&o.sips, 6);
@@ -624,17 +655,9 @@ static void test_online_priority(void)
 	init_uniform(4, 4);
 	hws_dag_open(&H, 0, 10, false);
 	hws_dag_open(&H, 1, 10, false);
-	for (i = 0; i < 9; i++) {
-		add(100 + (uint64_t)i, 0, 1, 1, 1, 10);
-		dec(0, &o);
-		done_mask(&o.sips, 1);
-	}
-	k = kern(1, 1, 1, 1, 1000, 10);
-	k.on_cp = true;
-	hws_add(&H, &k, 0);
-	k = kern(2, 0, 1, 1, 10, 10);
-	k.on_cp = true;
-	hws_add(&H, &k, 0);
+	run_kernels(0, 100, 9, 1, 1);
+	add_cp(1, 1, 1, 1, 1000, 10);
+	add_cp(2, 0, 1, 1, 10, 10);
 	ok(kstate(2).priority == 1900 && kstate(1).priority == 100 &&
 	   dec(0, &o) == 1 && o.cookie == 2 && o.pool == HWS_POOL_P,
 	   "P pool by online priority: the DAG with 10%% left (1900) before the new one (100)");
@@ -642,23 +665,26 @@ static void test_online_priority(void)
 
 /* ---- fail counts and promotion ------------------------------------------- */
 
+/*
+ * 4 SIPs in one cluster, no promotion, DAGs 0..@ndags - 1 open; SIPs 0
+ * and 2 busy, 1 and 3 free: a 2-SIP kernel cannot fit, a 1-SIP kernel can.
+ */
+static void split_setup(uint32_t ndags)
+{
+	init_uniform(4, 4);
+	C.promote_rule = 0;
+	reconf();
+	open_dags(ndags);
+	fill_busy(0);
+	done(1, 10);
+	done(3, 10);
+}
+
 static void test_fail_counts(void)
 {
 	struct hws_launch o;
 
-	/* 4 SIPs in one cluster; SIPs 0 and 2 busy, 1 and 3 free: a 2-SIP
-	 * kernel cannot fit, a 1-SIP kernel can */
-	init_uniform(4, 4);
-	C.promote_rule = 0;
-	reconf();
-	hws_dag_open(&H, 0, 0, true);
-	hws_dag_open(&H, 1, 0, true);
-	hws_dag_open(&H, 2, 0, true);
-	hws_dag_open(&H, 3, 0, true);
-	hws_dag_open(&H, 9, 0, true);
-	fill(9, 900, 1000, 0);
-	done(1, 10);
-	done(3, 10);
+	split_setup(4);
 	add(1, 0, 2, 1, 100, 10);	/* A: P, oldest, cannot fit */
 	add(2, 1, 1, 1, 90, 10);	/* L: P, fits */
 	add(3, 2, 2, 1, 80, 10);	/* B: P, younger than L */
@@ -682,9 +708,7 @@ static void threshold_setup(uint32_t rule, uint32_t thr)
 	C.promote_rule = rule;
 	C.promote_threshold = thr;
 	reconf();
-	hws_dag_open(&H, 0, 0, true);
-	hws_dag_open(&H, 1, 0, true);
-	hws_dag_open(&H, 2, 0, true);
+	open_dags(3);
 	/* SIP s ends at 100 + 10 * (7 - s): SIP 7 first, SIP 0 last */
 	for (s = 7; s >= 0; s--) {
 		add(100 + (uint64_t)s, 1, 1, 1, 1, 100 + 10 * (7 - (uint64_t)s));
@@ -779,16 +803,7 @@ static void test_promote_most_failures(void)
 
 	/* A (older) and B (higher priority) cannot fit; A accumulates more
 	 * failures; then the threshold rule is switched on */
-	init_uniform(4, 4);
-	C.promote_rule = 0;
-	reconf();
-	hws_dag_open(&H, 0, 0, true);
-	hws_dag_open(&H, 1, 0, true);
-	hws_dag_open(&H, 2, 0, true);
-	hws_dag_open(&H, 9, 0, true);
-	fill(9, 900, 1000, 0);
-	done(1, 10);
-	done(3, 10);
+	split_setup(3);
 	add(1, 0, 2, 1, 50, 10);	/* A */
 	for (i = 0; i < 3; i++) {
 		add(10 + (uint64_t)i, 2, 1, 1, 1, 10);
@@ -821,8 +836,7 @@ static void test_reserve_soonest(void)
 	init_uniform(16, 4);
 	C.promote_rule = PTO_HWS_PROMOTE_SKIPPED_TOP;
 	reconf();
-	hws_dag_open(&H, 0, 0, true);
-	hws_dag_open(&H, 1, 0, true);
+	open_dags(2);
 	for (s = 15; s >= 0; s--) {
 		/* the group's last SIP ends at ends[g], the others earlier */
 		uint64_t est = (s % 4 == 1) ? ends[s / 4] : ends[s / 4] - 50;
@@ -847,11 +861,8 @@ static void sparse_setup(uint32_t rule)
 	init_uniform(8, 4);
 	C.promote_rule = rule;
 	reconf();
-	hws_dag_open(&H, 0, 0, true);
-	hws_dag_open(&H, 1, 0, true);
-	hws_dag_open(&H, 2, 0, true);
-	hws_dag_open(&H, 9, 0, true);
-	fill(9, 900, 1000, 0);
+	open_dags(3);
+	fill_busy(0);
 	done(1, 10);
 	done(3, 10);
 	done(5, 10);
@@ -918,9 +929,7 @@ static void test_promote_top1_skipped(void)
 	sparse_setup(PTO_HWS_PROMOTE_ON_CP);
 	add(1, 0, 2, 1, 100, 10);
 	hws_add(&H, &k, 0);
-	k = kern(3, 2, 1, 1, 10, 10);
-	k.on_cp = true;
-	hws_add(&H, &k, 0);
+	add_cp(3, 2, 1, 1, 10, 10);
 	ok(dec(20, &o) == 1 && o.cookie == 3 && kstate(2).pool == HWS_POOL_P,
 	   "ON_CP: the kernel launched was on cp itself, nothing promoted");
 }
@@ -936,10 +945,8 @@ static void test_rsvd_first(void)
 		C.promote_rule = PTO_HWS_PROMOTE_TOP_1;
 		C.rsvd_first = pass;
 		reconf();
-		hws_dag_open(&H, 0, 0, true);
-		hws_dag_open(&H, 1, 0, true);
-		hws_dag_open(&H, 9, 0, true);
-		fill(9, 900, 1000, 10);	/* SIP s ends at 1000 + 10 s */
+		open_dags(2);
+		fill_busy(10);	/* SIP s ends at 1000 + 10 s */
 		done(1, 10);
 		done(2, 10);
 		done(3, 10);
@@ -1177,10 +1184,8 @@ static void test_fillup(void)
 		init_uniform(8, 4);
 		C.fillup_first = pass;
 		reconf();
-		hws_dag_open(&H, 0, 0, true);
-		hws_dag_open(&H, 1, 0, true);
-		hws_dag_open(&H, 9, 0, true);
-		fill(9, 900, 1000, 0);
+		open_dags(2);
+		fill_busy(0);
 		{
 			hws_mask m = range(0, 3);	/* cluster 0 free */
 
@@ -1247,164 +1252,216 @@ static uint32_t srnd(uint32_t n)
 }
 
 /*
- * The test's own model: which SIPs hold a launch (running or waiting) of
- * which kernel block. A launch must only use SIPs the model has free of
- * launches, or (early) running with nothing waiting.
+ * The randomized test's state. Its own model: which SIPs hold a launch
+ * (running or waiting) of which kernel block. A launch must only use SIPs
+ * the model has free of launches, or (early) running with nothing waiting.
  */
-static void test_stress(void)
-{
-	static const uint16_t shapes[] = { 1, 2, 3, 4, 6, 8, 9, 12, 16 };
-	static uint8_t held[HWS_MAX_SIPS];	/* 0 free, 1 running, 2 + waiting */
-	unsigned long bad = 0, launches = 0, early = 0, backfills = 0;
-	unsigned long promos = 0, steps = 0;
-	uint64_t now = 0, cookie = 1;
+struct stress {
+	uint8_t held[HWS_MAX_SIPS];	/* 0 free, 1 running, 2 + waiting */
+	unsigned long bad, launches, early, backfills, promos, steps;
+	uint64_t now, cookie;
 	int round;
+	uint32_t dags;
+};
 
-	for (round = 0; round < 12; round++) {
-		uint32_t i, dags;
+/* A round's random layout and configuration, and its DAGs opened. */
+static void stress_round(struct stress *st)
+{
+	uint32_t i;
 
-		if (round % 3 == 0)
-			init_device(8 + srnd(17));
-		else
-			init_uniform(8 + srnd(57), (uint32_t[]){ 3, 4, 6, 8, 12,
-								16 }[srnd(6)]);
-		C.promote_rule = srnd(16);
-		C.promote_threshold = 1 + srnd(6);
-		C.early_launch = srnd(2);
-		C.early_mode = srnd(2);
-		C.pre_idle_offset = srnd(300);
-		C.backfill_margin = (int64_t)srnd(400) - 200;
-		C.fillup_first = srnd(2);
-		C.rsvd_first = srnd(2);
-		C.launch_delay = srnd(20);
-		C.policy = srnd(5) == 0;
-		reconf();
-		memset(held, 0, sizeof(held));
-		dags = 1 + srnd(8);
-		for (i = 0; i < dags; i++)
-			hws_dag_open(&H, i, srnd(2) ? 0 : 20 + srnd(100), srnd(4) == 0);
-		for (i = 0; i < 3000; i++, steps++) {
-			uint32_t op = srnd(100), s;
-			struct hws_launch o;
+	if (st->round % 3 == 0)
+		init_device(8 + srnd(17));
+	else
+		init_uniform(8 + srnd(57), (uint32_t[]){ 3, 4, 6, 8, 12,
+							16 }[srnd(6)]);
+	C.promote_rule = srnd(16);
+	C.promote_threshold = 1 + srnd(6);
+	C.early_launch = srnd(2);
+	C.early_mode = srnd(2);
+	C.pre_idle_offset = srnd(300);
+	C.backfill_margin = (int64_t)srnd(400) - 200;
+	C.fillup_first = srnd(2);
+	C.rsvd_first = srnd(2);
+	C.launch_delay = srnd(20);
+	C.policy = srnd(5) == 0;
+	reconf();
+	memset(st->held, 0, sizeof(st->held));
+	st->dags = 1 + srnd(8);
+	for (i = 0; i < st->dags; i++)
+		hws_dag_open(&H, i, srnd(2) ? 0 : 20 + srnd(100), srnd(4) == 0);
+}
+
+/* A random kernel into the RS. */
+static void stress_add(struct stress *st)
+{
+	struct hws_kernel k;
+	uint16_t tn = shapes[srnd(9)];
+
+	if (tn > L.cluster_sips)
+		tn = 1;
+	k = kern(st->cookie++, srnd(st->dags), tn, (uint16_t)(1 + srnd(4)),
+		 srnd(1000), 10 + srnd(500));
+	k.ctx = srnd(HWS_NR_CTX);
+	k.on_cp = srnd(3) == 0;
+	k.coop = srnd(6) == 0;
+	k.block_trigger_cnt = srnd(4) == 0 ? 1 : 0;
+	if (srnd(3) == 0)
+		k.affinity = L.type[srnd(2)];
+	hws_add(&H, &k, st->now);
+}
+
+/* A decision, its launch checked against the model; false if none. */
+static bool stress_decide(struct stress *st)
+{
+	struct hws_launch o;
+	uint32_t s;
+
+	if (hws_decide(&H, st->now, &o) != 1)
+		return false;
+	st->launches++;
+	st->early += !!(o.flags & HWS_LAUNCH_EARLY);
+	st->backfills += !!(o.flags & HWS_LAUNCH_BACKFILL);
+	st->promos += !!(o.flags & HWS_LAUNCH_PROMOTED);
+	for (s = 0; s < L.nr_sips; s++) {
+		uint8_t *held = &st->held[s];
+
+		if (!hws_mask_test(&o.sips, s))
+			continue;
+		if (!hws_mask_test(&L.present, s) || *held > 1 ||
+		    (*held == 1 && !hws_mask_test(&o.early, s)) ||
+		    (*held == 0 && hws_mask_test(&o.early, s))) {
+			if (st->bad++ < 5)
+				tap_diag("round %d: SIP %u held %u, launched (early %d)",
+					 st->round, s, *held,
+					 hws_mask_test(&o.early, s));
+		}
+		(*held)++;
+	}
+	return true;
+}
+
+/* Complete a random busy SIP's whole block; false if no SIP is busy. */
+static bool stress_complete(struct stress *st)
+{
+	uint32_t start = srnd(L.nr_sips), tn, t, s;
+	const struct hws_sip_rec *r;
+	hws_mask m = { { 0 } };
+
+	for (s = 0; s < L.nr_sips; s++)
+		if (st->held[(start + s) % L.nr_sips])
+			break;
+	if (s == L.nr_sips)
+		return false;
+	s = (start + s) % L.nr_sips;
+	r = &H.sip[s].run;
+	tn = r->thread_num;
+	/* its threads that still run (others may have completed, or run
+	 * something else now) */
+	for (t = 0; t < tn; t++) {
+		uint32_t x = s - r->thread_idx + t;
+
+		if (!st->held[x])
+			continue;
+		hws_mask_set(&m, x);
+		st->held[x]--;
+	}
+	if (hws_sip_complete(&H, &m, st->now) && st->bad++ < 5)
+		tap_diag("round %d: completion refused", st->round);
+	return true;
+}
+
+/* A context's mask for a class changes to a random one. */
+static void stress_usage(void)
+{
+	uint32_t c = srnd(HWS_NR_CTX);
+	uint32_t cl = srnd(PTO_HWS_USAGE_CLASSES), s;
+	hws_mask m = { { 0 } };
+
+	for (s = 0; s < L.nr_sips; s++)
+		if (srnd(4))
+			hws_mask_set(&m, s);
+	C.usage[c][cl] = m;
+	reconf();
+}
+
+/* One random step, then the checker (unless the step did nothing). */
+static void stress_step(struct stress *st)
+{
+	uint32_t op = srnd(100), s;
+	bool acted = true;
+
+	st->now += srnd(40);
+	if (op < 30) {
+		stress_add(st);
+	} else if (op < 70) {
+		acted = stress_decide(st);
+	} else if (op < 90) {
+		acted = stress_complete(st);
+	} else if (op < 94) {
+		s = srnd(L.nr_sips);
+		if (st->held[s] == 1) {
 			hws_mask m = { { 0 } };
 
-			now += srnd(40);
-			if (op < 30) {
-				struct hws_kernel k;
-				uint16_t tn = shapes[srnd(9)];
-
-				if (tn > L.cluster_sips)
-					tn = 1;
-				k = kern(cookie++, srnd(dags), tn,
-					 (uint16_t)(1 + srnd(4)), srnd(1000),
-					 10 + srnd(500));
-				k.ctx = srnd(HWS_NR_CTX);
-				k.on_cp = srnd(3) == 0;
-				k.coop = srnd(6) == 0;
-				k.block_trigger_cnt = srnd(4) == 0 ? 1 : 0;
-				if (srnd(3) == 0)
-					k.affinity = L.type[srnd(2)];
-				hws_add(&H, &k, now);
-			} else if (op < 70) {
-				if (hws_decide(&H, now, &o) != 1)
-					continue;
-				launches++;
-				early += !!(o.flags & HWS_LAUNCH_EARLY);
-				backfills += !!(o.flags & HWS_LAUNCH_BACKFILL);
-				promos += !!(o.flags & HWS_LAUNCH_PROMOTED);
-				for (s = 0; s < L.nr_sips; s++) {
-					if (!hws_mask_test(&o.sips, s))
-						continue;
-					if (!hws_mask_test(&L.present, s) ||
-					    held[s] > 1 ||
-					    (held[s] == 1 &&
-					     !hws_mask_test(&o.early, s)) ||
-					    (held[s] == 0 &&
-					     hws_mask_test(&o.early, s))) {
-						if (bad++ < 5)
-							tap_diag("round %d: SIP %u held %u, launched (early %d)",
-								 round, s, held[s],
-								 hws_mask_test(&o.early, s));
-					}
-					held[s]++;
-				}
-			} else if (op < 90) {
-				/* complete a random busy SIP's whole block */
-				uint32_t start = srnd(L.nr_sips), tn, t;
-				const struct hws_sip_rec *r;
-
-				for (s = 0; s < L.nr_sips; s++)
-					if (held[(start + s) % L.nr_sips])
-						break;
-				if (s == L.nr_sips)
-					continue;
-				s = (start + s) % L.nr_sips;
-				r = &H.sip[s].run;
-				tn = r->thread_num;
-				/* its threads that still run (others may have
-				 * completed, or run something else now) */
-				for (t = 0; t < tn; t++) {
-					uint32_t x = s - r->thread_idx + t;
-
-					if (!held[x])
-						continue;
-					hws_mask_set(&m, x);
-					held[x]--;
-				}
-				if (hws_sip_complete(&H, &m, now) && bad++ < 5)
-					tap_diag("round %d: completion refused", round);
-			} else if (op < 94) {
-				s = srnd(L.nr_sips);
-				if (held[s] == 1) {
-					hws_mask_set(&m, s);
-					hws_sip_pre_complete(&H, &m);
-				}
-			} else if (op < 96) {
-				hws_remove(&H, cookie - 1 - srnd(8));
-			} else if (op < 98) {
-				hws_set_trigger(&H, cookie - 1 - srnd(8),
-						(uint16_t)srnd(5));
-			} else {
-				/* a context's mask for a class changes */
-				uint32_t c = srnd(HWS_NR_CTX);
-				uint32_t cl = srnd(PTO_HWS_USAGE_CLASSES);
-
-				for (s = 0; s < L.nr_sips; s++)
-					if (srnd(4))
-						hws_mask_set(&m, s);
-				C.usage[c][cl] = m;
-				reconf();
-			}
-			check_now("a random step");
+			hws_mask_set(&m, s);
+			hws_sip_pre_complete(&H, &m);
 		}
-		/* drain: complete everything, launch the rest */
-		for (i = 0; i < 20000 && H.n_order; i++) {
-			struct hws_launch o;
-			uint32_t s;
+	} else if (op < 96) {
+		hws_remove(&H, st->cookie - 1 - srnd(8));
+	} else if (op < 98) {
+		hws_set_trigger(&H, st->cookie - 1 - srnd(8),
+				(uint16_t)srnd(5));
+	} else {
+		stress_usage();
+	}
+	if (acted)
+		check_now("a random step");
+}
 
-			now += 10;
-			done_mask(&H.busy, now);
-			memset(held, 0, sizeof(held));
-			while (dec(now, &o) == 1)
-				for (s = 0; s < L.nr_sips; s++)
-					if (hws_mask_test(&o.sips, s))
-						held[s]++;
-			if (i > 100) {
-				/* kernels masked out for good: take them out */
-				while (H.n_order)
-					hws_remove(&H, H.rs[H.order[0]].cookie);
-			}
+/* End of a round: complete everything, launch the rest; all must drain. */
+static void stress_drain(struct stress *st)
+{
+	uint32_t i, s;
+
+	for (i = 0; i < 20000 && H.n_order; i++) {
+		struct hws_launch o;
+
+		st->now += 10;
+		done_mask(&H.busy, st->now);
+		memset(st->held, 0, sizeof(st->held));
+		while (dec(st->now, &o) == 1)
+			for (s = 0; s < L.nr_sips; s++)
+				if (hws_mask_test(&o.sips, s))
+					st->held[s]++;
+		if (i > 100) {
+			/* kernels masked out for good: take them out */
+			while (H.n_order)
+				hws_remove(&H, H.rs[H.order[0]].cookie);
 		}
-		for (i = 0; i < 3 && m_any_busy(); i++)
-			done_mask(&H.busy, now + 1000);
-		check_now("the drain");
-		if ((H.n_order || m_any_busy()) && bad++ < 5)
-			tap_diag("round %d: %u kernels left, busy %s", round,
-				 H.n_order, mstr(&H.busy));
+	}
+	for (i = 0; i < 3 && m_any_busy(); i++)
+		done_mask(&H.busy, st->now + 1000);
+	check_now("the drain");
+	if ((H.n_order || m_any_busy()) && st->bad++ < 5)
+		tap_diag("round %d: %u kernels left, busy %s", st->round,
+			 H.n_order, mstr(&H.busy));
+}
+
+/* Every mechanism at once, at random, checked after every step. */
+static void test_stress(void)
+{
+	static struct stress st = { .cookie = 1 };
+	uint32_t i;
+
+	for (st.round = 0; st.round < 12; st.round++) {
+		stress_round(&st);
+		for (i = 0; i < 3000; i++, st.steps++)
+			stress_step(&st);
+		stress_drain(&st);
 	}
 	tap_diag("stress: %lu steps, %lu launches (%lu early, %lu backfills, %lu promoting)",
-		 steps, launches, early, backfills, promos);
-	ok(!bad && launches > 1000 && early && backfills && promos,
+		 st.steps, st.launches, st.early, st.backfills, st.promos);
+	ok(!st.bad && st.launches > 1000 && st.early && st.backfills &&
+	   st.promos,
 	   "randomized: no launch on a SIP that holds one (or an early launch on a busy one), everything drains");
 }
 

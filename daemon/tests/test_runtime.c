@@ -194,6 +194,26 @@ static void register_kernels(struct sim_device *sd)
 	sim_device_set_kernel(sd, K_ADD_I64, k_add_i64);
 }
 
+/*
+ * Run @orch with args { GM for @n int64 rows, @n }; *@rows maps the rows.
+ */
+static int run_rows(struct env *e, pto2_orchestration_entry_fn orch,
+		    uint64_t n, int64_t **rows)
+{
+	uint64_t args[2] = { gm(n * 8), n };
+
+	*rows = host(args[0]);
+	return run(e, orch, args, 2);
+}
+
+/* env_open() with the test kernels registered. */
+static void env_kernels(struct env *e, uint32_t aic, uint32_t aiv,
+			const struct pto2_config *c)
+{
+	env_open(e, aic, aiv, c);
+	register_kernels(e->sd);
+}
+
 /* ---- orchestrations ----------------------------------------------------------- */
 
 /* PTO2's vector example: f = (a + b + 1)(a + b + 2) + (a + b). */
@@ -590,19 +610,13 @@ static void t_independent(void)
 {
 	struct env e;
 	struct pto2_config c;
-	uint64_t n = 300, i, bad = 0, d;
+	uint64_t n = 300, i, bad = 0;
 	int64_t *o;
-	uint64_t args[2];
 	int ret;
 
 	cfg_small(&c);
-	env_open(&e, 2, 4, &c);
-	register_kernels(e.sd);
-	d = gm(n * 8);
-	o = host(d);
-	args[0] = d;
-	args[1] = n;
-	ret = run(&e, orch_independent, args, 2);
+	env_kernels(&e, 2, 4, &c);
+	ret = run_rows(&e, orch_independent, n, &o);
 	for (i = 0; i < n; i++)
 		bad += o[i] != (int64_t)i;
 	ok(ret == 0 && !bad, "300 independent tasks on AIC and AIV (ret %d)", ret);
@@ -618,8 +632,7 @@ static void t_chain(void)
 	int ret;
 
 	cfg_small(&c);
-	env_open(&e, 2, 4, &c);
-	register_kernels(e.sd);
+	env_kernels(&e, 2, 4, &c);
 	d = gm(8);
 	x = host(d);
 	*x = 0;
@@ -633,8 +646,7 @@ static void t_chain(void)
 	/* INOUT chains interleaved, in scopes, with a window of 16 */
 	env_close(&e);
 	c.task_window = 16;
-	env_open(&e, 1, 2, &c);
-	register_kernels(e.sd);
+	env_kernels(&e, 1, 2, &c);
 	d = gm(8 * 1024);
 	args[0] = d;
 	args[1] = 4;
@@ -661,8 +673,7 @@ static void t_fan(void)
 	int ret;
 
 	cfg_small(&c);
-	env_open(&e, 2, 4, &c);
-	register_kernels(e.sd);
+	env_kernels(&e, 2, 4, &c);
 	dm = gm(72 * 8);
 	dr = gm(8);
 	m = host(dm);
@@ -687,8 +698,7 @@ static void t_diamond(void)
 	int ret;
 
 	cfg_small(&c);
-	env_open(&e, 2, 4, &c);
-	register_kernels(e.sd);
+	env_kernels(&e, 2, 4, &c);
 	dout = gm(256 * 8);
 	out = host(dout);
 	args[0] = dout;
@@ -705,7 +715,7 @@ static void t_intermediates(void)
 {
 	struct env e;
 	struct pto2_config c;
-	uint64_t d, args[2], i, bad = 0;
+	uint64_t i, bad = 0;
 	int64_t *o;
 	struct pto2_stats st;
 	int ret;
@@ -713,13 +723,8 @@ static void t_intermediates(void)
 	cfg_small(&c);
 	c.heap_size = 16384;	/* 8 KiB per scope: the heap wraps */
 	c.task_window = 64;
-	env_open(&e, 1, 2, &c);
-	register_kernels(e.sd);
-	d = gm(200 * 8);
-	o = host(d);
-	args[0] = d;
-	args[1] = 200;
-	ret = run(&e, orch_intermediates, args, 2);
+	env_kernels(&e, 1, 2, &c);
+	ret = run_rows(&e, orch_intermediates, 200, &o);
 	for (i = 0; i < 200; i++)
 		if (o[i] != (int64_t)i + 2 && bad++ < 5)
 			tap_diag("row %llu = %lld", (unsigned long long)i, (long long)o[i]);
@@ -737,8 +742,7 @@ static void t_vector(void)
 	struct pto2_config c;
 
 	cfg_small(&c);
-	env_open(&e, 2, 4, &c);
-	register_kernels(e.sd);
+	env_kernels(&e, 2, 4, &c);
 	vector_example(&e, "2 AIC + 4 AIV");
 	vector_example(&e, "same runtime, second run");
 	vector_example_fn(&e, "C++ orchestration (Tensor&, RAII PTO2_SCOPE)",
@@ -770,8 +774,7 @@ static void t_rerun_same_core(void)
 
 	cfg_small(&c);
 	c.sched_threads = 1;
-	env_open(&e, 0, 1, &c);
-	register_kernels(e.sd);
+	env_kernels(&e, 0, 1, &c);
 	d = gm(8);
 	for (run_i = 1; run_i <= 3; run_i++) {
 		*(int64_t *)host(d) = 0;
@@ -794,8 +797,7 @@ static void t_window16(void)
 
 	cfg_small(&c);
 	c.task_window = 16;
-	env_open(&e, 1, 2, &c);
-	register_kernels(e.sd);
+	env_kernels(&e, 1, 2, &c);
 	ret = run(&e, orch_scoped_noops, args, 2);
 	pto2_runtime_get_stats(e.rt, &st);
 	ok(ret == 0 && st.tasks_completed == 208 &&
@@ -815,8 +817,7 @@ static void t_deadlock(void)
 
 	cfg_small(&c);
 	c.task_window = 16;
-	env_open(&e, 1, 2, &c);
-	register_kernels(e.sd);
+	env_kernels(&e, 1, 2, &c);
 	t0 = (uint64_t)pto_mono_ns();
 	ret = run(&e, orch_big_scope, args, 1);
 	ms = ((uint64_t)pto_mono_ns() - t0) / 1000000;
@@ -837,8 +838,7 @@ static void t_deadlock(void)
 	vector_example(&e, "same runtime after the deadlock");
 	env_close(&e);
 
-	env_open(&e2, 2, 4, &c);
-	register_kernels(e2.sd);
+	env_kernels(&e2, 2, 4, &c);
 	vector_example(&e2, "a new runtime after the deadlock");
 	env_close(&e2);
 }
@@ -850,8 +850,7 @@ static void t_scopes(void)
 	int ret;
 
 	cfg_small(&c);
-	env_open(&e, 1, 2, &c);
-	register_kernels(e.sd);
+	env_kernels(&e, 1, 2, &c);
 	ret = run(&e, orch_scopes, NULL, 0);
 	ok(ret == 0 && scope_result[0] == 0,
 	   "a task of the open outer scope is not consumed (last_alive stays %d) until the scope ends",
@@ -874,8 +873,7 @@ static void t_errors(void)
 	int ret;
 
 	cfg_small(&c);
-	env_open(&e, 1, 2, &c);
-	register_kernels(e.sd);
+	env_kernels(&e, 1, 2, &c);
 	ret = run(&e, orch_bad_params, NULL, 0);
 	pto2_runtime_get_stats(e.rt, &st);
 	ok(ret == -EINVAL && st.tasks_submitted == 1 &&
@@ -889,8 +887,7 @@ static void t_errors(void)
 	env_close(&e);
 
 	/* CUBE task on a device without AIC */
-	env_open(&e, 0, 2, &c);
-	register_kernels(e.sd);
+	env_kernels(&e, 0, 2, &c);
 	{
 		uint64_t args[2] = { gm(64), 3 };
 
@@ -905,7 +902,7 @@ static void t_pressure(void)
 {
 	struct env e;
 	struct pto2_config c;
-	uint64_t d, args[2], i, bad = 0;
+	uint64_t i, bad = 0;
 	int64_t *o;
 	int ret;
 
@@ -913,13 +910,8 @@ static void t_pressure(void)
 	c.tensormap_pool_size = 16;
 	c.task_window = 64;
 	c.dep_pool_size = 16;
-	env_open(&e, 1, 2, &c);
-	register_kernels(e.sd);
-	d = gm(400 * 8);
-	o = host(d);
-	args[0] = d;
-	args[1] = 400;
-	ret = run(&e, orch_tm_pressure, args, 2);
+	env_kernels(&e, 1, 2, &c);
+	ret = run_rows(&e, orch_tm_pressure, 400, &o);
 	for (i = 0; i < 400; i++)
 		bad += o[i] != (int64_t)i + 7;
 	ok(ret == 0 && !bad,
@@ -951,8 +943,7 @@ static void t_timestamps(void)
 	int ret;
 
 	cfg_small(&c);
-	env_open(&e, 2, 4, &c);
-	register_kernels(e.sd);
+	env_kernels(&e, 2, 4, &c);
 	args[0] = gm(40 * 8);
 	args[1] = 40;
 	t0 = pto_sys_cnt(pto_regs_info(e.sd->regs));
@@ -991,8 +982,7 @@ static void *par_main(void *arg)
 
 	cfg_small(&c);
 	c.sched_threads = 1;
-	env_open(&e, 1, 1, &c);
-	register_kernels(e.sd);
+	env_kernels(&e, 1, 1, &c);
 	p->ret = pto2_runtime_launch(e.rt, orch_scoped_noops, args, 2);
 	if (!p->ret)
 		p->ret = pto2_runtime_wait(e.rt, 30ULL * 1000000000ULL);

@@ -22,6 +22,7 @@
 
 #include <linux/pto.h>
 #include <pto/libpto.h>
+#include <pto-private/fdpass.h>
 #include <pto-private/params.h>
 #include <pto-private/usdt.h>
 #include <pto-private/wire.h>
@@ -63,26 +64,13 @@ PTO_EXPORT uint32_t pto_nr_aiv(const pto_client *c)
 
 static int msg_send(pto_client *c, struct pto_msg *m, int pass_fd)
 {
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} cm;
+	union pto_fd_cmsg cm;
 	struct iovec iov = { m, offsetof(struct pto_msg, text) + strlen(m->text) + 1 };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
 	ssize_t n;
 
-	if (pass_fd >= 0) {
-		struct cmsghdr *ch;
-
-		memset(&cm, 0, sizeof(cm));
-		mh.msg_control = cm.buf;
-		mh.msg_controllen = sizeof(cm.buf);
-		ch = CMSG_FIRSTHDR(&mh);
-		ch->cmsg_level = SOL_SOCKET;
-		ch->cmsg_type = SCM_RIGHTS;
-		ch->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(ch), &pass_fd, sizeof(int));
-	}
+	if (pass_fd >= 0)
+		pto_msg_attach_fd(&mh, &cm, pass_fd);
 	do
 		n = sendmsg(c->sock, &mh, MSG_NOSIGNAL);
 	while (n < 0 && errno == EINTR);

@@ -1449,60 +1449,77 @@ static int wait_cores_online(int ms)
 	}
 }
 
-static void start_ptod(void)
+/* The device's core counts (GET_INFO); 0, or -1 with the failure noted. */
+static int read_device_info(void)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct pto_info info = { .size = sizeof(info) };
-	int64_t t0 = mono_ms();
-	int pfd[2], nfd, fd, ret;
-	ssize_t n;
-	pid_t k;
+	int fd, ret;
 
 	fd = open(DEV_PATH, O_RDWR | O_CLOEXEC);
 	if (fd < 0) {
 		setup_fail("open %s: %s", DEV_PATH, strerror(errno));
-		return;
+		return -1;
 	}
 	ret = ioctl(fd, PTO_IOC_GET_INFO, &info);
 	close(fd);
 	if (ret) {
 		setup_fail("GET_INFO: %s", strerror(errno));
-		return;
+		return -1;
 	}
 	E->nr_aic = info.nr_aic;
 	E->nr_aiv = info.nr_aiv;
 	E->nr_cores = info.nr_cores;
+	return 0;
+}
+
+/* The datagram socket at E->notify that ptod's READY=1 comes to, or -1. */
+static int notify_socket(void)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int nfd;
 
 	nfd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (nfd < 0) {
 		setup_fail("socket: %s", strerror(errno));
-		return;
+		return -1;
 	}
 	if (strlen(E->notify) >= sizeof(sa.sun_path)) {
 		setup_fail("%s: path too long for a socket", E->notify);
 		close(nfd);
-		return;
+		return -1;
 	}
 	memcpy(sa.sun_path, E->notify, strlen(E->notify) + 1);
 	if (bind(nfd, (struct sockaddr *)&sa, sizeof(sa))) {
 		setup_fail("bind %s: %s", E->notify, strerror(errno));
 		close(nfd);
-		return;
+		return -1;
 	}
+	return nfd;
+}
+
+/*
+ * Fork the keeper (which does not keep @nfd) and read ptod's pid from it
+ * into E->ptod; its wait status follows on E->ptod_status_fd. 0, or -1
+ * with the failure noted.
+ */
+static int spawn_keeper(int nfd)
+{
+	int pfd[2];
+	ssize_t n;
+	pid_t k;
+
 	if (pipe2(pfd, O_CLOEXEC)) {
 		setup_fail("pipe2: %s", strerror(errno));
-		close(nfd);
-		return;
+		return -1;
 	}
 	fflush(stdout);
 	fflush(stderr);
 	k = fork();
 	if (k < 0) {
 		setup_fail("fork: %s", strerror(errno));
-		close(nfd);
 		close(pfd[0]);
 		close(pfd[1]);
-		return;
+		return -1;
 	}
 	if (k == 0) {
 		close(pfd[0]);
@@ -1518,10 +1535,29 @@ static void start_ptod(void)
 		setup_fail("the keeper did not start ptod");
 		E->ptod = 0;
 		E->ptod_exited = true;
-		close(nfd);
-		return;
+		return -1;
 	}
-	ret = wait_ready1(nfd, 20000);
+	return 0;
+}
+
+/*
+ * Start ptod under its keeper and wait until it said READY=1 and
+ * pto-aicore attached every core; then note the idle GM counters and
+ * point the clients at its socket. A failure is noted in E->setup_err.
+ */
+static void start_ptod(void)
+{
+	int64_t t0 = mono_ms();
+	int nfd, ret;
+
+	if (read_device_info())
+		return;
+	nfd = notify_socket();
+	if (nfd < 0)
+		return;
+	ret = spawn_keeper(nfd);
+	if (!ret)
+		ret = wait_ready1(nfd, 20000);
 	close(nfd);
 	if (ret)
 		return;

@@ -64,6 +64,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,6 +77,7 @@
 #include <pto/libpto.h>
 #include <pto/pto_kernel.h>
 
+#include <pto-private/fdpass.h>
 #include <pto-private/wire.h>
 
 #include "probe.h"
@@ -187,6 +189,25 @@ static pto_buf *gm_copy(const void *src, size_t len)
 	return b;
 }
 
+/* Whether case @name is asked for: named in @argv, or no name given. */
+static bool selected(int argc, char **argv, const char *name)
+{
+	int i;
+
+	for (i = 0; i < argc; i++)
+		if (!strcmp(argv[i], name))
+			return true;
+	return argc == 0;
+}
+
+/* The CASE line of a run that passes or not, with its status. */
+static int report_case(const char *name, bool pass, int ret, const char *msg)
+{
+	printf("CASE %s: %s status=%d (%s) %s\n", name, pass ? "PASS" : "FAIL",
+	       ret, strerror(-ret), msg);
+	return pass ? 0 : 1;
+}
+
 static int report_run(const char *name, int ret, const char *msg,
 		      struct ex_cmp *cmp, unsigned long tasks, double ms)
 {
@@ -242,11 +263,9 @@ static int run_vector(int argc, char **argv)
 		char msg[4096], name[64];
 		uint64_t args[VEC_NARGS];
 		double t0;
-		int ret, sel = argc == 0;
+		int ret;
 
-		for (i = 0; i < (size_t)argc; i++)
-			sel |= !strcmp(argv[i], vc->name);
-		if (!sel)
+		if (!selected(argc, argv, vc->name))
 			continue;
 		vec_gen_inputs(vc, a, b, n);
 		vec_golden(a, b, ref, n);
@@ -357,11 +376,9 @@ static int run_pa(int argc, char **argv)
 		struct ex_cmp cmp;
 		char msg[4096], name[96];
 		double *ref, t0;
-		int ret, sel = argc == 0;
+		int ret;
 
-		for (i = 0; i < (size_t)argc; i++)
-			sel |= !strcmp(argv[i], pc->name);
-		if (!sel)
+		if (!selected(argc, argv, pc->name))
 			continue;
 		if (pa_gen_inputs(pc, &in))
 			return 1;
@@ -403,62 +420,83 @@ static pto_buf *sc_x, *sc_y;
 static long sc_ntasks;
 static double sc_until;
 
+/* The one kernel the failure scenarios run. */
+static const struct kdesc add_scalar_k[] = {
+	{ VEC_FUNC_ADD_SCALAR, "aiv_add_scalar.so", PTO2_WORKER_VECTOR },
+};
+
+/* A tensor over the first 1024 floats of buffer @b. */
+static Tensor buf_tensor(pto_buf *b)
+{
+	uint64_t shape[1] = { 1024 };
+
+	return make_tensor_external((void *)(uintptr_t)pto_buf_dev_addr(b),
+				    shape, 1, PTO_DT_FP32);
+}
+
+/* An ADD_SCALAR task from @x (1024 floats) into a new intermediate. */
+static void submit_add_scalar(PTO2Runtime *rt, Tensor *x)
+{
+	uint64_t shape[1] = { 1024 };
+	Tensor t = make_tensor(shape, 1, PTO_DT_FP32);
+	PTOParam p[] = {
+		make_input_param(x), make_output_param(&t),
+		make_scalar_param(pto_f32_arg(1.0f)), make_scalar_param(1024),
+	};
+
+	pto2_rt_submit_task(rt, VEC_FUNC_ADD_SCALAR, PTO2_WORKER_VECTOR, p, 4);
+}
+
+/*
+ * Run @orch, which must fail with @want and, if @needle, a message that
+ * holds it; print the outcome as case @name.
+ */
+static int expect_failure(const char *name, pto2_orchestration_entry_fn orch,
+			  int want, const char *needle)
+{
+	char msg[4096];
+	int ret = pto_run(cl, orch, NULL, 0, msg, sizeof(msg));
+
+	printf("status=%d (%s)\n%s\n", ret, strerror(-ret), msg);
+	if (ret == want && (!needle || strstr(msg, needle))) {
+		printf("CASE %s: PASS\n", name);
+		return 0;
+	}
+	printf("CASE %s: FAIL\n", name);
+	return 1;
+}
+
 /* One scope of sc_ntasks independent ADD_SCALAR tasks writing y. */
 static int orch_scope(PTO2Runtime *rt, uint64_t *args, int argc)
 {
-	uint64_t shape[1] = { 1024 };
-	Tensor x = make_tensor_external((void *)(uintptr_t)pto_buf_dev_addr(sc_x),
-					shape, 1, PTO_DT_FP32);
+	Tensor x = buf_tensor(sc_x);
 	long i;
 
 	(void)args;
 	(void)argc;
 	PTO2_SCOPE(rt) {
-		for (i = 0; i < sc_ntasks && !pto2_rt_get_error(rt); i++) {
-			Tensor t = make_tensor(shape, 1, PTO_DT_FP32);
-			PTOParam p[] = {
-				make_input_param(&x), make_output_param(&t),
-				make_scalar_param(pto_f32_arg(1.0f)),
-				make_scalar_param(1024),
-			};
-
-			pto2_rt_submit_task(rt, VEC_FUNC_ADD_SCALAR,
-					    PTO2_WORKER_VECTOR, p, 4);
-		}
+		for (i = 0; i < sc_ntasks && !pto2_rt_get_error(rt); i++)
+			submit_add_scalar(rt, &x);
 	}
 	return 0;
 }
 
 static int run_deadlock(long n)
 {
-	static const struct kdesc k[] = {
-		{ VEC_FUNC_ADD_SCALAR, "aiv_add_scalar.so", PTO2_WORKER_VECTOR },
-	};
-	char msg[4096];
-	int ret;
+	char name[64];
 
-	if (load_kernels("vector_example", k, 1))
+	if (load_kernels("vector_example", add_scalar_k, 1))
 		return 1;
 	sc_x = gm_copy(NULL, 4096);
 	sc_ntasks = n;
-	ret = pto_run(cl, orch_scope, NULL, 0, msg, sizeof(msg));
-	printf("status=%d (%s)\n%s\n", ret, strerror(-ret), msg);
-	if (ret == -EDEADLK && strstr(msg, "Deadlock")) {
-		printf("CASE deadlock/%ld: PASS\n", n);
-		return 0;
-	}
-	printf("CASE deadlock/%ld: FAIL\n", n);
-	return 1;
+	snprintf(name, sizeof(name), "deadlock/%ld", n);
+	return expect_failure(name, orch_scope, -EDEADLK, "Deadlock");
 }
 
 /* a crash kernel then a good graph on the same connection */
 static int orch_crash(PTO2Runtime *rt, uint64_t *args, int argc)
 {
-	uint64_t shape[1] = { 1024 };
-	Tensor x = make_tensor_external((void *)(uintptr_t)pto_buf_dev_addr(sc_x),
-					shape, 1, PTO_DT_FP32);
-	Tensor y = make_tensor_external((void *)(uintptr_t)pto_buf_dev_addr(sc_y),
-					shape, 1, PTO_DT_FP32);
+	Tensor x = buf_tensor(sc_x), y = buf_tensor(sc_y);
 	PTOParam p[] = { make_input_param(&x), make_output_param(&y) };
 
 	(void)args;
@@ -469,8 +507,7 @@ static int orch_crash(PTO2Runtime *rt, uint64_t *args, int argc)
 
 static int run_crash(void)
 {
-	char path[PATH_MAX + 192], msg[4096];
-	int ret;
+	char path[PATH_MAX + 192];
 
 	snprintf(path, sizeof(path), "%s/crash_kernel.so", e2edir);
 	if (pto_kernel_load(cl, 9, PTO2_WORKER_VECTOR, path)) {
@@ -479,14 +516,7 @@ static int run_crash(void)
 	}
 	sc_x = gm_copy(NULL, 4096);
 	sc_y = gm_copy(NULL, 4096);
-	ret = pto_run(cl, orch_crash, NULL, 0, msg, sizeof(msg));
-	printf("status=%d (%s)\n%s\n", ret, strerror(-ret), msg);
-	if (ret == -EIO && strstr(msg, "killed by signal")) {
-		printf("CASE crash: PASS\n");
-		return 0;
-	}
-	printf("CASE crash: FAIL\n");
-	return 1;
+	return expect_failure("crash", orch_crash, -EIO, "killed by signal");
 }
 
 /* ---- probe tasks: where and when a run's tasks ran ----------------------------------- */
@@ -521,14 +551,21 @@ static struct pto_probe_rec *probe_rec(long slot)
 	return (struct pto_probe_rec *)pto_buf_ptr(pr_buf) + slot;
 }
 
-/* Submit probe task @seq writing slot @slot of pr_buf, on an AIC or AIV. */
-static void probe_submit(PTO2Runtime *rt, long slot, uint32_t seq, int aic)
+/* A probe tensor over slot @slot of pr_buf. */
+static Tensor probe_tensor(long slot)
 {
 	uint64_t shape[1] = { sizeof(struct pto_probe_rec) / 4 };
 	uint64_t addr = pto_buf_dev_addr(pr_buf) +
 			(uint64_t)slot * sizeof(struct pto_probe_rec);
-	Tensor t = make_tensor_external((void *)(uintptr_t)addr, shape, 1,
-					PTO_DT_INT32);
+
+	return make_tensor_external((void *)(uintptr_t)addr, shape, 1,
+				    PTO_DT_INT32);
+}
+
+/* Submit probe task @seq writing slot @slot of pr_buf, on an AIC or AIV. */
+static void probe_submit(PTO2Runtime *rt, long slot, uint32_t seq, int aic)
+{
+	Tensor t = probe_tensor(slot);
 	PTOParam p[] = { make_output_param(&t), make_scalar_param(seq) };
 
 	pto2_rt_submit_task(rt, aic ? PROBE_AIC : PROBE_AIV,
@@ -612,7 +649,7 @@ static int run_probe(double seconds, long limit)
 	long i, recorded = 0, bad = 0;
 	uint32_t c, blk, ncores = 0;
 	char msg[4096];
-	int ret, pass;
+	int ret;
 
 	if (!limit) {
 		struct sigaction sa = { .sa_handler = probe_on_signal };
@@ -675,10 +712,8 @@ static int run_probe(double seconds, long limit)
 			       c, pc[c].block, c < pto_nr_aic(cl), pc[c].n,
 			       (long long)pc[c].last_start,
 			       (long long)pc[c].last_end);
-	pass = !ret && !bad && pr_submitted > 0 && recorded == pr_submitted;
-	printf("CASE probe: %s status=%d (%s) %s\n", pass ? "PASS" : "FAIL", ret,
-	       strerror(-ret), msg);
-	return pass ? 0 : 1;
+	return report_case("probe", !ret && !bad && pr_submitted > 0 &&
+			   recorded == pr_submitted, ret, msg);
 }
 
 /* ---- prio: the order a graph's tasks start in ---------------------------------------- */
@@ -691,17 +726,6 @@ static int run_probe(double seconds, long limit)
 static const char *const prio_name[PRIO_TASKS] = {
 	"R", "A0", "A1", "A2", "A3", "C0", "C1", "C2", "C3"
 };
-
-/* A probe tensor over slot @slot of pr_buf. */
-static Tensor probe_tensor(long slot)
-{
-	uint64_t shape[1] = { sizeof(struct pto_probe_rec) / 4 };
-	uint64_t addr = pto_buf_dev_addr(pr_buf) +
-			(uint64_t)slot * sizeof(struct pto_probe_rec);
-
-	return make_tensor_external((void *)(uintptr_t)addr, shape, 1,
-				    PTO_DT_INT32);
-}
 
 /* AIC probe task writing slot @slot, after the task that wrote @after. */
 static void prio_submit(PTO2Runtime *rt, long slot, long after)
@@ -737,7 +761,7 @@ static int orch_prio(PTO2Runtime *rt, uint64_t *args, int argc)
 
 static int run_prio(const char *mode)
 {
-	int order[PRIO_TASKS], n = 0, i, j, ret, pass;
+	int order[PRIO_TASKS], n = 0, i, j, ret;
 	uint32_t flags;
 	char msg[4096];
 
@@ -770,10 +794,7 @@ static int run_prio(const char *mode)
 	for (i = 0; i < n; i++)
 		printf(" %s", prio_name[order[i]]);
 	printf("\n");
-	pass = !ret && n == PRIO_TASKS;
-	printf("CASE prio: %s status=%d (%s) %s\n", pass ? "PASS" : "FAIL", ret,
-	       strerror(-ret), msg);
-	return pass ? 0 : 1;
+	return report_case("prio", !ret && n == PRIO_TASKS, ret, msg);
 }
 
 /*
@@ -782,9 +803,7 @@ static int run_prio(const char *mode)
  */
 static int orch_stream(PTO2Runtime *rt, uint64_t *args, int argc)
 {
-	uint64_t shape[1] = { 1024 };
-	Tensor x = make_tensor_external((void *)(uintptr_t)pto_buf_dev_addr(sc_x),
-					shape, 1, PTO_DT_FP32);
+	Tensor x = buf_tensor(sc_x);
 	long i = 0;
 	int ret;
 
@@ -798,15 +817,7 @@ static int orch_stream(PTO2Runtime *rt, uint64_t *args, int argc)
 		return ret;
 	while (now_ms() < sc_until && !pto2_rt_get_error(rt)) {
 		PTO2_SCOPE(rt) {
-			Tensor t = make_tensor(shape, 1, PTO_DT_FP32);
-			PTOParam p[] = {
-				make_input_param(&x), make_output_param(&t),
-				make_scalar_param(pto_f32_arg(1.0f)),
-				make_scalar_param(1024),
-			};
-
-			pto2_rt_submit_task(rt, VEC_FUNC_ADD_SCALAR,
-					    PTO2_WORKER_VECTOR, p, 4);
+			submit_add_scalar(rt, &x);
 		}
 		if (++i % 16 == 0)
 			usleep(1000);
@@ -816,13 +827,10 @@ static int orch_stream(PTO2Runtime *rt, uint64_t *args, int argc)
 
 static int run_stream(double seconds)
 {
-	static const struct kdesc k[] = {
-		{ VEC_FUNC_ADD_SCALAR, "aiv_add_scalar.so", PTO2_WORKER_VECTOR },
-	};
 	char msg[4096];
 	int ret;
 
-	if (load_kernels("vector_example", k, 1) || load_probe())
+	if (load_kernels("vector_example", add_scalar_k, 1) || load_probe())
 		return 1;
 	sc_x = gm_copy(NULL, 4096);
 	pr_buf = gm_copy(NULL, sizeof(struct pto_probe_rec));
@@ -840,15 +848,10 @@ static int orch_badbuf(PTO2Runtime *rt, uint64_t *args, int argc)
 	/* GM the client does not own (200 MiB into GM: no buffer of ours) */
 	Tensor x = make_tensor_external((void *)(uintptr_t)(0x100000000ULL + (200ULL << 20)),
 					shape, 1, PTO_DT_FP32);
-	Tensor t = make_tensor(shape, 1, PTO_DT_FP32);
-	PTOParam p[] = {
-		make_input_param(&x), make_output_param(&t),
-		make_scalar_param(pto_f32_arg(1.0f)), make_scalar_param(1024),
-	};
 
 	(void)args;
 	(void)argc;
-	pto2_rt_submit_task(rt, VEC_FUNC_ADD_SCALAR, PTO2_WORKER_VECTOR, p, 4);
+	submit_add_scalar(rt, &x);
 	return 0;
 }
 
@@ -875,27 +878,14 @@ static int raw_connect(void)
 static int raw_expect(int sock, struct pto_msg *m, size_t len, int pass_fd,
 		      int want, const char *what)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} cm;
+	union pto_fd_cmsg cm;
 	struct iovec iov = { m, len };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
 	struct pto_msg r;
 	ssize_t n;
 
-	if (pass_fd >= 0) {
-		struct cmsghdr *ch;
-
-		memset(&cm, 0, sizeof(cm));
-		mh.msg_control = cm.buf;
-		mh.msg_controllen = sizeof(cm.buf);
-		ch = CMSG_FIRSTHDR(&mh);
-		ch->cmsg_level = SOL_SOCKET;
-		ch->cmsg_type = SCM_RIGHTS;
-		ch->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(ch), &pass_fd, sizeof(int));
-	}
+	if (pass_fd >= 0)
+		pto_msg_attach_fd(&mh, &cm, pass_fd);
 	if (sendmsg(sock, &mh, MSG_NOSIGNAL) < 0) {
 		printf("%s: send: %s\n", what, strerror(errno));
 		return 0;
@@ -958,22 +948,9 @@ static int run_proto(void)
 
 static int run_badbuf(void)
 {
-	static const struct kdesc k[] = {
-		{ VEC_FUNC_ADD_SCALAR, "aiv_add_scalar.so", PTO2_WORKER_VECTOR },
-	};
-	char msg[4096];
-	int ret;
-
-	if (load_kernels("vector_example", k, 1))
+	if (load_kernels("vector_example", add_scalar_k, 1))
 		return 1;
-	ret = pto_run(cl, orch_badbuf, NULL, 0, msg, sizeof(msg));
-	printf("status=%d (%s)\n%s\n", ret, strerror(-ret), msg);
-	if (ret == -EACCES) {
-		printf("CASE badbuf: PASS\n");
-		return 0;
-	}
-	printf("CASE badbuf: FAIL\n");
-	return 1;
+	return expect_failure("badbuf", orch_badbuf, -EACCES, NULL);
 }
 
 int main(int argc, char **argv)

@@ -680,6 +680,26 @@ TEST_F(core, wait_any_aicpu_close)
 	pthread_join(ta, NULL);
 }
 
+/*
+ * Core 0 attached, an executor thread started on it (exec_start(), no
+ * FIN) and the core seen to park. 0, or -errno.
+ */
+static int exec_parked(FIXTURE_DATA(core) *self, struct exec_thread *t,
+		       pthread_t *th, bool protocol, __s64 timeout_ns)
+{
+	volatile struct pto_core_regs *c = acore(self, 0);
+	__u32 parks;
+	int ret = pto_attach(self->exec, 0);
+
+	if (ret)
+		return ret;
+	parks = c->park_count;
+	ret = exec_start(self, t, th, 0, protocol, false, timeout_ns);
+	if (ret)
+		return -ret;
+	return wait_u32_ne(&c->park_count, parks, 5000) ? 0 : -ETIMEDOUT;
+}
+
 /* The whole round trip of Documentation/uapi.rst. */
 TEST_F(core, park_kick_irq_roundtrip)
 {
@@ -735,14 +755,9 @@ TEST_F(core, kick_wakes_parked_core)
 {
 	volatile struct pto_core_regs *c = acore(self, 0);
 	struct exec_thread t;
-	__u32 parks;
 	pthread_t th;
 
-	ASSERT_EQ(0, pto_attach(self->exec, 0));
-	parks = c->park_count;
-	ASSERT_EQ(0, exec_start(self, &t, &th, 0, true, false,
-				0 /* no deadline */));
-	ASSERT_TRUE(wait_u32_ne(&c->park_count, parks, 5000));
+	ASSERT_EQ(0, exec_parked(self, &t, &th, true, 0 /* no deadline */));
 	ASSERT_EQ(0, pto_kick(self->aicpu, 0));
 	ASSERT_EQ(0, pthread_join(th, NULL));
 	ASSERT_EQ(0, t.ret) TH_LOG("executor: %s", strerror(-t.ret));
@@ -778,14 +793,9 @@ TEST_F(core, wait_core_detached_while_sleeping)
 {
 	volatile struct pto_core_regs *c = acore(self, 0);
 	struct exec_thread t;
-	__u32 parks;
 	pthread_t th;
 
-	ASSERT_EQ(0, pto_attach(self->exec, 0));
-	parks = c->park_count;
-	ASSERT_EQ(0, exec_start(self, &t, &th, 0, false, false,
-				pto_deadline_ms(10000)));
-	ASSERT_TRUE(wait_u32_ne(&c->park_count, parks, 5000));
+	ASSERT_EQ(0, exec_parked(self, &t, &th, false, pto_deadline_ms(10000)));
 	pto_sleep_ms(20);
 	ASSERT_EQ(0, pto_detach(self->exec, 0));
 	ASSERT_EQ(0, pthread_join(th, NULL));
@@ -796,17 +806,11 @@ TEST_F(core, wait_core_detached_while_sleeping)
 /* The AICPU going away kicks parked cores so that they notice. */
 TEST_F(core, aicpu_close_kicks_parked_cores)
 {
-	volatile struct pto_core_regs *c = pto_core(self->eregs, 0);
 	volatile struct pto_regs_info *ei = pto_regs_info(self->eregs);
 	struct exec_thread t;
-	__u32 parks;
 	pthread_t th;
 
-	ASSERT_EQ(0, pto_attach(self->exec, 0));
-	parks = c->park_count;
-	ASSERT_EQ(0, exec_start(self, &t, &th, 0, true, false,
-				pto_deadline_ms(10000)));
-	ASSERT_TRUE(wait_u32_ne(&c->park_count, parks, 5000));
+	ASSERT_EQ(0, exec_parked(self, &t, &th, true, pto_deadline_ms(10000)));
 	munmap(self->aregs, PTO_REGS_SIZE);
 	close(self->aicpu);
 	self->aicpu = -1;
@@ -1038,13 +1042,28 @@ TEST_F(core, irq_wait_interrupted_by_signal)
 
 /* read() and poll(), uio style. */
 
+/*
+ * Core 0 attached and one interrupt raised; the AICPU's read() of it
+ * (*@v) brings its last-seen count up to date. 0, or -errno.
+ */
+static int irq_synced(FIXTURE_DATA(core) *self, __u32 *v)
+{
+	ssize_t n;
+	int ret = pto_attach(self->exec, 0);
+
+	if (!ret)
+		ret = pto_raise_irq(self->exec, 0);
+	if (ret)
+		return ret;
+	n = read(self->aicpu, v, 4);
+	return n == 4 ? 0 : n < 0 ? -errno : -EIO;
+}
+
 TEST_F(core, read_returns_count)
 {
 	__u32 v = 0;
 
-	ASSERT_EQ(0, pto_attach(self->exec, 0));
-	ASSERT_EQ(0, pto_raise_irq(self->exec, 0));
-	ASSERT_EQ(4, read(self->aicpu, &v, 4));
+	ASSERT_EQ(0, irq_synced(self, &v));
 	EXPECT_EQ(ainfo(self)->irq_count, v);
 }
 
@@ -1095,9 +1114,7 @@ TEST_F(core, read_blocks_until_irq)
 	__u32 v;
 	pthread_t th;
 
-	ASSERT_EQ(0, pto_attach(self->exec, 0));
-	ASSERT_EQ(0, pto_raise_irq(self->exec, 0));
-	ASSERT_EQ(4, read(self->aicpu, &v, 4));
+	ASSERT_EQ(0, irq_synced(self, &v));
 	ASSERT_EQ(0, pthread_create(&th, NULL, reader_main, &r));
 	pto_sleep_ms(100);
 	EXPECT_EQ(0, r.n);	/* still blocked */
@@ -1113,9 +1130,7 @@ TEST_F(core, read_nonblock_eagain)
 	int fl = fcntl(self->aicpu, F_GETFL);
 
 	ASSERT_LE(0, fl);
-	ASSERT_EQ(0, pto_attach(self->exec, 0));
-	ASSERT_EQ(0, pto_raise_irq(self->exec, 0));
-	ASSERT_EQ(4, read(self->aicpu, &v, 4));
+	ASSERT_EQ(0, irq_synced(self, &v));
 	ASSERT_EQ(0, fcntl(self->aicpu, F_SETFL, fl | O_NONBLOCK));
 	EXPECT_EQ(-1, read(self->aicpu, &v, 4));
 	EXPECT_EQ(EAGAIN, errno);
@@ -1141,10 +1156,7 @@ TEST_F(core, poll_aicpu)
 	struct pollfd pfd = { .fd = self->aicpu, .events = POLLIN };
 	__u32 v, cnt;
 
-	ASSERT_EQ(0, pto_attach(self->exec, 0));
-	ASSERT_EQ(0, pto_raise_irq(self->exec, 0));
-	/* Sync the last-seen count. */
-	ASSERT_EQ(4, read(self->aicpu, &v, 4));
+	ASSERT_EQ(0, irq_synced(self, &v));
 	EXPECT_EQ(0, poll(&pfd, 1, 0));
 	ASSERT_EQ(0, pto_raise_irq(self->exec, 0));
 	EXPECT_EQ(1, poll(&pfd, 1, 1000));
@@ -1184,9 +1196,7 @@ TEST_F(core, poll_woken_by_raise)
 	pthread_t th;
 	__u32 v;
 
-	ASSERT_EQ(0, pto_attach(self->exec, 0));
-	ASSERT_EQ(0, pto_raise_irq(self->exec, 0));
-	ASSERT_EQ(4, read(self->aicpu, &v, 4));
+	ASSERT_EQ(0, irq_synced(self, &v));
 	ASSERT_EQ(0, pthread_create(&th, NULL, poller_main, &p));
 	pto_sleep_ms(50);
 	ASSERT_EQ(0, pto_raise_irq(self->exec, 0));

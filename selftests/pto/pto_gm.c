@@ -366,43 +366,50 @@ TEST_F(gm, lookup_after_free)
 	EXPECT_EQ(-ENOENT, pto_gm_lookup(self->a, a.dev_addr, 1, NULL));
 }
 
-static int send_fd(int sock, int fd)
-{
-	char c = 'f';
-	struct iovec iov = { &c, 1 };
+/* A one-byte message with room for one passed descriptor. */
+struct fd_msg {
+	char c;
+	struct iovec iov;
 	union {
 		char buf[CMSG_SPACE(sizeof(int))];
 		struct cmsghdr align;
 	} u;
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
-			      .msg_control = u.buf,
-			      .msg_controllen = sizeof(u.buf) };
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+	struct msghdr msg;
+};
 
+static void fd_msg_init(struct fd_msg *m)
+{
+	m->c = 'f';
+	m->iov = (struct iovec){ &m->c, 1 };
+	m->msg = (struct msghdr){ .msg_iov = &m->iov, .msg_iovlen = 1,
+				  .msg_control = m->u.buf,
+				  .msg_controllen = sizeof(m->u.buf) };
+}
+
+static int send_fd(int sock, int fd)
+{
+	struct fd_msg m;
+	struct cmsghdr *cm;
+
+	fd_msg_init(&m);
+	cm = CMSG_FIRSTHDR(&m.msg);
 	cm->cmsg_level = SOL_SOCKET;
 	cm->cmsg_type = SCM_RIGHTS;
 	cm->cmsg_len = CMSG_LEN(sizeof(int));
 	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-	return sendmsg(sock, &msg, 0) == 1 ? 0 : -errno;
+	return sendmsg(sock, &m.msg, 0) == 1 ? 0 : -errno;
 }
 
 static int recv_fd(int sock)
 {
-	char c;
-	struct iovec iov = { &c, 1 };
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
-			      .msg_control = u.buf,
-			      .msg_controllen = sizeof(u.buf) };
+	struct fd_msg m;
 	struct cmsghdr *cm;
 	int fd;
 
-	if (recvmsg(sock, &msg, 0) != 1)
+	fd_msg_init(&m);
+	if (recvmsg(sock, &m.msg, 0) != 1)
 		return -errno;
-	cm = CMSG_FIRSTHDR(&msg);
+	cm = CMSG_FIRSTHDR(&m.msg);
 	if (!cm || cm->cmsg_type != SCM_RIGHTS)
 		return -EPROTO;
 	memcpy(&fd, CMSG_DATA(cm), sizeof(int));

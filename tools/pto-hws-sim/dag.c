@@ -13,7 +13,7 @@
 
 #include "sim.h"
 
-static void *xrealloc(void *p, size_t n)
+void *xrealloc(void *p, size_t n)
 {
 	p = realloc(p, n ? n : 1);
 	if (!p) {
@@ -151,170 +151,233 @@ static void idmap_put(struct idmap *m, uint32_t id, uint32_t idx)
 	m->idx[id] = idx;
 }
 
-#define PERR(...) do {							\
-	int _n = snprintf(err, errlen, "%s:%u: ", fname, line);	\
-	if (_n > 0 && (size_t)_n < errlen)				\
-		snprintf(err + _n, errlen - (size_t)_n, __VA_ARGS__);	\
-	ret = -EINVAL;							\
-	goto out;							\
-} while (0)
+/* A DAG file being read. */
+struct reader {
+	const char *fname;
+	unsigned int line;
+	char *err;
+	size_t errlen;
+	struct workload *w;
+	struct sim_dag *d;	/* the DAG being read, or NULL */
+	struct idmap ids;	/* its task ids */
+	char *save;		/* strtok_r() state of the line */
+};
+
+/* The error "FILE:LINE: ..."; returns -EINVAL. */
+__attribute__((format(printf, 2, 3)))
+static int perr(struct reader *rd, const char *fmt, ...)
+{
+	int n = snprintf(rd->err, rd->errlen, "%s:%u: ", rd->fname, rd->line);
+	va_list ap;
+
+	if (n > 0 && (size_t)n < rd->errlen) {
+		va_start(ap, fmt);
+		vsnprintf(rd->err + n, rd->errlen - (size_t)n, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+/* The line's next word, or NULL. */
+static char *next_word(struct reader *rd)
+{
+	return strtok_r(NULL, " \t\r\n", &rd->save);
+}
+
+/* "dag NAME [static|dynamic] [arrival T] [ctx N]": a new DAG. */
+static int parse_dag(struct reader *rd)
+{
+	struct sim_dag *d = wl_add_dag(rd->w);
+	char *tok, *val;
+
+	rd->d = d;
+	memset(rd->ids.idx, 0xff, rd->ids.size * sizeof(*rd->ids.idx));
+	tok = next_word(rd);
+	if (!tok)
+		return perr(rd, "dag: a name is needed");
+	snprintf(d->name, sizeof(d->name), "%s", tok);
+	while ((tok = next_word(rd))) {
+		if (!strcmp(tok, "static")) {
+			d->dynamic = false;
+			continue;
+		}
+		if (!strcmp(tok, "dynamic")) {
+			d->dynamic = true;
+			continue;
+		}
+		val = next_word(rd);
+		if (!val)
+			return perr(rd, "dag: '%s' needs a value", tok);
+		if (!strcmp(tok, "arrival")) {
+			if (parse_time(val, &d->arrival))
+				return perr(rd, "dag: bad arrival time '%s'",
+					    val);
+		} else if (!strcmp(tok, "ctx")) {
+			if (parse_u32(val, HWS_NR_CTX - 1, &d->ctx))
+				return perr(rd, "dag: context '%s' not in 0..%d",
+					    val, HWS_NR_CTX - 1);
+		} else {
+			return perr(rd, "dag: unknown field '%s'", tok);
+		}
+	}
+	return 0;
+}
+
+/* "shape BxT" or "shape BxTc" (cooperative) of task @t. */
+static int parse_shape(struct reader *rd, struct sim_task *t, char *val)
+{
+	char *p = strchr(val, 'x'), *q;
+	uint32_t v;
+
+	if (!p)
+		return perr(rd, "task %u: shape '%s' (BLOCKSxTHREADS[c])",
+			    t->id, val);
+	*p++ = '\0';
+	q = p + strlen(p);
+	if (q > p && q[-1] == 'c') {
+		t->coop = true;
+		*--q = '\0';
+	}
+	if (parse_u32(val, UINT16_MAX, &v) || !v)
+		return perr(rd, "task %u: block count '%s' (1..65535)", t->id,
+			    val);
+	t->block_num = (uint16_t)v;
+	if (parse_u32(p, 16, &v) || !v)
+		return perr(rd, "task %u: thread count '%s' (1..16)", t->id, p);
+	t->thread_num = (uint16_t)v;
+	return 0;
+}
+
+/* "pred ID,ID,...": earlier tasks of the same DAG. */
+static int parse_preds(struct reader *rd, struct sim_task *t, char *val)
+{
+	uint32_t v, x;
+	char *p;
+
+	for (p = strtok(val, ","); p; p = strtok(NULL, ",")) {
+		if (parse_u32(p, ID_MAX - 1, &v))
+			return perr(rd, "task %u: predecessor '%s'", t->id, p);
+		x = idmap_get(&rd->ids, v);
+		if (x == UINT32_MAX || v == t->id)
+			return perr(rd, "task %u: predecessor %u is not an earlier task of dag %s",
+				    t->id, v, rd->d->name);
+		task_add_pred(t, x);
+	}
+	return 0;
+}
+
+/* One "KEY VALUE" field of task @t other than "cp". */
+static int parse_task_field(struct reader *rd, struct sim_task *t,
+			    const char *tok, char *val)
+{
+	uint32_t v;
+
+	if (!strcmp(tok, "cost")) {
+		if (parse_time(val, &t->cost))
+			return perr(rd, "task %u: bad cost '%s'", t->id, val);
+	} else if (!strcmp(tok, "est")) {
+		if (parse_time(val, &t->est))
+			return perr(rd, "task %u: bad est '%s'", t->id, val);
+	} else if (!strcmp(tok, "type")) {
+		if (!strcmp(val, "aic"))
+			t->type = SIM_AIC;
+		else if (!strcmp(val, "aiv"))
+			t->type = SIM_AIV;
+		else if (!strcmp(val, "any"))
+			t->type = SIM_ANY;
+		else
+			return perr(rd, "task %u: type '%s' (aic, aiv or any)",
+				    t->id, val);
+	} else if (!strcmp(tok, "shape")) {
+		return parse_shape(rd, t, val);
+	} else if (!strcmp(tok, "prio")) {
+		if (parse_u32(val, UINT32_MAX, &v))
+			return perr(rd, "task %u: priority '%s'", t->id, val);
+		t->prio = v;
+	} else if (!strcmp(tok, "func")) {
+		if (parse_u32(val, INT32_MAX, &v))
+			return perr(rd, "task %u: func '%s'", t->id, val);
+		t->func = (int32_t)v;
+	} else if (!strcmp(tok, "pred")) {
+		return parse_preds(rd, t, val);
+	} else {
+		return perr(rd, "task %u: unknown field '%s'", t->id, tok);
+	}
+	return 0;
+}
+
+/* "task ID FIELD...": a task of the current DAG; "cost" is required. */
+static int parse_task(struct reader *rd)
+{
+	bool have_cost = false, have_est = false;
+	struct sim_task *t;
+	char *tok, *val;
+	uint32_t id;
+	int ret;
+
+	if (!rd->d)
+		return perr(rd, "task before any 'dag' line");
+	tok = next_word(rd);
+	if (!tok || parse_u32(tok, ID_MAX - 1, &id))
+		return perr(rd, "task: an id 0..%u is needed", ID_MAX - 1);
+	if (idmap_get(&rd->ids, id) != UINT32_MAX)
+		return perr(rd, "task %u: defined twice in dag %s", id,
+			    rd->d->name);
+	t = dag_add_task(rd->d);
+	t->id = id;
+	idmap_put(&rd->ids, id, rd->d->ntask - 1);
+	while ((tok = next_word(rd))) {
+		if (!strcmp(tok, "cp")) {
+			t->cp = 1;
+			continue;
+		}
+		val = next_word(rd);
+		if (!val)
+			return perr(rd, "task %u: '%s' needs a value", id, tok);
+		ret = parse_task_field(rd, t, tok, val);
+		if (ret)
+			return ret;
+		have_cost |= !strcmp(tok, "cost");
+		have_est |= !strcmp(tok, "est");
+	}
+	if (!have_cost)
+		return perr(rd, "task %u: 'cost' is required", id);
+	if (!have_est)
+		t->est = t->cost;
+	return 0;
+}
 
 int wl_parse(FILE *f, const char *fname, struct workload *w, char *err,
 	     size_t errlen)
 {
-	struct idmap ids = { NULL, 0 };
-	struct sim_dag *d = NULL;
-	char *buf = NULL, *save, *tok, *hash;
+	struct reader rd = { .fname = fname, .err = err, .errlen = errlen,
+			     .w = w };
+	char *buf = NULL, *tok, *hash;
 	size_t cap = 0;
-	unsigned int line = 0;
 	int ret = 0;
 
-	while (getline(&buf, &cap, f) >= 0) {
-		line++;
+	while (!ret && getline(&buf, &cap, f) >= 0) {
+		rd.line++;
 		hash = strchr(buf, '#');
 		if (hash)
 			*hash = '\0';
-		tok = strtok_r(buf, " \t\r\n", &save);
+		tok = strtok_r(buf, " \t\r\n", &rd.save);
 		if (!tok)
 			continue;
-		if (!strcmp(tok, "dag")) {
-			d = wl_add_dag(w);
-			memset(ids.idx, 0xff, ids.size * sizeof(*ids.idx));
-			tok = strtok_r(NULL, " \t\r\n", &save);
-			if (!tok)
-				PERR("dag: a name is needed");
-			snprintf(d->name, sizeof(d->name), "%s", tok);
-			while ((tok = strtok_r(NULL, " \t\r\n", &save))) {
-				char *val;
-
-				if (!strcmp(tok, "static")) {
-					d->dynamic = false;
-					continue;
-				}
-				if (!strcmp(tok, "dynamic")) {
-					d->dynamic = true;
-					continue;
-				}
-				val = strtok_r(NULL, " \t\r\n", &save);
-				if (!val)
-					PERR("dag: '%s' needs a value", tok);
-				if (!strcmp(tok, "arrival")) {
-					if (parse_time(val, &d->arrival))
-						PERR("dag: bad arrival time '%s'", val);
-				} else if (!strcmp(tok, "ctx")) {
-					if (parse_u32(val, HWS_NR_CTX - 1, &d->ctx))
-						PERR("dag: context '%s' not in 0..%d",
-						     val, HWS_NR_CTX - 1);
-				} else {
-					PERR("dag: unknown field '%s'", tok);
-				}
-			}
-		} else if (!strcmp(tok, "task")) {
-			struct sim_task *t;
-			uint32_t id, v;
-			bool have_cost = false, have_est = false;
-
-			if (!d)
-				PERR("task before any 'dag' line");
-			tok = strtok_r(NULL, " \t\r\n", &save);
-			if (!tok || parse_u32(tok, ID_MAX - 1, &id))
-				PERR("task: an id 0..%u is needed", ID_MAX - 1);
-			if (idmap_get(&ids, id) != UINT32_MAX)
-				PERR("task %u: defined twice in dag %s", id,
-				     d->name);
-			t = dag_add_task(d);
-			t->id = id;
-			idmap_put(&ids, id, d->ntask - 1);
-			while ((tok = strtok_r(NULL, " \t\r\n", &save))) {
-				char *val, *p, *q;
-
-				if (!strcmp(tok, "cp")) {
-					t->cp = 1;
-					continue;
-				}
-				val = strtok_r(NULL, " \t\r\n", &save);
-				if (!val)
-					PERR("task %u: '%s' needs a value", id, tok);
-				if (!strcmp(tok, "cost")) {
-					if (parse_time(val, &t->cost))
-						PERR("task %u: bad cost '%s'", id, val);
-					have_cost = true;
-				} else if (!strcmp(tok, "est")) {
-					if (parse_time(val, &t->est))
-						PERR("task %u: bad est '%s'", id, val);
-					have_est = true;
-				} else if (!strcmp(tok, "type")) {
-					if (!strcmp(val, "aic"))
-						t->type = SIM_AIC;
-					else if (!strcmp(val, "aiv"))
-						t->type = SIM_AIV;
-					else if (!strcmp(val, "any"))
-						t->type = SIM_ANY;
-					else
-						PERR("task %u: type '%s' (aic, aiv or any)",
-						     id, val);
-				} else if (!strcmp(tok, "shape")) {
-					/* BxT or BxTc */
-					p = strchr(val, 'x');
-					if (!p)
-						PERR("task %u: shape '%s' (BLOCKSxTHREADS[c])",
-						     id, val);
-					*p++ = '\0';
-					q = p + strlen(p);
-					if (q > p && q[-1] == 'c') {
-						t->coop = true;
-						*--q = '\0';
-					}
-					if (parse_u32(val, UINT16_MAX, &v) || !v)
-						PERR("task %u: block count '%s' (1..65535)",
-						     id, val);
-					t->block_num = (uint16_t)v;
-					if (parse_u32(p, 16, &v) || !v)
-						PERR("task %u: thread count '%s' (1..16)",
-						     id, p);
-					t->thread_num = (uint16_t)v;
-				} else if (!strcmp(tok, "prio")) {
-					if (parse_u32(val, UINT32_MAX, &v))
-						PERR("task %u: priority '%s'", id, val);
-					t->prio = v;
-				} else if (!strcmp(tok, "func")) {
-					if (parse_u32(val, INT32_MAX, &v))
-						PERR("task %u: func '%s'", id, val);
-					t->func = (int32_t)v;
-				} else if (!strcmp(tok, "pred")) {
-					for (p = strtok(val, ","); p;
-					     p = strtok(NULL, ",")) {
-						uint32_t x;
-
-						if (parse_u32(p, ID_MAX - 1, &v))
-							PERR("task %u: predecessor '%s'",
-							     id, p);
-						x = idmap_get(&ids, v);
-						if (x == UINT32_MAX || v == id)
-							PERR("task %u: predecessor %u is not an earlier task of dag %s",
-							     id, v, d->name);
-						task_add_pred(t, x);
-					}
-				} else {
-					PERR("task %u: unknown field '%s'", id,
-					     tok);
-				}
-			}
-			if (!have_cost)
-				PERR("task %u: 'cost' is required", id);
-			if (!have_est)
-				t->est = t->cost;
-		} else {
-			PERR("unknown line '%s' (dag, task or #)", tok);
-		}
+		if (!strcmp(tok, "dag"))
+			ret = parse_dag(&rd);
+		else if (!strcmp(tok, "task"))
+			ret = parse_task(&rd);
+		else
+			ret = perr(&rd, "unknown line '%s' (dag, task or #)",
+				   tok);
 	}
-	if (!w->ndag) {
+	if (!ret && !w->ndag) {
 		snprintf(err, errlen, "%s: no dag", fname);
 		ret = -EINVAL;
 	}
-out:
 	free(buf);
-	free(ids.idx);
+	free(rd.ids.idx);
 	return ret;
 }
 
@@ -380,94 +443,93 @@ static uint64_t dag_max_rank(const struct sim_dag *d)
 }
 
 /*
- * Successors, ranks, critical paths and what the HWS is told: a static
- * DAG's kernels get offline priority = upward rank on the estimates
- * (scaled by one power of two for the whole workload so that every rank
- * fits 31 bits; or, PRIO_NORM, divided by the DAG's largest rank) and
- * on_cp from pto_upward_rank; a dynamic DAG's kernels
- * get their submission order (the first submitted highest) and on_cp 0.
- * Values given in the file win.
+ * The successors of @d's tasks, from their predecessors: in each task,
+ * and as one array *@succp of the tasks' successors in order, task j's
+ * from (*@offp)[j] to (*@offp)[j + 1].
  */
-int wl_prepare(struct workload *w, char *err, size_t errlen)
+static void dag_successors(struct sim_dag *d, uint32_t **offp,
+			   uint32_t **succp)
 {
-	uint64_t maxrank = 0;
-	uint32_t i, j, k, shift = 0;
+	uint32_t n = d->ntask, *off, *succ, e = 0, j, k;
 
-	for (i = 0; i < w->ndag; i++) {
-		struct sim_dag *d = &w->dag[i];
-		uint32_t n = d->ntask, *off, *succ, e = 0;
-		uint64_t *cost, *rank;
-		bool *cp;
-		int ret;
+	off = xrealloc(NULL, (n + 1) * sizeof(*off));
+	memset(off, 0, (n + 1) * sizeof(*off));
+	for (j = 0; j < n; j++)
+		for (k = 0; k < d->task[j].npred; k++)
+			off[d->task[j].pred[k] + 1]++;
+	for (j = 0; j < n; j++)
+		off[j + 1] += off[j];
+	succ = xrealloc(NULL, (off[n] + 1) * sizeof(*succ));
+	for (j = 0; j < n; j++) {
+		free(d->task[j].succ);
+		d->task[j].nsucc = off[j + 1] - off[j];
+		d->task[j].succ = xrealloc(NULL, (d->task[j].nsucc + 1) *
+					   sizeof(uint32_t));
+		d->task[j].nsucc = 0;
+	}
+	for (j = 0; j < n; j++) {
+		for (k = 0; k < d->task[j].npred; k++) {
+			struct sim_task *p = &d->task[d->task[j].pred[k]];
 
-		if (!n) {
-			snprintf(err, errlen, "dag %s has no task", d->name);
-			return -EINVAL;
-		}
-		off = xrealloc(NULL, (n + 1) * sizeof(*off));
-		memset(off, 0, (n + 1) * sizeof(*off));
-		for (j = 0; j < n; j++)
-			for (k = 0; k < d->task[j].npred; k++)
-				off[d->task[j].pred[k] + 1]++;
-		for (j = 0; j < n; j++)
-			off[j + 1] += off[j];
-		succ = xrealloc(NULL, (off[n] + 1) * sizeof(*succ));
-		for (j = 0; j < n; j++) {
-			free(d->task[j].succ);
-			d->task[j].nsucc = off[j + 1] - off[j];
-			d->task[j].succ = xrealloc(NULL, (d->task[j].nsucc + 1) *
-						   sizeof(uint32_t));
-			d->task[j].nsucc = 0;
-		}
-		for (j = 0; j < n; j++) {
-			for (k = 0; k < d->task[j].npred; k++) {
-				struct sim_task *p = &d->task[d->task[j].pred[k]];
-
-				p->succ[p->nsucc++] = j;
-			}
-		}
-		for (j = 0; j < n; j++)
-			for (k = 0; k < d->task[j].nsucc; k++)
-				succ[e++] = d->task[j].succ[k];
-		cost = xrealloc(NULL, n * sizeof(*cost));
-		rank = xrealloc(NULL, n * sizeof(*rank));
-		cp = xrealloc(NULL, n * sizeof(*cp));
-		/* the critical path and the work, on real costs */
-		d->work = 0;
-		for (j = 0; j < n; j++) {
-			cost[j] = d->task[j].cost;
-			d->work += d->task[j].cost * d->task[j].block_num *
-				   d->task[j].thread_num;
-		}
-		ret = pto_upward_rank(n, cost, off, succ, rank, cp);
-		d->cp_len = 0;
-		for (j = 0; !ret && j < n; j++)
-			if (rank[j] > d->cp_len)
-				d->cp_len = rank[j];
-		/* what the HWS sees: ranks on the estimates */
-		for (j = 0; !ret && j < n; j++)
-			cost[j] = d->task[j].est;
-		if (!ret)
-			ret = pto_upward_rank(n, cost, off, succ, rank, cp);
-		for (j = 0; !ret && j < n; j++) {
-			struct sim_task *t = &d->task[j];
-
-			t->rank = rank[j];
-			t->on_cp = t->cp >= 0 ? t->cp : (!d->dynamic && cp[j]);
-			if (!d->dynamic && t->prio < 0 && rank[j] > maxrank)
-				maxrank = rank[j];
-		}
-		free(off);
-		free(succ);
-		free(cost);
-		free(rank);
-		free(cp);
-		if (ret) {
-			snprintf(err, errlen, "dag %s: edges do not go forwards",
-				 d->name);
-			return ret;
+			p->succ[p->nsucc++] = j;
 		}
 	}
+	for (j = 0; j < n; j++)
+		for (k = 0; k < d->task[j].nsucc; k++)
+			succ[e++] = d->task[j].succ[k];
+	*offp = off;
+	*succp = succ;
+}
+
+/*
+ * @d's work and critical path on real costs, then its tasks' upward
+ * ranks and on_cp on the estimates (what the HWS sees); raises *@maxrank
+ * to the largest rank of a static task whose file gives no priority.
+ * Fails if an edge goes backwards.
+ */
+static int dag_ranks(struct sim_dag *d, const uint32_t *off,
+		     const uint32_t *succ, uint64_t *maxrank)
+{
+	uint32_t n = d->ntask, j;
+	uint64_t *cost = xrealloc(NULL, n * sizeof(*cost));
+	uint64_t *rank = xrealloc(NULL, n * sizeof(*rank));
+	bool *cp = xrealloc(NULL, n * sizeof(*cp));
+	int ret;
+
+	d->work = 0;
+	for (j = 0; j < n; j++) {
+		cost[j] = d->task[j].cost;
+		d->work += d->task[j].cost * d->task[j].block_num *
+			   d->task[j].thread_num;
+	}
+	ret = pto_upward_rank(n, cost, off, succ, rank, cp);
+	d->cp_len = 0;
+	for (j = 0; !ret && j < n; j++)
+		if (rank[j] > d->cp_len)
+			d->cp_len = rank[j];
+	for (j = 0; !ret && j < n; j++)
+		cost[j] = d->task[j].est;
+	if (!ret)
+		ret = pto_upward_rank(n, cost, off, succ, rank, cp);
+	for (j = 0; !ret && j < n; j++) {
+		struct sim_task *t = &d->task[j];
+
+		t->rank = rank[j];
+		t->on_cp = t->cp >= 0 ? t->cp : (!d->dynamic && cp[j]);
+		if (!d->dynamic && t->prio < 0 && rank[j] > *maxrank)
+			*maxrank = rank[j];
+	}
+	free(cost);
+	free(rank);
+	free(cp);
+	return ret;
+}
+
+/* Every task's offline priority (see wl_prepare()). */
+static void wl_offline(struct workload *w, uint64_t maxrank)
+{
+	uint32_t i, j, shift = 0;
+
 	while ((maxrank >> shift) > INT32_MAX)
 		shift++;
 	for (i = 0; i < w->ndag; i++) {
@@ -488,5 +550,41 @@ int wl_prepare(struct workload *w, char *err, size_t errlen)
 				t->offline = (uint32_t)(t->rank >> shift);
 		}
 	}
+}
+
+/*
+ * Successors, ranks, critical paths and what the HWS is told: a static
+ * DAG's kernels get offline priority = upward rank on the estimates
+ * (scaled by one power of two for the whole workload so that every rank
+ * fits 31 bits; or, PRIO_NORM, divided by the DAG's largest rank) and
+ * on_cp from pto_upward_rank; a dynamic DAG's kernels
+ * get their submission order (the first submitted highest) and on_cp 0.
+ * Values given in the file win.
+ */
+int wl_prepare(struct workload *w, char *err, size_t errlen)
+{
+	uint64_t maxrank = 0;
+	uint32_t i;
+
+	for (i = 0; i < w->ndag; i++) {
+		struct sim_dag *d = &w->dag[i];
+		uint32_t *off, *succ;
+		int ret;
+
+		if (!d->ntask) {
+			snprintf(err, errlen, "dag %s has no task", d->name);
+			return -EINVAL;
+		}
+		dag_successors(d, &off, &succ);
+		ret = dag_ranks(d, off, succ, &maxrank);
+		free(off);
+		free(succ);
+		if (ret) {
+			snprintf(err, errlen, "dag %s: edges do not go forwards",
+				 d->name);
+			return ret;
+		}
+	}
+	wl_offline(w, maxrank);
 	return 0;
 }

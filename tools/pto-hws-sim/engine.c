@@ -56,11 +56,7 @@ static void heap_push(struct heap *h, struct ev e)
 
 	if (h->n == h->cap) {
 		h->cap = h->cap ? 2 * h->cap : 256;
-		h->v = realloc(h->v, h->cap * sizeof(*h->v));
-		if (!h->v) {
-			fprintf(stderr, "pto-hws-sim: out of memory\n");
-			exit(2);
-		}
+		h->v = xrealloc(h->v, h->cap * sizeof(*h->v));
 	}
 	e.seq = h->seq++;
 	i = h->n++;
@@ -106,6 +102,51 @@ uint64_t sim_block_cost(const struct sim_opts *o, uint32_t d, uint32_t t,
 	x ^= x >> 33;
 	u = (double)(x >> 11) / 9007199254740992.0;
 	return (uint64_t)((double)cost * (1 + o->noise * (2 * u - 1)) + 0.5);
+}
+
+bool sim_dag_runs(const struct sim_opts *o, uint32_t d)
+{
+	return o->only_dag < 0 || (uint32_t)o->only_dag == d;
+}
+
+uint64_t sim_dag_arrival(const struct workload *w, const struct sim_opts *o,
+			 uint32_t d)
+{
+	return o->only_dag >= 0 ? 0 : w->dag[d].arrival;
+}
+
+const hws_mask *sim_type_mask(const struct hws_layout *l, uint8_t type)
+{
+	return type == SIM_AIC ? &l->type[PTO2_WORKER_CUBE] :
+	       type == SIM_AIV ? &l->type[PTO2_WORKER_VECTOR] : &l->present;
+}
+
+void result_init(struct sim_result *r, uint32_t ndag)
+{
+	memset(r, 0, sizeof(*r));
+	r->done = calloc(ndag, sizeof(*r->done));
+	r->resp = calloc(ndag, sizeof(*r->resp));
+}
+
+/* The makespan runs from the first arrival of a DAG that ran. */
+void result_finish(struct sim_result *r, const struct workload *w,
+		   const struct sim_opts *o)
+{
+	uint64_t first = UINT64_MAX, last = 0;
+	uint32_t d;
+
+	for (d = 0; d < w->ndag; d++) {
+		uint64_t arr = sim_dag_arrival(w, o, d);
+
+		if (!sim_dag_runs(o, d))
+			continue;
+		if (arr < first)
+			first = arr;
+		r->resp[d] = r->done[d] - arr;
+		if (r->done[d] > last)
+			last = r->done[d];
+	}
+	r->makespan = last - first;
 }
 
 void result_free(struct sim_result *r)
@@ -166,9 +207,7 @@ static int add_kernel(struct run *s, uint32_t g, uint64_t now, char *err,
 	k.on_cp = t->on_cp;
 	k.offline_priority = t->offline;
 	k.est_time = t->est;
-	k.affinity = t->type == SIM_AIC ? s->l->type[PTO2_WORKER_CUBE] :
-		     t->type == SIM_AIV ? s->l->type[PTO2_WORKER_VECTOR] :
-		     s->l->present;
+	k.affinity = *sim_type_mask(s->l, t->type);
 	ret = hws_add(&s->h, &k, now);
 	if (ret && ret != -ENOSPC)
 		snprintf(err, errlen,
@@ -358,27 +397,16 @@ void sim_opts_default(struct sim_opts *o)
 	o->seed = 1;
 }
 
-int sim_run(const struct workload *w, const struct hws_layout *l,
-	    const struct hws_config *c, const struct sim_opts *o,
-	    struct sim_result *r, char *err, size_t errlen)
+/*
+ * Index the tasks of every DAG (global task numbers, predecessor counts)
+ * and queue the arrivals of the DAGs that run.
+ */
+static void run_setup(struct run *s)
 {
-	struct run *s = calloc(1, sizeof(*s));
-	uint64_t first = UINT64_MAX, last = 0;
+	const struct workload *w = s->w;
+	const struct sim_opts *o = s->o;
 	uint32_t d, j, n = 0;
-	int ret;
 
-	if (!s)
-		return -ENOMEM;
-	memset(r, 0, sizeof(*r));
-	r->done = calloc(w->ndag, sizeof(*r->done));
-	r->resp = calloc(w->ndag, sizeof(*r->resp));
-	s->w = w;
-	s->o = o;
-	s->l = l;
-	s->r = r;
-	ret = hws_init(&s->h, l, c, err, errlen);
-	if (ret)
-		goto out;
 	s->base = calloc(w->ndag + 1, sizeof(*s->base));
 	for (d = 0; d < w->ndag; d++) {
 		s->base[d] = n;
@@ -399,35 +427,34 @@ int sim_run(const struct workload *w, const struct hws_layout *l,
 			s->dag_of[s->base[d] + j] = d;
 			s->preds_left[s->base[d] + j] = w->dag[d].task[j].npred;
 		}
-		if (o->only_dag >= 0 && (uint32_t)o->only_dag != d)
+		if (!sim_dag_runs(o, d))
 			continue;
 		s->dags_left++;
-		heap_push(&s->q, (struct ev){
-			.t = o->only_dag >= 0 ? 0 : w->dag[d].arrival,
-			.kind = EV_ARRIVE, .a = d });
-		if ((o->only_dag >= 0 ? 0 : w->dag[d].arrival) < first)
-			first = o->only_dag >= 0 ? 0 : w->dag[d].arrival;
+		heap_push(&s->q, (struct ev){ .t = sim_dag_arrival(w, o, d),
+					      .kind = EV_ARRIVE, .a = d });
 	}
-	s->early_predict = c->early_launch &&
-			   c->early_mode == HWS_EARLY_PREDICT &&
-			   c->policy == HWS_POLICY_HWS;
+}
+
+/* Events in time order; after each instant's events, the decisions. */
+static int run_events(struct run *s, char *err, size_t errlen)
+{
+	int ret;
 
 	while (s->q.n) {
 		uint64_t now = s->q.v[0].t;
 		struct hws_launch lo;
 
-		/* every event of this instant, then the decisions */
 		while (s->q.n && s->q.v[0].t == now) {
 			struct ev e = heap_pop(&s->q);
 
 			ret = handle(s, &e, err, errlen);
 			if (ret)
-				goto out;
+				return ret;
 		}
 		for (;;) {
 			ret = refill(s, now, err, errlen);
 			if (ret)
-				goto out;
+				return ret;
 			if (hws_decide(&s->h, now, &lo) != 1)
 				break;
 			launched(s, &lo, now);
@@ -435,26 +462,11 @@ int sim_run(const struct workload *w, const struct hws_layout *l,
 		if (s->early_predict)
 			plan_tick(s, now);
 	}
-	if (s->dags_left) {
-		snprintf(err, errlen,
-			 "%u DAG(s) never finished (a kernel that fits no SIP it may use?)",
-			 s->dags_left);
-		ret = -EDEADLK;
-		goto out;
-	}
-	for (d = 0; d < w->ndag; d++) {
-		uint64_t arr = o->only_dag >= 0 ? 0 : w->dag[d].arrival;
+	return 0;
+}
 
-		if (o->only_dag >= 0 && (uint32_t)o->only_dag != d)
-			continue;
-		r->resp[d] = r->done[d] - arr;
-		if (r->done[d] > last)
-			last = r->done[d];
-	}
-	r->makespan = last - first;
-	hws_get_stats(&s->h, &r->st);
-	ret = 0;
-out:
+static void run_free(struct run *s)
+{
 	free(s->q.v);
 	free(s->base);
 	free(s->dag_of);
@@ -465,5 +477,42 @@ out:
 	free(s->slot);
 	free(s->dag_wait);
 	free(s);
+}
+
+int sim_run(const struct workload *w, const struct hws_layout *l,
+	    const struct hws_config *c, const struct sim_opts *o,
+	    struct sim_result *r, char *err, size_t errlen)
+{
+	struct run *s = calloc(1, sizeof(*s));
+	int ret;
+
+	if (!s)
+		return -ENOMEM;
+	result_init(r, w->ndag);
+	s->w = w;
+	s->o = o;
+	s->l = l;
+	s->r = r;
+	ret = hws_init(&s->h, l, c, err, errlen);
+	if (ret)
+		goto out;
+	run_setup(s);
+	s->early_predict = c->early_launch &&
+			   c->early_mode == HWS_EARLY_PREDICT &&
+			   c->policy == HWS_POLICY_HWS;
+	ret = run_events(s, err, errlen);
+	if (ret)
+		goto out;
+	if (s->dags_left) {
+		snprintf(err, errlen,
+			 "%u DAG(s) never finished (a kernel that fits no SIP it may use?)",
+			 s->dags_left);
+		ret = -EDEADLK;
+		goto out;
+	}
+	result_finish(r, w, o);
+	hws_get_stats(&s->h, &r->st);
+out:
+	run_free(s);
 	return ret;
 }

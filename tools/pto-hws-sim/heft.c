@@ -78,11 +78,7 @@ static void lane_add(struct lane *l, uint64_t s, uint64_t e)
 
 	if (l->n == l->cap) {
 		l->cap = l->cap ? 2 * l->cap : 64;
-		l->v = realloc(l->v, l->cap * sizeof(*l->v));
-		if (!l->v) {
-			fprintf(stderr, "pto-hws-sim: out of memory\n");
-			exit(2);
-		}
+		l->v = xrealloc(l->v, l->cap * sizeof(*l->v));
 	}
 	for (i = l->n; i > 0 && l->v[i - 1].s > s; i--)
 		l->v[i] = l->v[i - 1];
@@ -91,143 +87,165 @@ static void lane_add(struct lane *l, uint64_t s, uint64_t e)
 	l->n++;
 }
 
-int heft_run(const struct workload *w, const struct hws_layout *l,
-	     const struct sim_opts *o, struct sim_result *r, char *err,
-	     size_t errlen)
-{
-	uint64_t c = o->lat.completion + o->lat.dep_resolve;
-	uint64_t first = UINT64_MAX, last = 0;
-	struct lane *lanes = calloc(HWS_MAX_SIPS, sizeof(*lanes));
-	struct tref *order;
-	uint64_t **rank, **fin;
-	uint32_t d, j, k, n = 0, i;
-	int ret = 0;
+struct heft {
+	const struct workload *w;
+	const struct hws_layout *l;
+	const struct sim_opts *o;
+	uint64_t edge;		/* a kernel's end -> its successor ready */
+	struct lane *lanes;	/* per SIP: its busy intervals */
+	struct tref *order;	/* every kernel that runs, by rank */
+	uint32_t n;
+	uint64_t **fin;		/* per DAG, per kernel: when it ends */
+};
 
-	memset(r, 0, sizeof(*r));
-	r->done = calloc(w->ndag, sizeof(*r->done));
-	r->resp = calloc(w->ndag, sizeof(*r->resp));
-	rank = calloc(w->ndag, sizeof(*rank));
-	fin = calloc(w->ndag, sizeof(*fin));
+/* Every kernel of the DAGs that run, by upward rank, highest first. */
+static void heft_order(struct heft *x)
+{
+	const struct workload *w = x->w;
+	uint32_t d, j, k, n = 0;
+
 	for (d = 0; d < w->ndag; d++)
 		n += w->dag[d].ntask;
-	order = calloc(n ? n : 1, sizeof(*order));
-	n = 0;
+	x->order = calloc(n ? n : 1, sizeof(*x->order));
 	for (d = 0; d < w->ndag; d++) {
 		const struct sim_dag *g = &w->dag[d];
-		uint64_t arr = o->only_dag >= 0 ? 0 : g->arrival;
+		uint64_t *rank;
 
-		rank[d] = calloc(g->ntask, sizeof(uint64_t));
-		fin[d] = calloc(g->ntask, sizeof(uint64_t));
-		if (o->only_dag >= 0 && (uint32_t)o->only_dag != d)
+		x->fin[d] = calloc(g->ntask, sizeof(uint64_t));
+		if (!sim_dag_runs(x->o, d))
 			continue;
+		rank = calloc(g->ntask, sizeof(uint64_t));
 		for (j = g->ntask; j-- > 0;) {
 			uint64_t m = 0;
 
 			for (k = 0; k < g->task[j].nsucc; k++) {
-				uint64_t x = c + rank[d][g->task[j].succ[k]];
+				uint64_t y = x->edge + rank[g->task[j].succ[k]];
 
-				if (x > m)
-					m = x;
+				if (y > m)
+					m = y;
 			}
-			rank[d][j] = g->task[j].cost + m;
+			rank[j] = g->task[j].cost + m;
 		}
 		for (j = 0; j < g->ntask; j++)
-			order[n++] = (struct tref){ d, j, rank[d][j], arr };
-		if (arr < first)
-			first = arr;
+			x->order[x->n++] = (struct tref){
+				d, j, rank[j], sim_dag_arrival(w, x->o, d) };
+		free(rank);
 	}
-	qsort(order, n, sizeof(*order), tref_cmp);
+	qsort(x->order, x->n, sizeof(*x->order), tref_cmp);
+}
 
-	for (i = 0; i < n; i++) {
-		const struct sim_dag *g = &w->dag[order[i].d];
-		const struct sim_task *t = &g->task[order[i].t];
-		uint32_t tn = t->thread_num, grp = 1, b, s;
-		uint64_t ready = order[i].arrival + o->lat.host, done = 0;
-		const hws_mask *type = t->type == SIM_AIC ?
-				       &l->type[PTO2_WORKER_CUBE] :
-				       t->type == SIM_AIV ?
-				       &l->type[PTO2_WORKER_VECTOR] :
-				       &l->present;
+/*
+ * The aligned group of SIPs of @t's shape and type where a block of
+ * @cost, ready at @ready, ends earliest (the first gap that holds it in
+ * every lane); its first SIP, or -1 if none fits. Sets *@start, *@end.
+ */
+static int heft_place(const struct heft *x, const struct sim_task *t,
+		      uint64_t ready, uint64_t cost, uint64_t *start,
+		      uint64_t *end)
+{
+	const struct hws_layout *l = x->l;
+	const hws_mask *type = sim_type_mask(l, t->type);
+	uint32_t tn = t->thread_num, grp = 1, s, k;
+	int best = -1;
 
-		while (grp < tn)
-			grp <<= 1;
-		for (k = 0; k < t->npred; k++) {
-			uint64_t x = fin[order[i].d][t->pred[k]] + c;
+	while (grp < tn)
+		grp <<= 1;
+	*end = UINT64_MAX;
+	*start = 0;
+	for (s = 0; s + tn <= l->nr_sips; s += grp) {
+		uint64_t st = ready, prev;
+		bool ok = true;
 
-			if (x > ready)
-				ready = x;
-		}
-		for (b = 0; b < t->block_num; b++) {
-			uint64_t cost = sim_block_cost(o, order[i].d,
-						       order[i].t, b, t->cost);
-			uint64_t best_end = UINT64_MAX, best_start = 0;
-			int best = -1;
-
-			for (s = 0; s + tn <= l->nr_sips; s += grp) {
-				uint64_t st = ready, prev;
-				bool ok = true;
-
-				if (s / l->cluster_slot !=
-				    (s + tn - 1) / l->cluster_slot)
-					continue;
-				for (k = 0; k < tn; k++)
-					ok &= hws_mask_test(type, s + k);
-				if (!ok)
-					continue;
-				do {
-					prev = st;
-					for (k = 0; k < tn; k++) {
-						uint64_t x = lane_fit(&lanes[s + k],
-								      st, cost);
-
-						if (x > st)
-							st = x;
-					}
-				} while (st != prev);
-				if (st + cost < best_end) {
-					best_end = st + cost;
-					best_start = st;
-					best = (int)s;
-				}
-			}
-			if (best < 0) {
-				snprintf(err, errlen,
-					 "dag %s task %u: no SIPs of its type and shape",
-					 g->name, t->id);
-				ret = -EINVAL;
-				goto out;
-			}
-			for (k = 0; k < tn; k++)
-				lane_add(&lanes[best + (int)k], best_start,
-					 best_end);
-			r->busy += cost * tn;
-			if (best_end > done)
-				done = best_end;
-		}
-		fin[order[i].d][order[i].t] = done;
-		if (done + o->lat.completion > r->done[order[i].d])
-			r->done[order[i].d] = done + o->lat.completion;
-	}
-	for (d = 0; d < w->ndag; d++) {
-		uint64_t arr = o->only_dag >= 0 ? 0 : w->dag[d].arrival;
-
-		if (o->only_dag >= 0 && (uint32_t)o->only_dag != d)
+		if (s / l->cluster_slot != (s + tn - 1) / l->cluster_slot)
 			continue;
-		r->resp[d] = r->done[d] - arr;
-		if (r->done[d] > last)
-			last = r->done[d];
+		for (k = 0; k < tn; k++)
+			ok &= hws_mask_test(type, s + k);
+		if (!ok)
+			continue;
+		do {
+			prev = st;
+			for (k = 0; k < tn; k++) {
+				uint64_t y = lane_fit(&x->lanes[s + k], st,
+						      cost);
+
+				if (y > st)
+					st = y;
+			}
+		} while (st != prev);
+		if (st + cost < *end) {
+			*end = st + cost;
+			*start = st;
+			best = (int)s;
+		}
 	}
-	r->makespan = last - first;
-out:
-	for (d = 0; d < w->ndag; d++) {
-		free(rank[d]);
-		free(fin[d]);
+	return best;
+}
+
+/* Place every block of kernel @i of the order, after its predecessors. */
+static int heft_task(struct heft *x, uint32_t i, struct sim_result *r,
+		     char *err, size_t errlen)
+{
+	const struct tref *ref = &x->order[i];
+	const struct sim_dag *g = &x->w->dag[ref->d];
+	const struct sim_task *t = &g->task[ref->t];
+	uint64_t ready = ref->arrival + x->o->lat.host, done = 0;
+	uint32_t tn = t->thread_num, b, k;
+
+	for (k = 0; k < t->npred; k++) {
+		uint64_t y = x->fin[ref->d][t->pred[k]] + x->edge;
+
+		if (y > ready)
+			ready = y;
 	}
+	for (b = 0; b < t->block_num; b++) {
+		uint64_t cost = sim_block_cost(x->o, ref->d, ref->t, b,
+					       t->cost);
+		uint64_t start, end;
+		int best = heft_place(x, t, ready, cost, &start, &end);
+
+		if (best < 0) {
+			snprintf(err, errlen,
+				 "dag %s task %u: no SIPs of its type and shape",
+				 g->name, t->id);
+			return -EINVAL;
+		}
+		for (k = 0; k < tn; k++)
+			lane_add(&x->lanes[best + (int)k], start, end);
+		r->busy += cost * tn;
+		if (end > done)
+			done = end;
+	}
+	x->fin[ref->d][ref->t] = done;
+	if (done + x->o->lat.completion > r->done[ref->d])
+		r->done[ref->d] = done + x->o->lat.completion;
+	return 0;
+}
+
+int heft_run(const struct workload *w, const struct hws_layout *l,
+	     const struct sim_opts *o, struct sim_result *r, char *err,
+	     size_t errlen)
+{
+	struct heft x = {
+		.w = w, .l = l, .o = o,
+		.edge = o->lat.completion + o->lat.dep_resolve,
+		.lanes = calloc(HWS_MAX_SIPS, sizeof(*x.lanes)),
+		.fin = calloc(w->ndag, sizeof(*x.fin)),
+	};
+	uint32_t d, i;
+	int ret = 0;
+
+	result_init(r, w->ndag);
+	heft_order(&x);
+	for (i = 0; i < x.n && !ret; i++)
+		ret = heft_task(&x, i, r, err, errlen);
+	if (!ret)
+		result_finish(r, w, o);
+	for (d = 0; d < w->ndag; d++)
+		free(x.fin[d]);
 	for (i = 0; i < HWS_MAX_SIPS; i++)
-		free(lanes[i].v);
-	free(lanes);
-	free(rank);
-	free(fin);
-	free(order);
+		free(x.lanes[i].v);
+	free(x.lanes);
+	free(x.fin);
+	free(x.order);
 	return ret;
 }

@@ -624,248 +624,328 @@ static int experiment_b(struct opts *o)
 	return 0;
 }
 
-int main(int argc, char **argv)
+/* Long options without a short form, in the groups of usage(). */
+enum {
+	OPT_TASKS = 1, OPT_FANIN, OPT_WIDTH, OPT_COST, OPT_BRANCHES,
+	OPT_PA_SHAPE, OPT_PA_COST, OPT_ARRIVE, OPT_DYNAMIC, OPT_SEED, OPT_DUMP,
+	OPT_PRIO,
+	OPT_CORES, OPT_DEVICE, OPT_NOISE, OPT_LAT,
+	OPT_PROMOTE, OPT_THRESHOLD, OPT_SCALE, OPT_EARLY, OPT_MARGIN,
+	OPT_FILLUP, OPT_RSVD_FIRST, OPT_LAUNCH_DELAY,
+	OPT_PER_DAG, OPT_EXPERIMENT, OPT_COUNT, OPT_MIX,
+};
+
+static const struct option long_opts[] = {
+	{ "random", required_argument, NULL, 'r' },
+	{ "forkjoin", required_argument, NULL, 'f' },
+	{ "pa", required_argument, NULL, 'p' },
+	{ "tasks", required_argument, NULL, OPT_TASKS },
+	{ "fanin", required_argument, NULL, OPT_FANIN },
+	{ "width", required_argument, NULL, OPT_WIDTH },
+	{ "cost", required_argument, NULL, OPT_COST },
+	{ "branches", required_argument, NULL, OPT_BRANCHES },
+	{ "pa-shape", required_argument, NULL, OPT_PA_SHAPE },
+	{ "pa-cost", required_argument, NULL, OPT_PA_COST },
+	{ "arrive", required_argument, NULL, OPT_ARRIVE },
+	{ "dynamic", no_argument, NULL, OPT_DYNAMIC },
+	{ "seed", required_argument, NULL, OPT_SEED },
+	{ "dump", required_argument, NULL, OPT_DUMP },
+	{ "cores", required_argument, NULL, OPT_CORES },
+	{ "device", required_argument, NULL, OPT_DEVICE },
+	{ "noise", required_argument, NULL, OPT_NOISE },
+	{ "lat", required_argument, NULL, OPT_LAT },
+	{ "promote", required_argument, NULL, OPT_PROMOTE },
+	{ "threshold", required_argument, NULL, OPT_THRESHOLD },
+	{ "scale", required_argument, NULL, OPT_SCALE },
+	{ "early", required_argument, NULL, OPT_EARLY },
+	{ "margin", required_argument, NULL, OPT_MARGIN },
+	{ "fillup", no_argument, NULL, OPT_FILLUP },
+	{ "rsvd-first", no_argument, NULL, OPT_RSVD_FIRST },
+	{ "launch-delay", required_argument, NULL, OPT_LAUNCH_DELAY },
+	{ "per-dag", no_argument, NULL, OPT_PER_DAG },
+	{ "experiment", required_argument, NULL, OPT_EXPERIMENT },
+	{ "count", required_argument, NULL, OPT_COUNT },
+	{ "mix", required_argument, NULL, OPT_MIX },
+	{ "prio", required_argument, NULL, OPT_PRIO },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* --pa-cost H,Q,S,P,U */
+static int parse_pa_cost(const char *s, uint64_t *cost)
 {
-	static const struct option lo[] = {
-		{ "random", required_argument, NULL, 'r' },
-		{ "forkjoin", required_argument, NULL, 'f' },
-		{ "pa", required_argument, NULL, 'p' },
-		{ "tasks", required_argument, NULL, 1 },
-		{ "fanin", required_argument, NULL, 2 },
-		{ "width", required_argument, NULL, 3 },
-		{ "cost", required_argument, NULL, 4 },
-		{ "branches", required_argument, NULL, 5 },
-		{ "pa-shape", required_argument, NULL, 6 },
-		{ "pa-cost", required_argument, NULL, 7 },
-		{ "arrive", required_argument, NULL, 8 },
-		{ "dynamic", no_argument, NULL, 9 },
-		{ "seed", required_argument, NULL, 10 },
-		{ "dump", required_argument, NULL, 11 },
-		{ "cores", required_argument, NULL, 12 },
-		{ "device", required_argument, NULL, 13 },
-		{ "noise", required_argument, NULL, 14 },
-		{ "lat", required_argument, NULL, 15 },
-		{ "promote", required_argument, NULL, 16 },
-		{ "threshold", required_argument, NULL, 17 },
-		{ "scale", required_argument, NULL, 18 },
-		{ "early", required_argument, NULL, 19 },
-		{ "margin", required_argument, NULL, 20 },
-		{ "fillup", no_argument, NULL, 21 },
-		{ "rsvd-first", no_argument, NULL, 22 },
-		{ "launch-delay", required_argument, NULL, 23 },
-		{ "per-dag", no_argument, NULL, 24 },
-		{ "experiment", required_argument, NULL, 25 },
-		{ "count", required_argument, NULL, 26 },
-		{ "mix", required_argument, NULL, 27 },
-		{ "prio", required_argument, NULL, 28 },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct workload w = { 0 };
-	struct opts o;
-	char err[256], *p;
+	const char *p = s;
+	int i;
+
+	for (i = 0; i < 5; i++) {
+		char buf[32];
+		const char *comma = strchr(p, ',');
+		size_t len = comma ? (size_t)(comma - p) : strlen(p);
+
+		if (len >= sizeof(buf))
+			return -EINVAL;
+		memcpy(buf, p, len);
+		buf[len] = '\0';
+		if (parse_time(buf, &cost[i]) || (i < 4 && !comma))
+			return -EINVAL;
+		p = comma + 1;
+	}
+	return 0;
+}
+
+/* --lat D,C,R,H */
+static int parse_lat(const char *s, struct sim_lat *lat)
+{
+	char buf[128], *f[4], *save;
+	int i;
+
+	snprintf(buf, sizeof(buf), "%s", s);
+	f[0] = strtok_r(buf, ",", &save);
+	for (i = 1; i < 4; i++)
+		f[i] = strtok_r(NULL, ",", &save);
+	if (!f[3] || parse_time(f[0], &lat->dispatch) ||
+	    parse_time(f[1], &lat->completion) ||
+	    parse_time(f[2], &lat->dep_resolve) ||
+	    parse_time(f[3], &lat->host))
+		return -EINVAL;
+	return 0;
+}
+
+/* --early report:OFF|predict:OFF */
+static int parse_early(const char *s, struct hws_config *c)
+{
+	const char *p = strchr(s, ':');
+
+	if (!p || parse_time(p + 1, &c->pre_idle_offset))
+		return -EINVAL;
+	if (!strncmp(s, "report:", 7))
+		c->early_mode = HWS_EARLY_SIP_REPORT;
+	else if (!strncmp(s, "predict:", 8))
+		c->early_mode = HWS_EARLY_PREDICT;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+/* --margin T, signed */
+static int parse_margin(const char *s, int64_t *margin)
+{
+	bool neg = s[0] == '-';
 	uint64_t t;
-	int c, i, ret, idx = 0;
 
-	memset(&o, 0, sizeof(o));
-	gen_defaults(&o.gen);
-	o.seed = 1;
-	o.cores = 0;
-	o.cluster = 4;
-	o.count = 0;
-	o.mix = 6;
-	sim_opts_default(&o.sim);
+	if (parse_time(s + neg, &t))
+		return -EINVAL;
+	*margin = neg ? -(int64_t)t : (int64_t)t;
+	return 0;
+}
 
-	while ((c = getopt_long(argc, argv, "h", lo, &idx)) != -1) {
-		switch (c) {
-		case 'r':
-		case 'f':
-		case 'p':
-			o.gen_kind = c;
-			o.ngen = (uint32_t)strtoul(optarg, NULL, 10);
-			break;
-		case 1:
-			if (parse_range(optarg, &o.gen.tasks_lo, &o.gen.tasks_hi))
-				goto bad;
-			break;
-		case 2:
-			if (parse_range(optarg, &o.gen.fanin_lo, &o.gen.fanin_hi))
-				goto bad;
-			break;
-		case 3:
-			o.gen.width = (uint32_t)strtoul(optarg, NULL, 10);
-			break;
-		case 4:
-			if (parse_trange(optarg, &o.gen.cost_lo, &o.gen.cost_hi))
-				goto bad;
-			break;
-		case 5:
-			o.gen.forkjoin = (uint32_t)strtoul(optarg, NULL, 10);
-			break;
-		case 6:
-			if (sscanf(optarg, "%u:%u", &o.gen.pa_chunks,
-				   &o.gen.pa_bn) != 2)
-				goto bad;
-			break;
-		case 7:
-			p = optarg;
-			for (i = 0; i < 5; i++) {
-				char buf[32], *comma = strchr(p, ',');
-				size_t len = comma ? (size_t)(comma - p) :
-						     strlen(p);
+/*
+ * The workload options: 0, -EINVAL for a bad value, -ENOENT if @c is not
+ * one of them (likewise the other groups below).
+ */
+static int set_workload_opt(struct opts *o, int c, const char *arg)
+{
+	switch (c) {
+	case 'r':
+	case 'f':
+	case 'p':
+		o->gen_kind = c;
+		o->ngen = (uint32_t)strtoul(arg, NULL, 10);
+		return 0;
+	case OPT_TASKS:
+		return parse_range(arg, &o->gen.tasks_lo, &o->gen.tasks_hi);
+	case OPT_FANIN:
+		return parse_range(arg, &o->gen.fanin_lo, &o->gen.fanin_hi);
+	case OPT_WIDTH:
+		o->gen.width = (uint32_t)strtoul(arg, NULL, 10);
+		return 0;
+	case OPT_COST:
+		return parse_trange(arg, &o->gen.cost_lo, &o->gen.cost_hi);
+	case OPT_BRANCHES:
+		o->gen.forkjoin = (uint32_t)strtoul(arg, NULL, 10);
+		return 0;
+	case OPT_PA_SHAPE:
+		return sscanf(arg, "%u:%u", &o->gen.pa_chunks,
+			      &o->gen.pa_bn) == 2 ? 0 : -EINVAL;
+	case OPT_PA_COST:
+		return parse_pa_cost(arg, o->gen.pa_cost);
+	case OPT_ARRIVE:
+		return parse_time(arg, &o->arrive_mean);
+	case OPT_DYNAMIC:
+		o->dynamic = true;
+		return 0;
+	case OPT_SEED:
+		o->seed = strtoull(arg, NULL, 0);
+		return 0;
+	case OPT_DUMP:
+		o->dump = arg;
+		return 0;
+	case OPT_PRIO:
+		if (!strcmp(arg, "rank"))
+			o->prio_mode = PRIO_RANK;
+		else if (!strcmp(arg, "norm"))
+			o->prio_mode = PRIO_NORM;
+		else
+			return -EINVAL;
+		return 0;
+	}
+	return -ENOENT;
+}
 
-				if (len >= sizeof(buf))
-					goto bad;
-				memcpy(buf, p, len);
-				buf[len] = '\0';
-				if (parse_time(buf, &o.gen.pa_cost[i]) ||
-				    (i < 4 && !comma))
-					goto bad;
-				p = comma + 1;
-			}
-			break;
-		case 8:
-			if (parse_time(optarg, &o.arrive_mean))
-				goto bad;
-			break;
-		case 9:
-			o.dynamic = true;
-			break;
-		case 10:
-			o.seed = strtoull(optarg, NULL, 0);
-			break;
-		case 11:
-			o.dump = optarg;
-			break;
-		case 12:
-			if (sscanf(optarg, "%u:%u", &o.cores, &o.cluster) < 1)
-				goto bad;
-			break;
-		case 13:
-			o.device = (uint32_t)strtoul(optarg, NULL, 10);
-			break;
-		case 14:
-			o.sim.noise = strtod(optarg, NULL);
-			break;
-		case 15: {
-			char buf[128], *f[4], *save;
+/* The machine and model options. */
+static int set_machine_opt(struct opts *o, int c, const char *arg)
+{
+	switch (c) {
+	case OPT_CORES:
+		return sscanf(arg, "%u:%u", &o->cores, &o->cluster) < 1 ?
+		       -EINVAL : 0;
+	case OPT_DEVICE:
+		o->device = (uint32_t)strtoul(arg, NULL, 10);
+		return 0;
+	case OPT_NOISE:
+		o->sim.noise = strtod(arg, NULL);
+		return 0;
+	case OPT_LAT:
+		return parse_lat(arg, &o->sim.lat);
+	}
+	return -ENOENT;
+}
 
-			snprintf(buf, sizeof(buf), "%s", optarg);
-			f[0] = strtok_r(buf, ",", &save);
-			for (i = 1; i < 4; i++)
-				f[i] = strtok_r(NULL, ",", &save);
-			if (!f[3] || parse_time(f[0], &o.sim.lat.dispatch) ||
-			    parse_time(f[1], &o.sim.lat.completion) ||
-			    parse_time(f[2], &o.sim.lat.dep_resolve) ||
-			    parse_time(f[3], &o.sim.lat.host))
-				goto bad;
-			break;
-		}
-		case 16:
-			if (parse_promote(optarg, &o.cfg.promote_rule))
-				goto bad;
-			o.set |= SET_PROMOTE;
-			break;
-		case 17:
-			o.cfg.promote_threshold =
-				(uint32_t)strtoul(optarg, NULL, 10);
-			o.set |= SET_THRESHOLD;
-			break;
-		case 18:
-			if (parse_scale(optarg, o.cfg.scale_ratio))
-				goto bad;
-			o.set |= SET_SCALE;
-			break;
-		case 19:
-			p = strchr(optarg, ':');
-			if (!p || parse_time(p + 1, &o.cfg.pre_idle_offset))
-				goto bad;
-			if (!strncmp(optarg, "report:", 7))
-				o.cfg.early_mode = HWS_EARLY_SIP_REPORT;
-			else if (!strncmp(optarg, "predict:", 8))
-				o.cfg.early_mode = HWS_EARLY_PREDICT;
-			else
-				goto bad;
-			o.set |= SET_EARLY;
-			break;
-		case 20: {
-			bool neg = optarg[0] == '-';
+/* The HWS registers: each sets its SET_* bit once its value is good. */
+static int set_hws_opt(struct opts *o, int c, const char *arg)
+{
+	static const uint32_t bit[] = {
+		[OPT_PROMOTE] = SET_PROMOTE, [OPT_THRESHOLD] = SET_THRESHOLD,
+		[OPT_SCALE] = SET_SCALE, [OPT_EARLY] = SET_EARLY,
+		[OPT_MARGIN] = SET_MARGIN, [OPT_FILLUP] = SET_FILLUP,
+		[OPT_RSVD_FIRST] = SET_RSVD, [OPT_LAUNCH_DELAY] = SET_DELAY,
+	};
+	int ret = 0;
 
-			if (parse_time(optarg + neg, &t))
-				goto bad;
-			o.cfg.backfill_margin = neg ? -(int64_t)t : (int64_t)t;
-			o.set |= SET_MARGIN;
-			break;
-		}
-		case 21:
-			o.set |= SET_FILLUP;
-			break;
-		case 22:
-			o.set |= SET_RSVD;
-			break;
-		case 23:
-			if (parse_time(optarg, &o.cfg.launch_delay))
-				goto bad;
-			o.set |= SET_DELAY;
-			break;
-		case 24:
-			o.per_dag = true;
-			break;
-		case 25:
-			o.experiment = optarg[0];
-			break;
-		case 26:
-			o.count = (uint32_t)strtoul(optarg, NULL, 10);
-			break;
-		case 27:
-			o.mix = (uint32_t)strtoul(optarg, NULL, 10);
-			break;
-		case 28:
-			if (!strcmp(optarg, "rank"))
-				o.prio_mode = PRIO_RANK;
-			else if (!strcmp(optarg, "norm"))
-				o.prio_mode = PRIO_NORM;
-			else
-				goto bad;
-			break;
-		case 'h':
+	switch (c) {
+	case OPT_PROMOTE:
+		ret = parse_promote(arg, &o->cfg.promote_rule);
+		break;
+	case OPT_THRESHOLD:
+		o->cfg.promote_threshold = (uint32_t)strtoul(arg, NULL, 10);
+		break;
+	case OPT_SCALE:
+		ret = parse_scale(arg, o->cfg.scale_ratio);
+		break;
+	case OPT_EARLY:
+		ret = parse_early(arg, &o->cfg);
+		break;
+	case OPT_MARGIN:
+		ret = parse_margin(arg, &o->cfg.backfill_margin);
+		break;
+	case OPT_FILLUP:
+	case OPT_RSVD_FIRST:
+		break;
+	case OPT_LAUNCH_DELAY:
+		ret = parse_time(arg, &o->cfg.launch_delay);
+		break;
+	default:
+		return -ENOENT;
+	}
+	if (!ret)
+		o->set |= bit[c];
+	return ret;
+}
+
+/* The output options. */
+static int set_output_opt(struct opts *o, int c, const char *arg)
+{
+	switch (c) {
+	case OPT_PER_DAG:
+		o->per_dag = true;
+		return 0;
+	case OPT_EXPERIMENT:
+		o->experiment = arg[0];
+		return 0;
+	case OPT_COUNT:
+		o->count = (uint32_t)strtoul(arg, NULL, 10);
+		return 0;
+	case OPT_MIX:
+		o->mix = (uint32_t)strtoul(arg, NULL, 10);
+		return 0;
+	}
+	return -ENOENT;
+}
+
+/*
+ * The command line into @o. Returns -1 to go on, or the exit status
+ * (0 after --help, 2 after a bad option or value).
+ */
+static int parse_args(struct opts *o, int argc, char **argv)
+{
+	int c, ret, idx = 0;
+
+	memset(o, 0, sizeof(*o));
+	gen_defaults(&o->gen);
+	o->seed = 1;
+	o->cluster = 4;
+	o->mix = 6;
+	sim_opts_default(&o->sim);
+	while ((c = getopt_long(argc, argv, "h", long_opts, &idx)) != -1) {
+		if (c == 'h') {
 			usage(stdout);
 			return 0;
-		default:
+		}
+		ret = set_workload_opt(o, c, optarg);
+		if (ret == -ENOENT)
+			ret = set_machine_opt(o, c, optarg);
+		if (ret == -ENOENT)
+			ret = set_hws_opt(o, c, optarg);
+		if (ret == -ENOENT)
+			ret = set_output_opt(o, c, optarg);
+		if (ret == -ENOENT) {
 			usage(stderr);
 			return 2;
 		}
+		if (ret) {
+			fprintf(stderr, "pto-hws-sim: bad value for --%s: '%s'\n",
+				long_opts[idx].name, optarg);
+			return 2;
+		}
 	}
-	o.sim.seed = o.seed;
+	o->sim.seed = o->seed;
+	return -1;
+}
 
-	if (o.experiment == 'a') {
-		if (!o.count)
-			o.count = 100;
-		return experiment_a(&o);
+/* --experiment a|b, with its defaults. */
+static int run_experiment(struct opts *o)
+{
+	if (o->experiment == 'a') {
+		if (!o->count)
+			o->count = 100;
+		return experiment_a(o);
 	}
-	if (o.experiment == 'b') {
-		if (!o.count)
-			o.count = 20;
-		if (!o.arrive_mean)
-			o.arrive_mean = 10000000;
-		return experiment_b(&o);
+	if (o->experiment == 'b') {
+		if (!o->count)
+			o->count = 20;
+		if (!o->arrive_mean)
+			o->arrive_mean = 10000000;
+		return experiment_b(o);
 	}
-	if (o.experiment) {
-		fprintf(stderr, "pto-hws-sim: experiment a or b\n");
-		return 2;
-	}
+	fprintf(stderr, "pto-hws-sim: experiment a or b\n");
+	return 2;
+}
 
-	if (!o.cores && !o.device)
-		o.device = 24;
-	for (i = optind; i < argc; i++) {
-		FILE *f = strcmp(argv[i], "-") ? fopen(argv[i], "r") : stdin;
+/* The DAG files @files[0..@n) ("-": stdin) into @w; 0 or exit status 1. */
+static int read_files(struct workload *w, char **files, int n)
+{
+	char err[256];
+	int i, ret;
+
+	for (i = 0; i < n; i++) {
+		FILE *f = strcmp(files[i], "-") ? fopen(files[i], "r") : stdin;
 
 		if (!f) {
-			fprintf(stderr, "pto-hws-sim: %s: %s\n", argv[i],
+			fprintf(stderr, "pto-hws-sim: %s: %s\n", files[i],
 				strerror(errno));
 			return 1;
 		}
-		ret = wl_parse(f, argv[i], &w, err, sizeof(err));
+		ret = wl_parse(f, files[i], w, err, sizeof(err));
 		if (f != stdin)
 			fclose(f);
 		if (ret) {
@@ -873,6 +953,41 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
+	return 0;
+}
+
+/* --dump FILE ("-": stdout); 0 or exit status 1. */
+static int dump_workload(const char *path, const struct workload *w)
+{
+	FILE *f = strcmp(path, "-") ? fopen(path, "w") : stdout;
+
+	if (!f) {
+		fprintf(stderr, "pto-hws-sim: %s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	wl_write(f, w);
+	if (f != stdout)
+		fclose(f);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct workload w = { 0 };
+	struct opts o;
+	char err[256];
+	int ret;
+
+	ret = parse_args(&o, argc, argv);
+	if (ret >= 0)
+		return ret;
+	if (o.experiment)
+		return run_experiment(&o);
+	if (!o.cores && !o.device)
+		o.device = 24;
+	ret = read_files(&w, argv + optind, argc - optind);
+	if (ret)
+		return ret;
 	if (o.ngen)
 		generate(&o, &w, o.seed);
 	if (!w.ndag) {
@@ -884,23 +999,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "pto-hws-sim: %s\n", err);
 		return 1;
 	}
-	if (o.dump) {
-		FILE *f = strcmp(o.dump, "-") ? fopen(o.dump, "w") : stdout;
-
-		if (!f) {
-			fprintf(stderr, "pto-hws-sim: %s: %s\n", o.dump,
-				strerror(errno));
-			return 1;
-		}
-		wl_write(f, &w);
-		if (f != stdout)
-			fclose(f);
-	}
+	if (o.dump && dump_workload(o.dump, &w))
+		return 1;
 	ret = run_workload(&o, &w);
 	wl_free(&w);
 	return ret;
-bad:
-	fprintf(stderr, "pto-hws-sim: bad value for --%s: '%s'\n",
-		lo[idx].name, optarg);
-	return 2;
 }

@@ -93,6 +93,7 @@ struct workload {
 };
 
 /* dag.c: files, priorities, freeing */
+void *xrealloc(void *p, size_t n);	/* realloc(), or exit 2 */
 int wl_parse(FILE *f, const char *fname, struct workload *w, char *err,
 	     size_t errlen);
 void wl_write(FILE *f, const struct workload *w);
@@ -161,10 +162,22 @@ int sim_run(const struct workload *w, const struct hws_layout *l,
 int heft_run(const struct workload *w, const struct hws_layout *l,
 	     const struct sim_opts *o, struct sim_result *r, char *err,
 	     size_t errlen);
+
+/* engine.c, for both engines: a result of @ndag DAGs, zeroed */
+void result_init(struct sim_result *r, uint32_t ndag);
+/* responses and makespan from the DAGs' completion times */
+void result_finish(struct sim_result *r, const struct workload *w,
+		   const struct sim_opts *o);
 void result_free(struct sim_result *r);
 
 /* the real cost of block @b of task @t of DAG @d under @o (noise) */
 uint64_t sim_block_cost(const struct sim_opts *o, uint32_t d, uint32_t t,
 			uint32_t b, uint64_t cost);
+/* whether DAG @d runs under @o (o->only_dag), and when it arrives */
+bool sim_dag_runs(const struct sim_opts *o, uint32_t d);
+uint64_t sim_dag_arrival(const struct workload *w, const struct sim_opts *o,
+			 uint32_t d);
+/* the SIPs a kernel of @type (enum sim_type) may use on @l */
+const hws_mask *sim_type_mask(const struct hws_layout *l, uint8_t type);
 
 #endif /* PTO_HWS_SIM_H */
