@@ -4,26 +4,25 @@
  *
  * A separate process (crash isolation), started and supervised by ptod.
  * It opens the device as EXECUTOR, attaches its cores (default: all the
- * device has), maps GM and the register file and runs one thread per core.
+ * device has), maps GM and the register file and runs the cores on a few
+ * host threads: as many as the host has CPUs (-w, or PTO_AICORE_WORKERS),
+ * each taking whichever core was given work, more only while dispatches
+ * wait on kernels that do not finish (daemon/exec/pto_exec.h,
+ * pto_exec_pool_start()).
  *
- * One thread per core, not a pool: a core is an independent sequential
- * machine that blocks for the whole duration of its kernel, and the
- * device's park/kick protocol is per core (CORE_WAIT on one core). A
- * thread per core maps that one to one, a kernel that loops or blocks
- * stalls only its own core, and parked threads cost nothing but their
- * (lazily committed) stacks.
- *
- * Each core thread runs the executor core (daemon/exec/pto_exec.h), which
- * owns the protocol. What is pto-aicore's own is the device behind it:
- * a parked core sleeps in PTO_IOC_CORE_WAIT, the AICPU interrupt is
- * PTO_IOC_RAISE_IRQ, and a kernel is the shared object a client uploaded
- * into GM (function_bin_addr: struct pto_kblob_hdr + .so bytes), loaded
- * through a memfd and dlopen, cached by address and upload id.
+ * The threads run the executor core (daemon/exec/pto_exec.h), which owns
+ * the protocol. What is pto-aicore's own is the device behind it: idle
+ * threads sleep in PTO_IOC_CORE_WAIT_ANY on all idle cores at once, the
+ * AICPU interrupt is PTO_IOC_RAISE_IRQ, and a kernel is the shared object
+ * a client uploaded into GM (function_bin_addr: struct pto_kblob_hdr +
+ * .so bytes), loaded through a memfd and dlopen, cached by address and
+ * upload id.
  *
  * A kernel that crashes kills the process: the device marks its cores
  * DEAD and interrupts the AICPU; ptod fails the task and restarts us.
  *
- * usage: pto-aicore [-d /dev/pto0] [-c CORES] [-s SPINS] [-r READY_FD] [-v]
+ * usage: pto-aicore [-d /dev/pto0] [-c CORES] [-w WORKERS] [-s SPINS]
+ *                   [-t SPIN_NS] [-r READY_FD] [-v]
  *   CORES: "all" (default) or a list like 0-23,30,32
  */
 #define _GNU_SOURCE
@@ -71,13 +70,6 @@ struct kcache {
 	struct kentry *head;
 };
 
-struct core {
-	struct aicore *a;
-	uint32_t id;
-	pthread_t thread;
-	bool live;
-};
-
 /* The process: set up in main() before any core thread starts. */
 struct aicore {
 	int fd;
@@ -85,7 +77,6 @@ struct aicore {
 	struct pto_exec exec;
 	struct kcache kcache;
 	bool verbose;
-	struct core *cores;
 };
 
 __attribute__((format(printf, 1, 2)))
@@ -210,17 +201,20 @@ static int aicore_kernel(struct pto_exec *ex, const PTO2DispatchPayload *p,
 	return kernel_get(ex->priv, p->function_bin_addr, core, fn);
 }
 
-static int aicore_park(struct pto_exec *ex, uint32_t core, uint32_t last)
+static int aicore_park_any(struct pto_exec *ex, const uint64_t *mask,
+			   int64_t deadline_ns, uint32_t *core)
 {
 	struct aicore *a = ex->priv;
-	struct pto_core_wait w = {
+	struct pto_core_wait_any w = {
 		.size = sizeof(w),
-		.core = core,
-		.last_dmb = last,
-		.timeout_ns = pto_mono_ns() + 1000000000LL,
+		.timeout_ns = deadline_ns,
 	};
 
-	return ioctl(a->fd, PTO_IOC_CORE_WAIT, &w) ? -errno : 0;
+	memcpy(w.mask, mask, sizeof(w.mask));
+	if (ioctl(a->fd, PTO_IOC_CORE_WAIT_ANY, &w))
+		return -errno;
+	*core = w.core;
+	return 0;
 }
 
 static void aicore_raise_irq(struct pto_exec *ex, uint32_t core)
@@ -240,21 +234,10 @@ static void aicore_log(struct pto_exec *ex, const char *msg)
 
 static const struct pto_exec_ops aicore_exec_ops = {
 	.kernel = aicore_kernel,
-	.park = aicore_park,
+	.park_any = aicore_park_any,
 	.raise_irq = aicore_raise_irq,
 	.log = aicore_log,
 };
-
-static void *core_main(void *arg)
-{
-	struct core *c = arg;
-	char name[16];
-
-	snprintf(name, sizeof(name), "aicore%u", c->id);
-	prctl(PR_SET_NAME, name, 0, 0, 0);
-	pto_exec_core_loop(&c->a->exec, c->id);
-	return NULL;
-}
 
 /* ---- Setup ------------------------------------------------------------------------- */
 
@@ -327,67 +310,94 @@ static int device_open(struct aicore *a, const char *dev)
 	return 0;
 }
 
-/* One thread per attached core; returns how many started, or -errno. */
-static int cores_start(struct aicore *a, const struct pto_cores *cores)
-{
-	uint32_t c, n = a->info.nr_cores;
-	pthread_attr_t attr;
-	int started = 0, ret = 0;
-
-	a->cores = calloc(n, sizeof(*a->cores));
-	if (!a->cores)
-		return -ENOMEM;
-	pthread_attr_init(&attr);
-	pthread_attr_setstacksize(&attr, 8u << 20);
-	for (c = 0; c < n && !ret; c++) {
-		if (!(cores->mask[c / 64] & (1ULL << (c % 64))))
-			continue;
-		reg_store_release(&pto_regs_core(a->exec.regs, c)->cond,
-				  PTO_COND_IDLE);
-		a->cores[c].a = a;
-		a->cores[c].id = c;
-		ret = -pthread_create(&a->cores[c].thread, &attr, core_main,
-				      &a->cores[c]);
-		if (ret) {
-			logm("cannot start core %u: %s", c, strerror(-ret));
-			break;
-		}
-		a->cores[c].live = true;
-		started++;
-	}
-	pthread_attr_destroy(&attr);
-	return ret ? ret : started;
-}
-
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: pto-aicore [-d DEVICE] [-c all|LIST] [-s SPINS] [-t SPIN_NS]\n"
-		"                  [-r READY_FD] [-v]\n"
-		"  -s, -t  poll DATA_MAIN_BASE at most SPINS times (%u) or SPIN_NS ns\n"
-		"          (%u), whichever ends first, before parking in the device\n",
+		"usage: pto-aicore [-d DEVICE] [-c all|LIST] [-w WORKERS] [-s SPINS]\n"
+		"                  [-t SPIN_NS] [-r READY_FD] [-v]\n"
+		"  -w      host threads running the cores (default: PTO_AICORE_WORKERS,\n"
+		"          else the host's CPUs); more start only while dispatches\n"
+		"          wait on kernels that do not finish\n"
+		"  -s, -t  an idle thread polls the cores at most SPINS times (%u) or\n"
+		"          SPIN_NS ns (%u), whichever ends first, before it parks\n",
 		PTO_EXEC_SPINS, PTO_EXEC_SPIN_NS);
+}
+
+/* -w, else PTO_AICORE_WORKERS, else 0 (the host's CPUs); -1 if invalid. */
+static long workers_arg(const char *w)
+{
+	char *end;
+	long n;
+
+	if (!w)
+		w = getenv("PTO_AICORE_WORKERS");
+	if (!w || !*w)
+		return 0;
+	n = strtol(w, &end, 10);
+	return *end || n < 1 || n > PTO_MAX_CORES ? -1 : n;
+}
+
+/* Run the attached cores until they stop; 0 or -errno. */
+static int run_cores(struct aicore *a, const struct pto_cores *cores,
+		     uint32_t workers, int ready_fd)
+{
+	struct pto_exec_pool_config pc = { .workers = workers,
+					   .name = "aicore" };
+	struct pto_exec_pool_stats st;
+	struct pto_exec_pool *pool;
+	int ret;
+
+	memcpy(pc.cores, cores->mask, sizeof(pc.cores));
+	ret = pto_exec_pool_start(&a->exec, &pc, &pool);
+	if (ret) {
+		logm("cannot start the core threads: %s", strerror(-ret));
+		return ret;
+	}
+	pto_exec_pool_get_stats(pool, &st);
+	if (a->verbose)
+		logm("cores online on %u threads (%u AIC + %u AIV on the device)",
+		     st.threads, a->info.nr_aic, a->info.nr_aiv);
+	if (ready_fd >= 0) {
+		char b = 'R';
+
+		if (write(ready_fd, &b, 1) != 1)
+			logm("ready fd: %s", strerror(errno));
+		close(ready_fd);
+	}
+	ret = pto_exec_pool_join(pool);
+	if (ret)
+		logm("the core threads stopped: %s", strerror(-ret));
+	return ret;
 }
 
 int main(int argc, char **argv)
 {
-	const char *dev = "/dev/pto0", *cores_arg = "all";
+	const char *dev = "/dev/pto0", *cores_arg = "all", *workers = NULL;
 	struct pto_cores cores = { .size = sizeof(cores) };
 	struct aicore a = { .fd = -1 };
-	uint32_t spins = PTO_EXEC_SPINS, c;
+	uint32_t spins = PTO_EXEC_SPINS;
 	int64_t spin_ns = PTO_EXEC_SPIN_NS;
-	int opt, ready_fd = -1, started;
+	int opt, ready_fd = -1;
+	long nworkers;
 
-	while ((opt = getopt(argc, argv, "d:c:s:t:r:vh")) != -1) {
+	while ((opt = getopt(argc, argv, "d:c:w:s:t:r:vh")) != -1) {
 		switch (opt) {
 		case 'd': dev = optarg; break;
 		case 'c': cores_arg = optarg; break;
+		case 'w': workers = optarg; break;
 		case 's': spins = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case 't': spin_ns = strtoll(optarg, NULL, 0); break;
 		case 'r': ready_fd = atoi(optarg); break;
 		case 'v': a.verbose = true; break;
 		default: usage(); return 2;
 		}
+	}
+	nworkers = workers_arg(workers);
+	if (nworkers < 0) {
+		logm("bad worker count '%s' (1 .. %d)",
+		     workers ? workers : getenv("PTO_AICORE_WORKERS"),
+		     PTO_MAX_CORES);
+		return 2;
 	}
 	/* ptod's death must not leave us orphaned on the device */
 	prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
@@ -406,22 +416,8 @@ int main(int argc, char **argv)
 		logm("CORE_ATTACH: %s", strerror(errno));
 		return 1;
 	}
-	started = cores_start(&a, &cores);
-	if (started < 0)
+	if (run_cores(&a, &cores, (uint32_t)nworkers, ready_fd))
 		return 1;	/* the device marks the cores DEAD: ptod restarts us */
-	if (a.verbose)
-		logm("%d cores online (%u AIC + %u AIV on the device)", started,
-		     a.info.nr_aic, a.info.nr_aiv);
-	if (ready_fd >= 0) {
-		char b = 'R';
-
-		if (write(ready_fd, &b, 1) != 1)
-			logm("ready fd: %s", strerror(errno));
-		close(ready_fd);
-	}
-	for (c = 0; c < a.info.nr_cores; c++)
-		if (a.cores[c].live)
-			pthread_join(a.cores[c].thread, NULL);
 	/* clean exit: detach so that the cores go OFFLINE, not DEAD */
 	if (ioctl(a.fd, PTO_IOC_CORE_DETACH, &cores))
 		logm("CORE_DETACH: %s", strerror(errno));

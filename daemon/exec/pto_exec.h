@@ -5,15 +5,17 @@
  * One piece of code, used by every executor: pto-aicore (cores of pto.ko,
  * kernels loaded from GM) and the sim device (in-process cores, kernels
  * registered by id). What differs between them is behind struct
- * pto_exec_ops: how a kernel is found, how a core sleeps in its device,
- * how the AICPU interrupt is raised. Everything else, the handshake, the
- * payload, the kernel context, timestamps and counters, is here.
+ * pto_exec_ops: how a kernel is found, how idle threads sleep in their
+ * device, how the AICPU interrupt is raised. Everything else, the
+ * handshake, the payload, the kernel context, timestamps and counters,
+ * and the threads that run the cores (pto_exec_pool.c), is here.
  *
  * The protocol of one core (Documentation/uapi.rst, "Notification
  * protocol"):
  *
- *   spin briefly on DATA_MAIN_BASE; then parked = 1, full fence, recheck,
- *   sleep in the device (ops->park) until DATA_MAIN_BASE changes;
+ *   a thread with nothing to do spins briefly over DATA_MAIN_BASE of its
+ *   cores; then parked = 1 on each idle core, full fence, recheck, sleep
+ *   in the device (ops->park_any) until one of them is kicked;
  *   PTO_DMB_EXIT: the core stops;
  *   PTO_DMB_IDLE: COND = IDLE (the AICPU's reset handshake);
  *   dispatch id + 1: COND = ACK(id), ts_start, read the payload through
@@ -43,16 +45,20 @@ struct pto_exec;
  * struct pto_exec_ops - what an executor's device provides.
  * @kernel: find the kernel of the task in @p, which runs on @core; 0 and
  *	*@fn, or a negative errno (the task then fails with it).
- * @park: sleep until DATA_MAIN_BASE of @core differs from @last (the core
- *	has set its parked flag and rechecked). 0 on a wake-up, -ETIMEDOUT
- *	or -EINTR to look again; any other negative errno stops the core.
+ * @park_any: sleep until one of the cores of @mask (PTO_CORE_MASK_WORDS
+ *	words) is kicked, at most until @deadline_ns (CLOCK_MONOTONIC, 0:
+ *	none); the caller has set their parked flags and rechecked. 0 on a
+ *	wake-up (*@core: the core kicked, a hint: the caller looks at every
+ *	core again), -ETIMEDOUT or -EINTR to look again; any other negative
+ *	errno stops the threads.
  * @raise_irq: raise the AICPU interrupt on behalf of @core.
  * @log: optional: a message about @core (NULL: stderr).
  */
 struct pto_exec_ops {
 	int (*kernel)(struct pto_exec *ex, const PTO2DispatchPayload *p,
 		      uint32_t core, pto_kernel_entry_fn *fn);
-	int (*park)(struct pto_exec *ex, uint32_t core, uint32_t last);
+	int (*park_any)(struct pto_exec *ex, const uint64_t *mask,
+			int64_t deadline_ns, uint32_t *core);
 	void (*raise_irq)(struct pto_exec *ex, uint32_t core);
 	void (*log)(struct pto_exec *ex, const char *msg);
 };
@@ -86,7 +92,10 @@ struct pto_exec {
 	_Atomic uint64_t parks;
 };
 
-/* Default spin bounds (see pto_exec_core_loop). */
+/*
+ * Default spin bounds: a thread with nothing to do polls its cores at most
+ * this many times and this long before it parks.
+ */
 #define PTO_EXEC_SPINS		2000
 #define PTO_EXEC_SPIN_NS	4000
 
@@ -98,15 +107,75 @@ void pto_exec_init(struct pto_exec *ex, void *regs,
  * (the payload names the task). */
 void pto_exec_run_task(struct pto_exec *ex, uint32_t core, uint32_t id);
 
-/*
- * The life of core @core: wait for DATA_MAIN_BASE to change and act on it,
- * until PTO_DMB_EXIT, until the AICPU has gone (nobody will dispatch
- * again) or until ops->park fails. Returns 0, or park's error.
- *
- * The spin before parking is bounded both in polls and in time: many core
- * threads spinning for long on a host with few CPUs starve the AICPU they
- * wait for, while a parked core is woken at once by a kick.
+/* ---- The threads that run the cores ---------------------------------------- */
+
+struct pto_exec_pool;
+
+/**
+ * struct pto_exec_pool_config - how a pool runs its cores.
+ * @cores: the cores it serves (bit i of word i / 64: core i).
+ * @workers: host threads that take whatever core is given work (0: the
+ *	host's online CPUs). More threads are started only when a dispatch
+ *	would otherwise wait on a kernel that has not finished: see
+ *	pto_exec_pool_start().
+ * @grow_ns: with every thread running a kernel, a dispatched core that no
+ *	thread took for this long gets a new thread (0: the default).
+ * @retire_ns: a thread beyond @workers that had nothing to do for this
+ *	long exits (0: the default).
+ * @name: thread name prefix (at most 8 characters are used).
  */
-int pto_exec_core_loop(struct pto_exec *ex, uint32_t core);
+struct pto_exec_pool_config {
+	uint64_t cores[PTO_CORE_MASK_WORDS];
+	uint32_t workers;
+	uint64_t grow_ns;
+	uint64_t retire_ns;
+	const char *name;
+};
+
+#define PTO_EXEC_GROW_NS	200000		/* 200 us */
+#define PTO_EXEC_RETIRE_NS	50000000	/* 50 ms */
+
+/**
+ * struct pto_exec_pool_stats - what a pool did.
+ * @threads: threads running now.
+ * @peak: most threads at once.
+ * @grown: threads started beyond @workers (stalled dispatches,
+ *	launches whose kernels run together).
+ * @retired: threads that exited for lack of work.
+ */
+struct pto_exec_pool_stats {
+	uint32_t threads;
+	uint32_t peak;
+	uint64_t grown;
+	uint64_t retired;
+};
+
+/*
+ * Start threads that run the cores of @cfg on @ex: @cfg->workers of them
+ * (the host's CPUs by default), each taking whichever core was given work
+ * and parking on all idle cores at once (ops->park_any) when none is.
+ * Emulated cores keep their own registers, handshake and semantics; only
+ * the host threads are fewer.
+ *
+ * Kernels that must run at the same time still do: a launch whose blocks
+ * run together (cooperative, PTO2_PAYLOAD_COOP) or whose block spans
+ * several cores (thread_num > 1) makes sure, before its kernel starts,
+ * that a thread is free for every other core given work; and a dispatch
+ * that waits longer than grow_ns while every thread runs a kernel (a
+ * kernel that sleeps or waits) gets a thread of its own. So every core
+ * with work gets a thread, at most one per core; threads beyond @workers
+ * exit after retire_ns without work. 0 or -errno.
+ */
+int pto_exec_pool_start(struct pto_exec *ex,
+			const struct pto_exec_pool_config *cfg,
+			struct pto_exec_pool **out);
+/*
+ * Wait until every core of the pool has stopped (PTO_DMB_EXIT, or the
+ * AICPU went away and nothing is left to run, or ops->park_any failed),
+ * then free it. Returns 0 or park_any's error.
+ */
+int pto_exec_pool_join(struct pto_exec_pool *p);
+void pto_exec_pool_get_stats(struct pto_exec_pool *p,
+			     struct pto_exec_pool_stats *st);
 
 #endif /* PTO_EXEC_H */

@@ -5,36 +5,14 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>
-#include <linux/futex.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
+#include <pto-private/futex.h>
 #include <pto-private/regs.h>
 #include <pto-private/time.h>
 
 #include "sim_device.h"
-
-/* A parked core looks at DATA_MAIN_BASE again after this long anyway. */
-#define SIM_PARK_TIMEOUT_NS	100000000ULL
-
-struct sim_core {
-	struct sim_device *sd;
-	uint32_t id;
-	pthread_t thread;
-	bool live;
-};
-
-static long futex_wait(void *addr, uint32_t val, const struct timespec *rel)
-{
-	return syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, val, rel, NULL, 0);
-}
-
-static long futex_wake(void *addr, int n)
-{
-	return syscall(SYS_futex, addr, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
-}
 
 static struct pto_core_regs *core_regs(struct sim_device *sd, uint32_t core)
 {
@@ -54,7 +32,11 @@ static int sim_kick(void *ctx, uint32_t core)
 	atomic_fetch_add_explicit(&sd->stat_kicks, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(PTO_REG32(&r->kick_count), 1,
 				  memory_order_relaxed);
-	futex_wake(&r->data_main_base, 1);
+	/* latched, then one sleeping executor thread woken */
+	atomic_fetch_or_explicit(&sd->kicked[core / 64], 1ULL << (core % 64),
+				 memory_order_seq_cst);
+	atomic_fetch_add_explicit(&sd->kick_seq, 1, memory_order_seq_cst);
+	pto_futex_wake(&sd->kick_seq, 1);
 	return 0;
 }
 
@@ -86,7 +68,7 @@ static int sim_irq_wait(void *ctx, uint32_t *count, int64_t deadline_ns)
 			rel = pto_ns_to_timespec((uint64_t)(deadline_ns - now));
 			prel = &rel;
 		}
-		futex_wait(&sd->irq_count, *count, prel);
+		pto_futex_wait(&sd->irq_count, *count, prel);
 	}
 	*count = c;
 	return 0;
@@ -96,7 +78,7 @@ static void sim_raise(struct sim_device *sd)
 {
 	atomic_fetch_add_explicit(&sd->irq_count, 1, memory_order_release);
 	atomic_fetch_add_explicit(&sd->stat_irqs, 1, memory_order_relaxed);
-	futex_wake(&sd->irq_count, INT_MAX);
+	pto_futex_wake(&sd->irq_count, INT_MAX);
 }
 
 static void sim_irq_wake(void *ctx)
@@ -119,17 +101,54 @@ static int sim_exec_kernel(struct pto_exec *ex, const PTO2DispatchPayload *p,
 	return 0;
 }
 
-static int sim_exec_park(struct pto_exec *ex, uint32_t core, uint32_t last)
+/* Take a latched kick of a core of @mask: its index, or -1. */
+static int sim_take_kick(struct sim_device *sd, const uint64_t *mask)
+{
+	uint32_t w;
+
+	for (w = 0; w < PTO_CORE_MASK_WORDS; w++) {
+		uint64_t k = atomic_load_explicit(&sd->kicked[w],
+						  memory_order_acquire) & mask[w];
+
+		while (k) {
+			uint64_t bit = k & -k;
+
+			if (atomic_fetch_and(&sd->kicked[w], ~bit) & bit)
+				return (int)(w * 64 + __builtin_ctzll(bit));
+			k &= ~bit;
+		}
+	}
+	return -1;
+}
+
+static int sim_exec_park_any(struct pto_exec *ex, const uint64_t *mask,
+			     int64_t deadline_ns, uint32_t *core)
 {
 	struct sim_device *sd = ex->priv;
-	struct pto_core_regs *r = core_regs(sd, core);
-	struct timespec rel = pto_ns_to_timespec(SIM_PARK_TIMEOUT_NS);
 
-	atomic_fetch_add_explicit(PTO_REG32(&r->park_count), 1,
-				  memory_order_relaxed);
-	if (futex_wait(&r->data_main_base, last, &rel) && errno != EAGAIN)
-		return -errno;
-	return 0;
+	for (;;) {
+		uint32_t seq = atomic_load_explicit(&sd->kick_seq,
+						    memory_order_seq_cst);
+		int c = sim_take_kick(sd, mask), ret;
+		struct timespec rel, *prel = NULL;
+
+		if (c >= 0) {
+			reg_store_relaxed(&core_regs(sd, (uint32_t)c)->parked, 0);
+			*core = (uint32_t)c;
+			return 0;
+		}
+		if (deadline_ns) {
+			int64_t left = deadline_ns - pto_mono_ns();
+
+			if (left <= 0)
+				return -ETIMEDOUT;
+			rel = pto_ns_to_timespec((uint64_t)left);
+			prel = &rel;
+		}
+		ret = pto_futex_wait(&sd->kick_seq, seq, prel);
+		if (ret && ret != -EAGAIN)
+			return ret;
+	}
 }
 
 static void sim_exec_raise_irq(struct pto_exec *ex, uint32_t core)
@@ -140,17 +159,9 @@ static void sim_exec_raise_irq(struct pto_exec *ex, uint32_t core)
 
 static const struct pto_exec_ops sim_exec_ops = {
 	.kernel = sim_exec_kernel,
-	.park = sim_exec_park,
+	.park_any = sim_exec_park_any,
 	.raise_irq = sim_exec_raise_irq,
 };
-
-static void *core_main(void *arg)
-{
-	struct sim_core *c = arg;
-
-	pto_exec_core_loop(&c->sd->exec, c->id);
-	return NULL;
-}
 
 /* ---- Create / destroy ------------------------------------------------------ */
 
@@ -182,9 +193,30 @@ static void init_regs(struct sim_device *sd, uint64_t gm_size)
 int sim_device_create(uint32_t nr_aic, uint32_t nr_aiv, uint64_t gm_size,
 		      struct sim_device **out)
 {
+	return sim_device_create_pool(nr_aic, nr_aiv, gm_size, NULL, out);
+}
+
+/* The executor's threads, serving every core. */
+static int start_cores(struct sim_device *sd,
+		       const struct pto_exec_pool_config *cfg)
+{
+	struct pto_exec_pool_config pc = { .name = "simcore" };
+	uint32_t i;
+
+	if (cfg)
+		pc = *cfg;
+	memset(pc.cores, 0, sizeof(pc.cores));
+	for (i = 0; i < sd->nr_cores; i++)
+		pc.cores[i / 64] |= 1ULL << (i % 64);
+	return pto_exec_pool_start(&sd->exec, &pc, &sd->pool);
+}
+
+int sim_device_create_pool(uint32_t nr_aic, uint32_t nr_aiv, uint64_t gm_size,
+			   const struct pto_exec_pool_config *pool,
+			   struct sim_device **out)
+{
 	struct sim_device *sd;
 	void *gm = NULL;
-	uint32_t i;
 	int ret;
 
 	*out = NULL;
@@ -212,11 +244,6 @@ int sim_device_create(uint32_t nr_aic, uint32_t nr_aiv, uint64_t gm_size,
 	sd->exec.gm.host = gm;
 	sd->exec.gm.dev_base = PTO_GM_DEV_BASE;
 	sd->exec.gm.size = gm_size;
-	sd->cores = calloc(sd->nr_cores, sizeof(*sd->cores));
-	if (!sd->cores) {
-		ret = -ENOMEM;
-		goto fail;
-	}
 	sd->dev.regs = sd->regs;
 	sd->dev.nr_aic = nr_aic;
 	sd->dev.nr_aiv = nr_aiv;
@@ -225,15 +252,9 @@ int sim_device_create(uint32_t nr_aic, uint32_t nr_aiv, uint64_t gm_size,
 	sd->dev.irq_count = sim_irq_count;
 	sd->dev.irq_wait = sim_irq_wait;
 	sd->dev.irq_wake = sim_irq_wake;
-	for (i = 0; i < sd->nr_cores; i++) {
-		sd->cores[i].sd = sd;
-		sd->cores[i].id = i;
-		ret = -pthread_create(&sd->cores[i].thread, NULL, core_main,
-				      &sd->cores[i]);
-		if (ret)
-			goto fail;
-		sd->cores[i].live = true;
-	}
+	ret = start_cores(sd, pool);
+	if (ret)
+		goto fail;
 	*out = sd;
 	return 0;
 fail:
@@ -247,17 +268,17 @@ void sim_device_destroy(struct sim_device *sd)
 
 	if (!sd)
 		return;
-	for (i = 0; sd->cores && i < sd->nr_cores; i++) {
-		if (!sd->cores[i].live)
-			continue;
-		reg_store_release(&core_regs(sd, i)->data_main_base,
-				  PTO_DMB_EXIT);
-		futex_wake(&core_regs(sd, i)->data_main_base, 1);
+	if (sd->pool) {
+		for (i = 0; i < sd->nr_cores; i++) {
+			reg_store_release(&core_regs(sd, i)->data_main_base,
+					  PTO_DMB_EXIT);
+			sim_kick(sd, i);
+		}
+		/* every sleeper, not one per kick: they may outnumber cores */
+		atomic_fetch_add(&sd->kick_seq, 1);
+		pto_futex_wake(&sd->kick_seq, INT_MAX);
+		pto_exec_pool_join(sd->pool);
 	}
-	for (i = 0; sd->cores && i < sd->nr_cores; i++)
-		if (sd->cores[i].live)
-			pthread_join(sd->cores[i].thread, NULL);
-	free(sd->cores);
 	free(sd->exec.gm.host);
 	free(sd->regs);
 	free(sd);

@@ -29,8 +29,6 @@
 
 #define SIM_MAX_KERNELS	64
 
-struct sim_core;
-
 /**
  * struct sim_device - the simulated device.
  * @dev: the device as the runtime sees it (ops bound to this sim).
@@ -39,7 +37,10 @@ struct sim_core;
  * @nr_aic, @nr_aiv, @nr_cores: core counts.
  * @kernels: kernel id -> function (set before runs; read by cores).
  * @irq_count: the AICPU interrupt count (futex word).
- * @cores: the core threads.
+ * @kicked: kicks not yet taken by an executor thread (core bitmap).
+ * @kick_seq: bumped by every kick (futex word of sleeping executor
+ *	threads).
+ * @pool: the executor's threads.
  * @stat_irqs, @stat_kicks: counters.
  */
 struct sim_device {
@@ -49,12 +50,22 @@ struct sim_device {
 	uint32_t nr_aic, nr_aiv, nr_cores;
 	pto_kernel_entry_fn kernels[SIM_MAX_KERNELS];
 	_Atomic uint32_t irq_count;
-	struct sim_core *cores;
+	_Atomic uint64_t kicked[PTO_CORE_MASK_WORDS];
+	_Atomic uint32_t kick_seq;
+	struct pto_exec_pool *pool;
 	_Atomic uint64_t stat_irqs;
 	_Atomic uint64_t stat_kicks;
 };
 
-/* @gm_size bytes of GM at device address PTO_GM_DEV_BASE. */
+/*
+ * @gm_size bytes of GM at device address PTO_GM_DEV_BASE; the cores run
+ * on the executor's threads as @pool says (its @cores are ignored: every
+ * core), or as pto_exec_pool_start() does by default (@pool NULL, as
+ * sim_device_create() does: as many threads as the host has CPUs).
+ */
+int sim_device_create_pool(uint32_t nr_aic, uint32_t nr_aiv, uint64_t gm_size,
+			   const struct pto_exec_pool_config *pool,
+			   struct sim_device **out);
 int sim_device_create(uint32_t nr_aic, uint32_t nr_aiv, uint64_t gm_size,
 		      struct sim_device **out);
 void sim_device_destroy(struct sim_device *sd);

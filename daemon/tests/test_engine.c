@@ -17,6 +17,7 @@
 #include "sim_device.h"
 #include "sim_env.h"
 #include "tap.h"
+#include "test_kernels.h"
 
 
 enum { K_WHERE, K_BARRIER, K_BLOCK };
@@ -45,27 +46,6 @@ static int k_where(const struct pto_kernel_ctx *c, const uint64_t *a,
 	w->core = c->core_id;
 	w->sub_block_idx = c->sub_block_idx;
 	w->sub_block_num = c->sub_block_num;
-	return 0;
-}
-
-/*
- * args: counter (INOUT, int64), threads expected: every thread arrives,
- * then waits up to a second for all the others; -ETIMEDOUT if they never
- * come (they were not launched together).
- */
-static int k_barrier(const struct pto_kernel_ctx *c, const uint64_t *a,
-		     uint32_t n)
-{
-	int64_t *cnt = (int64_t *)(uintptr_t)a[0];
-	int64_t t0 = pto_mono_ns();
-
-	(void)c;
-	if (n != 2)
-		return -EINVAL;
-	__atomic_add_fetch(cnt, 1, __ATOMIC_SEQ_CST);
-	while (__atomic_load_n(cnt, __ATOMIC_SEQ_CST) < (int64_t)a[1])
-		if (pto_mono_ns() - t0 > 1000000000LL)
-			return -ETIMEDOUT;
 	return 0;
 }
 

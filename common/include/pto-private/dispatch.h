@@ -37,6 +37,7 @@
  * @block_num: the launch's blocks.
  * @thread_idx: this core's thread in the block.
  * @thread_num: the block's threads (cores).
+ * @flags: PTO2_PAYLOAD_* bits.
  * @args: the task's parameters in submit order.
  */
 typedef struct PTO2DispatchPayload {
@@ -50,9 +51,15 @@ typedef struct PTO2DispatchPayload {
 	uint16_t block_num;
 	uint16_t thread_idx;
 	uint16_t thread_num;
-	uint32_t pad;
+	uint32_t flags;
 	uint64_t args[PTO2_MAX_TASK_PARAMS];
 } PTO2DispatchPayload;
+
+/*
+ * The launch is cooperative: all its blocks run at once (the executor
+ * runs every one of its cores at the same time).
+ */
+#define PTO2_PAYLOAD_COOP	(1U << 0)
 
 /* Distance between two cores' payload slots (whole cache lines). */
 #define PTO2_PAYLOAD_STRIDE	PTO_ALIGN_UP(sizeof(PTO2DispatchPayload), 64)

@@ -1,0 +1,535 @@
+// SPDX-License-Identifier: MIT
+/*
+ * pto_exec_pool.c - the host threads that run an executor's cores (see
+ * pto_exec.h, pto_exec_pool_start())
+ *
+ * A core is taken by one thread at a time: its claim flag. A thread looks
+ * for a core whose DATA_MAIN_BASE moved since the value last acted on
+ * (@last), claims it, acts (pto_exec_run_task() for a dispatch), and lets
+ * it go. With nothing to take it spins briefly, then sleeps on all of the
+ * pool's cores at once: under @lock it counts itself idle and sets the
+ * parked flag of every core not claimed, fences, looks once more, and
+ * calls ops->park_any. The AICPU kicks a parked core after it dispatches
+ * to it, which wakes one sleeping thread. The last idle thread to wake
+ * clears the parked flags, so that a busy pool is not kicked.
+ *
+ * Growth: threads beyond cfg.workers start when a dispatch would wait on
+ * kernels that do not finish: before a launch whose kernels run together
+ * (cooperative, or a block of several cores), enough threads for the
+ * other cores of the launch; and when every thread runs a kernel and a
+ * core with work was not taken for grow_ns (the monitor thread watches
+ * only while every thread is busy). A thread beyond cfg.workers that had
+ * nothing to do for retire_ns exits.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <pto-private/compiler.h>
+#include <pto-private/futex.h>
+#include <pto-private/regs.h>
+#include <pto-private/time.h>
+#include <pto-private/usdt.h>
+
+#include "pto_exec.h"
+
+/* A thread in park_any looks at the AICPU this often anyway. */
+#define POOL_PARK_NS	100000000LL
+
+struct pool_core {
+	_Atomic uint32_t claim;		/* 1 while a thread acts for it */
+	_Atomic uint32_t last;		/* DATA_MAIN_BASE last acted on */
+	_Atomic bool done;		/* stopped (EXIT, or the AICPU gone) */
+};
+
+enum { SLOT_EMPTY, SLOT_LIVE, SLOT_EXITED };
+
+struct pool_thread {
+	struct pto_exec_pool *p;
+	pthread_t th;
+	uint32_t idx;
+	int state;			/* SLOT_*, under the pool's lock */
+};
+
+struct pto_exec_pool {
+	struct pto_exec *ex;
+	struct pto_exec_pool_config cfg;
+	uint32_t ncores;
+	uint16_t list[PTO_MAX_CORES];	/* the cores served */
+	struct pool_core core[PTO_MAX_CORES];	/* by device core */
+	_Atomic uint32_t ndone;
+	_Atomic int error;		/* park_any's failure: all stop */
+	_Atomic uint32_t scan;		/* where the next look starts */
+	_Atomic uint32_t busy;		/* threads running a kernel */
+	_Atomic uint32_t live;		/* threads running (@nthreads) */
+	/*
+	 * Protects @nthreads, @idle, @slots, the statistics and the parked
+	 * flags of the cores as a set (set while @idle > 0).
+	 */
+	pthread_mutex_t lock;
+	pthread_cond_t gone;		/* @nthreads reached 0 */
+	uint32_t nthreads;
+	uint32_t idle;
+	struct pool_thread *slots;	/* [ncores] */
+	struct pto_exec_pool_stats st;
+	/* the monitor: sleeps on @mon_word unless every thread is busy */
+	pthread_t mon;
+	bool mon_live;
+	_Atomic uint32_t mon_word;
+	_Atomic bool watching;
+	_Atomic bool stop;
+};
+
+static struct pto_core_regs *pregs(struct pto_exec_pool *p, uint32_t c)
+{
+	return pto_regs_core(p->ex->regs, c);
+}
+
+static bool finished(struct pto_exec_pool *p)
+{
+	return atomic_load(&p->ndone) == p->ncores ||
+	       atomic_load_explicit(&p->error, memory_order_relaxed);
+}
+
+static void core_done(struct pto_exec_pool *p, uint32_t c)
+{
+	if (!atomic_exchange(&p->core[c].done, true))
+		atomic_fetch_add(&p->ndone, 1);
+}
+
+/* Has core @c work nobody took? */
+static bool pending(struct pto_exec_pool *p, uint32_t c)
+{
+	struct pool_core *pc = &p->core[c];
+
+	return !atomic_load_explicit(&pc->claim, memory_order_relaxed) &&
+	       !atomic_load_explicit(&pc->done, memory_order_relaxed) &&
+	       reg_load_acquire(&pregs(p, c)->data_main_base) !=
+	       atomic_load_explicit(&pc->last, memory_order_relaxed);
+}
+
+/* Claim a core with work nobody took; its index, or -1. */
+static int take(struct pto_exec_pool *p)
+{
+	uint32_t start = atomic_fetch_add_explicit(&p->scan, 1,
+						   memory_order_relaxed);
+	uint32_t k, zero;
+
+	for (k = 0; k < p->ncores; k++) {
+		uint32_t c = p->list[(start + k) % p->ncores];
+		struct pool_core *pc = &p->core[c];
+
+		if (!pending(p, c))
+			continue;
+		zero = 0;
+		if (!atomic_compare_exchange_strong(&pc->claim, &zero, 1))
+			continue;
+		if (reg_load_acquire(&pregs(p, c)->data_main_base) !=
+		    atomic_load_explicit(&pc->last, memory_order_relaxed))
+			return (int)c;
+		atomic_store_explicit(&pc->claim, 0, memory_order_release);
+	}
+	return -1;
+}
+
+static uint32_t count_pending(struct pto_exec_pool *p)
+{
+	uint32_t k, n = 0;
+
+	for (k = 0; k < p->ncores; k++)
+		n += pending(p, p->list[k]);
+	return n;
+}
+
+/* ---- Threads ------------------------------------------------------------- */
+
+static void *worker_main(void *arg);
+
+/* Start one more thread (lock held); false if at the limit or it failed. */
+static bool spawn_locked(struct pto_exec_pool *p)
+{
+	struct pool_thread *t = NULL;
+	char name[16];
+	uint32_t i;
+
+	if (p->nthreads >= p->ncores || atomic_load(&p->stop))
+		return false;
+	for (i = 0; i < p->ncores && !t; i++)
+		if (p->slots[i].state != SLOT_LIVE)
+			t = &p->slots[i];
+	if (!t)
+		return false;
+	if (t->state == SLOT_EXITED)
+		pthread_join(t->th, NULL);
+	t->state = SLOT_LIVE;
+	if (pthread_create(&t->th, NULL, worker_main, t)) {
+		t->state = SLOT_EMPTY;
+		return false;
+	}
+	snprintf(name, sizeof(name), "%.8s%u", p->cfg.name ? p->cfg.name : "core",
+		 t->idx);
+	pthread_setname_np(t->th, name);
+	p->nthreads++;
+	atomic_store(&p->live, p->nthreads);
+	if (p->nthreads > p->st.peak)
+		p->st.peak = p->nthreads;
+	if (p->nthreads > p->cfg.workers)
+		p->st.grown++;
+	return true;
+}
+
+/* This thread leaves (lock held). */
+static void exit_locked(struct pto_exec_pool *p, struct pool_thread *t)
+{
+	t->state = SLOT_EXITED;
+	p->nthreads--;
+	atomic_store(&p->live, p->nthreads);
+	if (!p->nthreads)
+		pthread_cond_broadcast(&p->gone);
+}
+
+/*
+ * Before a launch whose kernels run together: a thread free (not running
+ * a kernel) for every other core of the launch, this one running.
+ */
+static void ensure_together(struct pto_exec_pool *p,
+			    const PTO2DispatchPayload *pl)
+{
+	uint32_t others, free;
+
+	others = (pl->flags & PTO2_PAYLOAD_COOP) ?
+		 (uint32_t)pl->block_num * pl->thread_num - 1 :
+		 (uint32_t)pl->thread_num - 1;
+	pthread_mutex_lock(&p->lock);
+	free = p->nthreads - atomic_load(&p->busy) - 1;
+	while (free < others && spawn_locked(p))
+		free++;
+	pthread_mutex_unlock(&p->lock);
+}
+
+/* Every thread runs a kernel: have the monitor watch for stalls. */
+static void poke_monitor(struct pto_exec_pool *p)
+{
+	if (atomic_exchange(&p->watching, true))
+		return;
+	atomic_fetch_add(&p->mon_word, 1);
+	pto_futex_wake(&p->mon_word, 1);
+}
+
+static void *monitor_main(void *arg)
+{
+	struct pto_exec_pool *p = arg;
+	struct timespec grow = pto_ns_to_timespec(p->cfg.grow_ns);
+
+	while (!atomic_load(&p->stop)) {
+		uint32_t w = atomic_load(&p->mon_word);
+
+		if (!atomic_load(&p->watching)) {
+			pto_futex_wait(&p->mon_word, w, NULL);
+			continue;
+		}
+		/* grow_ns, or until stopped (join bumps the word) */
+		pto_futex_wait(&p->mon_word, w, &grow);
+		if (atomic_load(&p->stop))
+			break;
+		if (atomic_load(&p->busy) < atomic_load(&p->live)) {
+			atomic_store(&p->watching, false);
+			continue;
+		}
+		if (!count_pending(p))
+			continue;
+		pthread_mutex_lock(&p->lock);
+		spawn_locked(p);
+		pthread_mutex_unlock(&p->lock);
+	}
+	return NULL;
+}
+
+/* ---- A core's step ------------------------------------------------------- */
+
+static bool runs_together(const PTO2DispatchPayload *pl)
+{
+	return pl && ((pl->flags & PTO2_PAYLOAD_COOP) || pl->thread_num > 1);
+}
+
+/* Act on claimed core @c's new DATA_MAIN_BASE, then let the core go. */
+static void step(struct pto_exec_pool *p, uint32_t c)
+{
+	struct pto_core_regs *r = pregs(p, c);
+	struct pool_core *pc = &p->core[c];
+	uint32_t dmb = reg_load_acquire(&r->data_main_base);
+
+	atomic_store_explicit(&pc->last, dmb, memory_order_relaxed);
+	if (dmb == PTO_DMB_EXIT) {
+		core_done(p, c);	/* stays claimed: nobody looks again */
+		return;
+	}
+	if (dmb == PTO_DMB_IDLE) {
+		reg_store_release(&r->cond, PTO_COND_IDLE);
+	} else {
+		const PTO2DispatchPayload *pl =
+			pto_gm_ptr(&p->ex->gm, reg64_load_acquire(&r->task),
+				   sizeof(*pl));
+
+		if (runs_together(pl))
+			ensure_together(p, pl);
+		if (atomic_fetch_add(&p->busy, 1) + 1 >=
+		    atomic_load_explicit(&p->live, memory_order_relaxed))
+			poke_monitor(p);
+		pto_exec_run_task(p->ex, c, dmb - 1);
+		atomic_fetch_sub(&p->busy, 1);
+	}
+	atomic_store_explicit(&pc->claim, 0, memory_order_release);
+}
+
+/* ---- Sleeping ------------------------------------------------------------- */
+
+/* Parked flags of the cores nobody holds (lock held, first sleeper). */
+static void park_cores_locked(struct pto_exec_pool *p, uint64_t *mask)
+{
+	uint32_t k;
+
+	memset(mask, 0, PTO_CORE_MASK_WORDS * sizeof(*mask));
+	for (k = 0; k < p->ncores; k++) {
+		uint32_t c = p->list[k];
+
+		if (atomic_load(&p->core[c].done))
+			continue;
+		mask[c / 64] |= 1ULL << (c % 64);
+		reg_store_relaxed(&pregs(p, c)->parked, 1);
+	}
+}
+
+static void unpark_cores_locked(struct pto_exec_pool *p)
+{
+	uint32_t k;
+
+	for (k = 0; k < p->ncores; k++)
+		reg_store_relaxed(&pregs(p, p->list[k])->parked, 0);
+}
+
+/* Nothing can come any more: the AICPU went and no core has work. */
+static void check_aicpu(struct pto_exec_pool *p)
+{
+	uint32_t k;
+
+	if (reg_load_acquire(&pto_regs_info(p->ex->regs)->aicpu_attached) ||
+	    count_pending(p))
+		return;
+	for (k = 0; k < p->ncores; k++)
+		if (!atomic_load(&p->core[p->list[k]].claim))
+			core_done(p, p->list[k]);
+}
+
+/*
+ * Sleep until a core may have work: returns a claimed core (found when
+ * looking once more after announcing the sleep), or -1 to look again.
+ * A surplus thread that waited retire_ns for nothing leaves: -2.
+ */
+static int sleep_on_cores(struct pto_exec_pool *p)
+{
+	uint64_t mask[PTO_CORE_MASK_WORDS];
+	int64_t now = pto_mono_ns(), deadline;
+	uint32_t hint = 0;
+	bool surplus;
+	int c, ret;
+
+	pthread_mutex_lock(&p->lock);
+	surplus = p->nthreads > p->cfg.workers;
+	p->idle++;
+	park_cores_locked(p, mask);
+	pthread_mutex_unlock(&p->lock);
+	atomic_thread_fence(memory_order_seq_cst);
+
+	c = take(p);
+	ret = 0;
+	if (c < 0 && !finished(p)) {
+		deadline = now + (surplus ? (int64_t)p->cfg.retire_ns :
+				  POOL_PARK_NS);
+		PTO_PROBE1(pto_aicore, park, p->ncores);
+		atomic_fetch_add_explicit(&p->ex->parks, 1,
+					  memory_order_relaxed);
+		ret = p->ex->ops->park_any(p->ex, mask, deadline, &hint);
+		PTO_PROBE2(pto_aicore, wake, hint, ret);
+	}
+
+	pthread_mutex_lock(&p->lock);
+	if (!--p->idle)
+		unpark_cores_locked(p);
+	if (ret == -ETIMEDOUT && surplus && p->nthreads > p->cfg.workers) {
+		p->st.retired++;
+		pthread_mutex_unlock(&p->lock);
+		return -2;
+	}
+	pthread_mutex_unlock(&p->lock);
+	if (ret && ret != -ETIMEDOUT && ret != -EINTR) {
+		atomic_store(&p->error, ret);
+		return -1;
+	}
+	if (c < 0)
+		check_aicpu(p);
+	return c;
+}
+
+/* ---- The worker ----------------------------------------------------------- */
+
+/* Look for work a little before sleeping; a claimed core or -1. */
+static int spin(struct pto_exec_pool *p)
+{
+	struct pto_exec *ex = p->ex;
+	int64_t t0 = pto_mono_ns();
+	uint32_t i;
+	int c;
+
+	for (i = 0; i < ex->spins; i++) {
+		c = take(p);
+		if (c >= 0 || finished(p))
+			return c;
+		if (ex->spin_ns && !(i & 15) &&
+		    pto_mono_ns() - t0 >= ex->spin_ns)
+			break;
+		cpu_relax();
+	}
+	return -1;
+}
+
+static void *worker_main(void *arg)
+{
+	struct pool_thread *t = arg;
+	struct pto_exec_pool *p = t->p;
+
+	while (!finished(p)) {
+		int c = take(p);
+
+		if (c < 0)
+			c = spin(p);
+		if (c < 0 && !finished(p))
+			c = sleep_on_cores(p);
+		if (c == -2)
+			break;
+		if (c >= 0)
+			step(p, (uint32_t)c);
+	}
+	pthread_mutex_lock(&p->lock);
+	exit_locked(p, t);
+	pthread_mutex_unlock(&p->lock);
+	return NULL;
+}
+
+/* ---- Start and stop -------------------------------------------------------- */
+
+static uint32_t host_cpus(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n > 0 ? (uint32_t)n : 1;
+}
+
+static int pool_init(struct pto_exec *ex, const struct pto_exec_pool_config *cfg,
+		     struct pto_exec_pool *p)
+{
+	uint32_t c, nr = ex->nr_aic + ex->nr_aiv;
+
+	p->ex = ex;
+	p->cfg = *cfg;
+	if (!p->cfg.workers)
+		p->cfg.workers = host_cpus();
+	if (!p->cfg.grow_ns)
+		p->cfg.grow_ns = PTO_EXEC_GROW_NS;
+	if (!p->cfg.retire_ns)
+		p->cfg.retire_ns = PTO_EXEC_RETIRE_NS;
+	for (c = 0; c < PTO_MAX_CORES; c++) {
+		if (!(cfg->cores[c / 64] & (1ULL << (c % 64))))
+			continue;
+		if (c >= nr)
+			return -EINVAL;
+		p->list[p->ncores++] = (uint16_t)c;
+		atomic_init(&p->core[c].last, PTO_DMB_IDLE);	/* cores start idle */
+	}
+	if (!p->ncores)
+		return -EINVAL;
+	if (p->cfg.workers > p->ncores)
+		p->cfg.workers = p->ncores;
+	p->slots = calloc(p->ncores, sizeof(*p->slots));
+	if (!p->slots)
+		return -ENOMEM;
+	for (c = 0; c < p->ncores; c++) {
+		p->slots[c].p = p;
+		p->slots[c].idx = c;
+	}
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->gone, NULL);
+	return 0;
+}
+
+int pto_exec_pool_start(struct pto_exec *ex,
+			const struct pto_exec_pool_config *cfg,
+			struct pto_exec_pool **out)
+{
+	struct pto_exec_pool *p;
+	uint32_t i;
+	int ret;
+
+	*out = NULL;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	ret = pool_init(ex, cfg, p);
+	if (ret) {
+		free(p->slots);
+		free(p);
+		return ret;
+	}
+	ret = -pthread_create(&p->mon, NULL, monitor_main, p);
+	p->mon_live = !ret;
+	pthread_mutex_lock(&p->lock);
+	for (i = 0; !ret && i < p->cfg.workers; i++)
+		if (!spawn_locked(p))
+			ret = -EAGAIN;
+	pthread_mutex_unlock(&p->lock);
+	if (ret) {
+		atomic_store(&p->error, ret);
+		pto_exec_pool_join(p);
+		return ret;
+	}
+	*out = p;
+	return 0;
+}
+
+int pto_exec_pool_join(struct pto_exec_pool *p)
+{
+	uint32_t i;
+	int ret;
+
+	pthread_mutex_lock(&p->lock);
+	while (p->nthreads)
+		pthread_cond_wait(&p->gone, &p->lock);
+	pthread_mutex_unlock(&p->lock);
+	atomic_store(&p->stop, true);
+	atomic_fetch_add(&p->mon_word, 1);
+	pto_futex_wake(&p->mon_word, 1);
+	if (p->mon_live)
+		pthread_join(p->mon, NULL);
+	for (i = 0; i < p->ncores; i++)
+		if (p->slots[i].state == SLOT_EXITED)
+			pthread_join(p->slots[i].th, NULL);
+	ret = atomic_load(&p->error);
+	pthread_cond_destroy(&p->gone);
+	pthread_mutex_destroy(&p->lock);
+	free(p->slots);
+	free(p);
+	return ret;
+}
+
+void pto_exec_pool_get_stats(struct pto_exec_pool *p,
+			     struct pto_exec_pool_stats *st)
+{
+	pthread_mutex_lock(&p->lock);
+	*st = p->st;
+	st->threads = p->nthreads;
+	pthread_mutex_unlock(&p->lock);
+}

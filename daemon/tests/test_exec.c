@@ -1,0 +1,277 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_exec.c - the executor's threads (pto_exec_pool) on the sim device,
+ * driven at the register level as the AICPU drives them: fewer threads
+ * than cores, kernels that sleep or wait for each other, growth and
+ * retirement of threads, every dispatch run once.
+ */
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+#include <pto/pto_kernel.h>
+#include <pto-private/regs.h>
+#include <pto-private/time.h>
+
+#include "sim_device.h"
+#include "tap.h"
+#include "test_kernels.h"
+
+enum { K_SLEEP, K_BARRIER, K_COUNT };
+
+/* args: ms to sleep */
+static int k_sleep(const struct pto_kernel_ctx *c, const uint64_t *a,
+		   uint32_t n)
+{
+	struct timespec ts = { 0, (long)a[0] * 1000000L };
+
+	(void)c;
+	(void)n;
+	nanosleep(&ts, NULL);
+	return 0;
+}
+
+/* args: counter (tensor): one more run */
+static int k_count(const struct pto_kernel_ctx *c, const uint64_t *a,
+		   uint32_t n)
+{
+	(void)c;
+	(void)n;
+	__atomic_add_fetch((int64_t *)(uintptr_t)a[0], 1, __ATOMIC_SEQ_CST);
+	return 0;
+}
+
+/* ---- the AICPU's side ---------------------------------------------------- */
+
+struct rig {
+	struct sim_device *sd;
+	struct sim_gm_arena arena;
+	uint64_t payload_dev;		/* one payload per core */
+	uint64_t counter_dev;
+	int64_t *counter;
+	uint32_t next_id[PTO_MAX_CORES];
+};
+
+/*
+ * A sim device of @aic + @aiv cores on @workers threads; @grow: threads
+ * are also added for dispatches that wait (else only for launches that
+ * run together).
+ */
+static int rig_open(struct rig *g, uint32_t aic, uint32_t aiv,
+		    uint32_t workers, bool grow)
+{
+	struct pto_exec_pool_config pc = {
+		.workers = workers,
+		.grow_ns = grow ? 0 : 3600000000000ULL,
+	};
+	int ret;
+
+	memset(g, 0, sizeof(*g));
+	ret = sim_device_create_pool(aic, aiv, 16 << 20, &pc, &g->sd);
+	if (ret)
+		return ret;
+	sim_device_set_kernel(g->sd, K_SLEEP, k_sleep);
+	sim_device_set_kernel(g->sd, K_BARRIER, k_barrier);
+	sim_device_set_kernel(g->sd, K_COUNT, k_count);
+	g->arena.sd = g->sd;
+	g->payload_dev = sim_gm_alloc(&g->arena, (aic + aiv) *
+				      PTO2_PAYLOAD_STRIDE, 64);
+	g->counter_dev = sim_gm_alloc(&g->arena, 64, 64);
+	if (!g->payload_dev || !g->counter_dev)
+		return -ENOMEM;
+	g->counter = sim_dev_to_host(g->sd, g->counter_dev);
+	return 0;
+}
+
+/* Dispatch @kernel on @core with @args (arg 0 the counter if @tensor0). */
+static uint32_t dispatch(struct rig *g, uint32_t core, int32_t kernel,
+			 uint64_t a1, bool tensor0, uint16_t block_num,
+			 uint16_t thread_num, uint32_t flags)
+{
+	uint64_t pdev = g->payload_dev + core * PTO2_PAYLOAD_STRIDE;
+	PTO2DispatchPayload *p = sim_dev_to_host(g->sd, pdev);
+	struct pto_core_regs *r = pto_regs_core(g->sd->regs, core);
+	uint32_t id = ++g->next_id[core];
+
+	if (!p)
+		return 0;
+	memset(p, 0, sizeof(*p));
+	p->task_id = (int32_t)id;
+	p->kernel_id = kernel;
+	p->num_args = 2;
+	p->tensor_mask = tensor0 ? 1 : 0;
+	p->args[0] = tensor0 ? g->counter_dev : a1;
+	p->args[1] = a1;
+	p->block_num = block_num;
+	p->thread_num = thread_num;
+	p->flags = flags;
+	reg64_store_relaxed(&r->task, pdev);
+	reg_store_release(&r->data_main_base, id + 1);
+	atomic_thread_fence(memory_order_seq_cst);
+	if (reg_load_relaxed(&r->parked))
+		g->sd->dev.kick(g->sd->dev.ctx, core);
+	return id;
+}
+
+/* Until core @core finished dispatch @id (its status in *@status). */
+static bool wait_fin(struct rig *g, uint32_t core, uint32_t id, int64_t ms,
+		     int32_t *status)
+{
+	struct pto_core_regs *r = pto_regs_core(g->sd->regs, core);
+	int64_t end = pto_mono_ns() + ms * 1000000LL;
+
+	while (reg_load_acquire(&r->cond) != PTO_COND_DONE(id)) {
+		if (pto_mono_ns() > end)
+			return false;
+		pto_sleep_ns(50000);
+	}
+	if (status) {
+		PTO2DispatchPayload *p = sim_dev_to_host(g->sd, g->payload_dev +
+					 core * PTO2_PAYLOAD_STRIDE);
+
+		*status = p->status;
+	}
+	return true;
+}
+
+static struct pto_exec_pool_stats stats(struct rig *g)
+{
+	struct pto_exec_pool_stats st;
+
+	pto_exec_pool_get_stats(g->sd->pool, &st);
+	return st;
+}
+
+/* ---- the tests -------------------------------------------------------------- */
+
+/*
+ * 2 threads, 8 cores, 8 kernels that sleep 50 ms: threads are added while
+ * dispatches wait behind sleeping kernels, so all 8 overlap (well under
+ * the 200 ms that 2 threads would need), never more threads than cores;
+ * once idle the extra threads go.
+ */
+static void t_grow_and_retire(void)
+{
+	struct pto_exec_pool_stats st;
+	uint32_t id[8], c, done = 0;
+	struct rig g;
+	int64_t t0, took, end;
+	int ret = rig_open(&g, 0, 8, 2, true);
+
+	if (ret) {
+		ok(0, "setup: %d", ret);
+		return;
+	}
+	t0 = pto_mono_ns();
+	for (c = 0; c < 8; c++)
+		id[c] = dispatch(&g, c, K_SLEEP, 50, false, 1, 1, 0);
+	for (c = 0; c < 8; c++)
+		done += wait_fin(&g, c, id[c], 5000, NULL);
+	took = pto_mono_ns() - t0;
+	st = stats(&g);
+	ok(done == 8 && took < 150000000LL && st.peak <= 8 && st.grown >= 4,
+	   "8 sleeping kernels on 2 threads overlap: %u done in %.1f ms, peak %u threads, %llu grown",
+	   done, took / 1e6, st.peak, (unsigned long long)st.grown);
+	end = pto_mono_ns() + 2000000000LL;
+	while ((st = stats(&g)).threads > 2 && pto_mono_ns() < end)
+		pto_sleep_ns(10000000);
+	ok(st.threads == 2 && st.retired >= st.grown,
+	   "idle, the extra threads retire: %u threads, %llu retired",
+	   st.threads, (unsigned long long)st.retired);
+	sim_device_destroy(g.sd);
+}
+
+/*
+ * 1 thread, no growth for waiting dispatches: a cooperative launch of 6
+ * blocks whose kernels wait for each other runs them all at once (the
+ * executor adds threads before the first block's kernel starts).
+ */
+static void t_coop_together(void)
+{
+	uint32_t id[6], c, done = 0;
+	int32_t status[6];
+	struct rig g;
+	int ret = rig_open(&g, 0, 6, 1, false), bad = 0;
+
+	if (ret) {
+		ok(0, "setup: %d", ret);
+		return;
+	}
+	*g.counter = 0;
+	for (c = 0; c < 6; c++)
+		id[c] = dispatch(&g, c, K_BARRIER, 6, true, 6, 1,
+				 PTO2_PAYLOAD_COOP);
+	for (c = 0; c < 6; c++) {
+		done += wait_fin(&g, c, id[c], 5000, &status[c]);
+		bad += status[c] != 0;
+	}
+	ok(done == 6 && !bad && stats(&g).peak >= 6,
+	   "1 thread, cooperative launch of 6 waiting blocks: %u done, %d failed, peak %u threads",
+	   done, bad, stats(&g).peak);
+	sim_device_destroy(g.sd);
+}
+
+/*
+ * 1 thread, no growth for waiting dispatches: a block of 3 threads (a
+ * cluster's 2 AIV + AIC) whose kernels wait for each other runs its 3
+ * cores at once.
+ */
+static void t_block_together(void)
+{
+	uint32_t core[3] = { 1, 2, 0 }, id[3], i, done = 0;
+	int32_t status[3];
+	struct rig g;
+	int ret = rig_open(&g, 1, 2, 1, false), bad = 0;
+
+	if (ret) {
+		ok(0, "setup: %d", ret);
+		return;
+	}
+	*g.counter = 0;
+	for (i = 0; i < 3; i++)
+		id[i] = dispatch(&g, core[i], K_BARRIER, 3, true, 1, 3, 0);
+	for (i = 0; i < 3; i++) {
+		done += wait_fin(&g, core[i], id[i], 5000, &status[i]);
+		bad += status[i] != 0;
+	}
+	ok(done == 3 && !bad,
+	   "1 thread, a block of 3 threads waiting for each other: %u done, %d failed",
+	   done, bad);
+	sim_device_destroy(g.sd);
+}
+
+/*
+ * 2 threads, 24 cores: 2000 rounds of a dispatch to every core, each run
+ * exactly once (the counter), the kicks of parked cores never lost.
+ */
+static void t_every_dispatch_once(void)
+{
+	uint32_t id[24], c, r, done = 0;
+	struct rig g;
+	int ret = rig_open(&g, 8, 16, 2, true);
+
+	if (ret) {
+		ok(0, "setup: %d", ret);
+		return;
+	}
+	*g.counter = 0;
+	for (r = 0; r < 2000; r++) {
+		for (c = 0; c < 24; c++)
+			id[c] = dispatch(&g, c, K_COUNT, 0, true, 1, 1, 0);
+		for (c = 0; c < 24; c++)
+			done += wait_fin(&g, c, id[c], 5000, NULL);
+	}
+	ok(done == 48000 && *g.counter == 48000,
+	   "2 threads, 24 cores, 2000 rounds: %u dispatches finished, %lld kernel runs",
+	   done, (long long)*g.counter);
+	sim_device_destroy(g.sd);
+}
+
+int main(void)
+{
+	t_grow_and_retire();
+	t_coop_together();
+	t_block_together();
+	t_every_dispatch_once();
+	return tap_done();
+}
