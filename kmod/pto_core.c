@@ -252,6 +252,7 @@ int pto_core_attach(struct pto_ucmd *ucmd)
 		struct pto_core_regs *regs = core->regs;
 
 		atomic_set(&core->kick_pending, 0);
+		clear_bit(i, (unsigned long *)pdev->hws->sip_launch_pending);
 		WRITE_ONCE(regs->data_main_base, PTO_DMB_IDLE);
 		WRITE_ONCE(regs->cond, PTO_COND_IDLE);
 		WRITE_ONCE(regs->parked, 0);

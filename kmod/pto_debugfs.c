@@ -87,6 +87,7 @@ static void pto_hws_show(struct seq_file *m, const struct pto_dev *pdev)
 	pto_show_status(m, "sip_idle_status", hws->sip_idle_status);
 	pto_show_status(m, "sip_pre_idle_status", hws->sip_pre_idle_status);
 	pto_show_status(m, "reserved_sip_mask", hws->reserved_sip_mask);
+	pto_show_status(m, "sip_launch_pending", hws->sip_launch_pending);
 	/* Remaining times (us) of the device's cores, eight per line. */
 	seq_puts(m, "sip_remain_exec_time (us)");
 	for (i = 0; i < pdev->nr_cores; i++) {

@@ -112,26 +112,75 @@ static bool pending(struct pto_exec_pool *p, uint32_t c)
 	       atomic_load_explicit(&pc->last, memory_order_relaxed);
 }
 
-/* Claim a core with work nobody took; its index, or -1. */
+/*
+ * Claim core @c if it has work: 1; 0 if it has none; -1 if another
+ * thread holds it.
+ */
+static int take_core(struct pto_exec_pool *p, uint32_t c)
+{
+	struct pool_core *pc = &p->core[c];
+	uint32_t zero = 0;
+
+	if (atomic_load_explicit(&pc->done, memory_order_relaxed))
+		return 0;
+	if (!atomic_compare_exchange_strong(&pc->claim, &zero, 1))
+		return -1;
+	if (reg_load_acquire(&pregs(p, c)->data_main_base) !=
+	    atomic_load_explicit(&pc->last, memory_order_relaxed))
+		return 1;
+	atomic_store_explicit(&pc->claim, 0, memory_order_release);
+	return 0;
+}
+
+/*
+ * Claim a core the AICPU announced in SIP_LAUNCH_PENDING, taking its bit;
+ * its index, or -1. A bit of a core another thread holds goes back: the
+ * holder acts on the value it read, the bit says there may be a newer.
+ */
 static int take(struct pto_exec_pool *p)
+{
+	_Atomic uint64_t *pend =
+		PTO_REG64(pto_regs_hws(p->ex->regs)->sip_launch_pending);
+	uint32_t w;
+
+	for (w = 0; w < PTO_CORE_MASK_WORDS; w++) {
+		uint64_t bits = atomic_load_explicit(&pend[w],
+						     memory_order_relaxed) &
+				p->cfg.cores[w];
+
+		while (bits) {
+			uint64_t bit = bits & -bits;
+			uint32_t c = w * 64 + (uint32_t)__builtin_ctzll(bit);
+			int got;
+
+			bits &= ~bit;
+			if (!(atomic_fetch_and(&pend[w], ~bit) & bit))
+				continue;
+			got = take_core(p, c);
+			if (got > 0)
+				return (int)c;
+			if (got < 0)
+				atomic_fetch_or(&pend[w], bit);
+		}
+	}
+	return -1;
+}
+
+/*
+ * Every core, for an AICPU that announces dispatches by DATA_MAIN_BASE
+ * and kicks alone: a claimed core with work, or -1.
+ */
+static int take_scan(struct pto_exec_pool *p)
 {
 	uint32_t start = atomic_fetch_add_explicit(&p->scan, 1,
 						   memory_order_relaxed);
-	uint32_t k, zero;
+	uint32_t k;
 
 	for (k = 0; k < p->ncores; k++) {
 		uint32_t c = p->list[(start + k) % p->ncores];
-		struct pool_core *pc = &p->core[c];
 
-		if (!pending(p, c))
-			continue;
-		zero = 0;
-		if (!atomic_compare_exchange_strong(&pc->claim, &zero, 1))
-			continue;
-		if (reg_load_acquire(&pregs(p, c)->data_main_base) !=
-		    atomic_load_explicit(&pc->last, memory_order_relaxed))
+		if (pending(p, c) && take_core(p, c) > 0)
 			return (int)c;
-		atomic_store_explicit(&pc->claim, 0, memory_order_release);
 	}
 	return -1;
 }
@@ -334,7 +383,7 @@ static int sleep_on_cores(struct pto_exec_pool *p)
 {
 	uint64_t mask[PTO_CORE_MASK_WORDS];
 	int64_t now = pto_mono_ns(), deadline;
-	uint32_t hint = 0;
+	uint32_t hint = UINT32_MAX;
 	bool surplus;
 	int c, ret;
 
@@ -346,6 +395,8 @@ static int sleep_on_cores(struct pto_exec_pool *p)
 	atomic_thread_fence(memory_order_seq_cst);
 
 	c = take(p);
+	if (c < 0)
+		c = take_scan(p);
 	ret = 0;
 	if (c < 0 && !finished(p)) {
 		deadline = now + (surplus ? (int64_t)p->cfg.retire_ns :
@@ -370,6 +421,10 @@ static int sleep_on_cores(struct pto_exec_pool *p)
 		atomic_store(&p->error, ret);
 		return -1;
 	}
+	if (c < 0 && !ret && hint < PTO_MAX_CORES &&
+	    (p->cfg.cores[hint / 64] >> (hint % 64) & 1) &&
+	    take_core(p, hint) > 0)
+		c = (int)hint;
 	if (c < 0)
 		check_aicpu(p);
 	return c;

@@ -380,6 +380,7 @@ static void dispatch(struct pto2_engine *e, const struct pto2_unit *u)
 			    pto_sys_cnt(pto_regs_info(e->dev.regs)));
 	reg64_store_relaxed(&r->task, pto2_payload_dev(rt, u->core));
 	reg_store_release(&r->data_main_base, ec->dispatch + 1);
+	pto_launch_pending_set(e->dev.regs, u->core);
 	atomic_thread_fence(memory_order_seq_cst);
 	atomic_fetch_add_explicit(&e->st_dispatches, 1, memory_order_relaxed);
 	if (reg_load_relaxed(&r->parked)) {

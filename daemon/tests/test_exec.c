@@ -50,6 +50,7 @@ struct rig {
 	uint64_t counter_dev;
 	int64_t *counter;
 	uint32_t next_id[PTO_MAX_CORES];
+	bool announce;		/* set SIP_LAUNCH_PENDING, as ptod does */
 };
 
 /*
@@ -80,6 +81,7 @@ static int rig_open(struct rig *g, uint32_t aic, uint32_t aiv,
 	if (!g->payload_dev || !g->counter_dev)
 		return -ENOMEM;
 	g->counter = sim_dev_to_host(g->sd, g->counter_dev);
+	g->announce = true;
 	return 0;
 }
 
@@ -107,6 +109,8 @@ static uint32_t dispatch(struct rig *g, uint32_t core, int32_t kernel,
 	p->flags = flags;
 	reg64_store_relaxed(&r->task, pdev);
 	reg_store_release(&r->data_main_base, id + 1);
+	if (g->announce)
+		pto_launch_pending_set(g->sd->regs, core);
 	atomic_thread_fence(memory_order_seq_cst);
 	if (reg_load_relaxed(&r->parked))
 		g->sd->dev.kick(g->sd->dev.ctx, core);
@@ -242,9 +246,11 @@ static void t_block_together(void)
 
 /*
  * 2 threads, 24 cores: 2000 rounds of a dispatch to every core, each run
- * exactly once (the counter), the kicks of parked cores never lost.
+ * exactly once (the counter), the kicks of parked cores never lost; with
+ * the dispatches announced in SIP_LAUNCH_PENDING (as ptod does) or by
+ * DATA_MAIN_BASE and kicks alone.
  */
-static void t_every_dispatch_once(void)
+static void t_every_dispatch_once(bool announce)
 {
 	uint32_t id[24], c, r, done = 0;
 	struct rig g;
@@ -254,6 +260,7 @@ static void t_every_dispatch_once(void)
 		ok(0, "setup: %d", ret);
 		return;
 	}
+	g.announce = announce;
 	*g.counter = 0;
 	for (r = 0; r < 2000; r++) {
 		for (c = 0; c < 24; c++)
@@ -262,8 +269,9 @@ static void t_every_dispatch_once(void)
 			done += wait_fin(&g, c, id[c], 5000, NULL);
 	}
 	ok(done == 48000 && *g.counter == 48000,
-	   "2 threads, 24 cores, 2000 rounds: %u dispatches finished, %lld kernel runs",
-	   done, (long long)*g.counter);
+	   "2 threads, 24 cores, 2000 rounds%s: %u dispatches finished, %lld kernel runs",
+	   announce ? "" : " without SIP_LAUNCH_PENDING", done,
+	   (long long)*g.counter);
 	sim_device_destroy(g.sd);
 }
 
@@ -272,6 +280,7 @@ int main(void)
 	t_grow_and_retire();
 	t_coop_together();
 	t_block_together();
-	t_every_dispatch_once();
+	t_every_dispatch_once(true);
+	t_every_dispatch_once(false);
 	return tap_done();
 }

@@ -459,7 +459,7 @@ TEST_F(hws, debugfs_regs)
 	static const char *const keys[] = {
 		"policy           1\n", "launch_delay     20000 ns\n",
 		"pre_idle_offset  5000 ns\n", "usage_mask ctx 3 class 9-16",
-		"sip_idle_status", "reserved_sip_mask",
+		"sip_idle_status", "reserved_sip_mask", "sip_launch_pending",
 		"sip_remain_exec_time",
 	};
 	const char *dev = strrchr(pto_dev_path(), '/');

@@ -277,6 +277,12 @@ struct pto_hws_cfg {
  * @sip_idle_status: status: idle cores (no task, none waiting).
  * @sip_pre_idle_status: status: pre-idle cores (close to finishing).
  * @reserved_sip_mask: status: cores reserved by promoted tasks.
+ * @sip_launch_pending: SIP_LAUNCH_PENDING: the AICPU ORs a core's bit in
+ *	(atomically, after storing its DATA_MAIN_BASE) when it dispatches to
+ *	it; an executor thread that takes the core clears the bit. A hint
+ *	that lets a few executor threads find the cores with work without
+ *	reading every core's registers; DATA_MAIN_BASE stays the truth.
+ *	Cleared for a core when it is attached.
  * @sip_remain_exec_time: status: estimated remaining time per core, in
  *	microseconds (saturating).
  */
@@ -289,6 +295,7 @@ struct pto_regs_hws {
 	__u64 sip_idle_status[PTO_CORE_MASK_WORDS];
 	__u64 sip_pre_idle_status[PTO_CORE_MASK_WORDS];
 	__u64 reserved_sip_mask[PTO_CORE_MASK_WORDS];
+	__u64 sip_launch_pending[PTO_CORE_MASK_WORDS];
 	__u32 sip_remain_exec_time[PTO_MAX_CORES];
 };
 

@@ -87,6 +87,18 @@ static inline struct pto_core_regs *pto_regs_core(void *regs, uint32_t core)
 						 PTO_REGS_CORE_OFFSET) + core;
 }
 
+/*
+ * SIP_LAUNCH_PENDING of @core (HWS block): the AICPU sets it after storing
+ * the core's DATA_MAIN_BASE; an executor thread takes it.
+ */
+static inline void pto_launch_pending_set(void *regs, uint32_t core)
+{
+	__u64 *w = &pto_regs_hws(regs)->sip_launch_pending[core / 64];
+
+	atomic_fetch_or_explicit(PTO_REG64(w), 1ULL << (core % 64),
+				 memory_order_seq_cst);
+}
+
 /* ---- System counter --------------------------------------------------- */
 
 #define PTO_NS_PER_SYS_CNT	(1000000000ULL / PTO_SYS_CNT_FREQ)
