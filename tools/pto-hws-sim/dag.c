@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <pto-private/dagfile.h>
 #include <pto-private/graph.h>
 
 #include "sim.h"
@@ -381,54 +382,36 @@ int wl_parse(FILE *f, const char *fname, struct workload *w, char *err,
 	return ret;
 }
 
-static void put_time(FILE *f, const char *key, uint64_t ns)
-{
-	if (ns && !(ns % 1000000))
-		fprintf(f, " %s %llums", key, (unsigned long long)(ns / 1000000));
-	else if (ns && !(ns % 1000))
-		fprintf(f, " %s %lluus", key, (unsigned long long)(ns / 1000));
-	else
-		fprintf(f, " %s %llu", key, (unsigned long long)ns);
-}
-
 void wl_write(FILE *f, const struct workload *w)
 {
-	static const char *const types[] = { "any", "aic", "aiv" };
-	uint32_t i, j, k;
+	uint32_t i, j, k, *ids = NULL, cap = 0;
 
 	fprintf(f, "# pto-hws-sim workload: %u DAG(s)\n", w->ndag);
 	for (i = 0; i < w->ndag; i++) {
 		const struct sim_dag *d = &w->dag[i];
 
-		fprintf(f, "dag %s", d->name);
-		put_time(f, "arrival", d->arrival);
-		fprintf(f, " %s", d->dynamic ? "dynamic" : "static");
-		if (d->ctx)
-			fprintf(f, " ctx %u", d->ctx);
-		fprintf(f, "\n");
+		pto_dagf_write_dag(f, d->name, d->arrival, d->dynamic, d->ctx);
 		for (j = 0; j < d->ntask; j++) {
 			const struct sim_task *t = &d->task[j];
+			struct pto_dagf_task ft = {
+				.id = t->id, .cost = t->cost, .est = t->est,
+				.type = t->type, .block_num = t->block_num,
+				.thread_num = t->thread_num, .coop = t->coop,
+				.func = t->func, .prio = t->prio, .cp = t->cp,
+				.npred = t->npred,
+			};
 
-			fprintf(f, "task %u", t->id);
-			put_time(f, "cost", t->cost);
-			if (t->est != t->cost)
-				put_time(f, "est", t->est);
-			fprintf(f, " type %s", types[t->type]);
-			if (t->block_num != 1 || t->thread_num != 1 || t->coop)
-				fprintf(f, " shape %ux%u%s", t->block_num,
-					t->thread_num, t->coop ? "c" : "");
-			if (t->func >= 0)
-				fprintf(f, " func %d", t->func);
-			if (t->prio >= 0)
-				fprintf(f, " prio %lld", (long long)t->prio);
-			if (t->cp > 0)
-				fprintf(f, " cp");
+			if (t->npred > cap) {
+				cap = t->npred;
+				ids = xrealloc(ids, cap * sizeof(*ids));
+			}
 			for (k = 0; k < t->npred; k++)
-				fprintf(f, "%s%u", k ? "," : " pred ",
-					d->task[t->pred[k]].id);
-			fprintf(f, "\n");
+				ids[k] = d->task[t->pred[k]].id;
+			ft.pred = ids;
+			pto_dagf_write_task(f, &ft);
 		}
 	}
+	free(ids);
 }
 
 static uint64_t dag_max_rank(const struct sim_dag *d)
