@@ -112,6 +112,7 @@ static inline unsigned int pto_rng_weighted(struct pto_rng *r,
  * @pid: the worker, 0 if the slot is free.
  * @gen: its generation (seeds its PRNG).
  * @killed: the supervisor sent it SIGKILL.
+ * @hold: the worker checks something that takes time: no random kill now.
  * @ops: operations it completed.
  * @beat_ns: CLOCK_MONOTONIC when it started its current operation.
  * @op: that operation, @arg: what the fuzzer recorded about it.
@@ -121,6 +122,7 @@ struct pto_fz_slot {
 	pid_t pid;
 	uint32_t gen;
 	uint32_t killed;
+	uint32_t hold;
 	uint64_t ops;
 	int64_t beat_ns;
 	uint32_t op;
@@ -273,6 +275,17 @@ static inline void pto_fz_begin(struct pto_fz_slot *s, unsigned int op,
 	s->arg[2] = a2;
 	s->arg[3] = a3;
 	__atomic_store_n(&s->beat_ns, pto_fz_now_ns(), __ATOMIC_RELEASE);
+}
+
+/*
+ * Hold off (@on) or allow again the supervisor's random SIGKILLs, around
+ * a check that needs the worker alive for a while (the hang watchdog
+ * still applies).
+ */
+static inline void pto_fz_hold(struct pto_fz_slot *s, bool on)
+{
+	if (s)
+		__atomic_store_n(&s->hold, on, __ATOMIC_RELEASE);
 }
 
 /*
@@ -472,7 +485,8 @@ static inline int pto_fz_run(struct pto_fz *fz, pto_fz_worker_fn fn, void *ctx)
 		if (!stopping && fz->kill_ms && now >= next_kill && live) {
 			unsigned int k = (unsigned int)pto_rng_below(&rng, fz->nr_procs);
 
-			if (fz->slot[k].pid && !fz->slot[k].killed) {
+			if (fz->slot[k].pid && !fz->slot[k].killed &&
+			    !__atomic_load_n(&fz->slot[k].hold, __ATOMIC_ACQUIRE)) {
 				fz->slot[k].killed = 1;
 				fz->kills++;
 				kill(fz->slot[k].pid, SIGKILL);
