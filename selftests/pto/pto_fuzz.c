@@ -719,16 +719,28 @@ static int fz_abi_version(struct fz_w *w)
 	return ret;
 }
 
-static int fz_get_info(struct fz_w *w)
+/* @cmd with @arg on any file, errno checked; FZ_SKIP without a file. */
+static int fz_any_ioctl(struct fz_w *w, const char *name, unsigned long cmd,
+			void *arg, size_t len)
 {
 	struct fz_file *f = fz_pick_file(w, -1, 0, false);
-	struct pto_info i = { .size = sizeof(i) };
 	int ret;
 
 	if (!f)
 		return FZ_SKIP;
-	ret = fz_ioctl(w, fz_fd(w, f), PTO_IOC_GET_INFO, &i, sizeof(i), NULL);
-	fz_errno_ok(w, "GET_INFO", ret);
+	ret = fz_ioctl(w, fz_fd(w, f), cmd, arg, len, NULL);
+	fz_errno_ok(w, name, ret);
+	return ret;
+}
+
+static int fz_get_info(struct fz_w *w)
+{
+	struct pto_info i = { .size = sizeof(i) };
+	int ret;
+
+	ret = fz_any_ioctl(w, "GET_INFO", PTO_IOC_GET_INFO, &i, sizeof(i));
+	if (ret == FZ_SKIP)
+		return ret;
 	if (!ret && w->clean &&
 	    (i.nr_cores != w->dev->info.nr_cores ||
 	     i.gm_size != w->dev->info.gm_size || i.gm_free > i.gm_size ||
@@ -1106,14 +1118,12 @@ static int fz_irq_wait(struct fz_w *w)
 
 static int fz_hws_get(struct fz_w *w)
 {
-	struct fz_file *f = fz_pick_file(w, -1, 0, false);
 	struct pto_hws_config h = { .size = sizeof(h) };
 	int ret;
 
-	if (!f)
-		return FZ_SKIP;
-	ret = fz_ioctl(w, fz_fd(w, f), PTO_IOC_HWS_CONFIG, &h, sizeof(h), NULL);
-	fz_errno_ok(w, "HWS_CONFIG", ret);
+	ret = fz_any_ioctl(w, "HWS_CONFIG", PTO_IOC_HWS_CONFIG, &h, sizeof(h));
+	if (ret == FZ_SKIP)
+		return ret;
 	/* only validated configurations are ever written (never by mmap here) */
 	if (!ret && w->clean && !(h.flags & PTO_HWS_CONFIG_SET) &&
 	    (h.cfg.cluster_sip_num != 3 || h.cfg.second_rsc_sch ||
