@@ -8,6 +8,7 @@
 #   make check      set up and run every test: native, static, VM
 #   make bench-peers set up, build and run bench/peers: our runtime side by
 #                   side with StarPU, OpenMP tasks and oneTBB (ROUNDS=N)
+#   make fuzz-soak  the fuzzers, ten times as long as in make check
 #
 # Everything built goes under build/ (and kmod/ for Kbuild's own files).
 
@@ -43,7 +44,8 @@ selftests/e2e: selftests/pto
 bench/e2e: daemon
 
 .PHONY: all deps kmod user $(USER_DIRS) check check-native check-kmod check-vm \
-	check-vm-6.1 demo bench bench-native bench-vm bench-peers clean
+	check-vm-6.1 fuzz-soak demo bench bench-native bench-vm bench-peers \
+	clean
 
 all: kmod user
 
@@ -88,6 +90,21 @@ check-vm-6.1: user
 	test -f $(KO61) || $(MAKE) check-kmod
 	scripts/vm-run --kernel $(KREL61) --module $(KO61) \
 		--env PTO_MODULE=$(KO61) --timeout 900 -- selftests/pto/run.sh
+
+# The fuzzers at ten times the length they have in check-vm: the device's
+# (selftests/pto/pto_fuzz, 2000000 operations) and ptod's socket's (the
+# e2e test sockfuzz, 200000 operations). PTO_FUZZ_SEED=... and
+# PTO_SOCKFUZZ_SEED=... on the command line repeat a run.
+FUZZ_SEEDS := $(if $(PTO_FUZZ_SEED),--env PTO_FUZZ_SEED=$(PTO_FUZZ_SEED)) \
+	$(if $(PTO_SOCKFUZZ_SEED),--env PTO_SOCKFUZZ_SEED=$(PTO_SOCKFUZZ_SEED))
+
+fuzz-soak: kmod user
+	scripts/vm-run --module kmod/pto.ko --timeout 1800 \
+		--env PTO_FUZZ_OPS=2000000 --env PTO_VERBOSE=1 $(FUZZ_SEEDS) -- \
+		selftests/pto/run.sh build/selftests/pto_fuzz
+	scripts/vm-run --module kmod/pto.ko --timeout 1800 \
+		--env PTO_SOCKFUZZ_OPS=200000 $(FUZZ_SEEDS) -- \
+		prove -v selftests/e2e/run.sh :: -t ptod_ready -t sockfuzz
 
 check: deps
 	$(MAKE) all

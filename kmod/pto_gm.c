@@ -185,6 +185,12 @@ int pto_gm_free(struct pto_ucmd *ucmd)
 
 	if (arg->flags || arg->pad)
 		return -EINVAL;
+	/*
+	 * Never a handle (XA_FLAGS_ALLOC1), and not to be erased: erasing
+	 * index 0 marks it free, and the next xa_alloc() would return it.
+	 */
+	if (!arg->handle)
+		return -ENOENT;
 
 	mutex_lock(&pf->buf_lock);
 	buf = xa_erase(&pf->bufs, arg->handle);

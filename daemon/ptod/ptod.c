@@ -77,7 +77,10 @@ static void pto2_log_cb(void *ctx, int level, const char *msg)
 /*
  * Send one message (any thread). The socket is non-blocking (libevent);
  * a full socket buffer is waited out for at most a second, after which the
- * client is considered gone.
+ * client is considered gone: the socket is shut down, so that every later
+ * send fails at once and the main loop reads EOF and lets the client go.
+ * Otherwise a client that never reads would cost the main loop (and every
+ * other client) a second per message it sends.
  */
 int ptod_send(struct client *c, struct pto_msg *m)
 {
@@ -98,6 +101,8 @@ int ptod_send(struct client *c, struct pto_msg *m)
 		ret = n < 0 ? -errno : -EIO;
 		break;
 	}
+	if (ret)
+		shutdown(c->sock, SHUT_RDWR);
 	pthread_mutex_unlock(&c->send_lock);
 	return ret;
 }

@@ -27,6 +27,7 @@
  * is printed at the end for humans and never read by a test.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -150,6 +151,45 @@ static uint64_t cnt(struct __test_metadata *_metadata, const char *key)
 
 	ASSERT_EQ(0, ret) TH_LOG("%s %s: %s", COUNTERS, key, strerror(-ret));
 	return v;
+}
+
+/*
+ * Wait up to @ms for gm_bytes_used and gm_buffers to be back at their idle
+ * values (ptod frees a client's GM on its main thread after the client
+ * went: nothing to wait on but the counters). true if they are; *@used
+ * and *@bufs get the last values read.
+ */
+static bool wait_gm_idle(int ms, uint64_t *used, uint64_t *bufs)
+{
+	int64_t until = mono_ms() + ms;
+
+	for (;;) {
+		if (counter("gm_bytes_used", used) || counter("gm_buffers", bufs))
+			return false;
+		if (*used == E->gm_idle && *bufs == E->bufs_idle)
+			return true;
+		if (mono_ms() > until)
+			return false;
+		usleep(10000);
+	}
+}
+
+/* Entries of /proc/PID/SUB: "fd" (open descriptors), "task" (threads). */
+static int proc_entries(pid_t pid, const char *sub)
+{
+	char path[64];
+	struct dirent *de;
+	DIR *d;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, sub);
+	d = opendir(path);
+	if (!d)
+		return -errno;
+	while ((de = readdir(d)))
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n;
 }
 
 /*
@@ -1117,19 +1157,11 @@ TEST_F_TIMEOUT(e2e, killed_client_other_passes, 150)
  */
 TEST_F_TIMEOUT(e2e, killed_client_gm_freed, 30)
 {
-	int64_t until = mono_ms() + 10000;
-	uint64_t used, bufs;
+	uint64_t used = 0, bufs = 0;
 
 	if (!E->killed_ran)
 		SKIP(return, "needs killed_client_other_passes");
-	for (;;) {
-		used = cnt(_metadata, "gm_bytes_used");
-		bufs = cnt(_metadata, "gm_buffers");
-		if ((used == E->gm_idle && bufs == E->bufs_idle) ||
-		    mono_ms() > until)
-			break;
-		usleep(10000);
-	}
+	wait_gm_idle(10000, &used, &bufs);
 	note("gm_bytes_used: idle %llu, during %llu, after %llu; gm_buffers: idle %llu, after %llu",
 	     (unsigned long long)E->gm_idle, (unsigned long long)E->gm_during,
 	     (unsigned long long)used, (unsigned long long)E->bufs_idle,
@@ -1234,6 +1266,78 @@ TEST_F_TIMEOUT(e2e, proto_malformed_messages, 150)
 		EXPECT_TRUE(line_with(p.text, line)) TH_LOG("no \"%s\"", line);
 	}
 	proc_free(&p);
+}
+
+/*
+ * pto_sockfuzz: several processes, each with several connections, send
+ * random and mutated messages of the wire protocol (bad types, lengths,
+ * versions, truncated and oversized messages, hellos with and without
+ * the device file or with other files, junk stream records, kernel
+ * blobs, floods whose replies nobody reads, disconnects at random
+ * points) and are SIGKILLed at random; it probes that ptod answers in
+ * time and checks every reply. Afterwards ptod still runs, is back at
+ * rest once the fuzz clients are gone (its descriptors and threads as
+ * before, GM and buffers at their idle values, every core online, none
+ * dead) and serves a client with the vector golden check.
+ * PTO_SOCKFUZZ_SEED / _OPS / _PROCS / _KILL_MS reach the fuzzer.
+ */
+TEST_F_TIMEOUT(e2e, sockfuzz, 1800)
+{
+	int fds0, thr0, fds = -1, thr = -1, ret;
+	uint64_t used = 0, bufs = 0, online = 0, dead = 0;
+	char prog[2 * PATH_MAX];
+	int64_t t0, until;
+	struct proc p;
+	bool idle;
+
+	ASSERT_EQ(0, ptod_wait(0)) TH_LOG("ptod exited");
+	fds0 = proc_entries(E->ptod, "fd");
+	thr0 = proc_entries(E->ptod, "task");
+	ASSERT_LT(0, fds0) TH_LOG("/proc/%d/fd: %s", E->ptod, strerror(-fds0));
+	ASSERT_LT(0, thr0);
+	snprintf(prog, sizeof(prog), "%s/pto_sockfuzz", E->bin);
+	{
+		char *argv[] = { prog, E->sock, NULL };
+
+		ASSERT_EQ(0, proc_spawn(&p, "sockfuzz", argv, NULL, -1, 0));
+	}
+	t0 = mono_ms();
+	ret = proc_wait(&p, 1500 * 1000);
+	note("pto_sockfuzz ran %.1f s", (mono_ms() - t0) / 1000.0);
+	EXPECT_EQ(0, ret);
+	EXPECT_TRUE(exited_ok(&p))
+		TH_LOG("pto_sockfuzz: wait status %#x (exit 1: findings, above)",
+		       p.status);
+	proc_free(&p);
+	ASSERT_EQ(0, ptod_wait(0)) TH_LOG("ptod exited during the fuzz");
+
+	/* the fuzz clients are gone: ptod lets them go, then is at rest */
+	until = mono_ms() + 30000;
+	do {
+		idle = wait_gm_idle(0, &used, &bufs);
+		fds = proc_entries(E->ptod, "fd");
+		thr = proc_entries(E->ptod, "task");
+		if (counter("cores_online", &online) || counter("cores_dead", &dead))
+			break;
+		if (idle && fds <= fds0 && thr <= thr0 && online == E->nr_cores &&
+		    !dead)
+			break;
+		usleep(20000);
+	} while (mono_ms() < until);
+	note("ptod: %d descriptors, %d threads before, %d, %d after; gm_bytes_used %llu, gm_buffers %llu; %llu cores online, %llu dead",
+	     fds0, thr0, fds, thr, (unsigned long long)used,
+	     (unsigned long long)bufs, (unsigned long long)online,
+	     (unsigned long long)dead);
+	EXPECT_EQ(E->gm_idle, used);
+	EXPECT_EQ(E->bufs_idle, bufs);
+	/* no more than before (a startup pipe may have closed since) */
+	EXPECT_GE(fds0, fds) TH_LOG("ptod's open descriptors");
+	EXPECT_GE(thr0, thr) TH_LOG("ptod's threads");
+	EXPECT_EQ(E->nr_cores, online);
+	EXPECT_EQ(0, dead);
+	EXPECT_EQ(1, cnt(_metadata, "aicpu"));
+	run_client(_metadata, "vector", NULL, ARGS("vector"),
+		   ARGS("vector/Const", "vector/Random"), NULL);
 }
 
 TEST_F_TIMEOUT(e2e, ptod_still_serving, 150)

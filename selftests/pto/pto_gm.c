@@ -182,6 +182,24 @@ TEST_F(gm, free_handle_zero)
 	EXPECT_EQ(-ENOENT, pto_gm_free(self->a, 0));
 }
 
+/*
+ * Handle 0 is never handed out, not even after an attempt to free it
+ * while the file holds other buffers (the handle table must not take
+ * index 0 for a free one). Found by pto_fuzz.
+ */
+TEST_F(gm, free_handle_zero_keeps_handles_nonzero)
+{
+	struct pto_gm_alloc a, b;
+
+	ASSERT_EQ(0, pto_gm_alloc(self->a, PTO_PAGE, 0, &a));
+	EXPECT_EQ(-ENOENT, pto_gm_free(self->a, 0));
+	ASSERT_EQ(0, pto_gm_alloc(self->a, PTO_PAGE, 0, &b));
+	EXPECT_NE(0U, b.handle);
+	EXPECT_NE(a.handle, b.handle);
+	EXPECT_EQ(0, pto_gm_free(self->a, b.handle));
+	EXPECT_EQ(0, pto_gm_free(self->a, a.handle));
+}
+
 TEST_F(gm, free_bad_handle)
 {
 	struct pto_gm_alloc a;
