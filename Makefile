@@ -61,13 +61,15 @@ $(USER_DIRS):
 	$(MAKE) -C $@ $(SUB)
 
 # Native tests (fast, no VM): the runtime core's and the HWS library's unit
-# tests (also under ASan + UBSan and TSan), the HWS simulator's checks (DAG files replay identically; its
+# tests (also under ASan + UBSan and TSan), the HWS simulator's checks (DAG
+# files replay identically, a live run recorded by the runtime replays; its
 # target experiments print their tables), the examples' kernels against
 # their golden references, and the examples end to end on the runtime core
 # over in-process simulated cores.
 check-native: user
 	$(MAKE) -C daemon test test-asan test-tsan $(SUB)
-	$(MAKE) -C tools/pto-hws-sim check $(SUB)
+	tools/pto-hws-sim/check.sh $(BUILD)/tools/pto-hws-sim \
+		$(BUILD)/bench/hws/pto-bench-makespan
 	$(MAKE) -C examples check $(SUB)
 	$(MAKE) -C examples check-sim $(SUB)
 

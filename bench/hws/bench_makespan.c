@@ -617,9 +617,9 @@ static int load(int argc, char **argv, const struct opts *o,
 }
 
 static int run_cores(const struct workload *w, uint32_t cores, uint64_t early,
-		     struct res *res, uint64_t **measured)
+		     struct res *res, FILE *rec, int64_t t0)
 {
-	uint32_t i, k, max_tasks = 0;
+	uint32_t i, max_tasks = 0;
 	uint64_t max_inbox = 0, slots;
 	struct troute *r;
 	struct live L;
@@ -643,15 +643,18 @@ static int run_cores(const struct workload *w, uint32_t cores, uint64_t early,
 		double over;
 
 		ret = route(&w->dag[i], r, &slots);
+		/* the runtime records the HWS run (pto2_runtime_record) */
+		if (!ret && rec)
+			ret = pto2_runtime_record(L.rt, rec, w->dag[i].name,
+						  t0);
 		if (!ret)
 			ret = run_live(&L, &w->dag[i], cores, HWS_POLICY_HWS,
 				       &res[i].live[0], &res[i].overshoot);
+		if (!ret && rec)
+			ret = pto2_runtime_record(L.rt, NULL, NULL, 0);
 		if (!ret)
 			ret = handoffs(L.rec, w->dag[i].ntask,
 				       &res[i].to_dispatch, &res[i].to_start);
-		for (k = 0; !ret && measured && k < w->dag[i].ntask; k++)
-			measured[i][k] = (uint64_t)(L.rec[k].end -
-						    L.rec[k].start);
 		if (!ret)
 			ret = run_live(&L, &w->dag[i], cores, HWS_POLICY_FIFO,
 				       &res[i].live[1], &over);
@@ -709,39 +712,11 @@ static void report(const struct workload *w, uint32_t cores,
 	       to_d, to_s, over);
 }
 
-/* The DAGs with the costs they really had (-w). */
-static int record(const char *path, struct workload *w, uint64_t **measured)
-{
-	FILE *f = fopen(path, "we");
-	uint32_t i, j;
-	int ret = 0;
-
-	if (!f) {
-		fprintf(stderr, "%s: %s\n", path, strerror(errno));
-		return -errno;
-	}
-	for (i = 0; i < w->ndag; i++)
-		for (j = 0; j < w->dag[i].ntask; j++) {
-			uint64_t c = w->dag[i].task[j].cost;
-
-			w->dag[i].task[j].cost = measured[i][j];
-			measured[i][j] = c;
-		}
-	wl_write(f, w);
-	for (i = 0; i < w->ndag; i++)
-		for (j = 0; j < w->dag[i].ntask; j++)
-			w->dag[i].task[j].cost = measured[i][j];
-	if (fclose(f)) {
-		fprintf(stderr, "%s: %s\n", path, strerror(errno));
-		ret = -EIO;
-	}
-	return ret;
-}
-
 int main(int argc, char **argv)
 {
-	uint64_t **measured = NULL;
+	int64_t t0 = pto_mono_ns();
 	struct workload w;
+	FILE *rec = NULL;
 	struct opts o;
 	struct res *res;
 	uint32_t i;
@@ -754,16 +729,15 @@ int main(int argc, char **argv)
 	if (load(argc - optind, argv + optind, &o, &w))
 		return 1;
 	res = calloc(w.ndag, sizeof(*res));
+	if (!res)
+		return 1;
 	if (o.record) {
-		measured = calloc(w.ndag, sizeof(*measured));
-		for (i = 0; measured && i < w.ndag; i++) {
-			measured[i] = calloc(w.dag[i].ntask, sizeof(**measured));
-			if (!measured[i])
-				ret = -ENOMEM;
+		rec = fopen(o.record, "we");
+		if (!rec) {
+			fprintf(stderr, "%s: %s\n", o.record, strerror(errno));
+			return 1;
 		}
 	}
-	if (!res || (o.record && !measured) || ret)
-		return 1;
 	printf("live makespan on the sim device: %u static DAGs with cost hints%s, each alone\n",
 	       w.ndag, optind < argc ? " (DAG files)" : "");
 	if (optind == argc)
@@ -774,8 +748,8 @@ int main(int argc, char **argv)
 	printf("ratio: makespan / max(critical path, work / cores); live on the tasks' measured times, sim on nominal costs\n");
 	printf("cores  sched         mean       max  within 3%%\n");
 	for (i = 0; i < o.ncores; i++) {
-		ret = run_cores(&w, o.cores[i], o.early, res,
-				i ? NULL : measured);
+		ret = run_cores(&w, o.cores[i], o.early, res, i ? NULL : rec,
+				t0);
 		if (ret) {
 			fprintf(stderr, "pto-bench-makespan: %d cores: %s\n",
 				o.cores[i], strerror(-ret));
@@ -784,11 +758,10 @@ int main(int argc, char **argv)
 		report(&w, o.cores[i], res);
 		fflush(stdout);
 	}
-	if (!ret && o.record)
-		ret = record(o.record, &w, measured);
-	for (i = 0; measured && i < w.ndag; i++)
-		free(measured[i]);
-	free(measured);
+	if (rec && fclose(rec)) {
+		fprintf(stderr, "%s: %s\n", o.record, strerror(errno));
+		ret = -EIO;
+	}
 	free(res);
 	wl_free(&w);
 	return ret ? 1 : 0;

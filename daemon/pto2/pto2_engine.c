@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "pto2_internal.h"
+#include "pto2_record.h"
 
 /* Decisions per hold of the lock; more wait for the next loop. */
 #define PTO2_ENGINE_BATCH	16
@@ -655,8 +656,8 @@ static int schedule(struct pto2_ethread *t, bool wait)
  * folded into the kernel's running estimate (weight 1/8), which ready
  * tasks of a kernel without a declared cost use.
  */
-static void measure(struct pto2_engine *e, PTO2Runtime *rt, int32_t kid,
-		    uint32_t core)
+static void measure(struct pto2_engine *e, PTO2Runtime *rt, int32_t id,
+		    int32_t kid, uint32_t core)
 {
 	const struct pto_core_regs *r = pto_regs_core(e->dev.regs, core);
 	uint64_t s = r->ts_start, f = r->ts_end, ns, old;
@@ -664,6 +665,8 @@ static void measure(struct pto2_engine *e, PTO2Runtime *rt, int32_t kid,
 	if (kid < 0 || kid >= PTO2_MAX_KERNELS || f < s)
 		return;
 	ns = (f - s) * PTO_NS_PER_SYS_CNT;
+	if (rt->rec)
+		pto2_record_cost(rt, id, ns);
 	old = atomic_load_explicit(&rt->kmeasured[kid], memory_order_relaxed);
 	atomic_store_explicit(&rt->kmeasured[kid],
 			      old ? old - old / 8 + ns / 8 : ns,
@@ -676,7 +679,7 @@ static void finish_unit(struct pto2_ethread *t, PTO2Runtime *rt, int32_t id,
 {
 	PTO2TaskDescriptor *d = task_desc(rt, id);
 
-	measure(t->e, rt, d->kernel_id, core);
+	measure(t->e, rt, id, d->kernel_id, core);
 	if (unlikely(status < 0))
 		pto2_rt_fail(rt, -EIO,
 			     "kernel %d failed with %d (task %d on core %u)",

@@ -123,6 +123,10 @@ struct PTO2Runtime {
 	struct { int32_t id; int depth; } *clusters;
 	uint32_t nr_held;
 
+	/* recording runs as DAG files (pto2_record.c), or NULL; set between
+	 * runs */
+	struct pto2_rec *rec;
+
 	/* estimated ns of one block per kernel id: declared, else measured */
 	_Atomic uint64_t kcost[PTO2_MAX_KERNELS];
 	_Atomic uint64_t kmeasured[PTO2_MAX_KERNELS];

@@ -14,6 +14,7 @@
 #include <pto-private/params.h>
 
 #include "pto2_internal.h"
+#include "pto2_record.h"
 
 /* ---- Configuration -------------------------------------------------------- */
 
@@ -238,6 +239,7 @@ static void runtime_free(PTO2Runtime *rt)
 	if (rt->own_engine)
 		pto2_engine_destroy(rt->engine);
 	pto2_heap_destroy(&rt->staged);
+	pto2_record_destroy(rt);
 	pto2_tensormap_destroy(&rt->tm);
 	pto2_ready_queues_destroy(&rt->rq);
 	free(rt->dep_pos_begin);
@@ -1278,6 +1280,8 @@ static int submit(PTO2Runtime *rt, int32_t kernel_id, PTO2WorkerType wt,
 		ret = submit_alloc_outputs(&s);
 	if (!ret)
 		ret = submit_insert_outputs(&s);
+	if (!ret && rt->rec)
+		pto2_record_task(rt, s.id, s.d, wt, s.fanin_all, s.nall);
 	if (!ret)
 		ret = submit_finalize_fanin(&s);
 	if (ret) {
@@ -1362,6 +1366,7 @@ static int run_begin(PTO2Runtime *rt, pto2_orchestration_entry_fn entry,
 		return -EBUSY;
 	}
 	runtime_reset(rt);
+	pto2_record_run_begin(rt);
 	rt->entry = entry;
 	rt->args = args;
 	rt->argc = argc;
@@ -1489,6 +1494,7 @@ int pto2_runtime_wait(PTO2Runtime *rt, uint64_t timeout_ns)
 		rt->orch_thread_live = false;
 	}
 	pto2_engine_detach(rt->engine, rt);
+	pto2_record_run_end(rt, pto2_rt_get_error(rt));
 	pthread_mutex_lock(&rt->lock);
 	rt->state = PTO2_RUN_IDLE;
 	pthread_mutex_unlock(&rt->lock);

@@ -30,6 +30,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <linux/pto.h>
 
@@ -160,6 +161,18 @@ void pto2_runtime_destroy(PTO2Runtime *rt);
  * PTO2_ATTR_PRIORITY). -EBUSY during a run.
  */
 int pto2_runtime_set_dag(PTO2Runtime *rt, uint32_t total_tasks, bool dynamic);
+/*
+ * Record the runs of @rt for pto-hws-sim: from the next run on, each run
+ * that completes is appended to @f when it is waited for, as a DAG named
+ * @name.N (N from 1) arriving at its start minus @epoch_ns: its tasks in
+ * submission order with their kernel, core type, launch shape, the
+ * estimate they were submitted with, the longest time one of their
+ * blocks took on a core (the cost), and their producers. Several
+ * runtimes may share @f (each DAG is written under the file's lock); the
+ * caller owns it. @f NULL stops. -EBUSY during a run, -ENOMEM.
+ */
+int pto2_runtime_record(PTO2Runtime *rt, FILE *f, const char *name,
+			int64_t epoch_ns);
 /* The HWS context of this runtime's tasks (0 .. 3; default 0). */
 int pto2_runtime_set_context(PTO2Runtime *rt, uint32_t ctx);
 /* The engine this runtime's tasks are scheduled by. */

@@ -722,7 +722,16 @@ static int hello_runtime(struct client *c)
 		reply(c, ret, "cannot create the runtime: %s", strerror(-ret));
 		return ret;
 	}
-	return pto2_runtime_set_context(c->rt, ctx_of_uid(d, c->uid));
+	ret = pto2_runtime_set_context(c->rt, ctx_of_uid(d, c->uid));
+	if (!ret && d->rec_file) {
+		char name[48];
+
+		snprintf(name, sizeof(name), "uid%u.client%u", (unsigned)c->uid,
+			 c->id);
+		ret = pto2_runtime_record(c->rt, d->rec_file, name,
+					  d->start_ns);
+	}
+	return ret;
 }
 
 /* Phase 4: the doorbell eventfd and the runner thread. */
@@ -1102,7 +1111,10 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: ptod [-d DEVICE] [-s SOCKET] [-a PTO_AICORE] [-w TASK_WINDOW]\n"
-		"            [-H HEAP_BYTES] [-S AICORE_SPINS] [-x UID=CTX]... [-v]\n"
+		"            [-H HEAP_BYTES] [-S AICORE_SPINS] [-x UID=CTX]... [-R FILE]\n"
+		"            [-v]\n"
+		"  -R FILE     append every client's completed runs to FILE as DAGs\n"
+		"              that pto-hws-sim replays (measured costs, producers)\n"
 		"  -x UID=CTX  the tasks of user UID's clients use HWS context CTX\n"
 		"              (0-%d; its usage masks); everyone else's use 0\n",
 		PTO_HWS_NR_CTX - 1);
@@ -1156,7 +1168,7 @@ static int parse_args(struct ptod *d, int argc, char **argv)
 	d->aicore_spins = 2000;
 	d->def_task_window = 16384;
 	d->def_heap = 32ULL << 20;
-	while ((opt = getopt(argc, argv, "d:s:a:w:H:S:x:vh")) != -1) {
+	while ((opt = getopt(argc, argv, "d:s:a:w:H:S:x:R:vh")) != -1) {
 		switch (opt) {
 		case 'd': d->dev_path = optarg; break;
 		case 's': d->sock_path = optarg; break;
@@ -1171,6 +1183,7 @@ static int parse_args(struct ptod *d, int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 'R': d->rec_path = optarg; break;
 		case 'v': d->verbose = true; g_log_level = PTOD_LOG_DEBUG; break;
 		default: usage(); return 2;
 		}
@@ -1253,6 +1266,14 @@ int main(int argc, char **argv)
 	if (parse_args(d, argc, argv))
 		return 2;
 	setvbuf(stderr, NULL, _IOLBF, 0);
+	d->start_ns = pto_mono_ns();
+	if (d->rec_path) {
+		d->rec_file = fopen(d->rec_path, "ae");
+		if (!d->rec_file) {
+			ptod_log(PTOD_LOG_ERR, "-R %s: %m", d->rec_path);
+			return 1;
+		}
+	}
 	pthread_mutex_init(&d->dev_lock, NULL);
 	pthread_cond_init(&d->dev_cond, NULL);
 	pthread_mutex_init(&d->fin_lock, NULL);
@@ -1271,6 +1292,8 @@ out:
 	loop_teardown(d);
 	if (d->dev_fd >= 0)
 		close(d->dev_fd);
+	if (d->rec_file && fclose(d->rec_file))
+		ptod_log(PTOD_LOG_ERR, "-R %s: %m", d->rec_path);
 	ptod_log(PTOD_LOG_INFO, "exit");
 	return ret;
 }

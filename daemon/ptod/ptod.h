@@ -23,6 +23,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include <linux/pto.h>
@@ -113,6 +114,9 @@ struct ptod {
 	/* HWS context of each user's clients (-x UID=CTX); others: 0 */
 	struct { uid_t uid; uint32_t ctx; } ctx_rule[PTOD_MAX_CTX_RULES];
 	uint32_t nr_ctx_rules;
+	const char *rec_path;		/* -R: recordings of the runs */
+	FILE *rec_file;
+	int64_t start_ns;		/* the recordings' time 0 */
 
 	/* device, AICPU role: set up before any thread starts */
 	int dev_fd;

@@ -4,6 +4,7 @@
  * (blocks, threads, cooperative), what a kernel sees of its launch,
  * clusters, affinity, runtimes sharing one engine, refused shapes
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -20,7 +21,7 @@
 #include "test_kernels.h"
 
 
-enum { K_WHERE, K_BARRIER, K_BLOCK };
+enum { K_WHERE, K_BARRIER, K_BLOCK, K_NOP };
 
 /* One record per (block, thread) of a launch. */
 struct where {
@@ -68,8 +69,18 @@ static int k_block(const struct pto_kernel_ctx *c, const uint64_t *a,
 	return 0;
 }
 
+static int k_nop(const struct pto_kernel_ctx *c, const uint64_t *a,
+		 uint32_t n)
+{
+	(void)c;
+	(void)a;
+	(void)n;
+	return 0;
+}
+
 static void kernels(struct sim_device *sd)
 {
+	sim_device_set_kernel(sd, K_NOP, k_nop);
 	sim_device_set_kernel(sd, K_WHERE, k_where);
 	sim_device_set_kernel(sd, K_BARRIER, k_barrier);
 	sim_device_set_kernel(sd, K_BLOCK, k_block);
@@ -690,6 +701,90 @@ static void t_follow_regs(void)
 	env_close(&e);
 }
 
+/* ---- recordings of runs ------------------------------------------------------- */
+
+/* args: a buffer of 4 x 8 int64: A -> (B, C) -> D through its quarters */
+static int orch_diamond(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	Tensor q[4];
+	int i;
+
+	(void)argc;
+	for (i = 0; i < 4; i++)
+		q[i] = ext1(args[0] + (uint64_t)i * 64, 8, PTO_DT_INT64);
+	{
+		PTOParam a[] = { make_output_param(&q[0]) };
+		PTOParam b[] = { make_input_param(&q[0]), make_output_param(&q[1]) };
+		PTOParam c[] = { make_input_param(&q[0]), make_output_param(&q[2]) };
+		PTOParam d[] = { make_input_param(&q[1]), make_input_param(&q[2]),
+				 make_output_param(&q[3]) };
+
+		pto2_rt_submit_task(rt, K_NOP, PTO2_WORKER_VECTOR, a, 1);
+		pto2_rt_submit_task(rt, K_NOP, PTO2_WORKER_CUBE, b, 2);
+		pto2_rt_submit_task(rt, K_NOP, PTO2_WORKER_VECTOR, c, 2);
+		pto2_rt_submit_task(rt, K_NOP, PTO2_WORKER_VECTOR, d, 3);
+	}
+	return 0;
+}
+
+/* The line of task @id in @text, copied to @line; false if none. */
+static bool task_line(const char *text, unsigned int id, char *line,
+		      size_t len)
+{
+	char key[32];
+	const char *s;
+
+	snprintf(key, sizeof(key), "\ntask %u ", id);
+	s = strstr(text, key);
+	if (!s)
+		return false;
+	s++;
+	snprintf(line, len, "%.*s", (int)strcspn(s, "\n"), s);
+	return true;
+}
+
+/*
+ * A run recorded as a DAG file: its dag line, its tasks in submission
+ * order with their core type, kernel, a measured cost and their
+ * producers; the next run is the next DAG; nothing after recording stops.
+ */
+static void t_record(void)
+{
+	struct pto2_config c;
+	char *text = NULL, l1[128], l3[128];
+	size_t len = 0;
+	uint64_t d, args[1];
+	FILE *f = open_memstream(&text, &len);
+	struct env e;
+	int ret, r1, r2;
+
+	cfg_small(&c);
+	ret = f ? env_open(&e, 2, 4, &c) : -ENOMEM;
+	if (ret) {
+		ok(0, "record: setup %d", ret);
+		return;
+	}
+	kernels(e.sd);
+	d = gm(256);
+	args[0] = d;
+	ret = pto2_runtime_record(e.rt, f, "t", 0);
+	r1 = ret ? ret : run(&e, orch_diamond, args, 1);
+	r2 = run(&e, orch_diamond, args, 1);
+	pto2_runtime_record(e.rt, NULL, NULL, 0);
+	run(&e, orch_diamond, args, 1);
+	fclose(f);
+	ok(!r1 && !r2 && strstr(text, "dag t.1 ") && strstr(text, "dag t.2 ") &&
+	   !strstr(text, "dag t.3") && task_line(text, 1, l1, sizeof(l1)) &&
+	   task_line(text, 3, l3, sizeof(l3)) &&
+	   strstr(l1, "type aic") && strstr(l1, " pred 0") &&
+	   (strstr(l3, " pred 1,2") || strstr(l3, " pred 2,1")) &&
+	   !strstr(text, " cost 0 "),
+	   "a recorded run: 2 DAGs of 4 tasks with types, producers and costs (%d %d)",
+	   r1, r2);
+	free(text);
+	env_close(&e);
+}
+
 int main(void)
 {
 	t_blocks();
@@ -701,5 +796,6 @@ int main(void)
 	t_block_incore();
 	t_shared_engine();
 	t_follow_regs();
+	t_record();
 	return tap_done();
 }

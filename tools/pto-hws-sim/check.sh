@@ -1,12 +1,15 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 #
-# check.sh SIM - the simulator's checks and the HWS target experiments.
-# Fails if a DAG file does not replay to the same results, or if the
-# parser accepts a bad file; otherwise prints the tables (the figures are
-# for reading: Documentation/hws.rst records them).
+# check.sh SIM [MAKESPAN] - the simulator's checks and the HWS target
+# experiments. Fails if a DAG file does not replay to the same results,
+# if the parser accepts a bad file, or if a recording of a live run (made
+# by the runtime through pto-bench-makespan -w, when MAKESPAN is given)
+# does not replay; otherwise prints the tables (the figures are for
+# reading: Documentation/hws.rst records them).
 set -eu -o pipefail
 SIM=${1:-build/tools/pto-hws-sim}
+MAKESPAN=${2:-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -38,6 +41,17 @@ fi
 grep -q 'bad.dag:3: task 1: predecessor 7' "$tmp/e.out" ||
 	{ cat "$tmp/e.out"; exit 1; }
 echo "ok: $(cat "$tmp/e.out")"
+
+if [ -n "$MAKESPAN" ]; then
+	echo "== DAG files: a live run recorded by the runtime replays"
+	"$MAKESPAN" -n 2 -c 2 -t 20-40 -k 100us-200us -w "$tmp/live.dag" \
+		> "$tmp/l.out" || { cat "$tmp/l.out"; exit 1; }
+	$SIM --cores 2 "$tmp/live.dag" > "$tmp/r.out" 2>&1 ||
+		{ cat "$tmp/r.out"; exit 1; }
+	[ "$(grep -c '^dag ' "$tmp/live.dag")" = 2 ] ||
+		{ echo "the recording has no 2 DAGs"; exit 1; }
+	echo "ok: $(grep -c '^task ' "$tmp/live.dag") recorded tasks replay"
+fi
 
 echo
 echo "== target a: one static DAG, 2 / 4 / 8 cores"
