@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pto2_engine.h"
 #include "pto2_runtime.h"
 #include "sim_device.h"
 
@@ -89,9 +90,13 @@ void bench_sim_close(struct bench_sim *bs)
 
 void bench_sim_info(const struct bench_sim *bs, struct bench_sim_info *info)
 {
+	struct pto_exec_pool_stats st;
+
 	info->nr_aic = bs->sd->nr_aic;
 	info->nr_aiv = bs->sd->nr_aiv;
-	info->sched_threads = bs->cfg.sched_threads;
+	pto_exec_pool_get_stats(bs->sd->pool, &st);
+	info->core_threads = st.threads;
+	info->sched_threads = pto2_engine_threads(pto2_runtime_engine(bs->rt));
 	info->task_window = bs->cfg.task_window;
 	info->heap_mib = (unsigned long long)(bs->cfg.heap_size >> 20);
 }

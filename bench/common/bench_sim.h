@@ -27,13 +27,15 @@ struct bench_sim;
 
 /**
  * struct bench_sim_info - what a benchmark reports about the device.
- * @nr_aic, @nr_aiv: cores, one host thread each.
- * @sched_threads: the runtime's scheduler threads.
+ * @nr_aic, @nr_aiv: cores.
+ * @core_threads: host threads running the cores (the executor's pool at
+ *	start; more start only while kernels wait).
+ * @sched_threads: the engine's scheduler threads.
  * @task_window: task ring slots.
  * @heap_mib: heap ring size.
  */
 struct bench_sim_info {
-	uint32_t nr_aic, nr_aiv, sched_threads, task_window;
+	uint32_t nr_aic, nr_aiv, core_threads, sched_threads, task_window;
 	unsigned long long heap_mib;
 };
 

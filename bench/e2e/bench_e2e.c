@@ -118,10 +118,10 @@ static int be_open(void)
 	if (ret)
 		return ret;
 	bench_sim_info(bs, &in);
-	printf("# sim: runtime core + in-process sim device, %u AIC + %u AIV cores, "
-	       "%u scheduler threads, task window %u, heap %llu MiB\n",
-	       in.nr_aic, in.nr_aiv, in.sched_threads, in.task_window,
-	       in.heap_mib);
+	printf("# sim: runtime core + in-process sim device, %u AIC + %u AIV cores "
+	       "on %u host threads, %u scheduler threads, task window %u, heap %llu MiB\n",
+	       in.nr_aic, in.nr_aiv, in.core_threads, in.sched_threads,
+	       in.task_window, in.heap_mib);
 	return 0;
 }
 

@@ -82,6 +82,7 @@ struct troute {
 
 struct live {
 	uint64_t early;			/* pre-idle offset (ns), 0: off */
+	bool no_hints;			/* tasks carry no estimate */
 	struct sim_device *sd;
 	PTO2Runtime *rt;
 	uint64_t rec_dev, inbox_dev;
@@ -96,8 +97,7 @@ struct res {
 	double live[2];		/* hws, pto2: makespan / measured bound */
 	double sim;		/* simulator (hws): makespan / nominal bound */
 	double overshoot;	/* mean measured - nominal task time (ns) */
-	double to_dispatch;	/* hws: median previous end -> dispatch (ns) */
-	double to_start;	/* hws: median dispatch -> start (ns) */
+	double lat[4];		/* hws: latencies() */
 };
 
 static int k_sleep(const struct pto_kernel_ctx *c, const uint64_t *a,
@@ -199,7 +199,7 @@ static int orch_dag(PTO2Runtime *rt, uint64_t *args, int argc)
 		PTO2TaskAttr a = {
 			.flags = PTO2_ATTR_PRIORITY |
 				 (t->on_cp ? PTO2_ATTR_ON_CP : 0),
-			.est_time_ns = t->est,
+			.est_time_ns = L->no_hints ? 0 : t->est,
 			.priority = t->offline,
 		};
 
@@ -292,55 +292,50 @@ static int cmp_i64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static const struct rec *cmp_recs;
-
-/* By core, then start time. */
-static int cmp_task(const void *a, const void *b)
-{
-	const struct rec *x = &cmp_recs[*(const uint32_t *)a];
-	const struct rec *y = &cmp_recs[*(const uint32_t *)b];
-
-	if (x->core != y->core)
-		return (x->core > y->core) - (x->core < y->core);
-	return (x->start > y->start) - (x->start < y->start);
-}
-
 /*
- * Hand-offs: for each task that ran after another on the same core, the
- * time from that task's end to this one's dispatch (the engine noticed
- * the completion and decided) and from the dispatch to its start (the
- * core picked it up). Medians in *@to_dispatch, *@to_start (ns).
+ * Dispatch latency: for each task with predecessors, from the end of the
+ * last of them (it became ready) to its start, split at its dispatch
+ * (the engine noticed the completion and decided; the core picked it
+ * up). A task may also wait for a free core: on a DAG narrower than the
+ * device, it does not. Median and p99 of the whole, medians of the parts
+ * (ns) in @out[0..3].
  */
-static int handoffs(const struct rec *rec, uint32_t n, double *to_dispatch,
-		    double *to_start)
+static int latencies(const struct sim_dag *d, const struct rec *rec,
+		     double *out)
 {
-	uint32_t *idx = calloc(n, sizeof(*idx)), i, m = 0;
-	int64_t *a = calloc(n, sizeof(*a)), *b = calloc(n, sizeof(*b));
+	int64_t *all = calloc(d->ntask, sizeof(*all));
+	int64_t *eng = calloc(d->ntask, sizeof(*eng));
+	int64_t *core = calloc(d->ntask, sizeof(*core));
+	uint32_t i, k, m = 0;
 	int ret = -ENOMEM;
 
-	if (!idx || !a || !b)
+	if (!all || !eng || !core)
 		goto out;
-	for (i = 0; i < n; i++)
-		idx[i] = i;
-	cmp_recs = rec;
-	qsort(idx, n, sizeof(*idx), cmp_task);
-	for (i = 1; i < n; i++) {
-		const struct rec *p = &rec[idx[i - 1]], *t = &rec[idx[i]];
+	for (i = 0; i < d->ntask; i++) {
+		const struct sim_task *t = &d->task[i];
+		int64_t ready = INT64_MIN;
 
-		if (p->core != t->core)
+		for (k = 0; k < t->npred; k++)
+			if (rec[t->pred[k]].end > ready)
+				ready = rec[t->pred[k]].end;
+		if (ready == INT64_MIN)
 			continue;
-		a[m] = t->dispatch - p->end;
-		b[m++] = t->start - t->dispatch;
+		all[m] = rec[i].start - ready;
+		eng[m] = rec[i].dispatch - ready;
+		core[m++] = rec[i].start - rec[i].dispatch;
 	}
-	qsort(a, m, sizeof(*a), cmp_i64);
-	qsort(b, m, sizeof(*b), cmp_i64);
-	*to_dispatch = m ? (double)a[m / 2] : 0;
-	*to_start = m ? (double)b[m / 2] : 0;
+	qsort(all, m, sizeof(*all), cmp_i64);
+	qsort(eng, m, sizeof(*eng), cmp_i64);
+	qsort(core, m, sizeof(*core), cmp_i64);
+	out[0] = m ? (double)all[m / 2] : 0;
+	out[1] = m ? (double)all[m - 1 - m / 100] : 0;
+	out[2] = m ? (double)eng[m / 2] : 0;
+	out[3] = m ? (double)core[m / 2] : 0;
 	ret = 0;
 out:
-	free(idx);
-	free(a);
-	free(b);
+	free(all);
+	free(eng);
+	free(core);
 	return ret;
 }
 
@@ -455,6 +450,7 @@ static int run_sim(const struct workload *w, uint32_t i, uint32_t cores,
 
 struct opts {
 	const char *record;
+	bool no_hints;
 	uint64_t early;
 	uint32_t ndag;
 	uint32_t cores[8], ncores;
@@ -466,7 +462,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "usage: pto-bench-makespan [-n DAGS] [-c CORES,...] [-s SEED] [-t LO-HI]\n"
-"                          [-f LO-HI] [-k LO-HI] [-e OFFSET] [-w FILE]\n"
+"                          [-f LO-HI] [-k LO-HI] [-e OFFSET] [-W WIDTH] [-N]\n"
+"                          [-w FILE]\n"
 "                          [FILE...]\n"
 "  -n DAGS     random static DAGs to generate (20; none if FILEs are given)\n"
 "  -c CORES    core counts, comma-separated (2,4,8; at most %d)\n"
@@ -476,6 +473,9 @@ static void usage(FILE *f)
 "  -k LO-HI    task cost, with a unit (0.5ms-1.5ms)\n"
 "  -e OFFSET   early launch: a core is pre-idle OFFSET before its task's\n"
 "              estimated end (EARLY_LAUNCH_MODE predict; default off)\n"
+"  -W WIDTH    tasks per layer of the random DAGs (about sqrt(tasks))\n"
+"  -N          no cost hints: tasks carry no estimate (the engine learns\n"
+"              the kernel's time as it runs; ranks still use the costs)\n"
 "  -w FILE     record the DAGs as they ran under the HWS on the first core\n"
 "              count (measured costs, the hints as est) as a DAG file for\n"
 "              pto-hws-sim\n"
@@ -510,8 +510,14 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	o->ndag = 20;
 	o->seed = 1;
 	gen_defaults(&o->gen);
-	while ((c = getopt(argc, argv, "n:c:s:t:f:k:e:w:h")) != -1) {
+	while ((c = getopt(argc, argv, "n:c:s:t:f:k:e:w:W:Nh")) != -1) {
 		switch (c) {
+		case 'W':
+			o->gen.width = (uint32_t)strtoul(optarg, NULL, 10);
+			break;
+		case 'N':
+			o->no_hints = true;
+			break;
 		case 'w':
 			o->record = optarg;
 			break;
@@ -616,8 +622,8 @@ static int load(int argc, char **argv, const struct opts *o,
 	return ret;
 }
 
-static int run_cores(const struct workload *w, uint32_t cores, uint64_t early,
-		     struct res *res, FILE *rec, int64_t t0)
+static int run_cores(const struct workload *w, const struct opts *o,
+		     uint32_t cores, struct res *res, FILE *rec, int64_t t0)
 {
 	uint32_t i, max_tasks = 0;
 	uint64_t max_inbox = 0, slots;
@@ -638,7 +644,8 @@ static int run_cores(const struct workload *w, uint32_t cores, uint64_t early,
 	if (!ret)
 		ret = live_open(&L, cores, max_tasks, max_inbox);
 	L.route = r;
-	L.early = early;
+	L.early = o->early;
+	L.no_hints = o->no_hints;
 	for (i = 0; !ret && i < w->ndag; i++) {
 		double over;
 
@@ -653,8 +660,7 @@ static int run_cores(const struct workload *w, uint32_t cores, uint64_t early,
 		if (!ret && rec)
 			ret = pto2_runtime_record(L.rt, NULL, NULL, 0);
 		if (!ret)
-			ret = handoffs(L.rec, w->dag[i].ntask,
-				       &res[i].to_dispatch, &res[i].to_start);
+			ret = latencies(&w->dag[i], L.rec, res[i].lat);
 		if (!ret)
 			ret = run_live(&L, &w->dag[i], cores, HWS_POLICY_FIFO,
 				       &res[i].live[1], &over);
@@ -695,21 +701,21 @@ static void report(const struct workload *w, uint32_t cores,
 		{ "pto2", offsetof(struct res, live[1]) },
 		{ "sim-hws", offsetof(struct res, sim) },
 	};
-	double mean, max, over = 0, to_d = 0, to_s = 0;
-	uint32_t i, within;
+	double mean, max, over = 0, lat[4] = { 0 };
+	uint32_t i, k, within;
 
 	for (i = 0; i < w->ndag; i++) {
 		over += res[i].overshoot / w->ndag / 1000.0;
-		to_d += res[i].to_dispatch / w->ndag / 1000.0;
-		to_s += res[i].to_start / w->ndag / 1000.0;
+		for (k = 0; k < 4; k++)
+			lat[k] += res[i].lat[k] / w->ndag / 1000.0;
 	}
 	for (i = 0; i < sizeof(col) / sizeof(col[0]); i++) {
 		stats(res, w->ndag, col[i].off, &mean, &max, &within);
 		printf("%-5u  %-8s  %8.4f  %8.4f  %6u/%-4u\n", cores,
 		       col[i].name, mean, max, within, w->ndag);
 	}
-	printf("       hws hand-off, median: previous end -> dispatch %.1f us, dispatch -> start %.1f us; sleep overshoot %.1f us per task\n",
-	       to_d, to_s, over);
+	printf("       hws dispatch latency (ready -> start): median %.1f us, p99 %.1f us; medians ready -> dispatch %.1f us, dispatch -> start %.1f us; sleep overshoot %.1f us\n",
+	       lat[0], lat[1], lat[2], lat[3], over);
 }
 
 int main(int argc, char **argv)
@@ -748,8 +754,7 @@ int main(int argc, char **argv)
 	printf("ratio: makespan / max(critical path, work / cores); live on the tasks' measured times, sim on nominal costs\n");
 	printf("cores  sched         mean       max  within 3%%\n");
 	for (i = 0; i < o.ncores; i++) {
-		ret = run_cores(&w, o.cores[i], o.early, res, i ? NULL : rec,
-				t0);
+		ret = run_cores(&w, &o, o.cores[i], res, i ? NULL : rec, t0);
 		if (ret) {
 			fprintf(stderr, "pto-bench-makespan: %d cores: %s\n",
 				o.cores[i], strerror(-ret));

@@ -58,9 +58,10 @@ static int sim_open(uint64_t data_bytes, pto_kernel_entry_fn kernel,
 		return ret;
 	bench_sim_info(bs, &in);
 	snprintf(desc, desclen,
-		 "%u cores (%u AIC + %u AIV, one host thread each) + %u sched "
-		 "+ the orchestrating main thread",
-		 in.nr_aic + in.nr_aiv, in.nr_aic, in.nr_aiv, in.sched_threads);
+		 "%u cores (%u AIC + %u AIV) on %u host threads (more only "
+		 "while kernels wait) + %u sched + the orchestrating main thread",
+		 in.nr_aic + in.nr_aiv, in.nr_aic, in.nr_aiv, in.core_threads,
+		 in.sched_threads);
 	*dev = bs;
 	return 0;
 }

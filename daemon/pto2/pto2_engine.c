@@ -25,6 +25,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "pto2_internal.h"
 #include "pto2_record.h"
@@ -47,6 +48,8 @@ struct pto2_unit {
 struct pto2_ecore {
 	_Atomic bool busy;	/* a dispatch runs (see the file comment) */
 	uint32_t dispatch;	/* its id */
+	/* when it should end: dispatch + the task's estimate (ns) */
+	_Atomic int64_t expect_ns;
 	PTO2Runtime *rt;	/* its task */
 	int32_t task;
 	bool pending;		/* @pend waits for this core (engine lock) */
@@ -136,6 +139,8 @@ void pto2_engine_config_default(struct pto2_engine_config *cfg)
 	cfg->idle_spins = 2000;
 	cfg->idle_ns = 20000;
 	cfg->sleep_ns = 1000000;
+	cfg->predict_ns = PTO2_ENGINE_PREDICT_NS;
+	cfg->predict_late_ns = PTO2_ENGINE_PREDICT_LATE_NS;
 }
 
 int pto2_engine_configure(struct pto2_engine *e, const struct hws_config *c,
@@ -156,6 +161,11 @@ void pto2_engine_get_config(struct pto2_engine *e, struct hws_config *c)
 	pthread_mutex_lock(&e->lock);
 	*c = e->hws.cfg;
 	pthread_mutex_unlock(&e->lock);
+}
+
+uint32_t pto2_engine_threads(const struct pto2_engine *e)
+{
+	return e->nr_threads;
 }
 
 const struct hws_layout *pto2_engine_layout(const struct pto2_engine *e)
@@ -342,6 +352,23 @@ static uint32_t next_dispatch_id(struct pto2_engine *e, uint32_t last)
 	return id;
 }
 
+/*
+ * How long a dispatch of task @d should take: the estimate it was given
+ * (a task's or its kernel's), else what the kernel's runs have taken by
+ * now (an estimate made at submission may predate them).
+ */
+static uint64_t expected_time(PTO2Runtime *rt, const PTO2TaskDescriptor *d)
+{
+	uint64_t m;
+
+	if (d->est_declared || d->kernel_id < 0 ||
+	    d->kernel_id >= PTO2_MAX_KERNELS)
+		return d->est_time;
+	m = atomic_load_explicit(&rt->kmeasured[d->kernel_id],
+				 memory_order_relaxed);
+	return m ? m : d->est_time;
+}
+
 /* Write @u's payload and announce it to its core. */
 static void dispatch(struct pto2_engine *e, const struct pto2_unit *u)
 {
@@ -376,6 +403,9 @@ static void dispatch(struct pto2_engine *e, const struct pto2_unit *u)
 	ec->dispatch = next_dispatch_id(e, ec->dispatch);
 	ec->rt = rt;
 	ec->task = u->task;
+	atomic_store_explicit(&ec->expect_ns,
+			      pto_mono_ns() + (int64_t)expected_time(rt, d),
+			      memory_order_relaxed);
 	atomic_store_explicit(&ec->busy, true, memory_order_release);
 	reg64_store_relaxed(&r->ts_dispatch,
 			    pto_sys_cnt(pto_regs_info(e->dev.regs)));
@@ -791,13 +821,54 @@ static void set_irq_en(struct pto2_ethread *t, bool on)
 							     memory_order_relaxed));
 }
 
-/* Sleep in the device until a completion interrupt, a wake or the bound. */
+/*
+ * The earliest expected end of a dispatch on this thread's cores that is
+ * not overdue by more than predict_late_ns; INT64_MAX if none.
+ */
+static int64_t next_expected(struct pto2_ethread *t, int64_t now)
+{
+	struct pto2_engine *e = t->e;
+	int64_t next = INT64_MAX;
+	uint32_t c;
+
+	for (c = t->first; c < t->first + t->count; c++) {
+		struct pto2_ecore *ec = &e->cores[c];
+		int64_t x;
+
+		if (!atomic_load_explicit(&ec->busy, memory_order_relaxed))
+			continue;
+		x = atomic_load_explicit(&ec->expect_ns, memory_order_relaxed);
+		if (x < next && now - x < (int64_t)e->cfg.predict_late_ns)
+			next = x;
+	}
+	return next;
+}
+
+/*
+ * Keep polling instead of sleeping: a dispatch of ours should end within
+ * predict_ns (or ended lately, within predict_late_ns): the completion
+ * is then noticed at once, without an interrupt and a wake-up.
+ */
+static bool completion_due(struct pto2_ethread *t, int64_t now)
+{
+	return t->e->cfg.predict_ns &&
+	       next_expected(t, now) - now <= (int64_t)t->e->cfg.predict_ns;
+}
+
+/*
+ * Sleep in the device until a completion interrupt, a wake, the bound or
+ * predict_ns before a dispatch of ours should end.
+ */
 static void sleep_in_device(struct pto2_ethread *t)
 {
 	struct pto2_engine *e = t->e;
 	uint32_t count = e->dev.irq_count(e->dev.ctx);
+	int64_t now = pto_mono_ns(), until = now + (int64_t)e->cfg.sleep_ns;
+	int64_t next = e->cfg.predict_ns ? next_expected(t, now) : INT64_MAX;
 	bool pending;
 
+	if (next != INT64_MAX && next - (int64_t)e->cfg.predict_ns < until)
+		until = next - (int64_t)e->cfg.predict_ns;
 	set_irq_en(t, true);
 	atomic_fetch_add_explicit(&e->sleepers, 1, memory_order_seq_cst);
 	atomic_thread_fence(memory_order_seq_cst);
@@ -805,9 +876,8 @@ static void sleep_in_device(struct pto2_ethread *t)
 	atomic_fetch_add_explicit(&t->qs, 1, memory_order_seq_cst);
 	pending = work_pending(t);
 	atomic_fetch_add_explicit(&t->qs, 1, memory_order_seq_cst);
-	if (!pending) {
-		e->dev.irq_wait(e->dev.ctx, &count,
-				pto_mono_ns() + (int64_t)e->cfg.sleep_ns);
+	if (!pending && until > now) {
+		e->dev.irq_wait(e->dev.ctx, &count, until);
 		atomic_fetch_add_explicit(&e->st_sleeps, 1,
 					  memory_order_relaxed);
 	}
@@ -821,6 +891,7 @@ static void *ethread_main(void *arg)
 	struct pto2_engine *e = t->e;
 	uint32_t idle = 0;
 	int64_t idle_t0 = 0;
+	int due = -1;	/* a completion is due: -1 not looked yet */
 	/*
 	 * The time cap only with irq_wake: without it, work published while
 	 * every thread sleeps waits for sleep_ns.
@@ -837,6 +908,7 @@ static void *ethread_main(void *arg)
 		atomic_fetch_add_explicit(&t->qs, 1, memory_order_seq_cst);
 		if (work) {
 			idle = 0;
+			due = -1;
 			continue;
 		}
 		if (!idle)
@@ -847,7 +919,15 @@ static void *ethread_main(void *arg)
 			cpu_relax();
 			continue;
 		}
+		/* past the idle budget: on while a completion is due */
+		if (due < 0 || !(idle & 63))
+			due = completion_due(t, pto_mono_ns());
+		if (due) {
+			cpu_relax();
+			continue;
+		}
 		idle = 0;
+		due = -1;
 		/* a decision needs the lock: make sure none is owed */
 		atomic_fetch_add_explicit(&t->qs, 1, memory_order_seq_cst);
 		work = schedule(t, true);
@@ -1083,6 +1163,28 @@ static int engine_hws_init(struct pto2_engine *e)
 	return 0;
 }
 
+/*
+ * Scheduler threads as the AICPU sizes them: one per
+ * PTO2_BLOCKS_PER_SCHED_THREAD blocks of the device, at most
+ * @cfg->threads; and, since the cores' kernels run on the same host, at
+ * most half its CPUs. At least one.
+ */
+static uint32_t engine_threads(const struct pto2_device *dev,
+			       const struct pto2_engine_config *cfg)
+{
+	uint32_t blocks = dev->nr_aic > (dev->nr_aiv + 1) / 2 ?
+			  dev->nr_aic : (dev->nr_aiv + 1) / 2;
+	uint32_t n = (blocks + PTO2_BLOCKS_PER_SCHED_THREAD - 1) /
+		     PTO2_BLOCKS_PER_SCHED_THREAD;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (n > cfg->threads)
+		n = cfg->threads;
+	if (cpus > 1 && n > (uint32_t)cpus / 2)
+		n = (uint32_t)cpus / 2;
+	return n ? n : 1;
+}
+
 int pto2_engine_create(const struct pto2_device *dev,
 		       const struct pto2_engine_config *cfg,
 		       struct pto2_engine **out)
@@ -1107,8 +1209,7 @@ int pto2_engine_create(const struct pto2_device *dev,
 	e->cfg_seq = 1;
 	pthread_mutex_init(&e->lock, NULL);
 	pthread_cond_init(&e->slot_cond, NULL);
-	e->nr_threads = cfg->threads < e->nr_cores ? cfg->threads :
-			e->nr_cores;
+	e->nr_threads = engine_threads(dev, cfg);
 	e->cores = calloc(e->nr_cores, sizeof(*e->cores));
 	e->threads = calloc(e->nr_threads, sizeof(*e->threads));
 	e->nr_clusters = dev->nr_aic > (dev->nr_aiv + 1) / 2 ?

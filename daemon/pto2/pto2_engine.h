@@ -41,11 +41,19 @@ struct pto2_engine;
 
 /**
  * struct pto2_engine_config - what an engine is created with.
- * @threads: scheduler threads (1 .. PTO2_SCHED_THREADS_MAX).
+ * @threads: scheduler threads at most (1 .. PTO2_SCHED_THREADS_MAX): the
+ *	engine runs one per PTO2_BLOCKS_PER_SCHED_THREAD blocks of the
+ *	device, up to this and up to half the host's CPUs.
  * @idle_spins: empty loops before a thread sleeps, at most...
  * @idle_ns: ...and at most this long (0: no time limit; applies only to a
  *	device with irq_wake).
  * @sleep_ns: longest sleep in irq_wait.
+ * @predict_ns: a thread polls instead of sleeping from this long before a
+ *	dispatch on its cores should end (dispatch time + the task's
+ *	estimate) until it ends, so that a completion is seen without an
+ *	interrupt and a wake-up (0: never).
+ * @predict_late_ns: ...and at most this long past the expected end (an
+ *	estimate that was too short).
  * @hws: the HWS registers (hws_config_default() for the device's layout
  *	if @hws_set is false).
  * @hws_set: @hws is given.
@@ -61,6 +69,8 @@ struct pto2_engine_config {
 	uint32_t idle_spins;
 	uint64_t idle_ns;
 	uint64_t sleep_ns;
+	uint64_t predict_ns;
+	uint64_t predict_late_ns;
 	struct hws_config hws;
 	bool hws_set;
 	bool check;
@@ -68,6 +78,10 @@ struct pto2_engine_config {
 	pto2_log_fn log;
 	void *log_ctx;
 };
+
+#define PTO2_BLOCKS_PER_SCHED_THREAD	8
+#define PTO2_ENGINE_PREDICT_NS		50000	/* 50 us */
+#define PTO2_ENGINE_PREDICT_LATE_NS	500000	/* 500 us */
 
 /* Defaults: 3 threads, the runtime's idle and sleep bounds, HWS defaults. */
 void pto2_engine_config_default(struct pto2_engine_config *cfg);
@@ -101,6 +115,8 @@ int pto2_engine_configure(struct pto2_engine *e, const struct hws_config *c,
 int pto2_engine_load_regs(struct pto2_engine *e);
 /* The HWS registers in force. */
 void pto2_engine_get_config(struct pto2_engine *e, struct hws_config *c);
+/* The scheduler threads the engine runs. */
+uint32_t pto2_engine_threads(const struct pto2_engine *e);
 /* The device layout the HWS places blocks in. */
 const struct hws_layout *pto2_engine_layout(const struct pto2_engine *e);
 

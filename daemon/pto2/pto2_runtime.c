@@ -1084,6 +1084,10 @@ static int submit_init_desc(struct submit *s)
 		return -EINVAL;
 	}
 	d->est_time = submit_est(s);
+	d->est_declared = (s->attr && s->attr->est_time_ns) ||
+			  (s->kernel_id >= 0 && s->kernel_id < PTO2_MAX_KERNELS &&
+			   atomic_load_explicit(&rt->kcost[s->kernel_id],
+						memory_order_relaxed));
 	memset(d->affinity, 0, sizeof(d->affinity));
 	if (s->attr)
 		memcpy(d->affinity, s->attr->affinity, sizeof(d->affinity));

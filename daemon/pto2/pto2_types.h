@@ -33,6 +33,7 @@
 #include <stdalign.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <linux/pto.h>
@@ -151,6 +152,8 @@ typedef struct PTO2TaskDescriptor {
 	uint32_t offline_priority;
 	int32_t cluster_id;		/* -1: not pinned */
 	uint64_t est_time;		/* ns, one block */
+	bool est_declared;		/* @est_time given (task or kernel),
+					 * not measured or the default */
 	uint64_t affinity[PTO_CORE_MASK_WORDS];	/* cores; all 0: any */
 	_Atomic int32_t threads_left;	/* core executions to finish */
 } PTO2TaskDescriptor;
