@@ -99,6 +99,7 @@ struct pto2_engine {
 
 	alignas(64) _Atomic bool dirty;	/* a decision may be possible */
 	_Atomic uint32_t next_dispatch;
+	_Atomic uint32_t busy_cores;	/* dispatches running */
 	alignas(64) _Atomic int32_t sleepers;
 	_Atomic bool stop;
 	struct pto2_ethread *threads;
@@ -407,6 +408,7 @@ static void dispatch(struct pto2_engine *e, const struct pto2_unit *u)
 			      pto_mono_ns() + (int64_t)expected_time(rt, d),
 			      memory_order_relaxed);
 	atomic_store_explicit(&ec->busy, true, memory_order_release);
+	atomic_fetch_add_explicit(&e->busy_cores, 1, memory_order_relaxed);
 	reg64_store_relaxed(&r->ts_dispatch,
 			    pto_sys_cnt(pto_regs_info(e->dev.regs)));
 	reg64_store_relaxed(&r->task, pto2_payload_dev(rt, u->core));
@@ -742,6 +744,8 @@ static int complete(struct pto2_ethread *t)
 		rt = ec->rt;
 		status = pto2_payload(rt, c)->status;
 		atomic_store_explicit(&ec->busy, false, memory_order_relaxed);
+		atomic_fetch_sub_explicit(&e->busy_cores, 1,
+					  memory_order_relaxed);
 		finish_unit(t, rt, ec->task, c, status);
 		hws_mask_set(&done, e->sip_of[c]);
 		n++;
@@ -774,6 +778,15 @@ static int feed(struct pto2_ethread *t)
 	uint32_t s;
 	int n = 0;
 
+	/*
+	 * With every core busy, what becomes ready can wait for a core to
+	 * free: scanning the tasks the orchestrators publish as they publish
+	 * them only steals their cache lines (the ready station keeps
+	 * filling from what is already staged).
+	 */
+	if (atomic_load_explicit(&e->busy_cores, memory_order_relaxed) >=
+	    e->nr_cores)
+		return 0;
 	for (s = 0; s < HWS_MAX_DAGS; s++) {
 		PTO2Runtime *rt = atomic_load_explicit(&e->rts_pub[s],
 						       memory_order_acquire);
