@@ -11,12 +11,15 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <pto-private/dagfile.h>
+
 #include "hws.h"
 
+/* A task's cores, as DAG files name them (dagfile.h). */
 enum sim_type {
-	SIM_ANY = 0,	/* any core */
-	SIM_AIC = 1,	/* AIC (PTO2_WORKER_CUBE) */
-	SIM_AIV = 2,	/* AIV (PTO2_WORKER_VECTOR) */
+	SIM_ANY = PTO_DAGF_ANY,
+	SIM_AIC = PTO_DAGF_AIC,
+	SIM_AIV = PTO_DAGF_AIV,
 };
 
 /**
