@@ -14,7 +14,9 @@
 ptod_start() {
 	PTO_SOCKET=$1/ptod.sock
 	export PTO_SOCKET
-	"$PTO_TOP/build/daemon/ptod" -s "$PTO_SOCKET" >"$1/ptod.log" 2>&1 &
+	# the HWS invariant checker on: a violation aborts ptod
+	PTO_HWS_CHECK=1 "$PTO_TOP/build/daemon/ptod" -s "$PTO_SOCKET" \
+		>"$1/ptod.log" 2>&1 &
 	PTOD_PID=$!
 	_ptod_i=0
 	until [ -S "$PTO_SOCKET" ] && grep -q "is ready" "$1/ptod.log"; do

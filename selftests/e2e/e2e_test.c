@@ -1455,7 +1455,8 @@ static void keeper(int status_w)
 			   0644);
 		if (prctl(PR_SET_PDEATHSIG, SIGTERM) || log < 0 ||
 		    dup2(log, 1) < 0 || dup2(log, 2) < 0 ||
-		    setenv("NOTIFY_SOCKET", E->notify, 1))
+		    setenv("NOTIFY_SOCKET", E->notify, 1) ||
+		    setenv("PTO_HWS_CHECK", "1", 1))	/* the invariant checker */
 			_exit(127);
 		execl(ptod, "ptod", "-d", DEV_PATH, "-s", E->sock, "-x",
 		      STR(NOBODY) "=" STR(NOBODY_CTX), (char *)NULL);
