@@ -332,69 +332,86 @@ static void *fz_regs(struct fz_w *w)
 enum { FZP_OK, FZP_EDGE, FZP_RO, FZP_NULL, FZP_BAD, FZP_UNALIGNED };
 
 /*
- * Issue the size-first ioctl @cmd with @arg (@len bytes, built valid),
- * mutated at random: its size, a flag bit, a pad (@pads: byte offsets of
- * __u32 pads, 0-terminated), a byte, or where it lies (at the end of a
- * page before an unmapped one, read-only, NULL, unmapped, unaligned).
- * @arg keeps what was sent and gets what the kernel wrote back if that
- * can be read. w->clean: nothing was mutated.
+ * A size for a size-first argument of @len bytes that is not its own:
+ * one of a few odd ones, a field or two short, a little long (*@junk:
+ * what follows is not zero), or anything up to two pages.
  */
-static int fz_ioctl(struct fz_w *w, int fd, unsigned long cmd, void *arg,
-		    size_t len, const unsigned short *pads)
+static uint32_t fz_ioctl_size(struct fz_w *w, size_t len, bool *junk)
 {
 	static const uint32_t sizes[] = { 0, 4, 8, 12, 4096, 4097, 8192,
 					  0xffffffff };
-	uint32_t usize = (uint32_t)len;
-	int place = FZP_OK, ret;
-	bool junk = false;
-	uint8_t *p = NULL;
+	uint32_t usize;
+
+	switch (fz_rand(w, 4)) {
+	case 0:
+		usize = sizes[fz_rand(w, 8)];
+		break;
+	case 1:
+		usize = (uint32_t)len - 4 * (1 + fz_rand(w, 2));
+		break;
+	case 2:
+		usize = (uint32_t)(len + 4 + fz_rand(w, 64));
+		*junk = fz_pct(w, 50);
+		break;
+	default:
+		usize = (uint32_t)fz_rand(w, 8192);
+		*junk = fz_pct(w, 30);
+		break;
+	}
+	return usize;
+}
+
+/*
+ * Mutate @arg (@len bytes, @pads as for fz_ioctl()) at random, or leave
+ * it clean (w->clean): its size (*@usize, *@junk), a flag bit, a pad, a
+ * byte, or where it is to lie. Returns that place (FZP_*).
+ */
+static int fz_ioctl_mutate(struct fz_w *w, void *arg, size_t len,
+			   const unsigned short *pads, uint32_t *usize,
+			   bool *junk)
+{
 	size_t npads = 0;
 
 	while (pads && pads[npads])
 		npads++;
 	w->clean = !fz_pct(w, 30);
-	if (!w->clean) {
-		switch (fz_rand(w, 6)) {
-		case 0:		/* the size */
-			switch (fz_rand(w, 4)) {
-			case 0:
-				usize = sizes[fz_rand(w, 8)];
-				break;
-			case 1:
-				usize = (uint32_t)len - 4 * (1 + fz_rand(w, 2));
-				break;
-			case 2:
-				usize = (uint32_t)(len + 4 + fz_rand(w, 64));
-				junk = fz_pct(w, 50);
-				break;
-			default:
-				usize = (uint32_t)fz_rand(w, 8192);
-				junk = fz_pct(w, 30);
-				break;
-			}
-			break;
-		case 1:		/* a flag bit */
-			((uint32_t *)arg)[1] |= 1u << fz_rand(w, 32);
-			break;
-		case 2:		/* a pad, else a byte */
-			if (npads) {
-				uint32_t v = 1u << fz_rand(w, 32);
+	if (w->clean)
+		return FZP_OK;
+	switch (fz_rand(w, 6)) {
+	case 0:		/* the size */
+		*usize = fz_ioctl_size(w, len, junk);
+		break;
+	case 1:		/* a flag bit */
+		((uint32_t *)arg)[1] |= 1u << fz_rand(w, 32);
+		break;
+	case 2:		/* a pad, else a byte */
+		if (npads) {
+			uint32_t v = 1u << fz_rand(w, 32);
 
-				memcpy((uint8_t *)arg + pads[fz_rand(w, npads)],
-				       &v, 4);
-				break;
-			}
-			/* fall through */
-		case 3:		/* any byte after size and flags */
-			((uint8_t *)arg)[8 + fz_rand(w, len - 8)] =
-				(uint8_t)fz_rand(w, 256);
-			break;
-		default:	/* where it lies */
-			place = 1 + (int)fz_rand(w, 5);
+			memcpy((uint8_t *)arg + pads[fz_rand(w, npads)],
+			       &v, 4);
 			break;
 		}
+		/* fall through */
+	case 3:		/* any byte after size and flags */
+		((uint8_t *)arg)[8 + fz_rand(w, len - 8)] =
+			(uint8_t)fz_rand(w, 256);
+		break;
+	default:	/* where it lies */
+		return 1 + (int)fz_rand(w, 5);
 	}
-	memcpy(arg, &usize, 4);
+	return FZP_OK;
+}
+
+/*
+ * Lay @arg (@len bytes, @usize claimed, past @len zeros or junk if @junk)
+ * out at @place; returns the pointer to pass the kernel.
+ */
+static uint8_t *fz_ioctl_place(struct fz_w *w, const void *arg, size_t len,
+			       uint32_t usize, bool junk, int place)
+{
+	uint8_t *p = NULL;
+
 	switch (place) {
 	case FZP_OK:
 	case FZP_UNALIGNED:
@@ -427,6 +444,28 @@ static int fz_ioctl(struct fz_w *w, int fd, unsigned long cmd, void *arg,
 				    (uint8_t *)0xffff888000000000ULL;
 		break;
 	}
+	return p;
+}
+
+/*
+ * Issue the size-first ioctl @cmd with @arg (@len bytes, built valid),
+ * mutated at random: its size, a flag bit, a pad (@pads: byte offsets of
+ * __u32 pads, 0-terminated), a byte, or where it lies (at the end of a
+ * page before an unmapped one, read-only, NULL, unmapped, unaligned).
+ * @arg keeps what was sent and gets what the kernel wrote back if that
+ * can be read. w->clean: nothing was mutated.
+ */
+static int fz_ioctl(struct fz_w *w, int fd, unsigned long cmd, void *arg,
+		    size_t len, const unsigned short *pads)
+{
+	uint32_t usize = (uint32_t)len;
+	bool junk = false;
+	int place, ret;
+	uint8_t *p;
+
+	place = fz_ioctl_mutate(w, arg, len, pads, &usize, &junk);
+	memcpy(arg, &usize, 4);
+	p = fz_ioctl_place(w, arg, len, usize, junk, place);
 	ret = ioctl(fd, cmd, p) < 0 ? -errno : 0;
 	if (place != FZP_NULL && place != FZP_BAD)
 		memcpy(arg, p, len);
@@ -1251,136 +1290,188 @@ static int fz_bad_ioctl(struct fz_w *w)
 	return ret;
 }
 
-static int fz_mmap(struct fz_w *w)
+/* An mmap the fuzzer asks for: where, how, and the buffer it aims at. */
+struct fz_mreq {
+	uint64_t off;
+	size_t len;
+	int prot, flags;
+	struct fz_buf *b;		/* a buffer of this process, or NULL */
+};
+
+/*
+ * Where to map, for file @f: the registers, a buffer (all, part, a page
+ * too many, not a page multiple), GM, the edges between them, anywhere,
+ * unaligned, or an odd length. Returns 0, or FZ_SKIP (no buffer to aim
+ * at).
+ */
+static int fz_mmap_where(struct fz_w *w, const struct fz_file *f,
+			 struct fz_mreq *q)
+{
+	uint64_t gm_pages = w->dev->info.gm_size / PTO_PAGE;
+	struct fz_buf *b;
+
+	switch (fz_rand(w, 20)) {
+	case 0: case 1: case 2: case 3: case 4:	/* registers */
+		q->off = PTO_MMAP_REGS + fz_rand(w, FZ_REGS_PAGES + 1) * PTO_PAGE;
+		q->len = fz_pct(w, 50) ? FZ_REGS_PAGES * PTO_PAGE :
+					 (1 + fz_rand(w, FZ_REGS_PAGES + 1)) * PTO_PAGE;
+		if (fz_pct(w, 50))
+			q->off = PTO_MMAP_REGS;
+		break;
+	case 5: case 6: case 7: case 8: case 9: case 10: case 11:
+		b = fz_pick_buf(w, fz_pct(w, 70) ? f->id : 0, !fz_pct(w, 15));
+		q->b = b;
+		if (!b)
+			return FZ_SKIP;
+		q->off = b->off;
+		q->len = b->len;
+		if (fz_pct(w, 30)) {
+			uint64_t pg = fz_rand(w, b->len / PTO_PAGE);
+
+			q->off += pg * PTO_PAGE;
+			q->len = (1 + fz_rand(w, b->len / PTO_PAGE - pg)) * PTO_PAGE;
+		}
+		if (fz_pct(w, 10))
+			q->len += PTO_PAGE;	/* one page too many */
+		if (fz_pct(w, 10))
+			q->len -= fz_rand(w, PTO_PAGE);	/* not a page multiple */
+		break;
+	case 12: case 13: case 14:
+		q->off = PTO_MMAP_GM + fz_rand(w, gm_pages + 2) * PTO_PAGE;
+		q->len = (1 + fz_rand(w, 16)) * PTO_PAGE;
+		break;
+	case 15:
+		q->off = PTO_MMAP_GM;
+		q->len = w->dev->info.gm_size + (fz_pct(w, 20) ? PTO_PAGE : 0);
+		break;
+	case 16:
+		q->off = fz_pct(w, 50) ? PTO_MMAP_GM - PTO_PAGE :
+					 PTO_MMAP_REGS + FZ_REGS_PAGES * PTO_PAGE;
+		q->len = PTO_PAGE;
+		break;
+	case 17:
+		q->off = (fz_rand(w, 1ULL << 40) * PTO_PAGE) & ~(PTO_PAGE - 1);
+		q->len = PTO_PAGE;
+		break;
+	case 18:
+		q->off = PTO_MMAP_GM + 1 + fz_rand(w, PTO_PAGE - 1);	/* unaligned */
+		q->len = PTO_PAGE;
+		break;
+	default:
+		q->off = fz_pct(w, 50) ? PTO_MMAP_REGS : PTO_MMAP_GM;
+		q->len = fz_pct(w, 50) ? 0 : fz_pct(w, 50) ? 1 : 1ULL << 40;
+		break;
+	}
+	return 0;
+}
+
+/* How to map: the protection (mostly read-write) and the flags. */
+static void fz_mmap_how(struct fz_w *w, struct fz_mreq *q)
 {
 	static const int prots[] = { PROT_READ | PROT_WRITE,
 				     PROT_READ | PROT_WRITE,
 				     PROT_READ | PROT_WRITE, PROT_READ,
 				     PROT_READ, PROT_WRITE,
 				     PROT_READ | PROT_EXEC, PROT_NONE };
-	struct fz_file *f = fz_pick_file(w, -1, 0, false);
-	uint64_t gm_pages = w->dev->info.gm_size / PTO_PAGE;
-	struct fz_map *m = fz_new_map(w);
-	struct fz_buf *b = NULL;
-	uint64_t off;
-	size_t len;
-	int prot, flags, fd, err, kind;
-	bool must = false;
-	void *p;
 
-	if (!f || !m)
-		return FZ_SKIP;
-	switch (fz_rand(w, 20)) {
-	case 0: case 1: case 2: case 3: case 4:	/* registers */
-		off = PTO_MMAP_REGS + fz_rand(w, FZ_REGS_PAGES + 1) * PTO_PAGE;
-		len = fz_pct(w, 50) ? FZ_REGS_PAGES * PTO_PAGE :
-				      (1 + fz_rand(w, FZ_REGS_PAGES + 1)) * PTO_PAGE;
-		if (fz_pct(w, 50))
-			off = PTO_MMAP_REGS;
-		break;
-	case 5: case 6: case 7: case 8: case 9: case 10: case 11:
-		b = fz_pick_buf(w, fz_pct(w, 70) ? f->id : 0, !fz_pct(w, 15));
-		if (!b)
-			return FZ_SKIP;
-		off = b->off;
-		len = b->len;
-		if (fz_pct(w, 30)) {
-			uint64_t pg = fz_rand(w, b->len / PTO_PAGE);
-
-			off += pg * PTO_PAGE;
-			len = (1 + fz_rand(w, b->len / PTO_PAGE - pg)) * PTO_PAGE;
-		}
-		if (fz_pct(w, 10))
-			len += PTO_PAGE;	/* one page too many */
-		if (fz_pct(w, 10))
-			len -= fz_rand(w, PTO_PAGE);	/* not a page multiple */
-		break;
-	case 12: case 13: case 14:
-		off = PTO_MMAP_GM + fz_rand(w, gm_pages + 2) * PTO_PAGE;
-		len = (1 + fz_rand(w, 16)) * PTO_PAGE;
-		break;
-	case 15:
-		off = PTO_MMAP_GM;
-		len = w->dev->info.gm_size + (fz_pct(w, 20) ? PTO_PAGE : 0);
-		break;
-	case 16:
-		off = fz_pct(w, 50) ? PTO_MMAP_GM - PTO_PAGE :
-				      PTO_MMAP_REGS + FZ_REGS_PAGES * PTO_PAGE;
-		len = PTO_PAGE;
-		break;
-	case 17:
-		off = (fz_rand(w, 1ULL << 40) * PTO_PAGE) & ~(PTO_PAGE - 1);
-		len = PTO_PAGE;
-		break;
-	case 18:
-		off = PTO_MMAP_GM + 1 + fz_rand(w, PTO_PAGE - 1);	/* unaligned */
-		len = PTO_PAGE;
-		break;
-	default:
-		off = fz_pct(w, 50) ? PTO_MMAP_REGS : PTO_MMAP_GM;
-		len = fz_pct(w, 50) ? 0 : fz_pct(w, 50) ? 1 : 1ULL << 40;
-		break;
-	}
-	prot = prots[fz_rand(w, 8)];
+	q->prot = prots[fz_rand(w, 8)];
 	switch (fz_rand(w, 20)) {
 	case 0: case 1:
-		flags = MAP_PRIVATE;
+		q->flags = MAP_PRIVATE;
 		break;
 	case 2:
-		flags = MAP_SHARED_VALIDATE;
+		q->flags = MAP_SHARED_VALIDATE;
 		break;
 	case 3:
-		flags = len <= 64 * PTO_PAGE ? MAP_SHARED | MAP_POPULATE :
-					       MAP_SHARED;
+		q->flags = q->len <= 64 * PTO_PAGE ? MAP_SHARED | MAP_POPULATE :
+						     MAP_SHARED;
 		break;
 	default:
-		flags = MAP_SHARED;
+		q->flags = MAP_SHARED;
 		break;
 	}
-	fd = fz_fd(w, f);
-	fz_note(w, (uint64_t)fd, off, len, (uint64_t)(prot | flags << 8));
-	p = pto_mmap(fd, len, off, prot, flags, &err);
-	if (!p) {
-		switch (-err) {
-		case EINVAL: case EACCES: case EPERM: case ENOMEM:
-		case EOVERFLOW: case EOPNOTSUPP:
-			break;
-		default:
-			FZ_FAIL(w, "mmap off %#llx len %zu: errno %d",
-				(unsigned long long)off, len, -err);
-		}
-		/* a client's own live buffer, as the device handed it out */
-		must = b && b->live && b->fid == f->id && !f->inherited &&
-		       f->role == PTO_ROLE_CLIENT && !(prot & PROT_EXEC) &&
-		       (flags & MAP_TYPE) == MAP_SHARED && len &&
-		       off + PAGE_ALIGN_UP(len) <= b->off + b->len &&
-		       !(f->rdonly && (prot & PROT_WRITE));
-		if (must && !fz_denied(err) && err != -ENOMEM)
-			FZ_FAIL(w, "mmap of its own buffer (off %#llx len %zu prot %d): %d",
-				(unsigned long long)off, len, prot, err);
-		fz_checked(w);
-		return err;
+}
+
+/*
+ * The mmap @q of file @f failed with @err: an errno it may give, and not
+ * a denial of a client's own live buffer asked for as the device handed
+ * it out. Returns @err.
+ */
+static int fz_mmap_failed(struct fz_w *w, const struct fz_file *f,
+			  const struct fz_mreq *q, int err)
+{
+	const struct fz_buf *b = q->b;
+	bool must;
+
+	switch (-err) {
+	case EINVAL: case EACCES: case EPERM: case ENOMEM:
+	case EOVERFLOW: case EOPNOTSUPP:
+		break;
+	default:
+		FZ_FAIL(w, "mmap off %#llx len %zu: errno %d",
+			(unsigned long long)q->off, q->len, -err);
 	}
+	/* a client's own live buffer, as the device handed it out */
+	must = b && b->live && b->fid == f->id && !f->inherited &&
+	       f->role == PTO_ROLE_CLIENT && !(q->prot & PROT_EXEC) &&
+	       (q->flags & MAP_TYPE) == MAP_SHARED && q->len &&
+	       q->off + PAGE_ALIGN_UP(q->len) <= b->off + b->len &&
+	       !(f->rdonly && (q->prot & PROT_WRITE));
+	if (must && !fz_denied(err) && err != -ENOMEM)
+		FZ_FAIL(w, "mmap of its own buffer (off %#llx len %zu prot %d): %d",
+			(unsigned long long)q->off, q->len, q->prot, err);
 	fz_checked(w);
-	if ((prot & PROT_EXEC) || (flags & MAP_TYPE) == MAP_PRIVATE) {
-		FZ_FAIL(w, "mmap with prot %#x flags %#x succeeded", prot, flags);
-		munmap(p, len);
-		return 0;
-	}
+	return err;
+}
+
+/*
+ * What a mapping at @off of file @f is (FZM_*), failing the run if the
+ * file's role may not map that.
+ */
+static int fz_mmap_kind(struct fz_w *w, const struct fz_file *f, uint64_t off)
+{
 	if (off < PTO_MMAP_GM) {
-		kind = FZM_REGS;
 		if (f->role != PTO_ROLE_AICPU && f->role != PTO_ROLE_EXECUTOR &&
 		    f->role != FZ_ROLE_UNKNOWN)
 			FZ_FAIL(w, "a file of role %u mapped the registers",
 				f->role);
-	} else {
-		kind = f->role == PTO_ROLE_CLIENT ? FZM_BUF : FZM_GM;
-		if (f->role != PTO_ROLE_CLIENT && f->role != PTO_ROLE_AICPU &&
-		    f->role != PTO_ROLE_EXECUTOR && f->role != FZ_ROLE_UNKNOWN)
-			FZ_FAIL(w, "a file of role %u mapped GM", f->role);
+		return FZM_REGS;
 	}
-	*m = (struct fz_map){ .p = p, .len = len, .off = off, .prot = prot,
-			      .kind = kind, .used = true,
+	if (f->role != PTO_ROLE_CLIENT && f->role != PTO_ROLE_AICPU &&
+	    f->role != PTO_ROLE_EXECUTOR && f->role != FZ_ROLE_UNKNOWN)
+		FZ_FAIL(w, "a file of role %u mapped GM", f->role);
+	return f->role == PTO_ROLE_CLIENT ? FZM_BUF : FZM_GM;
+}
+
+static int fz_mmap(struct fz_w *w)
+{
+	struct fz_file *f = fz_pick_file(w, -1, 0, false);
+	struct fz_map *m = fz_new_map(w);
+	struct fz_mreq q = { 0 };
+	int fd, err, kind;
+	void *p;
+
+	if (!f || !m)
+		return FZ_SKIP;
+	if (fz_mmap_where(w, f, &q))
+		return FZ_SKIP;
+	fz_mmap_how(w, &q);
+	fd = fz_fd(w, f);
+	fz_note(w, (uint64_t)fd, q.off, q.len,
+		(uint64_t)(q.prot | q.flags << 8));
+	p = pto_mmap(fd, q.len, q.off, q.prot, q.flags, &err);
+	if (!p)
+		return fz_mmap_failed(w, f, &q, err);
+	fz_checked(w);
+	if ((q.prot & PROT_EXEC) || (q.flags & MAP_TYPE) == MAP_PRIVATE) {
+		FZ_FAIL(w, "mmap with prot %#x flags %#x succeeded", q.prot,
+			q.flags);
+		munmap(p, q.len);
+		return 0;
+	}
+	kind = fz_mmap_kind(w, f, q.off);
+	*m = (struct fz_map){ .p = p, .len = q.len, .off = q.off,
+			      .prot = q.prot, .kind = kind, .used = true,
 			      .nostore = f->inherited };
 	return 0;
 }
@@ -1885,24 +1976,17 @@ FIXTURE_TEARDOWN(fuzz)
 }
 
 /*
- * One run of the fuzzer with @procs workers (0: the environment's), then
- * the device back at rest: every counter of fz_counters[] that must come
- * back has its value from before, GM is all free, every core can be
- * reset, the HWS configuration is put back. Returns the engine (for
- * tallies) or NULL after failing the test.
+ * The engine for one run: @ops operations (0: the environment's, and so
+ * the rest), told the device's info and HWS configuration from @self.
+ * Returns NULL after failing the test.
  */
-static struct pto_fz *fz_once(struct __test_metadata *_metadata,
-			      FIXTURE_DATA(fuzz) *self, uint64_t ops,
-			      unsigned int procs, unsigned int kill_ms,
-			      uint64_t seed)
+static struct pto_fz *fz_setup(struct __test_metadata *_metadata,
+			       FIXTURE_DATA(fuzz) *self, uint64_t ops,
+			       unsigned int procs, unsigned int kill_ms,
+			       uint64_t seed)
 {
-	__u64 after[FZ_NCOUNTERS];
-	struct pto_info info;
 	struct pto_fz *fz;
 	struct fz_dev *dev;
-	__s64 until;
-	unsigned int i;
-	int fd, ret;
 
 	fz = pto_fz_new("PTO_FUZZ", fz_names, FZ_NR, FZ_OPS_DEFAULT,
 			FZ_PROCS_DEFAULT, FZ_KILL_MS_DEFAULT);
@@ -1919,21 +2003,19 @@ static struct pto_fz *fz_once(struct __test_metadata *_metadata,
 	dev = (struct fz_dev *)fz->priv;
 	dev->info = self->info;
 	dev->orig = self->orig;
-	printf("# pto_fuzz: seed %#llx, %llu operations, %u processes, a SIGKILL every %u ms on average\n",
-	       (unsigned long long)fz->seed, (unsigned long long)fz->target,
-	       fz->nr_procs, fz->kill_ms);
-	fflush(stdout);
-	ret = pto_fz_run(fz, fz_worker, NULL);
-	EXPECT_EQ(0, ret) TH_LOG("the fuzzer could not run: %s", strerror(-ret));
-	pto_fz_report(fz, stdout);
-	printf("# %llu invariants checked, %u workers ran as nobody\n",
-	       (unsigned long long)dev->checks, dev->unpriv);
-	for (i = 0; i < fz->nr_findings && i < PTO_FZ_MAX_FINDINGS; i++)
-		TH_LOG("finding: %s", fz->finding[i]);
-	EXPECT_EQ(0, fz->nr_findings)
-		TH_LOG("%u findings; PTO_FUZZ_SEED=%#llx repeats the run",
-		       fz->nr_findings, (unsigned long long)fz->seed);
-	EXPECT_LE(fz->target, fz->total);
+	return fz;
+}
+
+/*
+ * The counters after the run, in @after: those that must come back have
+ * their values from before, and as many buffers were freed as allocated.
+ */
+static void fz_counters_back(struct __test_metadata *_metadata,
+			     FIXTURE_DATA(fuzz) *self, __u64 *after)
+{
+	unsigned int i;
+	__s64 until;
+	int ret;
 
 	/*
 	 * Every process is gone, and with it every file and mapping; a file
@@ -1964,8 +2046,18 @@ static struct pto_fz *fz_once(struct __test_metadata *_metadata,
 	       (unsigned long long)after[FZ_DEAD],
 	       (unsigned long long)(after[FZ_ALLOCS] - self->before[FZ_ALLOCS]),
 	       (unsigned long long)(after[FZ_FREES] - self->before[FZ_FREES]));
+}
 
-	/* the device is usable: all GM free, the HWS as it was */
+/*
+ * The device is usable after the run: all GM free, the HWS configuration
+ * as it was, every core back (dead ones with an attach) in @after.
+ */
+static void fz_device_back(struct __test_metadata *_metadata,
+			   FIXTURE_DATA(fuzz) *self, __u64 *after)
+{
+	struct pto_info info;
+	int fd;
+
 	fd = pto_open();
 	EXPECT_LE(0, fd);
 	if (fd >= 0) {
@@ -1983,6 +2075,49 @@ static struct pto_fz *fz_once(struct __test_metadata *_metadata,
 	EXPECT_EQ(0, fz_read_counters(after));
 	EXPECT_EQ(self->before[FZ_DEAD], after[FZ_DEAD]);
 	EXPECT_EQ(self->before[2], after[2]);
+}
+
+/*
+ * One run of the fuzzer with @procs workers (0: the environment's), then
+ * the device back at rest: every counter of fz_counters[] that must come
+ * back has its value from before, GM is all free, every core can be
+ * reset, the HWS configuration is put back. Returns the engine (for
+ * tallies) or NULL after failing the test.
+ */
+static struct pto_fz *fz_once(struct __test_metadata *_metadata,
+			      FIXTURE_DATA(fuzz) *self, uint64_t ops,
+			      unsigned int procs, unsigned int kill_ms,
+			      uint64_t seed)
+{
+	__u64 after[FZ_NCOUNTERS];
+	struct pto_fz *fz;
+	struct fz_dev *dev;
+	unsigned int i;
+	int ret;
+
+	fz = fz_setup(_metadata, self, ops, procs, kill_ms, seed);
+	if (!fz)
+		return NULL;
+	dev = (struct fz_dev *)fz->priv;
+	printf("# pto_fuzz: seed %#llx, %llu operations, %u processes, a SIGKILL every %u ms on average\n",
+	       (unsigned long long)fz->seed, (unsigned long long)fz->target,
+	       fz->nr_procs, fz->kill_ms);
+	fflush(stdout);
+	ret = pto_fz_run(fz, fz_worker, NULL);
+	EXPECT_EQ(0, ret) TH_LOG("the fuzzer could not run: %s", strerror(-ret));
+	/* what it did and found */
+	pto_fz_report(fz, stdout);
+	printf("# %llu invariants checked, %u workers ran as nobody\n",
+	       (unsigned long long)dev->checks, dev->unpriv);
+	for (i = 0; i < fz->nr_findings && i < PTO_FZ_MAX_FINDINGS; i++)
+		TH_LOG("finding: %s", fz->finding[i]);
+	EXPECT_EQ(0, fz->nr_findings)
+		TH_LOG("%u findings; PTO_FUZZ_SEED=%#llx repeats the run",
+		       fz->nr_findings, (unsigned long long)fz->seed);
+	EXPECT_LE(fz->target, fz->total);
+	/* then the device at rest */
+	fz_counters_back(_metadata, self, after);
+	fz_device_back(_metadata, self, after);
 	return fz;
 }
 

@@ -422,6 +422,91 @@ static inline void pto_fz_reaped(struct pto_fz *fz, pid_t pid, int st)
 }
 
 /*
+ * The watchdog for slot @s at @now: a worker whose last operation began
+ * PTO_FZ_HANG_MS ago is hung; report it with its wchan and kill it.
+ */
+static inline void pto_fz_watchdog(struct pto_fz *fz, struct pto_fz_slot *s,
+				   int64_t now)
+{
+	int64_t beat = __atomic_load_n(&s->beat_ns, __ATOMIC_ACQUIRE);
+	char wchan[64];
+
+	if (s->killed || now - beat <= PTO_FZ_HANG_MS * 1000000LL)
+		return;
+	pto_fz_wchan(s->pid, wchan, sizeof(wchan));
+	pto_fz_finding(fz, "hang: worker generation %u (pid %d) in operation %u %s (%#" PRIx64 " %#" PRIx64 " %#" PRIx64 " %#" PRIx64 ") for %lld ms, wchan %s",
+		       s->gen, (int)s->pid, (unsigned int)s->ops,
+		       pto_fz_op_name(fz, s->op), s->arg[0], s->arg[1],
+		       s->arg[2], s->arg[3],
+		       (long long)((now - beat) / 1000000),
+		       wchan[0] ? wchan : "?");
+	s->killed = 1;
+	kill(s->pid, SIGKILL);
+}
+
+/*
+ * Every slot: start a worker in an empty one (unless @stopping), watch
+ * the live ones for hangs. Returns how many are live, or -errno if a
+ * fork failed.
+ */
+static inline int pto_fz_tend(struct pto_fz *fz, pto_fz_worker_fn fn,
+			      void *ctx, int64_t now, bool stopping)
+{
+	unsigned int i;
+	int live = 0;
+
+	for (i = 0; i < fz->nr_procs; i++) {
+		struct pto_fz_slot *s = &fz->slot[i];
+
+		if (!s->pid && !stopping) {
+			if (pto_fz_spawn(fz, i, fn, ctx) < 0)
+				return -errno;
+		}
+		if (!s->pid)
+			continue;
+		live++;
+		pto_fz_watchdog(fz, s, now);
+	}
+	return live;
+}
+
+/*
+ * The random SIGKILL due at @now: a slot drawn from @rng loses its worker
+ * if it has one that is not held; returns when the next one is due.
+ */
+static inline int64_t pto_fz_random_kill(struct pto_fz *fz,
+					 struct pto_rng *rng, int64_t now)
+{
+	unsigned int k = (unsigned int)pto_rng_below(rng, fz->nr_procs);
+
+	if (fz->slot[k].pid && !fz->slot[k].killed &&
+	    !__atomic_load_n(&fz->slot[k].hold, __ATOMIC_ACQUIRE)) {
+		fz->slot[k].killed = 1;
+		fz->kills++;
+		kill(fz->slot[k].pid, SIGKILL);
+	}
+	return now + (int64_t)(1 + pto_rng_below(rng, 2 * fz->kill_ms)) *
+	       1000000;
+}
+
+/* Stopping for too long: every worker still there is reported and killed. */
+static inline void pto_fz_overdue(struct pto_fz *fz)
+{
+	unsigned int i;
+
+	for (i = 0; i < fz->nr_procs; i++) {
+		if (!fz->slot[i].pid || fz->slot[i].killed)
+			continue;
+		pto_fz_finding(fz, "worker generation %u (pid %d) did not stop within %d ms, in operation %s",
+			       fz->slot[i].gen, (int)fz->slot[i].pid,
+			       PTO_FZ_HANG_MS,
+			       pto_fz_op_name(fz, fz->slot[i].op));
+		fz->slot[i].killed = 1;
+		kill(fz->slot[i].pid, SIGKILL);
+	}
+}
+
+/*
  * Run the pool until fz->target operations are done and every process the
  * workers started is gone. The caller's process becomes a child subreaper
  * so that it reaps (and judges) the workers' orphans too. Returns 0, or
@@ -431,10 +516,9 @@ static inline int pto_fz_run(struct pto_fz *fz, pto_fz_worker_fn fn, void *ctx)
 {
 	struct pto_rng rng = { pto_rng_seed(fz->seed, ~0ULL) };
 	int64_t now, next_kill, stop_ns = 0;
-	unsigned int i, live;
 	bool stopping = false;
 	pid_t pid;
-	int st;
+	int st, live;
 
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1))
 		return -errno;
@@ -442,6 +526,7 @@ static inline int pto_fz_run(struct pto_fz *fz, pto_fz_worker_fn fn, void *ctx)
 	next_kill = fz->t0_ns + (int64_t)pto_rng_below(&rng, 2 * fz->kill_ms + 1) *
 		    1000000;
 	for (;;) {
+		/* the ended processes, then whether to stop */
 		while ((pid = waitpid(-1, &st, WNOHANG)) > 0)
 			pto_fz_reaped(fz, pid, st);
 		now = pto_fz_now_ns();
@@ -453,47 +538,11 @@ static inline int pto_fz_run(struct pto_fz *fz, pto_fz_worker_fn fn, void *ctx)
 			__atomic_store_n(&fz->stop, 1, __ATOMIC_RELAXED);
 			fz->t1_ns = now;
 		}
-		live = 0;
-		for (i = 0; i < fz->nr_procs; i++) {
-			struct pto_fz_slot *s = &fz->slot[i];
-			int64_t beat;
-
-			if (!s->pid && !stopping) {
-				if (pto_fz_spawn(fz, i, fn, ctx) < 0)
-					return -errno;
-			}
-			if (!s->pid)
-				continue;
-			live++;
-			beat = __atomic_load_n(&s->beat_ns, __ATOMIC_ACQUIRE);
-			if (!s->killed && now - beat > PTO_FZ_HANG_MS * 1000000LL) {
-				char wchan[64];
-
-				pto_fz_wchan(s->pid, wchan, sizeof(wchan));
-				pto_fz_finding(fz, "hang: worker generation %u (pid %d) in operation %u %s (%#" PRIx64 " %#" PRIx64 " %#" PRIx64 " %#" PRIx64 ") for %lld ms, wchan %s",
-					       s->gen, (int)s->pid,
-					       (unsigned int)s->ops,
-					       pto_fz_op_name(fz, s->op),
-					       s->arg[0], s->arg[1], s->arg[2],
-					       s->arg[3],
-					       (long long)((now - beat) / 1000000),
-					       wchan[0] ? wchan : "?");
-				s->killed = 1;
-				kill(s->pid, SIGKILL);
-			}
-		}
-		if (!stopping && fz->kill_ms && now >= next_kill && live) {
-			unsigned int k = (unsigned int)pto_rng_below(&rng, fz->nr_procs);
-
-			if (fz->slot[k].pid && !fz->slot[k].killed &&
-			    !__atomic_load_n(&fz->slot[k].hold, __ATOMIC_ACQUIRE)) {
-				fz->slot[k].killed = 1;
-				fz->kills++;
-				kill(fz->slot[k].pid, SIGKILL);
-			}
-			next_kill = now + (int64_t)(1 + pto_rng_below(&rng, 2 * fz->kill_ms)) *
-				    1000000;
-		}
+		live = pto_fz_tend(fz, fn, ctx, now, stopping);
+		if (live < 0)
+			return live;
+		if (!stopping && fz->kill_ms && now >= next_kill && live)
+			next_kill = pto_fz_random_kill(fz, &rng, now);
 		if (stopping && !live) {
 			/* the workers' own children, if any are left */
 			pid = waitpid(-1, &st, 0);
@@ -505,18 +554,8 @@ static inline int pto_fz_run(struct pto_fz *fz, pto_fz_worker_fn fn, void *ctx)
 				continue;
 			break;
 		}
-		if (stopping && now - stop_ns > PTO_FZ_HANG_MS * 1000000LL) {
-			for (i = 0; i < fz->nr_procs; i++) {
-				if (!fz->slot[i].pid || fz->slot[i].killed)
-					continue;
-				pto_fz_finding(fz, "worker generation %u (pid %d) did not stop within %d ms, in operation %s",
-					       fz->slot[i].gen, (int)fz->slot[i].pid,
-					       PTO_FZ_HANG_MS,
-					       pto_fz_op_name(fz, fz->slot[i].op));
-				fz->slot[i].killed = 1;
-				kill(fz->slot[i].pid, SIGKILL);
-			}
-		}
+		if (stopping && now - stop_ns > PTO_FZ_HANG_MS * 1000000LL)
+			pto_fz_overdue(fz);
 		usleep(2000);
 	}
 	if (!fz->t1_ns)
