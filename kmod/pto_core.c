@@ -120,6 +120,13 @@ int pto_set_role(struct pto_ucmd *ucmd)
 		return -EINVAL;
 	if (arg->role < PTO_ROLE_CLIENT || arg->role > PTO_ROLE_EXECUTOR)
 		return -EINVAL;
+	/* the roles that reach every client's memory and the cores */
+	if (arg->role != PTO_ROLE_CLIENT && !capable(CAP_SYS_ADMIN)) {
+		dev_dbg(pdev->misc.this_device,
+			"role %u refused without CAP_SYS_ADMIN (pid %d)\n",
+			arg->role, task_tgid_nr(current));
+		return -EPERM;
+	}
 
 	mutex_lock(&pdev->lock);
 	if (pf->role != PTO_ROLE_NONE) {

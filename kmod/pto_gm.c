@@ -329,6 +329,22 @@ static void pto_vma_set_flags(struct vm_area_struct *vma)
 }
 
 /*
+ * A mapping that must stay read-only: refused if writable, and kept from
+ * becoming writable (mprotect).
+ */
+static int pto_mmap_readonly(struct vm_area_struct *vma)
+{
+	if (vma->vm_flags & VM_WRITE)
+		return -EACCES;
+#ifdef PTO_HAVE_VM_FLAGS_MOD
+	vm_flags_clear(vma, VM_MAYWRITE);
+#else
+	vma->vm_flags &= ~VM_MAYWRITE;
+#endif
+	return 0;
+}
+
+/*
  * Checks the range of @vma against the caller's role; on success a
  * client's VMA gets a reference to its buffer in *@bufp.
  */
@@ -347,7 +363,12 @@ static int pto_mmap_check(struct pto_file *pf, struct vm_area_struct *vma,
 	if (pgoff < PTO_REGS_PAGES) {
 		if (npages > PTO_REGS_PAGES - pgoff)
 			return -EINVAL;
-		return full ? 0 : -EACCES;
+		if (!full)
+			return -EACCES;
+		if (role == PTO_ROLE_EXECUTOR &&
+		    pgoff < (PTO_REGS_EXEC_WRITE_OFFSET >> PAGE_SHIFT))
+			return pto_mmap_readonly(vma);
+		return 0;
 	}
 
 	if (pgoff < PTO_GM_PGOFF || pgoff - PTO_GM_PGOFF >= gm_pages)

@@ -145,7 +145,7 @@ static int pto_dev_create(u32 index, struct pto_dev **out)
 	pdev->misc.name = pdev->name;
 	pdev->misc.fops = &pto_fops;
 	pdev->misc.groups = pto_groups;
-	pdev->misc.mode = 0666;
+	pdev->misc.mode = 0660;	/* root; the group: kmod/60-pto.rules */
 	ret = misc_register(&pdev->misc);
 	if (ret) {
 		pr_err("%s: misc_register failed: %d\n", pdev->name, ret);
@@ -191,6 +191,11 @@ static int __init pto_init(void)
 	BUILD_BUG_ON(sizeof(struct pto_regs_info) > PTO_REGS_HWS_OFFSET);
 	BUILD_BUG_ON(PTO_REGS_HWS_OFFSET + sizeof(struct pto_regs_hws) >
 		     PTO_REGS_CORE_OFFSET);
+	/* an executor's mapping is read-only below this page boundary */
+	BUILD_BUG_ON(PTO_REGS_HWS_OFFSET +
+		     offsetof(struct pto_regs_hws, sip_report_complete) !=
+		     PTO_REGS_EXEC_WRITE_OFFSET);
+	BUILD_BUG_ON(PTO_REGS_EXEC_WRITE_OFFSET % PAGE_SIZE);
 	BUILD_BUG_ON(PTO_MAX_AIC * (1 + PTO_AIV_PER_AIC) > PTO_MAX_CORES);
 
 	ret = pto_check_params();

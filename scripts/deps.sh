@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: MIT
 #
 # deps.sh - install the Debian 12 packages this project needs to build and to
-# run its tests (including the QEMU rig, scripts/vm-run).  Idempotent: when
-# everything is installed it only asks dpkg and exits, without apt-get update.
+# run its tests (including the QEMU rig, scripts/vm-run), and create the
+# system group "pto" that owns /dev/ptoN (kmod/60-pto.rules; the VM guest
+# shares the host's /etc/group).  Idempotent: when everything is there it
+# only asks dpkg and getent and exits, without apt-get update.
 #
 #   scripts/deps.sh            install what is missing (needs root)
 #   scripts/deps.sh --check    only report what is missing (exit 1 if any)
@@ -81,6 +83,22 @@ missing_packages() {
 	done
 }
 
+# The group the device node belongs to (kmod/60-pto.rules).
+PTO_GROUP=pto
+
+# Create the group if it is missing (install mode); 1 if missing (check).
+ensure_group() {
+	local mode=$1
+	getent group "$PTO_GROUP" >/dev/null && return 0
+	[[ $mode == install ]] || {
+		log "missing: group $PTO_GROUP"
+		return 1
+	}
+	log "creating system group $PTO_GROUP"
+	"${sudo[@]}" groupadd --system "$PTO_GROUP" ||
+		die "groupadd $PTO_GROUP failed"
+}
+
 main() {
 	local mode=install
 	case ${1:-} in
@@ -100,6 +118,14 @@ main() {
 	command -v dpkg-query >/dev/null 2>&1 ||
 		die "dpkg-query not found: this script is for Debian 12"
 
+	sudo=()
+	if ((EUID != 0)) && [[ $mode == install ]]; then
+		command -v sudo >/dev/null 2>&1 ||
+			die "not root and no sudo: run as root"
+		sudo=(sudo)
+	fi
+	ensure_group "$mode" || exit 1
+
 	local -a missing=()
 	mapfile -t missing < <(missing_packages)
 	if ((${#missing[@]} == 0)); then
@@ -108,13 +134,6 @@ main() {
 	fi
 	log "missing: ${missing[*]}"
 	[[ $mode == install ]] || exit 1
-
-	local -a sudo=()
-	if ((EUID != 0)); then
-		command -v sudo >/dev/null 2>&1 ||
-			die "not root and no sudo: run as root to install ${missing[*]}"
-		sudo=(sudo)
-	fi
 
 	export DEBIAN_FRONTEND=noninteractive
 	log "apt-get update"

@@ -46,6 +46,7 @@
 #include <unistd.h>
 
 #include <linux/pto.h>
+#include <pto-private/regs.h>
 
 #include "pto-dev.h"
 
@@ -136,9 +137,12 @@ static int irq_wait(int fd, uint32_t count, uint32_t *out)
 	return ret;
 }
 
-static void *map_regs(int fd)
+/* The register file, as the AICPU (all of it writable) or an executor. */
+static void *map_regs(int fd, bool executor)
 {
-	void *p = mmap(NULL, PTO_REGS_SIZE, PROT_READ | PROT_WRITE,
+	void *p = executor ?
+		  pto_regs_map_executor(fd, PTO_REGS_SIZE, PTO_MMAP_REGS) :
+		  mmap(NULL, PTO_REGS_SIZE, PROT_READ | PROT_WRITE,
 		       MAP_SHARED, fd, PTO_MMAP_REGS);
 
 	return p == MAP_FAILED ? NULL : p;
@@ -146,8 +150,7 @@ static void *map_regs(int fd)
 
 static volatile struct pto_core_regs *core_regs(void *regs, unsigned int c)
 {
-	return (volatile struct pto_core_regs *)
-		((char *)regs + PTO_REGS_CORE_OFFSET) + c;
+	return pto_regs_core(regs, c);
 }
 
 /* Open /proc/self/task/TID/stat for asleep(). */
@@ -558,8 +561,8 @@ static int setup(struct bench *b)
 			b->core, strerror(-ret));
 		return ret;
 	}
-	b->aregs = map_regs(b->aicpu_fd);
-	b->eregs = map_regs(b->exec_fd);
+	b->aregs = map_regs(b->aicpu_fd, false);
+	b->eregs = map_regs(b->exec_fd, true);
 	if (!b->aregs || !b->eregs)
 		return -errno;
 	b->acore = core_regs(b->aregs, b->core);

@@ -45,6 +45,7 @@
 
 #include <linux/pto.h>
 #include <pto/pto_kernel.h>
+#include <pto-private/devinfo.h>
 #include <pto-private/regs.h>
 #include <pto-private/time.h>
 #include <pto-private/wire.h>
@@ -283,20 +284,30 @@ static int device_open(struct aicore *a, const char *dev)
 	struct pto_set_role role = { .size = sizeof(role),
 				     .role = PTO_ROLE_EXECUTOR };
 	void *regs, *gm;
+	int ret;
 
 	a->fd = open(dev, O_RDWR | O_CLOEXEC);
 	if (a->fd < 0) {
 		logm("open %s: %s", dev, strerror(errno));
 		return -errno;
 	}
-	a->info.size = sizeof(a->info);
-	if (ioctl(a->fd, PTO_IOC_GET_INFO, &a->info) ||
-	    ioctl(a->fd, PTO_IOC_SET_ROLE, &role)) {
-		logm("%s: GET_INFO/SET_ROLE: %s", dev, strerror(errno));
+	ret = pto_dev_get_info(a->fd, &a->info);
+	if (ret == -EPROTO)
+		logm("%s: pto.ko speaks ABI %u.%u, pto-aicore was built for %u.x",
+		     dev, a->info.abi_version >> 16,
+		     a->info.abi_version & 0xffff, PTO_ABI_MAJOR);
+	else if (ret)
+		logm("%s: GET_INFO: %s", dev, strerror(-ret));
+	if (ret)
+		return ret;
+	if (ioctl(a->fd, PTO_IOC_SET_ROLE, &role)) {
+		logm("%s: cannot become an executor: %s%s", dev,
+		     strerror(errno),
+		     errno == EPERM ? " (it needs CAP_SYS_ADMIN)" : "");
 		return -errno;
 	}
-	regs = mmap(NULL, a->info.regs_size, PROT_READ | PROT_WRITE,
-		    MAP_SHARED, a->fd, (off_t)a->info.regs_mmap_offset);
+	regs = pto_regs_map_executor(a->fd, a->info.regs_size,
+				     (off_t)a->info.regs_mmap_offset);
 	gm = mmap(NULL, a->info.gm_size, PROT_READ | PROT_WRITE, MAP_SHARED,
 		  a->fd, (off_t)a->info.gm_mmap_offset);
 	if (regs == MAP_FAILED || gm == MAP_FAILED) {

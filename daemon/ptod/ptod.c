@@ -39,6 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <pto-private/devinfo.h>
 #include <pto-private/profile.h>
 
 #include "ptod.h"
@@ -194,6 +195,7 @@ static int open_device(struct ptod *d)
 				     .role = PTO_ROLE_AICPU };
 	struct stat st;
 	void *gm;
+	int ret;
 
 	d->dev_fd = open(d->dev_path, O_RDWR | O_CLOEXEC);
 	if (d->dev_fd < 0) {
@@ -203,15 +205,23 @@ static int open_device(struct ptod *d)
 	if (fstat(d->dev_fd, &st))
 		return -errno;
 	d->dev_rdev = st.st_rdev;
-	d->info.size = sizeof(d->info);
-	if (ioctl(d->dev_fd, PTO_IOC_GET_INFO, &d->info)) {
-		ptod_log(PTOD_LOG_ERR, "GET_INFO: %m");
-		return -errno;
+	ret = pto_dev_get_info(d->dev_fd, &d->info);
+	if (ret == -EPROTO) {
+		ptod_log(PTOD_LOG_ERR,
+			 "%s: pto.ko speaks ABI %u.%u, ptod was built for %u.x",
+			 d->dev_path, d->info.abi_version >> 16,
+			 d->info.abi_version & 0xffff, PTO_ABI_MAJOR);
+		return ret;
+	}
+	if (ret) {
+		ptod_log(PTOD_LOG_ERR, "GET_INFO: %s", strerror(-ret));
+		return ret;
 	}
 	if (ioctl(d->dev_fd, PTO_IOC_SET_ROLE, &role)) {
 		ptod_log(PTOD_LOG_ERR, "%s: cannot become the AICPU: %m%s",
 			 d->dev_path,
-			 errno == EBUSY ? " (another ptod is running?)" : "");
+			 errno == EBUSY ? " (another ptod is running?)" :
+			 errno == EPERM ? " (it needs CAP_SYS_ADMIN)" : "");
 		return -errno;
 	}
 	d->regs = mmap(NULL, d->info.regs_size, PROT_READ | PROT_WRITE,

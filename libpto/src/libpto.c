@@ -302,8 +302,15 @@ PTO_EXPORT int pto_connect(const char *socket_path, pto_client **out)
 	c->sock = -1;
 	c->dev_ops = &pto_dev_kernel_ops;
 	ret = c->dev_ops->open(dev, &c->dev, &c->info);
+	if (ret == -EPROTO) {
+		seterr(NULL, ret, "%s: pto.ko speaks ABI %u.%u, libpto was built for %u.x",
+		       dev, c->info.abi_version >> 16,
+		       c->info.abi_version & 0xffff, PTO_ABI_MAJOR);
+		goto fail;
+	}
 	if (ret) {
-		seterr(NULL, ret, "%s: %s", dev, strerror(-ret));
+		seterr(NULL, ret, "%s: %s%s", dev, strerror(-ret),
+		       ret == -EACCES ? " (not in the device's group?)" : "");
 		goto fail;
 	}
 	ret = stream_init(c);

@@ -10,6 +10,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <pto-private/devinfo.h>
+
 #include "pto_device.h"
 
 struct pto_device {
@@ -33,9 +35,10 @@ static int kdev_open(const char *path, struct pto_device **out,
 		ret = -errno;
 		goto err_free;
 	}
-	*info = (struct pto_info){ .size = sizeof(*info) };
-	if (ioctl(d->fd, PTO_IOC_GET_INFO, info) ||
-	    ioctl(d->fd, PTO_IOC_SET_ROLE, &role)) {
+	ret = pto_dev_get_info(d->fd, info);
+	if (ret)
+		goto err_close;
+	if (ioctl(d->fd, PTO_IOC_SET_ROLE, &role)) {
 		ret = -errno;
 		goto err_close;
 	}

@@ -55,6 +55,7 @@
 #include <linux/pto.h>
 
 #include "kselftest_harness.h"
+#include "pto_user.h"
 
 #include <pto-private/regs.h>
 
@@ -340,7 +341,8 @@ static int proc_spawn(struct proc *p, const char *name, char *const argv[],
 		for (i = 0; env && env[i]; i++)
 			if (putenv((char *)env[i]))
 				_exit(127);
-		if (uid && (setgroups(0, NULL) || setgid(uid) || setuid(uid)))
+		/* a user the administrator put in the device's group */
+		if (uid && pto_become_user(uid, true))
 			_exit(127);
 		execv(argv[0], argv);
 		dprintf(2, "exec %s: %s\n", argv[0], strerror(errno));

@@ -117,6 +117,7 @@ struct fz_map {
 	uint64_t off;			/* mmap offset of p */
 	int prot;
 	int kind;
+	bool exec_regs;			/* an executor's view of the registers */
 	bool nostore;			/* a child's, of a file it inherited */
 	bool used;
 };
@@ -127,6 +128,7 @@ struct fz_w {
 	struct pto_fz_slot *slot;	/* NULL in a fork child */
 	struct pto_rng *r;
 	bool child;
+	bool nobody;			/* no CAP_SYS_ADMIN: no AICPU, no executor */
 	bool clean;			/* the last ioctl went as built */
 	uint32_t next_id;
 	struct fz_file files[FZ_FILES];
@@ -665,16 +667,26 @@ static int fz_dup(struct fz_w *w)
 }
 
 /* The whole register file, read-write, as ptod and pto-aicore map it. */
+/*
+ * Map the registers writable as @f's role may: all of them for the
+ * AICPU, from PTO_REGS_EXEC_WRITE_OFFSET on (status, cores) for an
+ * executor.
+ */
 static void fz_map_regs(struct fz_w *w, struct fz_file *f)
 {
 	struct fz_map *m = fz_new_map(w);
+	uint64_t off = PTO_MMAP_REGS;
 	size_t len = FZ_REGS_PAGES * PTO_PAGE;
 	int err;
 	void *p;
 
 	if (!m)
 		return;
-	p = pto_mmap(fz_fd(w, f), len, PTO_MMAP_REGS, PROT_READ | PROT_WRITE,
+	if (f->role == PTO_ROLE_EXECUTOR) {
+		off += PTO_REGS_EXEC_WRITE_OFFSET;
+		len -= PTO_REGS_EXEC_WRITE_OFFSET;
+	}
+	p = pto_mmap(fz_fd(w, f), len, off, PROT_READ | PROT_WRITE,
 		     MAP_SHARED, &err);
 	if (!p) {
 		if (!fz_denied(err) && err != -ENOMEM)
@@ -682,9 +694,10 @@ static void fz_map_regs(struct fz_w *w, struct fz_file *f)
 				f->role, err);
 		return;
 	}
-	*m = (struct fz_map){ .p = p, .len = len, .off = PTO_MMAP_REGS,
+	*m = (struct fz_map){ .p = p, .len = len, .off = off,
 			      .prot = PROT_READ | PROT_WRITE,
-			      .kind = FZM_REGS, .used = true };
+			      .kind = FZM_REGS, .used = true,
+			      .exec_regs = f->role == PTO_ROLE_EXECUTOR };
 }
 
 static int fz_set_role(struct fz_w *w)
@@ -716,6 +729,8 @@ static int fz_set_role(struct fz_w *w)
 				s.role, f->role);
 		if (s.role < PTO_ROLE_CLIENT || s.role > PTO_ROLE_EXECUTOR)
 			FZ_FAIL(w, "SET_ROLE %u succeeded", s.role);
+		if (w->nobody && s.role != PTO_ROLE_CLIENT)
+			FZ_FAIL(w, "SET_ROLE %u succeeded as nobody", s.role);
 		f->role = s.role;
 		if ((s.role == PTO_ROLE_AICPU || s.role == PTO_ROLE_EXECUTOR) &&
 		    !f->rdonly && fz_pct(w, 60))
@@ -1443,6 +1458,16 @@ static int fz_mmap_kind(struct fz_w *w, const struct fz_file *f, uint64_t off)
 	return f->role == PTO_ROLE_CLIENT ? FZM_BUF : FZM_GM;
 }
 
+/*
+ * Whether @m shows an executor registers it may not write: an executor
+ * writes the status page and the cores, nothing before them.
+ */
+static bool fz_exec_cfg(const struct fz_map *m)
+{
+	return m->exec_regs &&
+	       m->off < PTO_MMAP_REGS + PTO_REGS_EXEC_WRITE_OFFSET;
+}
+
 static int fz_mmap(struct fz_w *w)
 {
 	struct fz_file *f = fz_pick_file(w, -1, 0, false);
@@ -1473,6 +1498,10 @@ static int fz_mmap(struct fz_w *w)
 	*m = (struct fz_map){ .p = p, .len = q.len, .off = q.off,
 			      .prot = q.prot, .kind = kind, .used = true,
 			      .nostore = f->inherited };
+	m->exec_regs = kind == FZM_REGS && f->role == PTO_ROLE_EXECUTOR;
+	if (fz_exec_cfg(m) && (q.prot & PROT_WRITE))
+		FZ_FAIL(w, "an executor mapped the registers at %#llx writable",
+			(unsigned long long)q.off);
 	return 0;
 }
 
@@ -1534,6 +1563,8 @@ static int fz_mprotect(struct fz_w *w)
 	ret = mprotect(m->p, m->len, prot) ? -errno : 0;
 	if (!ret && (prot & PROT_EXEC))
 		FZ_FAIL(w, "mprotect PROT_EXEC of a device mapping succeeded");
+	if (!ret && (prot & PROT_WRITE) && fz_exec_cfg(m))
+		FZ_FAIL(w, "mprotect made an executor's registers writable");
 	if (ret && ret != -EACCES && ret != -ENOMEM && ret != -EINVAL)
 		FZ_FAIL(w, "mprotect: errno %d", -ret);
 	fz_checked(w);
@@ -1899,6 +1930,7 @@ static void fz_worker(struct pto_fz *fz, struct pto_fz_slot *s,
 		if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() == 1)
 			_exit(0);
 		__atomic_fetch_add(&w.dev->unpriv, 1, __ATOMIC_RELAXED);
+		w.nobody = true;
 	}
 	w.scratch = mmap(NULL, 3 * PTO_PAGE, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

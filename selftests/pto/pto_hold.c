@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * pto_hold: helper of pto_module.sh. Opens the device, takes a role, maps
- * the register file (executor) or a buffer (client), CLOSES the file
- * descriptor, prints "ready" and keeps the mapping until stdin reaches
- * EOF. The mapping alone must keep the file, and so the module, alive.
+ * the part of the register file an executor writes (executor) or a
+ * buffer (client), CLOSES the file descriptor, prints "ready" and keeps
+ * the mapping until stdin reaches EOF. The mapping alone must keep the file, and so the module, alive.
  *
  *   pto_hold executor|client
  */
@@ -24,8 +24,8 @@ int main(int argc, char **argv)
 	struct pto_set_role r = { .size = sizeof(r) };
 	struct pto_gm_alloc a = { .size = sizeof(a), .len = 4096 };
 	volatile unsigned char *p;
-	size_t len = PTO_REGS_SIZE;
-	off_t off = PTO_MMAP_REGS;
+	size_t len = PTO_REGS_SIZE - PTO_REGS_EXEC_WRITE_OFFSET;
+	off_t off = PTO_MMAP_REGS + PTO_REGS_EXEC_WRITE_OFFSET;
 	char c;
 	int fd;
 

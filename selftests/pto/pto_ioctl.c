@@ -294,6 +294,45 @@ TEST_F(roles, executor)
 	EXPECT_EQ(0, pto_set_role(self->fd, PTO_ROLE_EXECUTOR));
 }
 
+/*
+ * The device node is the administrator's to hand out: mode 0660, group
+ * "pto" (kmod/60-pto.rules; the VM rig applies it). A user outside the
+ * group cannot open it; one in the group can.
+ */
+TEST(node_group_only)
+{
+	struct stat st;
+	struct group *g = getgrnam("pto");
+	int fd;
+
+	if (stat(pto_dev_path(), &st))
+		SKIP(return, "%s: %s", pto_dev_path(), strerror(errno));
+	ASSERT_NE(NULL, g) TH_LOG("no group pto (scripts/deps.sh creates it)");
+	EXPECT_EQ(0660U, st.st_mode & 0777);
+	EXPECT_EQ(g->gr_gid, st.st_gid);
+	ASSERT_EQ(0, pto_become_nobody(false));
+	fd = open(pto_dev_path(), O_RDWR | O_CLOEXEC);
+	EXPECT_EQ(-1, fd);
+	EXPECT_EQ(EACCES, errno);
+}
+
+/*
+ * The AICPU and EXECUTOR roles reach every client's memory and the
+ * cores: without CAP_SYS_ADMIN they are refused, the client role is not.
+ */
+TEST_F(roles, privileged_roles_need_cap_sys_admin)
+{
+	int c;
+
+	ASSERT_EQ(0, pto_drop_privileges());
+	EXPECT_EQ(-EPERM, pto_set_role(self->fd, PTO_ROLE_AICPU));
+	EXPECT_EQ(-EPERM, pto_set_role(self->fd, PTO_ROLE_EXECUTOR));
+	c = pto_open_role(PTO_ROLE_CLIENT);
+	EXPECT_LE(0, c);
+	if (c >= 0)
+		close(c);
+}
+
 TEST_F(roles, set_twice)
 {
 	ASSERT_EQ(0, pto_set_role(self->fd, PTO_ROLE_CLIENT));

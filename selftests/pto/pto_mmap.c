@@ -328,11 +328,59 @@ TEST_F(map, aicpu_and_executor_map_all)
 	g = pto_mmap(self->exec, self->info.gm_size, PTO_MMAP_GM, RW,
 		     MAP_SHARED, &err);
 	ASSERT_NE(NULL, g) TH_LOG("exec gm: %s", strerror(-err));
-	r = pto_mmap(self->exec, PTO_REGS_SIZE, PTO_MMAP_REGS, RW,
-		     MAP_SHARED, &err);
+	r = pto_map_regs_exec(self->exec, &err);
 	ASSERT_NE(NULL, r) TH_LOG("exec regs: %s", strerror(-err));
 	munmap(g, self->info.gm_size);
 	munmap(r, PTO_REGS_SIZE);
+}
+
+/*
+ * An executor cannot write the info page or the HWS configuration (the
+ * AICPU validated it): a writable mapping below PTO_REGS_EXEC_WRITE_OFFSET
+ * is refused, and a read-only one cannot be made writable.
+ */
+TEST_F(map, executor_config_not_writable)
+{
+	int err;
+	void *r;
+
+	EXPECT_EQ(-EACCES, pto_mmap_err(self->exec, PTO_REGS_SIZE,
+					PTO_MMAP_REGS, RW, MAP_SHARED));
+	EXPECT_EQ(-EACCES, pto_mmap_err(self->exec, PTO_PAGE,
+					PTO_MMAP_REGS + PTO_REGS_HWS_OFFSET,
+					RW, MAP_SHARED));
+	r = pto_mmap(self->exec, PTO_REGS_SIZE, PTO_MMAP_REGS, PROT_READ,
+		     MAP_SHARED, &err);
+	ASSERT_NE(NULL, r) TH_LOG("read-only: %s", strerror(-err));
+	EXPECT_EQ(-1, mprotect(r, PTO_REGS_SIZE, RW));
+	EXPECT_EQ(EACCES, errno);
+	EXPECT_EQ(-1, mprotect((char *)r + PTO_REGS_HWS_OFFSET, PTO_PAGE, RW));
+	munmap(r, PTO_REGS_SIZE);
+}
+
+/*
+ * From PTO_REGS_EXEC_WRITE_OFFSET on an executor writes (the doorbells,
+ * its cores), and the AICPU sees what it wrote.
+ */
+TEST_F(map, executor_writes_status_and_cores)
+{
+	volatile struct pto_regs_hws *eh, *ah;
+	int err;
+	void *e, *a;
+
+	e = pto_map_regs_exec(self->exec, &err);
+	ASSERT_NE(NULL, e) TH_LOG("exec regs: %s", strerror(-err));
+	a = pto_map_regs(self->aicpu);
+	ASSERT_NE(NULL, a);
+	eh = pto_regs_hws(e);
+	ah = pto_regs_hws(a);
+	PTO_STORE(eh->sip_launch_pending[0], 0x5aULL);
+	EXPECT_EQ(0x5aULL, PTO_LOAD(ah->sip_launch_pending[0]));
+	PTO_STORE(eh->sip_launch_pending[0], 0ULL);
+	PTO_STORE(pto_core(e, 0)->ts_start, 1234ULL);
+	EXPECT_EQ(1234ULL, PTO_LOAD(pto_core(a, 0)->ts_start));
+	munmap(e, PTO_REGS_SIZE);
+	munmap(a, PTO_REGS_SIZE);
 }
 
 /* Client -> AICPU and executor views, and back. */

@@ -70,9 +70,15 @@ wait_dev() {
 	return 1
 }
 
+# The node's group and mode, as udev would set them (kmod/60-pto.rules):
+# vm-run's guest has no udevd and gives the rules as /run/vm-run/dev-rules.
+dev_rules() {
+	[[ ! -x /run/vm-run/dev-rules ]] || /run/vm-run/dev-rules
+}
+
 load() {
 	# shellcheck disable=SC2068 # parameters split on purpose
-	insmod "$MODULE" $@ && wait_dev
+	insmod "$MODULE" $@ && wait_dev && dev_rules
 }
 
 unload() {
@@ -218,7 +224,8 @@ else
 	done
 fi
 
-if check_out=$(load nr_devices=2 2>&1) && wait_dev /dev/pto1 >/dev/null; then
+if check_out=$(load nr_devices=2 2>&1) && wait_dev /dev/pto1 >/dev/null &&
+	dev_rules; then
 	ok load_two_devices
 	check info_pto1 prog env PTO_DEV=/dev/pto1 \
 		PTO_SYSFS=/sys/class/misc/pto1 "$BIN/pto_ioctl" -f info \

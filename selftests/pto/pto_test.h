@@ -10,7 +10,6 @@
 #define PTO_SELFTEST_H
 
 #include <errno.h>
-#include <grp.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -27,6 +26,8 @@
 #include <sys/wait.h>
 
 #include <linux/pto.h>
+
+#include "pto_user.h"
 
 #define PTO_PAGE		4096UL
 
@@ -247,12 +248,39 @@ static inline int pto_mmap_err(int fd, size_t len, __u64 off, int prot,
 	return err;
 }
 
+/*
+ * An executor's register file: read-only, with its writable part (from
+ * PTO_REGS_EXEC_WRITE_OFFSET) mapped over it, as pto-aicore maps it. NULL
+ * with *@err on failure.
+ */
+static inline void *pto_map_regs_exec(int fd, int *err)
+{
+	char *p = pto_mmap(fd, PTO_REGS_SIZE, PTO_MMAP_REGS, PROT_READ,
+			   MAP_SHARED, err);
+	void *w;
+
+	if (!p)
+		return NULL;
+	w = mmap(p + PTO_REGS_EXEC_WRITE_OFFSET,
+		 PTO_REGS_SIZE - PTO_REGS_EXEC_WRITE_OFFSET,
+		 PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd,
+		 PTO_MMAP_REGS + PTO_REGS_EXEC_WRITE_OFFSET);
+	if (w == MAP_FAILED) {
+		*err = -errno;
+		munmap(p, PTO_REGS_SIZE);
+		return NULL;
+	}
+	return p;
+}
+
+/* The register file as the file's role may map it writable. */
 static inline void *pto_map_regs(int fd)
 {
 	int err;
+	void *p = pto_mmap(fd, PTO_REGS_SIZE, PTO_MMAP_REGS,
+			   PROT_READ | PROT_WRITE, MAP_SHARED, &err);
 
-	return pto_mmap(fd, PTO_REGS_SIZE, PTO_MMAP_REGS,
-			PROT_READ | PROT_WRITE, MAP_SHARED, &err);
+	return p || err != -EACCES ? p : pto_map_regs_exec(fd, &err);
 }
 
 static inline void *pto_map_gm(int fd, __u64 gm_size)
@@ -286,18 +314,15 @@ static inline volatile struct pto_core_regs *pto_core(void *regs,
 #define PTO_STORE(x, v)	__atomic_store_n(&(x), (v), __ATOMIC_RELEASE)
 #define PTO_FENCE()	__atomic_thread_fence(__ATOMIC_SEQ_CST)
 
-/*
- * Become an unprivileged user (nobody, 65534), losing every capability:
- * what a local user without rights on the device can do. 0 or -errno.
- * The harness runs each test in a child of its own, so this lasts for
- * the test only.
- */
+static inline int pto_become_nobody(bool device)
+{
+	return pto_become_user(65534, device);
+}
+
+/* An unprivileged user of the device (nobody, in its group). */
 static inline int pto_drop_privileges(void)
 {
-	if (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
-	    setresuid(65534, 65534, 65534))
-		return -errno;
-	return 0;
+	return pto_become_nobody(true);
 }
 
 static inline __s64 pto_now_ns(void)

@@ -39,7 +39,7 @@ extern "C" {
  * userspace, so it is up to a program to compare the major number with
  * the PTO_ABI_MAJOR it was built with.
  */
-#define PTO_ABI_MAJOR		2
+#define PTO_ABI_MAJOR		3
 #define PTO_ABI_MINOR		0
 #define PTO_ABI_VERSION		((PTO_ABI_MAJOR << 16) | PTO_ABI_MINOR)
 
@@ -107,8 +107,13 @@ enum pto_profile {
  * Register file (mmap at PTO_MMAP_REGS, PTO_REGS_SIZE bytes)
  *
  *   0x0000  struct pto_regs_info   device info, system counter, AICPU irq
- *   0x1000  struct pto_regs_hws    HWS configuration and status
- *   0x2000  struct pto_core_regs   [nr_cores], 64 bytes each
+ *   0x1000  struct pto_regs_hws    HWS configuration (this page) and
+ *                                  status and doorbells (the next)
+ *   0x3000  struct pto_core_regs   [nr_cores], 64 bytes each
+ *
+ * The AICPU maps all of it writable. An executor maps it read-only, and
+ * writable only from PTO_REGS_EXEC_WRITE_OFFSET (the HWS status page and
+ * the cores): it cannot change the configuration the AICPU validated.
  *
  * Core numbering: cores 0 .. nr_aic-1 are AIC; AIV cores follow, the two
  * AIV of block b being nr_aic + 2b and nr_aic + 2b + 1.
@@ -116,7 +121,9 @@ enum pto_profile {
  */
 #define PTO_REGS_INFO_OFFSET	0x0000
 #define PTO_REGS_HWS_OFFSET	0x1000
-#define PTO_REGS_CORE_OFFSET	0x2000
+#define PTO_REGS_HWS_STATUS_OFFSET	0x2000
+#define PTO_REGS_CORE_OFFSET	0x3000
+#define PTO_REGS_EXEC_WRITE_OFFSET	PTO_REGS_HWS_STATUS_OFFSET
 #define PTO_REGS_SIZE		(PTO_REGS_CORE_OFFSET + PTO_MAX_CORES * 64)
 
 #define PTO_REGS_MAGIC		0x324f5450	/* "PTO2" */
@@ -270,6 +277,8 @@ struct pto_hws_cfg {
  *	of @cfg changes it: the HWS looks at it before each decision and
  *	applies a new configuration from that decision on.
  * @pad: zero.
+ * @cfg_page_end: the rest of the configuration page; the fields below
+ *	are in the status page, at PTO_REGS_HWS_STATUS_OFFSET.
  * @sip_report_complete: SIP_REPORT_COMPLETE; a core that finishes ORs its
  *	bit in atomically, the HWS engine exchanges each word with zero.
  * @sip_report_pre_complete: SIP_REPORT_PRE_COMPLETE, same protocol, for
@@ -290,6 +299,8 @@ struct pto_regs_hws {
 	struct pto_hws_cfg cfg;
 	__u32 cfg_seq;
 	__u32 pad;
+	__u8 cfg_page_end[PTO_REGS_HWS_STATUS_OFFSET - PTO_REGS_HWS_OFFSET -
+			  sizeof(struct pto_hws_cfg) - 8];
 	__u64 sip_report_complete[PTO_CORE_MASK_WORDS];
 	__u64 sip_report_pre_complete[PTO_CORE_MASK_WORDS];
 	__u64 sip_idle_status[PTO_CORE_MASK_WORDS];
@@ -376,9 +387,12 @@ struct pto_core_regs {
  *	PTO_IOC_SET_ROLE, PTO_IOC_HWS_CONFIG (read) and PTO_IOC_GM_LOOKUP.
  * @PTO_ROLE_CLIENT: allocates GM buffers and maps only its own.
  * @PTO_ROLE_AICPU: exclusive per device; maps all of GM and the register
- *	file, kicks cores, waits for interrupts, allocates GM.
- * @PTO_ROLE_EXECUTOR: attaches cores, maps GM and the register file,
- *	parks in the device, raises the AICPU interrupt.
+ *	file, kicks cores, waits for interrupts, allocates GM. Needs
+ *	CAP_SYS_ADMIN.
+ * @PTO_ROLE_EXECUTOR: attaches cores, maps GM and the register file (read
+ *	only below PTO_REGS_EXEC_WRITE_OFFSET), parks in the device, raises
+ *	the AICPU interrupt. Needs CAP_SYS_ADMIN; the file can then be
+ *	handed to an unprivileged process.
  */
 enum pto_role {
 	PTO_ROLE_NONE = 0,
@@ -430,7 +444,8 @@ struct pto_info {
  * @size: In: sizeof(struct pto_set_role).
  * @flags: In: zero.
  * @role: In: enum pto_role other than PTO_ROLE_NONE. -EBUSY if the file
- *	already has a role or if another file holds the AICPU role.
+ *	already has a role or if another file holds the AICPU role; -EPERM
+ *	for the AICPU and EXECUTOR roles without CAP_SYS_ADMIN.
  * @pad: In: zero.
  */
 struct pto_set_role {

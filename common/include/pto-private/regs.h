@@ -21,8 +21,10 @@
 #ifndef PTO_PRIVATE_REGS_H
 #define PTO_PRIVATE_REGS_H
 
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <sys/mman.h>
 
 #include <linux/pto.h>
 
@@ -97,6 +99,33 @@ static inline void pto_launch_pending_set(void *regs, uint32_t core)
 
 	atomic_fetch_or_explicit(PTO_REG64(w), 1ULL << (core % 64),
 				 memory_order_seq_cst);
+}
+
+/*
+ * Map the register file of an EXECUTOR file @fd (@size bytes at mmap
+ * offset @off): read-only, with the part an executor may write (from
+ * PTO_REGS_EXEC_WRITE_OFFSET: the HWS status page, the cores) mapped
+ * writable over it, so that one pointer serves both. MAP_FAILED and
+ * errno on failure.
+ */
+static inline void *pto_regs_map_executor(int fd, size_t size, off_t off)
+{
+	uint8_t *p = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, off);
+	void *w;
+	int e;
+
+	if (p == MAP_FAILED)
+		return MAP_FAILED;
+	w = mmap(p + PTO_REGS_EXEC_WRITE_OFFSET,
+		 size - PTO_REGS_EXEC_WRITE_OFFSET, PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_FIXED, fd, off + PTO_REGS_EXEC_WRITE_OFFSET);
+	if (w == MAP_FAILED) {
+		e = errno;
+		munmap(p, size);
+		errno = e;
+		return MAP_FAILED;
+	}
+	return p;
 }
 
 /* ---- System counter --------------------------------------------------- */

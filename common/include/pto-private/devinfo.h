@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: MIT
+/*
+ * devinfo.h - what a program asks pto.ko first: the device's geometry
+ * (PTO_IOC_GET_INFO), refused when the module speaks another major ABI
+ * version than the one the program was built with (the register layout
+ * and the ioctls of another major version are not this one's)
+ */
+#ifndef PTO_PRIVATE_DEVINFO_H
+#define PTO_PRIVATE_DEVINFO_H
+
+#include <errno.h>
+#include <sys/ioctl.h>
+
+#include <linux/pto.h>
+
+/*
+ * Fill @info from the device file @fd. 0, -errno of the ioctl, or
+ * -EPROTO if the module's ABI major version is not PTO_ABI_MAJOR
+ * (info->abi_version says which it is).
+ */
+static inline int pto_dev_get_info(int fd, struct pto_info *info)
+{
+	*info = (struct pto_info){ .size = sizeof(*info) };
+	if (ioctl(fd, PTO_IOC_GET_INFO, info))
+		return -errno;
+	if (info->abi_version >> 16 != PTO_ABI_MAJOR)
+		return -EPROTO;
+	return 0;
+}
+
+#endif /* PTO_PRIVATE_DEVINFO_H */
