@@ -722,21 +722,28 @@ static int run_probe(double seconds, long limit)
 #define PRIO_CHAIN	4
 #define PRIO_TASKS	(1 + PRIO_LEAVES + PRIO_CHAIN)
 #define PRIO_COST_NS	100000	/* the probe kernel's declared cost */
+#define PRIO_HOLD_NS	200000000	/* how long R holds its successors */
 
 static const char *const prio_name[PRIO_TASKS] = {
 	"R", "A0", "A1", "A2", "A3", "C0", "C1", "C2", "C3"
 };
 
-/* AIC probe task writing slot @slot, after the task that wrote @after. */
+/*
+ * AIC probe task writing slot @slot, after the task that wrote @after;
+ * the root (@after < 0) sleeps PRIO_HOLD_NS, so every other task is in
+ * the scheduler when it finishes and the order they start in is the
+ * scheduler's choice, not a race with their submission.
+ */
 static void prio_submit(PTO2Runtime *rt, long slot, long after)
 {
-	Tensor out = probe_tensor(slot), in = probe_tensor(after);
+	Tensor out = probe_tensor(slot), in = probe_tensor(after < 0 ? 0 : after);
 	PTOParam p[] = { make_output_param(&out),
 			 make_scalar_param((uint64_t)slot + 1),
+			 make_scalar_param(after < 0 ? PRIO_HOLD_NS : 0),
 			 make_input_param(&in) };
 
 	pto2_rt_submit_task(rt, PROBE_AIC, PTO2_WORKER_CUBE, p,
-			    after < 0 ? 2 : 3);
+			    after < 0 ? 3 : 4);
 }
 
 /*
