@@ -31,14 +31,14 @@ KO61 := $(BUILD)/kmod-check/$(notdir $(KDIR61))/kmod/pto.ko
 # libraries it links, so that make -j builds the rest side by side. Each
 # directory's Makefile includes scripts/Makefile.user (flags and rules).
 USER_DIRS := common libpto daemon daemon/aicore daemon/ptod tools/pto-run \
-	tools/pto-gm tools/pto-hws-sim examples selftests/pto selftests/e2e \
-	bench/roundtrip bench/submit bench/e2e bench/hws bench/peers
+	tools/pto-gm tools/pto-hws-sim tools/pto-trace examples selftests/pto \
+	selftests/e2e bench/roundtrip bench/submit bench/e2e bench/hws bench/peers
 SUB := PTO_FROM_TOP=1
 
 libpto daemon: common
 daemon/aicore daemon/ptod bench/submit examples: daemon
 tools/pto-hws-sim bench/hws bench/peers: daemon
-bench/hws: tools/pto-hws-sim
+bench/hws tools/pto-trace: tools/pto-hws-sim
 tools/pto-run selftests/e2e bench/e2e: libpto
 selftests/e2e: selftests/pto
 bench/e2e: daemon
@@ -63,12 +63,15 @@ $(USER_DIRS):
 # Native tests (fast, no VM): the runtime core's and the HWS library's unit
 # tests (also under ASan + UBSan and TSan), the HWS simulator's checks (DAG
 # files replay identically, a live run recorded by the runtime replays; its
-# target experiments print their tables), the examples' kernels against
+# target experiments print their tables), pto-trace's (a recording as
+# JSON, SVG and DOT), the examples' kernels against
 # their golden references, and the examples end to end on the runtime core
 # over in-process simulated cores.
 check-native: user
 	$(MAKE) -C daemon test test-asan test-tsan $(SUB)
 	tools/pto-hws-sim/check.sh $(BUILD)/tools/pto-hws-sim \
+		$(BUILD)/bench/hws/pto-bench-makespan
+	tools/pto-trace/check.sh $(BUILD)/tools/pto-trace \
 		$(BUILD)/bench/hws/pto-bench-makespan
 	$(MAKE) -C examples check $(SUB)
 	$(MAKE) -C examples check-sim $(SUB)

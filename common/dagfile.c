@@ -49,3 +49,12 @@ void pto_dagf_write_task(FILE *f, const struct pto_dagf_task *t)
 		fprintf(f, "%s%u", k ? "," : " pred ", t->pred[k]);
 	fprintf(f, "\n");
 }
+
+void pto_dagf_write_block(FILE *f, const struct pto_dagf_block *b)
+{
+	fprintf(f, "block %u core %u", b->task, b->core);
+	put_time(f, "dispatch", b->dispatch);
+	put_time(f, "start", b->start);
+	put_time(f, "end", b->end);
+	fprintf(f, "\n");
+}

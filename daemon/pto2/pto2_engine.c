@@ -697,8 +697,14 @@ static void measure(struct pto2_engine *e, PTO2Runtime *rt, int32_t id,
 	if (kid < 0 || kid >= PTO2_MAX_KERNELS || f < s)
 		return;
 	ns = (f - s) * PTO_NS_PER_SYS_CNT;
-	if (rt->rec)
-		pto2_record_cost(rt, id, ns);
+	if (rt->rec) {
+		int64_t epoch = pto_regs_info(e->dev.regs)->sys_cnt_epoch_ns;
+
+		pto2_record_block(rt, id, core,
+				  pto_sys_cnt_to_ns(epoch, r->ts_dispatch),
+				  pto_sys_cnt_to_ns(epoch, s),
+				  pto_sys_cnt_to_ns(epoch, f));
+	}
 	old = atomic_load_explicit(&rt->kmeasured[kid], memory_order_relaxed);
 	atomic_store_explicit(&rt->kmeasured[kid],
 			      old ? old - old / 8 + ns / 8 : ns,

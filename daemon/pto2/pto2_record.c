@@ -5,10 +5,11 @@
  *
  * The orchestrator records each task as it is submitted (kernel, core
  * type, launch shape, the estimate it got, its producers); the engine's
- * threads record the longest time one of its blocks took on a core; the
- * run is written when it is waited for. Task records live in chunks that
- * never move, since the engine writes into them while the orchestrator
- * adds more.
+ * threads record every block that ran (its core, when it was dispatched,
+ * started and ended) and the longest time one of its blocks took; the run
+ * is written when it is waited for. Task and block records live in chunks
+ * that never move, since the engine writes into them while the
+ * orchestrator adds more.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -21,7 +22,7 @@
 #include "pto2_record.h"
 
 #define REC_CHUNK	4096
-#define REC_CHUNKS	256		/* at most 1 Mi tasks per run */
+#define REC_CHUNKS	256		/* at most 1 Mi tasks, 1 Mi blocks per run */
 
 struct rec_task {
 	int32_t kernel;
@@ -39,9 +40,12 @@ struct pto2_rec {
 	int64_t epoch_ns;
 	uint32_t runs;
 	int64_t run_start;
-	bool dropped;			/* this run did not fit */
+	_Atomic bool dropped;		/* this run did not fit */
 	_Atomic uint32_t n;		/* tasks of this run */
 	struct rec_task *chunk[REC_CHUNKS];
+	/* blocks that ran: engine threads claim an index, then fill it */
+	_Atomic uint32_t nblk;
+	struct pto_dagf_block *_Atomic blk[REC_CHUNKS];
 	/* task slot -> record: valid if id matches (orchestrator writes,
 	 * engine reads after the task was published) */
 	int32_t *slot_id;
@@ -62,8 +66,10 @@ static void rec_free(struct pto2_rec *r)
 
 	if (!r)
 		return;
-	for (i = 0; i < REC_CHUNKS; i++)
+	for (i = 0; i < REC_CHUNKS; i++) {
 		free(r->chunk[i]);
+		free(r->blk[i]);
+	}
 	free(r->slot_id);
 	free(r->slot_idx);
 	free(r->slot_run);
@@ -119,6 +125,7 @@ void pto2_record_run_begin(PTO2Runtime *rt)
 	r->dropped = false;
 	r->npred = 0;
 	atomic_store(&r->n, 0);
+	atomic_store(&r->nblk, 0);
 }
 
 /* The record index of task @id of this run, or -1. */
@@ -195,12 +202,40 @@ void pto2_record_task(PTO2Runtime *rt, int32_t id,
 	atomic_store_explicit(&r->n, i + 1, memory_order_release);
 }
 
-void pto2_record_cost(PTO2Runtime *rt, int32_t id, uint64_t ns)
+/* Block record @i, its chunk allocated by whichever thread comes first. */
+static struct pto_dagf_block *blk_at(struct pto2_rec *r, uint32_t i)
+{
+	struct pto_dagf_block *c, *fresh;
+
+	c = atomic_load_explicit(&r->blk[i / REC_CHUNK], memory_order_acquire);
+	if (!c) {
+		fresh = calloc(REC_CHUNK, sizeof(*fresh));
+		if (!fresh)
+			return NULL;
+		if (atomic_compare_exchange_strong(&r->blk[i / REC_CHUNK], &c,
+						   fresh))
+			c = fresh;
+		else
+			free(fresh);
+	}
+	return &c[i % REC_CHUNK];
+}
+
+/* Monotonic ns -> ns from the recording's time 0. */
+static uint64_t rec_time(const struct pto2_rec *r, int64_t ns)
+{
+	return ns > r->epoch_ns ? (uint64_t)(ns - r->epoch_ns) : 0;
+}
+
+void pto2_record_block(PTO2Runtime *rt, int32_t id, uint32_t core,
+		       int64_t dispatch_ns, int64_t start_ns, int64_t end_ns)
 {
 	struct pto2_rec *r = rt->rec;
 	int64_t k = rec_index(r, rt, id);
+	uint64_t ns = (uint64_t)(end_ns - start_ns), old;
+	struct pto_dagf_block *b;
 	struct rec_task *t;
-	uint64_t old;
+	uint32_t i;
 
 	if (k < 0 || (uint32_t)k >= atomic_load_explicit(&r->n,
 							 memory_order_acquire))
@@ -210,13 +245,24 @@ void pto2_record_cost(PTO2Runtime *rt, int32_t id, uint64_t ns)
 	while (ns > old &&
 	       !atomic_compare_exchange_weak(&t->cost, &old, ns))
 		;
+	i = atomic_fetch_add_explicit(&r->nblk, 1, memory_order_relaxed);
+	b = i < REC_CHUNK * REC_CHUNKS ? blk_at(r, i) : NULL;
+	if (!b) {
+		r->dropped = true;
+		return;
+	}
+	*b = (struct pto_dagf_block){
+		.task = (uint32_t)k, .core = core,
+		.dispatch = rec_time(r, dispatch_ns),
+		.start = rec_time(r, start_ns), .end = rec_time(r, end_ns),
+	};
 }
 
 /* Write the run just waited for (runs that failed are not written). */
 void pto2_record_run_end(PTO2Runtime *rt, int status)
 {
 	struct pto2_rec *r = rt->rec;
-	uint32_t i, n;
+	uint32_t i, n, nblk;
 	char name[96];
 
 	if (!r)
@@ -245,6 +291,9 @@ void pto2_record_run_end(PTO2Runtime *rt, int status)
 
 		pto_dagf_write_task(r->f, &ft);
 	}
+	nblk = atomic_load(&r->nblk);
+	for (i = 0; i < nblk; i++)
+		pto_dagf_write_block(r->f, blk_at(r, i));
 	fflush(r->f);
 	funlockfile(r->f);
 }

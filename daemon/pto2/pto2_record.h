@@ -17,8 +17,12 @@ void pto2_record_run_begin(PTO2Runtime *rt);
 void pto2_record_task(PTO2Runtime *rt, int32_t id,
 		      const PTO2TaskDescriptor *d, PTO2WorkerType wt,
 		      const int32_t *producers, int n);
-/* One of task @id's blocks took @ns on a core (engine threads). */
-void pto2_record_cost(PTO2Runtime *rt, int32_t id, uint64_t ns);
+/*
+ * One of task @id's blocks ran on @core: dispatched, started and ended at
+ * these CLOCK_MONOTONIC times (engine threads).
+ */
+void pto2_record_block(PTO2Runtime *rt, int32_t id, uint32_t core,
+		       int64_t dispatch_ns, int64_t start_ns, int64_t end_ns);
 /* The run was waited for with @status (written if 0). */
 void pto2_record_run_end(PTO2Runtime *rt, int status);
 void pto2_record_destroy(PTO2Runtime *rt);

@@ -743,10 +743,46 @@ static bool task_line(const char *text, unsigned int id, char *line,
 	return true;
 }
 
+/* A DAG file's time ("1500", "3us", "2ms") in ns. */
+static double to_ns(const char *s)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	return !strcmp(end, "us") ? v * 1e3 : !strcmp(end, "ms") ? v * 1e6 :
+	       !strcmp(end, "s") ? v * 1e9 : v;
+}
+
+/*
+ * The "block" lines of @text: how many, and whether each names a task of
+ * 0..@ntask-1 and a core below @ncores and starts no later than it ends.
+ */
+static int block_lines(const char *text, uint32_t ntask, uint32_t ncores,
+		       bool *sane)
+{
+	const char *s = text;
+	int n = 0;
+
+	*sane = true;
+	while ((s = strstr(s, "\nblock "))) {
+		unsigned int task, core;
+		char st[32], en[32];
+
+		s++;
+		n++;
+		if (sscanf(s, "block %u core %u dispatch %*s start %31s end %31s",
+			   &task, &core, st, en) != 4 || task >= ntask ||
+		    core >= ncores || to_ns(st) > to_ns(en))
+			*sane = false;
+	}
+	return n;
+}
+
 /*
  * A run recorded as a DAG file: its dag line, its tasks in submission
  * order with their core type, kernel, a measured cost and their
- * producers; the next run is the next DAG; nothing after recording stops.
+ * producers, and where and when each block ran; the next run is the next
+ * DAG; nothing after recording stops.
  */
 static void t_record(void)
 {
@@ -756,7 +792,8 @@ static void t_record(void)
 	uint64_t d, args[1];
 	FILE *f = open_memstream(&text, &len);
 	struct env e;
-	int ret, r1, r2;
+	int ret, r1, r2, nblk;
+	bool sane;
 
 	cfg_small(&c);
 	ret = f ? env_open(&e, 2, 4, &c) : -ENOMEM;
@@ -781,6 +818,10 @@ static void t_record(void)
 	   !strstr(text, " cost 0 "),
 	   "a recorded run: 2 DAGs of 4 tasks with types, producers and costs (%d %d)",
 	   r1, r2);
+	nblk = block_lines(text ? text : "", 4, 6, &sane);
+	ok(nblk == 8 && sane,
+	   "a recorded run: one block line per task and run, on a core, start <= end (%d)",
+	   nblk);
 	free(text);
 	env_close(&e);
 }

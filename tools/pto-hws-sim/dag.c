@@ -75,6 +75,7 @@ void wl_free(struct workload *w)
 		for (j = 0; j < w->dag[i].ntask; j++) {
 			free(w->dag[i].task[j].pred);
 			free(w->dag[i].task[j].succ);
+			free(w->dag[i].task[j].ran);
 		}
 		free(w->dag[i].task);
 	}
@@ -348,6 +349,69 @@ static int parse_task(struct reader *rd)
 	return 0;
 }
 
+/* One "KEY TIME" field of block line @b; @seen collects the keys given. */
+static int parse_block_field(struct reader *rd, struct pto_dagf_block *b,
+			     const char *tok, const char *val,
+			     unsigned int *seen)
+{
+	static const char *const key[] = { "core", "dispatch", "start", "end" };
+	uint64_t *t[] = { NULL, &b->dispatch, &b->start, &b->end };
+	unsigned int k;
+
+	for (k = 0; k < 4 && strcmp(tok, key[k]); k++)
+		;
+	if (k == 4)
+		return perr(rd, "block of task %u: unknown field '%s'",
+			    b->task, tok);
+	if (k ? parse_time(val, t[k]) : parse_u32(val, UINT32_MAX, &b->core))
+		return perr(rd, "block of task %u: bad %s '%s'", b->task, tok,
+			    val);
+	*seen |= 1U << k;
+	return 0;
+}
+
+/* "block TASK core C dispatch T start T end T": an earlier task ran. */
+static int parse_block(struct reader *rd)
+{
+	struct pto_dagf_block b = { 0 };
+	unsigned int seen = 0;
+	struct sim_task *t;
+	char *tok, *val;
+	uint32_t x;
+	int ret;
+
+	if (!rd->d)
+		return perr(rd, "block before any 'dag' line");
+	tok = next_word(rd);
+	if (!tok || parse_u32(tok, ID_MAX - 1, &b.task))
+		return perr(rd, "block: a task id 0..%u is needed", ID_MAX - 1);
+	x = idmap_get(&rd->ids, b.task);
+	if (x == UINT32_MAX)
+		return perr(rd, "block: task %u is not an earlier task of dag %s",
+			    b.task, rd->d->name);
+	while ((tok = next_word(rd))) {
+		val = next_word(rd);
+		if (!val)
+			return perr(rd, "block of task %u: '%s' needs a value",
+				    b.task, tok);
+		ret = parse_block_field(rd, &b, tok, val, &seen);
+		if (ret)
+			return ret;
+	}
+	if (seen != 0xf)
+		return perr(rd, "block of task %u: core, dispatch, start and end are required",
+			    b.task);
+	if (b.end < b.start)
+		return perr(rd, "block of task %u: ends before it starts",
+			    b.task);
+	t = &rd->d->task[x];
+	if (!(t->nran & (t->nran - 1)))
+		t->ran = xrealloc(t->ran, (t->nran ? 2 * t->nran : 1) *
+				  sizeof(*t->ran));
+	t->ran[t->nran++] = b;
+	return 0;
+}
+
 int wl_parse(FILE *f, const char *fname, struct workload *w, char *err,
 	     size_t errlen)
 {
@@ -369,8 +433,10 @@ int wl_parse(FILE *f, const char *fname, struct workload *w, char *err,
 			ret = parse_dag(&rd);
 		else if (!strcmp(tok, "task"))
 			ret = parse_task(&rd);
+		else if (!strcmp(tok, "block"))
+			ret = parse_block(&rd);
 		else
-			ret = perr(&rd, "unknown line '%s' (dag, task or #)",
+			ret = perr(&rd, "unknown line '%s' (dag, task, block or #)",
 				   tok);
 	}
 	if (!ret && !w->ndag) {
@@ -409,6 +475,8 @@ void wl_write(FILE *f, const struct workload *w)
 				ids[k] = d->task[t->pred[k]].id;
 			ft.pred = ids;
 			pto_dagf_write_task(f, &ft);
+			for (k = 0; k < t->nran; k++)
+				pto_dagf_write_block(f, &t->ran[k]);
 		}
 	}
 	free(ids);

@@ -36,6 +36,8 @@ enum sim_type {
  * @succ, @nsucc: successors (derived).
  * @offline, @on_cp: what the HWS is given (derived).
  * @rank: upward rank on @est (derived; static DAGs).
+ * @ran, @nran: where and when its blocks ran, for a recording of a live
+ *	run ("block" lines; kept and written back, never replayed).
  */
 struct sim_task {
 	uint32_t id;
@@ -55,6 +57,8 @@ struct sim_task {
 	uint32_t offline;
 	bool on_cp;
 	uint64_t rank;
+	struct pto_dagf_block *ran;
+	uint32_t nran;
 };
 
 /**

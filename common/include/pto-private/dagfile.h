@@ -45,10 +45,29 @@ struct pto_dagf_task {
 	uint32_t npred;
 };
 
+/**
+ * struct pto_dagf_block - one execution of one block of a recorded task:
+ * where and when it ran in the live run (the simulator does not replay
+ * these; pto-trace draws them).
+ * @task: the task's id in its DAG.
+ * @core: the uapi core number it ran on.
+ * @dispatch: when the AICPU dispatched it (ns from the file's time 0).
+ * @start, @end: when the kernel started and ended on the core (same base).
+ */
+struct pto_dagf_block {
+	uint32_t task;
+	uint32_t core;
+	uint64_t dispatch;
+	uint64_t start;
+	uint64_t end;
+};
+
 /* "dag NAME arrival T static|dynamic [ctx C]" */
 void pto_dagf_write_dag(FILE *f, const char *name, uint64_t arrival,
 			bool dynamic, uint32_t ctx);
 /* "task ID cost C [est E] type T [shape BxT[c]] [func F] ... [pred ...]" */
 void pto_dagf_write_task(FILE *f, const struct pto_dagf_task *t);
+/* "block TASK core C dispatch D start S end E" (after its task's line) */
+void pto_dagf_write_block(FILE *f, const struct pto_dagf_block *b);
 
 #endif /* PTO_PRIVATE_DAGFILE_H */
