@@ -46,13 +46,15 @@ static void rt_fail(PTO2Runtime *rt, int err, const char *fmt, ...)
 
 /*
  * Host pointer of the first element of a view; 0 on error.  Checks the
- * view against the buffer, and that the view is contiguous.
+ * view against the buffer. A strided view is passed as the runtime
+ * passes it: its first element; the kernel steps with the buffer's
+ * strides.
  */
 static uint64_t view_ptr(PTO2Runtime *rt, const Tensor *t, int idx)
 {
 	uint32_t es = pto_dtype_size(t->dtype);
 	uint64_t numel = 1, off = 0, stride = 1;
-	int d, outer;
+	int d;
 
 	if (t->ndims < 1 || t->ndims > PTO2_MAX_TENSOR_DIMS || es == 0) {
 		rt_fail(rt, -EINVAL, "task %lu param %d: bad ndims %u or dtype %d",
@@ -75,20 +77,6 @@ static uint64_t view_ptr(PTO2Runtime *rt, const Tensor *t, int idx)
 		rt_fail(rt, -EINVAL, "task %lu param %d: size %llu != shape product",
 			rt->tasks, idx, (unsigned long long)t->size);
 		return 0;
-	}
-	/*
-	 * Contiguous: once a dimension is a proper sub-range, every outer
-	 * one must have extent 1.
-	 */
-	outer = 0;
-	for (d = (int)t->ndims - 1; d >= 0; d--) {
-		if (outer && t->shapes[d] != 1) {
-			rt_fail(rt, -EINVAL, "task %lu param %d: view is not contiguous",
-				rt->tasks, idx);
-			return 0;
-		}
-		if (t->shapes[d] != t->raw_shapes[d])
-			outer = 1;
 	}
 	for (d = (int)t->ndims - 1; d >= 0; d--) {
 		off += t->offsets[d] * stride;

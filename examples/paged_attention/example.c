@@ -151,7 +151,9 @@ static struct pa_chunk pa_chunk_of(const struct pa_inputs *in, uint64_t q,
 		.qv = in->query + bs0 * in->num_heads * D,
 		.btv = in->block_table + bs0 * in->max_blocks,
 		.clv = in->context_lens + bs0,
-		.outv = in->out + bs0 * in->num_heads * D,
+		/* this KV head's query heads only, as UP writes them */
+		.outv = in->out + (bs0 * in->num_heads +
+				   q * (in->num_heads / in->kv_head_num)) * D,
 	};
 
 	ch.rows = ch.nb * (uint64_t)(in->num_heads / in->kv_head_num);

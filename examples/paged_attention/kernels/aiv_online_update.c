@@ -16,9 +16,11 @@
  *       [3] mi  [4] li  [5] oi (same shapes)               INOUT
  *       [6] config int64 [PA_CFG_COUNT]                    INPUT
  *       [7] nb  [8] kvh  [9] is_last                       scalars
- *       [10] out view fp32 [nb][num_heads][head_dim]       OUTPUT, present
- *            only when is_last (nargs = 11, else 10)
- * rows = nb * G; row bi * G + g goes to out[bi][kvh * G + g][:].
+ *       [10] out view fp32 [nb][G][head_dim] of out, from head kvh * G
+ *            (rows num_heads * head_dim apart)    OUTPUT, present only
+ *            when is_last (nargs = 11, else 10)
+ * rows = nb * G; row bi * G + g goes to out[bi][kvh * G + g][:], i.e.
+ * the view's [bi][g][:].
  */
 #include <math.h>
 
@@ -75,8 +77,8 @@ int pto_kernel_entry(const struct pto_kernel_ctx *ctx, const uint64_t *args,
 
 		if (is_last) {
 			int64_t bi = r / g.group, gi = r % g.group;
-			float *dst = out + (bi * g.num_heads +
-					    (int64_t)kvh * g.group + gi) * g.head_dim;
+			float *dst = out + (bi * g.num_heads + gi) *
+					   g.head_dim;
 			float inv = li[r] > 0.0f ? 1.0f / li[r] : 0.0f;
 
 			for (d = 0; d < g.head_dim; d++)

@@ -117,6 +117,9 @@ static void pa_chunk_init(struct pa_chunk *ch, const struct pa_tensors *t,
 	uint64_t bt_vo[2] = { batch_start, 0 };
 	uint64_t cl_vs[1] = { nb };
 	uint64_t cl_vo[1] = { batch_start };
+	/* out: only this KV head's G query heads (what UP writes) */
+	uint64_t o_vs[3] = { nb, g->group, g->head_dim };
+	uint64_t o_vo[3] = { batch_start, q_idx * g->group, 0 };
 	uint64_t o_shape[2] = { nb * g->group, g->head_dim };
 	uint64_t r_shape[1] = { nb * g->group };
 
@@ -126,7 +129,7 @@ static void pa_chunk_init(struct pa_chunk *ch, const struct pa_tensors *t,
 	ch->q_view = pto_tensor_view(&t->query, q_vs, q_vo);
 	ch->bt_view = pto_tensor_view(&t->block_table, bt_vs, bt_vo);
 	ch->cl_view = pto_tensor_view(&t->context_lens, cl_vs, cl_vo);
-	ch->out_view = pto_tensor_view(&t->out, q_vs, q_vo);
+	ch->out_view = pto_tensor_view(&t->out, o_vs, o_vo);
 	ch->oi = make_tensor(o_shape, 2, PTO_DT_FP32);
 	ch->li = make_tensor(r_shape, 1, PTO_DT_FP32);
 	ch->mi = make_tensor(r_shape, 1, PTO_DT_FP32);
