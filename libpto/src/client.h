@@ -65,6 +65,8 @@ struct pto_client {
 				 * @sbuf until pto_graph_end ranks them */
 	uint8_t *sbuf;
 	size_t slen, scap;
+	bool check_env;		/* PTO_CHECK=1: every graph is checked */
+	struct pto_check *chk;	/* the current graph is checked: its checker */
 	int err;		/* current graph: first error (local or ptod's) */
 	char errmsg[PTO_MSG_TEXT];
 

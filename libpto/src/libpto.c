@@ -22,6 +22,7 @@
 
 #include <linux/pto.h>
 #include <pto/libpto.h>
+#include <pto-private/check.h>
 #include <pto-private/fdpass.h>
 #include <pto-private/params.h>
 #include <pto-private/usdt.h>
@@ -300,6 +301,7 @@ PTO_EXPORT int pto_connect(const char *socket_path, pto_client **out)
 		return -ENOMEM;
 	c->rt.c = c;
 	c->sock = -1;
+	c->check_env = getenv("PTO_CHECK") && !strcmp(getenv("PTO_CHECK"), "1");
 	c->dev_ops = &pto_dev_kernel_ops;
 	ret = c->dev_ops->open(dev, &c->dev, &c->info);
 	if (ret == -EPROTO) {
@@ -342,6 +344,7 @@ PTO_EXPORT void pto_disconnect(pto_client *c)
 	}
 	pto_buf_free(c->stream);
 	static_free(c);
+	pto_check_free(c->chk);
 	if (c->dev)
 		c->dev_ops->close(c->dev);
 	for (i = 0; i < c->ndone; i++)
@@ -576,6 +579,22 @@ PTO_EXPORT PTO2Runtime *pto_client_runtime(pto_client *c)
 	return &c->rt;
 }
 
+/* The checking mode for the graph being begun, on or off (libpto.h). */
+static int check_begin(pto_client *c, bool on)
+{
+	if (!on) {
+		pto_check_free(c->chk);
+		c->chk = NULL;
+		return 0;
+	}
+	if (!c->chk)
+		c->chk = pto_check_new();
+	if (!c->chk)
+		return -ENOMEM;
+	pto_check_graph_begin(c->chk);
+	return 0;
+}
+
 PTO_EXPORT int pto_graph_begin(pto_client *c, uint64_t *tag)
 {
 	return pto_graph_begin_ex(c, 0, tag);
@@ -587,8 +606,11 @@ PTO_EXPORT int pto_graph_begin_ex(pto_client *c, uint32_t flags, uint64_t *tag)
 
 	if (c->in_graph)
 		return seterr(c, -EBUSY, "a graph is already being built");
-	if (flags & ~PTO_GRAPH_STATIC)
+	if (flags & ~(PTO_GRAPH_STATIC | PTO_GRAPH_CHECK))
 		return seterr(c, -EINVAL, "unknown graph flags 0x%x", flags);
+	ret = check_begin(c, (flags & PTO_GRAPH_CHECK) || c->check_env);
+	if (ret)
+		return seterr(c, ret, "no memory for the checking mode");
 	c->cur_tag = ++c->next_tag;
 	c->in_graph = true;
 	c->orch_done = false;
@@ -736,6 +758,22 @@ static bool submit_ok(pto_client *c, int32_t kernel_id, PTOParam *params,
 	return true;
 }
 
+/* The checking mode's verdict on a task; the graph fails on a hazard. */
+static int check_task(pto_client *c, int32_t kernel_id,
+		      const PTOParam *params, int32_t num_params)
+{
+	char msg[256];
+	int ret = pto_check_task(c->chk, kernel_id, params, num_params, msg,
+				 sizeof(msg));
+
+	if (ret == -EINVAL)
+		graph_fail(c, ret, "checking mode: task %u (kernel %d): %s",
+			   pto_check_ntasks(c->chk), kernel_id, msg);
+	else if (ret)
+		graph_fail(c, ret, "checking mode: out of memory");
+	return ret;
+}
+
 /* A param into the record; an intermediate's first OUTPUT gets a
  * placeholder address. -ENOSPC (graph failed) past the last one. */
 static int rec_param(pto_client *c, struct pto_rec_param *p,
@@ -788,6 +826,8 @@ PTO_EXPORT void pto2_rt_submit_task_attr(PTO2Runtime *rt, int32_t kernel_id,
 	for (i = 0; i < num_params; i++)
 		if (rec_param(c, &s->p[i], &params[i]))
 			return;
+	if (c->chk && check_task(c, kernel_id, params, num_params))
+		return;
 	PTO_PROBE3(libpto, submit, c->cur_tag, kernel_id, num_params);
 	rec_commit(c, len);
 }
@@ -875,16 +915,22 @@ PTO_EXPORT void pto2_rt_scope_begin(PTO2Runtime *rt)
 {
 	pto_client *c = rt->c;
 
-	if (c->in_graph && !c->orch_done)
-		rec_simple(c, PTO_REC_SCOPE_BEGIN);
+	if (!c->in_graph || c->orch_done)
+		return;
+	if (c->chk && pto_check_scope_begin(c->chk, c->next_ph))
+		graph_fail(c, -ENOMEM, "checking mode: out of memory");
+	rec_simple(c, PTO_REC_SCOPE_BEGIN);
 }
 
 PTO_EXPORT void pto2_rt_scope_end(PTO2Runtime *rt)
 {
 	pto_client *c = rt->c;
 
-	if (c->in_graph && !c->orch_done)
-		rec_simple(c, PTO_REC_SCOPE_END);
+	if (!c->in_graph || c->orch_done)
+		return;
+	if (c->chk)
+		pto_check_scope_end(c->chk, c->next_ph);
+	rec_simple(c, PTO_REC_SCOPE_END);
 }
 
 PTO_EXPORT void pto2_rt_orchestration_done(PTO2Runtime *rt)

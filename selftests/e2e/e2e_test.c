@@ -607,12 +607,15 @@ static void run_client(struct __test_metadata *_metadata, const char *name,
 	EXPECT_TRUE(exited_ok(&p)) TH_LOG("pto_e2e %s: wait status 0x%x",
 					 args[0], p.status);
 	EXPECT_FALSE(any_case_failed(p.text));
-	for (i = 0; cases && cases[i]; i++)
+	/* braces: EXPECT_*() TH_LOG() is more than one statement */
+	for (i = 0; cases && cases[i]; i++) {
 		EXPECT_TRUE(case_passed(p.text, cases[i]))
 			TH_LOG("no \"CASE %s: PASS\" from pto_e2e", cases[i]);
-	for (i = 0; texts && texts[i]; i++)
+	}
+	for (i = 0; texts && texts[i]; i++) {
 		EXPECT_TRUE(has_text(p.text, texts[i]))
 			TH_LOG("no \"%s\" from pto_e2e", texts[i]);
+	}
 	proc_free(&p);
 }
 
@@ -1240,6 +1243,29 @@ TEST_F_TIMEOUT(e2e, badbuf_refused, 150)
 	snprintf(want, sizeof(want), "status=%d ", -EACCES);
 	run_client(_metadata, "badbuf", NULL, ARGS("badbuf"), ARGS("badbuf"),
 		   ARGS(want));
+}
+
+/*
+ * The checking mode (PTO_GRAPH_CHECK): an intermediate used after its
+ * scope, a read of an intermediate's unwritten half and two unordered
+ * writes of one buffer each fail their graph with the hazard named; the
+ * same work without a hazard runs.
+ */
+TEST_F_TIMEOUT(e2e, check_mode_refuses_hazards, 150)
+{
+	run_client(_metadata, "hazards", NULL, ARGS("hazards"),
+		   ARGS("hazard/scope", "hazard/unwritten", "hazard/waw",
+			"hazard/ordered"), NULL);
+}
+
+/* PTO_CHECK=1 finds nothing wrong in paged attention: no false alarm. */
+TEST_F_TIMEOUT(e2e, check_mode_passes_examples, 300)
+{
+	run_client(_metadata, "pa", ARGS("PTO_CHECK=1"), ARGS("pa"),
+		   ARGS("paged_attention/Case1", "paged_attention/Case2",
+			"paged_attention/CaseBatch256",
+			"paged_attention/CaseBatch256Ctx33",
+			"paged_attention/CaseVarLen"), NULL);
 }
 
 /* Malformed messages on the socket: clear errors, nothing lost. */

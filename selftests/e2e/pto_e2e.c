@@ -862,6 +862,114 @@ static int orch_badbuf(PTO2Runtime *rt, uint64_t *args, int argc)
 	return 0;
 }
 
+/* ---- the checking mode: each hazard refused at its submit -------------------------- */
+
+static pto_buf *hz_x, *hz_y;
+
+/* ADD_SCALAR from @in (1024 floats) into @out. */
+static void hz_add(PTO2Runtime *rt, Tensor *in, Tensor *out)
+{
+	PTOParam p[] = {
+		make_input_param(in), make_output_param(out),
+		make_scalar_param(pto_f32_arg(1.0f)), make_scalar_param(1024),
+	};
+
+	pto2_rt_submit_task(rt, VEC_FUNC_ADD_SCALAR, PTO2_WORKER_VECTOR, p, 4);
+}
+
+/* An intermediate made in a scope, read after it ended. */
+static int orch_hz_scope(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	uint64_t shape[1] = { 1024 };
+	Tensor x = buf_tensor(hz_x), y = buf_tensor(hz_y);
+	Tensor t = make_tensor(shape, 1, PTO_DT_FP32);
+
+	(void)args;
+	(void)argc;
+	PTO2_SCOPE(rt) {
+		hz_add(rt, &x, &t);
+	}
+	hz_add(rt, &t, &y);
+	return 0;
+}
+
+/* The first half of an intermediate written, its second half read. */
+static int orch_hz_unwritten(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	uint64_t shape[1] = { 2048 }, half[1] = { 1024 }, lo_off[1] = { 0 },
+		 hi_off[1] = { 1024 };
+	Tensor x = buf_tensor(hz_x), y = buf_tensor(hz_y);
+	Tensor t = make_tensor(shape, 1, PTO_DT_FP32);
+	Tensor lo = pto_tensor_view(&t, half, lo_off), hi;
+
+	(void)args;
+	(void)argc;
+	hz_add(rt, &x, &lo);
+	hi = pto_tensor_view(&lo, half, hi_off);
+	hz_add(rt, &hi, &y);
+	return 0;
+}
+
+/* Two tasks write y with nothing ordering them. */
+static int orch_hz_waw(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	Tensor x = buf_tensor(hz_x), y = buf_tensor(hz_y);
+
+	(void)args;
+	(void)argc;
+	hz_add(rt, &x, &y);
+	hz_add(rt, &x, &y);
+	return 0;
+}
+
+/* The same work without a hazard: x -> t -> y inside one scope. */
+static int orch_hz_ordered(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	uint64_t shape[1] = { 1024 };
+	Tensor x = buf_tensor(hz_x), y = buf_tensor(hz_y);
+	Tensor t = make_tensor(shape, 1, PTO_DT_FP32);
+
+	(void)args;
+	(void)argc;
+	PTO2_SCOPE(rt) {
+		hz_add(rt, &x, &t);
+		hz_add(rt, &t, &y);
+	}
+	return 0;
+}
+
+/* Case @name: @orch under PTO_GRAPH_CHECK ends with @want and @needle. */
+static int hz_case(const char *name, pto2_orchestration_entry_fn orch,
+		   int want, const char *needle)
+{
+	char msg[4096];
+	int ret = pto_run_ex(cl, orch, NULL, 0, PTO_GRAPH_CHECK, msg,
+			     sizeof(msg));
+	bool pass = ret == want && (!needle || strstr(msg, needle));
+
+	return report_case(name, pass, ret, msg);
+}
+
+static int run_hazards(void)
+{
+	int failed = 0;
+
+	if (load_kernels("vector_example", add_scalar_k, 1))
+		return 1;
+	hz_x = gm_copy(NULL, 1024 * sizeof(float));
+	hz_y = gm_copy(NULL, 1024 * sizeof(float));
+	if (!hz_x || !hz_y)
+		return 1;
+	failed += hz_case("hazard/scope", orch_hz_scope, -EINVAL,
+			  "uses intermediate tensor #1 after the scope that made it ended");
+	failed += hz_case("hazard/unwritten", orch_hz_unwritten, -EINVAL,
+			  "reads a region of intermediate tensor #1 that no earlier task wrote");
+	failed += hz_case("hazard/waw", orch_hz_waw, -EINVAL,
+			  "task 1 (kernel 1): param 1 writes a region that task 0 (kernel 1) also writes");
+	failed += hz_case("hazard/ordered", orch_hz_ordered, 0, NULL);
+	return failed ? 1 : 0;
+}
+
 /* ---- protocol abuse: raw messages on ptod's socket ----------------------------- */
 
 static int raw_connect(void)
@@ -989,7 +1097,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|stream|probe|probe-n|prio|badbuf|proto|idle ...\n");
+		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|stream|probe|probe-n|prio|badbuf|hazards|proto|idle ...\n");
 		return 2;
 	}
 	ret = pto_connect(NULL, &cl);
@@ -1021,6 +1129,8 @@ int main(int argc, char **argv)
 		ret = run_proto();
 	else if (!strcmp(argv[0], "badbuf"))
 		ret = run_badbuf();
+	else if (!strcmp(argv[0], "hazards"))
+		ret = run_hazards();
 	else if (!strcmp(argv[0], "idle")) {
 		ret = signal_ready() ? 1 : 0;
 		if (!ret)

@@ -97,6 +97,16 @@ int pto_graph_begin(pto_client *c, uint64_t *tag);
  * Without it a graph streams, and its priority is submission order.
  */
 #define PTO_GRAPH_STATIC	(1U << 0)
+/*
+ * PTO_GRAPH_CHECK (or PTO_CHECK=1 in the environment, for every graph):
+ * the checking mode. Hazards that would run silently wrong fail the graph
+ * at the submit that makes them, with a message naming the task and the
+ * param: an intermediate tensor used after the scope that made it ended;
+ * a read of a region of an intermediate tensor no earlier task wrote; an
+ * OUTPUT overlapping an earlier task's write with no dependency between
+ * the two. It costs memory and time per task: for finding bugs.
+ */
+#define PTO_GRAPH_CHECK		(1U << 1)
 int pto_graph_begin_ex(pto_client *c, uint32_t flags, uint64_t *tag);
 /* End the graph: pto2_rt_orchestration_done() (idempotent). */
 int pto_graph_end(pto_client *c);
@@ -110,7 +120,7 @@ int pto_graph_wait(pto_client *c, uint64_t tag, char *msg, size_t msglen);
 /* begin, @entry(rt, args, argc), end, wait. */
 int pto_run(pto_client *c, pto2_orchestration_entry_fn entry, uint64_t *args,
 	    int argc, char *msg, size_t msglen);
-/* The same with graph @flags (PTO_GRAPH_STATIC). */
+/* The same with graph @flags (PTO_GRAPH_STATIC, PTO_GRAPH_CHECK). */
 int pto_run_ex(pto_client *c, pto2_orchestration_entry_fn entry,
 	       uint64_t *args, int argc, uint32_t flags, char *msg,
 	       size_t msglen);
