@@ -596,12 +596,30 @@ static void fz_alarm(int sig)
 	(void)sig;
 }
 
-/* SIGALRM every ms while a wait that may not end by itself runs. */
-static void fz_timer(bool on)
-{
-	struct itimerval it = { { 0, on ? 1000 : 0 }, { 0, on ? 1500 : 0 } };
+enum fz_timer_mode {
+	FZ_TIMER_OFF,
+	FZ_TIMER_FAST,	/* the wait may not end by itself: SIGALRM each ms */
+	FZ_TIMER_GUARD,	/* it should end by its deadline, but the mutation
+			 * of its argument may have moved or removed it:
+			 * SIGALRM after 200 ms, then every 10 ms */
+};
 
-	setitimer(ITIMER_REAL, &it, NULL);
+/* The interval timer whose SIGALRM interrupts a wait (no SA_RESTART). */
+static void fz_timer(enum fz_timer_mode mode)
+{
+	static const struct itimerval it[] = {
+		[FZ_TIMER_OFF] = { { 0, 0 }, { 0, 0 } },
+		[FZ_TIMER_FAST] = { { 0, 1000 }, { 0, 1500 } },
+		[FZ_TIMER_GUARD] = { { 0, 10000 }, { 0, 200000 } },
+	};
+
+	setitimer(ITIMER_REAL, &it[mode], NULL);
+}
+
+/* The timer for a wait whose deadline fz_deadline() chose. */
+static enum fz_timer_mode fz_wait_timer(bool arm)
+{
+	return arm ? FZ_TIMER_FAST : FZ_TIMER_GUARD;
 }
 
 /* ---- operations ----------------------------------------------------------------- */
@@ -1119,10 +1137,10 @@ static int fz_core_wait(struct fz_w *w)
 	}
 	fz_note(w, (uint64_t)f->fd[0], cw.core, cw.last_dmb,
 		(uint64_t)cw.timeout_ns);
-	fz_timer(arm);
+	fz_timer(fz_wait_timer(arm));
 	ret = fz_ioctl(w, fz_fd(w, f), PTO_IOC_CORE_WAIT, &cw, sizeof(cw),
 		       NULL);
-	fz_timer(false);
+	fz_timer(FZ_TIMER_OFF);
 	fz_errno_ok(w, "CORE_WAIT", ret);
 	if (!ret && w->clean && cw.reason != PTO_WAKE_DMB &&
 	    cw.reason != PTO_WAKE_KICK)
@@ -1163,9 +1181,9 @@ static int fz_irq_wait(struct fz_w *w)
 					  0x80000000U + (uint32_t)fz_rand(w, 4);
 	s.timeout_ns = fz_deadline(w, &arm);
 	fz_note(w, (uint64_t)f->fd[0], s.count, (uint64_t)s.timeout_ns, 0);
-	fz_timer(arm);
+	fz_timer(fz_wait_timer(arm));
 	ret = fz_ioctl(w, fz_fd(w, f), PTO_IOC_IRQ_WAIT, &s, sizeof(s), pads);
-	fz_timer(false);
+	fz_timer(FZ_TIMER_OFF);
 	fz_errno_ok(w, "IRQ_WAIT", ret);
 	return ret;
 }
@@ -1723,10 +1741,10 @@ static int fz_read(struct fz_w *w)
 	if (fz_pct(w, 10))
 		p = fz_pct(w, 50) ? NULL : (void *)w->ro;
 	fz_note(w, (uint64_t)f->fd[0], count, (uint64_t)(uintptr_t)p, 0);
-	fz_timer(true);
+	fz_timer(FZ_TIMER_FAST);
 	n = read(fz_fd(w, f), p, count);
 	ret = n < 0 ? -errno : 0;
-	fz_timer(false);
+	fz_timer(FZ_TIMER_OFF);
 	switch (-ret) {
 	case 0: case EACCES: case EPERM: case EINVAL: case EAGAIN: case EINTR:
 	case EFAULT: case EBADF:
