@@ -163,12 +163,14 @@ void pto_release_roles(struct pto_file *pf)
 {
 	struct pto_dev *pdev = pf->pdev;
 	DECLARE_BITMAP(dead, PTO_MAX_CORES);
+	bool was_aicpu = false;
 	u32 i;
 
 	bitmap_zero(dead, PTO_MAX_CORES);
 
 	mutex_lock(&pdev->lock);
 	if (pdev->aicpu == pf) {
+		was_aicpu = true;
 		pdev->aicpu = NULL;
 		pdev->aicpu_pid = 0;
 		WRITE_ONCE(pdev->info->aicpu_irq_en, 0);
@@ -203,7 +205,12 @@ void pto_release_roles(struct pto_file *pf)
 			pf->pid, bitmap_weight(dead, PTO_MAX_CORES));
 		trace_pto_detach(pdev, dead, PTO_CORE_DEAD);
 		pto_raise_irq(pdev, PTO_CORE_NONE);
+		pto_nl_notify_cores(pdev, PTO_CMD_CORE_FAULT, dead, pf->pid);
 	}
+	if (pto_file_role(pf) == PTO_ROLE_EXECUTOR)
+		pto_nl_notify_cores(pdev, PTO_CMD_EXEC_GONE, dead, pf->pid);
+	if (was_aicpu)
+		pto_nl_notify_aicpu_gone(pdev, pf->pid);
 }
 
 /* ------------------------------------------------------------------------
@@ -274,6 +281,8 @@ int pto_core_attach(struct pto_ucmd *ucmd)
 	trace_pto_attach(pdev, bits, PTO_CORE_ONLINE);
 out_unlock:
 	mutex_unlock(&pdev->lock);
+	if (!ret)
+		pto_nl_notify_cores(pdev, PTO_CMD_EXEC_ATTACH, bits, pf->pid);
 	return ret;
 }
 
@@ -712,11 +721,11 @@ int pto_irq_wait(struct pto_ucmd *ucmd)
  * ------------------------------------------------------------------------
  */
 /*
- * Validation of PTO_IOC_HWS_CONFIG's writes; the rules are listed in
- * Documentation/kmod.rst. The usage masks need the device's core count.
+ * Validation of PTO_IOC_HWS_CONFIG's and hws-set's (pto_netlink.c) writes;
+ * the rules are listed in Documentation/kmod.rst. The usage masks need the
+ * device's core count.
  */
-static int pto_hws_check(const struct pto_dev *pdev,
-			 const struct pto_hws_cfg *cfg)
+int pto_hws_check(const struct pto_dev *pdev, const struct pto_hws_cfg *cfg)
 {
 	DECLARE_BITMAP(bits, PTO_MAX_CORES);
 	u32 i, ctx;
@@ -767,7 +776,7 @@ static int pto_hws_check(const struct pto_dev *pdev,
  * @cfg_seq): odd while they change, even and new once they are whole.
  * pdev->lock held.
  */
-static void pto_hws_write(struct pto_dev *pdev, const struct pto_hws_cfg *cfg)
+void pto_hws_write(struct pto_dev *pdev, const struct pto_hws_cfg *cfg)
 {
 	struct pto_regs_hws *hws = pdev->hws;
 	u32 seq = READ_ONCE(hws->cfg_seq) | 1;
@@ -784,6 +793,7 @@ int pto_hws_config(struct pto_ucmd *ucmd)
 	struct pto_hws_config *arg = &ucmd->cmd.hws_config;
 	struct pto_file *pf = ucmd->pf;
 	struct pto_dev *pdev = pf->pdev;
+	u32 seq;
 	int ret;
 
 	if (arg->flags & ~PTO_HWS_CONFIG_SET)
@@ -807,6 +817,9 @@ int pto_hws_config(struct pto_ucmd *ucmd)
 	if (arg->flags & PTO_HWS_CONFIG_SET)
 		pto_hws_write(pdev, &arg->cfg);
 	memcpy(&arg->cfg, &pdev->hws->cfg, sizeof(arg->cfg));
+	seq = READ_ONCE(pdev->hws->cfg_seq);
 	mutex_unlock(&pdev->lock);
+	if (arg->flags & PTO_HWS_CONFIG_SET)
+		pto_nl_notify_hws(pdev, task_tgid_nr(current), seq);
 	return 0;
 }

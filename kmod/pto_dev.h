@@ -326,9 +326,22 @@ int pto_kick(struct pto_ucmd *ucmd);
 int pto_raise_irq_ioctl(struct pto_ucmd *ucmd);
 int pto_irq_wait(struct pto_ucmd *ucmd);
 int pto_hws_config(struct pto_ucmd *ucmd);
+int pto_hws_check(const struct pto_dev *pdev, const struct pto_hws_cfg *cfg);
+void pto_hws_write(struct pto_dev *pdev, const struct pto_hws_cfg *cfg);
 void pto_release_roles(struct pto_file *pf);
 void pto_raise_irq(struct pto_dev *pdev, u32 core);
 bool pto_irq_pending(struct pto_dev *pdev, const u32 *seen, u32 *count);
+
+/* pto_main.c */
+struct pto_dev *pto_dev_lookup(u32 index);
+
+/* pto_netlink.c */
+int pto_nl_init(void);
+void pto_nl_exit(void);
+void pto_nl_notify_cores(struct pto_dev *pdev, u8 cmd,
+			 const unsigned long *cores, pid_t pid);
+void pto_nl_notify_aicpu_gone(struct pto_dev *pdev, pid_t pid);
+void pto_nl_notify_hws(struct pto_dev *pdev, pid_t pid, u32 seq);
 
 /* pto_sysfs.c */
 extern const struct attribute_group *pto_groups[];

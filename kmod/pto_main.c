@@ -15,6 +15,7 @@
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
+#include <linux/nospec.h>
 #include <linux/overflow.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -48,6 +49,19 @@ MODULE_PARM_DESC(profile, "Target profile: a2a3 (default) or a5");
 static struct pto_dev *pto_devs[PTO_MAX_DEVICES];
 static u32 pto_profile;
 static u32 pto_nr_aic;		/* nr_aic, or the profile's */
+
+/*
+ * The device of index @index, or NULL; for the netlink family, whose
+ * operations may run while pto_init() creates the devices.
+ */
+struct pto_dev *pto_dev_lookup(u32 index)
+{
+	if (index >= PTO_MAX_DEVICES)
+		return NULL;
+	index = array_index_nospec(index, PTO_MAX_DEVICES);
+	/* Pairs with smp_store_release() in pto_init(). */
+	return smp_load_acquire(&pto_devs[index]);
+}
 
 static int pto_check_params(void)
 {
@@ -204,10 +218,22 @@ static int __init pto_init(void)
 
 	pto_debugfs_init();
 
+	/*
+	 * The family first: an open file of a device can raise events. Its
+	 * operations see a device once it is whole.
+	 */
+	ret = pto_nl_init();
+	if (ret)
+		goto err_debugfs_exit;
+
 	for (i = 0; i < nr_devices; i++) {
-		ret = pto_dev_create(i, &pto_devs[i]);
+		struct pto_dev *pdev;
+
+		ret = pto_dev_create(i, &pdev);
 		if (ret)
 			goto err_destroy_devices;
+		/* the whole device before its pointer (pto_dev_lookup()) */
+		smp_store_release(&pto_devs[i], pdev);
 	}
 
 	pr_info("%u device(s), profile %s, %u AIC + %u AIV, %u MiB GM each\n",
@@ -216,10 +242,13 @@ static int __init pto_init(void)
 	return 0;
 
 err_destroy_devices:
+	/* no netlink operation runs once the family is gone */
+	pto_nl_exit();
 	while (i--) {
 		pto_dev_destroy(pto_devs[i]);
 		pto_devs[i] = NULL;
 	}
+err_debugfs_exit:
 	pto_debugfs_exit();
 	return ret;
 }
@@ -228,6 +257,7 @@ static void __exit pto_exit(void)
 {
 	u32 i;
 
+	pto_nl_exit();
 	for (i = 0; i < nr_devices; i++)
 		pto_dev_destroy(pto_devs[i]);
 	pto_debugfs_exit();

@@ -666,6 +666,198 @@ struct pto_hws_config {
 #define PTO_IOC_HWS_CONFIG	_IO(PTO_IOCTL_MAGIC, 0x0c)
 #define PTO_IOC_CORE_WAIT_ANY	_IO(PTO_IOCTL_MAGIC, 0x0d)
 
+/* ------------------------------------------------------------------------
+ * Generic netlink family "pto", specified in
+ * Documentation/netlink/specs/pto.yaml (names and values here follow the
+ * spec; selftests/pto/pto_nlspec.py checks them). Every message names its
+ * device by PTO_A_DEV_INDEX. Multi-byte attributes are in host byte order.
+ * ------------------------------------------------------------------------
+ */
+#define PTO_FAMILY_NAME		"pto"
+#define PTO_FAMILY_VERSION	1
+#define PTO_MCGRP_EVENTS	"events"
+
+/**
+ * enum pto_dev_attrs - attributes of every request, reply and event.
+ * @PTO_A_DEV_INDEX: u32, N of /dev/ptoN.
+ * @PTO_A_DEV_NAME: string, "ptoN".
+ * @PTO_A_DEV_ABI_VERSION: u32, PTO_ABI_VERSION of the module.
+ * @PTO_A_DEV_PROFILE: u32, enum pto_profile.
+ * @PTO_A_DEV_NR_AIC: u32, AIC cores.
+ * @PTO_A_DEV_NR_AIV: u32, AIV cores.
+ * @PTO_A_DEV_NR_CORES: u32, all cores.
+ * @PTO_A_DEV_GM_SIZE: u64, GM bytes.
+ * @PTO_A_DEV_GM_DEV_BASE: u64, device address of GM offset 0.
+ * @PTO_A_DEV_GM_FREE: u64, GM bytes not allocated.
+ * @PTO_A_DEV_CAPS: u64, PTO_CAP_* bits of the profile.
+ * @PTO_A_DEV_SYS_CNT_FREQ: u64, system counter frequency in Hz.
+ * @PTO_A_DEV_AICPU_PID: u32, process holding the AICPU role, 0 if none.
+ * @PTO_A_DEV_COUNTERS: nest of enum pto_counters_attrs.
+ * @PTO_A_DEV_CFG_SEQ: u32, CFG_SEQ of the HWS block (struct pto_regs_hws).
+ * @PTO_A_DEV_HWS: nest of enum pto_hws_attrs.
+ * @PTO_A_DEV_CORES: binary, a core mask of PTO_CORE_MASK_WORDS __u64.
+ * @PTO_A_DEV_PID: u32, the process an event concerns.
+ * @PTO_A_DEV_PAD: padding of 64-bit attributes.
+ * @__PTO_A_DEV_MAX: one past the last attribute.
+ * @PTO_A_DEV_MAX: the last attribute.
+ */
+enum pto_dev_attrs {
+	PTO_A_DEV_INDEX = 1,
+	PTO_A_DEV_NAME,
+	PTO_A_DEV_ABI_VERSION,
+	PTO_A_DEV_PROFILE,
+	PTO_A_DEV_NR_AIC,
+	PTO_A_DEV_NR_AIV,
+	PTO_A_DEV_NR_CORES,
+	PTO_A_DEV_GM_SIZE,
+	PTO_A_DEV_GM_DEV_BASE,
+	PTO_A_DEV_GM_FREE,
+	PTO_A_DEV_CAPS,
+	PTO_A_DEV_SYS_CNT_FREQ,
+	PTO_A_DEV_AICPU_PID,
+	PTO_A_DEV_COUNTERS,
+	PTO_A_DEV_CFG_SEQ,
+	PTO_A_DEV_HWS,
+	PTO_A_DEV_CORES,
+	PTO_A_DEV_PID,
+	PTO_A_DEV_PAD,
+
+	__PTO_A_DEV_MAX,
+	PTO_A_DEV_MAX = (__PTO_A_DEV_MAX - 1)
+};
+
+/**
+ * enum pto_counters_attrs - the device counters (sysfs "counters"), u64.
+ * @PTO_A_COUNTERS_GM_BYTES_USED: bytes held by buffers not yet freed.
+ * @PTO_A_COUNTERS_GM_BUFFERS: buffers not yet freed.
+ * @PTO_A_COUNTERS_ALLOCS: successful PTO_IOC_GM_ALLOC calls.
+ * @PTO_A_COUNTERS_FREES: buffers back in the pool.
+ * @PTO_A_COUNTERS_MAPS: successful mmap() calls.
+ * @PTO_A_COUNTERS_PARKS: PTO_IOC_CORE_WAIT(_ANY) calls.
+ * @PTO_A_COUNTERS_KICKS: kicks delivered.
+ * @PTO_A_COUNTERS_WAKES: PTO_IOC_CORE_WAIT(_ANY) calls that returned 0.
+ * @PTO_A_COUNTERS_IRQS: AICPU interrupts.
+ * @PTO_A_COUNTERS_FAULTS: page faults served.
+ * @PTO_A_COUNTERS_CORES_ONLINE: cores attached to a live executor.
+ * @PTO_A_COUNTERS_CORES_DEAD: cores whose executor closed without detaching.
+ * @PTO_A_COUNTERS_AICPU: 1 while a file holds the AICPU role.
+ * @PTO_A_COUNTERS_PAD: padding of 64-bit attributes.
+ * @__PTO_A_COUNTERS_MAX: one past the last attribute.
+ * @PTO_A_COUNTERS_MAX: the last attribute.
+ */
+enum pto_counters_attrs {
+	PTO_A_COUNTERS_GM_BYTES_USED = 1,
+	PTO_A_COUNTERS_GM_BUFFERS,
+	PTO_A_COUNTERS_ALLOCS,
+	PTO_A_COUNTERS_FREES,
+	PTO_A_COUNTERS_MAPS,
+	PTO_A_COUNTERS_PARKS,
+	PTO_A_COUNTERS_KICKS,
+	PTO_A_COUNTERS_WAKES,
+	PTO_A_COUNTERS_IRQS,
+	PTO_A_COUNTERS_FAULTS,
+	PTO_A_COUNTERS_CORES_ONLINE,
+	PTO_A_COUNTERS_CORES_DEAD,
+	PTO_A_COUNTERS_AICPU,
+	PTO_A_COUNTERS_PAD,
+
+	__PTO_A_COUNTERS_MAX,
+	PTO_A_COUNTERS_MAX = (__PTO_A_COUNTERS_MAX - 1)
+};
+
+/**
+ * enum pto_hws_attrs - the HWS configuration registers, the fields of
+ *	struct pto_hws_cfg (u32 unless said otherwise).
+ * @PTO_A_HWS_POLICY: @policy.
+ * @PTO_A_HWS_WORK_MODE: @work_mode.
+ * @PTO_A_HWS_CLUSTER_SIP_NUM: @cluster_sip_num.
+ * @PTO_A_HWS_SECOND_RSC_SCH: @second_rsc_sch.
+ * @PTO_A_HWS_EARLY_LAUNCH_EN: @early_launch_en.
+ * @PTO_A_HWS_EARLY_LAUNCH_MODE: @early_launch_mode.
+ * @PTO_A_HWS_BACKFILL_MARGIN: @backfill_margin.
+ * @PTO_A_HWS_FILLUP_FIRST: @fillup_first.
+ * @PTO_A_HWS_RSVD_FIRST: @rsvd_first.
+ * @PTO_A_HWS_PROMOTE_RULE: @promote_rule.
+ * @PTO_A_HWS_PROMOTE_THRESHOLD: @promote_threshold.
+ * @PTO_A_HWS_REPORT_EN: @report_en.
+ * @PTO_A_HWS_LAUNCH_DELAY: @launch_delay.
+ * @PTO_A_HWS_PRE_IDLE_OFFSET: @pre_idle_offset.
+ * @PTO_A_HWS_SCALE_RATIO: binary, @scale_ratio, PTO_HWS_SCALE_RANKS __u32.
+ * @PTO_A_HWS_USAGE: nest of enum pto_usage_attrs, one per usage mask,
+ *	repeated.
+ * @__PTO_A_HWS_MAX: one past the last attribute.
+ * @PTO_A_HWS_MAX: the last attribute.
+ */
+enum pto_hws_attrs {
+	PTO_A_HWS_POLICY = 1,
+	PTO_A_HWS_WORK_MODE,
+	PTO_A_HWS_CLUSTER_SIP_NUM,
+	PTO_A_HWS_SECOND_RSC_SCH,
+	PTO_A_HWS_EARLY_LAUNCH_EN,
+	PTO_A_HWS_EARLY_LAUNCH_MODE,
+	PTO_A_HWS_BACKFILL_MARGIN,
+	PTO_A_HWS_FILLUP_FIRST,
+	PTO_A_HWS_RSVD_FIRST,
+	PTO_A_HWS_PROMOTE_RULE,
+	PTO_A_HWS_PROMOTE_THRESHOLD,
+	PTO_A_HWS_REPORT_EN,
+	PTO_A_HWS_LAUNCH_DELAY,
+	PTO_A_HWS_PRE_IDLE_OFFSET,
+	PTO_A_HWS_SCALE_RATIO,
+	PTO_A_HWS_USAGE,
+
+	__PTO_A_HWS_MAX,
+	PTO_A_HWS_MAX = (__PTO_A_HWS_MAX - 1)
+};
+
+/**
+ * enum pto_usage_attrs - one usage mask, @usage_mask[ctx][class] of
+ *	struct pto_hws_cfg.
+ * @PTO_A_USAGE_CTX: u32, the HWS context, below PTO_HWS_NR_CTX.
+ * @PTO_A_USAGE_CLASS: u32, PTO_HWS_USAGE_*.
+ * @PTO_A_USAGE_MASK: binary, a core mask of PTO_CORE_MASK_WORDS __u64.
+ * @__PTO_A_USAGE_MAX: one past the last attribute.
+ * @PTO_A_USAGE_MAX: the last attribute.
+ */
+enum pto_usage_attrs {
+	PTO_A_USAGE_CTX = 1,
+	PTO_A_USAGE_CLASS,
+	PTO_A_USAGE_MASK,
+
+	__PTO_A_USAGE_MAX,
+	PTO_A_USAGE_MAX = (__PTO_A_USAGE_MAX - 1)
+};
+
+/**
+ * enum pto_cmd - commands and events of the family.
+ * @PTO_CMD_DEV_GET: device information (do: one device; dump: all).
+ * @PTO_CMD_COUNTERS_GET: device counters (do: one device; dump: all).
+ * @PTO_CMD_HWS_GET: HWS configuration registers of a device.
+ * @PTO_CMD_HWS_SET: change HWS registers; GENL_ADMIN_PERM, and
+ *	CAP_SYS_ADMIN as for PTO_IOC_HWS_CONFIG.
+ * @PTO_CMD_CORE_FAULT: event: cores became DEAD (their executor died).
+ * @PTO_CMD_EXEC_ATTACH: event: an executor attached cores.
+ * @PTO_CMD_EXEC_GONE: event: an executor closed the device.
+ * @PTO_CMD_AICPU_GONE: event: the AICPU role was released.
+ * @PTO_CMD_HWS_CHANGED: event: the HWS configuration was written.
+ * @__PTO_CMD_MAX: one past the last command.
+ * @PTO_CMD_MAX: the last command.
+ */
+enum pto_cmd {
+	PTO_CMD_DEV_GET = 1,
+	PTO_CMD_COUNTERS_GET,
+	PTO_CMD_HWS_GET,
+	PTO_CMD_HWS_SET,
+	PTO_CMD_CORE_FAULT,
+	PTO_CMD_EXEC_ATTACH,
+	PTO_CMD_EXEC_GONE,
+	PTO_CMD_AICPU_GONE,
+	PTO_CMD_HWS_CHANGED,
+
+	__PTO_CMD_MAX,
+	PTO_CMD_MAX = (__PTO_CMD_MAX - 1)
+};
+
 #if defined(__cplusplus)
 }
 #endif
