@@ -31,8 +31,9 @@ KO61 := $(BUILD)/kmod-check/$(notdir $(KDIR61))/kmod/pto.ko
 # libraries it links, so that make -j builds the rest side by side. Each
 # directory's Makefile includes scripts/Makefile.user (flags and rules).
 USER_DIRS := common libpto daemon daemon/aicore daemon/ptod tools/pto-run \
-	tools/pto-gm tools/pto-hws-sim tools/pto-trace examples selftests/pto \
-	selftests/e2e bench/roundtrip bench/submit bench/e2e bench/hws bench/peers
+	tools/pto-gm tools/pto-hws-sim tools/pto-trace tools/ptoctl examples \
+	selftests/pto selftests/e2e bench/roundtrip bench/submit bench/e2e \
+	bench/hws bench/peers
 SUB := PTO_FROM_TOP=1
 
 libpto daemon: common
