@@ -69,6 +69,7 @@ $(USER_DIRS):
 # their golden references, and the examples end to end on the runtime core
 # over in-process simulated cores.
 check-native: user
+	python3 selftests/pto/pto_nlspec.py header
 	$(MAKE) -C daemon test test-asan test-tsan $(SUB)
 	tools/pto-hws-sim/check.sh $(BUILD)/tools/pto-hws-sim \
 		$(BUILD)/bench/hws/pto-bench-makespan

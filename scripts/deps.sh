@@ -59,10 +59,12 @@ PACKAGES=(
 	bpftool
 	bpftrace
 
-	# Tests: prove (perl) for the kselftests, python3 for helpers,
-	# shellcheck for the shell scripts.
+	# Tests: prove (perl) for the kselftests, python3 for helpers (and
+	# python3-yaml for the netlink spec check), shellcheck for the shell
+	# scripts.
 	perl
 	python3
+	python3-yaml
 	shellcheck
 )
 

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Run the pto kselftests under prove: the harness programs (built by
-# `make -C selftests/pto` into build/selftests/) and the shell-level module
-# tests (pto_module.sh). Meant for the guest of scripts/vm-run, as root,
+# `make -C selftests/pto` into build/selftests/), the shell-level module
+# tests (pto_module.sh) and the netlink family's (pto_netlink.sh, which
+# needs build/tools/ptoctl). Meant for the guest of scripts/vm-run, as root,
 # with pto.ko loaded; scripts/vm-selftest does all of that.
 #
 #   selftests/pto/run.sh [TEST...]     default: every test program
@@ -32,7 +33,7 @@ else
 	for p in "${PROGS[@]}"; do
 		tests+=("$BIN/$p")
 	done
-	tests+=("$HERE/pto_module.sh")
+	tests+=("$HERE/pto_module.sh" "$HERE/pto_netlink.sh")
 fi
 
 for t in "${tests[@]}"; do

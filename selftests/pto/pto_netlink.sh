@@ -1,0 +1,233 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# pto_netlink.sh: the generic netlink family "pto" through ptoctl (TAP):
+#   - the module's family matches Documentation/netlink/specs/pto.yaml
+#     (pto_nlspec.py kernel);
+#   - every operation as root: dev-get and counters-get (do and dump),
+#     hws-get, hws-set with valid and invalid settings, and the JSON of
+#     each parsed;
+#   - an unprivileged user (uid 65534, no capabilities): the get
+#     operations work, hws-set is refused with EPERM and ptoctl says why,
+#     and the configuration did not change;
+#   - every multicast event, as ptoctl events sees it, from its source:
+#     exec-attach, core-fault and exec-gone (an executor dies with cores),
+#     aicpu-gone, hws-changed from hws-set and from PTO_IOC_HWS_CONFIG.
+#
+# Needs root, pto.ko loaded (device 0 only), build/tools/ptoctl and
+# build/selftests/pto_nlev; scripts/vm-selftest selftests/pto/pto_netlink.sh
+
+set -u
+
+TOP=$(cd "$(dirname "$0")/../.." && pwd -P)
+cd "$TOP" || exit 1
+BIN=${PTO_SELFTEST_BIN:-build/selftests}
+PTOCTL=${PTOCTL:-build/tools/ptoctl}
+NLEV=$BIN/pto_nlev
+NOBODY=65534
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+n=0
+failed=0
+
+ok() {
+	n=$((n + 1))
+	echo "ok $n $1"
+}
+
+not_ok() {
+	n=$((n + 1))
+	echo "not ok $n $1"
+	failed=$((failed + 1))
+}
+
+comment() { sed 's/^/# /' >&2; }
+
+# check NAME COMMAND...: one TAP line; the output as comments on failure.
+check() {
+	local name=$1 out rc
+	shift
+	out=$("$@" 2>&1)
+	rc=$?
+	if [[ $rc == 0 ]]; then
+		ok "$name"
+	else
+		printf '%s\n' "$out" | tail -n 40 | comment
+		not_ok "$name"
+	fi
+}
+
+# json FILE EXPR: python3 evaluates EXPR with j = the JSON of FILE; the
+# check passes if EXPR is true.
+json() {
+	python3 - "$1" "$2" <<'EOF'
+import json, sys
+with open(sys.argv[1]) as f:
+    j = json.load(f)
+if not eval("(" + sys.argv[2] + ")"):
+    print("false:", sys.argv[2])
+    print(json.dumps(j)[:2000])
+    sys.exit(1)
+EOF
+}
+
+# as_nobody COMMAND...: COMMAND as an unprivileged user, no capabilities.
+as_nobody() {
+	setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups \
+		--inh-caps=-all --bounding-set=-all "$@"
+}
+
+for f in "$PTOCTL" "$NLEV"; do
+	if [[ ! -x $f ]]; then
+		echo "Bail out! $f missing (make user)"
+		exit 1
+	fi
+done
+
+check "family matches the spec" python3 selftests/pto/pto_nlspec.py kernel
+
+# --- dev-get, counters-get -------------------------------------------------
+nr_aic=$(cat /sys/class/misc/pto0/nr_aic)
+"$PTOCTL" -j info >"$TMP/info" 2>&1
+check "info (dump) JSON" json "$TMP/info" \
+	"j[0]['index'] == 0 and j[0]['name'] == 'pto0' and
+	 j[0]['nr-aic'] == $nr_aic and
+	 j[0]['nr-cores'] == j[0]['nr-aic'] + j[0]['nr-aiv'] and
+	 j[0]['gm-free'] <= j[0]['gm-size'] and j[0]['aicpu-pid'] == 0"
+"$PTOCTL" -j -d 0 info >"$TMP/info0" 2>&1
+check "info -d 0 (do) JSON" json "$TMP/info0" \
+	"len(j) == 1 and j[0]['index'] == 0 and len(j[0]) == 13"
+check "info for people" grep -q "^  nr-cores  *[0-9]" \
+	<("$PTOCTL" info 2>&1)
+check "info of a missing device fails clearly" \
+	grep -q "info: No such device: no such device" \
+	<("$PTOCTL" -d 7 info 2>&1)
+"$PTOCTL" -j stats >"$TMP/stats" 2>&1
+check "stats (dump) JSON" json "$TMP/stats" \
+	"j[0]['index'] == 0 and len(j[0]) == 14 and j[0]['aicpu'] == 0"
+"$PTOCTL" -j -d 0 stats >"$TMP/stats0" 2>&1
+check "stats -d 0 (do) JSON" json "$TMP/stats0" \
+	"len(j) == 1 and 'cores-dead' in j[0]"
+
+# --- hws-get, hws-set ------------------------------------------------------
+"$PTOCTL" -j hws get >"$TMP/hws" 2>&1
+check "hws get JSON" json "$TMP/hws" \
+	"j['index'] == 0 and j['cfg-seq'] % 2 == 0 and
+	 len(j['scale-ratio']) == 20 and len(j['usage']) == 20 and
+	 j['cluster-sip-num'] == 3"
+field() {
+	python3 -c 'import json,sys; print(json.load(sys.stdin)[sys.argv[1]])' "$1"
+}
+seq0=$(field cfg-seq <"$TMP/hws")
+threshold0=$(field promote-threshold <"$TMP/hws")
+
+"$PTOCTL" -j hws set promote-threshold=7 usage=1:2:0-3,5 \
+	>"$TMP/set" 2>&1
+check "hws set (valid) replies with the new configuration" json "$TMP/set" \
+	"j['promote-threshold'] == 7 and j['cfg-seq'] == $seq0 + 2 and
+	 {'ctx': 1, 'class': 2, 'cores': [0, 1, 2, 3, 5]} in j['usage']"
+"$PTOCTL" -j hws get >"$TMP/hws2" 2>&1
+check "hws get sees the change" json "$TMP/hws2" \
+	"j['promote-threshold'] == 7 and j['cfg-seq'] == $seq0 + 2"
+
+# invalid: a value the HWS_CONFIG rules reject, a value the policy rejects
+out=$("$PTOCTL" hws set promote-threshold=0 2>&1)
+rc=$?
+check "hws set (invalid value) fails with EINVAL and says why" \
+	test $rc = 1 -a -n "$(echo "$out" | grep "Invalid argument.*rejected")"
+out=$("$PTOCTL" hws set usage=9:0:0 2>&1)
+rc=$?
+check "hws set (ctx out of the policy's range) fails" \
+	test $rc = 1 -a -n "$(echo "$out" | grep "Numerical result\|Invalid\|range")"
+"$PTOCTL" -j hws get >"$TMP/hws3" 2>&1
+check "invalid settings changed nothing" json "$TMP/hws3" \
+	"j['promote-threshold'] == 7 and j['cfg-seq'] == $seq0 + 2"
+
+# --- an unprivileged user --------------------------------------------------
+check "unprivileged: info" as_nobody "$PTOCTL" -j info
+check "unprivileged: stats" as_nobody "$PTOCTL" -j stats
+check "unprivileged: hws get" as_nobody "$PTOCTL" -j hws get
+out=$(as_nobody "$PTOCTL" hws set promote-threshold=9 2>&1)
+rc=$?
+echo "$out" | comment
+check "unprivileged: hws set refused with EPERM and a clear message" \
+	test $rc = 1 -a -n "$(echo "$out" |
+		grep "hws set: permission denied: .*run it as root")"
+"$PTOCTL" -j hws get >"$TMP/hws4" 2>&1
+check "unprivileged: the configuration did not change" json "$TMP/hws4" \
+	"j['promote-threshold'] == 7 and j['cfg-seq'] == $seq0 + 2"
+
+# --- events ----------------------------------------------------------------
+# listen OUT ARGS...: ptoctl ARGS in the background, output to OUT, once
+# it has joined the group (it says so on stderr); its pid in $listener.
+listen() {
+	local out=$1
+	shift
+	"$PTOCTL" "$@" >"$out" 2>"$out.err" &
+	listener=$!
+	for _ in $(seq 600); do
+		grep -q listening "$out.err" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# reap: wait for the listener to exit by itself (it stops after its
+# count of events), killing it if it has not after a minute.
+reap() {
+	for _ in $(seq 600); do
+		kill -0 $listener 2>/dev/null || break
+		sleep 0.1
+	done
+	kill $listener 2>/dev/null
+	wait $listener
+}
+
+listen "$TMP/events" -j -n 6 events
+exec_pid=$("$NLEV" attach 2)
+aicpu_pid=$("$NLEV" aicpu)
+"$PTOCTL" hws set promote-threshold=8 >/dev/null
+ioctl_pid=$("$NLEV" hws)
+reap
+python3 - "$TMP/events" "$exec_pid" "$aicpu_pid" "$ioctl_pid" \
+	>"$TMP/events.py" 2>&1 <<'EOF'
+import json, sys
+ev = [json.loads(line) for line in open(sys.argv[1])]
+exe, aicpu, ioctl = (int(x) for x in sys.argv[2:5])
+want = [
+    {"event": "exec-attach", "index": 0, "pid": exe, "cores": [0, 1]},
+    {"event": "core-fault", "index": 0, "pid": exe, "cores": [0, 1]},
+    {"event": "exec-gone", "index": 0, "pid": exe, "cores": [0, 1]},
+    {"event": "aicpu-gone", "index": 0, "pid": aicpu},
+]
+got = [e for e in ev if e["event"] != "hws-changed"]
+hws = [e for e in ev if e["event"] == "hws-changed"]
+ok = got == want and len(hws) == 2 and hws[1]["pid"] == ioctl and \
+    hws[1]["cfg-seq"] == hws[0]["cfg-seq"] + 2
+if not ok:
+    print("events:", ev)
+sys.exit(0 if ok else 1)
+EOF
+rc=$?
+[[ $rc != 0 ]] && comment <"$TMP/events.py"
+for kind in exec-attach core-fault exec-gone aicpu-gone hws-changed; do
+	if [[ $rc == 0 ]]; then
+		ok "event $kind"
+	else
+		grep -q "\"$kind\"" "$TMP/events" || echo "no $kind" | comment
+		not_ok "event $kind"
+	fi
+done
+listen "$TMP/human" -n 1 events
+"$NLEV" attach 2 >/dev/null
+reap
+check "events for people" grep -q "^exec-attach pto0 pid [0-9]* cores 0-1$" \
+	"$TMP/human"
+
+# leave the registers as they were for whatever runs next
+"$PTOCTL" hws set promote-threshold="$threshold0" usage=1:2:0-$((nr_aic * 3 - 1)) \
+	>/dev/null
+
+echo "1..$n"
+[[ $failed == 0 ]]

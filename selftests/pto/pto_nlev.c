@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pto_nlev: helper of pto_netlink.sh. Does what makes the device send
+ * one kind of netlink event, then exits.
+ *
+ *   pto_nlev attach N   executor: attach cores 0..N-1 (exec-attach), exit
+ *                       without detaching them (core-fault, exec-gone)
+ *   pto_nlev aicpu      take the AICPU role and exit (aicpu-gone)
+ *   pto_nlev hws        PTO_IOC_HWS_CONFIG: write the configuration in
+ *                       force back (hws-changed)
+ *
+ * PTO_DEV: the device (default /dev/pto0). Prints its pid.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <linux/pto.h>
+
+static int fail(const char *what)
+{
+	fprintf(stderr, "pto_nlev: %s: %s\n", what, strerror(errno));
+	return 1;
+}
+
+static int set_role(int fd, __u32 role)
+{
+	struct pto_set_role r = { .size = sizeof(r), .role = role };
+
+	return ioctl(fd, PTO_IOC_SET_ROLE, &r);
+}
+
+static int attach(int fd, unsigned int n)
+{
+	struct pto_cores c = { .size = sizeof(c) };
+	unsigned int i;
+
+	if (set_role(fd, PTO_ROLE_EXECUTOR))
+		return fail("SET_ROLE executor");
+	for (i = 0; i < n && i < PTO_MAX_CORES; i++)
+		c.mask[i / 64] |= 1ULL << (i % 64);
+	if (ioctl(fd, PTO_IOC_CORE_ATTACH, &c))
+		return fail("CORE_ATTACH");
+	return 0;	/* exit with the cores attached: they die */
+}
+
+static int hws(int fd)
+{
+	struct pto_hws_config h = { .size = sizeof(h) };
+
+	if (ioctl(fd, PTO_IOC_HWS_CONFIG, &h))
+		return fail("HWS_CONFIG read");
+	h.flags = PTO_HWS_CONFIG_SET;
+	if (ioctl(fd, PTO_IOC_HWS_CONFIG, &h))
+		return fail("HWS_CONFIG set");
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *dev = getenv("PTO_DEV") ? getenv("PTO_DEV") : "/dev/pto0";
+	int fd;
+
+	if (argc < 2 || (!strcmp(argv[1], "attach") && argc != 3)) {
+		fprintf(stderr, "usage: pto_nlev attach N | aicpu | hws\n");
+		return 2;
+	}
+	fd = open(dev, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return fail(dev);
+	printf("%d\n", (int)getpid());
+	fflush(stdout);
+	if (!strcmp(argv[1], "attach"))
+		return attach(fd, strtoul(argv[2], NULL, 0));
+	if (!strcmp(argv[1], "aicpu"))
+		return set_role(fd, PTO_ROLE_AICPU) ? fail("SET_ROLE aicpu") : 0;
+	if (!strcmp(argv[1], "hws"))
+		return hws(fd);
+	fprintf(stderr, "pto_nlev: unknown action %s\n", argv[1]);
+	return 2;
+}

@@ -1,0 +1,391 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+#
+# pto_nlspec.py: Documentation/netlink/specs/pto.yaml against what
+# implements it (TAP output).
+#
+#   pto_nlspec.py header   uapi/linux/pto.h: the family, group, command and
+#                          attribute names and values (no device needed)
+#   pto_nlspec.py kernel   the loaded module's family, through the
+#                          controller: operations (do, dump, admin-perm),
+#                          the request policy of every operation with its
+#                          types and checks, nested policies, multicast
+#                          groups (needs pto.ko, in the VM)
+#
+# Only the attributes a request accepts are in the kernel's policies; the
+# reply and event attributes are checked through the header (their
+# values) and by pto_netlink.sh (that they arrive).
+
+import os
+import re
+import socket
+import struct
+import sys
+
+import yaml
+
+TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+SPEC = os.path.join(TOP, "Documentation/netlink/specs/pto.yaml")
+HEADER = os.path.join(TOP, "uapi/linux/pto.h")
+
+# <linux/netlink.h>, <linux/genetlink.h>
+NETLINK_GENERIC = 16
+NLM_F_REQUEST, NLM_F_ACK, NLM_F_DUMP = 0x1, 0x4, 0x300
+NLMSG_ERROR, NLMSG_DONE = 2, 3
+GENL_ID_CTRL = 0x10
+CTRL_CMD_GETFAMILY, CTRL_CMD_GETPOLICY = 3, 10
+CTRL_ATTR_FAMILY_ID, CTRL_ATTR_FAMILY_NAME = 1, 2
+CTRL_ATTR_OPS, CTRL_ATTR_MCAST_GROUPS = 6, 7
+CTRL_ATTR_POLICY, CTRL_ATTR_OP_POLICY = 8, 9
+CTRL_ATTR_OP_ID, CTRL_ATTR_OP_FLAGS = 1, 2
+CTRL_ATTR_MCAST_GRP_NAME = 1
+CTRL_ATTR_POLICY_DO, CTRL_ATTR_POLICY_DUMP = 1, 2
+GENL_ADMIN_PERM, GENL_CMD_CAP_DO, GENL_CMD_CAP_DUMP = 0x1, 0x2, 0x4
+GENL_UNS_ADMIN_PERM = 0x10
+NL_POLICY_TYPE_ATTR_TYPE = 1
+NL_POLICY_TYPE_ATTR_MIN_VALUE_U, NL_POLICY_TYPE_ATTR_MAX_VALUE_U = 4, 5
+NL_POLICY_TYPE_ATTR_MIN_LENGTH, NL_POLICY_TYPE_ATTR_MAX_LENGTH = 6, 7
+NL_POLICY_TYPE_ATTR_POLICY_IDX = 8
+
+# YAML type -> NL_ATTR_TYPE_*
+NL_TYPES = {"flag": 1, "u8": 2, "u16": 3, "u32": 4, "u64": 5, "s8": 6,
+            "s16": 7, "s32": 8, "s64": 9, "binary": 10, "string": 11,
+            "nest": 13}
+UMAX = {"u8": 0xff, "u16": 0xffff, "u32": 0xffffffff,
+        "u64": 0xffffffffffffffff}
+
+
+class Tap:
+    def __init__(self):
+        self.n = 0
+        self.failed = 0
+
+    def check(self, name, errors):
+        self.n += 1
+        if errors:
+            self.failed += 1
+            for e in errors:
+                print(f"# {e}")
+            print(f"not ok {self.n} {name}")
+        else:
+            print(f"ok {self.n} {name}")
+
+    def done(self):
+        print(f"1..{self.n}")
+        return 1 if self.failed else 0
+
+
+def c_name(*parts):
+    return "_".join(p.replace("-", "_") for p in parts).upper()
+
+
+def load_spec():
+    with open(SPEC, encoding="utf-8") as f:
+        return yaml.safe_load(f)
+
+
+def attr_sets(spec):
+    return {s["name"]: s for s in spec["attribute-sets"]}
+
+
+def attr_values(aset):
+    """name -> value of an attribute set (from 1, or as given)."""
+    vals, v = {}, 1
+    for a in aset["attributes"]:
+        v = a.get("value", v)
+        vals[a["name"]] = v
+        v += 1
+    return vals
+
+
+def op_values(spec):
+    vals, v = {}, 1
+    for op in spec["operations"]["list"]:
+        v = op.get("value", v)
+        vals[op["name"]] = v
+        v += 1
+    return vals
+
+
+# ------------------------------------------------------------------------
+# header
+# ------------------------------------------------------------------------
+
+def header_enum(text, name):
+    """NAME -> value of `enum name { ... }` in the header, or None."""
+    m = re.search(r"enum\s+" + name + r"\s*\{(.*?)\};", text, re.S)
+    if not m:
+        return None
+    vals, v = {}, 0
+    for entry in m.group(1).split(","):
+        entry = re.sub(r"/\*.*?\*/", "", entry, flags=re.S).strip()
+        if not entry:
+            continue
+        ident, _, expr = entry.partition("=")
+        ident = ident.strip()
+        if expr.strip():
+            expr = expr.strip()
+            m = re.fullmatch(r"\(?\s*(\w+)\s*-\s*1\s*\)?", expr)
+            if re.fullmatch(r"\d+|0x[0-9a-fA-F]+", expr):
+                v = int(expr, 0)
+            elif m and vals.get(m.group(1)) is not None:
+                v = vals[m.group(1)] - 1
+            else:
+                v = None
+        vals[ident] = v
+        v = v + 1 if v is not None else None
+    return vals
+
+
+def expect_enum(text, enum, prefix, values, last):
+    got = header_enum(text, enum)
+    if got is None:
+        return [f"enum {enum} missing"]
+    errors = []
+    for name, v in values.items():
+        ident = c_name(prefix, name)
+        if got.get(ident) != v:
+            errors.append(f"{ident}: header {got.get(ident)}, spec {v}")
+    extra = [i for i in got if not i.startswith("__") and
+             i != c_name(prefix, "max") and
+             i not in {c_name(prefix, n) for n in values}]
+    if extra:
+        errors.append(f"enum {enum}: not in the spec: {extra}")
+    if last and got.get(c_name(prefix, "max")) != max(values.values()):
+        errors.append(f"{c_name(prefix, 'max')} is not the last value")
+    return errors
+
+
+def check_header(tap, spec):
+    with open(HEADER, encoding="utf-8") as f:
+        text = f.read()
+    name = spec["name"]
+    groups = [g["name"] for g in spec["mcast-groups"]["list"]]
+    errors = []
+    if not re.search(r'#define\s+PTO_FAMILY_NAME\s+"' + name + '"', text):
+        errors.append(f'PTO_FAMILY_NAME is not "{name}"')
+    for g in groups:
+        if not re.search(r"#define\s+" + c_name(name, "mcgrp", g) +
+                         r'\s+"' + g + '"', text):
+            errors.append(f"{c_name(name, 'mcgrp', g)} missing")
+    tap.check("family and multicast group names", errors)
+
+    for d in spec.get("definitions", []):
+        if d["type"] != "enum":
+            continue
+        vals = {e["name"]: d.get("value-start", 0) + i
+                for i, e in enumerate(d["entries"])}
+        tap.check(f"enum {name}_{d['name']}",
+                  expect_enum(text, c_name(name, d["name"]).lower(),
+                              c_name(name, d["name"]), vals, False))
+    for s in spec["attribute-sets"]:
+        enum = s["enum-name"].replace("-", "_")
+        tap.check(f"enum {enum}",
+                  expect_enum(text, enum, c_name(name, "a", s["name"]),
+                              attr_values(s), True))
+    enum = spec["operations"]["enum-name"].replace("-", "_")
+    tap.check(f"enum {enum}",
+              expect_enum(text, enum, c_name(name, "cmd"), op_values(spec),
+                          True))
+
+
+# ------------------------------------------------------------------------
+# kernel
+# ------------------------------------------------------------------------
+
+def nla_parse(data):
+    """[(type, payload)] of a run of attributes."""
+    out, off = [], 0
+    while off + 4 <= len(data):
+        length, typ = struct.unpack_from("=HH", data, off)
+        if length < 4:
+            break
+        out.append((typ & 0x3fff, data[off + 4:off + length]))
+        off += (length + 3) & ~3
+    return out
+
+
+def nla_u32(payload):
+    return struct.unpack_from("=I", payload)[0]
+
+
+def nla_uint(payload):
+    return struct.unpack_from("=Q" if len(payload) == 8 else "=I",
+                              payload)[0]
+
+
+def nla(typ, payload):
+    hdr = struct.pack("=HH", 4 + len(payload), typ)
+    return hdr + payload + b"\0" * ((4 - len(payload) % 4) % 4)
+
+
+def ctrl_request(cmd, flags, attrs):
+    """The controller's replies to one request: [attribute lists]."""
+    s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, NETLINK_GENERIC)
+    try:
+        payload = struct.pack("=BBH", cmd, 1, 0) + attrs
+        s.send(struct.pack("=IHHII", 16 + len(payload), GENL_ID_CTRL,
+                           NLM_F_REQUEST | flags, 1, 0) + payload)
+        replies = []
+        while True:
+            data = s.recv(1 << 20)
+            off = 0
+            while off < len(data):
+                length, typ, _, _, _ = struct.unpack_from("=IHHII", data, off)
+                msg = data[off + 16:off + length]
+                off += (length + 3) & ~3
+                if typ == NLMSG_DONE:
+                    return replies
+                if typ == NLMSG_ERROR:
+                    err = struct.unpack_from("=i", msg)[0]
+                    if err:
+                        raise OSError(-err, os.strerror(-err))
+                    return replies
+                replies.append(nla_parse(msg[4:]))
+    finally:
+        s.close()
+
+
+def kernel_family(name):
+    attrs = nla(CTRL_ATTR_FAMILY_NAME, name.encode() + b"\0")
+    fam = dict(ctrl_request(CTRL_CMD_GETFAMILY, NLM_F_ACK, attrs)[0])
+    ops = {}
+    for _, op in nla_parse(fam.get(CTRL_ATTR_OPS, b"")):
+        o = dict(nla_parse(op))
+        ops[nla_u32(o[CTRL_ATTR_OP_ID])] = nla_u32(o[CTRL_ATTR_OP_FLAGS])
+    groups = set()
+    for _, g in nla_parse(fam.get(CTRL_ATTR_MCAST_GROUPS, b"")):
+        groups.add(dict(nla_parse(g))[CTRL_ATTR_MCAST_GRP_NAME]
+                   .rstrip(b"\0").decode())
+    op_policy, policies = {}, {}
+    for msg in ctrl_request(CTRL_CMD_GETPOLICY, NLM_F_DUMP, attrs):
+        for typ, payload in msg:
+            if typ == CTRL_ATTR_OP_POLICY:
+                for cmd, p in nla_parse(payload):
+                    op_policy[cmd] = {k: nla_u32(v)
+                                      for k, v in nla_parse(p)}
+            elif typ == CTRL_ATTR_POLICY:
+                for idx, pol in nla_parse(payload):
+                    for attr, desc in nla_parse(pol):
+                        policies.setdefault(idx, {})[attr] = {
+                            k: nla_uint(v) for k, v in nla_parse(desc)}
+    return ops, groups, op_policy, policies
+
+
+def expect_attr(a, desc, sets, policies, where):
+    """Errors of one policy entry @desc against the spec's attribute @a."""
+    errors = []
+    want = NL_TYPES.get(a["type"])
+    got = desc.get(NL_POLICY_TYPE_ATTR_TYPE)
+    if a["type"] == "string" and got == 12:     # NLA_NUL_STRING
+        got = want
+    if got != want:
+        return [f"{where}: type {got}, spec {a['type']} ({want})"]
+    checks = a.get("checks", {})
+    if a["type"] in UMAX:
+        rng = (desc.get(NL_POLICY_TYPE_ATTR_MIN_VALUE_U),
+               desc.get(NL_POLICY_TYPE_ATTR_MAX_VALUE_U))
+        spec_rng = (checks.get("min", 0), checks.get("max", UMAX[a["type"]]))
+        if rng != spec_rng:
+            errors.append(f"{where}: range {rng}, spec {spec_rng}")
+    if a["type"] == "binary":
+        lens = (desc.get(NL_POLICY_TYPE_ATTR_MIN_LENGTH),
+                desc.get(NL_POLICY_TYPE_ATTR_MAX_LENGTH))
+        n = checks.get("exact-len")
+        spec_lens = (n, n) if n is not None else \
+            (checks.get("min-len"), checks.get("max-len"))
+        if lens != spec_lens:
+            errors.append(f"{where}: length {lens}, spec {spec_lens}")
+    if a["type"] == "nest":
+        idx = desc.get(NL_POLICY_TYPE_ATTR_POLICY_IDX)
+        nested = sets[a["nested-attributes"]]
+        errors += expect_policy(policies.get(idx, {}), nested,
+                                [x["name"] for x in nested["attributes"]],
+                                sets, policies, f"{where}.")
+    return errors
+
+
+def expect_policy(policy, aset, names, sets, policies, where=""):
+    """Errors of a kernel policy against the attributes @names of @aset."""
+    values = attr_values(aset)
+    by_name = {a["name"]: a for a in aset["attributes"]}
+    names = [n for n in names if by_name[n]["type"] != "pad"]
+    errors = []
+    accepted = {k for k, d in policy.items()
+                if d.get(NL_POLICY_TYPE_ATTR_TYPE)}
+    for n in names:
+        if values[n] not in policy:
+            errors.append(f"{where}{n}: not in the kernel's policy")
+        else:
+            errors += expect_attr(by_name[n], policy[values[n]], sets,
+                                  policies, where + n)
+    extra = accepted - {values[n] for n in names}
+    if extra:
+        errors.append(f"{where}: kernel accepts attributes {sorted(extra)}"
+                      " the spec does not list")
+    return errors
+
+
+def check_op(op, cmd, kernel, sets):
+    ops, _, op_policy, policies = kernel
+    flags = ops.get(cmd)
+    if flags is None:
+        return ["not in the kernel's family"]
+    errors = []
+    admin = "admin-perm" in op.get("flags", []) or \
+        "uns-admin-perm" in op.get("flags", [])
+    if bool(flags & (GENL_ADMIN_PERM | GENL_UNS_ADMIN_PERM)) != admin:
+        errors.append(f"admin permission {not admin}, spec {admin}")
+    aset = sets[op["attribute-set"]]
+    for mode, cap, pol in (("do", GENL_CMD_CAP_DO, CTRL_ATTR_POLICY_DO),
+                           ("dump", GENL_CMD_CAP_DUMP,
+                            CTRL_ATTR_POLICY_DUMP)):
+        if bool(flags & cap) != (mode in op):
+            errors.append(f"{mode}: kernel {bool(flags & cap)}, "
+                          f"spec {mode in op}")
+            continue
+        if mode not in op:
+            continue
+        idx = op_policy.get(cmd, {}).get(pol)
+        names = op[mode].get("request", {}).get("attributes", [])
+        errors += expect_policy(policies.get(idx, {}), aset, names, sets,
+                                policies, f"{mode} ")
+    return errors
+
+
+def check_kernel(tap, spec):
+    sets = attr_sets(spec)
+    kernel = kernel_family(spec["name"])
+    ops, groups = kernel[0], kernel[1]
+    values = op_values(spec)
+    for op in spec["operations"]["list"]:
+        cmd = values[op["name"]]
+        if "event" in op:
+            tap.check(f"event {op['name']} is no operation",
+                      [f"command {cmd} is an operation"] if cmd in ops
+                      else [])
+            continue
+        tap.check(f"operation {op['name']}", check_op(op, cmd, kernel, sets))
+    known = {values[o["name"]] for o in spec["operations"]["list"]}
+    tap.check("no operation outside the spec",
+              [f"command {c}" for c in ops if c not in known])
+    want = {g["name"] for g in spec["mcast-groups"]["list"]}
+    tap.check("multicast groups",
+              [] if groups == want else [f"kernel {groups}, spec {want}"])
+
+
+def main():
+    if len(sys.argv) != 2 or sys.argv[1] not in ("header", "kernel"):
+        print("usage: pto_nlspec.py header|kernel", file=sys.stderr)
+        return 2
+    tap = Tap()
+    spec = load_spec()
+    if sys.argv[1] == "header":
+        check_header(tap, spec)
+    else:
+        check_kernel(tap, spec)
+    return tap.done()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
