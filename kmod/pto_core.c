@@ -218,6 +218,24 @@ void pto_release_roles(struct pto_file *pf)
  * ------------------------------------------------------------------------
  */
 
+/* Counts of the cores online and dead, and the AICPU, under pdev->lock. */
+void pto_core_counts(struct pto_dev *pdev, struct pto_core_counts *n)
+{
+	u32 i;
+
+	n->online = 0;
+	n->dead = 0;
+	mutex_lock(&pdev->lock);
+	for (i = 0; i < pdev->nr_cores; i++) {
+		if (pdev->cores[i].state == PTO_CORE_ONLINE)
+			n->online++;
+		else if (pdev->cores[i].state == PTO_CORE_DEAD)
+			n->dead++;
+	}
+	n->aicpu = pdev->aicpu;
+	mutex_unlock(&pdev->lock);
+}
+
 /* True if the core bitmap @bits names no core at or beyond nr_cores. */
 static bool pto_bits_fit(const struct pto_dev *pdev, const unsigned long *bits)
 {

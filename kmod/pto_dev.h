@@ -303,6 +303,18 @@ static inline int pto_file_role(struct pto_file *pf)
 	return smp_load_acquire(&pf->role);
 }
 
+/**
+ * struct pto_core_counts - a consistent view of a device's occupancy.
+ * @online: cores attached to a live executor.
+ * @dead: cores whose executor closed the device without detaching.
+ * @aicpu: a file holds the AICPU role.
+ */
+struct pto_core_counts {
+	u32 online;
+	u32 dead;
+	bool aicpu;
+};
+
 /* pto_file.c */
 extern const struct file_operations pto_fops;
 
@@ -329,6 +341,7 @@ int pto_hws_config(struct pto_ucmd *ucmd);
 int pto_hws_check(const struct pto_dev *pdev, const struct pto_hws_cfg *cfg);
 void pto_hws_write(struct pto_dev *pdev, const struct pto_hws_cfg *cfg);
 void pto_release_roles(struct pto_file *pf);
+void pto_core_counts(struct pto_dev *pdev, struct pto_core_counts *n);
 void pto_raise_irq(struct pto_dev *pdev, u32 core);
 bool pto_irq_pending(struct pto_dev *pdev, const u32 *seen, u32 *count);
 

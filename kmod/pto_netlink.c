@@ -131,61 +131,52 @@ static int pto_nl_fill_dev(struct sk_buff *skb, struct pto_dev *pdev)
 	return 0;
 }
 
-static int pto_nl_put_counter(struct sk_buff *skb, int type, u64 val)
-{
-	return nla_put_u64_64bit(skb, type, val, PTO_A_COUNTERS_PAD);
-}
+/* The counters of struct pto_counters, in the order of their attributes. */
+static const size_t pto_nl_counter_offs[] = {
+	offsetof(struct pto_counters, gm_bytes),
+	offsetof(struct pto_counters, gm_buffers),
+	offsetof(struct pto_counters, allocs),
+	offsetof(struct pto_counters, frees),
+	offsetof(struct pto_counters, maps),
+	offsetof(struct pto_counters, parks),
+	offsetof(struct pto_counters, kicks),
+	offsetof(struct pto_counters, wakes),
+	offsetof(struct pto_counters, irqs),
+	offsetof(struct pto_counters, faults),
+};
 
 static int pto_nl_fill_counters(struct sk_buff *skb, struct pto_dev *pdev)
 {
-	struct pto_counters *c = &pdev->cnt;
-	u32 online = 0, dead = 0, i;
+	struct pto_core_counts n;
 	struct nlattr *nest;
-	bool aicpu;
+	u32 i;
 
-	mutex_lock(&pdev->lock);
-	for (i = 0; i < pdev->nr_cores; i++) {
-		if (pdev->cores[i].state == PTO_CORE_ONLINE)
-			online++;
-		else if (pdev->cores[i].state == PTO_CORE_DEAD)
-			dead++;
-	}
-	aicpu = pdev->aicpu;
-	mutex_unlock(&pdev->lock);
-
+	pto_core_counts(pdev, &n);
 	if (nla_put_u32(skb, PTO_A_DEV_INDEX, pdev->index))
 		return -EMSGSIZE;
 	nest = nla_nest_start(skb, PTO_A_DEV_COUNTERS);
 	if (!nest)
 		return -EMSGSIZE;
-	if (pto_nl_put_counter(skb, PTO_A_COUNTERS_GM_BYTES_USED,
-			       atomic64_read(&c->gm_bytes)) ||
-	    pto_nl_put_counter(skb, PTO_A_COUNTERS_GM_BUFFERS,
-			       atomic64_read(&c->gm_buffers)) ||
-	    pto_nl_put_counter(skb, PTO_A_COUNTERS_ALLOCS,
-			       atomic64_read(&c->allocs)) ||
-	    pto_nl_put_counter(skb, PTO_A_COUNTERS_FREES,
-			       atomic64_read(&c->frees)) ||
-	    pto_nl_put_counter(skb, PTO_A_COUNTERS_MAPS,
-			       atomic64_read(&c->maps)) ||
-	    pto_nl_put_counter(skb, PTO_A_COUNTERS_PARKS,
-			       atomic64_read(&c->parks)) ||
-	    pto_nl_put_counter(skb, PTO_A_COUNTERS_KICKS,
-			       atomic64_read(&c->kicks)) ||
-	    pto_nl_put_counter(skb, PTO_A_COUNTERS_WAKES,
-			       atomic64_read(&c->wakes)) ||
-	    pto_nl_put_counter(skb, PTO_A_COUNTERS_IRQS,
-			       atomic64_read(&c->irqs)) ||
-	    pto_nl_put_counter(skb, PTO_A_COUNTERS_FAULTS,
-			       atomic64_read(&c->faults)) ||
-	    pto_nl_put_counter(skb, PTO_A_COUNTERS_CORES_ONLINE, online) ||
-	    pto_nl_put_counter(skb, PTO_A_COUNTERS_CORES_DEAD, dead) ||
-	    pto_nl_put_counter(skb, PTO_A_COUNTERS_AICPU, aicpu)) {
-		nla_nest_cancel(skb, nest);
-		return -EMSGSIZE;
+	for (i = 0; i < ARRAY_SIZE(pto_nl_counter_offs); i++) {
+		atomic64_t *c = (void *)&pdev->cnt + pto_nl_counter_offs[i];
+
+		if (nla_put_u64_64bit(skb, PTO_A_COUNTERS_GM_BYTES_USED + i,
+				      atomic64_read(c), PTO_A_COUNTERS_PAD))
+			goto err_cancel;
 	}
+	if (nla_put_u64_64bit(skb, PTO_A_COUNTERS_CORES_ONLINE, n.online,
+			      PTO_A_COUNTERS_PAD) ||
+	    nla_put_u64_64bit(skb, PTO_A_COUNTERS_CORES_DEAD, n.dead,
+			      PTO_A_COUNTERS_PAD) ||
+	    nla_put_u64_64bit(skb, PTO_A_COUNTERS_AICPU, n.aicpu,
+			      PTO_A_COUNTERS_PAD))
+		goto err_cancel;
 	nla_nest_end(skb, nest);
 	return 0;
+
+err_cancel:
+	nla_nest_cancel(skb, nest);
+	return -EMSGSIZE;
 }
 
 static int pto_nl_put_usage(struct sk_buff *skb, u32 ctx, u32 class,

@@ -33,20 +33,10 @@ static ssize_t counters_show(struct device *dev, struct device_attribute *attr,
 {
 	struct pto_dev *pdev = pto_dev_of(dev);
 	struct pto_counters *c = &pdev->cnt;
-	u32 online = 0, dead = 0, i;
-	bool aicpu;
+	struct pto_core_counts cc;
 	int n = 0;
 
-	mutex_lock(&pdev->lock);
-	for (i = 0; i < pdev->nr_cores; i++) {
-		if (pdev->cores[i].state == PTO_CORE_ONLINE)
-			online++;
-		else if (pdev->cores[i].state == PTO_CORE_DEAD)
-			dead++;
-	}
-	aicpu = pdev->aicpu;
-	mutex_unlock(&pdev->lock);
-
+	pto_core_counts(pdev, &cc);
 	n += sysfs_emit_at(buf, n, "gm_bytes_used %lld\n",
 			   atomic64_read(&c->gm_bytes));
 	n += sysfs_emit_at(buf, n, "gm_buffers %lld\n",
@@ -59,9 +49,9 @@ static ssize_t counters_show(struct device *dev, struct device_attribute *attr,
 	n += sysfs_emit_at(buf, n, "wakes %lld\n", atomic64_read(&c->wakes));
 	n += sysfs_emit_at(buf, n, "irqs %lld\n", atomic64_read(&c->irqs));
 	n += sysfs_emit_at(buf, n, "faults %lld\n", atomic64_read(&c->faults));
-	n += sysfs_emit_at(buf, n, "cores_online %u\n", online);
-	n += sysfs_emit_at(buf, n, "cores_dead %u\n", dead);
-	n += sysfs_emit_at(buf, n, "aicpu %d\n", aicpu);
+	n += sysfs_emit_at(buf, n, "cores_online %u\n", cc.online);
+	n += sysfs_emit_at(buf, n, "cores_dead %u\n", cc.dead);
+	n += sysfs_emit_at(buf, n, "aicpu %d\n", cc.aicpu);
 	return n;
 }
 static DEVICE_ATTR_RO(counters);
