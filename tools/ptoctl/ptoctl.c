@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -641,6 +642,19 @@ static int cmd_events(struct conn *c, const struct opts *o)
 	return 0;
 }
 
+/* A decimal number 0 .. @max, or -1. */
+static long parse_num(const char *s, long max)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < 0 || v > max)
+		return -1;
+	return v;
+}
+
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	int ch;
@@ -652,10 +666,14 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			o->json = true;
 			break;
 		case 'd':
-			o->dev = atoi(optarg);
+			o->dev = parse_num(optarg, INT32_MAX);
+			if (o->dev < 0)
+				return -EINVAL;
 			break;
 		case 'n':
-			o->count = atol(optarg);
+			o->count = parse_num(optarg, LONG_MAX);
+			if (o->count < 0)
+				return -EINVAL;
 			break;
 		case 'h':
 			usage(stdout);
@@ -664,7 +682,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			return -EINVAL;
 		}
 	}
-	return optind < argc && o->dev >= -1 && o->count >= 0 ? 0 : -EINVAL;
+	return optind < argc ? 0 : -EINVAL;
 }
 
 int main(int argc, char **argv)
