@@ -21,42 +21,8 @@ BIN=${PTO_SELFTEST_BIN:-build/selftests}
 MODULE=${PTO_MODULE:-$TOP/kmod/pto.ko}
 PARAMS=/sys/module/pto/parameters
 
-n=0
-failed=0
-
-ok() {
-	n=$((n + 1))
-	echo "ok $n $1"
-}
-
-not_ok() {
-	n=$((n + 1))
-	echo "not ok $n $1"
-	failed=$((failed + 1))
-}
-
-skip() {
-	n=$((n + 1))
-	echo "ok $n $1 # SKIP $2"
-}
-
-# Diagnostics go to stderr, which prove shows even when not verbose.
-comment() { sed 's/^/# /' >&2; }
-
-# check NAME COMMAND...: one TAP line; COMMAND's output as comments if it
-# failed.
-check() {
-	local name=$1 out rc
-	shift
-	out=$("$@" 2>&1)
-	rc=$?
-	if [[ $rc == 0 ]]; then
-		ok "$name"
-	else
-		printf '%s\n' "$out" | tail -n 40 | comment
-		not_ok "$name"
-	fi
-}
+# shellcheck source=selftests/pto/pto_tap.sh
+. "$TOP/selftests/pto/pto_tap.sh"
 
 loaded() { [[ -d /sys/module/pto ]]; }
 

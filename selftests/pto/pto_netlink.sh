@@ -12,7 +12,9 @@
 #     and the configuration did not change;
 #   - every multicast event, as ptoctl events sees it, from its source:
 #     exec-attach, core-fault and exec-gone (an executor dies with cores),
-#     aicpu-gone, hws-changed from hws-set and from PTO_IOC_HWS_CONFIG.
+#     aicpu-gone, hws-changed from hws-set and from PTO_IOC_HWS_CONFIG;
+#   - with a second device (loaded with nr_devices=2), that dumps list both
+#     and the index selects one, in requests and in events.
 #
 # Needs root, pto.ko loaded (device 0 only), build/tools/ptoctl and
 # build/selftests/pto_nlev; scripts/vm-selftest selftests/pto/pto_netlink.sh
@@ -28,35 +30,8 @@ NOBODY=65534
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
-n=0
-failed=0
-
-ok() {
-	n=$((n + 1))
-	echo "ok $n $1"
-}
-
-not_ok() {
-	n=$((n + 1))
-	echo "not ok $n $1"
-	failed=$((failed + 1))
-}
-
-comment() { sed 's/^/# /' >&2; }
-
-# check NAME COMMAND...: one TAP line; the output as comments on failure.
-check() {
-	local name=$1 out rc
-	shift
-	out=$("$@" 2>&1)
-	rc=$?
-	if [[ $rc == 0 ]]; then
-		ok "$name"
-	else
-		printf '%s\n' "$out" | tail -n 40 | comment
-		not_ok "$name"
-	fi
-}
+# shellcheck source=selftests/pto/pto_tap.sh
+. "$TOP/selftests/pto/pto_tap.sh"
 
 # json FILE EXPR: python3 evaluates EXPR with j = the JSON of FILE; the
 # check passes if EXPR is true.
@@ -159,12 +134,14 @@ check "unprivileged: the configuration did not change" json "$TMP/hws4" \
 	"j['promote-threshold'] == 7 and j['cfg-seq'] == $seq0 + 2"
 
 # --- events ----------------------------------------------------------------
-# listen OUT ARGS...: ptoctl ARGS in the background, output to OUT, once
-# it has joined the group (it says so on stderr); its pid in $listener.
+# listen OUT ARGS...: ptoctl ARGS in the background (killed after 60 s if
+# it has not stopped by itself after its count of events), output to OUT,
+# once it has joined the group (it says so on stderr); its pid in
+# $listener.
 listen() {
 	local out=$1
 	shift
-	"$PTOCTL" "$@" >"$out" 2>"$out.err" &
+	timeout 60 "$PTOCTL" "$@" >"$out" 2>"$out.err" &
 	listener=$!
 	for _ in $(seq 600); do
 		grep -q listening "$out.err" && return 0
@@ -173,57 +150,73 @@ listen() {
 	return 1
 }
 
-# reap: wait for the listener to exit by itself (it stops after its
-# count of events), killing it if it has not after a minute.
-reap() {
-	for _ in $(seq 600); do
-		kill -0 $listener 2>/dev/null || break
-		sleep 0.1
-	done
-	kill $listener 2>/dev/null
-	wait $listener
-}
-
 listen "$TMP/events" -j -n 6 events
 exec_pid=$("$NLEV" attach 2)
 aicpu_pid=$("$NLEV" aicpu)
 "$PTOCTL" hws set promote-threshold=8 >/dev/null
 ioctl_pid=$("$NLEV" hws)
-reap
+wait $listener
+# one line per kind: KIND ok, or KIND and what is wrong
 python3 - "$TMP/events" "$exec_pid" "$aicpu_pid" "$ioctl_pid" \
 	>"$TMP/events.py" 2>&1 <<'EOF'
 import json, sys
 ev = [json.loads(line) for line in open(sys.argv[1])]
 exe, aicpu, ioctl = (int(x) for x in sys.argv[2:5])
-want = [
-    {"event": "exec-attach", "index": 0, "pid": exe, "cores": [0, 1]},
-    {"event": "core-fault", "index": 0, "pid": exe, "cores": [0, 1]},
-    {"event": "exec-gone", "index": 0, "pid": exe, "cores": [0, 1]},
-    {"event": "aicpu-gone", "index": 0, "pid": aicpu},
-]
-got = [e for e in ev if e["event"] != "hws-changed"]
+want = {
+    "exec-attach": [{"index": 0, "pid": exe, "cores": [0, 1]}],
+    "core-fault": [{"index": 0, "pid": exe, "cores": [0, 1]}],
+    "exec-gone": [{"index": 0, "pid": exe, "cores": [0, 1]}],
+    "aicpu-gone": [{"index": 0, "pid": aicpu}],
+}
+for kind, w in want.items():
+    got = [{k: v for k, v in e.items() if k != "event"}
+           for e in ev if e["event"] == kind]
+    print(kind, "ok" if got == w else f"got {got}, want {w}")
+# hws-set's, then HWS_CONFIG's, each advancing cfg-seq by 2
 hws = [e for e in ev if e["event"] == "hws-changed"]
-ok = got == want and len(hws) == 2 and hws[1]["pid"] == ioctl and \
+ok = len(hws) == 2 and hws[1]["pid"] == ioctl and \
     hws[1]["cfg-seq"] == hws[0]["cfg-seq"] + 2
-if not ok:
-    print("events:", ev)
-sys.exit(0 if ok else 1)
+print("hws-changed", "ok" if ok else f"got {hws}")
+order = [e["event"] for e in ev]
+print("order", "ok" if order[:3] == ["exec-attach", "core-fault",
+                                     "exec-gone"] else f"got {order}")
 EOF
-rc=$?
-[[ $rc != 0 ]] && comment <"$TMP/events.py"
-for kind in exec-attach core-fault exec-gone aicpu-gone hws-changed; do
-	if [[ $rc == 0 ]]; then
+for kind in exec-attach core-fault exec-gone aicpu-gone hws-changed order; do
+	line=$(grep "^$kind " "$TMP/events.py")
+	if [[ $line == "$kind ok" ]]; then
 		ok "event $kind"
 	else
-		grep -q "\"$kind\"" "$TMP/events" || echo "no $kind" | comment
+		{ echo "${line:-no result}"; cat "$TMP/events.py"; } | comment
 		not_ok "event $kind"
 	fi
 done
 listen "$TMP/human" -n 1 events
 "$NLEV" attach 2 >/dev/null
-reap
+wait $listener
 check "events for people" grep -q "^exec-attach pto0 pid [0-9]* cores 0-1$" \
 	"$TMP/human"
+
+# --- a second device (scripts/vm-selftest --param nr_devices=2) -----------
+if [[ -e /dev/pto1 ]]; then
+	"$PTOCTL" -j info >"$TMP/info2" 2>&1
+	check "two devices: info dumps both" json "$TMP/info2" \
+		"[d['index'] for d in j] == [0, 1] and j[1]['name'] == 'pto1'"
+	"$PTOCTL" -j -d 1 stats >"$TMP/stats1" 2>&1
+	check "two devices: stats -d 1" json "$TMP/stats1" \
+		"len(j) == 1 and j[0]['index'] == 1"
+	"$PTOCTL" -j -d 1 hws get >"$TMP/hws1" 2>&1
+	check "two devices: hws get -d 1" json "$TMP/hws1" "j['index'] == 1"
+	listen "$TMP/ev1" -j -n 1 events
+	PTO_DEV=/dev/pto1 "$NLEV" hws >/dev/null
+	wait $listener
+	check "two devices: an event of pto1 names it" json "$TMP/ev1" \
+		"j['event'] == 'hws-changed' and j['index'] == 1"
+else
+	for t in "info dumps both" "stats -d 1" "hws get -d 1" \
+		"an event of pto1 names it"; do
+		skip "two devices: $t" "one device (nr_devices=1)"
+	done
+fi
 
 # leave the registers as they were for whatever runs next
 "$PTOCTL" hws set promote-threshold="$threshold0" usage=1:2:0-$((nr_aic * 3 - 1)) \
