@@ -60,10 +60,11 @@ PACKAGES=(
 	bpftrace
 
 	# Tests: prove (perl) for the kselftests, python3 for helpers (and
-	# python3-yaml for the netlink spec check), shellcheck for the shell
-	# scripts.
+	# python3-yaml, python3-jsonschema for the netlink spec check),
+	# shellcheck for the shell scripts.
 	perl
 	python3
+	python3-jsonschema
 	python3-yaml
 	shellcheck
 )

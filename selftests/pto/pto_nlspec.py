@@ -4,7 +4,11 @@
 # pto_nlspec.py: Documentation/netlink/specs/pto.yaml against what
 # implements it (TAP output).
 #
-#   pto_nlspec.py header   uapi/linux/pto.h: the family, group, command and
+#   pto_nlspec.py header   the spec against the kernel's genetlink schema
+#                          (Documentation/netlink/genetlink.yaml of the
+#                          kernel source, extracted once from
+#                          LINUX_SOURCE_TAR into build/netlink/), and
+#                          uapi/linux/pto.h: the family, group, command and
 #                          attribute names and values (no device needed)
 #   pto_nlspec.py kernel   the loaded module's family, through the
 #                          controller: operations (do, dump, admin-perm),
@@ -20,6 +24,7 @@ import os
 import re
 import socket
 import struct
+import subprocess
 import sys
 
 import yaml
@@ -27,6 +32,8 @@ import yaml
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 SPEC = os.path.join(TOP, "Documentation/netlink/specs/pto.yaml")
 HEADER = os.path.join(TOP, "uapi/linux/pto.h")
+SCHEMA = os.path.join(TOP, "build/netlink/genetlink.yaml")
+SCHEMA_IN_TAR = "linux-source-6.12/Documentation/netlink/genetlink.yaml"
 
 # <linux/netlink.h>, <linux/genetlink.h>
 NETLINK_GENERIC = 16
@@ -59,6 +66,10 @@ class Tap:
     def __init__(self):
         self.n = 0
         self.failed = 0
+
+    def skip(self, name, why):
+        self.n += 1
+        print(f"ok {self.n} {name} # SKIP {why}")
 
     def check(self, name, errors):
         self.n += 1
@@ -105,6 +116,34 @@ def op_values(spec):
         vals[op["name"]] = v
         v += 1
     return vals
+
+
+# ------------------------------------------------------------------------
+# schema
+# ------------------------------------------------------------------------
+
+def check_schema(tap, spec):
+    name = "spec follows the kernel's genetlink schema"
+    try:
+        import jsonschema
+    except ImportError:
+        tap.skip(name, "python3-jsonschema missing (scripts/deps.sh)")
+        return
+    if not os.path.exists(SCHEMA):
+        tar = os.environ.get("LINUX_SOURCE_TAR",
+                             "/usr/src/linux-source-6.12.tar.xz")
+        os.makedirs(os.path.dirname(SCHEMA), exist_ok=True)
+        with open(SCHEMA + ".tmp", "wb") as out:
+            if subprocess.run(["tar", "-xOJf", tar, SCHEMA_IN_TAR],
+                              stdout=out, check=False).returncode:
+                tap.check(name, [f"cannot extract {SCHEMA_IN_TAR} from {tar}"])
+                return
+        os.rename(SCHEMA + ".tmp", SCHEMA)
+    with open(SCHEMA, encoding="utf-8") as f:
+        schema = yaml.safe_load(f)
+    errors = [f"{'/'.join(str(p) for p in e.absolute_path)}: {e.message}"
+              for e in jsonschema.Draft7Validator(schema).iter_errors(spec)]
+    tap.check(name, errors)
 
 
 # ------------------------------------------------------------------------
@@ -381,6 +420,7 @@ def main():
     tap = Tap()
     spec = load_spec()
     if sys.argv[1] == "header":
+        check_schema(tap, spec)
         check_header(tap, spec)
     else:
         check_kernel(tap, spec)
