@@ -93,8 +93,11 @@ static void reply(struct client *c, int status, const char *fmt, ...)
 		vsnprintf(m.text, sizeof(m.text), fmt, ap);
 		va_end(ap);
 	}
-	if (status)
-		ptod_log(PTOD_LOG_WARN, "client %u: %s", c->id, m.text);
+	/* a client that keeps asking for errors does not flood the log */
+	if (status && c->nr_warned < PTOD_WARN_MAX)
+		ptod_log(PTOD_LOG_WARN, "client %u: %s%s", c->id, m.text,
+			 ++c->nr_warned == PTOD_WARN_MAX ?
+			 " (its further errors are not logged)" : "");
 	ptod_send(c, &m);
 }
 

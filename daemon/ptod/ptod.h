@@ -47,6 +47,7 @@
 #define PTOD_MAX_CONN		256	/* -C: connections in all */
 #define PTOD_OUT_MAX		(256u << 10)	/* -Q: output queue bytes */
 #define PTOD_OUT_MS		2000	/* -T: ms a queue may make no progress */
+#define PTOD_WARN_MAX		20	/* error replies logged per client */
 
 struct ptod;
 
@@ -60,6 +61,7 @@ struct client {
 	uid_t uid;
 	int cfd;			/* the client's /dev/ptoN file */
 	bool hello_done;
+	uint32_t nr_warned;		/* error replies logged (main thread) */
 
 	/* submission stream (in the client's GM buffer) */
 	struct pto_stream_hdr *sh;

@@ -32,10 +32,11 @@
  *                                 (expects -EACCES)
  *   pto_e2e idle SECONDS          stays connected without running
  *                                 anything; ready once connected
- *   pto_e2e flood SECONDS         for SECONDS, again and again: connects
- *                                 and sends pings without reading the
- *                                 replies until ptod drops it; ready
- *                                 once dropped the first time
+ *   pto_e2e flood SECONDS [N]     (no libpto) for SECONDS, pings on
+ *                                 FLOOD_CONNS connections without reading
+ *                                 a reply (N each, default: all ptod
+ *                                 takes), each dialled again when ptod
+ *                                 drops it; ready after the first drop
  *   pto_e2e pings N               N pings, each waiting for its reply
  *   pto_e2e quota MIB             with a GM quota of MIB per user (ptod
  *                                 -q): allocations beyond it fail with
@@ -75,6 +76,7 @@
 #include <fcntl.h>
 #include <errno.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -1093,50 +1095,100 @@ static int libpto_socket(void)
 	return -1;
 }
 
-/*
- * Ping ptod on our connection without reading a reply until a send fails
- * (ptod dropped us); the number of pings sent, or -1.
- */
-static long flood_once(void)
-{
-	struct pto_msg m;
-	int s = libpto_socket();
-	long n = 0;
+#define FLOOD_CONNS	4
 
-	if (s < 0)
-		return -1;
-	memset(&m, 0, sizeof(m));
-	m.type = PTO_MSG_PING;
-	while (send(s, &m, offsetof(struct pto_msg, text) + 1,
-		    MSG_NOSIGNAL) >= 0)
-		n++;
-	return n;
+/* A connection of the flood: its socket and the pings it sent. */
+struct flood_conn {
+	int s;
+	long sent;
+};
+
+/* Dial @f again (after ptod dropped it); 0 or -errno. */
+static int flood_dial(struct flood_conn *f)
+{
+	if (f->s >= 0)
+		close(f->s);
+	f->sent = 0;
+	f->s = raw_connect();
+	if (f->s < 0 || fcntl(f->s, F_SETFL, O_NONBLOCK))
+		return -errno;
+	return 0;
 }
 
-static int run_flood(double seconds)
+/* Pings on @f, without waiting, until the socket is full or @burst sent. */
+static void flood_send(struct flood_conn *f, long burst)
+{
+	struct pto_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.type = PTO_MSG_PING;
+	while ((!burst || f->sent < burst) &&
+	       send(f->s, &m, offsetof(struct pto_msg, text) + 1,
+		    MSG_NOSIGNAL) >= 0)
+		f->sent++;
+}
+
+/*
+ * One round: send on every connection, then wait (no spinning) until one
+ * can take more or was dropped by ptod, and dial the dropped ones again.
+ * The number dropped, or -errno.
+ */
+static int flood_round(struct flood_conn *f, long burst)
+{
+	struct pollfd pfd[FLOOD_CONNS];
+	int i, ret, drops = 0;
+
+	for (i = 0; i < FLOOD_CONNS; i++) {
+		flood_send(&f[i], burst);
+		pfd[i].fd = f[i].s;
+		pfd[i].events = POLLRDHUP |
+				(!burst || f[i].sent < burst ? POLLOUT : 0);
+	}
+	ret = poll(pfd, FLOOD_CONNS, 100);
+	if (ret < 0)
+		return errno == EINTR ? 0 : -errno;
+	for (i = 0; i < FLOOD_CONNS; i++) {
+		if (!(pfd[i].revents & (POLLRDHUP | POLLHUP | POLLERR)))
+			continue;
+		drops++;
+		ret = flood_dial(&f[i]);
+		if (ret)
+			return ret;
+	}
+	return drops;
+}
+
+/*
+ * FLOOD_CONNS connections ping ptod without ever reading a reply: @burst
+ * pings each (0: as many as ptod takes), then they wait to be dropped;
+ * each one ptod drops is dialled again. Ready after the first drop.
+ */
+static int run_flood(double seconds, long burst)
 {
 	double until = now_ms() + seconds * 1e3;
-	long n;
-	int ret;
+	struct flood_conn f[FLOOD_CONNS];
+	long drops = 0;
+	int i, ret = 0;
 
-	while (now_ms() < until) {
-		n = flood_once();
-		if (n < 0) {
-			printf("flood: no connection to ptod\n");
-			return 1;
-		}
-		printf("flood: disconnected after %ld pings\n", n);
+	for (i = 0; i < FLOOD_CONNS; i++)
+		f[i].s = -1;
+	for (i = 0; i < FLOOD_CONNS && !ret; i++)
+		ret = flood_dial(&f[i]);
+	while (ret >= 0 && now_ms() < until) {
+		ret = flood_round(f, burst);
+		if (ret <= 0)
+			continue;
+		drops += ret;
+		printf("flood: dropped %ld times\n", drops);
 		if (ready_fd >= 0 && signal_ready())
-			return 1;
-		pto_disconnect(cl);
-		cl = NULL;
-		ret = pto_connect(NULL, &cl);
-		if (ret) {
-			printf("flood: connect: %s\n", pto_last_error(NULL));
-			return 1;
-		}
+			ret = -EIO;
 	}
-	return 0;
+	if (ret < 0)
+		printf("flood: %s\n", strerror(-ret));
+	for (i = 0; i < FLOOD_CONNS; i++)
+		if (f[i].s >= 0)
+			close(f[i].s);
+	return ret < 0 ? 1 : 0;
 }
 
 static int run_pings(long n)
@@ -1199,7 +1251,9 @@ static int raw_ping(int *sock, struct pto_msg *r)
 		return -errno;
 	memset(&m, 0, sizeof(m));
 	m.type = PTO_MSG_PING;
-	if (send(*sock, &m, offsetof(struct pto_msg, text) + 1, MSG_NOSIGNAL) < 0)
+	/* a refusal may have closed the connection: its reply is queued */
+	if (send(*sock, &m, offsetof(struct pto_msg, text) + 1, MSG_NOSIGNAL) < 0 &&
+	    errno != EPIPE)
 		return -errno;
 	memset(r, 0, sizeof(*r));
 	n = recv(*sock, r, sizeof(*r), 0);
@@ -1287,6 +1341,9 @@ int main(int argc, char **argv)
 	/* without libpto: the socket alone */
 	if (!strcmp(argv[optind], "peer"))
 		return run_peer();
+	if (!strcmp(argv[optind], "flood"))
+		return run_flood(optind + 1 < argc ? atof(argv[optind + 1]) : 10,
+				 optind + 2 < argc ? atol(argv[optind + 2]) : 0);
 	if (!strcmp(argv[optind], "conns"))
 		return run_conns(optind + 1 < argc ? atol(argv[optind + 1]) : 20);
 	ret = pto_connect(NULL, &cl);
@@ -1320,8 +1377,6 @@ int main(int argc, char **argv)
 		ret = run_badbuf();
 	else if (!strcmp(argv[0], "hazards"))
 		ret = run_hazards();
-	else if (!strcmp(argv[0], "flood"))
-		ret = run_flood(argc > 1 ? atof(argv[1]) : 10);
 	else if (!strcmp(argv[0], "pings"))
 		ret = run_pings(argc > 1 ? atol(argv[1]) : 10);
 	else if (!strcmp(argv[0], "quota"))
