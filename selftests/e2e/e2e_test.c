@@ -1314,12 +1314,14 @@ TEST_F_TIMEOUT(e2e, proto_malformed_messages, 150)
 /* ---- clients that misbehave, access control, limits ---------------------------- */
 
 #define FLOODERS	3
-#define PINGS		60
+#define PINGS		400
 /*
- * Generous: ptod answers PINGS pings in a few seconds while flooded, even
- * on TCG; one that waits on full sockets needs a minute or more.
+ * Generous: while flooded, ptod answers every ping within a fraction of a
+ * second, even on TCG. The old ptod waited a second on each flooding
+ * connection whose socket was full, and they fill together: some ping
+ * waited for all of them.
  */
-#define PINGS_MS	30000
+#define PING_MAX_MS	4000
 
 /*
  * FLOODERS processes (unprivileged, 4 connections each) ping ptod without
@@ -1327,17 +1329,16 @@ TEST_F_TIMEOUT(e2e, proto_malformed_messages, 150)
  * first as fast as ptod takes them (dropped when its queue is full), the
  * others 600 per connection, more than the socket holds (about 330 on
  * the VM) but less than the queue does (dropped when they take none of
- * their replies in time).
- * Meanwhile another client's PINGS pings, each waiting for its reply,
- * take less than PINGS_MS, and every flooder was dropped. A ptod that
- * waits on a full socket (a second per flooding connection) needs minutes
- * for them.
+ * their replies in time). Meanwhile another client's PINGS pings, each
+ * waiting for its reply, never wait longer than PING_MAX_MS, and every
+ * flooder was dropped.
  */
-TEST_F_TIMEOUT(e2e, flood_does_not_stall_others, 150)
+TEST_F_TIMEOUT(e2e, flood_does_not_stall_others, 300)
 {
 	struct proc f[FLOODERS], v;
+	int i, n, ret = 0, worst = -1;
 	int64_t t0, dt;
-	int i, n, ret = 0;
+	const char *l;
 
 	for (n = 0; n < FLOODERS && !ret; n++) {
 		ret = e2e_start_as(&f[n], "flooder", NOBODY, true, NULL,
@@ -1369,7 +1370,9 @@ TEST_F_TIMEOUT(e2e, flood_does_not_stall_others, 150)
 	EXPECT_EQ(0, ret) TH_LOG("pinger: %s", strerror(-ret));
 	EXPECT_TRUE(exited_ok(&v));
 	EXPECT_TRUE(case_passed(v.text, "pings"));
-	EXPECT_LT(dt, PINGS_MS) TH_LOG("the flooders stalled ptod");
+	l = line_with(v.text, "PINGS slowest_ms=");
+	EXPECT_TRUE(l && sscanf(l, "PINGS slowest_ms=%d", &worst) == 1);
+	EXPECT_LT(worst, PING_MAX_MS) TH_LOG("the flooders stalled ptod");
 	proc_free(&v);
 }
 

@@ -1194,11 +1194,12 @@ static int run_flood(double seconds, long burst)
 static int run_pings(long n)
 {
 	int s = libpto_socket();
-	double t0 = now_ms();
+	double t0 = now_ms(), t, worst = 0;
 	struct pto_msg m;
 	long i;
 
 	for (i = 0; s >= 0 && i < n; i++) {
+		t = now_ms();
 		memset(&m, 0, sizeof(m));
 		m.type = PTO_MSG_PING;
 		if (send(s, &m, offsetof(struct pto_msg, text) + 1,
@@ -1206,9 +1207,12 @@ static int run_pings(long n)
 		    recv(s, &m, sizeof(m), 0) < (ssize_t)offsetof(struct pto_msg, text) ||
 		    m.type != PTO_MSG_REPLY || m.status)
 			break;
+		if (now_ms() - t > worst)
+			worst = now_ms() - t;
 	}
-	printf("CASE pings: %s %ld of %ld in %.0f ms\n", i == n ? "PASS" : "FAIL",
-	       i, n, now_ms() - t0);
+	printf("CASE pings: %s %ld of %ld in %.0f ms, slowest %.0f ms\n",
+	       i == n ? "PASS" : "FAIL", i, n, now_ms() - t0, worst);
+	printf("PINGS slowest_ms=%.0f\n", worst);
 	return i == n ? 0 : 1;
 }
 
