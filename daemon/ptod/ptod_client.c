@@ -262,10 +262,15 @@ static uint32_t conns_of(const struct ptod *d, uid_t uid, uint32_t *all)
 	return n;
 }
 
-/* Refuse a connection: one REPLY with @err and @why (best effort), a log line. */
+/*
+ * Refuse a connection: one REPLY with @err and @why (best effort), a log
+ * line; the caller closes @s.
+ */
 static void refuse(int s, const struct ucred *cred, int err, const char *why)
 {
 	struct pto_msg m;
+	char junk[64];
+	int i;
 
 	memset(&m, 0, sizeof(m));
 	m.type = PTO_MSG_REPLY;
@@ -275,6 +280,15 @@ static void refuse(int s, const struct ucred *cred, int err, const char *why)
 	if (send(s, &m, offsetof(struct pto_msg, text) + strlen(m.text) + 1,
 		 MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
 		(void)0;	/* it hung up already: the log says why */
+	/*
+	 * Nothing more comes in, and what came already is read: a close()
+	 * with unread messages would reset the connection, and the peer
+	 * would get ECONNRESET instead of the reply.
+	 */
+	shutdown(s, SHUT_RDWR);
+	for (i = 0; i < 256; i++)
+		if (recv(s, junk, sizeof(junk), MSG_DONTWAIT) <= 0)
+			break;
 	ptod_log(PTOD_LOG_WARN, "connection of pid %d uid %d refused: %s",
 		 (int)cred->pid, (int)cred->uid, why);
 }
