@@ -155,8 +155,9 @@ static void pto_core_wake_all(struct pto_dev *pdev, u32 i)
 }
 
 /*
- * release(): an AICPU gives the role back and kicks every online core, so
- * that parked executors look at aicpu_attached; an executor's cores become
+ * release(): an AICPU gives the role back, and the GM quotas it set, and
+ * kicks every online core so that parked executors look at
+ * aicpu_attached; an executor's cores become
  * DEAD, their waiters are woken and the AICPU gets an interrupt.
  */
 void pto_release_roles(struct pto_file *pf)
@@ -183,6 +184,8 @@ void pto_release_roles(struct pto_file *pf)
 			atomic_set(&core->kick_pending, 1);
 			pto_core_wake_all(pdev, i);
 		}
+		/* under the lock: a next AICPU's quotas are its own */
+		pto_gm_quota_reset(pdev);
 	}
 	for (i = 0; i < pdev->nr_cores; i++) {
 		struct pto_core *core = &pdev->cores[i];

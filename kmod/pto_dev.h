@@ -28,6 +28,7 @@
 #include <linux/mutex.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
+#include <linux/uidgid.h>
 #include <linux/wait.h>
 #include <linux/xarray.h>
 
@@ -145,6 +146,12 @@ struct pto_counters {
  * @any_wq: executor threads in PTO_IOC_CORE_WAIT_ANY, exclusive waiters;
  *	a kick of core k passes the core as the wake-up key and wakes the
  *	first waiter whose set has k.
+ * @quota_lock: see below.
+ * @quota_default: GM quota in bytes of a user without one of its own, 0 =
+ *	unlimited (PTO_IOC_GM_QUOTA).
+ * @nr_own: users in @users with a quota of their own.
+ * @users: __kuid_val() -> struct pto_gm_user: the users that hold GM or
+ *	have a quota of their own.
  * @cnt: statistics.
  * @cores: @nr_cores cores.
  */
@@ -182,8 +189,32 @@ struct pto_dev {
 	atomic_t irq_count;
 	wait_queue_head_t irq_wq;
 	wait_queue_head_t any_wq;
+	/*
+	 * Protects @quota_default, @nr_own, @users and every struct
+	 * pto_gm_user in it: what each user holds and may hold. Taken
+	 * under pto_file.buf_lock and under @lock, never the other way
+	 * round.
+	 */
+	struct mutex quota_lock;
+	u64 quota_default;
+	u32 nr_own;
+	struct xarray users;
 	struct pto_counters cnt;
 	struct pto_core cores[];
+};
+
+/**
+ * struct pto_gm_user - GM charged to one user (PTO_IOC_GM_QUOTA).
+ * @used: bytes of the user's buffers not yet returned to the pool.
+ * @quota: the user's own quota if @own, 0 = unlimited.
+ * @own: the AICPU gave the user a quota of its own.
+ *
+ * In pto_dev.users while @used or @own; under pto_dev.quota_lock.
+ */
+struct pto_gm_user {
+	u64 used;
+	u64 quota;
+	bool own;
 };
 
 /**
@@ -192,6 +223,7 @@ struct pto_dev {
  * @role: enum pto_role; set once under pdev->lock with smp_store_release(),
  *	read with smp_load_acquire().
  * @pid: tgid of the opener.
+ * @uid: fsuid of the opener, whom the file's buffers are charged to.
  * @buf_lock: see below.
  * @bufs: handle -> struct pto_buf, handles from 1.
  * @irq_seen: AICPU: interrupt count last returned by read() or
@@ -201,6 +233,7 @@ struct pto_file {
 	struct pto_dev *pdev;
 	int role;
 	pid_t pid;
+	kuid_t uid;
 	/*
 	 * Protects @bufs against concurrent alloc, free, lookup and mmap, so
 	 * that a buffer found in @bufs can safely get a reference, and
@@ -219,6 +252,8 @@ struct pto_file {
  *	owner's buf_lock).
  * @handle: the handle in the owner's table.
  * @pid: tgid of the allocating process.
+ * @uid: the user it is charged to, if @charged.
+ * @charged: counted in @uid's GM (a CLIENT file's buffer).
  * @dev_addr: device address of the first byte.
  * @len: bytes, a multiple of PAGE_SIZE.
  */
@@ -228,6 +263,8 @@ struct pto_buf {
 	struct pto_file *owner;
 	u32 handle;
 	pid_t pid;
+	kuid_t uid;
+	bool charged;
 	u64 dev_addr;
 	u64 len;
 };
@@ -245,6 +282,7 @@ struct pto_buf {
  * @raise_irq: PTO_IOC_RAISE_IRQ.
  * @irq_wait: PTO_IOC_IRQ_WAIT.
  * @hws_config: PTO_IOC_HWS_CONFIG.
+ * @gm_quota: PTO_IOC_GM_QUOTA.
  *
  * The ioctl table (pto_file.c) fails to build if an argument structure is
  * larger than this union.
@@ -261,6 +299,7 @@ union pto_ucmd_buffer {
 	struct pto_raise_irq raise_irq;
 	struct pto_irq_wait irq_wait;
 	struct pto_hws_config hws_config;
+	struct pto_gm_quota gm_quota;
 };
 
 /**
@@ -324,6 +363,8 @@ void pto_gm_fini(struct pto_dev *pdev);
 int pto_gm_alloc(struct pto_ucmd *ucmd);
 int pto_gm_free(struct pto_ucmd *ucmd);
 int pto_gm_lookup(struct pto_ucmd *ucmd);
+int pto_gm_quota(struct pto_ucmd *ucmd);
+void pto_gm_quota_reset(struct pto_dev *pdev);
 void pto_gm_release_file(struct pto_file *pf);
 int pto_mmap(struct file *file, struct vm_area_struct *vma);
 

@@ -28,6 +28,7 @@ static int pto_open(struct inode *inode, struct file *file)
 	pf->pdev = pdev;
 	pf->role = PTO_ROLE_NONE;
 	pf->pid = task_tgid_nr(current);
+	pf->uid = file->f_cred->fsuid;
 	mutex_init(&pf->buf_lock);
 	xa_init_flags(&pf->bufs, XA_FLAGS_ALLOC1);
 	file->private_data = pf;
@@ -146,6 +147,8 @@ static const struct pto_ioctl_op pto_ioctl_ops[] = {
 		     cfg, PTO_R_ANY, true),
 	PTO_IOCTL_OP(CORE_WAIT_ANY, pto_core_wait_any,
 		     struct pto_core_wait_any, mask, PTO_R_EXECUTOR, true),
+	PTO_IOCTL_OP(GM_QUOTA, pto_gm_quota, struct pto_gm_quota,
+		     used, PTO_R_AICPU, true),
 };
 
 static long pto_ioctl(struct file *file, unsigned int cmd, unsigned long arg)

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * GM buffers (genalloc over device addresses), their handles
- * and lifetimes, and mmap() of the register file and GM.
+ * and lifetimes, what each user holds and may hold (PTO_IOC_GM_QUOTA), and
+ * mmap() of the register file and GM.
  */
 #include <linux/genalloc.h>
 #include <linux/log2.h>
@@ -10,6 +11,7 @@
 #include <linux/sched.h>
 #include <linux/sizes.h>
 #include <linux/slab.h>
+#include <linux/uidgid.h>
 #include <linux/vmalloc.h>
 
 #include "pto_dev.h"
@@ -86,6 +88,199 @@ static void pto_gm_zero(struct pto_dev *pdev, u64 dev_addr, u64 len)
 	}
 }
 
+/* ------------------------------------------------------------------------
+ * GM per user
+ * ------------------------------------------------------------------------
+ */
+
+/* Called with quota_lock held: forget @u once it holds and limits nothing. */
+static void pto_gm_user_put(struct pto_dev *pdev, kuid_t uid,
+			    struct pto_gm_user *u)
+{
+	lockdep_assert_held(&pdev->quota_lock);
+	if (u->used || u->own)
+		return;
+	xa_erase(&pdev->users, __kuid_val(uid));
+	kfree(u);
+}
+
+/* Called with quota_lock held: @uid's entry, created if needed, or NULL. */
+static struct pto_gm_user *pto_gm_user_get(struct pto_dev *pdev, kuid_t uid)
+{
+	struct pto_gm_user *u;
+
+	lockdep_assert_held(&pdev->quota_lock);
+	u = xa_load(&pdev->users, __kuid_val(uid));
+	if (u)
+		return u;
+	u = kzalloc(sizeof(*u), GFP_KERNEL);
+	if (!u)
+		return NULL;
+	if (xa_err(xa_store(&pdev->users, __kuid_val(uid), u, GFP_KERNEL))) {
+		kfree(u);
+		return NULL;
+	}
+	return u;
+}
+
+static u64 pto_gm_user_quota(struct pto_dev *pdev, const struct pto_gm_user *u)
+{
+	return u->own ? u->quota : pdev->quota_default;
+}
+
+/* Charge @len bytes to @uid: 0, -EDQUOT beyond its quota, or -ENOMEM. */
+static int pto_gm_charge(struct pto_dev *pdev, kuid_t uid, u64 len)
+{
+	struct pto_gm_user *u;
+	u64 quota;
+	int ret = 0;
+
+	mutex_lock(&pdev->quota_lock);
+	u = pto_gm_user_get(pdev, uid);
+	if (!u) {
+		ret = -ENOMEM;
+		goto out_unlock;
+	}
+	quota = pto_gm_user_quota(pdev, u);
+	if (quota && (u->used > quota || len > quota - u->used))
+		ret = -EDQUOT;
+	else
+		u->used += len;
+	pto_gm_user_put(pdev, uid, u);
+out_unlock:
+	mutex_unlock(&pdev->quota_lock);
+	return ret;
+}
+
+static void pto_gm_uncharge(struct pto_dev *pdev, kuid_t uid, u64 len)
+{
+	struct pto_gm_user *u;
+
+	mutex_lock(&pdev->quota_lock);
+	u = xa_load(&pdev->users, __kuid_val(uid));
+	if (u) {
+		u->used -= min(u->used, len);
+		pto_gm_user_put(pdev, uid, u);
+	}
+	mutex_unlock(&pdev->quota_lock);
+}
+
+/* Called with quota_lock held: set, or with @clear drop, @uid's quota. */
+static int pto_gm_quota_set_uid(struct pto_dev *pdev, kuid_t uid, u64 bytes,
+				bool clear)
+{
+	struct pto_gm_user *u = xa_load(&pdev->users, __kuid_val(uid));
+
+	lockdep_assert_held(&pdev->quota_lock);
+	if (clear) {
+		if (u && u->own) {
+			u->own = false;
+			u->quota = 0;
+			pdev->nr_own--;
+			pto_gm_user_put(pdev, uid, u);
+		}
+		return 0;
+	}
+	if ((!u || !u->own) && pdev->nr_own >= PTO_GM_QUOTA_MAX_UIDS)
+		return -ENOSPC;
+	u = pto_gm_user_get(pdev, uid);
+	if (!u)
+		return -ENOMEM;
+	if (!u->own)
+		pdev->nr_own++;
+	u->own = true;
+	u->quota = bytes;
+	return 0;
+}
+
+/* Called with quota_lock held: GM charged to every user together. */
+static u64 pto_gm_used_all(struct pto_dev *pdev)
+{
+	struct pto_gm_user *u;
+	unsigned long index;
+	u64 sum = 0;
+
+	lockdep_assert_held(&pdev->quota_lock);
+	xa_for_each(&pdev->users, index, u)
+		sum += u->used;
+	return sum;
+}
+
+int pto_gm_quota(struct pto_ucmd *ucmd)
+{
+	struct pto_gm_quota *arg = &ucmd->cmd.gm_quota;
+	struct pto_dev *pdev = ucmd->pf->pdev;
+	bool set = arg->flags & PTO_GM_QUOTA_SET;
+	bool one = arg->flags & PTO_GM_QUOTA_UID;
+	bool clear = arg->flags & PTO_GM_QUOTA_CLEAR;
+	struct pto_gm_user *u;
+	kuid_t uid = INVALID_UID;
+	int ret = 0;
+
+	if (arg->flags & ~(PTO_GM_QUOTA_SET | PTO_GM_QUOTA_UID |
+			   PTO_GM_QUOTA_CLEAR) || arg->pad)
+		return -EINVAL;
+	if (clear && (!set || !one || arg->bytes))
+		return -EINVAL;
+	if (!set && arg->bytes)
+		return -EINVAL;
+	if (one) {
+		uid = make_kuid(current_user_ns(), arg->uid);
+		if (!uid_valid(uid))
+			return -EINVAL;
+	} else if (arg->uid) {
+		return -EINVAL;
+	}
+
+	mutex_lock(&pdev->quota_lock);
+	if (set && one)
+		ret = pto_gm_quota_set_uid(pdev, uid, arg->bytes, clear);
+	else if (set)
+		pdev->quota_default = arg->bytes;
+	if (!ret && one) {
+		u = xa_load(&pdev->users, __kuid_val(uid));
+		arg->bytes = u ? pto_gm_user_quota(pdev, u) :
+				 pdev->quota_default;
+		arg->used = u ? u->used : 0;
+	} else if (!ret) {
+		arg->bytes = pdev->quota_default;
+		arg->used = pto_gm_used_all(pdev);
+	}
+	mutex_unlock(&pdev->quota_lock);
+	if (!ret && set && one)
+		dev_dbg(pdev->misc.this_device,
+			"GM quota of uid %u: %llu bytes (pid %d)\n", arg->uid,
+			arg->bytes, task_tgid_nr(current));
+	else if (!ret && set)
+		dev_dbg(pdev->misc.this_device,
+			"default GM quota: %llu bytes (pid %d)\n", arg->bytes,
+			task_tgid_nr(current));
+	return ret;
+}
+
+/**
+ * pto_gm_quota_reset() - the AICPU went: no quota any more.
+ * @pdev: the device.
+ *
+ * The default and every user's own quota go back to 0 (unlimited); what
+ * users hold stays charged to them.
+ */
+void pto_gm_quota_reset(struct pto_dev *pdev)
+{
+	struct pto_gm_user *u;
+	unsigned long index;
+
+	mutex_lock(&pdev->quota_lock);
+	pdev->quota_default = 0;
+	pdev->nr_own = 0;
+	xa_for_each(&pdev->users, index, u) {
+		u->own = false;
+		u->quota = 0;
+		pto_gm_user_put(pdev, KUIDT_INIT((uid_t)index), u);
+	}
+	mutex_unlock(&pdev->quota_lock);
+}
+
 /* The last reference went: the GM goes back to the pool. */
 static void pto_buf_release(struct kref *ref)
 {
@@ -94,6 +289,8 @@ static void pto_buf_release(struct kref *ref)
 
 	trace_pto_free(buf);
 	gen_pool_free(pdev->pool, buf->dev_addr, buf->len);
+	if (buf->charged)
+		pto_gm_uncharge(pdev, buf->uid, buf->len);
 	atomic64_sub(buf->len, &pdev->cnt.gm_bytes);
 	atomic64_dec(&pdev->cnt.gm_buffers);
 	atomic64_inc(&pdev->cnt.frees);
@@ -132,12 +329,20 @@ int pto_gm_alloc(struct pto_ucmd *ucmd)
 	buf = kzalloc(sizeof(*buf), GFP_KERNEL);
 	if (!buf)
 		return -ENOMEM;
+	/* the AICPU's own memory is the device's, not a user's */
+	buf->charged = pto_file_role(pf) == PTO_ROLE_CLIENT;
+	buf->uid = pf->uid;
+	if (buf->charged) {
+		ret = pto_gm_charge(pdev, buf->uid, len);
+		if (ret)
+			goto err_free_buf;
+	}
 
 	addr = gen_pool_alloc_algo(pdev->pool, len, gen_pool_first_fit_align,
 				   &align);
 	if (!addr) {
 		ret = -ENOMEM;
-		goto err_free_buf;
+		goto err_uncharge;
 	}
 	/* Never hand out what an earlier owner left in GM. */
 	pto_gm_zero(pdev, addr, len);
@@ -171,6 +376,9 @@ int pto_gm_alloc(struct pto_ucmd *ucmd)
 
 err_free_gm:
 	gen_pool_free(pdev->pool, addr, len);
+err_uncharge:
+	if (buf->charged)
+		pto_gm_uncharge(pdev, buf->uid, len);
 err_free_buf:
 	kfree(buf);
 	return ret == -EBUSY ? -ENOSPC : ret;

@@ -125,6 +125,8 @@ static int pto_dev_create(u32 index, struct pto_dev **out)
 	pdev->nr_cores = nr_cores;
 	pdev->gm_size = (u64)gm_size_mb << 20;
 	mutex_init(&pdev->lock);
+	mutex_init(&pdev->quota_lock);
+	xa_init(&pdev->users);
 	spin_lock_init(&pdev->irq_lock);
 	init_waitqueue_head(&pdev->irq_wq);
 	init_waitqueue_head(&pdev->any_wq);
@@ -175,6 +177,7 @@ err_remove_debugfs:
 err_free_regs:
 	vfree(pdev->regs);
 err_free_pdev:
+	mutex_destroy(&pdev->quota_lock);
 	mutex_destroy(&pdev->lock);
 	kfree(pdev);
 	return ret;
@@ -190,6 +193,9 @@ static void pto_dev_destroy(struct pto_dev *pdev)
 	pto_debugfs_remove(pdev);
 	pto_gm_fini(pdev);
 	vfree(pdev->regs);
+	/* every buffer is gone, and with the AICPU every quota */
+	xa_destroy(&pdev->users);
+	mutex_destroy(&pdev->quota_lock);
 	mutex_destroy(&pdev->lock);
 	kfree(pdev);
 }

@@ -10,7 +10,9 @@
  * replays the client's submission stream into it (ptod_runner.c).
  *
  * usage: ptod [-d DEVICE] [-s SOCKET] [-a PTO_AICORE] [-w TASK_WINDOW]
- *             [-H HEAP_BYTES] [-S AICORE_SPINS] [-v]
+ *             [-H HEAP_BYTES] [-S AICORE_SPINS] [-x UID=CTX]... [-R FILE]
+ *             [-m MODE] [-g GROUP] [-u UID]... [-c CONNS] [-C CONNS]
+ *             [-Q BYTES] [-T MS] [-q MIB] [-v]
  *
  * The socket path is -s, else $PTO_SOCKET, else /run/pto/ptod.sock.
  * See Documentation/runtime.rst.
@@ -18,12 +20,12 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <event2/event.h>
+#include <event2/thread.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <libgen.h>
 #include <limits.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -75,39 +77,6 @@ static void pto2_log_cb(void *ctx, int level, const char *msg)
 
 /* ---- Messages ------------------------------------------------------------------ */
 
-/*
- * Send one message (any thread). The socket is non-blocking (libevent);
- * a full socket buffer is waited out for at most a second, after which the
- * client is considered gone: the socket is shut down, so that every later
- * send fails at once and the main loop reads EOF and lets the client go.
- * Otherwise a client that never reads would cost the main loop (and every
- * other client) a second per message it sends.
- */
-int ptod_send(struct client *c, struct pto_msg *m)
-{
-	size_t len = offsetof(struct pto_msg, text) + strlen(m->text) + 1;
-	int ret = 0;
-
-	pthread_mutex_lock(&c->send_lock);
-	for (;;) {
-		ssize_t n = send(c->sock, m, len, MSG_NOSIGNAL);
-		struct pollfd pfd = { .fd = c->sock, .events = POLLOUT };
-
-		if (n == (ssize_t)len)
-			break;
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == EAGAIN && poll(&pfd, 1, 1000) > 0)
-			continue;
-		ret = n < 0 ? -errno : -EIO;
-		break;
-	}
-	if (ret)
-		shutdown(c->sock, SHUT_RDWR);
-	pthread_mutex_unlock(&c->send_lock);
-	return ret;
-}
-
 static void reply(struct client *c, int status, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
@@ -124,8 +93,11 @@ static void reply(struct client *c, int status, const char *fmt, ...)
 		vsnprintf(m.text, sizeof(m.text), fmt, ap);
 		va_end(ap);
 	}
-	if (status)
-		ptod_log(PTOD_LOG_WARN, "client %u: %s", c->id, m.text);
+	/* a client that keeps asking for errors does not flood the log */
+	if (status && c->nr_warned < PTOD_WARN_MAX)
+		ptod_log(PTOD_LOG_WARN, "client %u: %s%s", c->id, m.text,
+			 ++c->nr_warned == PTOD_WARN_MAX ?
+			 " (its further errors are not logged)" : "");
 	ptod_send(c, &m);
 }
 
@@ -571,6 +543,7 @@ static void client_destroy(struct client *c)
 	}
 	if (c->ev_read)
 		event_free(c->ev_read);
+	ptod_client_fini(c);
 	if (c->cfd >= 0)
 		close(c->cfd);	/* the client's buffers die with its file */
 	if (c->efd >= 0)
@@ -904,6 +877,7 @@ static ssize_t recv_msg(int fd, struct pto_msg *m, int *passed)
 static void client_gone(struct client *c)
 {
 	event_del(c->ev_read);
+	event_del(c->ev_write);
 	ptod_log(PTOD_LOG_INFO, "client %u (pid %d) disconnected", c->id,
 		 (int)c->pid);
 	client_stop(c, -ECONNRESET);
@@ -941,6 +915,12 @@ static void on_client_read(evutil_socket_t fd, short what, void *arg)
 	ssize_t n;
 
 	(void)what;
+	if (atomic_load(&c->out_dead)) {
+		/* dropped by ptod_send(): what it still sent is not read */
+		client_gone(c);
+		return;
+	}
+	/* one message per wakeup: every client gets its turn */
 	n = recv_msg(fd, &m, &passed);
 	if (n == -EAGAIN)
 		return;
@@ -960,6 +940,7 @@ static void on_client_read(evutil_socket_t fd, short what, void *arg)
 		if (handle_hello(c, &m, passed)) {
 			/* refused: nothing was started, close the connection */
 			event_del(c->ev_read);
+			event_del(c->ev_write);
 			client_destroy(c);
 		}
 		return;
@@ -990,6 +971,10 @@ static void on_accept(evutil_socket_t fd, short what, void *arg)
 		close(s);
 		return;
 	}
+	if (ptod_accept_check(d, s, &cred)) {
+		close(s);
+		return;
+	}
 	c = calloc(1, sizeof(*c));
 	if (!c) {
 		close(s);
@@ -1005,9 +990,11 @@ static void on_accept(evutil_socket_t fd, short what, void *arg)
 	for (i = 0; i < PTOD_MAX_FUNC; i++)
 		atomic_init(&c->ktype[i], -1);
 	pthread_mutex_init(&c->send_lock, NULL);
-	c->ev_read = watch(d, s, EV_READ | EV_PERSIST, on_client_read, c,
+	c->ev_read = ptod_client_init(c) ? NULL :
+		     watch(d, s, EV_READ | EV_PERSIST, on_client_read, c,
 			   "a client socket");
 	if (!c->ev_read) {
+		ptod_client_fini(c);
 		pthread_mutex_destroy(&c->send_lock);
 		free(c);
 		close(s);
@@ -1023,7 +1010,8 @@ static int listen_socket(struct ptod *d)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	char dir[sizeof(sa.sun_path)];
-	int s;
+	mode_t old_mask;
+	int s, ret;
 
 	if (strlen(d->sock_path) >= sizeof(sa.sun_path))
 		return -ENAMETOOLONG;
@@ -1035,15 +1023,19 @@ static int listen_socket(struct ptod *d)
 	if (s < 0)
 		return -errno;
 	unlink(d->sock_path);
-	if (bind(s, (struct sockaddr *)&sa, sizeof(sa)) || listen(s, 64)) {
-		int e = -errno;
-
-		ptod_log(PTOD_LOG_ERR, "%s: %m", d->sock_path);
+	/* root's alone until it has its group and mode, before listen() */
+	old_mask = umask(0177);
+	ret = bind(s, (struct sockaddr *)&sa, sizeof(sa)) ? -errno : 0;
+	umask(old_mask);
+	if (!ret)
+		ret = ptod_socket_perms(d);
+	if (!ret && listen(s, 64))
+		ret = -errno;
+	if (ret) {
+		ptod_log(PTOD_LOG_ERR, "%s: %s", d->sock_path, strerror(-ret));
 		close(s);
-		return e;
+		return ret;
 	}
-	/* access control: file mode here, identity via SO_PEERCRED */
-	chmod(d->sock_path, 0666);
 	d->ev_listen = watch(d, s, EV_READ | EV_PERSIST, on_accept, d,
 			     "the listening socket");
 	if (!d->ev_listen) {
@@ -1122,11 +1114,24 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: ptod [-d DEVICE] [-s SOCKET] [-a PTO_AICORE] [-w TASK_WINDOW]\n"
 		"            [-H HEAP_BYTES] [-S AICORE_SPINS] [-x UID=CTX]... [-R FILE]\n"
-		"            [-v]\n"
+		"            [-m MODE] [-g GROUP] [-u UID]... [-c CONNS] [-C CONNS]\n"
+		"            [-Q BYTES] [-T MS] [-q MIB] [-v]\n"
+		"  -m MODE     the socket's mode (default 0660; 0600 without a group)\n"
+		"  -g GROUP    the socket's group, whose members may connect\n"
+		"              (default: " PTOD_DEFAULT_GROUP " if it exists)\n"
+		"  -u UID      user UID may connect too\n"
+		"  -c CONNS    connections per user but root (default %d, 0: no limit)\n"
+		"  -C CONNS    connections in all (default %d, 0: no limit)\n"
+		"  -Q BYTES    replies queued for a client that does not read them\n"
+		"              before it is dropped (default %u)\n"
+		"  -T MS       a client that takes none of its queued replies for MS\n"
+		"              is dropped (default %d)\n"
+		"  -q MIB      GM each user but root may hold (default: no limit)\n"
 		"  -R FILE     append every client's completed runs to FILE as DAGs\n"
 		"              that pto-hws-sim replays (measured costs, producers)\n"
 		"  -x UID=CTX  the tasks of user UID's clients use HWS context CTX\n"
 		"              (0-%d; its usage masks); everyone else's use 0\n",
+		PTOD_MAX_CONN_UID, PTOD_MAX_CONN, PTOD_OUT_MAX, PTOD_OUT_MS,
 		PTO_HWS_NR_CTX - 1);
 }
 
@@ -1168,7 +1173,7 @@ static void default_aicore(char *buf, size_t len)
 /* 0, or the exit status for a bad command line. */
 static int parse_args(struct ptod *d, int argc, char **argv)
 {
-	int opt;
+	int opt, ret;
 
 	d->dev_path = "/dev/pto0";
 	d->sock_path = getenv("PTO_SOCKET") ? getenv("PTO_SOCKET") :
@@ -1178,7 +1183,16 @@ static int parse_args(struct ptod *d, int argc, char **argv)
 	d->aicore_spins = 2000;
 	d->def_task_window = 16384;
 	d->def_heap = 32ULL << 20;
-	while ((opt = getopt(argc, argv, "d:s:a:w:H:S:x:R:vh")) != -1) {
+	ptod_guard_defaults(d);
+	while ((opt = getopt(argc, argv, "d:s:a:w:H:S:x:R:m:g:u:c:C:Q:T:q:vh")) != -1) {
+		ret = ptod_guard_option(d, opt, optarg);
+		if (ret == -EINVAL) {
+			fprintf(stderr, "ptod: bad -%c '%s'\n", opt, optarg);
+			usage();
+			return 2;
+		}
+		if (!ret)
+			continue;
 		switch (opt) {
 		case 'd': d->dev_path = optarg; break;
 		case 's': d->sock_path = optarg; break;
@@ -1198,7 +1212,7 @@ static int parse_args(struct ptod *d, int argc, char **argv)
 		default: usage(); return 2;
 		}
 	}
-	return 0;
+	return ptod_guard_setup(d) ? 2 : 0;
 }
 
 static const int ptod_sigs[PTOD_NR_SIGS] = { SIGTERM, SIGINT, SIGCHLD };
@@ -1218,6 +1232,9 @@ static int loop_setup(struct ptod *d)
 		sigaddset(&set, ptod_sigs[i]);
 	sigaddset(&set, SIGPIPE);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	/* runner threads queue replies (ptod_send() arms a write watch) */
+	if (evthread_use_pthreads())
+		return -ENOMEM;
 	d->base = event_base_new();
 	if (!d->base)
 		return -ENOMEM;
@@ -1288,7 +1305,8 @@ int main(int argc, char **argv)
 	pthread_cond_init(&d->dev_cond, NULL);
 	pthread_mutex_init(&d->fin_lock, NULL);
 
-	if (open_device(d) || engine_start(d) || loop_setup(d) ||
+	if (open_device(d) || ptod_gm_quota_setup(d) || engine_start(d) ||
+	    loop_setup(d) ||
 	    spawn_executor(d) || listen_socket(d))
 		goto out;
 	ptod_log(PTOD_LOG_INFO, "listening on %s", d->sock_path);

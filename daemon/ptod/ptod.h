@@ -41,6 +41,13 @@
 #define PTOD_REC_MAX		4096	/* largest stream record */
 #define PTOD_NR_SIGS		3	/* signals the loop handles */
 #define PTOD_MAX_CTX_RULES	64	/* -x options */
+#define PTOD_MAX_ALLOW		64	/* -u options */
+#define PTOD_DEFAULT_GROUP	"pto"	/* the group of /dev/ptoN (60-pto.rules) */
+#define PTOD_MAX_CONN_UID	16	/* -c: connections per user but root */
+#define PTOD_MAX_CONN		256	/* -C: connections in all */
+#define PTOD_OUT_MAX		(256u << 10)	/* -Q: output queue bytes */
+#define PTOD_OUT_MS		2000	/* -T: ms a queue may make no progress */
+#define PTOD_WARN_MAX		20	/* error replies logged per client */
 
 struct ptod;
 
@@ -54,6 +61,7 @@ struct client {
 	uid_t uid;
 	int cfd;			/* the client's /dev/ptoN file */
 	bool hello_done;
+	uint32_t nr_warned;		/* error replies logged (main thread) */
 
 	/* submission stream (in the client's GM buffer) */
 	struct pto_stream_hdr *sh;
@@ -82,7 +90,17 @@ struct client {
 	bool runner_live;
 	_Atomic int stop_err;		/* != 0: stop (client gone, shutdown) */
 	_Atomic int in_run;		/* a run of it is in progress */
-	pthread_mutex_t send_lock;	/* serializes writes to @sock */
+	/*
+	 * send_lock protects the output queue (@out_head .. @out_since) and
+	 * serializes writes to @sock (ptod_client.c).
+	 */
+	pthread_mutex_t send_lock;
+	struct ptod_out *out_head;	/* replies @sock did not take yet */
+	struct ptod_out **out_tail;
+	size_t out_bytes;		/* their cost, at most d->out_max */
+	int64_t out_since;		/* ns: last progress of the queue */
+	_Atomic bool out_dead;		/* being dropped: sends fail */
+	struct event *ev_write;		/* main loop: @sock has room */
 
 	/* current graph: runner thread only */
 	uint64_t tag;
@@ -114,6 +132,18 @@ struct ptod {
 	/* HWS context of each user's clients (-x UID=CTX); others: 0 */
 	struct { uid_t uid; uint32_t ctx; } ctx_rule[PTOD_MAX_CTX_RULES];
 	uint32_t nr_ctx_rules;
+	/* access control and limits (ptod_client.c) */
+	mode_t sock_mode;		/* -m */
+	bool sock_mode_set;
+	const char *sock_group;		/* -g, or "pto" if it exists, or NULL */
+	gid_t sock_gid;			/* (gid_t)-1: none */
+	uid_t allow_uid[PTOD_MAX_ALLOW];	/* -u */
+	uint32_t nr_allow;
+	uint32_t max_conn_uid;		/* -c, 0 = unlimited */
+	uint32_t max_conn;		/* -C, 0 = unlimited */
+	size_t out_max;			/* -Q */
+	uint32_t out_ms;		/* -T */
+	uint64_t gm_quota;		/* -q, bytes; 0 = none */
 	const char *rec_path;		/* -R: recordings of the runs */
 	FILE *rec_file;
 	int64_t start_ns;		/* the recordings' time 0 */
@@ -167,7 +197,6 @@ struct ptod {
 /* ptod.c */
 __attribute__((format(printf, 2, 3)))
 void ptod_log(int level, const char *fmt, ...);
-int ptod_send(struct client *c, struct pto_msg *m);
 static inline struct pto_core_regs *ptod_core(struct ptod *d, uint32_t c)
 {
 	return pto_regs_core(d->regs, c);
@@ -177,6 +206,17 @@ static inline void *ptod_gm(struct ptod *d, uint64_t dev, uint64_t len)
 	return pto_gm_ptr(&d->gm, dev, len);
 }
 int ptod_kick(void *ctx, uint32_t core);
+/* ptod_client.c */
+struct ucred;
+int ptod_send(struct client *c, struct pto_msg *m);
+int ptod_client_init(struct client *c);
+void ptod_client_fini(struct client *c);
+int ptod_accept_check(struct ptod *d, int s, const struct ucred *cred);
+int ptod_socket_perms(struct ptod *d);
+void ptod_guard_defaults(struct ptod *d);
+int ptod_guard_option(struct ptod *d, int opt, const char *arg);
+int ptod_guard_setup(struct ptod *d);
+int ptod_gm_quota_setup(struct ptod *d);
 /* ptod_runner.c */
 void *ptod_runner_main(void *arg);
 

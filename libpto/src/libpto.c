@@ -182,8 +182,10 @@ PTO_EXPORT int pto_buf_alloc(pto_client *c, size_t len, pto_buf **out)
 	ret = c->dev_ops->gm_alloc(c->dev, len, &b->db);
 	if (ret) {
 		free(b);
-		return seterr(c, ret, "GM allocation of %zu bytes (%s): %s",
-			      len, c->dev_ops->name, strerror(-ret));
+		return seterr(c, ret, "GM allocation of %zu bytes (%s): %s%s",
+			      len, c->dev_ops->name, strerror(-ret),
+			      ret == -EDQUOT ?
+			      " (over this user's GM quota, ptod -q)" : "");
 	}
 	b->c = c;
 	*out = b;

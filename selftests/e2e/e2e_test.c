@@ -72,6 +72,11 @@
 #define NOBODY		65534
 #define NOBODY_CTX	1
 
+/* ptod -q: GM each user but root may hold, MiB */
+#define QUOTA_MIB	64
+/* ptod's default connections per user (ptod -c) */
+#define CONNS_PER_UID	16
+
 #define STR_(x)	#x
 #define STR(x)	STR_(x)
 
@@ -309,11 +314,13 @@ static void proc_kill(pid_t pid)
 
 /*
  * Start @argv with the extra environment @env (NULL-terminated, or NULL),
- * as user @uid (0: as we are, root). @ready_w >= 0: the write end of a
- * ready pipe, kept open across exec. 0 or -errno.
+ * as user @uid (0: as we are, root; with @in_group in the device's group).
+ * @ready_w >= 0: the write end of a ready pipe, kept open across exec. 0
+ * or -errno.
  */
 static int proc_spawn(struct proc *p, const char *name, char *const argv[],
-		      const char *const env[], int ready_w, uid_t uid)
+		      const char *const env[], int ready_w, uid_t uid,
+		      bool in_group)
 {
 	int i;
 
@@ -341,8 +348,8 @@ static int proc_spawn(struct proc *p, const char *name, char *const argv[],
 		for (i = 0; env && env[i]; i++)
 			if (putenv((char *)env[i]))
 				_exit(127);
-		/* a user the administrator put in the device's group */
-		if (uid && pto_become_user(uid, true))
+		/* a user the administrator put in the device's group, or not */
+		if (uid && pto_become_user(uid, in_group))
 			_exit(127);
 		execv(argv[0], argv);
 		dprintf(2, "exec %s: %s\n", argv[0], strerror(errno));
@@ -359,12 +366,13 @@ static int proc_spawn(struct proc *p, const char *name, char *const argv[],
 }
 
 /*
- * Start build/selftests/e2e/pto_e2e as user @uid (0: root) with @args
- * (NULL-terminated); with @ready, a ready pipe passed as -r FD.
+ * Start build/selftests/e2e/pto_e2e as user @uid (0: root; with @in_group
+ * in the device's group) with @args (NULL-terminated); with @ready, a
+ * ready pipe passed as -r FD.
  */
-static int e2e_start_as(struct proc *p, const char *name, uid_t uid,
-			bool ready, const char *const env[],
-			const char *const args[])
+static int e2e_start_grp(struct proc *p, const char *name, uid_t uid,
+			 bool in_group, bool ready, const char *const env[],
+			 const char *const args[])
 {
 	char prog[2 * PATH_MAX], fdarg[16];
 	char *argv[16];
@@ -382,7 +390,7 @@ static int e2e_start_as(struct proc *p, const char *name, uid_t uid,
 	for (i = 0; args[i] && n < 15; i++)
 		argv[n++] = (char *)args[i];
 	argv[n] = NULL;
-	ret = proc_spawn(p, name, argv, env, pfd[1], uid);
+	ret = proc_spawn(p, name, argv, env, pfd[1], uid, in_group);
 	if (ready) {
 		close(pfd[1]);
 		if (ret)
@@ -391,6 +399,13 @@ static int e2e_start_as(struct proc *p, const char *name, uid_t uid,
 			p->ready = pfd[0];
 	}
 	return ret;
+}
+
+static int e2e_start_as(struct proc *p, const char *name, uid_t uid,
+			bool ready, const char *const env[],
+			const char *const args[])
+{
+	return e2e_start_grp(p, name, uid, true, ready, env, args);
 }
 
 static int e2e_start(struct proc *p, const char *name, bool ready,
@@ -1296,6 +1311,192 @@ TEST_F_TIMEOUT(e2e, proto_malformed_messages, 150)
 	proc_free(&p);
 }
 
+/* ---- clients that misbehave, access control, limits ---------------------------- */
+
+#define FLOODERS	3
+#define PINGS		400
+/*
+ * Generous: while flooded, ptod answers PINGS pings in a few seconds, even
+ * on TCG (2 s measured). The old ptod waited a second on each flooding
+ * connection whose socket was full: 84 s.
+ */
+#define PINGS_MS	30000
+
+/*
+ * FLOODERS processes (unprivileged, 4 connections each) ping ptod without
+ * ever reading a reply, connecting again each time ptod drops one: the
+ * first as fast as ptod takes them (dropped when its queue is full), the
+ * others 600 per connection, more than the socket holds (about 330 on
+ * the VM) but less than the queue does (dropped when they take none of
+ * their replies in time). Meanwhile another client's PINGS pings, each
+ * waiting for its reply, take less than PINGS_MS, and every flooder was
+ * dropped.
+ */
+TEST_F_TIMEOUT(e2e, flood_does_not_stall_others, 300)
+{
+	struct proc f[FLOODERS], v;
+	int i, n, ret = 0;
+	int64_t t0, dt;
+
+	for (n = 0; n < FLOODERS && !ret; n++) {
+		ret = e2e_start_as(&f[n], "flooder", NOBODY, true, NULL,
+				   ARGS("flood", "300", n ? "600" : "0"));
+		if (!ret)
+			ret = proc_ready(&f[n], READY_MS);
+		if (ret)
+			proc_free(&f[n]);
+	}
+	if (ret)
+		for (i = 0; i < n - 1; i++)
+			proc_free(&f[i]);
+	ASSERT_EQ(0, ret) TH_LOG("flooder %d: %s", n, strerror(-ret));
+	t0 = mono_ms();
+	ret = e2e_start_as(&v, "pinger", NOBODY, false, NULL,
+			   ARGS("pings", STR(PINGS)));
+	if (!ret)
+		ret = proc_wait(&v, CLIENT_MS);
+	dt = mono_ms() - t0;
+	for (i = 0; i < FLOODERS; i++) {
+		if (kill(f[i].pid, SIGTERM))
+			note("kill flooder: %s", strerror(errno));
+		EXPECT_EQ(0, proc_wait(&f[i], CLIENT_MS));
+		EXPECT_TRUE(has_text(f[i].text, "flood: dropped "));
+		proc_free(&f[i]);
+	}
+	note("%d pings while %d clients flooded: %lld ms", PINGS, FLOODERS,
+	     (long long)dt);
+	EXPECT_EQ(0, ret) TH_LOG("pinger: %s", strerror(-ret));
+	EXPECT_TRUE(exited_ok(&v));
+	EXPECT_TRUE(case_passed(v.text, "pings"));
+	EXPECT_LT(dt, PINGS_MS) TH_LOG("the flooders stalled ptod");
+	proc_free(&v);
+}
+
+/* pto_e2e @args as @uid (@in_group: in the device's group); its output. */
+static char *e2e_output(struct __test_metadata *_metadata, uid_t uid,
+			bool in_group, const char *const args[])
+{
+	struct proc p;
+	char *text;
+	int ret;
+
+	ret = e2e_start_grp(&p, args[0], uid, in_group, false, NULL, args);
+	if (!ret)
+		ret = proc_wait(&p, CLIENT_MS);
+	EXPECT_EQ(0, ret) TH_LOG("pto_e2e %s: %s", args[0], strerror(-ret));
+	text = p.text ? p.text : strdup("");
+	p.text = NULL;
+	proc_free(&p);
+	return text;
+}
+
+/*
+ * The socket is root's and the device group's (mode 0660): a user outside
+ * the group cannot connect. With the mode opened to everyone, ptod itself
+ * refuses that user (SO_PEERCRED) with -EACCES and a message, and still
+ * serves the group's members.
+ */
+TEST_F_TIMEOUT(e2e, outsider_refused, 60)
+{
+	struct group *g = getgrnam("pto");
+	struct stat st;
+	mode_t mode;
+	char *out;
+
+	ASSERT_NE(NULL, g) TH_LOG("no group pto (scripts/deps.sh creates it)");
+	ASSERT_EQ(0, stat(E->sock, &st));
+	mode = st.st_mode & 07777;
+	EXPECT_EQ(0660, st.st_mode & 07777);
+	EXPECT_EQ(0, (int)st.st_uid);
+	EXPECT_EQ(g->gr_gid, st.st_gid);
+	out = e2e_output(_metadata, NOBODY, false, ARGS("peer"));
+	EXPECT_TRUE(has_text(out, "peer: Permission denied"));
+	free(out);
+	ASSERT_EQ(0, chmod(E->sock, 0666));
+	out = e2e_output(_metadata, NOBODY, false, ARGS("peer"));
+	EXPECT_TRUE(has_text(out, "peer: reply status -13 ")) TH_LOG("not refused");
+	EXPECT_TRUE(has_text(out, "is not allowed"));
+	free(out);
+	out = e2e_output(_metadata, NOBODY, true, ARGS("peer"));
+	/* served: a ping before hello */
+	EXPECT_TRUE(has_text(out, "peer: reply status -71 "));
+	free(out);
+	ASSERT_EQ(0, chmod(E->sock, mode));
+}
+
+/* "conns: N accepted, then ..." from @out: N, or -1. */
+static int conns_accepted(const char *out)
+{
+	const char *l = line_with(out, "conns: ");
+	int n;
+
+	return l && sscanf(l, "conns: %d accepted", &n) == 1 ? n : -1;
+}
+
+/*
+ * A user (not root) gets at most CONNS_PER_UID connections (ptod -c);
+ * the next is refused with -EUSERS and a message. root is not limited.
+ * (Connections of earlier tests' clients that ptod has not let go yet
+ * count too: at most CONNS_PER_UID are accepted.)
+ */
+TEST_F_TIMEOUT(e2e, connections_per_user_limited, 60)
+{
+	char *out;
+	int n;
+
+	out = e2e_output(_metadata, NOBODY, true,
+			 ARGS("conns", STR(CONNS_PER_UID) "0"));
+	n = conns_accepted(out);
+	EXPECT_LE(1, n);
+	EXPECT_GE(CONNS_PER_UID, n);
+	EXPECT_TRUE(has_text(out, "then status -87 ")) TH_LOG("no -EUSERS");
+	EXPECT_TRUE(has_text(out, "the limit per user"));
+	free(out);
+	out = e2e_output(_metadata, 0, false,
+			 ARGS("conns", STR(CONNS_PER_UID) "0"));
+	EXPECT_EQ(CONNS_PER_UID * 10, conns_accepted(out));
+	free(out);
+}
+
+/*
+ * ptod -q QUOTA_MIB: an unprivileged client's GM allocations beyond the
+ * quota fail with -EDQUOT and a message that says so (pto.ko enforces
+ * it), within it they pass, and a freed buffer counts no more.
+ */
+TEST_F_TIMEOUT(e2e, gm_quota_per_user, 60)
+{
+	char *out = e2e_output(_metadata, NOBODY, true,
+			       ARGS("quota", STR(QUOTA_MIB)));
+
+	EXPECT_TRUE(case_passed(out, "quota"));
+	free(out);
+}
+
+/*
+ * A client stopped (SIGSTOP) in the middle of a graph that it never ends
+ * holds no core beyond the tasks it had running: another client's run
+ * completes meanwhile.
+ */
+TEST_F_TIMEOUT(e2e, stopped_client_other_passes, 150)
+{
+	struct proc a;
+	int ret;
+
+	ASSERT_EQ(0, e2e_start_as(&a, "stopped", NOBODY, true, NULL,
+				  ARGS("stream", "120")));
+	ret = proc_ready(&a, READY_MS);
+	if (!ret && kill(a.pid, SIGSTOP))
+		ret = -errno;
+	if (ret)
+		proc_free(&a);
+	ASSERT_EQ(0, ret) TH_LOG("stopped client: %s", strerror(-ret));
+	run_client(_metadata, "other", NULL, ARGS("vector", "Const"),
+		   ARGS("vector/Const"), NULL);
+	EXPECT_EQ(0, kill(a.pid, SIGKILL));
+	proc_wait(&a, CLIENT_MS);
+	proc_free(&a);
+}
+
 /*
  * pto_sockfuzz: several processes, each with several connections, send
  * random and mutated messages of the wire protocol (bad types, lengths,
@@ -1327,7 +1528,7 @@ TEST_F_TIMEOUT(e2e, sockfuzz, 1800)
 	{
 		char *argv[] = { prog, E->sock, NULL };
 
-		ASSERT_EQ(0, proc_spawn(&p, "sockfuzz", argv, NULL, -1, 0));
+		ASSERT_EQ(0, proc_spawn(&p, "sockfuzz", argv, NULL, -1, 0, false));
 	}
 	t0 = mono_ms();
 	ret = proc_wait(&p, 1500 * 1000);
@@ -1401,7 +1602,7 @@ TEST_F_TIMEOUT(e2e, pto_run_unchanged_orch, 150)
 				 "--kernel", k1, "--kernel", k2, "buf:64K",
 				 "buf:64K", out, "16384", NULL };
 
-		ASSERT_EQ(0, proc_spawn(&p, "pto-run", argv, NULL, -1, 0));
+		ASSERT_EQ(0, proc_spawn(&p, "pto-run", argv, NULL, -1, 0, false));
 	}
 	ASSERT_EQ(0, proc_wait(&p, CLIENT_MS));
 	EXPECT_TRUE(exited_ok(&p));
@@ -1487,7 +1688,8 @@ static void keeper(int status_w)
 		    setenv("PTO_HWS_CHECK", "1", 1))	/* the invariant checker */
 			_exit(127);
 		execl(ptod, "ptod", "-d", DEV_PATH, "-s", E->sock, "-x",
-		      STR(NOBODY) "=" STR(NOBODY_CTX), (char *)NULL);
+		      STR(NOBODY) "=" STR(NOBODY_CTX), "-q", STR(QUOTA_MIB),
+		      (char *)NULL);
 		dprintf(2, "exec %s: %s\n", ptod, strerror(errno));
 		_exit(127);
 	}

@@ -32,6 +32,19 @@
  *                                 (expects -EACCES)
  *   pto_e2e idle SECONDS          stays connected without running
  *                                 anything; ready once connected
+ *   pto_e2e flood SECONDS [N]     (no libpto) for SECONDS, pings on
+ *                                 FLOOD_CONNS connections without reading
+ *                                 a reply (N each, default: all ptod
+ *                                 takes), each dialled again when ptod
+ *                                 drops it; ready after the first drop
+ *   pto_e2e pings N               N pings, each waiting for its reply
+ *   pto_e2e quota MIB             with a GM quota of MIB per user (ptod
+ *                                 -q): allocations beyond it fail with
+ *                                 -EDQUOT and a message, within it pass
+ *   pto_e2e peer                  (no libpto) connects to ptod's socket
+ *                                 and sends a ping: prints the outcome
+ *   pto_e2e conns N               (no libpto) up to N connections, each
+ *                                 with a ping, until ptod refuses one
  *
  * Build directory of the examples: -d DIR (default: build/examples next to
  * this program's build/selftests/e2e). Prints one line per case:
@@ -63,6 +76,7 @@
 #include <fcntl.h>
 #include <errno.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -1061,6 +1075,233 @@ static int run_proto(void)
 	return ok ? 0 : 1;
 }
 
+/* ---- clients that misbehave, access control, limits ----------------------- */
+
+/* Our libpto connection to ptod: the socket whose peer is $PTO_SOCKET. */
+static int libpto_socket(void)
+{
+	const char *path = getenv("PTO_SOCKET");
+	struct sockaddr_un sa;
+	socklen_t len;
+	int fd;
+
+	for (fd = 3; path && fd < 1024; fd++) {
+		len = sizeof(sa);
+		memset(&sa, 0, sizeof(sa));
+		if (!getpeername(fd, (struct sockaddr *)&sa, &len) &&
+		    sa.sun_family == AF_UNIX && !strcmp(sa.sun_path, path))
+			return fd;
+	}
+	return -1;
+}
+
+#define FLOOD_CONNS	4
+
+/* A connection of the flood: its socket and the pings it sent. */
+struct flood_conn {
+	int s;
+	long sent;
+};
+
+/* Dial @f again (after ptod dropped it); 0 or -errno. */
+static int flood_dial(struct flood_conn *f)
+{
+	if (f->s >= 0)
+		close(f->s);
+	f->sent = 0;
+	f->s = raw_connect();
+	if (f->s < 0 || fcntl(f->s, F_SETFL, O_NONBLOCK))
+		return -errno;
+	return 0;
+}
+
+/* Pings on @f, without waiting, until the socket is full or @burst sent. */
+static void flood_send(struct flood_conn *f, long burst)
+{
+	struct pto_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.type = PTO_MSG_PING;
+	while ((!burst || f->sent < burst) &&
+	       send(f->s, &m, offsetof(struct pto_msg, text) + 1,
+		    MSG_NOSIGNAL) >= 0)
+		f->sent++;
+}
+
+/*
+ * One round: send on every connection, then wait (no spinning) until one
+ * can take more or was dropped by ptod, and dial the dropped ones again.
+ * The number dropped, or -errno.
+ */
+static int flood_round(struct flood_conn *f, long burst)
+{
+	struct pollfd pfd[FLOOD_CONNS];
+	int i, ret, drops = 0;
+
+	for (i = 0; i < FLOOD_CONNS; i++) {
+		flood_send(&f[i], burst);
+		pfd[i].fd = f[i].s;
+		pfd[i].events = POLLRDHUP |
+				(!burst || f[i].sent < burst ? POLLOUT : 0);
+	}
+	ret = poll(pfd, FLOOD_CONNS, 100);
+	if (ret < 0)
+		return errno == EINTR ? 0 : -errno;
+	for (i = 0; i < FLOOD_CONNS; i++) {
+		if (!(pfd[i].revents & (POLLRDHUP | POLLHUP | POLLERR)))
+			continue;
+		drops++;
+		ret = flood_dial(&f[i]);
+		if (ret)
+			return ret;
+	}
+	return drops;
+}
+
+/*
+ * FLOOD_CONNS connections ping ptod without ever reading a reply: @burst
+ * pings each (0: as many as ptod takes), then they wait to be dropped;
+ * each one ptod drops is dialled again. Ready after the first drop.
+ */
+static int run_flood(double seconds, long burst)
+{
+	double until = now_ms() + seconds * 1e3;
+	struct flood_conn f[FLOOD_CONNS];
+	long drops = 0;
+	int i, ret = 0;
+
+	for (i = 0; i < FLOOD_CONNS; i++)
+		f[i].s = -1;
+	for (i = 0; i < FLOOD_CONNS && !ret; i++)
+		ret = flood_dial(&f[i]);
+	while (ret >= 0 && now_ms() < until) {
+		ret = flood_round(f, burst);
+		if (ret <= 0)
+			continue;
+		drops += ret;
+		printf("flood: dropped %ld times\n", drops);
+		if (ready_fd >= 0 && signal_ready())
+			ret = -EIO;
+	}
+	if (ret < 0)
+		printf("flood: %s\n", strerror(-ret));
+	for (i = 0; i < FLOOD_CONNS; i++)
+		if (f[i].s >= 0)
+			close(f[i].s);
+	return ret < 0 ? 1 : 0;
+}
+
+static int run_pings(long n)
+{
+	int s = libpto_socket();
+	double t0 = now_ms(), t, worst = 0;
+	struct pto_msg m;
+	long i;
+
+	for (i = 0; s >= 0 && i < n; i++) {
+		t = now_ms();
+		memset(&m, 0, sizeof(m));
+		m.type = PTO_MSG_PING;
+		if (send(s, &m, offsetof(struct pto_msg, text) + 1,
+			 MSG_NOSIGNAL) < 0 ||
+		    recv(s, &m, sizeof(m), 0) < (ssize_t)offsetof(struct pto_msg, text) ||
+		    m.type != PTO_MSG_REPLY || m.status)
+			break;
+		if (now_ms() - t > worst)
+			worst = now_ms() - t;
+	}
+	printf("CASE pings: %s %ld of %ld in %.0f ms, slowest %.0f ms\n",
+	       i == n ? "PASS" : "FAIL", i, n, now_ms() - t0, worst);
+	return i == n ? 0 : 1;
+}
+
+/* An allocation of @mib MiB fails with -EDQUOT (@over) or passes. */
+static bool quota_alloc(long mib, bool over, pto_buf **b)
+{
+	int ret = pto_buf_alloc(cl, (size_t)mib << 20, b);
+
+	printf("quota: %ld MiB: %d %s\n", mib, ret, ret ? pto_last_error(cl) : "");
+	if (over)
+		return ret == -EDQUOT && strstr(pto_last_error(cl), "quota");
+	return !ret;
+}
+
+static int run_quota(long mib)
+{
+	pto_buf *a = NULL, *b = NULL;
+	bool ok;
+
+	ok = quota_alloc(mib + 1, true, &b);
+	ok &= quota_alloc(mib / 2, false, &a);
+	ok &= quota_alloc(mib / 2 + 1, true, &b);
+	if (a)
+		pto_buf_free(a);
+	ok &= quota_alloc(mib / 2 + 1, false, &b);
+	if (b)
+		pto_buf_free(b);
+	printf("CASE quota: %s\n", ok ? "PASS" : "FAIL");
+	return ok ? 0 : 1;
+}
+
+/* A ping on a new raw connection: 0 and its reply in @r, or -errno. */
+static int raw_ping(int *sock, struct pto_msg *r)
+{
+	struct pto_msg m;
+	ssize_t n;
+
+	*sock = raw_connect();
+	if (*sock < 0)
+		return -errno;
+	memset(&m, 0, sizeof(m));
+	m.type = PTO_MSG_PING;
+	/* a refusal may have closed the connection: its reply is queued */
+	if (send(*sock, &m, offsetof(struct pto_msg, text) + 1, MSG_NOSIGNAL) < 0 &&
+	    errno != EPIPE)
+		return -errno;
+	memset(r, 0, sizeof(*r));
+	n = recv(*sock, r, sizeof(*r), 0);
+	if (n < 0)
+		return -errno;
+	r->text[sizeof(r->text) - 1] = 0;
+	return n < (ssize_t)offsetof(struct pto_msg, text) ? -ECONNRESET : 0;
+}
+
+static int run_peer(void)
+{
+	struct pto_msg r;
+	int s, ret = raw_ping(&s, &r);
+
+	if (ret)
+		printf("peer: %s\n", strerror(-ret));
+	else
+		printf("peer: reply status %d \"%s\"\n", r.status, r.text);
+	if (s >= 0)
+		close(s);
+	return 0;
+}
+
+static int run_conns(long n)
+{
+	int socks[256], i, ret = 0;
+	struct pto_msg r = { 0 };
+
+	for (i = 0; i < n && i < 256; i++) {
+		ret = raw_ping(&socks[i], &r);
+		/* accepted: "hello first" */
+		if (ret || r.status != -EPROTO)
+			break;
+	}
+	printf("conns: %d accepted, then %s %d \"%s\"\n", i,
+	       ret ? "error" : "status", ret ? ret : r.status,
+	       ret ? strerror(-ret) : r.text);
+	while (i >= 0) {
+		if (i < 256 && socks[i] >= 0)
+			close(socks[i]);
+		i--;
+	}
+	return 0;
+}
+
 static int run_badbuf(void)
 {
 	if (load_kernels("vector_example", add_scalar_k, 1))
@@ -1097,9 +1338,17 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|stream|probe|probe-n|prio|badbuf|hazards|proto|idle ...\n");
+		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|stream|probe|probe-n|prio|badbuf|hazards|proto|idle|flood|pings|quota|peer|conns ...\n");
 		return 2;
 	}
+	/* without libpto: the socket alone */
+	if (!strcmp(argv[optind], "peer"))
+		return run_peer();
+	if (!strcmp(argv[optind], "flood"))
+		return run_flood(optind + 1 < argc ? atof(argv[optind + 1]) : 10,
+				 optind + 2 < argc ? atol(argv[optind + 2]) : 0);
+	if (!strcmp(argv[optind], "conns"))
+		return run_conns(optind + 1 < argc ? atol(argv[optind + 1]) : 20);
 	ret = pto_connect(NULL, &cl);
 	if (ret) {
 		printf("CASE connect: FAIL %s\n", pto_last_error(NULL));
@@ -1131,6 +1380,10 @@ int main(int argc, char **argv)
 		ret = run_badbuf();
 	else if (!strcmp(argv[0], "hazards"))
 		ret = run_hazards();
+	else if (!strcmp(argv[0], "pings"))
+		ret = run_pings(argc > 1 ? atol(argv[1]) : 10);
+	else if (!strcmp(argv[0], "quota"))
+		ret = run_quota(argc > 1 ? atol(argv[1]) : 64);
 	else if (!strcmp(argv[0], "idle")) {
 		ret = signal_ready() ? 1 : 0;
 		if (!ret)

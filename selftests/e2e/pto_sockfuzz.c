@@ -73,8 +73,9 @@ static const char *const sf_names[SF_NR] = {
 };
 
 /*
- * A flood that fills ptod's socket costs ptod (and every client) the
- * second it waits before it drops the flooder: rare.
+ * A flood that fills ptod's socket gets the connection dropped (ptod's
+ * output queue full, or no progress for 2 s): rare, so that most
+ * connections live long enough to do something.
  */
 static const unsigned int sf_weights[SF_NR] = {
 	[SF_CONNECT] = 48, [SF_CLOSE] = 32, [SF_SHUTDOWN] = 8,
@@ -802,9 +803,8 @@ static int sf_flood(struct sf_w *w)
 	 * Our socket is full: ptod has more to answer than its socket can
 	 * hold. Once it has answered what it could (what we have queued
 	 * stops growing), others must still be served, and ptod must let this
-	 * connection go (ptod_send(): a client that leaves a full socket
-	 * unread for a second is gone) rather than wait a second at every
-	 * reply it still owes.
+	 * connection go (ptod_send(): a client whose output queue is full,
+	 * or takes none of it for 2 s, is dropped) rather than keep it.
 	 */
 	pto_fz_hold(w->slot, true);
 	for (i = 0, prev = -1; i < 100; i++) {

@@ -1287,7 +1287,8 @@ static int fz_bad_ioctl(struct fz_w *w)
 	memset(w->scratch, 0, 64);
 	switch (fz_rand(w, 8)) {
 	case 0:		/* a number past the table */
-		cmd = _IO(PTO_IOCTL_MAGIC, 0x0d + fz_rand(w, 0xf3));
+		cmd = _IO(PTO_IOCTL_MAGIC, _IOC_NR(PTO_IOC_GM_QUOTA) + 1 +
+			  fz_rand(w, 0xff - _IOC_NR(PTO_IOC_GM_QUOTA)));
 		break;
 	case 1:		/* a number of the table with other direction/size */
 		cmd = _IOC(1 + fz_rand(w, 3), PTO_IOCTL_MAGIC,

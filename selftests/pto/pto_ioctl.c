@@ -235,7 +235,7 @@ TEST_F(info, unknown_ioctl)
 	EXPECT_EQ(-ENOTTY, pto_ioc(self->fd, _IO(PTO_IOCTL_MAGIC, 0x3f), buf));
 	/* the number after the last ioctl */
 	EXPECT_EQ(-ENOTTY, pto_ioc(self->fd, _IO(PTO_IOCTL_MAGIC,
-				   _IOC_NR(PTO_IOC_CORE_WAIT_ANY) + 1), buf));
+				   _IOC_NR(PTO_IOC_GM_QUOTA) + 1), buf));
 	EXPECT_EQ(-ENOTTY, pto_ioc(self->fd, _IO('x', 0x01), buf));
 }
 
@@ -457,6 +457,7 @@ FIXTURE(wrong_role) {
 		struct pto_irq_wait irq;
 		struct pto_hws_config hws;
 		struct pto_core_wait_any any;
+		struct pto_gm_quota quota;
 	} arg;
 };
 
@@ -498,6 +499,9 @@ WRONG_ROLE(hws_set_executor, PTO_ROLE_EXECUTOR, PTO_IOC_HWS_CONFIG);
 WRONG_ROLE(wait_any_none, PTO_ROLE_NONE, PTO_IOC_CORE_WAIT_ANY);
 WRONG_ROLE(wait_any_client, PTO_ROLE_CLIENT, PTO_IOC_CORE_WAIT_ANY);
 WRONG_ROLE(wait_any_aicpu, PTO_ROLE_AICPU, PTO_IOC_CORE_WAIT_ANY);
+WRONG_ROLE(gm_quota_none, PTO_ROLE_NONE, PTO_IOC_GM_QUOTA);
+WRONG_ROLE(gm_quota_client, PTO_ROLE_CLIENT, PTO_IOC_GM_QUOTA);
+WRONG_ROLE(gm_quota_executor, PTO_ROLE_EXECUTOR, PTO_IOC_GM_QUOTA);
 
 FIXTURE_SETUP(wrong_role)
 {
@@ -543,6 +547,11 @@ FIXTURE_SETUP(wrong_role)
 		ASSERT_EQ(0, pto_ioc(self->fd, PTO_IOC_HWS_CONFIG,
 				     &self->arg.hws));
 		self->arg.hws.flags = PTO_HWS_CONFIG_SET;
+		break;
+	case PTO_IOC_GM_QUOTA:
+		self->arg.quota.size = sizeof(self->arg.quota);
+		self->arg.quota.flags = PTO_GM_QUOTA_SET;
+		self->arg.quota.bytes = PTO_PAGE;
 		break;
 	}
 }
@@ -683,6 +692,11 @@ static int prep_hws_config(FIXTURE_DATA(sized) *self, void *arg)
 	return self->none;
 }
 
+static int prep_gm_quota(FIXTURE_DATA(sized) *self, void *arg)
+{
+	return self->aicpu;
+}
+
 #define SIZED(_name, _req, _type) \
 	FIXTURE_VARIANT_ADD(sized, _name) { \
 		.req = _req, .size = sizeof(_type), .prep = prep_##_name, \
@@ -701,6 +715,7 @@ SIZED(raise_irq, PTO_IOC_RAISE_IRQ, struct pto_raise_irq);
 SIZED(irq_wait, PTO_IOC_IRQ_WAIT, struct pto_irq_wait);
 SIZED(hws_config, PTO_IOC_HWS_CONFIG, struct pto_hws_config);
 SIZED(core_wait_any, PTO_IOC_CORE_WAIT_ANY, struct pto_core_wait_any);
+SIZED(gm_quota, PTO_IOC_GM_QUOTA, struct pto_gm_quota);
 
 FIXTURE_SETUP(sized)
 {
@@ -866,8 +881,11 @@ TEST_F(sized, unknown_flag_low)
 	int fd = sized_prep(self, variant, variant->size);
 
 	ASSERT_LE(0, fd);
-	/* Bit 0 is PTO_HWS_CONFIG_SET for HWS_CONFIG; bit 1 is unknown. */
-	((__u32 *)self->arg)[1] = 1U << 1;
+	/*
+	 * Bit 0 is PTO_HWS_CONFIG_SET for HWS_CONFIG, bits 0-2 are
+	 * PTO_GM_QUOTA_* for GM_QUOTA; bit 3 is unknown to every ioctl.
+	 */
+	((__u32 *)self->arg)[1] = 1U << 3;
 	EXPECT_EQ(-EINVAL, sized_call(self, variant, fd));
 }
 
@@ -950,6 +968,12 @@ FIXTURE_VARIANT_ADD(pads, irq_wait) {
 	.pad_off = offsetof(struct pto_irq_wait, pad),
 };
 
+FIXTURE_VARIANT_ADD(pads, gm_quota) {
+	.req = PTO_IOC_GM_QUOTA, .role = PTO_ROLE_AICPU,
+	.size = sizeof(struct pto_gm_quota),
+	.pad_off = offsetof(struct pto_gm_quota, pad),
+};
+
 FIXTURE_SETUP(pads)
 {
 	__u32 *w = (__u32 *)self->arg;
@@ -983,8 +1007,9 @@ FIXTURE_SETUP(pads)
 		ASSERT_EQ(0, pto_set_role(self->fd, PTO_ROLE_AICPU));
 		self->regs = pto_map_regs(self->fd);
 		ASSERT_NE(NULL, self->regs);
-		((struct pto_irq_wait *)self->arg)->count =
-			pto_regs_info(self->regs)->irq_count + 1;
+		if (variant->req == PTO_IOC_IRQ_WAIT)
+			((struct pto_irq_wait *)self->arg)->count =
+				pto_regs_info(self->regs)->irq_count + 1;
 		break;
 	}
 }

@@ -40,7 +40,7 @@ extern "C" {
  * the PTO_ABI_MAJOR it was built with.
  */
 #define PTO_ABI_MAJOR		3
-#define PTO_ABI_MINOR		0
+#define PTO_ABI_MINOR		1
 #define PTO_ABI_VERSION		((PTO_ABI_MAJOR << 16) | PTO_ABI_MINOR)
 
 /* Limits of the device model. */
@@ -650,6 +650,52 @@ struct pto_hws_config {
 	struct pto_hws_cfg cfg;
 };
 
+/* PTO_IOC_GM_QUOTA flags */
+#define PTO_GM_QUOTA_SET	(1U << 0)	/* write @bytes (else read) */
+#define PTO_GM_QUOTA_UID	(1U << 1)	/* @uid's own quota */
+#define PTO_GM_QUOTA_CLEAR	(1U << 2)	/* with SET | UID: drop it */
+
+/* Users with a quota of their own at a time, per device. */
+#define PTO_GM_QUOTA_MAX_UIDS	1024
+
+/**
+ * struct pto_gm_quota - PTO_IOC_GM_QUOTA argument (AICPU): GM per user.
+ *
+ * The device charges every buffer a CLIENT file allocates to the user
+ * that opened the file (its fsuid at open()), from GM_ALLOC until the
+ * buffer's last reference goes (GM_FREE or close() of the file, and
+ * munmap() of the last mapping of it). A GM_ALLOC that would take the
+ * user's charge beyond its quota fails with -EDQUOT. A user's quota is
+ * its own if the AICPU gave it one, else the default; 0 is unlimited.
+ * The default and every user's own quota start at 0 and return to 0 when
+ * the AICPU role is released. Buffers of the AICPU role are not charged.
+ *
+ * @size: In: sizeof(struct pto_gm_quota).
+ * @flags: In: PTO_GM_QUOTA_* bits. Without PTO_GM_QUOTA_SET the call
+ *	reads. Without PTO_GM_QUOTA_UID it concerns the default quota;
+ *	with it, the quota of @uid. PTO_GM_QUOTA_CLEAR (with SET and UID,
+ *	@bytes 0) drops @uid's own quota so that the default applies to it
+ *	again. -ENOSPC when PTO_GM_QUOTA_MAX_UIDS users have a quota of
+ *	their own and @uid is not one of them.
+ * @uid: In: with PTO_GM_QUOTA_UID, a uid of the caller's user namespace
+ *	(-EINVAL if it maps to none); zero otherwise.
+ * @pad: In: zero; Out: zero.
+ * @bytes: In, with PTO_GM_QUOTA_SET: the quota in bytes, 0 = unlimited.
+ *	Out: the quota in force (of @uid with PTO_GM_QUOTA_UID, else the
+ *	default). Lowering a quota below what a user holds frees nothing;
+ *	its next allocations fail until it is below the quota again.
+ * @used: Out: bytes charged to @uid with PTO_GM_QUOTA_UID, else to all
+ *	users together.
+ */
+struct pto_gm_quota {
+	__u32 size;
+	__u32 flags;
+	__u32 uid;
+	__u32 pad;
+	__u64 bytes;
+	__u64 used;
+};
+
 /* __u32 argument, no size: PTO_ABI_VERSION is written to it (any role). */
 #define PTO_IOC_ABI_VERSION	_IOR(PTO_IOCTL_MAGIC, 0x00, __u32)
 #define PTO_IOC_GET_INFO	_IO(PTO_IOCTL_MAGIC, 0x01)
@@ -665,6 +711,7 @@ struct pto_hws_config {
 #define PTO_IOC_IRQ_WAIT	_IO(PTO_IOCTL_MAGIC, 0x0b)
 #define PTO_IOC_HWS_CONFIG	_IO(PTO_IOCTL_MAGIC, 0x0c)
 #define PTO_IOC_CORE_WAIT_ANY	_IO(PTO_IOCTL_MAGIC, 0x0d)
+#define PTO_IOC_GM_QUOTA	_IO(PTO_IOCTL_MAGIC, 0x10)
 
 /* ------------------------------------------------------------------------
  * Generic netlink family "pto", specified in

@@ -1,0 +1,493 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ptod_client.c - what keeps one client from stalling ptod or taking the
+ * device: non-blocking replies with a bounded output queue per client,
+ * the socket's access control (file mode and group, SO_PEERCRED), the
+ * connection limits, and the per-user GM quota ptod sets in pto.ko.
+ *
+ * See Documentation/runtime.rst ("Clients that misbehave").
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <event2/event.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <pwd.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ptod.h"
+
+/* ---- Output queue --------------------------------------------------------------- */
+
+/* One message the socket did not take yet (client->out_head). */
+struct ptod_out {
+	struct ptod_out *next;
+	size_t len;
+	unsigned char data[];
+};
+
+/* What a queued message costs against PTOD_OUT_MAX: itself and its node. */
+static size_t out_cost(size_t len)
+{
+	return sizeof(struct ptod_out) + len;
+}
+
+static struct timeval ms_tv(int64_t ms)
+{
+	struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
+
+	return tv;
+}
+
+/*
+ * Called with send_lock held: the client is being dropped (its queue went
+ * over its bound, it did not drain it in time, or a send failed). Its
+ * socket is shut down, so that the main loop reads EOF and lets it go as
+ * on a disconnect; nothing waits for it.
+ */
+static void out_drop(struct client *c, const char *why)
+{
+	if (atomic_exchange(&c->out_dead, true))
+		return;
+	ptod_log(PTOD_LOG_WARN, "client %u (pid %d uid %d): %s: disconnected",
+		 c->id, (int)c->pid, (int)c->uid, why);
+	shutdown(c->sock, SHUT_RDWR);
+}
+
+/* Called with send_lock held: append @len bytes of @m; false if over. */
+static bool out_push(struct client *c, const void *m, size_t len)
+{
+	struct ptod_out *o;
+
+	if (c->out_bytes + out_cost(len) > c->d->out_max)
+		return false;
+	o = malloc(out_cost(len));
+	if (!o)
+		return false;
+	o->next = NULL;
+	o->len = len;
+	memcpy(o->data, m, len);
+	*c->out_tail = o;
+	c->out_tail = &o->next;
+	c->out_bytes += out_cost(len);
+	return true;
+}
+
+/*
+ * Called with send_lock held: send what the socket takes. 0 (the queue
+ * may still hold messages), or -errno if a send failed.
+ */
+static int out_flush(struct client *c)
+{
+	struct ptod_out *o;
+	ssize_t n;
+
+	while ((o = c->out_head)) {
+		n = send(c->sock, o->data, o->len, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 0;
+		if (n != (ssize_t)o->len)
+			return n < 0 ? -errno : -EIO;
+		c->out_head = o->next;
+		if (!c->out_head)
+			c->out_tail = &c->out_head;
+		c->out_bytes -= out_cost(o->len);
+		c->out_since = pto_mono_ns();	/* progress */
+		free(o);
+	}
+	return 0;
+}
+
+/* Wait for the socket to take more, at most until the drain deadline. */
+static void out_arm(struct client *c, int64_t left_ms)
+{
+	struct timeval tv = ms_tv(left_ms > 0 ? left_ms : 0);
+
+	if (event_add(c->ev_write, &tv))
+		ptod_log(PTOD_LOG_ERR, "libevent: cannot watch client %u", c->id);
+}
+
+/*
+ * Send one message (any thread) without ever waiting: what the socket does
+ * not take is queued, in order, and sent by the main loop when the socket
+ * has room (on_client_write). A client whose queue goes over -Q bytes, or
+ * that takes nothing of it for -T ms, is dropped (out_drop()). 0, or
+ * -ECONNRESET once the client is being dropped.
+ */
+int ptod_send(struct client *c, struct pto_msg *m)
+{
+	size_t len = offsetof(struct pto_msg, text) + strlen(m->text) + 1;
+	bool arm = false;
+	int ret = 0;
+
+	pthread_mutex_lock(&c->send_lock);
+	if (atomic_load(&c->out_dead)) {
+		ret = -ECONNRESET;
+	} else if (!c->out_head) {
+		/* nothing queued: straight to the socket if it takes it */
+		if (out_push(c, m, len)) {
+			c->out_since = pto_mono_ns();
+			ret = out_flush(c);
+			arm = !ret && c->out_head;
+		} else {
+			ret = -ENOBUFS;
+		}
+	} else if (!out_push(c, m, len)) {
+		ret = -ENOBUFS;
+	}
+	if (ret == -ENOBUFS)
+		out_drop(c, "it leaves its replies unread (output queue full)");
+	else if (ret)
+		out_drop(c, strerror(-ret));
+	if (ret)
+		ret = -ECONNRESET;
+	pthread_mutex_unlock(&c->send_lock);
+	if (arm)
+		out_arm(c, c->d->out_ms);
+	return ret;
+}
+
+/* Main loop: the socket has room, or the drain deadline passed. */
+static void on_client_write(evutil_socket_t fd, short what, void *arg)
+{
+	struct client *c = arg;
+	int64_t left = 0;
+	bool arm = false;
+	int ret;
+
+	(void)fd;
+	(void)what;
+	pthread_mutex_lock(&c->send_lock);
+	if (!atomic_load(&c->out_dead) && c->out_head) {
+		ret = out_flush(c);
+		left = c->d->out_ms - (pto_mono_ns() - c->out_since) / 1000000;
+		if (ret)
+			out_drop(c, strerror(-ret));
+		else if (c->out_head && left <= 0)
+			out_drop(c, "it took none of its replies in time");
+		else
+			arm = c->out_head;
+	}
+	pthread_mutex_unlock(&c->send_lock);
+	if (arm)
+		out_arm(c, left);
+}
+
+/* 0, or -ENOMEM: the output queue of a new client. */
+int ptod_client_init(struct client *c)
+{
+	c->out_tail = &c->out_head;
+	atomic_init(&c->out_dead, false);
+	c->ev_write = event_new(c->d->base, c->sock, EV_WRITE, on_client_write,
+				c);
+	return c->ev_write ? 0 : -ENOMEM;
+}
+
+/* Once the runner is joined: the output queue goes. */
+void ptod_client_fini(struct client *c)
+{
+	struct ptod_out *o;
+
+	if (c->ev_write)
+		event_free(c->ev_write);
+	c->ev_write = NULL;
+	while ((o = c->out_head)) {
+		c->out_head = o->next;
+		free(o);
+	}
+	c->out_tail = &c->out_head;
+	c->out_bytes = 0;
+}
+
+/* ---- Who may connect ------------------------------------------------------------ */
+
+/* @gid is among the peer's groups (at connect) or the user's (/etc/group). */
+static bool peer_in_group(int s, const struct ucred *cred, gid_t gid)
+{
+	gid_t groups[256];
+	socklen_t len = sizeof(groups);
+	struct passwd pw, *pwp = NULL;
+	char buf[4096];
+	int n = 256, i;
+
+	if (cred->gid == gid)
+		return true;
+	/* the process's own supplementary groups, as the device node sees them */
+	if (!getsockopt(s, SOL_SOCKET, SO_PEERGROUPS, groups, &len))
+		for (i = 0; i < (int)(len / sizeof(gid_t)); i++)
+			if (groups[i] == gid)
+				return true;
+	/* the user's groups as the administrator configured them */
+	if (getpwuid_r(cred->uid, &pw, buf, sizeof(buf), &pwp) || !pwp)
+		return false;
+	if (getgrouplist(pw.pw_name, pw.pw_gid, groups, &n) < 0)
+		return false;
+	for (i = 0; i < n; i++)
+		if (groups[i] == gid)
+			return true;
+	return false;
+}
+
+/* The peer may use ptod: root, a -u uid, or a member of the socket's group. */
+static bool peer_allowed(const struct ptod *d, int s, const struct ucred *cred)
+{
+	uint32_t i;
+
+	if (cred->uid == 0 || cred->uid == geteuid())
+		return true;
+	for (i = 0; i < d->nr_allow; i++)
+		if (d->allow_uid[i] == cred->uid)
+			return true;
+	return d->sock_gid != (gid_t)-1 && peer_in_group(s, cred, d->sock_gid);
+}
+
+/* Connections of user @uid, and of everyone in *@all. */
+static uint32_t conns_of(const struct ptod *d, uid_t uid, uint32_t *all)
+{
+	const struct client *c;
+	uint32_t n = 0;
+
+	*all = 0;
+	for (c = d->clients; c; c = c->next) {
+		(*all)++;
+		n += c->uid == uid;
+	}
+	return n;
+}
+
+/*
+ * Refuse a connection: one REPLY with @err and @why (best effort), a log
+ * line; the caller closes @s.
+ */
+static void refuse(int s, const struct ucred *cred, int err, const char *why)
+{
+	struct pto_msg m;
+	char junk[64];
+	int i;
+
+	memset(&m, 0, sizeof(m));
+	m.type = PTO_MSG_REPLY;
+	m.status = err;
+	snprintf(m.text, sizeof(m.text), "ptod refused the connection: %s",
+		 why);
+	if (send(s, &m, offsetof(struct pto_msg, text) + strlen(m.text) + 1,
+		 MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+		(void)0;	/* it hung up already: the log says why */
+	/*
+	 * Nothing more comes in, and what came already is read: a close()
+	 * with unread messages would reset the connection, and the peer
+	 * would get ECONNRESET instead of the reply.
+	 */
+	shutdown(s, SHUT_RDWR);
+	for (i = 0; i < 256; i++)
+		if (recv(s, junk, sizeof(junk), MSG_DONTWAIT) <= 0)
+			break;
+	ptod_log(PTOD_LOG_WARN, "connection of pid %d uid %d refused: %s",
+		 (int)cred->pid, (int)cred->uid, why);
+}
+
+/*
+ * A new connection from @cred on @s: 0 if it may stay, else -errno after
+ * refusing it (the caller closes @s).
+ */
+int ptod_accept_check(struct ptod *d, int s, const struct ucred *cred)
+{
+	uint32_t mine, all;
+	char why[256];
+
+	if (!peer_allowed(d, s, cred)) {
+		snprintf(why, sizeof(why),
+			 "uid %d is not allowed (not root, not in the socket's group%s%s)",
+			 (int)cred->uid, d->sock_group ? " " : "",
+			 d->sock_group ? d->sock_group : "");
+		refuse(s, cred, -EACCES, why);
+		return -EACCES;
+	}
+	mine = conns_of(d, cred->uid, &all);
+	if (d->max_conn && all >= d->max_conn) {
+		snprintf(why, sizeof(why), "%u connections, the limit (-C)", all);
+		refuse(s, cred, -EMFILE, why);
+		return -EMFILE;
+	}
+	if (cred->uid && d->max_conn_uid && mine >= d->max_conn_uid) {
+		snprintf(why, sizeof(why),
+			 "uid %d has %u connections, the limit per user (-c)",
+			 (int)cred->uid, mine);
+		refuse(s, cred, -EUSERS, why);
+		return -EUSERS;
+	}
+	return 0;
+}
+
+/* ---- The socket's file ---------------------------------------------------------- */
+
+/*
+ * The listening socket @s, bound with a umask that leaves it root's alone,
+ * gets its group and mode before listen(): nobody can connect before it
+ * has them. 0 or -errno.
+ */
+int ptod_socket_perms(struct ptod *d)
+{
+	if (d->sock_gid != (gid_t)-1 && lchown(d->sock_path, (uid_t)-1,
+					       d->sock_gid)) {
+		ptod_log(PTOD_LOG_ERR, "chown %s to group %s: %m", d->sock_path,
+			 d->sock_group);
+		return -errno;
+	}
+	if (chmod(d->sock_path, d->sock_mode)) {
+		ptod_log(PTOD_LOG_ERR, "chmod %s %o: %m", d->sock_path,
+			 (unsigned int)d->sock_mode);
+		return -errno;
+	}
+	ptod_log(PTOD_LOG_INFO, "%s: mode %04o, group %s", d->sock_path,
+		 (unsigned int)d->sock_mode,
+		 d->sock_group ? d->sock_group : "root");
+	return 0;
+}
+
+/* The default group (pto, if it exists) and mode; a -g group's gid. */
+static int resolve_group(struct ptod *d)
+{
+	struct group gr, *grp = NULL;
+	char buf[4096], *end;
+	unsigned long gid;
+
+	if (!d->sock_group) {
+		if (getgrnam_r(PTOD_DEFAULT_GROUP, &gr, buf, sizeof(buf), &grp) ||
+		    !grp) {
+			if (!d->sock_mode_set)
+				d->sock_mode = 0600;
+			return 0;
+		}
+		d->sock_group = PTOD_DEFAULT_GROUP;
+	} else if (getgrnam_r(d->sock_group, &gr, buf, sizeof(buf), &grp) ||
+		   !grp) {
+		gid = strtoul(d->sock_group, &end, 10);
+		if (*end || end == d->sock_group || gid >= (gid_t)-1) {
+			fprintf(stderr, "ptod: -g %s: no such group\n",
+				d->sock_group);
+			return -EINVAL;
+		}
+		d->sock_gid = (gid_t)gid;
+		return 0;
+	}
+	d->sock_gid = grp->gr_gid;
+	return 0;
+}
+
+/* ---- Options -------------------------------------------------------------------- */
+
+void ptod_guard_defaults(struct ptod *d)
+{
+	d->sock_mode = 0660;
+	d->sock_gid = (gid_t)-1;
+	d->max_conn_uid = PTOD_MAX_CONN_UID;
+	d->max_conn = PTOD_MAX_CONN;
+	d->out_max = PTOD_OUT_MAX;
+	d->out_ms = PTOD_OUT_MS;
+}
+
+static int parse_u64(const char *arg, uint64_t max, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(arg, &end, 0);
+	if (errno || end == arg || *end || *arg == '-' || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+/*
+ * One of the options of this file (-m -g -u -c -C -Q -T -q): 0, -EINVAL
+ * for a bad value, or -ENOENT if @opt is not one of them.
+ */
+int ptod_guard_option(struct ptod *d, int opt, const char *arg)
+{
+	uint64_t v;
+	int ret;
+
+	if (!strchr("mguCcQTq", opt))
+		return -ENOENT;
+	if (opt == 'g') {
+		d->sock_group = arg;
+		return 0;
+	}
+	ret = parse_u64(arg, opt == 'm' ? 0777 : opt == 'q' ? (1ULL << 40) :
+			UINT32_MAX, &v);
+	if (ret)
+		return ret;
+	switch (opt) {
+	case 'm': d->sock_mode = (mode_t)v; d->sock_mode_set = true; break;
+	case 'u':
+		if (d->nr_allow == PTOD_MAX_ALLOW)
+			return -EINVAL;
+		d->allow_uid[d->nr_allow++] = (uid_t)v;
+		break;
+	case 'c': d->max_conn_uid = (uint32_t)v; break;
+	case 'C': d->max_conn = (uint32_t)v; break;
+	case 'Q':
+		if (v < out_cost(sizeof(struct pto_msg)))
+			return -EINVAL;
+		d->out_max = v;
+		break;
+	case 'T':
+		if (!v)
+			return -EINVAL;
+		d->out_ms = (uint32_t)v;
+		break;
+	case 'q': d->gm_quota = v << 20; break;
+	default: return -ENOENT;
+	}
+	return 0;
+}
+
+/* After the options: the socket's group. 0 or -EINVAL. */
+int ptod_guard_setup(struct ptod *d)
+{
+	return resolve_group(d);
+}
+
+/* ---- GM quota ------------------------------------------------------------------- */
+
+static int gm_quota_set(struct ptod *d, uint32_t flags, uid_t uid,
+			uint64_t bytes)
+{
+	struct pto_gm_quota q = { .size = sizeof(q), .flags = flags,
+				  .uid = uid, .bytes = bytes };
+
+	return ioctl(d->dev_fd, PTO_IOC_GM_QUOTA, &q) ? -errno : 0;
+}
+
+/*
+ * -q: every user may hold that much GM through its own buffers (pto.ko
+ * enforces it at GM_ALLOC with -EDQUOT); root is not limited. 0 or -errno.
+ */
+int ptod_gm_quota_setup(struct ptod *d)
+{
+	int ret;
+
+	if (!d->gm_quota)
+		return 0;
+	ret = gm_quota_set(d, PTO_GM_QUOTA_SET, 0, d->gm_quota);
+	if (!ret)
+		ret = gm_quota_set(d, PTO_GM_QUOTA_SET | PTO_GM_QUOTA_UID, 0, 0);
+	if (ret) {
+		ptod_log(PTOD_LOG_ERR, "-q: cannot set the GM quota: %s%s",
+			 strerror(-ret), ret == -ENOTTY ?
+			 " (pto.ko older than ABI 3.1)" : "");
+		return ret;
+	}
+	ptod_log(PTOD_LOG_INFO, "GM quota: %" PRIu64 " MiB per user (root: none)",
+		 d->gm_quota >> 20);
+	return 0;
+}
