@@ -9,8 +9,9 @@
  *   no pto_dev goes while it is in use.
  * - struct pto_file lives from open() to release().
  * - struct pto_buf is reference counted: the owning file's handle holds one
- *   reference, every VMA that maps it holds one. Its GM returns to the pool
- *   when the last reference goes.
+ *   reference, every VMA that maps it holds one, every pin of an AICPU file
+ *   (PTO_IOC_GM_PIN) holds one. Its GM returns to the pool when the last
+ *   reference goes.
  *
  * The register file is shared with userspace (AICPU and executor map it
  * writable), so the kernel never trusts what it reads back from it except
@@ -104,6 +105,7 @@ struct pto_core {
  * @wakes: PTO_IOC_CORE_WAIT calls that returned 0 (DMB changed or kick).
  * @irqs: AICPU interrupts (RAISE_IRQ and executor deaths).
  * @faults: page faults served on mappings of the device.
+ * @pins: pins held by AICPU files (PTO_IOC_GM_PIN, not yet unpinned).
  */
 struct pto_counters {
 	atomic64_t gm_bytes;
@@ -116,6 +118,7 @@ struct pto_counters {
 	atomic64_t wakes;
 	atomic64_t irqs;
 	atomic64_t faults;
+	atomic64_t pins;
 };
 
 /**
@@ -228,6 +231,10 @@ struct pto_gm_user {
  * @bufs: handle -> struct pto_buf, handles from 1.
  * @irq_seen: AICPU: interrupt count last returned by read() or
  *	PTO_IOC_IRQ_WAIT (READ_ONCE/WRITE_ONCE).
+ * @pins: AICPU: pin id -> struct pto_buf, one buffer reference each, ids
+ *	from 1. Needs no lock of ours: an id is taken out with xa_erase(),
+ *	so exactly one caller gets its reference, and release() runs when no
+ *	ioctl of the file can.
  */
 struct pto_file {
 	struct pto_dev *pdev;
@@ -242,11 +249,12 @@ struct pto_file {
 	struct mutex buf_lock;
 	struct xarray bufs;
 	u32 irq_seen;
+	struct xarray pins;
 };
 
 /**
  * struct pto_buf - a GM buffer.
- * @ref: one for the owner's handle, one per VMA mapping it.
+ * @ref: one for the owner's handle, one per VMA mapping it, one per pin.
  * @pdev: the device.
  * @owner: the owning file while the handle exists, NULL after (under the
  *	owner's buf_lock).
@@ -283,6 +291,8 @@ struct pto_buf {
  * @irq_wait: PTO_IOC_IRQ_WAIT.
  * @hws_config: PTO_IOC_HWS_CONFIG.
  * @gm_quota: PTO_IOC_GM_QUOTA.
+ * @gm_pin: PTO_IOC_GM_PIN.
+ * @gm_unpin: PTO_IOC_GM_UNPIN.
  *
  * The ioctl table (pto_file.c) fails to build if an argument structure is
  * larger than this union.
@@ -300,6 +310,8 @@ union pto_ucmd_buffer {
 	struct pto_irq_wait irq_wait;
 	struct pto_hws_config hws_config;
 	struct pto_gm_quota gm_quota;
+	struct pto_gm_pin gm_pin;
+	struct pto_gm_unpin gm_unpin;
 };
 
 /**
@@ -365,6 +377,8 @@ int pto_gm_free(struct pto_ucmd *ucmd);
 int pto_gm_lookup(struct pto_ucmd *ucmd);
 int pto_gm_quota(struct pto_ucmd *ucmd);
 void pto_gm_quota_reset(struct pto_dev *pdev);
+int pto_gm_pin(struct pto_ucmd *ucmd);
+int pto_gm_unpin(struct pto_ucmd *ucmd);
 void pto_gm_release_file(struct pto_file *pf);
 int pto_mmap(struct file *file, struct vm_area_struct *vma);
 

@@ -31,6 +31,7 @@ static int pto_open(struct inode *inode, struct file *file)
 	pf->uid = file->f_cred->fsuid;
 	mutex_init(&pf->buf_lock);
 	xa_init_flags(&pf->bufs, XA_FLAGS_ALLOC1);
+	xa_init_flags(&pf->pins, XA_FLAGS_ALLOC1);
 	file->private_data = pf;
 
 	return nonseekable_open(inode, file);
@@ -44,6 +45,7 @@ static int pto_release(struct inode *inode, struct file *file)
 	pto_release_roles(pf);
 	pto_gm_release_file(pf);
 	xa_destroy(&pf->bufs);
+	xa_destroy(&pf->pins);
 	mutex_destroy(&pf->buf_lock);
 	kfree(pf);
 	return 0;
@@ -149,6 +151,10 @@ static const struct pto_ioctl_op pto_ioctl_ops[] = {
 		     struct pto_core_wait_any, mask, PTO_R_EXECUTOR, true),
 	PTO_IOCTL_OP(GM_QUOTA, pto_gm_quota, struct pto_gm_quota,
 		     used, PTO_R_AICPU, true),
+	PTO_IOCTL_OP(GM_PIN, pto_gm_pin, struct pto_gm_pin,
+		     buf_len, PTO_R_AICPU, true),
+	PTO_IOCTL_OP(GM_UNPIN, pto_gm_unpin, struct pto_gm_unpin,
+		     pad, PTO_R_AICPU, false),
 };
 
 static long pto_ioctl(struct file *file, unsigned int cmd, unsigned long arg)

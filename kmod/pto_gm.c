@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * GM buffers (genalloc over device addresses), their handles
- * and lifetimes, what each user holds and may hold (PTO_IOC_GM_QUOTA), and
- * mmap() of the register file and GM.
+ * GM buffers (genalloc over device addresses), their handles, the AICPU's
+ * pins and their lifetimes, what each user holds and may hold
+ * (PTO_IOC_GM_QUOTA), and mmap() of the register file and GM.
  */
+#include <linux/file.h>
+#include <linux/fs.h>
 #include <linux/genalloc.h>
 #include <linux/log2.h>
 #include <linux/mm.h>
@@ -453,7 +455,107 @@ int pto_gm_lookup(struct pto_ucmd *ucmd)
 	return ret;
 }
 
-/* release(): drop every handle of the file. */
+/*
+ * The file behind descriptor @fd of the caller if it is a CLIENT file of
+ * @pdev, with a reference the caller drops with fput(); else NULL and
+ * *@err: -EBADF (no open file of a pto device), -EXDEV (another device's),
+ * -EINVAL (not a client).
+ */
+static struct file *pto_client_file_get(struct pto_dev *pdev, int fd,
+					int *err)
+{
+	struct file *file = fget(fd);
+	struct pto_file *cpf;
+
+	*err = -EBADF;
+	if (!file)
+		return NULL;
+	/* only a file of this driver has a struct pto_file behind it */
+	if (file->f_op != &pto_fops)
+		goto err_put;
+	cpf = file->private_data;
+	*err = -EXDEV;
+	if (cpf->pdev != pdev)
+		goto err_put;
+	*err = -EINVAL;
+	if (pto_file_role(cpf) != PTO_ROLE_CLIENT)
+		goto err_put;
+	return file;
+
+err_put:
+	fput(file);
+	return NULL;
+}
+
+/*
+ * AICPU: a reference on the client's buffer that holds the range, kept in
+ * the AICPU file under a pin id until GM_UNPIN or release().
+ */
+int pto_gm_pin(struct pto_ucmd *ucmd)
+{
+	struct pto_gm_pin *arg = &ucmd->cmd.gm_pin;
+	struct pto_file *pf = ucmd->pf;
+	struct pto_file *cpf;
+	struct pto_buf *buf;
+	struct file *file;
+	u64 end, start, len;
+	u32 id;
+	int ret;
+
+	if (arg->flags)
+		return -EINVAL;
+	if (!arg->len || check_add_overflow(arg->dev_addr, arg->len, &end))
+		return -EINVAL;
+
+	file = pto_client_file_get(pf->pdev, arg->fd, &ret);
+	if (!file)
+		return ret;
+	cpf = file->private_data;
+	mutex_lock(&cpf->buf_lock);
+	buf = pto_buf_find(cpf, arg->dev_addr, end);
+	if (buf)
+		kref_get(&buf->ref);
+	mutex_unlock(&cpf->buf_lock);
+	fput(file);
+	if (!buf)
+		return -ENOENT;
+
+	/* once in the table, a concurrent GM_UNPIN may drop the buffer */
+	start = buf->dev_addr;
+	len = buf->len;
+	ret = xa_alloc(&pf->pins, &id, buf, xa_limit_32b, GFP_KERNEL);
+	if (ret) {
+		pto_buf_put(buf);
+		return ret == -EBUSY ? -ENOSPC : ret;
+	}
+	atomic64_inc(&pf->pdev->cnt.pins);
+
+	arg->pin = id;
+	arg->buf_dev_addr = start;
+	arg->buf_len = len;
+	return 0;
+}
+
+int pto_gm_unpin(struct pto_ucmd *ucmd)
+{
+	struct pto_gm_unpin *arg = &ucmd->cmd.gm_unpin;
+	struct pto_file *pf = ucmd->pf;
+	struct pto_buf *buf;
+
+	if (arg->flags || arg->pad)
+		return -EINVAL;
+	/* never an id, and not to be erased (see pto_gm_free()) */
+	if (!arg->pin)
+		return -ENOENT;
+	buf = xa_erase(&pf->pins, arg->pin);
+	if (!buf)
+		return -ENOENT;
+	atomic64_dec(&pf->pdev->cnt.pins);
+	pto_buf_put(buf);
+	return 0;
+}
+
+/* release(): drop every handle and every pin of the file. */
 void pto_gm_release_file(struct pto_file *pf)
 {
 	struct pto_buf *buf;
@@ -466,6 +568,12 @@ void pto_gm_release_file(struct pto_file *pf)
 		pto_buf_put(buf);
 	}
 	mutex_unlock(&pf->buf_lock);
+
+	xa_for_each(&pf->pins, index, buf) {
+		xa_erase(&pf->pins, index);
+		atomic64_dec(&pf->pdev->cnt.pins);
+		pto_buf_put(buf);
+	}
 }
 
 /* ------------------------------------------------------------------------

@@ -49,6 +49,7 @@ static ssize_t counters_show(struct device *dev, struct device_attribute *attr,
 	n += sysfs_emit_at(buf, n, "wakes %lld\n", atomic64_read(&c->wakes));
 	n += sysfs_emit_at(buf, n, "irqs %lld\n", atomic64_read(&c->irqs));
 	n += sysfs_emit_at(buf, n, "faults %lld\n", atomic64_read(&c->faults));
+	n += sysfs_emit_at(buf, n, "pins %lld\n", atomic64_read(&c->pins));
 	n += sysfs_emit_at(buf, n, "cores_online %u\n", cc.online);
 	n += sysfs_emit_at(buf, n, "cores_dead %u\n", cc.dead);
 	n += sysfs_emit_at(buf, n, "aicpu %d\n", cc.aicpu);

@@ -9,7 +9,8 @@
  * non-zero pads, arguments at the end of a page, read-only or unmapped,
  * core masks and ids out of range, handles of this file, of another file
  * and freed ones, waits with short or interrupted timeouts, HWS
- * configurations with fields out of range), unknown ioctls, mmap /
+ * configurations with fields out of range, pins of ranges in client
+ * files of the process, of other files, of no file), unknown ioctls, mmap /
  * munmap / mprotect / mremap of the register file and of GM at random
  * offsets, lengths, protections and flags, loads and stores through
  * every mapping, read() / poll(), and fork() of short-lived children
@@ -19,7 +20,8 @@
  * (e.g. SIGSEGV in a mapping the device accepted), a hang, an errno
  * outside the set the ABI allows, a result that contradicts what the
  * worker knows (a refused mmap of its own buffer, a lookup of its own
- * buffer that fails, a fresh buffer that is not zero, PROT_EXEC or
+ * buffer that fails, a pin of a range in a live buffer of a client file
+ * that fails, a fresh buffer that is not zero, PROT_EXEC or
  * growth accepted...), and at the end the device's counters not back to
  * their values before the run or the kernel log with a warning
  * (run.sh's dmesg-check). EPERM and EACCES are always acceptable.
@@ -43,6 +45,7 @@
 #define FZ_BUFS		48
 #define FZ_MAPS		16
 #define FZ_KIDS		4
+#define FZ_PINS		16
 #define FZ_SKIP		1	/* an operation that does not apply now */
 /*
  * The role of a file a fork child inherited without one: the worker may
@@ -58,7 +61,7 @@ enum {
 	FZ_GM_ALLOC, FZ_GM_FREE, FZ_GM_LOOKUP, FZ_CORE_ATTACH, FZ_CORE_DETACH,
 	FZ_CORE_WAIT, FZ_KICK, FZ_RAISE_IRQ, FZ_IRQ_WAIT, FZ_HWS_GET,
 	FZ_HWS_SET, FZ_BAD_IOCTL, FZ_MMAP, FZ_MUNMAP, FZ_MPROTECT, FZ_MREMAP,
-	FZ_TOUCH, FZ_READ, FZ_POLL, FZ_FORK, FZ_NR
+	FZ_TOUCH, FZ_READ, FZ_POLL, FZ_FORK, FZ_GM_PIN, FZ_GM_UNPIN, FZ_NR
 };
 
 static const char *const fz_names[FZ_NR] = {
@@ -66,7 +69,7 @@ static const char *const fz_names[FZ_NR] = {
 	"GM_ALLOC", "GM_FREE", "GM_LOOKUP", "CORE_ATTACH", "CORE_DETACH",
 	"CORE_WAIT", "KICK", "RAISE_IRQ", "IRQ_WAIT", "HWS_CONFIG get",
 	"HWS_CONFIG set", "bad ioctl", "mmap", "munmap", "mprotect", "mremap",
-	"touch", "read", "poll", "fork",
+	"touch", "read", "poll", "fork", "GM_PIN", "GM_UNPIN",
 };
 
 /* Relative frequency of each operation. */
@@ -79,6 +82,7 @@ static const unsigned int fz_weights[FZ_NR] = {
 	[FZ_HWS_SET] = 25, [FZ_BAD_IOCTL] = 25, [FZ_MMAP] = 80,
 	[FZ_MUNMAP] = 45, [FZ_MPROTECT] = 20, [FZ_MREMAP] = 20,
 	[FZ_TOUCH] = 100, [FZ_READ] = 20, [FZ_POLL] = 15, [FZ_FORK] = 3,
+	[FZ_GM_PIN] = 40, [FZ_GM_UNPIN] = 30,
 };
 
 /* What the run knows of the device (in the engine's shared memory). */
@@ -110,6 +114,12 @@ struct fz_buf {
 
 enum { FZM_REGS, FZM_GM, FZM_BUF };
 
+/* A pin this process's AICPU file holds. */
+struct fz_pin {
+	uint32_t fid;			/* the AICPU file; 0: slot free */
+	uint32_t id;
+};
+
 /* A mapping the device accepted. */
 struct fz_map {
 	uint8_t *p;
@@ -134,6 +144,7 @@ struct fz_w {
 	struct fz_file files[FZ_FILES];
 	struct fz_buf bufs[FZ_BUFS];
 	struct fz_map maps[FZ_MAPS];
+	struct fz_pin pins[FZ_PINS];
 	pid_t kids[FZ_KIDS];
 	uint8_t *scratch;		/* 2 pages, then a PROT_NONE page */
 	uint8_t *ro, *ro_rw;		/* one page: read-only and writable views */
@@ -247,6 +258,9 @@ static void fz_file_gone(struct fz_w *w, struct fz_file *f)
 	for (i = 0; i < FZ_BUFS; i++)
 		if (w->bufs[i].used && w->bufs[i].fid == f->id)
 			w->bufs[i].live = false;
+	for (i = 0; i < FZ_PINS; i++)
+		if (w->pins[i].fid == f->id)
+			w->pins[i].fid = 0;
 	memset(f->cores, 0, sizeof(f->cores));
 	f->role = PTO_ROLE_NONE;
 	f->id = 0;
@@ -1043,6 +1057,136 @@ static int fz_gm_lookup(struct fz_w *w)
 				(unsigned long long)l.buf_len);
 		fz_checked(w);
 	}
+	return ret;
+}
+
+/* ---- pins ------------------------------------------------------------------------ */
+
+/*
+ * The descriptor GM_PIN names: mostly a client file of this process,
+ * else any file of the device (the wrong role), a descriptor that is no
+ * file of the device, or none.
+ */
+static int fz_pin_fd(struct fz_w *w, struct fz_file **cf)
+{
+	*cf = NULL;
+	switch (fz_rand(w, 10)) {
+	case 0:
+		return fz_pct(w, 50) ? -1 : (int)(pto_rng_next(w->r) >> 33);
+	case 1:
+		return (int)fz_rand(w, 3);	/* stdin, stdout, stderr */
+	case 2:
+		*cf = fz_pick_file(w, -1, 0, false);
+		break;
+	default:
+		*cf = fz_pick_file(w, PTO_ROLE_CLIENT, 90, false);
+		break;
+	}
+	return *cf ? fz_fd(w, *cf) : -1;
+}
+
+/* A range in @b mostly, else around it or anywhere. */
+static void fz_pin_range(struct fz_w *w, const struct fz_buf *b,
+			 struct pto_gm_pin *p)
+{
+	if (b && fz_pct(w, 80)) {
+		uint64_t off = fz_rand(w, b->len);
+
+		p->dev_addr = b->dev + off;
+		p->len = fz_pct(w, 80) ? 1 + fz_rand(w, b->len - off) :
+					 fz_rand(w, b->len + PTO_PAGE);
+		return;
+	}
+	p->dev_addr = fz_pct(w, 50) ? PTO_GM_DEV_BASE +
+				      fz_rand(w, w->dev->info.gm_size) :
+				      pto_rng_next(w->r);
+	p->len = fz_pct(w, 10) ? ~0ULL : fz_rand(w, 4 * PTO_PAGE);
+}
+
+static bool fz_pin_expected(const struct fz_file *cf, const struct fz_buf *b,
+			    const struct pto_gm_pin *p)
+{
+	return cf && b && b->live && b->fid == cf->id && !cf->inherited &&
+	       cf->role == PTO_ROLE_CLIENT && p->len &&
+	       p->dev_addr >= b->dev && p->dev_addr + p->len > p->dev_addr &&
+	       p->dev_addr + p->len <= b->dev + b->len;
+}
+
+static struct fz_pin *fz_new_pin(struct fz_w *w)
+{
+	unsigned int i;
+
+	for (i = 0; i < FZ_PINS; i++)
+		if (!w->pins[i].fid)
+			return &w->pins[i];
+	return NULL;
+}
+
+static int fz_gm_pin(struct fz_w *w)
+{
+	static const unsigned short pads[] = { 0 };
+	struct fz_file *f = fz_pick_role(w, PTO_ROLE_AICPU, true), *cf;
+	struct pto_gm_pin p = { .size = sizeof(p) };
+	struct fz_pin *slot = fz_new_pin(w);
+	struct fz_buf *b;
+	int ret;
+
+	if (!f || !slot)
+		return FZ_SKIP;
+	p.fd = fz_pin_fd(w, &cf);
+	b = fz_pick_buf(w, cf && fz_pct(w, 80) ? cf->id : 0, !fz_pct(w, 15));
+	fz_pin_range(w, b, &p);
+	fz_note(w, (uint64_t)f->fd[0], (uint64_t)p.fd, p.dev_addr, p.len);
+	ret = fz_ioctl(w, fz_fd(w, f), PTO_IOC_GM_PIN, &p, sizeof(p), pads);
+	if (ret != -EBADF && ret != -EXDEV)
+		fz_errno_ok(w, "GM_PIN", ret);
+	if (!ret && f->role == PTO_ROLE_AICPU)
+		*slot = (struct fz_pin){ .fid = f->id, .id = p.pin };
+	if (!w->clean || f->role != PTO_ROLE_AICPU || !fz_pin_expected(cf, b, &p))
+		return ret;
+	if (ret || !p.pin || p.buf_dev_addr != b->dev || p.buf_len != b->len)
+		FZ_FAIL(w, "GM_PIN %#llx+%llu in live buffer %u (%#llx+%llu) of client file %u: %d, pin %u %#llx+%llu",
+			(unsigned long long)p.dev_addr,
+			(unsigned long long)p.len, b->handle,
+			(unsigned long long)b->dev,
+			(unsigned long long)b->len, cf->id, ret, p.pin,
+			(unsigned long long)p.buf_dev_addr,
+			(unsigned long long)p.buf_len);
+	fz_checked(w);
+	return ret;
+}
+
+static int fz_gm_unpin(struct fz_w *w)
+{
+	static const unsigned short pads[] = { 12, 0 };
+	struct fz_file *f = fz_pick_role(w, PTO_ROLE_AICPU, true);
+	struct pto_gm_unpin u = { .size = sizeof(u) };
+	struct fz_pin *mine = NULL;
+	unsigned int i;
+	int ret;
+
+	if (!f)
+		return FZ_SKIP;
+	for (i = 0; i < FZ_PINS; i++)
+		if (w->pins[i].fid == f->id && (!mine || fz_pct(w, 50)))
+			mine = &w->pins[i];
+	if (mine && fz_pct(w, 85))
+		u.pin = mine->id;
+	else
+		u.pin = fz_pct(w, 30) ? 0 : (uint32_t)fz_rand(w, 1000);
+	fz_note(w, (uint64_t)f->fd[0], u.pin, 0, 0);
+	ret = fz_ioctl(w, fz_fd(w, f), PTO_IOC_GM_UNPIN, &u, sizeof(u), pads);
+	fz_errno_ok(w, "GM_UNPIN", ret);
+	mine = NULL;
+	for (i = 0; i < FZ_PINS; i++)
+		if (w->pins[i].fid == f->id && w->pins[i].id == u.pin)
+			mine = &w->pins[i];
+	if (!ret && mine)
+		mine->fid = 0;
+	if (ret && mine && w->clean && !fz_denied(ret))
+		FZ_FAIL(w, "GM_UNPIN of live pin %u of this file: %d", u.pin,
+			ret);
+	fz_checked(w);
 	return ret;
 }
 
@@ -1872,7 +2016,8 @@ static const fz_op_fn fz_ops[FZ_NR] = {
 	[FZ_BAD_IOCTL] = fz_bad_ioctl, [FZ_MMAP] = fz_mmap,
 	[FZ_MUNMAP] = fz_munmap, [FZ_MPROTECT] = fz_mprotect,
 	[FZ_MREMAP] = fz_mremap, [FZ_TOUCH] = fz_touch, [FZ_READ] = fz_read,
-	[FZ_POLL] = fz_poll, [FZ_FORK] = fz_fork,
+	[FZ_POLL] = fz_poll, [FZ_FORK] = fz_fork, [FZ_GM_PIN] = fz_gm_pin,
+	[FZ_GM_UNPIN] = fz_gm_unpin,
 };
 
 /* @budget operations (fewer if the run reaches its target). */
@@ -1983,14 +2128,14 @@ static void fz_worker(struct pto_fz *fz, struct pto_fz_slot *s,
  * it should); allocs and frees must have grown alike.
  */
 static const char *const fz_counters[] = {
-	"gm_bytes_used", "gm_buffers", "cores_online", "aicpu", "cores_dead",
-	"allocs", "frees",
+	"gm_bytes_used", "gm_buffers", "cores_online", "aicpu", "pins",
+	"cores_dead", "allocs", "frees",
 };
 #define FZ_NCOUNTERS	(sizeof(fz_counters) / sizeof(fz_counters[0]))
-#define FZ_IDLE		4
-#define FZ_DEAD		4
-#define FZ_ALLOCS	5
-#define FZ_FREES	6
+#define FZ_IDLE		5
+#define FZ_DEAD		5
+#define FZ_ALLOCS	6
+#define FZ_FREES	7
 
 static int fz_read_counters(__u64 *v)
 {
@@ -2094,10 +2239,10 @@ static void fz_counters_back(struct __test_metadata *_metadata,
 	/* every buffer allocated went back: as many frees as allocs */
 	EXPECT_EQ(after[FZ_ALLOCS] - self->before[FZ_ALLOCS],
 		  after[FZ_FREES] - self->before[FZ_FREES]);
-	printf("# counters after the run: gm_bytes_used %llu gm_buffers %llu cores_online %llu aicpu %llu cores_dead %llu; %llu allocs, %llu frees in the run\n",
+	printf("# counters after the run: gm_bytes_used %llu gm_buffers %llu cores_online %llu aicpu %llu pins %llu cores_dead %llu; %llu allocs, %llu frees in the run\n",
 	       (unsigned long long)after[0], (unsigned long long)after[1],
 	       (unsigned long long)after[2], (unsigned long long)after[3],
-	       (unsigned long long)after[FZ_DEAD],
+	       (unsigned long long)after[4], (unsigned long long)after[FZ_DEAD],
 	       (unsigned long long)(after[FZ_ALLOCS] - self->before[FZ_ALLOCS]),
 	       (unsigned long long)(after[FZ_FREES] - self->before[FZ_FREES]));
 }

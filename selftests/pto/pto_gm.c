@@ -5,8 +5,6 @@
 #include "kselftest_harness.h"
 #include "pto_test.h"
 
-#include <sys/socket.h>
-
 FIXTURE(gm) {
 	int a, b;
 	struct pto_info info;
@@ -384,56 +382,6 @@ TEST_F(gm, lookup_after_free)
 	EXPECT_EQ(-ENOENT, pto_gm_lookup(self->a, a.dev_addr, 1, NULL));
 }
 
-/* A one-byte message with room for one passed descriptor. */
-struct fd_msg {
-	char c;
-	struct iovec iov;
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	struct msghdr msg;
-};
-
-static void fd_msg_init(struct fd_msg *m)
-{
-	m->c = 'f';
-	m->iov = (struct iovec){ &m->c, 1 };
-	m->msg = (struct msghdr){ .msg_iov = &m->iov, .msg_iovlen = 1,
-				  .msg_control = m->u.buf,
-				  .msg_controllen = sizeof(m->u.buf) };
-}
-
-static int send_fd(int sock, int fd)
-{
-	struct fd_msg m;
-	struct cmsghdr *cm;
-
-	fd_msg_init(&m);
-	cm = CMSG_FIRSTHDR(&m.msg);
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-	return sendmsg(sock, &m.msg, 0) == 1 ? 0 : -errno;
-}
-
-static int recv_fd(int sock)
-{
-	struct fd_msg m;
-	struct cmsghdr *cm;
-	int fd;
-
-	fd_msg_init(&m);
-	if (recvmsg(sock, &m.msg, 0) != 1)
-		return -errno;
-	cm = CMSG_FIRSTHDR(&m.msg);
-	if (!cm || cm->cmsg_type != SCM_RIGHTS)
-		return -EPROTO;
-	memcpy(&fd, CMSG_DATA(cm), sizeof(int));
-	return fd;
-}
-
 /*
  * The daemon's use: a client process hands its file over a unix socket,
  * the daemon looks the client's addresses up on it.
@@ -454,7 +402,7 @@ TEST_F(gm, lookup_on_passed_file)
 
 		if (fd < 0 || pto_gm_alloc(fd, 2 * PTO_PAGE, 0, &a) ||
 		    write(sv[1], &a, sizeof(a)) != sizeof(a) ||
-		    send_fd(sv[1], fd))
+		    pto_send_fd(sv[1], fd))
 			_exit(1);
 		close(fd);
 		/* Stay alive until the parent is done. */
@@ -462,7 +410,7 @@ TEST_F(gm, lookup_on_passed_file)
 	}
 	ASSERT_EQ(sizeof(a), read(sv[0], &a, sizeof(a)));
 	{
-		int fd = recv_fd(sv[0]);
+		int fd = pto_recv_fd(sv[0]);
 
 		ASSERT_LE(0, fd);
 		ASSERT_EQ(0, pto_gm_lookup(fd, a.dev_addr + PTO_PAGE, 16, &l));

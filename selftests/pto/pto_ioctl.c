@@ -458,6 +458,8 @@ FIXTURE(wrong_role) {
 		struct pto_hws_config hws;
 		struct pto_core_wait_any any;
 		struct pto_gm_quota quota;
+		struct pto_gm_pin pin;
+		struct pto_gm_unpin unpin;
 	} arg;
 };
 
@@ -502,6 +504,12 @@ WRONG_ROLE(wait_any_aicpu, PTO_ROLE_AICPU, PTO_IOC_CORE_WAIT_ANY);
 WRONG_ROLE(gm_quota_none, PTO_ROLE_NONE, PTO_IOC_GM_QUOTA);
 WRONG_ROLE(gm_quota_client, PTO_ROLE_CLIENT, PTO_IOC_GM_QUOTA);
 WRONG_ROLE(gm_quota_executor, PTO_ROLE_EXECUTOR, PTO_IOC_GM_QUOTA);
+WRONG_ROLE(gm_pin_none, PTO_ROLE_NONE, PTO_IOC_GM_PIN);
+WRONG_ROLE(gm_pin_client, PTO_ROLE_CLIENT, PTO_IOC_GM_PIN);
+WRONG_ROLE(gm_pin_executor, PTO_ROLE_EXECUTOR, PTO_IOC_GM_PIN);
+WRONG_ROLE(gm_unpin_none, PTO_ROLE_NONE, PTO_IOC_GM_UNPIN);
+WRONG_ROLE(gm_unpin_client, PTO_ROLE_CLIENT, PTO_IOC_GM_UNPIN);
+WRONG_ROLE(gm_unpin_executor, PTO_ROLE_EXECUTOR, PTO_IOC_GM_UNPIN);
 
 FIXTURE_SETUP(wrong_role)
 {
@@ -541,6 +549,17 @@ FIXTURE_SETUP(wrong_role)
 	case PTO_IOC_IRQ_WAIT:
 		self->arg.irq.size = sizeof(self->arg.irq);
 		self->arg.irq.timeout_ns = pto_deadline_ms(20);
+		break;
+	case PTO_IOC_GM_PIN:
+		/* a descriptor of a client file: its own, if it is one */
+		self->arg.pin.size = sizeof(self->arg.pin);
+		self->arg.pin.fd = self->fd;
+		self->arg.pin.dev_addr = PTO_GM_DEV_BASE;
+		self->arg.pin.len = 1;
+		break;
+	case PTO_IOC_GM_UNPIN:
+		self->arg.unpin.size = sizeof(self->arg.unpin);
+		self->arg.unpin.pin = 1;
 		break;
 	case PTO_IOC_HWS_CONFIG:
 		self->arg.hws.size = sizeof(self->arg.hws);
@@ -665,6 +684,30 @@ static int prep_core_wait_any(FIXTURE_DATA(sized) *self, void *arg)
 	return self->exec;
 }
 
+static int prep_gm_pin(FIXTURE_DATA(sized) *self, void *arg)
+{
+	struct pto_gm_pin *p = arg;
+	struct pto_gm_alloc a;
+
+	if (pto_gm_alloc(self->client, PTO_PAGE, 0, &a))
+		return -1;
+	p->fd = self->client;
+	p->dev_addr = a.dev_addr;
+	p->len = 1;
+	return self->aicpu;
+}
+
+static int prep_gm_unpin(FIXTURE_DATA(sized) *self, void *arg)
+{
+	struct pto_gm_pin p = { .size = sizeof(p) };
+
+	if (prep_gm_pin(self, &p) < 0 ||
+	    pto_ioc(self->aicpu, PTO_IOC_GM_PIN, &p))
+		return -1;
+	((struct pto_gm_unpin *)arg)->pin = p.pin;
+	return self->aicpu;
+}
+
 static int prep_kick(FIXTURE_DATA(sized) *self, void *arg)
 {
 	((struct pto_cores *)arg)->mask[0] = 1;
@@ -716,6 +759,8 @@ SIZED(irq_wait, PTO_IOC_IRQ_WAIT, struct pto_irq_wait);
 SIZED(hws_config, PTO_IOC_HWS_CONFIG, struct pto_hws_config);
 SIZED(core_wait_any, PTO_IOC_CORE_WAIT_ANY, struct pto_core_wait_any);
 SIZED(gm_quota, PTO_IOC_GM_QUOTA, struct pto_gm_quota);
+SIZED(gm_pin, PTO_IOC_GM_PIN, struct pto_gm_pin);
+SIZED(gm_unpin, PTO_IOC_GM_UNPIN, struct pto_gm_unpin);
 
 FIXTURE_SETUP(sized)
 {

@@ -23,6 +23,7 @@
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 
 #include <linux/pto.h>
@@ -456,6 +457,61 @@ static inline int pto_pipe_wait(int fd, char *c)
 		n = read(fd, c, 1);
 	while (n < 0 && errno == EINTR);
 	return n == 1 ? 0 : -EIO;
+}
+
+/* A one-byte message with room for one passed descriptor. */
+struct pto_fd_msg {
+	char c;
+	struct iovec iov;
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct msghdr msg;
+};
+
+static inline void pto_fd_msg_init(struct pto_fd_msg *m)
+{
+	m->c = 'f';
+	m->iov = (struct iovec){ &m->c, 1 };
+	m->msg = (struct msghdr){ .msg_iov = &m->iov, .msg_iovlen = 1,
+				  .msg_control = m->u.buf,
+				  .msg_controllen = sizeof(m->u.buf) };
+}
+
+/*
+ * Hand @fd over the unix socket @sock (SCM_RIGHTS), as a client hands its
+ * file to ptod: 0 or -errno.
+ */
+static inline int pto_send_fd(int sock, int fd)
+{
+	struct pto_fd_msg m;
+	struct cmsghdr *cm;
+
+	pto_fd_msg_init(&m);
+	cm = CMSG_FIRSTHDR(&m.msg);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	return sendmsg(sock, &m.msg, 0) == 1 ? 0 : -errno;
+}
+
+/* The descriptor pto_send_fd() sent on @sock, or -errno. */
+static inline int pto_recv_fd(int sock)
+{
+	struct pto_fd_msg m;
+	struct cmsghdr *cm;
+	int fd;
+
+	pto_fd_msg_init(&m);
+	if (recvmsg(sock, &m.msg, MSG_CMSG_CLOEXEC) != 1)
+		return -errno;
+	cm = CMSG_FIRSTHDR(&m.msg);
+	if (!cm || cm->cmsg_type != SCM_RIGHTS)
+		return -EPROTO;
+	memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	return fd;
 }
 
 /*

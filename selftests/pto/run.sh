@@ -25,7 +25,7 @@ cd "$TOP" || exit 1
 
 BIN=${PTO_SELFTEST_BIN:-build/selftests}
 PROGS=(pto_ioctl pto_gm pto_mmap pto_core pto_lifecycle pto_hws pto_quota
-       pto_fuzz)
+       pto_pin pto_fuzz)
 
 if [[ $# -gt 0 ]]; then
 	tests=("$@")

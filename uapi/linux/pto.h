@@ -40,7 +40,7 @@ extern "C" {
  * the PTO_ABI_MAJOR it was built with.
  */
 #define PTO_ABI_MAJOR		3
-#define PTO_ABI_MINOR		1
+#define PTO_ABI_MINOR		2
 #define PTO_ABI_VERSION		((PTO_ABI_MAJOR << 16) | PTO_ABI_MINOR)
 
 /* Limits of the device model. */
@@ -387,8 +387,8 @@ struct pto_core_regs {
  *	PTO_IOC_SET_ROLE, PTO_IOC_HWS_CONFIG (read) and PTO_IOC_GM_LOOKUP.
  * @PTO_ROLE_CLIENT: allocates GM buffers and maps only its own.
  * @PTO_ROLE_AICPU: exclusive per device; maps all of GM and the register
- *	file, kicks cores, waits for interrupts, allocates GM. Needs
- *	CAP_SYS_ADMIN.
+ *	file, kicks cores, waits for interrupts, allocates GM, pins clients'
+ *	buffers. Needs CAP_SYS_ADMIN.
  * @PTO_ROLE_EXECUTOR: attaches cores, maps GM and the register file (read
  *	only below PTO_REGS_EXEC_WRITE_OFFSET), parks in the device, raises
  *	the AICPU interrupt. Needs CAP_SYS_ADMIN; the file can then be
@@ -483,7 +483,8 @@ struct pto_gm_alloc {
  * @size: In: sizeof(struct pto_gm_free).
  * @flags: In: zero.
  * @handle: In: a handle of this file (-ENOENT otherwise). The memory goes
- *	back to GM when the last mapping of it goes.
+ *	back to GM when the last mapping of it and the last pin
+ *	(PTO_IOC_GM_PIN) go.
  * @pad: In: zero.
  */
 struct pto_gm_free {
@@ -635,6 +636,57 @@ struct pto_irq_wait {
 	__s64 timeout_ns;
 };
 
+/**
+ * struct pto_gm_pin - PTO_IOC_GM_PIN argument (AICPU): keep a client's
+ * buffer.
+ *
+ * The AICPU names a range by device address on the file a client handed
+ * it; the device checks that [@dev_addr, @dev_addr + @len) lies inside
+ * one buffer of that file and takes a reference on the buffer for the
+ * AICPU file, as a mapping does. While the pin exists, neither the
+ * client's PTO_IOC_GM_FREE nor the close of its file returns the
+ * buffer's memory to GM: no other allocation can be given it. The pin
+ * goes with PTO_IOC_GM_UNPIN or the close of the AICPU file.
+ *
+ * @size: In: sizeof(struct pto_gm_pin).
+ * @flags: In: zero.
+ * @fd: In: a file descriptor, in the caller's process, of a file of the
+ *	same device with the CLIENT role. -EBADF if it is not an open file
+ *	of a pto device, -EXDEV if it is one of another device, -EINVAL if
+ *	its role is not CLIENT.
+ * @pin: Out: non-zero pin id, private to this file.
+ * @dev_addr: In: device address.
+ * @len: In: bytes, non-zero (-EINVAL otherwise, or if the range wraps).
+ *	-ENOENT if no buffer of the client's file holds the whole range.
+ * @buf_dev_addr: Out: the pinned buffer's first device address.
+ * @buf_len: Out: the pinned buffer's length.
+ */
+struct pto_gm_pin {
+	__u32 size;
+	__u32 flags;
+	__s32 fd;
+	__u32 pin;
+	__u64 dev_addr;
+	__u64 len;
+	__u64 buf_dev_addr;
+	__u64 buf_len;
+};
+
+/**
+ * struct pto_gm_unpin - PTO_IOC_GM_UNPIN argument (AICPU).
+ * @size: In: sizeof(struct pto_gm_unpin).
+ * @flags: In: zero.
+ * @pin: In: a pin id of this file (-ENOENT otherwise). The buffer's
+ *	memory goes back to GM if nothing else holds it.
+ * @pad: In: zero.
+ */
+struct pto_gm_unpin {
+	__u32 size;
+	__u32 flags;
+	__u32 pin;
+	__u32 pad;
+};
+
 /* PTO_IOC_HWS_CONFIG flags */
 #define PTO_HWS_CONFIG_SET	(1U << 0)	/* write @cfg (AICPU, admin) */
 
@@ -711,6 +763,8 @@ struct pto_gm_quota {
 #define PTO_IOC_IRQ_WAIT	_IO(PTO_IOCTL_MAGIC, 0x0b)
 #define PTO_IOC_HWS_CONFIG	_IO(PTO_IOCTL_MAGIC, 0x0c)
 #define PTO_IOC_CORE_WAIT_ANY	_IO(PTO_IOCTL_MAGIC, 0x0d)
+#define PTO_IOC_GM_PIN		_IO(PTO_IOCTL_MAGIC, 0x0e)
+#define PTO_IOC_GM_UNPIN	_IO(PTO_IOCTL_MAGIC, 0x0f)
 #define PTO_IOC_GM_QUOTA	_IO(PTO_IOCTL_MAGIC, 0x10)
 
 /* ------------------------------------------------------------------------
