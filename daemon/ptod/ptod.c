@@ -534,6 +534,9 @@ static void client_destroy(struct client *c)
 		pthread_join(c->runner, NULL);
 	if (c->rt)
 		pto2_runtime_destroy(c->rt);
+	/* no run of it is left: nothing touches its buffers any more */
+	ptod_pins_free(d, &c->run_pins);
+	ptod_pins_free(d, &c->life_pins);
 	if (c->rt_handle) {
 		struct pto_gm_free f = { .size = sizeof(f),
 					 .handle = c->rt_handle };
@@ -599,7 +602,6 @@ static int hello_check(struct client *c, const struct pto_msg_hello *h,
 		       int fd)
 {
 	struct ptod *d = c->d;
-	struct pto_gm_lookup lk = { .size = sizeof(lk) };
 	struct stat st;
 
 	if (fd < 0) {
@@ -616,9 +618,10 @@ static int hello_check(struct client *c, const struct pto_msg_hello *h,
 		reply(c, -ENODEV, "the file passed is not %s", d->dev_path);
 		return -ENODEV;
 	}
-	lk.dev_addr = h->stream_addr;
-	lk.len = h->stream_len;
-	if (!h->stream_len || ioctl(fd, PTO_IOC_GM_LOOKUP, &lk)) {
+	/* pinned: ptod writes it for as long as the client lives */
+	if (!h->stream_len ||
+	    ptod_pin_range(d, &c->life_pins, fd, h->stream_addr,
+			   h->stream_len)) {
 		reply(c, -EACCES,
 		      "the stream buffer is not a GM buffer of the client's file");
 		return -EACCES;
@@ -779,7 +782,6 @@ static int handle_hello(struct client *c, struct pto_msg *m, int fd)
 static void handle_kreg(struct client *c, struct pto_msg *m)
 {
 	struct pto_msg_kreg *k = &m->u.kreg;
-	struct pto_gm_lookup lk = { .size = sizeof(lk) };
 	struct pto_kblob_hdr *h;
 
 	if (k->func_id < 0 || k->func_id >= PTOD_MAX_FUNC) {
@@ -804,17 +806,18 @@ static void handle_kreg(struct client *c, struct pto_msg *m)
 		      k->func_id, need, pto_profile_name(c->d->info.profile));
 		return;
 	}
-	lk.dev_addr = k->blob_addr;
-	lk.len = PTO_KBLOB_HDR_SIZE;
+	/* pinned for the client's life: cores run it until the client goes */
 	h = ptod_gm(c->d, k->blob_addr, PTO_KBLOB_HDR_SIZE);
-	if (!h || ioctl(c->cfd, PTO_IOC_GM_LOOKUP, &lk)) {
+	if (!h || ptod_pin_range(c->d, &c->life_pins, c->cfd, k->blob_addr,
+				 PTO_KBLOB_HDR_SIZE)) {
 		reply(c, -EACCES, "kernel %d: blob address 0x%" PRIx64 " is not in a GM buffer of this client",
 		      k->func_id, k->blob_addr);
 		return;
 	}
-	lk.len = PTO_KBLOB_HDR_SIZE + h->size;
 	if (h->magic != PTO_KBLOB_MAGIC || !h->size ||
-	    h->size > PTO_KBLOB_MAX_SIZE || ioctl(c->cfd, PTO_IOC_GM_LOOKUP, &lk)) {
+	    h->size > PTO_KBLOB_MAX_SIZE ||
+	    ptod_pin_range(c->d, &c->life_pins, c->cfd, k->blob_addr,
+			   PTO_KBLOB_HDR_SIZE + h->size)) {
 		reply(c, -ENOEXEC, "kernel %d: no valid kernel blob at 0x%" PRIx64,
 		      k->func_id, k->blob_addr);
 		return;

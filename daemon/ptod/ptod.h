@@ -51,6 +51,18 @@
 
 struct ptod;
 
+/* One pinned buffer of a client (ptod_pins.c). */
+struct ptod_pin {
+	uint64_t start, end;		/* the buffer's device range */
+	uint32_t id;			/* GM_PIN id on the AICPU file */
+};
+
+/* Pins of distinct buffers, sorted by start; one thread uses a set. */
+struct ptod_pinset {
+	struct ptod_pin *v;
+	uint32_t n, cap;
+};
+
 struct client {
 	struct ptod *d;
 	struct client *next;		/* d->clients (main thread) */
@@ -62,6 +74,12 @@ struct client {
 	int cfd;			/* the client's /dev/ptoN file */
 	bool hello_done;
 	uint32_t nr_warned;		/* error replies logged (main thread) */
+
+	/*
+	 * The client's buffers ptod touches for the client's life: the
+	 * stream buffer, kernel blobs (main thread; dropped at destruction).
+	 */
+	struct ptod_pinset life_pins;
 
 	/* submission stream (in the client's GM buffer) */
 	struct pto_stream_hdr *sh;
@@ -104,6 +122,7 @@ struct client {
 
 	/* current graph: runner thread only */
 	uint64_t tag;
+	struct ptod_pinset run_pins;	/* its tensors', until it drained */
 	uint64_t *ph;			/* placeholder idx -> device address */
 	uint32_t ph_cap;
 	int32_t *cl;			/* cluster vid -> cluster id, -1: none */
@@ -219,6 +238,11 @@ int ptod_guard_setup(struct ptod *d);
 int ptod_gm_quota_setup(struct ptod *d);
 /* ptod_runner.c */
 void *ptod_runner_main(void *arg);
+/* ptod_pins.c */
+int ptod_pin_range(struct ptod *d, struct ptod_pinset *s, int cfd,
+		   uint64_t addr, uint64_t len);
+void ptod_pins_release(struct ptod *d, struct ptod_pinset *s);
+void ptod_pins_free(struct ptod *d, struct ptod_pinset *s);
 
 #define PTOD_LOG_ERR	0
 #define PTOD_LOG_WARN	1

@@ -193,20 +193,6 @@ static int ph_bind(struct client *c, uint32_t idx, uint64_t addr)
 	return 0;
 }
 
-/* Is [addr, addr + len) inside one GM buffer of this client's file? */
-static int check_client_range(struct client *c, uint64_t addr, uint64_t len)
-{
-	struct pto_gm_lookup lk;
-
-	memset(&lk, 0, sizeof(lk));
-	lk.size = sizeof(lk);
-	lk.dev_addr = addr;
-	lk.len = len ? len : 1;
-	if (ioctl(c->cfd, PTO_IOC_GM_LOOKUP, &lk))
-		return -errno;
-	return 0;
-}
-
 /* The cluster id a record names: the graph's @vid, translated. */
 static int32_t cluster_of(struct client *c, int32_t vid)
 {
@@ -267,7 +253,8 @@ static int submit_kernel_ok(struct client *c, int32_t kid, int32_t wt)
 /*
  * A SUBMIT record as PTOParams over private copies of its tensors, checked
  * by the same rules as everywhere (pto_params_check), placeholders
- * translated, every real address inside one of the client's own buffers.
+ * translated, every real address inside one of the client's own buffers,
+ * pinned for the run.
  */
 static int submit_decode(struct client *c, const struct pto_rec_submit *s,
 			 Tensor *t, PTOParam *p, int32_t *bind)
@@ -304,7 +291,9 @@ static int submit_decode(struct client *c, const struct pto_rec_submit *s,
 				   i, kid);
 			return -EINVAL;
 		}
-		ret = check_client_range(c, t[i].addr, t[i].size);
+		/* pinned until the run drained: its tasks may touch it */
+		ret = ptod_pin_range(c->d, &c->run_pins, c->cfd, t[i].addr,
+				     t[i].size);
 		if (ret) {
 			graph_fail(c, -EACCES,
 				   "submit: param %d of kernel %d: [0x%" PRIx64 ", +%" PRIu64 ") is not inside a GM buffer of this client (%s)",
@@ -543,12 +532,15 @@ static void run_graph(struct client *c)
 	if (ret == -EBUSY || (ret == -EINVAL && !c->gerr &&
 			      !pto2_rt_get_error(c->rt))) {
 		/* the run did not start */
+		ptod_pins_release(d, &c->run_pins);
 		run_leave(c);
 		drain_graph(c);
 		send_done(c, ret, "cannot start a run");
 		return;
 	}
 	ret = pto2_runtime_wait(c->rt, 0);
+	/* the run drained: no task of it touches the client's memory now */
+	ptod_pins_release(d, &c->run_pins);
 	pto2_runtime_get_stats(c->rt, &st);
 	pthread_mutex_lock(&d->dev_lock);
 	if (atomic_load(&c->stop_err)) {

@@ -1283,6 +1283,25 @@ TEST_F_TIMEOUT(e2e, check_mode_passes_examples, 300)
 			"paged_attention/CaseVarLen"), NULL);
 }
 
+/*
+ * Defect 4, as a local user: a client frees the stream buffer and the
+ * kernel blob it handed ptod, and another tenant allocates all of GM. The
+ * tenant gets none of that memory while ptod holds it (ptod pins it), so
+ * ptod never writes the tenant's; it returns once the client is gone.
+ */
+TEST_F_TIMEOUT(e2e, freed_buffers_stay_pinned, 150)
+{
+	struct proc p;
+	int ret;
+
+	ret = e2e_start_as(&p, "freed", NOBODY, false, NULL, ARGS("freed"));
+	ASSERT_EQ(0, ret) TH_LOG("start pto_e2e freed: %s", strerror(-ret));
+	ASSERT_EQ(0, proc_wait(&p, CLIENT_MS));
+	EXPECT_TRUE(exited_ok(&p)) TH_LOG("wait status 0x%x", p.status);
+	EXPECT_TRUE(case_passed(p.text, "freed"));
+	proc_free(&p);
+}
+
 /* Malformed messages on the socket: clear errors, nothing lost. */
 TEST_F_TIMEOUT(e2e, proto_malformed_messages, 150)
 {

@@ -30,6 +30,12 @@
  *                                 started in (below)
  *   pto_e2e badbuf                names a buffer it does not own
  *                                 (expects -EACCES)
+ *   pto_e2e freed                 hands ptod a stream buffer and a
+ *                                 kernel blob, frees them, and checks
+ *                                 that another tenant allocating all of
+ *                                 GM gets none of that memory while ptod
+ *                                 can use it, and that it comes back
+ *                                 once the client is gone
  *   pto_e2e idle SECONDS          stays connected without running
  *                                 anything; ready once connected
  *   pto_e2e flood SECONDS [N]     (no libpto) for SECONDS, pings on
@@ -85,8 +91,12 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+
+#include <linux/pto.h>
 
 #include <pto/libpto.h>
 #include <pto/pto_kernel.h>
@@ -1302,6 +1312,197 @@ static int run_conns(long n)
 	return 0;
 }
 
+/* ---- memory handed to ptod, then freed (GM pins) ------------------------------- */
+
+struct gm_buf {
+	uint32_t handle;
+	uint64_t dev, len, off;
+};
+
+/* A CLIENT file of the device libpto uses, or -1. */
+static int dev_client(void)
+{
+	const char *path = getenv("PTO_DEVICE");
+	struct pto_set_role sr = { .size = sizeof(sr), .role = PTO_ROLE_CLIENT };
+	int fd = open(path ? path : "/dev/pto0", O_RDWR | O_CLOEXEC);
+
+	if (fd >= 0 && ioctl(fd, PTO_IOC_SET_ROLE, &sr)) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+static int gm_alloc(int fd, uint64_t len, struct gm_buf *b)
+{
+	struct pto_gm_alloc a = { .size = sizeof(a), .len = len };
+
+	if (ioctl(fd, PTO_IOC_GM_ALLOC, &a))
+		return -errno;
+	*b = (struct gm_buf){ .handle = a.handle, .dev = a.dev_addr,
+			      .len = (len + 4095) & ~4095ULL,
+			      .off = a.mmap_offset };
+	return 0;
+}
+
+static int gm_free(int fd, uint32_t handle)
+{
+	struct pto_gm_free f = { .size = sizeof(f), .handle = handle };
+
+	return ioctl(fd, PTO_IOC_GM_FREE, &f) ? -errno : 0;
+}
+
+static uint64_t gm_free_bytes(int fd)
+{
+	struct pto_info i = { .size = sizeof(i) };
+
+	return ioctl(fd, PTO_IOC_GET_INFO, &i) ? 0 : i.gm_free;
+}
+
+static void *gm_map(int fd, const struct gm_buf *b)
+{
+	void *p = mmap(NULL, b->len, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		       (off_t)b->off);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/*
+ * Another tenant takes all the GM there is: buffers as large as fit,
+ * halving down to a page. Returns how many (at most @max).
+ */
+static int tenant_fill(int fd, struct gm_buf *b, int max)
+{
+	uint64_t len = gm_free_bytes(fd) & ~4095ULL;
+	int n = 0;
+
+	while (len >= 4096 && n < max) {
+		if (gm_alloc(fd, len, &b[n]) == 0)
+			n++;
+		else
+			len = len / 2 & ~4095ULL;
+	}
+	return n;
+}
+
+/*
+ * Does any tenant buffer overlap [@dev, +@len) (memory ptod still uses)?
+ * If so, fill it, give ptod time to write, and say whether it did.
+ */
+static int tenant_overlaps(int fd, const struct gm_buf *b, int n,
+			   const char *what, uint64_t dev, uint64_t len)
+{
+	int i, bad = 0;
+
+	for (i = 0; i < n; i++) {
+		uint8_t *p;
+		uint64_t k;
+
+		if (b[i].dev >= dev + len || b[i].dev + b[i].len <= dev)
+			continue;
+		bad = 1;
+		printf("the freed %s [0x%llx, +%llu) went to another tenant (0x%llx, +%llu) while ptod still uses it\n",
+		       what, (unsigned long long)dev, (unsigned long long)len,
+		       (unsigned long long)b[i].dev,
+		       (unsigned long long)b[i].len);
+		p = gm_map(fd, &b[i]);
+		if (!p)
+			continue;
+		memset(p, 0x5a, b[i].len);
+		sleep(3);	/* ptod's runner parks about once a second */
+		for (k = 0; k < b[i].len && p[k] == 0x5a; k++)
+			;
+		if (k < b[i].len)
+			printf("ptod wrote into the other tenant's buffer at +%llu\n",
+			       (unsigned long long)k);
+		munmap(p, b[i].len);
+	}
+	return bad;
+}
+
+/* Hello and KERNEL_REG on a raw connection, as libpto does them. */
+static int freed_handover(int sock, int dev, const struct gm_buf *st,
+			  const struct gm_buf *kb)
+{
+	struct pto_stream_hdr *sh = gm_map(dev, st);
+	struct pto_kblob_hdr *kh = gm_map(dev, kb);
+	struct pto_msg m;
+	int ok;
+
+	if (!sh || !kh)
+		return 0;
+	sh->magic = PTO_STREAM_MAGIC;
+	sh->data_size = 32768;
+	kh->magic = PTO_KBLOB_MAGIC;
+	kh->version = PTO_KBLOB_VERSION;
+	kh->size = 64;
+	memset(&m, 0, sizeof(m));
+	m.type = PTO_MSG_HELLO;
+	m.u.hello.wire_version = PTO_WIRE_VERSION;
+	m.u.hello.stream_addr = st->dev;
+	m.u.hello.stream_len = st->len;
+	ok = raw_expect(sock, &m, sizeof(m), dev, 0, "hello");
+	memset(&m, 0, sizeof(m));
+	m.type = PTO_MSG_KERNEL_REG;
+	m.u.kreg.func_id = 0;
+	m.u.kreg.core_type = PTO2_WORKER_VECTOR;
+	m.u.kreg.blob_addr = kb->dev;
+	ok &= raw_expect(sock, &m, sizeof(m), -1, 0, "kernel registered");
+	munmap(sh, st->len);
+	munmap(kh, kb->len);
+	return ok;
+}
+
+/* After the client left, its memory goes back to GM (the pins went). */
+static int freed_returned(int fd, uint64_t want)
+{
+	int i;
+
+	for (i = 0; i < 100; i++) {
+		if (gm_free_bytes(fd) >= want)
+			return 1;
+		usleep(100000);
+	}
+	printf("GM free %llu, %llu before the client: its memory did not come back\n",
+	       (unsigned long long)gm_free_bytes(fd), (unsigned long long)want);
+	return 0;
+}
+
+/*
+ * A client hands ptod its stream buffer and a kernel blob, then frees
+ * both; another tenant allocates all of GM. The tenant must get none of
+ * that memory while ptod can still use it, and ptod must write none of
+ * the tenant's; once the client is gone, the memory comes back.
+ */
+static int run_freed(void)
+{
+	struct gm_buf st, kb, t[256];
+	int dev = dev_client(), tenant = dev_client(), sock = raw_connect();
+	int ok, n;
+	uint64_t free0;
+
+	if (dev < 0 || tenant < 0 || sock < 0) {
+		printf("CASE freed: FAIL device or socket: %s\n", strerror(errno));
+		return 1;
+	}
+	free0 = gm_free_bytes(dev);
+	ok = !gm_alloc(dev, 65536, &st) && !gm_alloc(dev, 4096, &kb) &&
+	     freed_handover(sock, dev, &st, &kb);
+	ok &= !gm_free(dev, st.handle) && !gm_free(dev, kb.handle);
+	n = tenant_fill(tenant, t, 256);
+	printf("the other tenant got %d buffers\n", n);
+	ok &= !tenant_overlaps(tenant, t, n, "stream buffer", st.dev, st.len);
+	ok &= !tenant_overlaps(tenant, t, n, "kernel blob", kb.dev, kb.len);
+	close(tenant);
+	close(sock);
+	close(dev);
+	tenant = dev_client();
+	ok &= tenant >= 0 && freed_returned(tenant, free0);
+	close(tenant);
+	printf("CASE freed: %s\n", ok ? "PASS" : "FAIL");
+	return ok ? 0 : 1;
+}
+
 static int run_badbuf(void)
 {
 	if (load_kernels("vector_example", add_scalar_k, 1))
@@ -1338,7 +1539,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|stream|probe|probe-n|prio|badbuf|hazards|proto|idle|flood|pings|quota|peer|conns ...\n");
+		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|stream|probe|probe-n|prio|badbuf|hazards|proto|freed|idle|flood|pings|quota|peer|conns ...\n");
 		return 2;
 	}
 	/* without libpto: the socket alone */
@@ -1384,6 +1585,8 @@ int main(int argc, char **argv)
 		ret = run_pings(argc > 1 ? atol(argv[1]) : 10);
 	else if (!strcmp(argv[0], "quota"))
 		ret = run_quota(argc > 1 ? atol(argv[1]) : 64);
+	else if (!strcmp(argv[0], "freed"))
+		ret = run_freed();
 	else if (!strcmp(argv[0], "idle")) {
 		ret = signal_ready() ? 1 : 0;
 		if (!ret)

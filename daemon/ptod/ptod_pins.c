@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ptod_pins.c - references on clients' GM buffers (PTO_IOC_GM_PIN)
+ *
+ * ptod reads and writes a client's memory long after the client named it:
+ * its stream buffer and kernel blobs for the life of the client, the
+ * tensors of a run until the run has drained. An address checked once is
+ * no reference: the client can free the buffer and the pool give the
+ * memory to another tenant. So ptod pins every buffer it will touch, on
+ * the AICPU file, with the client's own file: while pinned, the memory
+ * cannot go to anyone else, whatever the client does.
+ *
+ * A pin set holds one pin per distinct buffer, sorted by address; a range
+ * inside a buffer already pinned costs a binary search and no system
+ * call. Pinned buffers never overlap (a pinned buffer's memory stays out
+ * of the pool), so the entry whose start is the greatest at or below an
+ * address is the only candidate.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+
+#include "ptod.h"
+
+/* The index of the first entry starting above @addr. */
+static uint32_t pinset_upper(const struct ptod_pinset *s, uint64_t addr)
+{
+	uint32_t lo = 0, hi = s->n;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (s->v[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static int pinset_insert(struct ptod_pinset *s, uint32_t at,
+			 const struct ptod_pin *p)
+{
+	if (s->n == s->cap) {
+		uint32_t cap = s->cap ? s->cap * 2 : 16;
+		struct ptod_pin *v = realloc(s->v, sizeof(*v) * cap);
+
+		if (!v)
+			return -ENOMEM;
+		s->v = v;
+		s->cap = cap;
+	}
+	memmove(&s->v[at + 1], &s->v[at], sizeof(*s->v) * (s->n - at));
+	s->v[at] = *p;
+	s->n++;
+	return 0;
+}
+
+static void pin_drop(struct ptod *d, uint32_t id)
+{
+	struct pto_gm_unpin u = { .size = sizeof(u), .pin = id };
+
+	if (ioctl(d->dev_fd, PTO_IOC_GM_UNPIN, &u))
+		ptod_log(PTOD_LOG_ERR, "GM_UNPIN %u: %m", id);
+}
+
+/**
+ * ptod_pin_range() - make sure [@addr, @addr + @len) is pinned.
+ * @d: the daemon (its AICPU file pins).
+ * @s: the pin set that keeps the pin.
+ * @cfd: the client's file; the range must lie in one of its buffers.
+ * @addr: device address.
+ * @len: bytes, 0 counts as 1.
+ *
+ * Return: 0 when the range lies in a buffer pinned in @s (already, or
+ * now), -ENOENT if it lies in no buffer of the client's file, -EINVAL for
+ * a range that wraps, -ENOMEM, or another -errno of GM_PIN.
+ */
+int ptod_pin_range(struct ptod *d, struct ptod_pinset *s, int cfd,
+		   uint64_t addr, uint64_t len)
+{
+	struct pto_gm_pin gp = { .size = sizeof(gp), .fd = cfd };
+	struct ptod_pin p;
+	uint32_t at;
+	int ret;
+
+	if (!len)
+		len = 1;
+	if (addr + len < addr)
+		return -EINVAL;
+	at = pinset_upper(s, addr);
+	if (at && addr + len <= s->v[at - 1].end)
+		return 0;
+
+	gp.dev_addr = addr;
+	gp.len = len;
+	if (ioctl(d->dev_fd, PTO_IOC_GM_PIN, &gp))
+		return -errno;
+	p = (struct ptod_pin){ .start = gp.buf_dev_addr,
+			       .end = gp.buf_dev_addr + gp.buf_len,
+			       .id = gp.pin };
+	ret = pinset_insert(s, pinset_upper(s, p.start), &p);
+	if (ret)
+		pin_drop(d, p.id);
+	return ret;
+}
+
+/**
+ * ptod_pins_release() - drop every pin of @s (its memory is kept).
+ * @d: the daemon.
+ * @s: the pin set; nothing may touch its buffers any more.
+ */
+void ptod_pins_release(struct ptod *d, struct ptod_pinset *s)
+{
+	uint32_t i;
+
+	for (i = 0; i < s->n; i++)
+		pin_drop(d, s->v[i].id);
+	s->n = 0;
+}
+
+/**
+ * ptod_pins_free() - drop every pin of @s and its memory.
+ * @d: the daemon.
+ * @s: the pin set.
+ */
+void ptod_pins_free(struct ptod *d, struct ptod_pinset *s)
+{
+	ptod_pins_release(d, s);
+	free(s->v);
+	memset(s, 0, sizeof(*s));
+}
