@@ -199,6 +199,21 @@ struct PTO2Runtime *pto2_engine_core_runtime(struct pto2_engine *e,
 	       ec->rt : NULL;
 }
 
+bool pto2_engine_core_dispatch(struct pto2_engine *e, uint32_t core,
+			       uint32_t *id, uint64_t *payload)
+{
+	struct pto2_ecore *ec;
+
+	if (core >= e->nr_cores)
+		return false;
+	ec = &e->cores[core];
+	if (!atomic_load_explicit(&ec->busy, memory_order_acquire))
+		return false;
+	*id = ec->dispatch;
+	*payload = pto2_payload_dev(ec->rt, core);
+	return true;
+}
+
 /* ---- The HWS registers of the register file ---------------------------- */
 
 /* A core bitmap of the registers as a SIP mask of the layout. */

@@ -123,6 +123,14 @@ const struct hws_layout *pto2_engine_layout(const struct pto2_engine *e);
 /* The runtime whose task core @core runs now, or NULL (diagnostics). */
 struct PTO2Runtime *pto2_engine_core_runtime(struct pto2_engine *e,
 					     uint32_t core);
+/*
+ * The dispatch core @core runs now, from the engine's own record (the
+ * core's registers may have been reset since, e.g. by a CORE_ATTACH):
+ * true with its id in *@id and its payload's device address in *@payload,
+ * false if the core runs none.
+ */
+bool pto2_engine_core_dispatch(struct pto2_engine *e, uint32_t core,
+			       uint32_t *id, uint64_t *payload);
 
 /* Counters since create. */
 struct pto2_engine_stats {

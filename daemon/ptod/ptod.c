@@ -344,13 +344,13 @@ static int spawn_executor(struct ptod *d)
 }
 
 /*
- * The executor died. Every core that was running a dispatch
- * (DATA_MAIN_BASE = id + 1 without COND = FIN(id)) gets it failed on its
- * behalf:
- * payload status -EOWNERDEAD, COND = FIN(id); the owner's scheduler then
- * fails the run with "kernel K failed" and drains. Repeated while the
- * run lasts (a scheduler may still dispatch to a dead core before it has
- * seen the error).
+ * The executor died. Every core the engine has a dispatch on without
+ * COND = FIN(id) gets it failed on its behalf, whatever state the core is
+ * in now (dead, or attached by another executor, which resets its
+ * registers): payload status -EOWNERDEAD, COND = FIN(id); the owner's
+ * scheduler then fails the run with "kernel K failed" and drains.
+ * Repeated while the executor is down and the run lasts (a scheduler may
+ * still dispatch to a core before it has seen the error).
  */
 static void fail_dead_cores(struct ptod *d)
 {
@@ -359,20 +359,20 @@ static void fail_dead_cores(struct ptod *d)
 	pthread_mutex_lock(&d->dev_lock);
 	for (i = 0; i < d->info.nr_cores; i++) {
 		struct pto_core_regs *r = ptod_core(d, i);
-		uint32_t dmb = reg_load_acquire(&r->data_main_base);
-		uint32_t cond = reg_load_acquire(&r->cond);
 		PTO2DispatchPayload *p;
 		struct client *owner;
+		uint64_t payload;
 		uint32_t id;
 
-		if (reg_load_acquire(&r->state) == PTO_CORE_ONLINE ||
-		    dmb == PTO_DMB_IDLE || dmb == PTO_DMB_EXIT)
+		/*
+		 * The engine's record, not the registers: whoever attached
+		 * the core since the death has reset DATA_MAIN_BASE and
+		 * COND, and nobody of ours runs the dispatch any more.
+		 */
+		if (!pto2_engine_core_dispatch(d->engine, i, &id, &payload) ||
+		    reg_load_acquire(&r->cond) == PTO_COND_DONE(id))
 			continue;
-		id = dmb - 1;
-		if (cond == PTO_COND_DONE(id))
-			continue;
-		/* the task register points at the dispatch's payload */
-		p = ptod_gm(d, reg64_load_acquire(&r->task), sizeof(*p));
+		p = ptod_gm(d, payload, sizeof(*p));
 		if (p)
 			p->status = -EOWNERDEAD;
 		owner = client_of_rt(d, pto2_engine_core_runtime(d->engine, i));

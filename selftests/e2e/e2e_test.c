@@ -634,6 +634,20 @@ static void run_client(struct __test_metadata *_metadata, const char *name,
 	proc_free(&p);
 }
 
+/* pto_e2e @what as a local user (NOBODY): it must exit 0, CASE @what passed. */
+static void run_as_nobody(struct __test_metadata *_metadata, const char *what)
+{
+	struct proc p;
+	int ret;
+
+	ret = e2e_start_as(&p, what, NOBODY, false, NULL, ARGS(what));
+	ASSERT_EQ(0, ret) TH_LOG("start pto_e2e %s: %s", what, strerror(-ret));
+	ASSERT_EQ(0, proc_wait(&p, CLIENT_MS));
+	EXPECT_TRUE(exited_ok(&p)) TH_LOG("wait status 0x%x", p.status);
+	EXPECT_TRUE(case_passed(p.text, what));
+	proc_free(&p);
+}
+
 /* ---- the probe kernel's report (pto_e2e probe, probe-n) ---------------------------- */
 
 struct probe_core {
@@ -1291,15 +1305,68 @@ TEST_F_TIMEOUT(e2e, check_mode_passes_examples, 300)
  */
 TEST_F_TIMEOUT(e2e, freed_buffers_stay_pinned, 150)
 {
-	struct proc p;
-	int ret;
+	run_as_nobody(_metadata, "freed");
+}
 
-	ret = e2e_start_as(&p, "freed", NOBODY, false, NULL, ARGS("freed"));
-	ASSERT_EQ(0, ret) TH_LOG("start pto_e2e freed: %s", strerror(-ret));
-	ASSERT_EQ(0, proc_wait(&p, CLIENT_MS));
-	EXPECT_TRUE(exited_ok(&p)) TH_LOG("wait status 0x%x", p.status);
-	EXPECT_TRUE(case_passed(p.text, "freed"));
-	proc_free(&p);
+/*
+ * Defect 3: pto-aicore dies while a run is in flight and, before ptod has
+ * noticed, someone attaches every core (CORE_ATTACH resets the cores'
+ * registers, erasing the in-flight dispatch). The run still ends, its
+ * task failed with -EOWNERDEAD; pto-aicore cannot come back while the cores are held, and
+ * does by itself once they are let go: the next run passes. (A local
+ * user cannot attach cores at all: unprivileged_user_refused.)
+ */
+TEST_F_TIMEOUT(e2e, stolen_cores_run_fails_next_passes, 240)
+{
+	struct pto_set_role sr = { .size = sizeof(sr),
+				   .role = PTO_ROLE_EXECUTOR };
+	struct pto_cores all = { .size = sizeof(all) };
+	struct proc s;
+	pid_t exec;
+	int fd, ret;
+	unsigned int i;
+
+	for (i = 0; i < E->nr_cores; i++)
+		all.mask[i / 64] |= 1ULL << (i % 64);
+	fd = open(DEV_PATH, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ioctl(fd, PTO_IOC_SET_ROLE, &sr));
+	ASSERT_EQ(0, e2e_start(&s, "victim", true, NULL, ARGS("stream", "60")));
+	ret = proc_ready(&s, READY_MS);
+	exec = executor_pid();
+	if (ret || exec <= 0)
+		proc_free(&s);
+	ASSERT_EQ(0, ret);
+	ASSERT_LT(0, exec);
+	/* ptod must not see the death before the cores are taken */
+	ASSERT_EQ(0, kill(E->ptod, SIGSTOP));
+	EXPECT_EQ(0, kill(exec, SIGKILL));
+	for (i = 0; i < 1000 && ioctl(fd, PTO_IOC_CORE_ATTACH, &all); i++)
+		usleep(10000);
+	EXPECT_EQ(0, kill(E->ptod, SIGCONT));
+	EXPECT_GT(1000, i) TH_LOG("CORE_ATTACH after the executor's death: %s",
+				  strerror(errno));
+	ret = proc_wait(&s, 60000);
+	EXPECT_EQ(0, ret) TH_LOG("the run on the stolen cores never ended");
+	/* "kernel K failed with -130 (task T on core C)" */
+	EXPECT_TRUE(has_text(s.text, "failed with -130 "));
+	proc_free(&s);
+	close(fd);
+	run_client(_metadata, "after", NULL, ARGS("vector", "Const"),
+		   ARGS("vector/Const"), NULL);
+	note("pto-aicore pid: %d before, %d now", exec, executor_pid());
+	EXPECT_NE(exec, executor_pid());
+	EXPECT_EQ(E->nr_cores, cnt(_metadata, "cores_online"));
+}
+
+/*
+ * Defect 2, through the real node (root:pto 0660) as a local user in the
+ * device's group: no AICPU or executor role, no GM beyond its own
+ * buffers, no register file, no pins (pto_e2e unpriv).
+ */
+TEST_F_TIMEOUT(e2e, unprivileged_user_refused, 60)
+{
+	run_as_nobody(_metadata, "unpriv");
 }
 
 /* Malformed messages on the socket: clear errors, nothing lost. */

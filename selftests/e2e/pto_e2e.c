@@ -36,6 +36,9 @@
  *                                 GM gets none of that memory while ptod
  *                                 can use it, and that it comes back
  *                                 once the client is gone
+ *   pto_e2e unpriv                as a local user: no AICPU or executor
+ *                                 role, no GM beyond its own buffers, no
+ *                                 register file, no pins
  *   pto_e2e idle SECONDS          stays connected without running
  *                                 anything; ready once connected
  *   pto_e2e flood SECONDS [N]     (no libpto) for SECONDS, pings on
@@ -1503,6 +1506,78 @@ static int run_freed(void)
 	return ok ? 0 : 1;
 }
 
+/* One check of run_unpriv(): @got is the result, @want the errno expected. */
+static int unpriv_expect(const char *what, int got, int want)
+{
+	printf("%s: %s (%s)\n", what, strerror(-got),
+	       got == want ? "as it must" : "WRONG");
+	return got == want;
+}
+
+static int set_role(int fd, uint32_t role)
+{
+	struct pto_set_role sr = { .size = sizeof(sr), .role = role };
+
+	return ioctl(fd, PTO_IOC_SET_ROLE, &sr) ? -errno : 0;
+}
+
+static int try_map(int fd, uint64_t off, size_t len, int prot)
+{
+	void *p = mmap(NULL, len, prot, MAP_SHARED, fd, (off_t)off);
+
+	if (p == MAP_FAILED)
+		return -errno;
+	munmap(p, len);
+	return 0;
+}
+
+/*
+ * Defect 2, through the real node as a local user in the device's group:
+ * no AICPU or executor role (so no cores, no pins), no GM beyond its own
+ * buffers, no register file.
+ */
+static int run_unpriv(void)
+{
+	const char *path = getenv("PTO_DEVICE") ? getenv("PTO_DEVICE") : "/dev/pto0";
+	int a = open(path, O_RDWR | O_CLOEXEC), e = open(path, O_RDWR | O_CLOEXEC);
+	int c = dev_client(), ok = a >= 0 && e >= 0 && c >= 0;
+	struct pto_gm_pin gp = { .size = sizeof(gp), .fd = c, .len = 1 };
+	struct gm_buf b = { 0 };
+
+	if (!ok) {
+		printf("CASE unpriv: FAIL open %s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	ok &= unpriv_expect("AICPU role", set_role(a, PTO_ROLE_AICPU), -EPERM);
+	ok &= unpriv_expect("EXECUTOR role", set_role(e, PTO_ROLE_EXECUTOR),
+			    -EPERM);
+	ok &= unpriv_expect("register file, no role",
+			    try_map(a, PTO_MMAP_REGS, PTO_REGS_SIZE, PROT_READ),
+			    -EACCES);
+	ok &= !gm_alloc(c, 8192, &b);
+	ok &= unpriv_expect("its own buffer", try_map(c, b.off, 8192,
+				PROT_READ | PROT_WRITE), 0);
+	ok &= unpriv_expect("GM past its buffer",
+			    try_map(c, b.off, 3 * 4096, PROT_READ), -EACCES);
+	ok &= unpriv_expect("GM before its buffer",
+			    b.off > PTO_MMAP_GM ?
+			    try_map(c, b.off - 4096, 4096, PROT_READ) : -EACCES,
+			    -EACCES);
+	ok &= unpriv_expect("all of GM", try_map(c, PTO_MMAP_GM, 4096, PROT_READ),
+			    b.off == PTO_MMAP_GM ? 0 : -EACCES);
+	ok &= unpriv_expect("register file, client",
+			    try_map(c, PTO_MMAP_REGS, PTO_REGS_SIZE,
+				    PROT_READ | PROT_WRITE), -EACCES);
+	gp.dev_addr = b.dev;
+	ok &= unpriv_expect("GM_PIN", ioctl(c, PTO_IOC_GM_PIN, &gp) ? -errno : 0,
+			    -EACCES);
+	close(a);
+	close(e);
+	close(c);
+	printf("CASE unpriv: %s\n", ok ? "PASS" : "FAIL");
+	return ok ? 0 : 1;
+}
+
 static int run_badbuf(void)
 {
 	if (load_kernels("vector_example", add_scalar_k, 1))
@@ -1539,7 +1614,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|stream|probe|probe-n|prio|badbuf|hazards|proto|freed|idle|flood|pings|quota|peer|conns ...\n");
+		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|stream|probe|probe-n|prio|badbuf|hazards|proto|freed|unpriv|idle|flood|pings|quota|peer|conns ...\n");
 		return 2;
 	}
 	/* without libpto: the socket alone */
@@ -1587,6 +1662,8 @@ int main(int argc, char **argv)
 		ret = run_quota(argc > 1 ? atol(argv[1]) : 64);
 	else if (!strcmp(argv[0], "freed"))
 		ret = run_freed();
+	else if (!strcmp(argv[0], "unpriv"))
+		ret = run_unpriv();
 	else if (!strcmp(argv[0], "idle")) {
 		ret = signal_ready() ? 1 : 0;
 		if (!ret)
