@@ -1309,6 +1309,15 @@ TEST_F_TIMEOUT(e2e, freed_buffers_stay_pinned, 150)
 }
 
 /*
+ * The same with a tensor: freed by its client while the run that uses it
+ * goes on (after a task of the run wrote it, before another names it).
+ */
+TEST_F_TIMEOUT(e2e, freed_tensor_stays_pinned, 150)
+{
+	run_as_nobody(_metadata, "freed-tensor");
+}
+
+/*
  * Defect 3: pto-aicore dies while a run is in flight and, before ptod has
  * noticed, someone attaches every core (CORE_ATTACH resets the cores'
  * registers, erasing the in-flight dispatch). The run still ends, its

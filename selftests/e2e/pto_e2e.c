@@ -36,6 +36,11 @@
  *                                 GM gets none of that memory while ptod
  *                                 can use it, and that it comes back
  *                                 once the client is gone
+ *   pto_e2e freed-tensor          frees a tensor's buffer while the run
+ *                                 that uses it goes on: another tenant
+ *                                 allocating all of GM gets none of it,
+ *                                 the run completes, the memory comes
+ *                                 back once the run is over
  *   pto_e2e unpriv                as a local user: no AICPU or executor
  *                                 role, no GM beyond its own buffers, no
  *                                 register file, no pins
@@ -1506,6 +1511,76 @@ static int run_freed(void)
 	return ok ? 0 : 1;
 }
 
+/* The tensor's buffer freed while its run goes on (run_freed_tensor). */
+static struct {
+	uint64_t dev, len;
+	int bad;
+} ft;
+
+static int orch_freed_tensor(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	struct gm_buf t[256];
+	int tenant, n, ret;
+
+	(void)args;
+	(void)argc;
+	probe_submit(rt, 0, 1, 0);
+	ret = probe_wait(rt, 0, 1);	/* ptod took the tensor: it ran */
+	if (ret)
+		return ret;
+	ft.dev = pto_buf_dev_addr(pr_buf);
+	ft.len = pto_buf_size(pr_buf);
+	pto_buf_free(pr_buf);
+	pr_buf = NULL;
+	tenant = dev_client();
+	if (tenant < 0)
+		return -errno;
+	n = tenant_fill(tenant, t, 256);
+	printf("the other tenant got %d buffers\n", n);
+	ft.bad = tenant_overlaps(tenant, t, n, "tensor", ft.dev, ft.len);
+	close(tenant);
+	/* a task of the same run may still name it */
+	{
+		uint64_t shape[1] = { sizeof(struct pto_probe_rec) / 4 };
+		Tensor x = make_tensor_external((void *)(uintptr_t)(ft.dev + 32),
+						shape, 1, PTO_DT_INT32);
+		PTOParam p[] = { make_output_param(&x), make_scalar_param(2) };
+
+		pto2_rt_submit_task(rt, PROBE_AIV, PTO2_WORKER_VECTOR, p, 2);
+	}
+	return 0;
+}
+
+/*
+ * A client frees a tensor's buffer while a run that uses it goes on, and
+ * another tenant allocates all of GM: it gets none of that memory (ptod
+ * pinned it for the run), the run completes, and the memory comes back
+ * once the run is over.
+ */
+static int run_freed_tensor(void)
+{
+	char msg[PTO_MSG_TEXT];
+	int dev = dev_client(), ok, ret;
+	uint64_t free0;
+
+	if (dev < 0 || load_probe()) {
+		printf("CASE freed-tensor: FAIL setup\n");
+		return 1;
+	}
+	free0 = gm_free_bytes(dev);
+	if (pto_buf_alloc(cl, 65536, &pr_buf)) {
+		printf("CASE freed-tensor: FAIL %s\n", pto_last_error(cl));
+		return 1;
+	}
+	memset(pto_buf_ptr(pr_buf), 0, 65536);
+	ret = pto_run(cl, orch_freed_tensor, NULL, 0, msg, sizeof(msg));
+	printf("run: status=%d %s\n", ret, msg);
+	ok = !ret && !ft.bad && freed_returned(dev, free0);
+	close(dev);
+	printf("CASE freed-tensor: %s\n", ok ? "PASS" : "FAIL");
+	return ok ? 0 : 1;
+}
+
 /* One check of run_unpriv(): @got is the result, @want the errno expected. */
 static int unpriv_expect(const char *what, int got, int want)
 {
@@ -1614,7 +1689,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|stream|probe|probe-n|prio|badbuf|hazards|proto|freed|unpriv|idle|flood|pings|quota|peer|conns ...\n");
+		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|stream|probe|probe-n|prio|badbuf|hazards|proto|freed|freed-tensor|unpriv|idle|flood|pings|quota|peer|conns ...\n");
 		return 2;
 	}
 	/* without libpto: the socket alone */
@@ -1662,6 +1737,8 @@ int main(int argc, char **argv)
 		ret = run_quota(argc > 1 ? atol(argv[1]) : 64);
 	else if (!strcmp(argv[0], "freed"))
 		ret = run_freed();
+	else if (!strcmp(argv[0], "freed-tensor"))
+		ret = run_freed_tensor();
 	else if (!strcmp(argv[0], "unpriv"))
 		ret = run_unpriv();
 	else if (!strcmp(argv[0], "idle")) {
