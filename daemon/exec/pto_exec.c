@@ -15,6 +15,9 @@
 
 #include "pto_exec.h"
 
+PTO_USDT_DEFINE(pto_aicore, task_start);
+PTO_USDT_DEFINE(pto_aicore, task_end);
+
 __attribute__((format(printf, 2, 3)))
 static void exec_log(struct pto_exec *ex, const char *fmt, ...)
 {

@@ -37,6 +37,9 @@
 
 #include "pto_exec.h"
 
+PTO_USDT_DEFINE(pto_aicore, park);
+PTO_USDT_DEFINE(pto_aicore, wake);
+
 /* A thread in park_any looks at the AICPU this often anyway. */
 #define POOL_PARK_NS	100000000LL
 

@@ -427,6 +427,8 @@ static void dispatch(struct pto2_engine *e, const struct pto2_unit *u)
 	reg64_store_relaxed(&r->ts_dispatch,
 			    pto_sys_cnt(pto_regs_info(e->dev.regs)));
 	reg64_store_relaxed(&r->task, pto2_payload_dev(rt, u->core));
+	PTO2_TASK_PROBE(task_dispatch, rt, u->task, d->kernel_id, u->core,
+			ec->dispatch);
 	reg_store_release(&r->data_main_base, ec->dispatch + 1);
 	pto_launch_pending_set(e->dev.regs, u->core);
 	atomic_thread_fence(memory_order_seq_cst);
@@ -534,6 +536,7 @@ static int admit_one(struct pto2_engine *e, PTO2Runtime *rt, int32_t id,
 	}
 	e->rs[e->rs_n++] = k.cookie;
 	rt->in_rs++;
+	PTO2_TASK_PROBE(task_admit, rt, id, d->kernel_id, -1, e->rs_n);
 	atomic_fetch_add_explicit(&e->st_admitted, 1, memory_order_relaxed);
 	return 0;
 }
@@ -643,6 +646,8 @@ static uint32_t plan(struct pto2_engine *e, const struct hws_launch *l,
 		}
 		units[n++] = u;
 	}
+	PTO_PROBE7(pto2, task_pick, rt->trace_client, rt->trace_graph,
+		   cookie_task(l->cookie), d->kernel_id, -1, l->flags, k);
 	if (l->flags & HWS_LAUNCH_DONE) {
 		rs_forget(e, l->cookie);
 		rt->in_rs--;
@@ -764,6 +769,8 @@ static int complete(struct pto2_ethread *t)
 			continue;
 		rt = ec->rt;
 		status = pto2_payload(rt, c)->status;
+		PTO2_TASK_PROBE(task_complete, rt, ec->task,
+				task_desc(rt, ec->task)->kernel_id, c, status);
 		atomic_store_explicit(&ec->busy, false, memory_order_relaxed);
 		atomic_fetch_sub_explicit(&e->busy_cores, 1,
 					  memory_order_relaxed);

@@ -19,6 +19,7 @@
 #include "pto2_runtime.h"
 #include <pto-private/tensormap.h>
 #include "pto2_util.h"
+#include <pto-private/usdt.h>
 
 #define PTO2_ERRMSG_LEN	4096
 
@@ -114,6 +115,8 @@ struct PTO2Runtime {
 	struct pto2_heap staged;	/* ready, not yet admitted (by priority) */
 	uint32_t ready_seq;		/* staged key under the PTO2 policy */
 	/* the run's DAG, as the HWS sees it (set between runs) */
+	uint32_t trace_client;		/* the task probes' client and */
+	uint64_t trace_graph;		/* graph (pto2_runtime_set_trace) */
 	uint32_t hws_ctx;		/* HWS context 0 .. HWS_NR_CTX-1 */
 	uint32_t dag_total;		/* kernels of the DAG, 0: unknown */
 	bool dag_dynamic;		/* priorities are submission order */
@@ -149,6 +152,26 @@ struct PTO2Runtime {
 	_Atomic int error;			/* 0 or -errno, release-published */
 	char errmsg[PTO2_ERRMSG_LEN];
 };
+
+/*
+ * The task probes (provider pto2, Documentation/tracing.rst): a task's
+ * life as (client, graph, task, kernel, core, extra), core -1 where no
+ * core is involved. (client, task) names a task for as long as the
+ * runtime lives (task ids grow across runs). Semaphores in pto2_runtime.c.
+ */
+PTO_USDT_DECLARE(pto2, task_submit);
+PTO_USDT_DECLARE(pto2, task_ready);
+PTO_USDT_DECLARE(pto2, task_admit);
+PTO_USDT_DECLARE(pto2, task_pick);
+PTO_USDT_DECLARE(pto2, task_dispatch);
+PTO_USDT_DECLARE(pto2, task_complete);
+PTO_USDT_DECLARE(pto2, task_done);
+PTO_USDT_DECLARE(pto2, task_consumed);
+PTO_USDT_DECLARE(pto2, task_retire);
+#define PTO2_TASK_PROBE(name, rt, id, kernel, core, extra)		\
+	PTO_PROBE6(pto2, name, (rt)->trace_client, (rt)->trace_graph,	\
+		   (int32_t)(id), (int32_t)(kernel), (int32_t)(core),	\
+		   (int64_t)(extra))
 
 /* pto2_error.c */
 __attribute__((format(printf, 3, 4)))

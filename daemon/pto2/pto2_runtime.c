@@ -567,6 +567,24 @@ int pto2_runtime_set_dag(PTO2Runtime *rt, uint32_t total_tasks, bool dynamic)
 	return ret;
 }
 
+PTO_USDT_DEFINE(pto2, task_submit);
+PTO_USDT_DEFINE(pto2, task_ready);
+PTO_USDT_DEFINE(pto2, task_admit);
+PTO_USDT_DEFINE(pto2, task_pick);
+PTO_USDT_DEFINE(pto2, task_dispatch);
+PTO_USDT_DEFINE(pto2, task_complete);
+PTO_USDT_DEFINE(pto2, task_done);
+PTO_USDT_DEFINE(pto2, task_consumed);
+PTO_USDT_DEFINE(pto2, task_retire);
+
+void pto2_runtime_set_trace(PTO2Runtime *rt, uint32_t client, uint64_t graph)
+{
+	pthread_mutex_lock(&rt->lock);
+	rt->trace_client = client;
+	rt->trace_graph = graph;
+	pthread_mutex_unlock(&rt->lock);
+}
+
 int pto2_runtime_set_context(PTO2Runtime *rt, uint32_t ctx)
 {
 	if (ctx >= HWS_NR_CTX)
@@ -1236,6 +1254,8 @@ static int submit_finalize_fanin(struct submit *s)
 							      d->fanin_head,
 							      s->fanin_reg[i]);
 	}
+	/* before fanin_count: no ready probe of this task precedes it */
+	PTO2_TASK_PROBE(task_submit, rt, s->id, d->kernel_id, -1, s->nall);
 	/* seq_cst pairs with the schedulers' fetch_add on fanin_refcount */
 	atomic_store_explicit(&d->fanin_count, s->nall, memory_order_seq_cst);
 	if (!s->nall ||
@@ -1244,6 +1264,7 @@ static int submit_finalize_fanin(struct submit *s)
 	    !atomic_compare_exchange_strong(&rt->completed[s->slot], &exp,
 					    PTO2_TASK_READY))
 		return 0;
+	PTO2_TASK_PROBE(task_ready, rt, s->id, d->kernel_id, -1, s->nall);
 	tail = atomic_load_explicit(&rt->orch_ready_tail, memory_order_relaxed);
 	rt->orch_ready[tail & rt->mask] = s->id;
 	atomic_store_explicit(&rt->orch_ready_tail, tail + 1,

@@ -173,6 +173,11 @@ int pto2_runtime_set_dag(PTO2Runtime *rt, uint32_t total_tasks, bool dynamic);
  */
 int pto2_runtime_record(PTO2Runtime *rt, FILE *f, const char *name,
 			int64_t epoch_ns);
+/*
+ * The client and graph the task probes name this runtime's tasks with
+ * (Documentation/tracing.rst; default 0, 0); set between runs.
+ */
+void pto2_runtime_set_trace(PTO2Runtime *rt, uint32_t client, uint64_t graph);
 /* The HWS context of this runtime's tasks (0 .. 3; default 0). */
 int pto2_runtime_set_context(PTO2Runtime *rt, uint32_t ctx);
 /* The engine this runtime's tasks are scheduled by. */

@@ -55,13 +55,17 @@ static void push_ready(PTO2Runtime *rt, uint32_t thread, int32_t id)
 	pto2_wake_schedulers(rt);
 }
 
-/* INITIAL -> READY, once. */
-static bool make_ready(PTO2Runtime *rt, int32_t id)
+/* INITIAL -> READY, once. @producers: 0 for a root (found by the scan). */
+static bool make_ready(PTO2Runtime *rt, int32_t id, int32_t producers)
 {
 	int32_t exp = PTO2_TASK_INITIAL;
 
-	return atomic_compare_exchange_strong(&rt->completed[slot_of(rt, id)],
-					      &exp, PTO2_TASK_READY);
+	if (!atomic_compare_exchange_strong(&rt->completed[slot_of(rt, id)],
+					    &exp, PTO2_TASK_READY))
+		return false;
+	PTO2_TASK_PROBE(task_ready, rt, id, rt->desc[slot_of(rt, id)].kernel_id,
+			-1, producers);
+	return true;
 }
 
 /* A producer of @id completed. */
@@ -74,7 +78,7 @@ static void release_fanin(PTO2Runtime *rt, uint32_t thread, int32_t id)
 	n = atomic_fetch_add_explicit(&rt->fanin_refcount[s], 1,
 				      memory_order_seq_cst) + 1;
 	fc = atomic_load_explicit(&rt->desc[s].fanin_count, memory_order_seq_cst);
-	if (n == fc && make_ready(rt, id))
+	if (n == fc && make_ready(rt, id, fc))
 		push_ready(rt, thread, id);
 }
 
@@ -130,6 +134,8 @@ void pto2_try_advance(PTO2Runtime *rt)
 						 memory_order_seq_cst) !=
 			    PTO2_TASK_CONSUMED)
 				break;
+			PTO2_TASK_PROBE(task_retire, rt, la, d->kernel_id, -1,
+					0);
 			atomic_store_explicit(&rt->fanin_refcount[s], 0,
 					      memory_order_relaxed);
 			atomic_store_explicit(&rt->fanout_refcount[s], 0,
@@ -187,8 +193,10 @@ void pto2_release_fanout(PTO2Runtime *rt, int32_t id)
 							  &exp,
 							  PTO2_TASK_CONSUMED);
 	atomic_store_explicit(&d->fanout_lock, 0, memory_order_release);
-	if (consumed)
+	if (consumed) {
+		PTO2_TASK_PROBE(task_consumed, rt, id, d->kernel_id, -1, fc);
 		pto2_try_advance(rt);
+	}
 }
 
 /* ---- Completion ------------------------------------------------------------ */
@@ -199,6 +207,7 @@ void pto2_rt_task_done(PTO2Runtime *rt, uint32_t thread, int32_t id)
 	PTO2TaskDescriptor *d = &rt->desc[s];
 	int32_t head, off;
 
+	PTO2_TASK_PROBE(task_done, rt, id, d->kernel_id, -1, 0);
 	atomic_store_explicit(&rt->completed_by_task[s], id,
 			      memory_order_release);
 	atomic_store_explicit(&rt->completed[s], PTO2_TASK_COMPLETED,
@@ -244,7 +253,7 @@ int pto2_rt_scan(PTO2Runtime *rt, uint32_t thread)
 			    idx &&
 		    atomic_load_explicit(&d->fanin_count,
 					 memory_order_acquire) == 0 &&
-		    make_ready(rt, idx))
+		    make_ready(rt, idx, 0))
 			push_ready(rt, thread, idx);
 		idx++;
 		n++;

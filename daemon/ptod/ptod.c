@@ -46,6 +46,9 @@
 
 #include "ptod.h"
 
+PTO_USDT_DEFINE(ptod, exec_ready);
+PTO_USDT_DEFINE(ptod, exec_death);
+
 static struct ptod g_d;
 static int g_log_level = PTOD_LOG_INFO;
 

@@ -29,6 +29,10 @@
 
 #include "ptod.h"
 
+PTO_USDT_DEFINE(ptod, submit);
+PTO_USDT_DEFINE(ptod, graph_start);
+PTO_USDT_DEFINE(ptod, graph_done);
+
 /* ---- Stream ------------------------------------------------------------------ */
 
 /*
@@ -528,6 +532,7 @@ static void run_graph(struct client *c)
 		return;
 	}
 	PTO_PROBE2(ptod, graph_start, c->id, c->tag);
+	pto2_runtime_set_trace(c->rt, c->id, c->tag);
 	ret = pto2_runtime_orchestrate(c->rt, reader_entry, &arg, 1);
 	if (ret == -EBUSY || (ret == -EINVAL && !c->gerr &&
 			      !pto2_rt_get_error(c->rt))) {

@@ -31,6 +31,13 @@
 #include "client.h"
 #include "pto_device.h"
 
+PTO_USDT_DEFINE(libpto, doorbell);
+PTO_USDT_DEFINE(libpto, stream_full);
+PTO_USDT_DEFINE(libpto, graph_begin);
+PTO_USDT_DEFINE(libpto, graph_end);
+PTO_USDT_DEFINE(libpto, graph_done);
+PTO_USDT_DEFINE(libpto, submit);
+
 static _Thread_local char connect_error[512];
 
 __attribute__((format(printf, 3, 4)))
