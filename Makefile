@@ -31,9 +31,9 @@ KO61 := $(BUILD)/kmod-check/$(notdir $(KDIR61))/kmod/pto.ko
 # libraries it links, so that make -j builds the rest side by side. Each
 # directory's Makefile includes scripts/Makefile.user (flags and rules).
 USER_DIRS := common libpto daemon daemon/aicore daemon/ptod tools/pto-run \
-	tools/pto-gm tools/pto-hws-sim tools/pto-trace tools/ptoctl examples \
-	selftests/pto selftests/e2e bench/roundtrip bench/submit bench/e2e \
-	bench/hws bench/peers
+	tools/pto-gm tools/pto-hws-sim tools/pto-trace tools/ptoctl tools/ptolat \
+	examples selftests/pto selftests/e2e bench/roundtrip bench/submit \
+	bench/e2e bench/hws bench/peers
 SUB := PTO_FROM_TOP=1
 
 libpto daemon: common
@@ -84,12 +84,13 @@ check-kmod:
 
 # The VM suites: the device's kselftests, then ptod + pto-aicore + libpto
 # end to end (every example against its golden, concurrency, crashes),
-# then the tracepoints and USDT probes as bpftrace sees them.
+# then the tracepoints and USDT probes as bpftrace and ptolat see them.
 check-vm: kmod user
 	scripts/vm-selftest
 	scripts/vm-run --module kmod/pto.ko --timeout 900 -- prove -v selftests/e2e/run.sh
 	scripts/vm-run --module kmod/pto.ko --timeout 600 -- \
-		prove -v selftests/trace/pto_tracepoints.sh
+		prove -v selftests/trace/pto_tracepoints.sh \
+		selftests/trace/pto_schedlat.sh
 
 # The device's kselftests again, on the 6.1 kernel with the module
 # check-kmod built for it.
