@@ -22,7 +22,7 @@ done
 
 echo "# submit cost, median ns over $rounds rounds of each build's median"
 printf '%-16s %12s %12s %8s\n' row probes_off no_probes ratio
-for row in $(awk '{ print $2 }' "$out" | sort -u); do
+awk '{ print $2 }' "$out" | sort -u | while read -r row; do
 	a=$(awk -v r="$row" '$1 == "with" && $2 == r { print $3 }' "$out" |
 		sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
 	b=$(awk -v r="$row" '$1 == "without" && $2 == r { print $3 }' "$out" |

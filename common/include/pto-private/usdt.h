@@ -9,16 +9,7 @@
  *   bpftrace -e 'usdt:build/daemon/pto-aicore:pto_aicore:task_end
  *                { @[arg2 ? "fail" : "ok"] = count(); }'
  *
- * Probes (provider:name(args)):
- *   libpto:graph_begin(tag)  libpto:submit(tag, kernel, nparams)
- *   libpto:doorbell()        libpto:stream_full(head)
- *   libpto:graph_end(tag)    libpto:graph_done(tag, status)
- *   ptod:graph_start(client, tag)   ptod:submit(client, kernel, nparams)
- *   ptod:graph_done(client, tag, status, tasks)
- *   ptod:exec_death(pid, status)    ptod:exec_ready(pid)
- *   pto_aicore:task_start(core, task, kernel)
- *   pto_aicore:task_end(core, task, status)
- *   pto_aicore:park(core, last)     pto_aicore:wake(core, dmb)
+ * Documentation/tracing.rst lists every probe with its arguments.
  */
 #ifndef PTO_PRIVATE_USDT_H
 #define PTO_PRIVATE_USDT_H
