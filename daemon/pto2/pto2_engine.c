@@ -646,8 +646,11 @@ static uint32_t plan(struct pto2_engine *e, const struct hws_launch *l,
 		}
 		units[n++] = u;
 	}
-	PTO_PROBE7(pto2, task_pick, rt->trace_client, rt->trace_graph,
-		   cookie_task(l->cookie), d->kernel_id, -1, l->flags, k);
+	/* extra: flags | pool << 8 (bpftrace 0.17 reads arg0 .. arg5) */
+	PTO_PROBE8(pto2, task_pick, rt->trace_client, rt->trace_graph,
+		   cookie_task(l->cookie), d->kernel_id, -1,
+		   (int64_t)(l->flags | (uint32_t)l->pool << 8), k,
+		   l->block_idx);
 	if (l->flags & HWS_LAUNCH_DONE) {
 		rs_forget(e, l->cookie);
 		rt->in_rs--;
@@ -691,6 +694,10 @@ static int schedule(struct pto2_ethread *t, bool wait)
 		check_hws(e);
 		n++;
 	}
+	if (n < PTO2_ENGINE_BATCH && e->rs_n)
+		PTO_PROBE2(pto2, hws_wait, e->rs_n,
+			   atomic_load_explicit(&e->busy_cores,
+						memory_order_relaxed));
 	if (n == PTO2_ENGINE_BATCH || (admitted && hws_rs_free(&e->hws) == 0))
 		atomic_store_explicit(&e->dirty, true, memory_order_relaxed);
 	if (n)

@@ -576,6 +576,7 @@ PTO_USDT_DEFINE(pto2, task_complete);
 PTO_USDT_DEFINE(pto2, task_done);
 PTO_USDT_DEFINE(pto2, task_consumed);
 PTO_USDT_DEFINE(pto2, task_retire);
+PTO_USDT_DEFINE(pto2, hws_wait);
 
 void pto2_runtime_set_trace(PTO2Runtime *rt, uint32_t client, uint64_t graph)
 {

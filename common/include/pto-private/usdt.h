@@ -65,9 +65,9 @@
 	PTO_USDT_IF(prov, name, DTRACE_PROBE4(prov, name, a, b, c, d))
 #define PTO_PROBE6(prov, name, a, b, c, d, e, f)			\
 	PTO_USDT_IF(prov, name, DTRACE_PROBE6(prov, name, a, b, c, d, e, f))
-#define PTO_PROBE7(prov, name, a, b, c, d, e, f, g)			\
+#define PTO_PROBE8(prov, name, a, b, c, d, e, f, g, h)		\
 	PTO_USDT_IF(prov, name,						\
-		    DTRACE_PROBE7(prov, name, a, b, c, d, e, f, g))
+		    DTRACE_PROBE8(prov, name, a, b, c, d, e, f, g, h))
 #else
 /* an incomplete struct declaration: valid at file scope, emits nothing */
 #define PTO_USDT_DECLARE(prov, name)	struct pto_usdt_off_##prov##_##name
@@ -85,10 +85,10 @@
 		PTO_PROBE3(prov, name, a, b, c);			\
 		PTO_PROBE3(prov, name, d, e, f);			\
 	} while (0)
-#define PTO_PROBE7(prov, name, a, b, c, d, e, f, g)			\
+#define PTO_PROBE8(prov, name, a, b, c, d, e, f, g, h)		\
 	do {								\
 		PTO_PROBE6(prov, name, a, b, c, d, e, f);		\
-		(void)(g);						\
+		PTO_PROBE2(prov, name, g, h);				\
 	} while (0)
 #endif
 
