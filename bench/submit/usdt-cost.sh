@@ -5,7 +5,8 @@
 # nobody traces them: bench_submit built with the probes (WITH) and
 # without (WITHOUT, -DPTO_NO_USDT) run in turns ROUNDS times each; per
 # row the median over the rounds of each build's median submit cost, and
-# the ratio WITH / WITHOUT of the sums of those medians.
+# the ratio WITH / WITHOUT of the sums of those medians (all rows, and
+# the "alone" rows: the orchestrator on its own).
 set -eu
 rounds=$1
 with=$2
@@ -29,9 +30,13 @@ awk '{ print $2 }' "$out" | sort -u | while read -r row; do
 		sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
 	printf '%-16s %12s %12s %8s\n' "$row" "$a" "$b" \
 		"$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.3f", a / b }')"
-	echo "$a $b" >> "$out.sum"
+	echo "$row $a $b" >> "$out.sum"
 done
-awk '{ a += $1; b += $2 } END {
+# alone: the orchestrator on its own; concurrent rows also measure how
+# the scheduler thread competes with it for the 2 CPUs (noisier)
+awk '{ a += $2; b += $3 } /alone/ { aa += $2; ab += $3 } END {
 	printf "all rows: %d ns with probes (disabled), %d ns without: ratio %.3f\n",
-	       a, b, a / b }' "$out.sum"
+	       a, b, a / b
+	printf "alone rows: %d ns with probes (disabled), %d ns without: ratio %.3f\n",
+	       aa, ab, aa / ab }' "$out.sum"
 rm -f "$out.sum"

@@ -47,9 +47,22 @@ else
 	echo "ok 1 - the three scripts and ptolat attached after $((i / 10)) s"
 fi
 "$B/selftests/e2e/pto_e2e" bgemm | sed 's/^/# /'
-# shellcheck disable=SC2086 # a list of pids
-kill -INT $pids
+# Ctrl-C each tracer. bpftrace 0.17 can miss a SIGINT that comes while
+# it is between two polls and then sleeps until the next event, which
+# never comes once the workload is over: repeat it until each is gone.
+alive() {	# alive PID: running, not a zombie waiting to be reaped
+	case $(sed -n 's/^State:[[:space:]]*\(.\).*/\1/p' "/proc/$1/status" 2>/dev/null) in
+	'' | Z) return 1 ;;
+	esac
+}
 for p in $pids; do
+	i=0
+	while alive "$p" && [ $i -lt 60 ]; do
+		kill -INT "$p"
+		i=$((i + 1))
+		sleep 1
+	done
+	alive "$p" && kill -KILL "$p" && echo "# $p killed: it ignored SIGINT"
 	wait "$p"
 done
 ptod_stop

@@ -149,43 +149,42 @@ static int attach_usdt(struct bpf_program *p, const char *bin,
 	return 0;
 }
 
-#define NR_LINKS 9
+#define NR_USDT 7
+#define NR_LINKS (NR_USDT + 2)
 
 static int attach_all(struct ptolat_bpf *s, const struct opts *o,
 		      struct bpf_link **l)
 {
-	int ret;
+	const struct {
+		struct bpf_program *prog;
+		const char *bin, *prov, *name;
+	} usdt[NR_USDT] = {
+		{ s->progs.task_submit, o->ptod, "pto2", "task_submit" },
+		{ s->progs.task_ready, o->ptod, "pto2", "task_ready" },
+		{ s->progs.task_dispatch, o->ptod, "pto2", "task_dispatch" },
+		{ s->progs.task_complete, o->ptod, "pto2", "task_complete" },
+		{ s->progs.task_done, o->ptod, "pto2", "task_done" },
+		{ s->progs.exec_start, o->aicore, "pto_aicore", "task_start" },
+		{ s->progs.exec_end, o->aicore, "pto_aicore", "task_end" },
+	};
+	int i, ret;
 
-	ret = attach_usdt(s->progs.task_submit, o->ptod, "pto2", "task_submit", &l[0]);
-	if (!ret)
-		ret = attach_usdt(s->progs.task_ready, o->ptod, "pto2", "task_ready",
-				  &l[1]);
-	if (!ret)
-		ret = attach_usdt(s->progs.task_dispatch, o->ptod, "pto2",
-				  "task_dispatch", &l[2]);
-	if (!ret)
-		ret = attach_usdt(s->progs.task_complete, o->ptod, "pto2",
-				  "task_complete", &l[3]);
-	if (!ret)
-		ret = attach_usdt(s->progs.task_done, o->ptod, "pto2", "task_done",
-				  &l[4]);
-	if (!ret)
-		ret = attach_usdt(s->progs.exec_start, o->aicore, "pto_aicore",
-				  "task_start", &l[5]);
-	if (!ret)
-		ret = attach_usdt(s->progs.exec_end, o->aicore, "pto_aicore",
-				  "task_end", &l[6]);
-	if (ret)
-		return ret;
+	for (i = 0; i < NR_USDT; i++) {
+		ret = attach_usdt(usdt[i].prog, usdt[i].bin, usdt[i].prov,
+				  usdt[i].name, &l[i]);
+		if (ret)
+			return ret;
+	}
 	/* the device's side only where pto.ko is loaded */
 	if (access("/sys/kernel/tracing/events/pto", F_OK) &&
 	    access("/sys/kernel/debug/tracing/events/pto", F_OK)) {
 		fprintf(stderr, "ptolat: no pto tracepoints (pto.ko not loaded): no kick -> wake\n");
 		return 0;
 	}
-	l[7] = bpf_program__attach(s->progs.pto_kick);
-	l[8] = l[7] ? bpf_program__attach(s->progs.pto_wake) : NULL;
-	if (!l[7] || !l[8])
+	l[NR_USDT] = bpf_program__attach(s->progs.pto_kick);
+	l[NR_USDT + 1] = l[NR_USDT] ?
+		bpf_program__attach(s->progs.pto_wake) : NULL;
+	if (!l[NR_USDT + 1])
 		fprintf(stderr, "ptolat: pto.ko's tracepoints not attached: no kick -> wake\n");
 	return 0;
 }
