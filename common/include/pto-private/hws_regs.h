@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: MIT
+/*
+ * hws_regs.h - the HWS configuration block of a register file, as the
+ * device keeps it
+ *
+ * pto.ko sets the block's defaults at load and validates and writes it for
+ * PTO_IOC_HWS_CONFIG (kmod/pto_core.c); the user-mode device, whose device
+ * side runs in ptod, does the same with these, by the same rules
+ * (Documentation/kmod.rst, "HWS_CONFIG validation").
+ */
+#ifndef PTO_PRIVATE_HWS_REGS_H
+#define PTO_PRIVATE_HWS_REGS_H
+
+#include <stdint.h>
+
+#include <linux/pto.h>
+
+/* Limits of the configuration registers (as pto.ko's pto_dev.h). */
+#define PTO_HWS_CLUSTER_SIPS		(1 + PTO_AIV_PER_AIC)
+#define PTO_HWS_PROMOTE_THRESHOLD_MAX	255
+#define PTO_HWS_TIME_MAX_NS		1000000000U
+
+/* The defaults of a device of @nr_cores cores. */
+void pto_hws_cfg_default(struct pto_hws_cfg *cfg, uint32_t nr_cores);
+/* 0 if @cfg may be written to a device of @nr_cores cores, else -EINVAL. */
+int pto_hws_cfg_check(const struct pto_hws_cfg *cfg, uint32_t nr_cores);
+/* Write @cfg into @hws under its CFG_SEQ (odd while it changes). */
+void pto_hws_cfg_write(struct pto_regs_hws *hws, const struct pto_hws_cfg *cfg);
+/* A consistent copy of @hws's configuration (waits out a writer). */
+void pto_hws_cfg_read(const struct pto_regs_hws *hws, struct pto_hws_cfg *cfg);
+
+#endif /* PTO_PRIVATE_HWS_REGS_H */

@@ -1,0 +1,327 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_udev.c - the user-mode device (daemon/udev) on its own: its
+ * memory and registers, the GM allocator's rules and refusals, kicks,
+ * parks and the completion interrupt between two processes (an executor
+ * forked off, mapping the device from its descriptors), core ownership,
+ * and an executor's death as the AICPU sees it.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <pto-private/hws_regs.h>
+#include <pto-private/regs.h>
+#include <pto-private/time.h>
+
+#include "pto_udev.h"
+#include "tap.h"
+
+#define MS	1000000LL
+
+static uint64_t bit(uint32_t c, uint64_t *m)
+{
+	memset(m, 0, PTO_CORE_MASK_WORDS * sizeof(*m));
+	m[c / 64] = 1ULL << (c % 64);
+	return m[c / 64];
+}
+
+static void all_cores(struct pto_udev *u, uint64_t *m)
+{
+	uint32_t c;
+
+	memset(m, 0, PTO_CORE_MASK_WORDS * sizeof(*m));
+	for (c = 0; c < u->info.nr_cores; c++)
+		m[c / 64] |= 1ULL << (c % 64);
+}
+
+static struct pto_udev *small_udev(void)
+{
+	struct pto_udev_config cfg = { .profile = PTO_PROFILE_A2A3,
+				       .nr_aic = 2, .gm_size = 1 << 20 };
+	struct pto_udev *u = NULL;
+
+	if (pto_udev_create(&cfg, &u))
+		return NULL;
+	return u;
+}
+
+static void t_config(void)
+{
+	struct pto_udev_config cfg;
+	char err[128];
+
+	unsetenv("PTO_USER_NR_AIC");
+	unsetenv("PTO_USER_GM_MB");
+	unsetenv("PTO_USER_PROFILE");
+	ok(!pto_udev_config_from_env(&cfg, err, sizeof(err)) &&
+	   cfg.nr_aic == 24 && cfg.gm_size == 256ULL << 20 &&
+	   cfg.profile == PTO_PROFILE_A2A3,
+	   "config: a2a3's 24 blocks and 256 MiB of GM by default");
+	setenv("PTO_USER_NR_AIC", "4", 1);
+	setenv("PTO_USER_GM_MB", "32", 1);
+	ok(!pto_udev_config_from_env(&cfg, err, sizeof(err)) &&
+	   cfg.nr_aic == 4 && cfg.gm_size == 32ULL << 20,
+	   "config: PTO_USER_NR_AIC and PTO_USER_GM_MB");
+	setenv("PTO_USER_GM_MB", "8", 1);
+	ok(pto_udev_config_from_env(&cfg, err, sizeof(err)) == -EINVAL &&
+	   strstr(err, "PTO_USER_GM_MB"), "config: GM below 16 MiB refused (%s)",
+	   err);
+	unsetenv("PTO_USER_GM_MB");
+	setenv("PTO_USER_PROFILE", "a9", 1);
+	ok(pto_udev_config_from_env(&cfg, err, sizeof(err)) == -EINVAL,
+	   "config: an unknown profile refused");
+	unsetenv("PTO_USER_PROFILE");
+	unsetenv("PTO_USER_NR_AIC");
+}
+
+static void t_registers(void)
+{
+	struct pto_udev *u = small_udev();
+	struct pto_regs_info *ri;
+	struct pto_hws_cfg c;
+
+	if (!ok(u, "create a device of 2 AIC + 4 AIV, 1 MiB GM"))
+		return;
+	ri = pto_regs_info(u->regs);
+	ok(ri->magic == PTO_REGS_MAGIC && ri->nr_aic == 2 && ri->nr_aiv == 4 &&
+	   ri->nr_cores == 6 && ri->gm_size == 1 << 20 &&
+	   ri->gm_dev_base == PTO_GM_DEV_BASE && ri->aicpu_attached == 1,
+	   "info page as pto.ko fills it, AICPU attached");
+	ok(pto_regs_core(u->regs, 5)->cond == PTO_COND_IDLE &&
+	   pto_regs_core(u->regs, 5)->state == PTO_CORE_OFFLINE,
+	   "cores start offline, COND idle");
+	pto_hws_cfg_read(pto_regs_hws(u->regs), &c);
+	ok(!pto_hws_cfg_check(&c, 6) && c.usage_mask[3][4][0] == 0x3f &&
+	   pto_regs_hws(u->regs)->cfg_seq % 2 == 0,
+	   "HWS defaults valid, every core in every mask, CFG_SEQ even");
+	c.cluster_sip_num = 2;
+	ok(pto_hws_cfg_check(&c, 6) == -EINVAL, "HWS: CLUSTER_SIP_NUM 2 refused");
+	c.cluster_sip_num = 3;
+	c.usage_mask[1][0][0] = 1ULL << 6;
+	ok(pto_hws_cfg_check(&c, 6) == -EINVAL,
+	   "HWS: a usage mask naming a core the device lacks refused");
+	ok(ftruncate(u->gm_fd, 4096) && errno == EPERM,
+	   "GM's memfd is sealed: nobody shrinks it under the mappings");
+	pto_udev_destroy(u);
+}
+
+static void t_gm(void)
+{
+	struct pto_udev_buf a, b, c, l;
+	struct pto_udev_file *f1, *f2;
+	struct pto_udev_gm_stats st;
+	struct pto_udev_gm *gm;
+	struct pto_udev *u = small_udev();
+
+	if (!u || pto_udev_gm_create(u, &gm))
+		return (void)ok(0, "GM allocator");
+	pto_udev_file_create(gm, &f1);
+	pto_udev_file_create(gm, &f2);
+	ok(!pto_udev_gm_alloc(f1, 100, 0, &a) && a.len == 4096 && a.handle,
+	   "alloc rounds up to a page, handle non-zero");
+	ok(!pto_udev_gm_alloc(f1, 8192, 65536, &b) && b.dev_addr % 65536 == 0,
+	   "alloc at a 64 KiB alignment");
+	ok(pto_udev_gm_alloc(f1, 0, 0, &c) == -EINVAL &&
+	   pto_udev_gm_alloc(f1, 2 << 20, 0, &c) == -EINVAL &&
+	   pto_udev_gm_alloc(f1, 4096, 3000, &c) == -EINVAL,
+	   "alloc: zero, larger than GM, bad alignment: -EINVAL");
+	ok(pto_udev_gm_alloc(f2, 1 << 20, 0, &c) == -ENOMEM,
+	   "alloc: no range large enough: -ENOMEM");
+	memset((uint8_t *)u->gm + (a.dev_addr - PTO_GM_DEV_BASE), 0xab, 4096);
+	ok(!pto_udev_gm_lookup(f1, a.dev_addr + 10, 20, &l) &&
+	   l.handle == a.handle, "lookup: a range inside one's own buffer");
+	ok(pto_udev_gm_lookup(f2, a.dev_addr, 1, &l) == -ENOENT,
+	   "lookup on another file: -ENOENT");
+	ok(pto_udev_gm_lookup(f1, a.dev_addr, 8192, &l) == -ENOENT &&
+	   pto_udev_gm_lookup(f1, a.dev_addr, 0, &l) == -EINVAL,
+	   "lookup: past the buffer's end -ENOENT, zero length -EINVAL");
+	ok(pto_udev_gm_free(f2, a.handle) == -ENOENT,
+	   "free of another file's handle: -ENOENT");
+	ok(!pto_udev_gm_free(f1, a.handle) &&
+	   pto_udev_gm_free(f1, a.handle) == -ENOENT, "double free: -ENOENT");
+	ok(!pto_udev_gm_alloc(f2, 4096, 0, &c) && c.dev_addr == a.dev_addr &&
+	   ((uint8_t *)u->gm)[c.dev_addr - PTO_GM_DEV_BASE + 7] == 0,
+	   "the freed page is reused, zeroed");
+	pto_udev_file_release(f1);
+	pto_udev_file_release(f2);
+	pto_udev_gm_stats(gm, &st);
+	ok(!st.bytes_used && !st.buffers && st.allocs == 3 && st.frees == 3,
+	   "releasing the files frees their buffers (used %llu, buffers %llu)",
+	   (unsigned long long)st.bytes_used, (unsigned long long)st.buffers);
+	pto_udev_file_create(gm, &f1);
+	ok(!pto_udev_gm_alloc(f1, 1 << 20, 0, &a),
+	   "free ranges merge again: all of GM in one buffer");
+	pto_udev_file_release(f1);
+	pto_udev_gm_destroy(gm);
+	pto_udev_destroy(u);
+}
+
+/* ---- An executor in another process ------------------------------------------ */
+
+/*
+ * The child: map the device from copies of its descriptors, attach every
+ * core, park until a kick: it must be core 3's, whose DATA_MAIN_BASE it
+ * then answers with COND and the interrupt. Exit 0 if all went so.
+ */
+static int executor_child(int regs_fd, int gm_fd, bool and_park)
+{
+	struct pto_udev *u;
+	uint64_t m[PTO_CORE_MASK_WORDS];
+	uint32_t core = 0, c;
+
+	if (pto_udev_open_fds(dup(regs_fd), dup(gm_fd), &u))
+		return 10;
+	all_cores(u, m);
+	if (pto_udev_attach(u, getpid(), m))
+		return 11;
+	for (c = 0; c < u->info.nr_cores; c++)
+		reg_store_relaxed(&pto_regs_core(u->regs, c)->parked, 1);
+	atomic_thread_fence(memory_order_seq_cst);
+	if (!and_park)
+		pause();
+	if (pto_udev_park_any(u, getpid(), m, pto_mono_ns() + 10000 * MS,
+			      &core))
+		return 12;
+	if (core != 3 ||
+	    reg_load_acquire(&pto_regs_core(u->regs, 3)->data_main_base) != 8)
+		return 13;
+	reg_store_release(&pto_regs_core(u->regs, 3)->cond, PTO_COND_DONE(7));
+	pto_udev_irq_raise(u);
+	return 0;
+}
+
+static pid_t fork_executor(struct pto_udev *u, bool and_park)
+{
+	pid_t pid = fork();
+
+	if (pid == 0)
+		_exit(executor_child(u->regs_fd, u->gm_fd, and_park));
+	return pid;
+}
+
+/* Wait (bounded) until every core of @u is online. */
+static bool wait_online(struct pto_udev *u)
+{
+	int64_t until = pto_mono_ns() + 5000 * MS;
+	uint32_t c;
+
+	while (pto_mono_ns() < until) {
+		for (c = 0; c < u->info.nr_cores; c++)
+			if (reg_load_acquire(&pto_regs_core(u->regs, c)->state) !=
+			    PTO_CORE_ONLINE)
+				break;
+		if (c == u->info.nr_cores &&
+		    reg_load_acquire(&pto_regs_core(u->regs, 0)->parked))
+			return true;
+		pto_sleep_ns(MS);
+	}
+	return false;
+}
+
+static void t_kick_irq(void)
+{
+	struct pto_udev *u = small_udev();
+	uint64_t m[PTO_CORE_MASK_WORDS];
+	uint32_t count, kicks;
+	int st = -1;
+	pid_t pid;
+
+	if (!u || (pid = fork_executor(u, true)) < 0)
+		return (void)ok(0, "fork an executor");
+	ok(wait_online(u), "the executor process attached every core and parked");
+	bit(2, m);
+	ok(pto_udev_attach(u, getpid(), m) == -EBUSY,
+	   "a core another live executor holds: -EBUSY");
+	count = pto_udev_irq_count(u);
+	ok(pto_udev_irq_wait(u, &count, pto_mono_ns() + 20 * MS) == -ETIMEDOUT,
+	   "no interrupt yet: IRQ_WAIT times out");
+	reg_store_release(&pto_regs_core(u->regs, 3)->data_main_base, 8);
+	atomic_thread_fence(memory_order_seq_cst);
+	kicks = pto_regs_core(u->regs, 3)->kick_count;
+	ok(!pto_udev_kick(u, 3) && pto_regs_core(u->regs, 3)->kick_count ==
+	   kicks + 1, "kick core 3");
+	ok(!pto_udev_irq_wait(u, &count, pto_mono_ns() + 10000 * MS) &&
+	   reg_load_acquire(&pto_regs_core(u->regs, 3)->cond) ==
+	   PTO_COND_DONE(7),
+	   "the executor woke for core 3, answered FIN and raised the interrupt");
+	waitpid(pid, &st, 0);
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "executor exit status %d",
+	   WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	ok(!reg_load_relaxed(&pto_regs_core(u->regs, 3)->parked),
+	   "the kicked core's parked flag was cleared");
+	ok(!pto_udev_attach(u, getpid(), m),
+	   "the core of an executor gone without a word is taken over");
+	pto_udev_destroy(u);
+}
+
+struct irq_waiter {
+	struct pto_udev *u;
+	uint32_t count;
+	int ret;
+};
+
+static void *irq_waiter(void *arg)
+{
+	struct irq_waiter *w = arg;
+
+	w->ret = pto_udev_irq_wait(w->u, &w->count, pto_mono_ns() + 10000 * MS);
+	return NULL;
+}
+
+/* The executor dies while parked: its cores DEAD, the AICPU woken. */
+static void t_death(void)
+{
+	struct pto_udev *u = small_udev();
+	struct irq_waiter w = { .u = u };
+	uint64_t m[PTO_CORE_MASK_WORDS];
+	pthread_t th;
+	int n;
+	pid_t pid;
+
+	if (!u || (pid = fork_executor(u, false)) < 0)
+		return (void)ok(0, "fork an executor");
+	ok(wait_online(u), "the executor attached every core");
+	w.count = pto_udev_irq_count(u);
+	pthread_create(&th, NULL, irq_waiter, &w);
+	pto_sleep_ns(20 * MS);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	n = pto_udev_executor_gone(u, pid);
+	pthread_join(th, NULL);
+	ok(n == 6 && !w.ret && w.count == 1,
+	   "executor killed: %d cores released, the AICPU's IRQ_WAIT returned %d (count %u)",
+	   n, w.ret, w.count);
+	ok(pto_regs_core(u->regs, 0)->state == PTO_CORE_DEAD &&
+	   pto_regs_core(u->regs, 5)->state == PTO_CORE_DEAD &&
+	   !pto_regs_core(u->regs, 5)->parked,
+	   "its cores are DEAD, parked cleared");
+	ok(pto_udev_executor_gone(u, pid) == 0, "a second notice changes nothing");
+	all_cores(u, m);
+	ok(!pto_udev_attach(u, getpid(), m) &&
+	   pto_regs_core(u->regs, 0)->state == PTO_CORE_ONLINE,
+	   "a new executor attaches the dead cores");
+	ok(pto_udev_kick(u, 1) == 0 && !u->sh->kick_pending[0],
+	   "a kick of a core that is not parked is not latched");
+	ok(pto_udev_detach(u, getpid() + 1, m) == -EINVAL &&
+	   !pto_udev_detach(u, getpid(), m) &&
+	   pto_regs_core(u->regs, 0)->state == PTO_CORE_OFFLINE,
+	   "detach: only the owner's cores, which go OFFLINE");
+	pto_udev_destroy(u);
+}
+
+int main(void)
+{
+	t_config();
+	t_registers();
+	t_gm();
+	t_kick_irq();
+	t_death();
+	return tap_done();
+}
