@@ -21,8 +21,13 @@
  * A kernel that crashes kills the process: the device marks its cores
  * DEAD and interrupts the AICPU; ptod fails the task and restarts us.
  *
- * usage: pto-aicore [-d /dev/pto0] [-c CORES] [-w WORKERS] [-s SPINS]
- *                   [-t SPIN_NS] [-r READY_FD] [-v]
+ * The device is pto.ko's /dev/ptoN, or with -u the user-mode device
+ * (daemon/udev) whose two memfds ptod passes down: there the idle threads
+ * park on a shared futex and the interrupt is one too; everything else
+ * is the same code.
+ *
+ * usage: pto-aicore [-d /dev/pto0 | -u REGS_FD,GM_FD] [-c CORES]
+ *                   [-w WORKERS] [-s SPINS] [-t SPIN_NS] [-r READY_FD] [-v]
  *   CORES: "all" (default) or a list like 0-23,30,32
  */
 #define _GNU_SOURCE
@@ -51,6 +56,7 @@
 #include <pto-private/wire.h>
 
 #include "pto_exec.h"
+#include "pto_udev.h"
 
 /*
  * Loaded kernels, a list that only grows (a kernel's memfd stays open as
@@ -71,9 +77,31 @@ struct kcache {
 	struct kentry *head;
 };
 
+struct aicore;
+
+/**
+ * struct aicore_dev - the device the cores are on.
+ * @open: open @arg, map the register file and GM into a->exec, fill
+ *	a->info.
+ * @attach, @detach: claim or give back the cores of @mask.
+ * @park_any: pto_exec_ops.park_any.
+ * @raise_irq: the AICPU interrupt on behalf of @core.
+ */
+struct aicore_dev {
+	int (*open)(struct aicore *a, const char *arg);
+	int (*attach)(struct aicore *a, const uint64_t *mask);
+	int (*detach)(struct aicore *a, const uint64_t *mask);
+	int (*park_any)(struct aicore *a, const uint64_t *mask,
+			int64_t deadline_ns, uint32_t *core);
+	int (*raise_irq)(struct aicore *a, uint32_t core);
+};
+
 /* The process: set up in main() before any core thread starts. */
 struct aicore {
-	int fd;
+	const struct aicore_dev *dev;
+	int fd;			/* pto.ko: the device file */
+	struct pto_udev *udev;	/* the user-mode device */
+	pid_t pid;
 	struct pto_info info;
 	struct pto_exec exec;
 	struct kcache kcache;
@@ -192,7 +220,7 @@ out_unlock:
 	return ret;
 }
 
-/* ---- The executor's device: pto.ko ------------------------------------------- */
+/* ---- The executor's device ------------------------------------------------- */
 
 static int aicore_kernel(struct pto_exec *ex, const PTO2DispatchPayload *p,
 			 uint32_t core, pto_kernel_entry_fn *fn)
@@ -206,25 +234,17 @@ static int aicore_park_any(struct pto_exec *ex, const uint64_t *mask,
 			   int64_t deadline_ns, uint32_t *core)
 {
 	struct aicore *a = ex->priv;
-	struct pto_core_wait_any w = {
-		.size = sizeof(w),
-		.timeout_ns = deadline_ns,
-	};
 
-	memcpy(w.mask, mask, sizeof(w.mask));
-	if (ioctl(a->fd, PTO_IOC_CORE_WAIT_ANY, &w))
-		return -errno;
-	*core = w.core;
-	return 0;
+	return a->dev->park_any(a, mask, deadline_ns, core);
 }
 
 static void aicore_raise_irq(struct pto_exec *ex, uint32_t core)
 {
 	struct aicore *a = ex->priv;
-	struct pto_raise_irq ri = { .size = sizeof(ri), .core = core };
+	int ret = a->dev->raise_irq(a, core);
 
-	if (ioctl(a->fd, PTO_IOC_RAISE_IRQ, &ri))
-		logm("core %u: RAISE_IRQ: %s", core, strerror(errno));
+	if (ret)
+		logm("core %u: RAISE_IRQ: %s", core, strerror(-ret));
 }
 
 static void aicore_log(struct pto_exec *ex, const char *msg)
@@ -242,11 +262,11 @@ static const struct pto_exec_ops aicore_exec_ops = {
 
 /* ---- Setup ------------------------------------------------------------------------- */
 
-static int parse_cores(const char *s, __u64 *mask, uint32_t nr_cores)
+static int parse_cores(const char *s, uint64_t *mask, uint32_t nr_cores)
 {
 	char *end;
 
-	memset(mask, 0, sizeof(__u64) * PTO_CORE_MASK_WORDS);
+	memset(mask, 0, sizeof(*mask) * PTO_CORE_MASK_WORDS);
 	if (!strcmp(s, "all")) {
 		for (uint32_t c = 0; c < nr_cores; c++)
 			mask[c / 64] |= 1ULL << (c % 64);
@@ -278,8 +298,18 @@ static int parse_cores(const char *s, __u64 *mask, uint32_t nr_cores)
 	return 0;
 }
 
-/* Open @dev as an EXECUTOR and map its register file and GM. */
-static int device_open(struct aicore *a, const char *dev)
+/* The device's register file at @regs and GM at @gm, in the executor. */
+static void exec_setup(struct aicore *a, void *regs, void *gm)
+{
+	pto_exec_init(&a->exec, regs, &aicore_exec_ops, a);
+	a->exec.gm.host = gm;
+	a->exec.gm.dev_base = a->info.gm_dev_base;
+	a->exec.gm.size = a->info.gm_size;
+}
+
+/* ---- pto.ko: /dev/ptoN, role EXECUTOR ----------------------------------------- */
+
+static int kdev_open(struct aicore *a, const char *dev)
 {
 	struct pto_set_role role = { .size = sizeof(role),
 				     .role = PTO_ROLE_EXECUTOR };
@@ -314,18 +344,122 @@ static int device_open(struct aicore *a, const char *dev)
 		logm("mmap: %s", strerror(errno));
 		return -errno;
 	}
-	pto_exec_init(&a->exec, regs, &aicore_exec_ops, a);
-	a->exec.gm.host = gm;
-	a->exec.gm.dev_base = a->info.gm_dev_base;
-	a->exec.gm.size = a->info.gm_size;
+	exec_setup(a, regs, gm);
 	return 0;
 }
+
+/* CORE_ATTACH / CORE_DETACH of @mask. */
+static int kdev_cores(struct aicore *a, unsigned long cmd, const uint64_t *mask)
+{
+	struct pto_cores c = { .size = sizeof(c) };
+
+	memcpy(c.mask, mask, sizeof(c.mask));
+	return ioctl(a->fd, cmd, &c) ? -errno : 0;
+}
+
+static int kdev_attach(struct aicore *a, const uint64_t *mask)
+{
+	return kdev_cores(a, PTO_IOC_CORE_ATTACH, mask);
+}
+
+static int kdev_detach(struct aicore *a, const uint64_t *mask)
+{
+	return kdev_cores(a, PTO_IOC_CORE_DETACH, mask);
+}
+
+static int kdev_park_any(struct aicore *a, const uint64_t *mask,
+			 int64_t deadline_ns, uint32_t *core)
+{
+	struct pto_core_wait_any w = {
+		.size = sizeof(w),
+		.timeout_ns = deadline_ns,
+	};
+
+	memcpy(w.mask, mask, sizeof(w.mask));
+	if (ioctl(a->fd, PTO_IOC_CORE_WAIT_ANY, &w))
+		return -errno;
+	*core = w.core;
+	return 0;
+}
+
+static int kdev_raise_irq(struct aicore *a, uint32_t core)
+{
+	struct pto_raise_irq ri = { .size = sizeof(ri), .core = core };
+
+	return ioctl(a->fd, PTO_IOC_RAISE_IRQ, &ri) ? -errno : 0;
+}
+
+static const struct aicore_dev kdev = {
+	.open = kdev_open,
+	.attach = kdev_attach,
+	.detach = kdev_detach,
+	.park_any = kdev_park_any,
+	.raise_irq = kdev_raise_irq,
+};
+
+/* ---- The user-mode device: -u REGS_FD,GM_FD from ptod ---------------------------- */
+
+static int udev_open(struct aicore *a, const char *arg)
+{
+	int regs_fd, gm_fd, ret;
+	char *end;
+
+	regs_fd = (int)strtol(arg, &end, 10);
+	gm_fd = *end == ',' ? (int)strtol(end + 1, &end, 10) : -1;
+	if (*end || regs_fd < 0 || gm_fd < 0) {
+		logm("-u %s: two descriptors, REGS_FD,GM_FD", arg);
+		return -EINVAL;
+	}
+	/* ptod's descriptors are of no use to a kernel we run */
+	fcntl(regs_fd, F_SETFD, FD_CLOEXEC);
+	fcntl(gm_fd, F_SETFD, FD_CLOEXEC);
+	ret = pto_udev_open_fds(regs_fd, gm_fd, &a->udev);
+	if (ret) {
+		logm("-u %s: not a user-mode device: %s", arg, strerror(-ret));
+		return ret;
+	}
+	a->info = a->udev->info;
+	exec_setup(a, a->udev->regs, a->udev->gm);
+	return 0;
+}
+
+static int udev_attach(struct aicore *a, const uint64_t *mask)
+{
+	return pto_udev_attach(a->udev, a->pid, mask);
+}
+
+static int udev_detach(struct aicore *a, const uint64_t *mask)
+{
+	return pto_udev_detach(a->udev, a->pid, mask);
+}
+
+static int udev_park_any(struct aicore *a, const uint64_t *mask,
+			 int64_t deadline_ns, uint32_t *core)
+{
+	return pto_udev_park_any(a->udev, a->pid, mask, deadline_ns, core);
+}
+
+static int udev_raise_irq(struct aicore *a, uint32_t core)
+{
+	(void)core;
+	pto_udev_irq_raise(a->udev);
+	return 0;
+}
+
+static const struct aicore_dev udev = {
+	.open = udev_open,
+	.attach = udev_attach,
+	.detach = udev_detach,
+	.park_any = udev_park_any,
+	.raise_irq = udev_raise_irq,
+};
 
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: pto-aicore [-d DEVICE] [-c all|LIST] [-w WORKERS] [-s SPINS]\n"
-		"                  [-t SPIN_NS] [-r READY_FD] [-v]\n"
+		"usage: pto-aicore [-d DEVICE | -u REGS_FD,GM_FD] [-c all|LIST]\n"
+		"                  [-w WORKERS] [-s SPINS] [-t SPIN_NS] [-r READY_FD] [-v]\n"
+		"  -u      the user-mode device ptod created: its two memfds, inherited\n"
 		"  -w      host threads running the cores (default: PTO_AICORE_WORKERS,\n"
 		"          else the host's CPUs); more start only while dispatches\n"
 		"          wait on kernels that do not finish\n"
@@ -349,8 +483,8 @@ static long workers_arg(const char *w)
 }
 
 /* Run the attached cores until they stop; 0 or -errno. */
-static int run_cores(struct aicore *a, const struct pto_cores *cores,
-		     uint32_t workers, int ready_fd)
+static int run_cores(struct aicore *a, const uint64_t *cores, uint32_t workers,
+		     int ready_fd)
 {
 	struct pto_exec_pool_config pc = { .workers = workers,
 					   .name = "aicore" };
@@ -358,7 +492,7 @@ static int run_cores(struct aicore *a, const struct pto_cores *cores,
 	struct pto_exec_pool *pool;
 	int ret;
 
-	memcpy(pc.cores, cores->mask, sizeof(pc.cores));
+	memcpy(pc.cores, cores, sizeof(pc.cores));
 	ret = pto_exec_pool_start(&a->exec, &pc, &pool);
 	if (ret) {
 		logm("cannot start the core threads: %s", strerror(-ret));
@@ -384,16 +518,17 @@ static int run_cores(struct aicore *a, const struct pto_cores *cores,
 int main(int argc, char **argv)
 {
 	const char *dev = "/dev/pto0", *cores_arg = "all", *workers = NULL;
-	struct pto_cores cores = { .size = sizeof(cores) };
-	struct aicore a = { .fd = -1 };
+	uint64_t cores[PTO_CORE_MASK_WORDS];
+	struct aicore a = { .fd = -1, .dev = &kdev };
 	uint32_t spins = PTO_EXEC_SPINS;
 	int64_t spin_ns = PTO_EXEC_SPIN_NS;
-	int opt, ready_fd = -1;
+	int opt, ready_fd = -1, ret;
 	long nworkers;
 
-	while ((opt = getopt(argc, argv, "d:c:w:s:t:r:vh")) != -1) {
+	while ((opt = getopt(argc, argv, "d:u:c:w:s:t:r:vh")) != -1) {
 		switch (opt) {
-		case 'd': dev = optarg; break;
+		case 'd': dev = optarg; a.dev = &kdev; break;
+		case 'u': dev = optarg; a.dev = &udev; break;
 		case 'c': cores_arg = optarg; break;
 		case 'w': workers = optarg; break;
 		case 's': spins = (uint32_t)strtoul(optarg, NULL, 0); break;
@@ -414,24 +549,27 @@ int main(int argc, char **argv)
 	prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
 	pthread_mutex_init(&a.kcache.lock, NULL);
 
-	if (device_open(&a, dev))
+	a.pid = getpid();
+	if (a.dev->open(&a, dev))
 		return 1;
 	a.exec.spins = spins;
 	a.exec.spin_ns = spin_ns;
-	if (parse_cores(cores_arg, cores.mask, a.info.nr_cores)) {
+	if (parse_cores(cores_arg, cores, a.info.nr_cores)) {
 		logm("bad core list '%s' (device has %u cores)", cores_arg,
 		     a.info.nr_cores);
 		return 2;
 	}
-	if (ioctl(a.fd, PTO_IOC_CORE_ATTACH, &cores)) {
-		logm("CORE_ATTACH: %s", strerror(errno));
+	ret = a.dev->attach(&a, cores);
+	if (ret) {
+		logm("CORE_ATTACH: %s", strerror(-ret));
 		return 1;
 	}
-	if (run_cores(&a, &cores, (uint32_t)nworkers, ready_fd))
+	if (run_cores(&a, cores, (uint32_t)nworkers, ready_fd))
 		return 1;	/* the device marks the cores DEAD: ptod restarts us */
 	/* clean exit: detach so that the cores go OFFLINE, not DEAD */
-	if (ioctl(a.fd, PTO_IOC_CORE_DETACH, &cores))
-		logm("CORE_DETACH: %s", strerror(errno));
+	ret = a.dev->detach(&a, cores);
+	if (ret)
+		logm("CORE_DETACH: %s", strerror(-ret));
 	if (a.verbose)
 		logm("exit");
 	return 0;

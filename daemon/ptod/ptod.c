@@ -9,10 +9,13 @@
  * and heap ring) the daemon allocates in GM, and a runner thread that
  * replays the client's submission stream into it (ptod_runner.c).
  *
- * usage: ptod [-d DEVICE] [-s SOCKET] [-a PTO_AICORE] [-w TASK_WINDOW]
+ * usage: ptod [-d DEVICE|user] [-s SOCKET] [-a PTO_AICORE] [-w TASK_WINDOW]
  *             [-H HEAP_BYTES] [-S AICORE_SPINS] [-x UID=CTX]... [-R FILE]
  *             [-m MODE] [-g GROUP] [-u UID]... [-c CONNS] [-C CONNS]
  *             [-Q BYTES] [-T MS] [-q MIB] [-v]
+ *
+ * DEVICE is pto.ko's /dev/ptoN (default /dev/pto0), or "user": a
+ * user-mode device that ptod creates and runs itself (ptod_udev.c).
  *
  * The socket path is -s, else $PTO_SOCKET, else /run/pto/ptod.sock.
  * See Documentation/runtime.rst.
@@ -32,8 +35,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -41,7 +42,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <pto-private/devinfo.h>
+#include <pto-private/fdpass.h>
 #include <pto-private/profile.h>
 
 #include "ptod.h"
@@ -80,10 +81,8 @@ static void pto2_log_cb(void *ctx, int level, const char *msg)
 
 /* ---- Messages ------------------------------------------------------------------ */
 
-static void reply(struct client *c, int status, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
 
-static void reply(struct client *c, int status, const char *fmt, ...)
+void ptod_reply(struct client *c, int status, const char *fmt, ...)
 {
 	struct pto_msg m;
 	va_list ap;
@@ -128,104 +127,22 @@ static void timer_arm(struct ptod *d, const struct timeval *tv)
 		ptod_log(PTOD_LOG_ERR, "libevent: cannot arm the executor timer");
 }
 
-/* ---- Device backend of the pto2 runtimes ------------------------------------ */
-
-int ptod_kick(void *ctx, uint32_t core)
-{
-	struct ptod *d = ctx;
-	struct pto_cores k;
-
-	memset(&k, 0, sizeof(k));
-	k.size = sizeof(k);
-	k.mask[core / 64] = 1ULL << (core % 64);
-	return ioctl(d->dev_fd, PTO_IOC_KICK, &k) ? -errno : 0;
-}
-
-static uint32_t dev_irq_count(void *ctx)
-{
-	struct ptod *d = ctx;
-	return reg_load_acquire(&pto_regs_info(d->regs)->irq_count);
-}
-
-static int dev_irq_wait(void *ctx, uint32_t *count, int64_t deadline_ns)
-{
-	struct ptod *d = ctx;
-	struct pto_irq_wait w;
-
-	memset(&w, 0, sizeof(w));
-	w.size = sizeof(w);
-	w.count = *count;
-	w.timeout_ns = deadline_ns;
-	if (ioctl(d->dev_fd, PTO_IOC_IRQ_WAIT, &w)) {
-		*count = dev_irq_count(d);
-		return -errno;
-	}
-	*count = w.count;
-	return 0;
-}
+/* ---- The device ------------------------------------------------------------ */
 
 static int open_device(struct ptod *d)
 {
-	struct pto_set_role role = { .size = sizeof(role),
-				     .role = PTO_ROLE_AICPU };
-	struct stat st;
-	void *gm;
 	int ret;
 
-	d->dev_fd = open(d->dev_path, O_RDWR | O_CLOEXEC);
-	if (d->dev_fd < 0) {
-		ptod_log(PTOD_LOG_ERR, "open %s: %m", d->dev_path);
-		return -errno;
-	}
-	if (fstat(d->dev_fd, &st))
-		return -errno;
-	d->dev_rdev = st.st_rdev;
-	ret = pto_dev_get_info(d->dev_fd, &d->info);
-	if (ret == -EPROTO) {
-		ptod_log(PTOD_LOG_ERR,
-			 "%s: pto.ko speaks ABI %u.%u, ptod was built for %u.x",
-			 d->dev_path, d->info.abi_version >> 16,
-			 d->info.abi_version & 0xffff, PTO_ABI_MAJOR);
-		return ret;
-	}
-	if (ret) {
-		ptod_log(PTOD_LOG_ERR, "GET_INFO: %s", strerror(-ret));
-		return ret;
-	}
-	if (ioctl(d->dev_fd, PTO_IOC_SET_ROLE, &role)) {
-		ptod_log(PTOD_LOG_ERR, "%s: cannot become the AICPU: %m%s",
-			 d->dev_path,
-			 errno == EBUSY ? " (another ptod is running?)" :
-			 errno == EPERM ? " (it needs CAP_SYS_ADMIN)" : "");
-		return -errno;
-	}
-	d->regs = mmap(NULL, d->info.regs_size, PROT_READ | PROT_WRITE,
-		       MAP_SHARED, d->dev_fd, (off_t)d->info.regs_mmap_offset);
-	if (d->regs == MAP_FAILED) {
-		ptod_log(PTOD_LOG_ERR, "mmap registers: %m");
-		return -errno;
-	}
-	gm = mmap(NULL, d->info.gm_size, PROT_READ | PROT_WRITE, MAP_SHARED,
-		  d->dev_fd, (off_t)d->info.gm_mmap_offset);
-	if (gm == MAP_FAILED) {
-		ptod_log(PTOD_LOG_ERR, "mmap GM: %m");
-		return -errno;
-	}
-	d->gm.host = gm;
-	d->gm.dev_base = d->info.gm_dev_base;
-	d->gm.size = d->info.gm_size;
 	memset(&d->pdev, 0, sizeof(d->pdev));
+	ret = d->ops->open(d);
+	if (ret)
+		return ret;
 	d->pdev.regs = d->regs;
 	d->pdev.nr_aic = d->info.nr_aic;
 	d->pdev.nr_aiv = d->info.nr_aiv;
-	d->pdev.ctx = d;
-	d->pdev.kick = ptod_kick;
-	d->pdev.irq_count = dev_irq_count;
-	d->pdev.irq_wait = dev_irq_wait;
-	d->pdev.irq_wake = NULL;	/* schedulers sleep bounded instead */
 	ptod_log(PTOD_LOG_INFO,
-		 "%s: AICPU of %u AIC + %u AIV cores, %" PRIu64 " MiB GM",
-		 d->dev_path, d->info.nr_aic, d->info.nr_aiv,
+		 "%s (%s): AICPU of %u AIC + %u AIV cores, %" PRIu64 " MiB GM",
+		 d->dev_path, d->ops->name, d->info.nr_aic, d->info.nr_aiv,
 		 (uint64_t)d->info.gm_size >> 20);
 	return 0;
 }
@@ -323,10 +240,14 @@ static int spawn_executor(struct ptod *d)
 
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
-		fcntl(pfd[1], F_SETFD, 0);	/* keep it across exec */
-		execl(d->aicore_path, "pto-aicore", "-d", d->dev_path, "-r",
-		      fdarg, "-s", spins, d->verbose ? "-v" : (char *)NULL,
-		      (char *)NULL);
+		/* keep them across exec */
+		fcntl(pfd[1], F_SETFD, 0);
+		for (i = 0; i < 2; i++)
+			if (d->exec_fds[i] >= 0)
+				fcntl(d->exec_fds[i], F_SETFD, 0);
+		execl(d->aicore_path, "pto-aicore", d->exec_opt, d->exec_arg,
+		      "-r", fdarg, "-s", spins,
+		      d->verbose ? "-v" : (char *)NULL, (char *)NULL);
 		fprintf(stderr, "ptod: exec %s: %m\n", d->aicore_path);
 		_exit(127);
 	}
@@ -456,6 +377,7 @@ static void on_sigchld(struct ptod *d)
 				 "pto-aicore (pid %d) exited with status %d",
 				 (int)pid, WEXITSTATUS(status));
 		ptod_log(PTOD_LOG_ERR, "%s", d->exec_death);
+		d->ops->exec_gone(d, pid);
 		d->exec_pid = 0;
 		d->exec_dead_since = pto_mono_ns();
 		set_exec_ready(d, false);
@@ -476,21 +398,17 @@ static void on_sigchld(struct ptod *d)
 static void stop_executor(struct ptod *d)
 {
 	int64_t deadline = pto_mono_ns() + 3000000000LL;
-	struct pto_cores k;
 	uint32_t i;
 
 	if (d->exec_pid <= 0)
 		return;
-	memset(&k, 0, sizeof(k));
-	k.size = sizeof(k);
-	for (i = 0; i < d->info.nr_cores; i++) {
+	for (i = 0; i < d->info.nr_cores; i++)
 		reg_store_release(&ptod_core(d, i)->data_main_base,
 				  PTO_DMB_EXIT);
-		k.mask[i / 64] |= 1ULL << (i % 64);
-	}
 	atomic_thread_fence(memory_order_seq_cst);
-	if (ioctl(d->dev_fd, PTO_IOC_KICK, &k))
-		ptod_log(PTOD_LOG_WARN, "KICK: %m");
+	for (i = 0; i < d->info.nr_cores; i++)
+		if (d->pdev.kick(d, i))
+			ptod_log(PTOD_LOG_WARN, "KICK %u: %m", i);
 	while (pto_mono_ns() < deadline) {
 		if (waitpid(d->exec_pid, NULL, WNOHANG) == d->exec_pid) {
 			d->exec_pid = 0;
@@ -540,18 +458,15 @@ static void client_destroy(struct client *c)
 	/* no run of it is left: nothing touches its buffers any more */
 	ptod_pins_free(d, &c->run_pins);
 	ptod_pins_free(d, &c->life_pins);
-	if (c->rt_handle) {
-		struct pto_gm_free f = { .size = sizeof(f),
-					 .handle = c->rt_handle };
-
-		if (ioctl(d->dev_fd, PTO_IOC_GM_FREE, &f))
-			ptod_log(PTOD_LOG_ERR, "client %u: GM_FREE: %m", c->id);
-	}
+	if (c->rt_handle)
+		d->ops->gm_free(d, c->rt_handle);
 	if (c->ev_read)
 		event_free(c->ev_read);
+	/* the client's buffers die with its file */
+	d->ops->client_release(c);
 	ptod_client_fini(c);
 	if (c->cfd >= 0)
-		close(c->cfd);	/* the client's buffers die with its file */
+		close(c->cfd);
 	if (c->efd >= 0)
 		close(c->efd);
 	close(c->sock);
@@ -605,40 +520,39 @@ static int hello_check(struct client *c, const struct pto_msg_hello *h,
 		       int fd)
 {
 	struct ptod *d = c->d;
-	struct stat st;
 
 	if (fd < 0) {
-		reply(c, -EBADF, "hello without the client's device file");
+		ptod_reply(c, -EBADF, "hello without the client's device file");
 		return -EBADF;
 	}
 	c->cfd = fd;
 	if (h->wire_version != PTO_WIRE_VERSION) {
-		reply(c, -EPROTO, "protocol version %u, ptod speaks %u",
+		ptod_reply(c, -EPROTO, "protocol version %u, ptod speaks %u",
 		      h->wire_version, PTO_WIRE_VERSION);
 		return -EPROTO;
 	}
-	if (fstat(fd, &st) || !S_ISCHR(st.st_mode) || st.st_rdev != d->dev_rdev) {
-		reply(c, -ENODEV, "the file passed is not %s", d->dev_path);
+	if (d->ops->client_file(c, fd)) {
+		ptod_reply(c, -ENODEV, "the file passed is not a file of %s",
+			   d->dev_path);
 		return -ENODEV;
 	}
 	/* pinned: ptod writes it for as long as the client lives */
 	if (!h->stream_len ||
-	    ptod_pin_range(d, &c->life_pins, fd, h->stream_addr,
-			   h->stream_len)) {
-		reply(c, -EACCES,
+	    ptod_pin_range(c, &c->life_pins, h->stream_addr, h->stream_len)) {
+		ptod_reply(c, -EACCES,
 		      "the stream buffer is not a GM buffer of the client's file");
 		return -EACCES;
 	}
 	c->sh = ptod_gm(d, h->stream_addr, h->stream_len);
 	if (!c->sh || h->stream_len < PTO_STREAM_HDR_SIZE + 4096 ||
 	    c->sh->magic != PTO_STREAM_MAGIC) {
-		reply(c, -EINVAL, "bad stream buffer");
+		ptod_reply(c, -EINVAL, "bad stream buffer");
 		return -EINVAL;
 	}
 	c->ssize = c->sh->data_size;
 	if (c->ssize < 4096 || (c->ssize & (c->ssize - 1)) ||
 	    c->ssize > h->stream_len - PTO_STREAM_HDR_SIZE) {
-		reply(c, -EINVAL, "bad stream size %u", c->ssize);
+		ptod_reply(c, -EINVAL, "bad stream size %u", c->ssize);
 		return -EINVAL;
 	}
 	c->sdata = (uint8_t *)c->sh + PTO_STREAM_HDR_SIZE;
@@ -660,7 +574,7 @@ static int hello_config(struct client *c, struct pto_msg_hello *h)
 		h->env[i][PTO_HELLO_ENV_LEN - 1] = 0;
 	if (pto2_config_from_getenv(&c->cfg, hello_getenv, h, err,
 				    sizeof(err))) {
-		reply(c, -EINVAL, "%s", err);
+		ptod_reply(c, -EINVAL, "%s", err);
 		return -EINVAL;
 	}
 	c->cfg.kernel_addrs = c->kaddrs;
@@ -668,7 +582,7 @@ static int hello_config(struct client *c, struct pto_msg_hello *h)
 	c->cfg.log = pto2_log_cb;
 	c->cfg.log_ctx = c;
 	if (pto2_config_validate(&c->cfg, err, sizeof(err))) {
-		reply(c, -EINVAL, "%s", err);
+		ptod_reply(c, -EINVAL, "%s", err);
 		return -EINVAL;
 	}
 	return 0;
@@ -689,26 +603,22 @@ static uint32_t ctx_of_uid(const struct ptod *d, uid_t uid)
 static int hello_runtime(struct client *c)
 {
 	struct ptod *d = c->d;
-	struct pto_gm_alloc ga = { .size = sizeof(ga) };
 	int ret;
 
 	c->rt_size = pto2_runtime_mem_size(&c->cfg, d->info.nr_cores);
-	ga.len = c->rt_size;
-	if (ioctl(d->dev_fd, PTO_IOC_GM_ALLOC, &ga)) {
-		ret = -errno;
-		reply(c, ret,
+	ret = d->ops->gm_alloc(d, c->rt_size, &c->rt_handle, &c->rt_dev);
+	if (ret) {
+		ptod_reply(c, ret,
 		      "cannot allocate %zu bytes of GM for the runtime (task window %u, heap %" PRIu64 "): %s",
 		      c->rt_size, c->cfg.task_window, c->cfg.heap_size,
 		      strerror(-ret));
 		return ret;
 	}
-	c->rt_handle = ga.handle;
-	c->rt_dev = ga.dev_addr;
 	ret = pto2_runtime_create(&d->pdev, &c->cfg,
 				  ptod_gm(d, c->rt_dev, c->rt_size), c->rt_dev,
 				  c->rt_size, &c->rt);
 	if (ret) {
-		reply(c, ret, "cannot create the runtime: %s", strerror(-ret));
+		ptod_reply(c, ret, "cannot create the runtime: %s", strerror(-ret));
 		return ret;
 	}
 	ret = pto2_runtime_set_context(c->rt, ctx_of_uid(d, c->uid));
@@ -731,12 +641,12 @@ static int hello_start(struct client *c)
 	c->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (c->efd < 0) {
 		ret = -errno;
-		reply(c, ret, "eventfd: %s", strerror(-ret));
+		ptod_reply(c, ret, "eventfd: %s", strerror(-ret));
 		return ret;
 	}
 	ret = -pthread_create(&c->runner, NULL, ptod_runner_main, c);
 	if (ret) {
-		reply(c, ret, "cannot start the runner thread: %s",
+		ptod_reply(c, ret, "cannot start the runner thread: %s",
 		      strerror(-ret));
 		return ret;
 	}
@@ -754,7 +664,7 @@ static int handle_hello(struct client *c, struct pto_msg *m, int fd)
 	if (c->hello_done) {
 		if (fd >= 0)
 			close(fd);
-		reply(c, -EALREADY, "hello already done");
+		ptod_reply(c, -EALREADY, "hello already done");
 		return 0;
 	}
 	ret = hello_check(c, &m->u.hello, fd);
@@ -788,14 +698,14 @@ static void handle_kreg(struct client *c, struct pto_msg *m)
 	struct pto_kblob_hdr *h;
 
 	if (k->func_id < 0 || k->func_id >= PTOD_MAX_FUNC) {
-		reply(c, -EINVAL, "kernel id %d out of range 0..%d", k->func_id,
+		ptod_reply(c, -EINVAL, "kernel id %d out of range 0..%d", k->func_id,
 		      PTOD_MAX_FUNC - 1);
 		return;
 	}
 	if (k->core_type != PTO2_WORKER_CUBE &&
 	    k->core_type != PTO2_WORKER_VECTOR &&
 	    k->core_type != PTO2_WORKER_MIXED) {
-		reply(c, -EINVAL, "kernel %d: bad core type %d", k->func_id,
+		ptod_reply(c, -EINVAL, "kernel %d: bad core type %d", k->func_id,
 		      k->core_type);
 		return;
 	}
@@ -804,24 +714,24 @@ static void handle_kreg(struct client *c, struct pto_msg *m)
 
 		pto_caps_format(k->required_caps & ~c->d->info.caps, need,
 				sizeof(need));
-		reply(c, -EOPNOTSUPP,
+		ptod_reply(c, -EOPNOTSUPP,
 		      "kernel %d needs %s, which the %s profile of this device lacks",
 		      k->func_id, need, pto_profile_name(c->d->info.profile));
 		return;
 	}
 	/* pinned for the client's life: cores run it until the client goes */
 	h = ptod_gm(c->d, k->blob_addr, PTO_KBLOB_HDR_SIZE);
-	if (!h || ptod_pin_range(c->d, &c->life_pins, c->cfd, k->blob_addr,
+	if (!h || ptod_pin_range(c, &c->life_pins, k->blob_addr,
 				 PTO_KBLOB_HDR_SIZE)) {
-		reply(c, -EACCES, "kernel %d: blob address 0x%" PRIx64 " is not in a GM buffer of this client",
+		ptod_reply(c, -EACCES, "kernel %d: blob address 0x%" PRIx64 " is not in a GM buffer of this client",
 		      k->func_id, k->blob_addr);
 		return;
 	}
 	if (h->magic != PTO_KBLOB_MAGIC || !h->size ||
 	    h->size > PTO_KBLOB_MAX_SIZE ||
-	    ptod_pin_range(c->d, &c->life_pins, c->cfd, k->blob_addr,
+	    ptod_pin_range(c, &c->life_pins, k->blob_addr,
 			   PTO_KBLOB_HDR_SIZE + h->size)) {
-		reply(c, -ENOEXEC, "kernel %d: no valid kernel blob at 0x%" PRIx64,
+		ptod_reply(c, -ENOEXEC, "kernel %d: no valid kernel blob at 0x%" PRIx64,
 		      k->func_id, k->blob_addr);
 		return;
 	}
@@ -833,7 +743,7 @@ static void handle_kreg(struct client *c, struct pto_msg *m)
 		 c->id, k->func_id,
 		 k->core_type == PTO2_WORKER_CUBE ? "AIC" :
 		 k->core_type == PTO2_WORKER_VECTOR ? "AIV" : "AIC+AIV", h->size);
-	reply(c, 0, NULL);
+	ptod_reply(c, 0, NULL);
 }
 
 /*
@@ -843,38 +753,18 @@ static void handle_kreg(struct client *c, struct pto_msg *m)
  */
 static ssize_t recv_msg(int fd, struct pto_msg *m, int *passed)
 {
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} cm;
 	struct iovec iov = { m, sizeof(*m) };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
-			     .msg_control = cm.buf,
-			     .msg_controllen = sizeof(cm.buf) };
-	struct cmsghdr *ch;
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	union pto_fd_cmsg cm;
 	ssize_t n;
 
 	*passed = -1;
 	memset(m, 0, sizeof(*m));
+	pto_msg_want_fds(&mh, &cm);
 	n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
 	if (n < 0)
 		return errno == EINTR ? -EAGAIN : -errno;
-	for (ch = CMSG_FIRSTHDR(&mh); ch; ch = CMSG_NXTHDR(&mh, ch)) {
-		int k, nfd;
-
-		if (ch->cmsg_level != SOL_SOCKET || ch->cmsg_type != SCM_RIGHTS)
-			continue;
-		nfd = (int)((ch->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-		for (k = 0; k < nfd; k++) {
-			int f;
-
-			memcpy(&f, CMSG_DATA(ch) + k * sizeof(int), sizeof(f));
-			if (*passed < 0)
-				*passed = f;
-			else
-				close(f);
-		}
-	}
+	pto_msg_take_fds(&mh, passed, 1);
 	m->text[sizeof(m->text) - 1] = 0;
 	return n;
 }
@@ -891,6 +781,23 @@ static void client_gone(struct client *c)
 		client_destroy(c);
 }
 
+/*
+ * A connection of a user the device does not serve: one clear reply to
+ * its first message, then it is closed (replying at once would race with
+ * the client's first send).
+ */
+static void refuse_peer(struct client *c)
+{
+	c->refused = true;
+	ptod_reply(c, -EACCES,
+		   "ptod's %s device serves only its own user (uid %u) and root; uid %u is refused (see Documentation/user-device.rst)",
+		   c->d->ops->name, (unsigned int)geteuid(),
+		   (unsigned int)c->uid);
+	event_del(c->ev_read);
+	event_del(c->ev_write);
+	client_destroy(c);
+}
+
 /* A message after hello. */
 static void handle_msg(struct client *c, struct pto_msg *m)
 {
@@ -905,10 +812,10 @@ static void handle_msg(struct client *c, struct pto_msg *m)
 			ptod_log(PTOD_LOG_ERR, "eventfd: %m");
 		break;
 	case PTO_MSG_PING:
-		reply(c, 0, NULL);
+		ptod_reply(c, 0, NULL);
 		break;
 	default:
-		reply(c, -EOPNOTSUPP, "unknown message %u", m->type);
+		ptod_reply(c, -EOPNOTSUPP, "unknown message %u", m->type);
 		break;
 	}
 }
@@ -936,10 +843,22 @@ static void on_client_read(evutil_socket_t fd, short what, void *arg)
 		client_gone(c);
 		return;
 	}
+	if (!c->refused && !c->d->ops->peer_ok(c->d, c->uid)) {
+		if (passed >= 0)
+			close(passed);
+		refuse_peer(c);
+		return;
+	}
 	if ((size_t)n < offsetof(struct pto_msg, text)) {
 		if (passed >= 0)
 			close(passed);
-		reply(c, -EPROTO, "short message");
+		ptod_reply(c, -EPROTO, "short message");
+		return;
+	}
+	if (m.type >= PTO_MSG_DEV_OPEN && m.type <= PTO_MSG_HWS_CONFIG) {
+		if (passed >= 0)
+			close(passed);
+		c->d->ops->message(c, &m);
 		return;
 	}
 	if (m.type == PTO_MSG_HELLO) {
@@ -954,7 +873,7 @@ static void on_client_read(evutil_socket_t fd, short what, void *arg)
 	if (passed >= 0)
 		close(passed);
 	if (!c->hello_done) {
-		reply(c, -EPROTO, "hello first");
+		ptod_reply(c, -EPROTO, "hello first");
 		return;
 	}
 	handle_msg(c, &m);
@@ -1118,7 +1037,7 @@ static void sd_notify_ready(void)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: ptod [-d DEVICE] [-s SOCKET] [-a PTO_AICORE] [-w TASK_WINDOW]\n"
+		"usage: ptod [-d DEVICE|user] [-s SOCKET] [-a PTO_AICORE] [-w TASK_WINDOW]\n"
 		"            [-H HEAP_BYTES] [-S AICORE_SPINS] [-x UID=CTX]... [-R FILE]\n"
 		"            [-m MODE] [-g GROUP] [-u UID]... [-c CONNS] [-C CONNS]\n"
 		"            [-Q BYTES] [-T MS] [-q MIB] [-v]\n"
@@ -1133,6 +1052,8 @@ static void usage(void)
 		"  -T MS       a client that takes none of its queued replies for MS\n"
 		"              is dropped (default %d)\n"
 		"  -q MIB      GM each user but root may hold (default: no limit)\n"
+		"  -d user     a user-mode device ptod creates (no pto.ko): PTO_USER_NR_AIC\n"
+		"              (24), PTO_USER_GM_MB (256), PTO_USER_PROFILE (a2a3) size it\n"
 		"  -R FILE     append every client's completed runs to FILE as DAGs\n"
 		"              that pto-hws-sim replays (measured costs, producers)\n"
 		"  -x UID=CTX  the tasks of user UID's clients use HWS context CTX\n"
@@ -1182,6 +1103,7 @@ static int parse_args(struct ptod *d, int argc, char **argv)
 	int opt, ret;
 
 	d->dev_path = "/dev/pto0";
+	d->ops = &ptod_kdev_ops;
 	d->sock_path = getenv("PTO_SOCKET") ? getenv("PTO_SOCKET") :
 		       PTO_DEFAULT_SOCKET;
 	default_aicore(d->aicore_buf, sizeof(d->aicore_buf));
@@ -1200,7 +1122,11 @@ static int parse_args(struct ptod *d, int argc, char **argv)
 		if (!ret)
 			continue;
 		switch (opt) {
-		case 'd': d->dev_path = optarg; break;
+		case 'd':
+			d->dev_path = optarg;
+			d->ops = strcmp(optarg, PTO_DEVICE_USER) ?
+				 &ptod_kdev_ops : &ptod_udev_ops;
+			break;
 		case 's': d->sock_path = optarg; break;
 		case 'a': d->aicore_path = optarg; break;
 		case 'w': d->def_task_window = (uint32_t)strtoul(optarg, NULL, 0); break;
@@ -1296,6 +1222,7 @@ int main(int argc, char **argv)
 	d->exec_ready_fd = -1;
 	d->fin_efd = -1;
 	d->dev_fd = -1;
+	d->exec_fds[0] = d->exec_fds[1] = -1;
 	if (parse_args(d, argc, argv))
 		return 2;
 	setvbuf(stderr, NULL, _IOLBF, 0);
@@ -1324,8 +1251,7 @@ out:
 	stop_executor(d);
 	pto2_engine_destroy(d->engine);
 	loop_teardown(d);
-	if (d->dev_fd >= 0)
-		close(d->dev_fd);
+	d->ops->close(d);
 	if (d->rec_file && fclose(d->rec_file))
 		ptod_log(PTOD_LOG_ERR, "-R %s: %m", d->rec_path);
 	ptod_log(PTOD_LOG_INFO, "exit");

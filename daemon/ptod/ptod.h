@@ -50,11 +50,62 @@
 #define PTOD_WARN_MAX		20	/* error replies logged per client */
 
 struct ptod;
+struct client;
+struct ptod_pin;
+struct ptod_ufile;
+
+/**
+ * struct ptod_dev_ops - the device ptod is the AICPU of.
+ * @name: for messages.
+ * @open: take the AICPU role (or create the device), map the register
+ *	file and GM, fill d->info, d->regs, d->gm and d->pdev, and how
+ *	pto-aicore is to reach the device (d->exec_opt, d->exec_arg,
+ *	d->exec_fds).
+ * @close: give the device up (after the executor stopped).
+ * @gm_alloc: GM for a client's runtime, owned by ptod.
+ * @gm_free: give it back.
+ * @client_file: at hello: is @fd a client file of this device? If so
+ *	the client keeps it (c->cfd) and what it refers to; 0 or -ENODEV.
+ * @client_release: the client goes: drop what @client_file and @message
+ *	took.
+ * @pin: GM_PIN [@addr, @addr + @len) of the client's file (any thread):
+ *	the buffer that holds it into @out (range and pin id); -ENOENT if
+ *	none, or -errno. On pto.ko the pin keeps the buffer's memory from
+ *	anyone else until @unpin; the user-mode device only checks the
+ *	range (user-device.rst).
+ * @unpin: drop pin @id.
+ * @exec_gone: the executor @pid is gone (reaped): pto.ko has marked its
+ *	cores DEAD and raised the interrupt already; the user-mode device
+ *	does it here.
+ * @message: a device message (PTO_MSG_DEV_OPEN ... HWS_CONFIG, wire.h):
+ *	handle it and reply.
+ * @peer_ok: may a connection of user @uid talk to ptod at all?
+ */
+struct ptod_dev_ops {
+	const char *name;
+	int (*open)(struct ptod *d);
+	void (*close)(struct ptod *d);
+	int (*gm_alloc)(struct ptod *d, uint64_t len, uint32_t *handle,
+			uint64_t *dev_addr);
+	void (*gm_free)(struct ptod *d, uint32_t handle);
+	int (*client_file)(struct client *c, int fd);
+	void (*client_release)(struct client *c);
+	int (*pin)(struct client *c, uint64_t addr, uint64_t len,
+		   struct ptod_pin *out);
+	void (*unpin)(struct ptod *d, uint32_t id);
+	void (*exec_gone)(struct ptod *d, pid_t pid);
+	void (*message)(struct client *c, struct pto_msg *m);
+	bool (*peer_ok)(struct ptod *d, uid_t uid);
+};
+
+/* ptod_kdev.c: pto.ko, /dev/ptoN; ptod_udev.c: the user-mode device */
+extern const struct ptod_dev_ops ptod_kdev_ops;
+extern const struct ptod_dev_ops ptod_udev_ops;
 
 /* One pinned buffer of a client (ptod_pins.c). */
 struct ptod_pin {
 	uint64_t start, end;		/* the buffer's device range */
-	uint32_t id;			/* GM_PIN id on the AICPU file */
+	uint32_t id;			/* the device's pin id (ops->pin) */
 };
 
 /* Pins of distinct buffers, sorted by start; one thread uses a set. */
@@ -71,9 +122,14 @@ struct client {
 	struct event *ev_read;
 	pid_t pid;
 	uid_t uid;
-	int cfd;			/* the client's /dev/ptoN file */
+	int cfd;			/* the client's device file */
 	bool hello_done;
 	uint32_t nr_warned;		/* error replies logged (main thread) */
+	bool refused;			/* its user may not use the device */
+	/* the user-mode device (main thread): the file the hello named,
+	 * and the one this connection opened (DEV_OPEN) */
+	struct ptod_ufile *uf;
+	struct ptod_ufile *own;
 
 	/*
 	 * The client's buffers ptod touches for the client's life: the
@@ -168,8 +224,13 @@ struct ptod {
 	int64_t start_ns;		/* the recordings' time 0 */
 
 	/* device, AICPU role: set up before any thread starts */
-	int dev_fd;
+	const struct ptod_dev_ops *ops;
+	int dev_fd;			/* pto.ko: the AICPU's file */
 	dev_t dev_rdev;
+	struct ptod_udev *udev;		/* the user-mode device */
+	const char *exec_opt;		/* pto-aicore's device option... */
+	char exec_arg[64];		/* ...its argument... */
+	int exec_fds[2];		/* ...and descriptors it inherits */
 	struct pto_info info;
 	void *regs;			/* the register file */
 	struct pto_gm_map gm;		/* all of GM */
@@ -216,6 +277,8 @@ struct ptod {
 /* ptod.c */
 __attribute__((format(printf, 2, 3)))
 void ptod_log(int level, const char *fmt, ...);
+__attribute__((format(printf, 3, 4)))
+void ptod_reply(struct client *c, int status, const char *fmt, ...);
 static inline struct pto_core_regs *ptod_core(struct ptod *d, uint32_t c)
 {
 	return pto_regs_core(d->regs, c);
@@ -224,10 +287,12 @@ static inline void *ptod_gm(struct ptod *d, uint64_t dev, uint64_t len)
 {
 	return pto_gm_ptr(&d->gm, dev, len);
 }
-int ptod_kick(void *ctx, uint32_t core);
 /* ptod_client.c */
 struct ucred;
 int ptod_send(struct client *c, struct pto_msg *m);
+/* The same with descriptors (up to PTO_FDPASS_MAX), queued with it. */
+int ptod_send_fds(struct client *c, struct pto_msg *m, const int *fds,
+		  unsigned int nfds);
 int ptod_client_init(struct client *c);
 void ptod_client_fini(struct client *c);
 int ptod_accept_check(struct ptod *d, int s, const struct ucred *cred);
@@ -239,8 +304,8 @@ int ptod_gm_quota_setup(struct ptod *d);
 /* ptod_runner.c */
 void *ptod_runner_main(void *arg);
 /* ptod_pins.c */
-int ptod_pin_range(struct ptod *d, struct ptod_pinset *s, int cfd,
-		   uint64_t addr, uint64_t len);
+int ptod_pin_range(struct client *c, struct ptod_pinset *s, uint64_t addr,
+		   uint64_t len);
 void ptod_pins_release(struct ptod *d, struct ptod_pinset *s);
 void ptod_pins_free(struct ptod *d, struct ptod_pinset *s);
 

@@ -10,6 +10,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <event2/event.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <inttypes.h>
 #include <pwd.h>
@@ -20,14 +21,21 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <pto-private/fdpass.h>
+
 #include "ptod.h"
 
 /* ---- Output queue --------------------------------------------------------------- */
 
-/* One message the socket did not take yet (client->out_head). */
+/*
+ * One message the socket did not take yet (client->out_head), with the
+ * descriptors it carries (copies, closed once it is sent or dropped).
+ */
 struct ptod_out {
 	struct ptod_out *next;
 	size_t len;
+	unsigned int nfds;
+	int fds[PTO_FDPASS_MAX];
 	unsigned char data[];
 };
 
@@ -59,23 +67,54 @@ static void out_drop(struct client *c, const char *why)
 	shutdown(c->sock, SHUT_RDWR);
 }
 
-/* Called with send_lock held: append @len bytes of @m; false if over. */
-static bool out_push(struct client *c, const void *m, size_t len)
+static void out_free(struct ptod_out *o)
+{
+	while (o->nfds)
+		close(o->fds[--o->nfds]);
+	free(o);
+}
+
+/*
+ * Called with send_lock held: append @len bytes of @m and copies of its
+ * @nfds descriptors @fds; false if over (or out of memory or descriptors).
+ */
+static bool out_push(struct client *c, const void *m, size_t len,
+		     const int *fds, unsigned int nfds)
 {
 	struct ptod_out *o;
 
-	if (c->out_bytes + out_cost(len) > c->d->out_max)
+	if (c->out_bytes + out_cost(len) > c->d->out_max ||
+	    nfds > PTO_FDPASS_MAX)
 		return false;
 	o = malloc(out_cost(len));
 	if (!o)
 		return false;
 	o->next = NULL;
 	o->len = len;
+	for (o->nfds = 0; o->nfds < nfds; o->nfds++) {
+		o->fds[o->nfds] = fcntl(fds[o->nfds], F_DUPFD_CLOEXEC, 0);
+		if (o->fds[o->nfds] < 0) {
+			out_free(o);
+			return false;
+		}
+	}
 	memcpy(o->data, m, len);
 	*c->out_tail = o;
 	c->out_tail = &o->next;
 	c->out_bytes += out_cost(len);
 	return true;
+}
+
+/* Send @o on @s without waiting, its descriptors too. */
+static ssize_t out_send(int s, struct ptod_out *o)
+{
+	struct iovec iov = { o->data, o->len };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	union pto_fd_cmsg cm;
+
+	if (o->nfds)
+		pto_msg_attach_fds(&mh, &cm, o->fds, o->nfds);
+	return sendmsg(s, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
 }
 
 /*
@@ -88,7 +127,7 @@ static int out_flush(struct client *c)
 	ssize_t n;
 
 	while ((o = c->out_head)) {
-		n = send(c->sock, o->data, o->len, MSG_DONTWAIT | MSG_NOSIGNAL);
+		n = out_send(c->sock, o);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
@@ -100,7 +139,7 @@ static int out_flush(struct client *c)
 			c->out_tail = &c->out_head;
 		c->out_bytes -= out_cost(o->len);
 		c->out_since = pto_mono_ns();	/* progress */
-		free(o);
+		out_free(o);
 	}
 	return 0;
 }
@@ -115,13 +154,15 @@ static void out_arm(struct client *c, int64_t left_ms)
 }
 
 /*
- * Send one message (any thread) without ever waiting: what the socket does
+ * Send one message and its @nfds descriptors @fds (any thread; the
+ * caller keeps its own) without ever waiting: what the socket does
  * not take is queued, in order, and sent by the main loop when the socket
  * has room (on_client_write). A client whose queue goes over -Q bytes, or
  * that takes nothing of it for -T ms, is dropped (out_drop()). 0, or
  * -ECONNRESET once the client is being dropped.
  */
-int ptod_send(struct client *c, struct pto_msg *m)
+int ptod_send_fds(struct client *c, struct pto_msg *m, const int *fds,
+		  unsigned int nfds)
 {
 	size_t len = offsetof(struct pto_msg, text) + strlen(m->text) + 1;
 	bool arm = false;
@@ -132,14 +173,14 @@ int ptod_send(struct client *c, struct pto_msg *m)
 		ret = -ECONNRESET;
 	} else if (!c->out_head) {
 		/* nothing queued: straight to the socket if it takes it */
-		if (out_push(c, m, len)) {
+		if (out_push(c, m, len, fds, nfds)) {
 			c->out_since = pto_mono_ns();
 			ret = out_flush(c);
 			arm = !ret && c->out_head;
 		} else {
 			ret = -ENOBUFS;
 		}
-	} else if (!out_push(c, m, len)) {
+	} else if (!out_push(c, m, len, fds, nfds)) {
 		ret = -ENOBUFS;
 	}
 	if (ret == -ENOBUFS)
@@ -152,6 +193,11 @@ int ptod_send(struct client *c, struct pto_msg *m)
 	if (arm)
 		out_arm(c, c->d->out_ms);
 	return ret;
+}
+
+int ptod_send(struct client *c, struct pto_msg *m)
+{
+	return ptod_send_fds(c, m, NULL, 0);
 }
 
 /* Main loop: the socket has room, or the drain deadline passed. */
@@ -200,7 +246,7 @@ void ptod_client_fini(struct client *c)
 	c->ev_write = NULL;
 	while ((o = c->out_head)) {
 		c->out_head = o->next;
-		free(o);
+		out_free(o);
 	}
 	c->out_tail = &c->out_head;
 	c->out_bytes = 0;
@@ -478,6 +524,12 @@ int ptod_gm_quota_setup(struct ptod *d)
 
 	if (!d->gm_quota)
 		return 0;
+	if (d->ops != &ptod_kdev_ops) {
+		ptod_log(PTOD_LOG_ERR,
+			 "-q: the %s device has no GM quota (it serves one user)",
+			 d->ops->name);
+		return -EOPNOTSUPP;
+	}
 	ret = gm_quota_set(d, PTO_GM_QUOTA_SET, 0, d->gm_quota);
 	if (!ret)
 		ret = gm_quota_set(d, PTO_GM_QUOTA_SET | PTO_GM_QUOTA_UID, 0, 0);

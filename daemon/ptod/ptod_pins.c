@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * ptod_pins.c - references on clients' GM buffers (PTO_IOC_GM_PIN)
+ * ptod_pins.c - references on clients' GM buffers (PTO_IOC_GM_PIN on
+ * pto.ko, through struct ptod_dev_ops)
  *
  * ptod reads and writes a client's memory long after the client named it:
  * its stream buffer and kernel blobs for the life of the client, the
@@ -19,7 +20,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 
 #include "ptod.h"
 
@@ -59,28 +59,24 @@ static int pinset_insert(struct ptod_pinset *s, uint32_t at,
 
 static void pin_drop(struct ptod *d, uint32_t id)
 {
-	struct pto_gm_unpin u = { .size = sizeof(u), .pin = id };
-
-	if (ioctl(d->dev_fd, PTO_IOC_GM_UNPIN, &u))
-		ptod_log(PTOD_LOG_ERR, "GM_UNPIN %u: %m", id);
+	d->ops->unpin(d, id);
 }
 
 /**
  * ptod_pin_range() - make sure [@addr, @addr + @len) is pinned.
- * @d: the daemon (its AICPU file pins).
+ * @c: the client; the range must lie in one of its file's buffers.
  * @s: the pin set that keeps the pin.
- * @cfd: the client's file; the range must lie in one of its buffers.
  * @addr: device address.
  * @len: bytes, 0 counts as 1.
  *
  * Return: 0 when the range lies in a buffer pinned in @s (already, or
  * now), -ENOENT if it lies in no buffer of the client's file, -EINVAL for
- * a range that wraps, -ENOMEM, or another -errno of GM_PIN.
+ * a range that wraps, -ENOMEM, or another -errno of the device's pin.
  */
-int ptod_pin_range(struct ptod *d, struct ptod_pinset *s, int cfd,
-		   uint64_t addr, uint64_t len)
+int ptod_pin_range(struct client *c, struct ptod_pinset *s, uint64_t addr,
+		   uint64_t len)
 {
-	struct pto_gm_pin gp = { .size = sizeof(gp), .fd = cfd };
+	struct ptod *d = c->d;
 	struct ptod_pin p;
 	uint32_t at;
 	int ret;
@@ -93,13 +89,9 @@ int ptod_pin_range(struct ptod *d, struct ptod_pinset *s, int cfd,
 	if (at && addr + len <= s->v[at - 1].end)
 		return 0;
 
-	gp.dev_addr = addr;
-	gp.len = len;
-	if (ioctl(d->dev_fd, PTO_IOC_GM_PIN, &gp))
-		return -errno;
-	p = (struct ptod_pin){ .start = gp.buf_dev_addr,
-			       .end = gp.buf_dev_addr + gp.buf_len,
-			       .id = gp.pin };
+	ret = d->ops->pin(c, addr, len, &p);
+	if (ret)
+		return ret;
 	ret = pinset_insert(s, pinset_upper(s, p.start), &p);
 	if (ret)
 		pin_drop(d, p.id);

@@ -20,7 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -296,7 +295,7 @@ static int submit_decode(struct client *c, const struct pto_rec_submit *s,
 			return -EINVAL;
 		}
 		/* pinned until the run drained: its tasks may touch it */
-		ret = ptod_pin_range(c->d, &c->run_pins, c->cfd, t[i].addr,
+		ret = ptod_pin_range(c, &c->run_pins, t[i].addr,
 				     t[i].size);
 		if (ret) {
 			graph_fail(c, -EACCES,

@@ -242,19 +242,31 @@ static int stream_init(pto_client *c)
 	return 0;
 }
 
-static int socket_connect(pto_client *c, const char *path)
+int pto_sock_connect(const char *path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int s, ret;
 
 	if (strlen(path) >= sizeof(sa.sun_path))
-		return seterr(NULL, -ENAMETOOLONG, "socket path too long");
-	c->sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (c->sock < 0)
-		return seterr(NULL, -errno, "socket: %s", strerror(errno));
+		return -ENAMETOOLONG;
+	s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return -errno;
 	strcpy(sa.sun_path, path);
-	if (connect(c->sock, (struct sockaddr *)&sa, sizeof(sa)))
-		return seterr(NULL, -errno, "connect %s: %s (is ptod running?)",
-			      path, strerror(errno));
+	if (connect(s, (struct sockaddr *)&sa, sizeof(sa))) {
+		ret = -errno;
+		close(s);
+		return ret;
+	}
+	return s;
+}
+
+static int socket_connect(pto_client *c, const char *path)
+{
+	c->sock = pto_sock_connect(path);
+	if (c->sock < 0)
+		return seterr(NULL, c->sock, "connect %s: %s (is ptod running?)",
+			      path, strerror(-c->sock));
 	return 0;
 }
 
@@ -295,6 +307,7 @@ static int hello(pto_client *c)
 PTO_EXPORT int pto_connect(const char *socket_path, pto_client **out)
 {
 	const char *dev = getenv("PTO_DEVICE");
+	char why[PTO_MSG_TEXT];
 	pto_client *c;
 	int ret;
 
@@ -311,17 +324,13 @@ PTO_EXPORT int pto_connect(const char *socket_path, pto_client **out)
 	c->rt.c = c;
 	c->sock = -1;
 	c->check_env = getenv("PTO_CHECK") && !strcmp(getenv("PTO_CHECK"), "1");
-	c->dev_ops = &pto_dev_kernel_ops;
-	ret = c->dev_ops->open(dev, &c->dev, &c->info);
-	if (ret == -EPROTO) {
-		seterr(NULL, ret, "%s: pto.ko speaks ABI %u.%u, libpto was built for %u.x",
-		       dev, c->info.abi_version >> 16,
-		       c->info.abi_version & 0xffff, PTO_ABI_MAJOR);
-		goto fail;
-	}
+	c->dev_ops = strcmp(dev, PTO_DEVICE_USER) ? &pto_dev_kernel_ops :
+						     &pto_dev_user_ops;
+	why[0] = 0;
+	ret = c->dev_ops->open(dev, socket_path, &c->dev, &c->info, why,
+			       sizeof(why));
 	if (ret) {
-		seterr(NULL, ret, "%s: %s%s", dev, strerror(-ret),
-		       ret == -EACCES ? " (not in the device's group?)" : "");
+		seterr(NULL, ret, "%s: %s", dev, why[0] ? why : strerror(-ret));
 		goto fail;
 	}
 	ret = stream_init(c);

@@ -3,10 +3,9 @@
  * pto_device.h - the only way libpto touches a device
  *
  * Everything libpto needs from the device goes through one small table of
- * operations, so that another backend (a user-mode device, for machines
- * that cannot load pto.ko) can be slotted in beside the kernel one without
- * touching the rest of the library. The kernel backend is in
- * pto_device_kernel.c.
+ * operations, chosen at pto_connect() by $PTO_DEVICE: pto.ko's /dev/ptoN
+ * (pto_device_kernel.c), or "user", the user-mode device that ptod runs
+ * for machines that cannot load pto.ko (pto_device_user.c).
  */
 #ifndef PTO_DEVICE_H
 #define PTO_DEVICE_H
@@ -35,7 +34,8 @@ struct pto_dev_buf {
 /**
  * struct pto_dev_ops - a device backend. Every op returns 0 or -errno.
  * @name: for messages.
- * @open: open the device at @path as a client; fill @info.
+ * @open: open the device at @path as a client (ptod listens on
+ *	@socket_path); fill @info. On failure @err may say why.
  * @close: release the device and everything still allocated on it.
  * @gm_alloc: allocate and map @len bytes of GM into @out.
  * @gm_free: unmap and free a buffer from @gm_alloc.
@@ -44,8 +44,9 @@ struct pto_dev_buf {
  */
 struct pto_dev_ops {
 	const char *name;
-	int (*open)(const char *path, struct pto_device **out,
-		    struct pto_info *info);
+	int (*open)(const char *path, const char *socket_path,
+		    struct pto_device **out, struct pto_info *info, char *err,
+		    size_t errlen);
 	void (*close)(struct pto_device *d);
 	int (*gm_alloc)(struct pto_device *d, size_t len,
 			struct pto_dev_buf *out);
@@ -55,5 +56,10 @@ struct pto_dev_ops {
 
 /* /dev/ptoN through pto.ko. */
 extern const struct pto_dev_ops pto_dev_kernel_ops;
+/* ptod's user-mode device ($PTO_DEVICE=user). */
+extern const struct pto_dev_ops pto_dev_user_ops;
+
+/* A SOCK_SEQPACKET connection to ptod at @path (libpto.c): fd or -errno. */
+int pto_sock_connect(const char *path);
 
 #endif /* PTO_DEVICE_H */

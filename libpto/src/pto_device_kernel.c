@@ -5,7 +5,9 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -18,14 +20,16 @@ struct pto_device {
 	int fd;		/* the open /dev/ptoN, role CLIENT */
 };
 
-static int kdev_open(const char *path, struct pto_device **out,
-		     struct pto_info *info)
+static int kdev_open(const char *path, const char *socket_path,
+		     struct pto_device **out, struct pto_info *info, char *err,
+		     size_t errlen)
 {
 	struct pto_set_role role = { .size = sizeof(role),
 				     .role = PTO_ROLE_CLIENT };
 	struct pto_device *d;
 	int ret;
 
+	(void)socket_path;	/* the device is the kernel's */
 	*out = NULL;
 	d = malloc(sizeof(*d));
 	if (!d)
@@ -33,9 +37,17 @@ static int kdev_open(const char *path, struct pto_device **out,
 	d->fd = open(path, O_RDWR | O_CLOEXEC);
 	if (d->fd < 0) {
 		ret = -errno;
+		if (ret == -EACCES)
+			snprintf(err, errlen, "%s (not in the device's group?)",
+				 strerror(-ret));
 		goto err_free;
 	}
 	ret = pto_dev_get_info(d->fd, info);
+	if (ret == -EPROTO)
+		snprintf(err, errlen,
+			 "pto.ko speaks ABI %u.%u, libpto was built for %u.x",
+			 info->abi_version >> 16, info->abi_version & 0xffff,
+			 PTO_ABI_MAJOR);
 	if (ret)
 		goto err_close;
 	if (ioctl(d->fd, PTO_IOC_SET_ROLE, &role)) {

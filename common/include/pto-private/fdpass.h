@@ -1,35 +1,85 @@
 // SPDX-License-Identifier: MIT
 /*
- * fdpass.h - a file descriptor sent along with a message on a unix socket
+ * fdpass.h - file descriptors sent along with a message on a unix socket
  * (SCM_RIGHTS): libpto's hello to ptod carries the client's device file,
- * and the end-to-end tests send hellos of their own
+ * ptod's replies on the user-mode device carry memfds, and the end-to-end
+ * tests send and receive their own
  */
 #ifndef PTO_PRIVATE_FDPASS_H
 #define PTO_PRIVATE_FDPASS_H
 
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
-/* Control buffer for one descriptor, aligned for struct cmsghdr. */
+/* The most descriptors one message of ours carries. */
+#define PTO_FDPASS_MAX	2
+
+/* Control buffer for PTO_FDPASS_MAX descriptors, aligned for cmsghdr. */
 union pto_fd_cmsg {
 	struct cmsghdr align;
-	char buf[CMSG_SPACE(sizeof(int))];
+	char buf[CMSG_SPACE(PTO_FDPASS_MAX * sizeof(int))];
 };
 
-/* Attach @fd to @mh; @cm is its control buffer and must outlive the send. */
-static inline void pto_msg_attach_fd(struct msghdr *mh, union pto_fd_cmsg *cm,
-				     int fd)
+/*
+ * Attach @n (1 .. PTO_FDPASS_MAX) descriptors @fds to @mh; @cm is its
+ * control buffer and must outlive the send.
+ */
+static inline void pto_msg_attach_fds(struct msghdr *mh, union pto_fd_cmsg *cm,
+				      const int *fds, unsigned int n)
 {
 	struct cmsghdr *ch;
 
 	memset(cm, 0, sizeof(*cm));
 	mh->msg_control = cm->buf;
-	mh->msg_controllen = sizeof(cm->buf);
+	mh->msg_controllen = CMSG_SPACE(n * sizeof(int));
 	ch = CMSG_FIRSTHDR(mh);
 	ch->cmsg_level = SOL_SOCKET;
 	ch->cmsg_type = SCM_RIGHTS;
-	ch->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(ch), &fd, sizeof(int));
+	ch->cmsg_len = CMSG_LEN(n * sizeof(int));
+	memcpy(CMSG_DATA(ch), fds, n * sizeof(int));
+}
+
+static inline void pto_msg_attach_fd(struct msghdr *mh, union pto_fd_cmsg *cm,
+				     int fd)
+{
+	pto_msg_attach_fds(mh, cm, &fd, 1);
+}
+
+/* Before recvmsg(): receive up to PTO_FDPASS_MAX descriptors into @cm. */
+static inline void pto_msg_want_fds(struct msghdr *mh, union pto_fd_cmsg *cm)
+{
+	mh->msg_control = cm->buf;
+	mh->msg_controllen = sizeof(cm->buf);
+}
+
+/*
+ * After recvmsg(): the descriptors received, the first @max into @fds
+ * (the rest closed); returns how many are in @fds.
+ */
+static inline unsigned int pto_msg_take_fds(struct msghdr *mh, int *fds,
+					    unsigned int max)
+{
+	struct cmsghdr *ch;
+	unsigned int got = 0;
+
+	for (ch = CMSG_FIRSTHDR(mh); ch; ch = CMSG_NXTHDR(mh, ch)) {
+		size_t k, nfd;
+
+		if (ch->cmsg_level != SOL_SOCKET || ch->cmsg_type != SCM_RIGHTS)
+			continue;
+		nfd = (ch->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (k = 0; k < nfd; k++) {
+			int f;
+
+			memcpy(&f, CMSG_DATA(ch) + k * sizeof(int), sizeof(f));
+			if (got < max)
+				fds[got++] = f;
+			else
+				close(f);
+		}
+	}
+	return got;
 }
 
 #endif /* PTO_PRIVATE_FDPASS_H */

@@ -28,6 +28,7 @@
 #include <stdalign.h>
 #include <stdint.h>
 
+#include <linux/pto.h>
 #include <pto/libpto.h>
 #include <pto/pto_orchestration_api.h>
 
@@ -183,7 +184,10 @@ struct pto_rec_submit {
 
 /* ---- 3. Control messages --------------------------------------------------- */
 
-#define PTO_WIRE_VERSION	2
+/* The device libpto uses when $PTO_DEVICE is this: ptod's user-mode one. */
+#define PTO_DEVICE_USER		"user"
+
+#define PTO_WIRE_VERSION	3
 #define PTO_DEFAULT_SOCKET	"/run/pto/ptod.sock"
 #define PTO_MSG_TEXT		3072
 
@@ -193,6 +197,20 @@ enum {
 	PTO_MSG_KERNEL_REG,	/* register a kernel blob */
 	PTO_MSG_DOORBELL,	/* stream has records (reader was parked) */
 	PTO_MSG_PING,
+	/*
+	 * client -> ptod, at any time (none needs a hello): the user-mode
+	 * device (ptod -d user), whose device side ptod runs. A connection
+	 * that opens the device is that client's device "file" from then on;
+	 * on pto.ko they are refused with -EOPNOTSUPP.
+	 */
+	PTO_MSG_DEV_OPEN = 16,	/* reply: u.dev + SCM_RIGHTS: the client's
+				 * device file, then GM's memfd */
+	PTO_MSG_GM_ALLOC,	/* u.gm (len, align) -> handle, dev_addr... */
+	PTO_MSG_GM_FREE,	/* u.gm.handle */
+	PTO_MSG_DEV_STATUS,	/* reply: text, the device's counters as
+				 * "name value" lines + SCM_RIGHTS: the
+				 * register file, read-only */
+	PTO_MSG_HWS_CONFIG,	/* u.hws: read, or set (PTO_HWS_CONFIG_SET) */
 	/* ptod -> client */
 	PTO_MSG_REPLY = 100,	/* to HELLO / KERNEL_REG / PING */
 	PTO_MSG_SPACE,		/* stream has room again */
@@ -233,6 +251,32 @@ struct pto_msg_kreg {
 	uint64_t est_ns;		/* its declared cost, 0: none */
 };
 
+/* DEV_OPEN's reply: the device (gm_mmap_offset: GM offset 0 in the memfd). */
+struct pto_msg_dev {
+	struct pto_info info;
+};
+
+/*
+ * GM_ALLOC: @len and @align as PTO_IOC_GM_ALLOC's; the reply has the
+ * buffer's @handle, @dev_addr, @len (page-rounded) and @mmap_offset, its
+ * offset in GM's memfd. GM_FREE: @handle.
+ */
+struct pto_msg_gm {
+	uint64_t len;
+	uint64_t align;
+	uint32_t handle;
+	uint32_t pad;
+	uint64_t dev_addr;
+	uint64_t mmap_offset;
+};
+
+/* HWS_CONFIG: as PTO_IOC_HWS_CONFIG (@cfg in force in the reply). */
+struct pto_msg_hws {
+	uint32_t flags;
+	uint32_t pad;
+	struct pto_hws_cfg cfg;
+};
+
 struct pto_msg {
 	uint32_t type;
 	int32_t status;			/* replies, DONE, ERROR: 0 or -errno */
@@ -241,6 +285,9 @@ struct pto_msg {
 		struct pto_msg_hello hello;
 		struct pto_msg_hello_reply hello_reply;
 		struct pto_msg_kreg kreg;
+		struct pto_msg_dev dev;
+		struct pto_msg_gm gm;
+		struct pto_msg_hws hws;
 	} u;
 	char text[PTO_MSG_TEXT];	/* REPLY/DONE/ERROR: message or "" */
 };
