@@ -44,7 +44,7 @@ tools/pto-run selftests/e2e bench/e2e: libpto
 selftests/e2e: selftests/pto
 bench/e2e: daemon
 
-.PHONY: all deps kmod user $(USER_DIRS) check check-native check-kmod check-vm \
+.PHONY: all deps kmod user $(USER_DIRS) check check-native check-e2e-user check-kmod check-vm \
 	check-vm-6.1 fuzz-soak demo bench bench-native bench-vm bench-peers \
 	clean
 
@@ -65,9 +65,10 @@ $(USER_DIRS):
 # tests (also under ASan + UBSan and TSan), the HWS simulator's checks (DAG
 # files replay identically, a live run recorded by the runtime replays; its
 # target experiments print their tables), pto-trace's (a recording as
-# JSON, SVG and DOT), the examples' kernels against
-# their golden references, and the examples end to end on the runtime core
-# over in-process simulated cores.
+# JSON, SVG and DOT), the examples' kernels against their golden
+# references, the examples end to end on the runtime core over in-process
+# simulated cores, and the end-to-end suite (ptod, pto-aicore, libpto, the
+# examples) on ptod's user-mode device.
 check-native: user
 	python3 selftests/pto/pto_nlspec.py header
 	$(MAKE) -C daemon test test-asan test-tsan $(SUB)
@@ -77,6 +78,12 @@ check-native: user
 		$(BUILD)/bench/hws/pto-bench-makespan
 	$(MAKE) -C examples check $(SUB)
 	$(MAKE) -C examples check-sim $(SUB)
+	$(MAKE) check-e2e-user
+
+# The end-to-end suite natively, on the user-mode device (ptod -d user):
+# no module, no VM.
+check-e2e-user: user
+	PTO_DEVICE=user prove -v selftests/e2e/run.sh
 
 # Static checks of the module: W=1 against 6.1 and 6.12, sparse, checkpatch.
 check-kmod:

@@ -25,6 +25,13 @@
  * (/sys/class/misc/pto0/counters), its core registers (mapped read-only
  * with the EXECUTOR role) and, for the executor's pid, debugfs. ptod's log
  * is printed at the end for humans and never read by a test.
+ *
+ * With PTO_DEVICE=user in the environment the suite runs natively, on
+ * ptod's user-mode device (ptod -d user; no pto.ko): the clients inherit
+ * the variable, and what came from the device (counters, the executor's
+ * pid, the register file, the HWS registers) comes from ptod, which runs
+ * that device (PTO_MSG_DEV_STATUS, PTO_MSG_HWS_CONFIG). A test that needs
+ * what the user-mode device does not have says so and is skipped.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -57,7 +64,9 @@
 #include "kselftest_harness.h"
 #include "pto_user.h"
 
+#include <pto-private/fdpass.h>
 #include <pto-private/regs.h>
+#include <pto-private/wire.h>
 
 #define DEV_PATH	"/dev/pto0"
 #define COUNTERS	"/sys/class/misc/pto0/counters"
@@ -82,6 +91,7 @@
 
 /* What main() sets up and what one test hands to the next. */
 struct e2e {
+	bool user;			/* PTO_DEVICE=user: ptod -d user */
 	char tmp[PATH_MAX];
 	char sock[PATH_MAX + 16];
 	char notify[PATH_MAX + 16];
@@ -129,12 +139,75 @@ static void note(const char *fmt, ...)
 	fflush(stdout);
 }
 
+/*
+ * The user-mode device: send @m to ptod on a connection of its own and
+ * put the reply into @m (and the descriptor it carries, if any, into
+ * *@fd, else -1). The reply's status, or -errno.
+ */
+static int ptod_request(struct pto_msg *m, int *fd)
+{
+	struct iovec iov = { m, sizeof(*m) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	union pto_fd_cmsg cm;
+	int s, got = -1;
+	ssize_t n;
+
+	*fd = -1;
+	s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return -errno;
+	if (strlen(E->sock) >= sizeof(sa.sun_path)) {
+		close(s);
+		return -ENAMETOOLONG;
+	}
+	memcpy(sa.sun_path, E->sock, strlen(E->sock) + 1);
+	if (connect(s, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    send(s, m, sizeof(*m), MSG_NOSIGNAL) < 0) {
+		got = -errno;
+		close(s);
+		return got;
+	}
+	pto_msg_want_fds(&mh, &cm);
+	n = recvmsg(s, &mh, MSG_CMSG_CLOEXEC);
+	if (n > 0 && pto_msg_take_fds(&mh, &got, 1))
+		*fd = got;
+	close(s);
+	if (n < (ssize_t)offsetof(struct pto_msg, text) + 1)
+		return n < 0 ? -errno : -EPROTO;
+	m->text[sizeof(m->text) - 1] = 0;
+	return m->status;
+}
+
+/*
+ * The device's counters: pto.ko's sysfs file, or what ptod says of its
+ * user-mode device (the same lines); NULL with errno set.
+ */
+static FILE *counters_open(void)
+{
+	static struct pto_msg m;
+	int fd, ret;
+
+	if (!E->user)
+		return fopen(COUNTERS, "re");
+	memset(&m, 0, sizeof(m));
+	m.type = PTO_MSG_DEV_STATUS;
+	ret = ptod_request(&m, &fd);
+	if (fd >= 0)
+		close(fd);
+	if (ret) {
+		errno = -ret;
+		return NULL;
+	}
+	return fmemopen(m.text, strlen(m.text), "r");
+}
+
 /* Value of @key in the device's counters; 0 or -errno. */
 static int counter(const char *key, uint64_t *val)
 {
 	char line[128], k[64];
 	unsigned long long v;
-	FILE *f = fopen(COUNTERS, "re");
+	FILE *f = counters_open();
 	int ret = -ENOENT;
 
 	if (!f)
@@ -207,10 +280,17 @@ static pid_t executor_pid(void)
 {
 	char line[256], state[16];
 	unsigned int core;
-	FILE *f = fopen(DEBUGFS_CORES, "re");
+	FILE *f;
 	pid_t pid = 0;
+	uint64_t v;
 	int owner;
 
+	if (E->user) {
+		/* ptod reads the owner off the device's own table too */
+		owner = counter("executor_pid", &v);
+		return owner ? owner : v ? (pid_t)v : -ENOENT;
+	}
+	f = fopen(DEBUGFS_CORES, "re");
 	if (!f)
 		return -errno;
 	while (fgets(line, sizeof(line), f)) {
@@ -718,12 +798,35 @@ static const char *blocks_str(unsigned long long mask, char *buf, size_t len)
 
 /* ---- the HWS registers ------------------------------------------------------------- */
 
+/* The same through ptod, which runs the user-mode device. */
+static int hws_io_user(struct pto_hws_cfg *c, bool set)
+{
+	static struct pto_msg m;
+	int fd, ret;
+
+	memset(&m, 0, sizeof(m));
+	m.type = PTO_MSG_HWS_CONFIG;
+	if (set) {
+		m.u.hws.flags = PTO_HWS_CONFIG_SET;
+		m.u.hws.cfg = *c;
+	}
+	ret = ptod_request(&m, &fd);
+	if (fd >= 0)
+		close(fd);
+	if (!ret)
+		*c = m.u.hws.cfg;
+	return ret;
+}
+
 /* Read (@set false) or, as root, set the HWS registers: 0 or -errno. */
 static int hws_io(struct pto_hws_cfg *c, bool set)
 {
 	struct pto_hws_config h = { .size = sizeof(h) };
-	int fd = open(DEV_PATH, O_RDWR | O_CLOEXEC), ret = 0;
+	int fd, ret = 0;
 
+	if (E->user)
+		return hws_io_user(c, set);
+	fd = open(DEV_PATH, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	if (set) {
@@ -774,6 +877,52 @@ static void hws_only_block(struct pto_hws_cfg *c, unsigned int ctx,
 	}
 }
 
+/* ---- the register file ------------------------------------------------------------------ */
+
+/*
+ * The register file, read-only: pto.ko's mapped with the EXECUTOR role
+ * (no core attached), or the memfd of the user-mode device that ptod
+ * hands out with its status. @info gets the device's core counts and the
+ * mapping's size. Returns the descriptor to close after munmap, or
+ * -errno.
+ */
+static int regs_map(struct pto_info *info, void **regs)
+{
+	struct pto_set_role role = { .size = sizeof(role),
+				     .role = PTO_ROLE_EXECUTOR };
+	static struct pto_msg m;
+	int fd, ret;
+
+	memset(info, 0, sizeof(*info));
+	info->size = sizeof(*info);
+	if (E->user) {
+		memset(&m, 0, sizeof(m));
+		m.type = PTO_MSG_DEV_STATUS;
+		ret = ptod_request(&m, &fd);
+		if (!ret && fd < 0)
+			ret = -EBADF;
+		info->regs_size = PTO_REGS_SIZE;
+	} else {
+		fd = open(DEV_PATH, O_RDWR | O_CLOEXEC);
+		ret = fd < 0 || ioctl(fd, PTO_IOC_GET_INFO, info) ||
+		      ioctl(fd, PTO_IOC_SET_ROLE, &role) ? -errno : 0;
+	}
+	*regs = ret ? MAP_FAILED :
+		mmap(NULL, info->regs_size, PROT_READ, MAP_SHARED, fd,
+		     (off_t)info->regs_mmap_offset);
+	if (!ret && *regs == MAP_FAILED)
+		ret = -errno;
+	if (ret) {
+		if (fd >= 0)
+			close(fd);
+		return ret;
+	}
+	info->nr_aic = pto_regs_info(*regs)->nr_aic;
+	info->nr_aiv = pto_regs_info(*regs)->nr_aiv;
+	info->nr_cores = pto_regs_info(*regs)->nr_cores;
+	return fd;
+}
+
 /* ---- the tests ----------------------------------------------------------------------------- */
 
 FIXTURE(e2e) {
@@ -781,7 +930,7 @@ FIXTURE(e2e) {
 
 FIXTURE_SETUP(e2e)
 {
-	if (access(DEV_PATH, F_OK))
+	if (!E->user && access(DEV_PATH, F_OK))
 		SKIP(return, "%s missing (pto.ko not loaded?)", DEV_PATH);
 	ASSERT_EQ(0, E->setup_err[0]) TH_LOG("%s", E->setup_err);
 }
@@ -795,6 +944,10 @@ FIXTURE_TEARDOWN(e2e)
  * ptod said READY=1 on our notify socket, and pto-aicore attached every
  * core (counters; see wait_cores_online() for the one bounded wait).
  */
+/* Why a test that needs nobody's clients is skipped on the user device. */
+#define NOBODY_ON_USER_DEVICE \
+	"needs a second user's clients (nobody), and the user-mode device serves only ptod's user and root"
+
 TEST_F_TIMEOUT(e2e, ptod_ready, 30)
 {
 	struct stat st;
@@ -841,26 +994,17 @@ TEST_F_TIMEOUT(e2e, pa_golden, 150)
  */
 TEST_F_TIMEOUT(e2e, core_timestamps_in_order, 150)
 {
-	struct pto_set_role role = { .size = sizeof(role),
-				     .role = PTO_ROLE_EXECUTOR };
-	struct pto_info info = { .size = sizeof(info) };
 	static struct probe_report rep;
 	unsigned int i, naic = 0, naiv = 0, bad = 0;
+	struct pto_info info;
 	uint64_t c0, c1;
 	int64_t epoch;
 	struct proc p;
 	void *regs;
 	int fd, ret;
 
-	fd = open(DEV_PATH, O_RDWR | O_CLOEXEC);
-	ASSERT_LE(0, fd) TH_LOG("open %s: %s", DEV_PATH, strerror(errno));
-	ASSERT_EQ(0, ioctl(fd, PTO_IOC_GET_INFO, &info));
-	ASSERT_EQ(0, ioctl(fd, PTO_IOC_SET_ROLE, &role))
-		TH_LOG("SET_ROLE EXECUTOR: %s", strerror(errno));
-	regs = mmap(NULL, info.regs_size, PROT_READ, MAP_SHARED, fd,
-		    (off_t)info.regs_mmap_offset);
-	ASSERT_NE(MAP_FAILED, regs) TH_LOG("mmap registers: %s",
-					   strerror(errno));
+	fd = regs_map(&info, &regs);
+	ASSERT_LE(0, fd) TH_LOG("the register file: %s", strerror(-fd));
 	epoch = pto_regs_info(regs)->sys_cnt_epoch_ns;
 
 	/* 3 * nr_cores independent tasks, one AIC for two AIV */
@@ -1032,6 +1176,8 @@ TEST_F_TIMEOUT(e2e, hws_masks_place_contexts, 150)
 
 	if (E->nr_aic < 2 || E->nr_aiv < 4)
 		SKIP(return, "needs 2 device blocks");
+	if (E->user)
+		SKIP(return, NOBODY_ON_USER_DEVICE);
 	ASSERT_EQ(0, hws_io(&c, false));
 	for (round = 0; round < 2; round++) {
 		hws_only_block(&c, 0, round);
@@ -1433,6 +1579,9 @@ TEST_F_TIMEOUT(e2e, flood_does_not_stall_others, 300)
 	int i, n, ret = 0;
 	int64_t t0, dt;
 
+	if (E->user)
+		SKIP(return, NOBODY_ON_USER_DEVICE);
+
 	for (n = 0; n < FLOODERS && !ret; n++) {
 		ret = e2e_start_as(&f[n], "flooder", NOBODY, true, NULL,
 				   ARGS("flood", "300", n ? "600" : "0"));
@@ -1513,8 +1662,14 @@ TEST_F_TIMEOUT(e2e, outsider_refused, 60)
 	EXPECT_TRUE(has_text(out, "is not allowed"));
 	free(out);
 	out = e2e_output(_metadata, NOBODY, true, ARGS("peer"));
-	/* served: a ping before hello */
-	EXPECT_TRUE(has_text(out, "peer: reply status -71 "));
+	if (E->user) {
+		/* the socket lets it in, the user-mode device refuses it */
+		EXPECT_TRUE(has_text(out, "peer: reply status -13 "));
+		EXPECT_TRUE(has_text(out, "serves only its own user"));
+	} else {
+		/* served: a ping before hello */
+		EXPECT_TRUE(has_text(out, "peer: reply status -71 "));
+	}
 	free(out);
 	ASSERT_EQ(0, chmod(E->sock, mode));
 }
@@ -1539,6 +1694,8 @@ TEST_F_TIMEOUT(e2e, connections_per_user_limited, 60)
 	char *out;
 	int n;
 
+	if (E->user)
+		SKIP(return, NOBODY_ON_USER_DEVICE);
 	out = e2e_output(_metadata, NOBODY, true,
 			 ARGS("conns", STR(CONNS_PER_UID) "0"));
 	n = conns_accepted(out);
@@ -1560,9 +1717,11 @@ TEST_F_TIMEOUT(e2e, connections_per_user_limited, 60)
  */
 TEST_F_TIMEOUT(e2e, gm_quota_per_user, 60)
 {
-	char *out = e2e_output(_metadata, NOBODY, true,
-			       ARGS("quota", STR(QUOTA_MIB)));
+	char *out;
 
+	if (E->user)
+		SKIP(return, "the user-mode device has no GM quota (ptod -q)");
+	out = e2e_output(_metadata, NOBODY, true, ARGS("quota", STR(QUOTA_MIB)));
 	EXPECT_TRUE(case_passed(out, "quota"));
 	free(out);
 }
@@ -1577,6 +1736,8 @@ TEST_F_TIMEOUT(e2e, stopped_client_other_passes, 150)
 	struct proc a;
 	int ret;
 
+	if (E->user)
+		SKIP(return, NOBODY_ON_USER_DEVICE);
 	ASSERT_EQ(0, e2e_start_as(&a, "stopped", NOBODY, true, NULL,
 				  ARGS("stream", "120")));
 	ret = proc_ready(&a, READY_MS);
@@ -1723,6 +1884,7 @@ TEST_F_TIMEOUT(e2e, pto_run_unchanged_orch, 150)
  */
 TEST_F_TIMEOUT(e2e, sigterm_shutdown, 120)
 {
+	pid_t exec = executor_pid();
 	char want[32], st[64];
 	struct proc t;
 	int ret;
@@ -1743,6 +1905,13 @@ TEST_F_TIMEOUT(e2e, sigterm_shutdown, 120)
 	ASSERT_EQ(1, ret);
 	note("ptod: %s", wstatus_str(E->ptod_status, st, sizeof(st)));
 	EXPECT_TRUE(WIFEXITED(E->ptod_status) && WEXITSTATUS(E->ptod_status) == 0);
+	if (E->user) {
+		/* the device went with ptod: its executor is gone too */
+		EXPECT_LT(0, exec);
+		EXPECT_TRUE(kill(exec, 0) && errno == ESRCH)
+			TH_LOG("pto-aicore (pid %d) outlived ptod", exec);
+		return;
+	}
 	EXPECT_EQ(0, cnt(_metadata, "cores_online"));
 	EXPECT_EQ(0, cnt(_metadata, "aicpu"));
 	EXPECT_EQ(0, cnt(_metadata, "gm_bytes_used"));
@@ -1782,9 +1951,13 @@ static void keeper(int status_w)
 		    setenv("NOTIFY_SOCKET", E->notify, 1) ||
 		    setenv("PTO_HWS_CHECK", "1", 1))	/* the invariant checker */
 			_exit(127);
-		execl(ptod, "ptod", "-d", DEV_PATH, "-s", E->sock, "-x",
-		      STR(NOBODY) "=" STR(NOBODY_CTX), "-q", STR(QUOTA_MIB),
-		      (char *)NULL);
+		if (E->user)	/* the user-mode device has no GM quota */
+			execl(ptod, "ptod", "-d", PTO_DEVICE_USER, "-s", E->sock,
+			      "-x", STR(NOBODY) "=" STR(NOBODY_CTX), (char *)NULL);
+		else
+			execl(ptod, "ptod", "-d", DEV_PATH, "-s", E->sock, "-x",
+			      STR(NOBODY) "=" STR(NOBODY_CTX), "-q",
+			      STR(QUOTA_MIB), (char *)NULL);
 		dprintf(2, "exec %s: %s\n", ptod, strerror(errno));
 		_exit(127);
 	}
@@ -1879,12 +2052,30 @@ static int wait_cores_online(int ms)
 	}
 }
 
-/* The device's core counts (GET_INFO); 0, or -1 with the failure noted. */
+/*
+ * The device's core counts (GET_INFO; on the user-mode device, which is
+ * ptod's, its register file once ptod is up); 0, or -1 with the failure
+ * noted.
+ */
 static int read_device_info(void)
 {
 	struct pto_info info = { .size = sizeof(info) };
+	void *regs;
 	int fd, ret;
 
+	if (E->user) {
+		fd = regs_map(&info, &regs);
+		if (fd < 0) {
+			setup_fail("ptod's register file: %s", strerror(-fd));
+			return -1;
+		}
+		munmap(regs, info.regs_size);
+		close(fd);
+		E->nr_aic = info.nr_aic;
+		E->nr_aiv = info.nr_aiv;
+		E->nr_cores = info.nr_cores;
+		return 0;
+	}
 	fd = open(DEV_PATH, O_RDWR | O_CLOEXEC);
 	if (fd < 0) {
 		setup_fail("open %s: %s", DEV_PATH, strerror(errno));
@@ -1980,7 +2171,7 @@ static void start_ptod(void)
 	int64_t t0 = mono_ms();
 	int nfd, ret;
 
-	if (read_device_info())
+	if (!E->user && read_device_info())
 		return;
 	nfd = notify_socket();
 	if (nfd < 0)
@@ -1989,7 +2180,7 @@ static void start_ptod(void)
 	if (!ret)
 		ret = wait_ready1(nfd, 20000);
 	close(nfd);
-	if (ret)
+	if (ret || (E->user && read_device_info()))
 		return;
 	E->ready_ms = mono_ms() - t0;
 	if (wait_cores_online(20000))
@@ -2088,7 +2279,9 @@ int main(int argc, char **argv)
 		perror("atexit");
 		return KSFT_FAIL;
 	}
-	if (access(DEV_PATH, F_OK))
+	E->user = getenv("PTO_DEVICE") &&
+		  !strcmp(getenv("PTO_DEVICE"), PTO_DEVICE_USER);
+	if (!E->user && access(DEV_PATH, F_OK))
 		setup_fail("%s missing", DEV_PATH);
 	else
 		start_ptod();

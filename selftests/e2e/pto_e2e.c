@@ -594,14 +594,23 @@ static Tensor probe_tensor(long slot)
 				    PTO_DT_INT32);
 }
 
+/*
+ * A streaming probe run's tasks hold their cores this long (sleeping), so
+ * that, however fast the host turns a task around, the run keeps many
+ * cores busy at once rather than a few in turn.
+ */
+#define PROBE_STREAM_HOLD_NS	1000000
+static uint64_t probe_hold_ns;
+
 /* Submit probe task @seq writing slot @slot of pr_buf, on an AIC or AIV. */
 static void probe_submit(PTO2Runtime *rt, long slot, uint32_t seq, int aic)
 {
 	Tensor t = probe_tensor(slot);
-	PTOParam p[] = { make_output_param(&t), make_scalar_param(seq) };
+	PTOParam p[] = { make_output_param(&t), make_scalar_param(seq),
+			 make_scalar_param(probe_hold_ns) };
 
 	pto2_rt_submit_task(rt, aic ? PROBE_AIC : PROBE_AIV,
-			    aic ? PTO2_WORKER_CUBE : PTO2_WORKER_VECTOR, p, 2);
+			    aic ? PTO2_WORKER_CUBE : PTO2_WORKER_VECTOR, p, 3);
 }
 
 /*
@@ -699,6 +708,7 @@ static int run_probe(double seconds, long limit)
 		return 1;
 	pr_limit = limit;
 	pr_ready = limit == 0;
+	probe_hold_ns = limit ? 0 : PROBE_STREAM_HOLD_NS;
 	sc_until = now_ms() + seconds * 1e3;
 	t0 = mono_ns();
 	ret = pto_run(cl, orch_probe, NULL, 0, msg, sizeof(msg));

@@ -24,6 +24,12 @@
  *
  *   PTO_SOCKET=/path/ptod.sock pto_sockfuzz
  *
+ * With PTO_DEVICE=user (ptod -d user), the workers' device is ptod's
+ * user-mode one: a worker opens it on a connection of its own
+ * (PTO_MSG_DEV_OPEN) and gets its buffers with GM_ALLOC; a worker that
+ * became nobody is refused by that device (-EACCES, then hung up on),
+ * which is what it checks its probes for.
+ *
  * The e2e test sockfuzz (e2e_test.c) runs it against the ptod it
  * started, then checks that ptod still serves a client and that the
  * device and ptod are back at rest. Environment: PTO_SOCKET, and the
@@ -33,10 +39,12 @@
 #define _GNU_SOURCE
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 
 #include <linux/sock_diag.h>
 
+#include <pto-private/fdpass.h>
 #include <pto-private/wire.h>
 
 #include "pto_test.h"
@@ -114,6 +122,10 @@ struct sf_w {
 	struct pto_rng *r;
 	const char *path;
 	int dev;			/* CLIENT file of the device, or -1 */
+	bool user;			/* PTO_DEVICE=user: ptod's device */
+	bool refused;			/* that device refuses this worker */
+	int udev;			/* user: the device connection */
+	int gm_fd;			/* user: GM's memfd */
 	int none;			/* a file without a role */
 	int exec;			/* an EXECUTOR file (no cores) or -1 */
 	int null, pipe[2], sp[2];
@@ -292,11 +304,87 @@ static int sf_read(struct sf_w *w, struct sf_conn *c, int max, int ms,
 
 /* ---- the client's device file and buffers -------------------------------------- */
 
+/*
+ * The user-mode device: request @m on the device connection, the reply in
+ * @m and its descriptors (up to 2) in @fds: the reply's status or -errno.
+ */
+static int sf_udev_request(struct sf_w *w, struct pto_msg *m, int *fds,
+			   unsigned int *nfds)
+{
+	struct iovec iov = { m, sizeof(*m) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	union pto_fd_cmsg cm;
+	ssize_t n;
+
+	*nfds = 0;
+	if (send(w->udev, m, offsetof(struct pto_msg, text) + 1,
+		 MSG_NOSIGNAL) < 0)
+		return -errno;
+	pto_msg_want_fds(&mh, &cm);
+	n = recvmsg(w->udev, &mh, MSG_CMSG_CLOEXEC);
+	if (n > 0)
+		*nfds = pto_msg_take_fds(&mh, fds, 2);
+	if (n < (ssize_t)offsetof(struct pto_msg, text) + 1)
+		return n < 0 ? -errno : -EPROTO;
+	return m->status;
+}
+
+/* Open the user-mode device: our CLIENT file and GM's memfd. */
+static void sf_udev_open(struct sf_w *w)
+{
+	static struct pto_msg m;
+	unsigned int nfds;
+	int fds[2], s;
+
+	w->dev = w->gm_fd = -1;
+	w->udev = sf_dial(w, SOCK_SEQPACKET);
+	if (w->udev < 0)
+		return;
+	/* the device connection waits for its replies */
+	s = fcntl(w->udev, F_GETFL);
+	fcntl(w->udev, F_SETFL, s & ~O_NONBLOCK);
+	memset(&m, 0, sizeof(m));
+	m.type = PTO_MSG_DEV_OPEN;
+	s = sf_udev_request(w, &m, fds, &nfds);
+	if (w->refused != (s == -EACCES))
+		SF_FAIL(w, "DEV_OPEN as uid %u: status %d", (unsigned)getuid(), s);
+	if (!s && nfds == 2) {
+		w->dev = fds[0];
+		w->gm_fd = fds[1];
+	} else {
+		while (nfds)
+			close(fds[--nfds]);
+	}
+}
+
+static int sf_udev_buf(struct sf_w *w, uint64_t len, uint64_t *dev,
+		       uint8_t **p)
+{
+	static struct pto_msg m;
+	unsigned int nfds;
+	int fds[2], ret;
+
+	memset(&m, 0, sizeof(m));
+	m.type = PTO_MSG_GM_ALLOC;
+	m.u.gm.len = len;
+	ret = sf_udev_request(w, &m, fds, &nfds);
+	while (nfds)
+		close(fds[--nfds]);
+	if (ret)
+		return ret;
+	*dev = m.u.gm.dev_addr;
+	*p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, w->gm_fd,
+		  (off_t)m.u.gm.mmap_offset);
+	return *p == MAP_FAILED ? -errno : 0;
+}
+
 static int sf_buf(struct sf_w *w, uint64_t len, uint64_t *dev, uint8_t **p)
 {
 	struct pto_gm_alloc a;
 	int err, ret;
 
+	if (w->user)
+		return sf_udev_buf(w, len, dev, p);
 	ret = pto_gm_alloc(w->dev, len, 0, &a);
 	if (ret)
 		return ret;
@@ -312,9 +400,14 @@ static void sf_setup_dev(struct sf_w *w)
 	static const uint32_t data[SF_STREAMS] = { 4096, 65536, 8192, 4096 };
 	unsigned int i;
 
-	w->dev = pto_open_role(PTO_ROLE_CLIENT);
-	w->none = pto_open();
-	w->exec = pto_open_role(PTO_ROLE_EXECUTOR);
+	if (w->user) {
+		sf_udev_open(w);
+		w->none = w->exec = -1;
+	} else {
+		w->dev = pto_open_role(PTO_ROLE_CLIENT);
+		w->none = pto_open();
+		w->exec = pto_open_role(PTO_ROLE_EXECUTOR);
+	}
 	if (w->dev < 0)
 		return;
 	for (i = 0; i < SF_STREAMS; i++) {
@@ -429,7 +522,9 @@ static int sf_msg(struct sf_w *w)
 	static const uint32_t types[] = {
 		0, PTO_MSG_HELLO, PTO_MSG_KERNEL_REG, PTO_MSG_DOORBELL,
 		PTO_MSG_PING, 5, 99, PTO_MSG_REPLY, PTO_MSG_SPACE,
-		PTO_MSG_ERROR, PTO_MSG_DONE, 0xffffffff,
+		PTO_MSG_ERROR, PTO_MSG_DONE, 0xffffffff, PTO_MSG_DEV_OPEN,
+		PTO_MSG_GM_ALLOC, PTO_MSG_GM_FREE, PTO_MSG_DEV_STATUS,
+		PTO_MSG_HWS_CONFIG,
 	};
 	static uint8_t buf[sizeof(struct pto_msg) + 4200];
 	struct pto_msg *m = (struct pto_msg *)buf;
@@ -441,7 +536,7 @@ static int sf_msg(struct sf_w *w)
 	if (!c)
 		return SF_SKIP;
 	sf_fill(w, buf, sizeof(buf));
-	m->type = sf_pct(w, 90) ? types[sf_rand(w, 12)] :
+	m->type = sf_pct(w, 90) ? types[sf_rand(w, sizeof(types) / sizeof(types[0]))] :
 				 (uint32_t)pto_rng_next(w->r);
 	if (sf_pct(w, 70))
 		m->text[sf_rand(w, PTO_MSG_TEXT)] = 0;
@@ -836,14 +931,26 @@ static int sf_probe(struct sf_w *w)
 	struct sf_conn c = { .s = -1, .reads = true };
 	int64_t t0 = pto_fz_now_ns(), end = t0 + SF_PROBE_MS * 1000000LL, dt, prev;
 	struct pto_msg m;
-	int st = 1, ret = 0, i;
+	int st = 1, ret = 0, i = 0;
 
 	c.s = sf_dial(w, SOCK_SEQPACKET);
 	if (c.s < 0)
 		return c.s == -EAGAIN ? 0 : c.s;
 	memset(&m, 0, sizeof(m));
 	m.type = PTO_MSG_PING;
-	for (i = 0; i < SF_PROBE_PINGS && !ret; i++) {
+	if (w->refused) {
+		/* the user-mode device: one clear refusal, then hung up on */
+		ret = sf_send(c.s, &m, offsetof(struct pto_msg, text) + 1,
+			      NULL, 0);
+		if (!ret && (sf_read(w, &c, 1, SF_PROBE_MS, &st) != 1 ||
+			     st != -EACCES)) {
+			SF_FAIL(w, "ptod did not refuse uid %u (status %d)",
+				(unsigned)getuid(), st);
+			ret = -EPROTO;
+		}
+		i = SF_PROBE_PINGS;
+	}
+	for (; i < SF_PROBE_PINGS && !ret; i++) {
 		int left = (int)((end - pto_fz_now_ns()) / 1000000);
 
 		ret = sf_send(c.s, &m, offsetof(struct pto_msg, text) + 1,
@@ -886,6 +993,7 @@ static void sf_worker(struct pto_fz *fz, struct pto_fz_slot *slot,
 {
 	static struct sf_w w;
 	uint64_t budget = 200 + pto_rng_below(r, 2000), done = 0;
+	struct stat sst;
 	unsigned int i, skips = 0;
 
 	memset(&w, 0, sizeof(w));
@@ -894,6 +1002,9 @@ static void sf_worker(struct pto_fz *fz, struct pto_fz_slot *slot,
 	w.slot = slot;
 	w.r = r;
 	w.path = ctx;
+	w.user = getenv("PTO_DEVICE") &&
+		 !strcmp(getenv("PTO_DEVICE"), PTO_DEVICE_USER);
+	w.udev = -1;
 	for (i = 0; i < SF_CONNS; i++)
 		w.c[i].s = -1;
 	if (pto_rng_pct(r, 25)) {
@@ -901,6 +1012,10 @@ static void sf_worker(struct pto_fz *fz, struct pto_fz_slot *slot,
 			SF_FAIL(&w, "cannot become nobody");
 			return;
 		}
+		/* ptod's user-mode device serves its user (the socket's
+		 * owner) and root only */
+		w.refused = w.user && !stat(w.path, &sst) &&
+			    sst.st_uid != getuid();
 		if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() == 1)
 			_exit(0);
 	}

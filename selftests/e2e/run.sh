@@ -7,6 +7,10 @@
 #   scripts/vm-run --module kmod/pto.ko -- prove -v selftests/e2e/run.sh
 #   (or: make -C selftests/e2e run)
 #
+# or natively on ptod's user-mode device (no module):
+#
+#   PTO_DEVICE=user prove -v selftests/e2e/run.sh    (make check-e2e-user)
+#
 # The suite is build/selftests/e2e/e2e_test (selftests/e2e/e2e_test.c, on
 # the kselftest harness; arguments go to it: -l lists the tests, -t NAME
 # runs one). It starts ptod itself.
