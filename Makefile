@@ -39,6 +39,7 @@ SUB := PTO_FROM_TOP=1
 libpto daemon: common
 daemon/aicore daemon/ptod bench/submit examples: daemon
 tools/pto-hws-sim bench/hws bench/peers: daemon
+bench/peers: libpto daemon/ptod daemon/aicore
 bench/hws tools/pto-trace: tools/pto-hws-sim
 tools/pto-run selftests/e2e bench/e2e: libpto
 selftests/e2e: selftests/pto

@@ -8,19 +8,29 @@
  * memory, every access is a view of its slot range, as an INPUT, OUTPUT
  * or INOUT parameter, so the TensorMap derives the dependencies. Scopes
  * begin where the graph says (PT_SCOPE). The kernel is peers_kernel()
- * under kernel ids PK_*, its stamp slot the first parameter.
+ * under kernel ids OURS_KID(PK_*, core): a kernel id has one core type.
+ * Its stamp slot is the first parameter.
  *
- * A backend gives the runtime a device and GM (struct ours_backend). The
- * one built today is "sim", the runtime core over the in-process sim
- * device in its default configuration (bench/common/bench_sim.c, as
- * pto-bench-e2e-sim). The user-mode device backend is the next row of
- * peers_ours[].
+ * A backend gives the runtime a device and GM (struct ours_backend):
+ *
+ *   sim   the runtime core over the in-process sim device in its default
+ *         configuration (bench/common/bench_sim.c, as pto-bench-e2e-sim);
+ *   user  the whole stack across processes: a ptod of our own on a
+ *         private socket, on its user-mode device (ptod -d user: GM and
+ *         registers in memfds, futexes), pto-aicore running the kernel
+ *         (peers_kernel.so) from GM, and this process a libpto client
+ *         whose orchestration streams its tasks to ptod.
  */
 #include <errno.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <pto/libpto.h>
 #include <pto/pto_kernel.h>
 #include <pto/pto_orchestration_api.h>
 
@@ -44,6 +54,10 @@ struct ours_backend {
 		   int argc, char *msg, size_t msglen);
 	void (*close)(void *dev);
 };
+
+/* Kernel id of kernel @k on core type @core (enum peers_core). */
+#define OURS_KID(k, core)	((k) + ((core) == PC_AIC ? PK_NR : 0))
+#define OURS_NR_KIDS		(2 * PK_NR)
 
 /* ---- Backend: the sim device --------------------------------------------- */
 
@@ -89,6 +103,165 @@ static const struct ours_backend sim_backend = {
 	.close = sim_close,
 };
 
+/* ---- Backend: ptod + pto-aicore + libpto on the user-mode device ----------- */
+
+#define USER_MAX_BUFS	4
+#define USER_START_MS	20000	/* ptod up and serving */
+
+struct user_dev {
+	pid_t ptod;
+	char dir[32];		/* private: ptod's socket and log */
+	char sock[64];
+	pto_client *c;
+	pto_buf *buf[USER_MAX_BUFS];
+	unsigned int nbufs;
+};
+
+/* @name next to this program's build directory ("../../daemon/ptod"). */
+static void user_path(char *buf, size_t len, const char *name)
+{
+	ssize_t n = readlink("/proc/self/exe", buf, len - 1);
+	char *slash;
+
+	buf[n > 0 ? n : 0] = 0;
+	slash = strrchr(buf, '/');
+	if (slash && (size_t)(slash - buf) + strlen(name) + 2 < len)
+		strcpy(slash + 1, name);
+	else
+		snprintf(buf, len, "%s", name);
+}
+
+/* ptod -d user on @u's private socket, its log in @u's directory. */
+static int user_spawn(struct user_dev *u)
+{
+	char ptod[PATH_MAX], log[64];
+
+	user_path(ptod, sizeof(ptod), "../../daemon/ptod");
+	snprintf(log, sizeof(log), "%s/ptod.log", u->dir);
+	u->ptod = fork();
+	if (u->ptod < 0)
+		return -errno;
+	if (u->ptod == 0) {
+		if (!freopen(log, "w", stderr))
+			_exit(127);
+		execl(ptod, "ptod", "-d", "user", "-s", u->sock, (char *)NULL);
+		fprintf(stderr, "exec %s: %m\n", ptod);
+		_exit(127);
+	}
+	return 0;
+}
+
+/* Connect (PTO_DEVICE=user) once ptod listens; load the kernel. */
+static int user_connect(struct user_dev *u)
+{
+	char so[PATH_MAX];
+	int ret = -ETIMEDOUT, i, k;
+
+	setenv("PTO_DEVICE", "user", 1);
+	for (i = 0; i < USER_START_MS / 10 && ret; i++) {
+		ret = pto_connect(u->sock, &u->c);
+		if (ret)
+			usleep(10000);
+	}
+	if (ret) {
+		fprintf(stderr, "user: %s (log: %s/ptod.log)\n",
+			pto_last_error(NULL), u->dir);
+		return ret;
+	}
+	user_path(so, sizeof(so), "peers_kernel.so");
+	for (k = 0; k < PK_NR && !ret; k++) {
+		ret = pto_kernel_load(u->c, OURS_KID(k, PC_AIV),
+				      PTO2_WORKER_VECTOR, so);
+		if (!ret)
+			ret = pto_kernel_load(u->c, OURS_KID(k, PC_AIC),
+					      PTO2_WORKER_CUBE, so);
+	}
+	if (ret)
+		fprintf(stderr, "user: %s\n", pto_last_error(u->c));
+	return ret;
+}
+
+static void user_close(void *dev)
+{
+	struct user_dev *u = dev;
+	char log[64];
+
+	while (u->nbufs)
+		pto_buf_free(u->buf[--u->nbufs]);
+	pto_disconnect(u->c);
+	if (u->ptod > 0) {
+		kill(u->ptod, SIGTERM);
+		waitpid(u->ptod, NULL, 0);
+	}
+	snprintf(log, sizeof(log), "%s/ptod.log", u->dir);
+	unlink(log);
+	rmdir(u->dir);
+	free(u);
+}
+
+static int user_open(uint64_t data_bytes, pto_kernel_entry_fn kernel,
+		     int nr_kernels, void **dev, char *desc, size_t desclen)
+{
+	struct user_dev *u = calloc(1, sizeof(*u));
+	int ret;
+
+	(void)data_bytes;	/* GM is ptod's default, 256 MiB */
+	(void)kernel;		/* peers_kernel.so runs in pto-aicore */
+	(void)nr_kernels;
+	if (!u)
+		return -ENOMEM;
+	snprintf(u->dir, sizeof(u->dir), "/tmp/pto-peers.XXXXXX");
+	if (!mkdtemp(u->dir)) {
+		free(u);
+		return -errno;
+	}
+	snprintf(u->sock, sizeof(u->sock), "%s/ptod.sock", u->dir);
+	ret = user_spawn(u);
+	if (!ret)
+		ret = user_connect(u);
+	if (ret) {
+		user_close(u);
+		return ret;
+	}
+	snprintf(desc, desclen,
+		 "ptod -d user (%u AIC + %u AIV, GM and registers in memfds) + pto-aicore (threads = host CPUs) + this process as a libpto client",
+		 pto_nr_aic(u->c), pto_nr_aiv(u->c));
+	*dev = u;
+	return 0;
+}
+
+static int user_alloc(void *dev, size_t len, uint64_t *dev_addr, void **host)
+{
+	struct user_dev *u = dev;
+	pto_buf *b;
+	int ret;
+
+	if (u->nbufs == USER_MAX_BUFS)
+		return -ENOSPC;
+	ret = pto_buf_alloc(u->c, len, &b);
+	if (ret)
+		return ret;
+	u->buf[u->nbufs++] = b;
+	*dev_addr = pto_buf_dev_addr(b);
+	*host = pto_buf_ptr(b);
+	return 0;
+}
+
+static int user_run(void *dev, pto2_orchestration_entry_fn entry,
+		    uint64_t *args, int argc, char *msg, size_t msglen)
+{
+	struct user_dev *u = dev;
+
+	return pto_run(u->c, entry, args, argc, msg, msglen);
+}
+
+static const struct ours_backend user_backend = {
+	.open = user_open,
+	.alloc = user_alloc,
+	.run = user_run,
+	.close = user_close,
+};
+
 /* ---- The runtime side, the same for every backend ------------------------ */
 
 struct ours {
@@ -102,7 +275,7 @@ struct ours {
 static int ours_kernel(const struct pto_kernel_ctx *ctx, const uint64_t *args,
 		       uint32_t nargs)
 {
-	peers_kernel(ctx->kernel_id,
+	peers_kernel(ctx->kernel_id % PK_NR,
 		     nargs ? (uint64_t *)(uintptr_t)args[0] : NULL);
 	return 0;
 }
@@ -142,7 +315,8 @@ static int ours_orch(PTO2Runtime *rt, uint64_t *args, int argc)
 			       a->mode == PM_OUT ? make_output_param(&v[i]) :
 			       make_inout_param(&v[i]);
 		}
-		pto2_rt_submit_task(rt, tk->kernel, tk->core, p, (int32_t)tk->nacc);
+		pto2_rt_submit_task(rt, OURS_KID(tk->kernel, tk->core),
+				    tk->core, p, (int32_t)tk->nacc);
 	}
 	if (in_scope)
 		pto2_rt_scope_end(rt);
@@ -162,7 +336,7 @@ static int ours_open(const struct peers_sys *sys, unsigned int workers,
 		return -ENOMEM;
 	o->be = sys->priv;
 	o->max_slots = max_slots;
-	ret = o->be->open(len + 4096, ours_kernel, PK_NR, &o->dev, desc,
+	ret = o->be->open(len + 4096, ours_kernel, OURS_NR_KIDS, &o->dev, desc,
 			  desclen);
 	if (!ret)
 		ret = o->be->alloc(o->dev, len, &o->slots_dev, &host);
@@ -229,15 +403,10 @@ static void ours_close(void *ctx)
 	PEERS_SYS_OPS(ours),						\
 }
 
-/*
- * The paths of ours, each measured against every peer. "user", the
- * user-mode device backend (GM and registers in a memfd, futexes for
- * park/kick/irq), goes here once it exists:
- *
- *	OURS_PATH("user", &user_backend),
- */
+/* The paths of ours, each measured against every peer. */
 const struct peers_sys peers_ours[] = {
 	OURS_PATH("sim", &sim_backend),
+	OURS_PATH("user", &user_backend),
 };
 
 const unsigned int peers_nr_ours = sizeof(peers_ours) / sizeof(peers_ours[0]);

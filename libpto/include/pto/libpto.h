@@ -27,7 +27,9 @@
  * thread-safe: use it from one thread at a time.
  *
  * Environment: PTO_SOCKET (default /run/pto/ptod.sock), PTO_DEVICE
- * (default /dev/pto0); PTO2_RING_TASK_WINDOW, PTO2_RING_HEAP,
+ * (default /dev/pto0: pto.ko; "user": the user-mode device of a ptod
+ * started with -d user, opened through ptod itself, for machines that
+ * cannot load pto.ko); PTO2_RING_TASK_WINDOW, PTO2_RING_HEAP,
  * PTO2_RING_DEP_POOL and PTO2_READY_QUEUE_SHARDS are sent to ptod at
  * connect and configure this client's runtime (an invalid value makes
  * pto_connect() fail with -EINVAL and the reason in pto_last_error()).
