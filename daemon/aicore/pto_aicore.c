@@ -415,7 +415,12 @@ static int udev_open(struct aicore *a, const char *arg)
 	fcntl(gm_fd, F_SETFD, FD_CLOEXEC);
 	ret = pto_udev_open_fds(regs_fd, gm_fd, &a->udev);
 	if (ret) {
-		logm("-u %s: not a user-mode device: %s", arg, strerror(-ret));
+		if (ret == -EPROTO)
+			logm("-u %s: the user-mode device speaks another ABI than pto-aicore's %u.x",
+			     arg, PTO_ABI_MAJOR);
+		else
+			logm("-u %s: not a user-mode device: %s", arg,
+			     strerror(-ret));
 		return ret;
 	}
 	a->info = a->udev->info;

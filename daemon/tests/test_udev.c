@@ -8,8 +8,10 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -261,6 +263,56 @@ static void t_kick_irq(void)
 	pto_udev_destroy(u);
 }
 
+/*
+ * Write a word at @off of the register file as an executor maps it, by
+ * read(2) from /dev/zero (a fault would be the sanitizers' to report):
+ * 0, or -EFAULT where the mapping is read-only.
+ */
+static int executor_writes(struct pto_udev *dev, size_t off)
+{
+	struct pto_udev *u;
+	int fd, ret;
+
+	ret = pto_udev_open_fds(dup(dev->regs_fd), dup(dev->gm_fd), &u);
+	if (ret)
+		return ret;
+	fd = open("/dev/zero", O_RDONLY | O_CLOEXEC);
+	ret = fd < 0 ? -errno :
+	      read(fd, (uint8_t *)u->regs + off, 4) == 4 ? 0 : -errno;
+	if (fd >= 0)
+		close(fd);
+	pto_udev_destroy(u);
+	return ret;
+}
+
+/*
+ * An executor's mapping: read-only below PTO_REGS_EXEC_WRITE_OFFSET; and
+ * the ABI version check of pto.ko's clients.
+ */
+static void t_executor_view(void)
+{
+	struct pto_udev *u = small_udev();
+	size_t cfg_seq = PTO_REGS_HWS_OFFSET +
+			 offsetof(struct pto_regs_hws, cfg_seq);
+	size_t complete = PTO_REGS_HWS_OFFSET +
+			  offsetof(struct pto_regs_hws, sip_report_complete);
+	size_t cond = PTO_REGS_CORE_OFFSET + offsetof(struct pto_core_regs, cond);
+
+	if (!ok(u, "create a device"))
+		return;
+	ok(executor_writes(u, cfg_seq) == -EFAULT,
+	   "an executor cannot write the HWS configuration (CFG_SEQ)");
+	ok(executor_writes(u, PTO_REGS_INFO_OFFSET +
+			   offsetof(struct pto_regs_info, irq_count)) == -EFAULT,
+	   "nor the info page");
+	ok(executor_writes(u, complete) == 0 && executor_writes(u, cond) == 0,
+	   "it writes the HWS status page and the cores");
+	pto_regs_info(u->regs)->abi_version = (PTO_ABI_MAJOR + 1) << 16;
+	ok(executor_writes(u, cond) == -EPROTO,
+	   "a device of another ABI major version: -EPROTO");
+	pto_udev_destroy(u);
+}
+
 struct irq_waiter {
 	struct pto_udev *u;
 	uint32_t count;
@@ -323,5 +375,6 @@ int main(void)
 	t_gm();
 	t_kick_irq();
 	t_death();
+	t_executor_view();
 	return tap_done();
 }

@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <pto-private/devinfo.h>
 #include <pto-private/futex.h>
 #include <pto-private/hws_regs.h>
 #include <pto-private/profile.h>
@@ -35,9 +36,10 @@
 
 #define SEALS	(F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)
 
+/* The info page, writable (an executor's @regs maps it read-only). */
 static struct pto_regs_info *uinfo(struct pto_udev *u)
 {
-	return pto_regs_info(u->regs);
+	return u->info_w;
 }
 
 static struct pto_core_regs *ucore(struct pto_udev *u, uint32_t c)
@@ -129,16 +131,43 @@ static int new_memfd(const char *name, uint64_t size)
 	return fd;
 }
 
-/* Map the two memfds of @u (sizes: PTO_UDEV_REGS_MAP, @gm_size). */
-static int map_fds(struct pto_udev *u, uint64_t gm_size)
+/*
+ * The register memfd of @u, all of it writable for the AICPU, as pto.ko
+ * maps it for an EXECUTOR if @executor (pto_regs_map_executor()), then
+ * its info page writable on its own for what pto.ko writes there.
+ */
+static int map_regs(struct pto_udev *u, bool executor)
 {
-	u->regs = mmap(NULL, PTO_UDEV_REGS_MAP, PROT_READ | PROT_WRITE,
+	void *p;
+
+	u->regs = executor ?
+		  pto_regs_map_executor(u->regs_fd, PTO_UDEV_REGS_MAP, 0) :
+		  mmap(NULL, PTO_UDEV_REGS_MAP, PROT_READ | PROT_WRITE,
 		       MAP_SHARED, u->regs_fd, 0);
 	if (u->regs == MAP_FAILED) {
 		u->regs = NULL;
 		return -errno;
 	}
 	u->sh = (void *)((uint8_t *)u->regs + PTO_UDEV_SHARED_OFFSET);
+	if (!executor) {
+		u->info_w = pto_regs_info(u->regs);
+		return 0;
+	}
+	p = mmap(NULL, PTO_REGS_HWS_OFFSET, PROT_READ | PROT_WRITE,
+		 MAP_SHARED, u->regs_fd, PTO_REGS_INFO_OFFSET);
+	if (p == MAP_FAILED)
+		return -errno;
+	u->info_w = p;
+	return 0;
+}
+
+/* Map the two memfds of @u (sizes: PTO_UDEV_REGS_MAP, @gm_size). */
+static int map_fds(struct pto_udev *u, uint64_t gm_size, bool executor)
+{
+	int ret = map_regs(u, executor);
+
+	if (ret)
+		return ret;
 	u->gm = mmap(NULL, gm_size, PROT_READ | PROT_WRITE, MAP_SHARED,
 		     u->gm_fd, 0);
 	if (u->gm == MAP_FAILED) {
@@ -248,7 +277,7 @@ int pto_udev_create(const struct pto_udev_config *cfg, struct pto_udev **out)
 		ret = u->gm_fd < 0 ? u->gm_fd : 0;
 	}
 	if (!ret)
-		ret = map_fds(u, cfg->gm_size);
+		ret = map_fds(u, cfg->gm_size, false);
 	if (!ret)
 		ret = init_shared(u);
 	if (ret) {
@@ -275,7 +304,8 @@ int pto_udev_open_fds(int regs_fd, int gm_fd, struct pto_udev **out)
 		return -ENOMEM;
 	u->regs_fd = regs_fd;
 	u->gm_fd = gm_fd;
-	ret = fstat(gm_fd, &st) ? -errno : map_fds(u, (uint64_t)st.st_size);
+	ret = fstat(gm_fd, &st) ? -errno :
+	      map_fds(u, (uint64_t)st.st_size, true);
 	if (!ret) {
 		ri = uinfo(u);
 		if (ri->magic != PTO_REGS_MAGIC ||
@@ -284,6 +314,8 @@ int pto_udev_open_fds(int regs_fd, int gm_fd, struct pto_udev **out)
 		    ri->gm_size != (uint64_t)st.st_size ||
 		    !ri->nr_cores || ri->nr_cores > PTO_MAX_CORES)
 			ret = -ENODEV;
+		else if (!pto_abi_supported(ri->abi_version))
+			ret = -EPROTO;
 	}
 	if (ret) {
 		pto_udev_destroy(u);
@@ -300,6 +332,8 @@ void pto_udev_destroy(struct pto_udev *u)
 		return;
 	if (u->gm)
 		munmap(u->gm, u->info.gm_size);
+	if (u->info_w && (void *)u->info_w != u->regs)
+		munmap(u->info_w, PTO_REGS_HWS_OFFSET);
 	if (u->regs)
 		munmap(u->regs, PTO_UDEV_REGS_MAP);
 	if (u->gm_fd >= 0)

@@ -88,7 +88,11 @@ _Static_assert(sizeof(struct pto_udev_shared) <= 4096,
 /**
  * struct pto_udev - a process's view of a user-mode device.
  * @regs_fd, @gm_fd: the memfds.
- * @regs: the register file (its mapping also holds @sh).
+ * @regs: the register file (its mapping also holds @sh). The executor's
+ *	is read-only below PTO_REGS_EXEC_WRITE_OFFSET, as on pto.ko.
+ * @info_w: the info page, writable: what pto.ko writes there on an
+ *	executor's behalf (the interrupt count, the system counter) this
+ *	library writes through it. @regs itself in ptod.
  * @sh: the shared state.
  * @gm: GM, all of it.
  * @info: the device as GET_INFO describes it (gm_free: all of GM).
@@ -97,6 +101,7 @@ struct pto_udev {
 	int regs_fd;
 	int gm_fd;
 	void *regs;
+	struct pto_regs_info *info_w;
 	struct pto_udev_shared *sh;
 	void *gm;
 	struct pto_info info;
@@ -123,7 +128,12 @@ int pto_udev_config_from_env(struct pto_udev_config *cfg, char *err,
 
 /* ptod: a new device, registers as pto.ko has them at load, AICPU on. */
 int pto_udev_create(const struct pto_udev_config *cfg, struct pto_udev **out);
-/* The executor: the device behind inherited @regs_fd and @gm_fd. */
+/*
+ * The executor: the device behind inherited @regs_fd and @gm_fd, the
+ * register file mapped as pto.ko maps it for an EXECUTOR. -ENODEV if they
+ * are not a user-mode device's, -EPROTO if its ABI major version is not
+ * PTO_ABI_MAJOR.
+ */
 int pto_udev_open_fds(int regs_fd, int gm_fd, struct pto_udev **out);
 /* Unmap and close (the device goes with its last user). */
 void pto_udev_destroy(struct pto_udev *u);

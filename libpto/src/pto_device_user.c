@@ -19,6 +19,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <pto-private/devinfo.h>
 #include <pto-private/fdpass.h>
 #include <pto-private/wire.h>
 
@@ -116,6 +117,14 @@ static int udev_open(const char *path, const char *socket_path,
 	d->file = fds[0];
 	d->gm_fd = fds[1];
 	*info = m.u.dev.info;
+	if (!pto_abi_supported(info->abi_version)) {
+		snprintf(err, errlen,
+			 "ptod's user-mode device speaks ABI %u.%u, libpto was built for %u.x",
+			 info->abi_version >> 16, info->abi_version & 0xffff,
+			 PTO_ABI_MAJOR);
+		udev_close(d);
+		return -EPROTO;
+	}
 	*out = d;
 	return 0;
 }

@@ -9,9 +9,21 @@
 #define PTO_PRIVATE_DEVINFO_H
 
 #include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <sys/ioctl.h>
 
 #include <linux/pto.h>
+
+/*
+ * Whether a device of ABI @abi_version (struct pto_info's, the info
+ * page's) is one this program was built for: the same major version.
+ * pto.ko's and the user-mode device's (daemon/udev) are checked alike.
+ */
+static inline bool pto_abi_supported(uint32_t abi_version)
+{
+	return abi_version >> 16 == PTO_ABI_MAJOR;
+}
 
 /*
  * Fill @info from the device file @fd. 0, -errno of the ioctl, or
@@ -23,7 +35,7 @@ static inline int pto_dev_get_info(int fd, struct pto_info *info)
 	*info = (struct pto_info){ .size = sizeof(*info) };
 	if (ioctl(fd, PTO_IOC_GET_INFO, info))
 		return -errno;
-	if (info->abi_version >> 16 != PTO_ABI_MAJOR)
+	if (!pto_abi_supported(info->abi_version))
 		return -EPROTO;
 	return 0;
 }
