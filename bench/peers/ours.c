@@ -11,6 +11,12 @@
  * under kernel ids OURS_KID(PK_*, core): a kernel id has one core type.
  * Its stamp slot is the first parameter.
  *
+ * The program links the runtime core (for sim) and libpto (for user),
+ * which both define the orchestration API (pto2_rt_submit_task() and the
+ * rest); the program's own references bind to the core's. So the
+ * orchestration calls the API through its backend's struct ours_api:
+ * the core's functions for sim, libpto's (dlsym() in libpto) for user.
+ *
  * A backend gives the runtime a device and GM (struct ours_backend):
  *
  *   sim   the runtime core over the in-process sim device in its default
@@ -21,12 +27,14 @@
  *         (peers_kernel.so) from GM, and this process a libpto client
  *         whose orchestration streams its tasks to ptod.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -38,7 +46,20 @@
 #include "peers.h"
 
 /**
+ * struct ours_api - the orchestration API functions a backend's runtime
+ * answers to (see above).
+ */
+struct ours_api {
+	void (*submit_task)(PTO2Runtime *rt, int32_t kernel_id,
+			    PTO2WorkerType worker_type, PTOParam *params,
+			    int32_t num_params);
+	void (*scope_begin)(PTO2Runtime *rt);
+	void (*scope_end)(PTO2Runtime *rt);
+};
+
+/**
  * struct ours_backend - a device under the PTO2 runtime.
+ * @api: the orchestration API of the runtime of @dev.
  * @open: a device with @data_bytes of GM for @alloc and the runtime over
  *	it, @kernel registered under ids 0 .. @nr_kernels - 1; describe its
  *	host threads in @desc.
@@ -47,6 +68,7 @@
  * @close: stop the device.
  */
 struct ours_backend {
+	const struct ours_api *(*api)(void *dev);
 	int (*open)(uint64_t data_bytes, pto_kernel_entry_fn kernel,
 		    int nr_kernels, void **dev, char *desc, size_t desclen);
 	int (*alloc)(void *dev, size_t len, uint64_t *dev_addr, void **host);
@@ -60,6 +82,13 @@ struct ours_backend {
 #define OURS_NR_KIDS		(2 * PK_NR)
 
 /* ---- Backend: the sim device --------------------------------------------- */
+
+/* The runtime core's API: what this program's references bind to. */
+static const struct ours_api sim_api = {
+	.submit_task = pto2_rt_submit_task,
+	.scope_begin = pto2_rt_scope_begin,
+	.scope_end = pto2_rt_scope_end,
+};
 
 static int sim_open(uint64_t data_bytes, pto_kernel_entry_fn kernel,
 		    int nr_kernels, void **dev, char *desc, size_t desclen)
@@ -96,7 +125,14 @@ static void sim_close(void *dev)
 	bench_sim_close(dev);
 }
 
+static const struct ours_api *sim_get_api(void *dev)
+{
+	(void)dev;
+	return &sim_api;
+}
+
 static const struct ours_backend sim_backend = {
+	.api = sim_get_api,
 	.open = sim_open,
 	.alloc = sim_alloc,
 	.run = sim_run,
@@ -115,6 +151,7 @@ struct user_dev {
 	pto_client *c;
 	pto_buf *buf[USER_MAX_BUFS];
 	unsigned int nbufs;
+	struct ours_api api;	/* libpto's */
 };
 
 /* @name next to this program's build directory ("../../daemon/ptod"). */
@@ -142,12 +179,34 @@ static int user_spawn(struct user_dev *u)
 	if (u->ptod < 0)
 		return -errno;
 	if (u->ptod == 0) {
-		if (!freopen(log, "w", stderr))
+		/* ptod (and its pto-aicore) go with this program */
+		if (prctl(PR_SET_PDEATHSIG, SIGTERM) || !freopen(log, "w", stderr))
 			_exit(127);
 		execl(ptod, "ptod", "-d", "user", "-s", u->sock, (char *)NULL);
 		fprintf(stderr, "exec %s: %m\n", ptod);
 		_exit(127);
 	}
+	return 0;
+}
+
+/* libpto's own orchestration API into @api, looked up in libpto. */
+static int user_api_resolve(struct ours_api *api)
+{
+	Dl_info di;
+	void *h;
+
+	if (!dladdr((void *)pto_connect, &di) || !di.dli_fname)
+		return -ENOENT;
+	h = dlopen(di.dli_fname, RTLD_NOW | RTLD_NOLOAD);
+	if (!h)
+		return -ENOENT;
+	*(void **)&api->submit_task = dlsym(h, "pto2_rt_submit_task");
+	*(void **)&api->scope_begin = dlsym(h, "pto2_rt_scope_begin");
+	*(void **)&api->scope_end = dlsym(h, "pto2_rt_scope_end");
+	dlclose(h);	/* libpto stays: the program is linked with it */
+	if (!api->submit_task || !api->scope_begin ||
+	    !api->scope_end)
+		return -ENOENT;
 	return 0;
 }
 
@@ -210,6 +269,12 @@ static int user_open(uint64_t data_bytes, pto_kernel_entry_fn kernel,
 	(void)nr_kernels;
 	if (!u)
 		return -ENOMEM;
+	ret = user_api_resolve(&u->api);
+	if (ret) {
+		fprintf(stderr, "user: libpto's orchestration API not found\n");
+		free(u);
+		return ret;
+	}
 	snprintf(u->dir, sizeof(u->dir), "/tmp/pto-peers.XXXXXX");
 	if (!mkdtemp(u->dir)) {
 		free(u);
@@ -255,7 +320,13 @@ static int user_run(void *dev, pto2_orchestration_entry_fn entry,
 	return pto_run(u->c, entry, args, argc, msg, msglen);
 }
 
+static const struct ours_api *user_get_api(void *dev)
+{
+	return &((struct user_dev *)dev)->api;
+}
+
 static const struct ours_backend user_backend = {
+	.api = user_get_api,
 	.open = user_open,
 	.alloc = user_alloc,
 	.run = user_run,
@@ -280,10 +351,14 @@ static int ours_kernel(const struct pto_kernel_ctx *ctx, const uint64_t *args,
 	return 0;
 }
 
-/* args: the graph (this process's pointer), the slots' device address */
+/*
+ * args: the graph (this process's pointer), the slots' device address,
+ * the backend's struct ours_api (this process's pointer)
+ */
 static int ours_orch(PTO2Runtime *rt, uint64_t *args, int argc)
 {
 	const struct peers_graph *g = (const void *)(uintptr_t)args[0];
+	const struct ours_api *api = (const void *)(uintptr_t)args[2];
 	uint64_t shape[2] = { g->nr_slots, PEERS_SLOT_U64 };
 	Tensor slots = make_tensor_external((void *)(uintptr_t)args[1], shape,
 					    2, PTO_DT_UINT64);
@@ -292,7 +367,7 @@ static int ours_orch(PTO2Runtime *rt, uint64_t *args, int argc)
 	bool in_scope = false;
 	uint32_t t, i;
 
-	if (argc != 2)
+	if (argc != 3)
 		return -EINVAL;
 	for (t = 0; t < g->nr_tasks; t++) {
 		const struct peers_task *tk = &g->task[t];
@@ -301,8 +376,8 @@ static int ours_orch(PTO2Runtime *rt, uint64_t *args, int argc)
 			return -E2BIG;
 		if (tk->flags & PT_SCOPE) {
 			if (in_scope)
-				pto2_rt_scope_end(rt);
-			pto2_rt_scope_begin(rt);
+				api->scope_end(rt);
+			api->scope_begin(rt);
 			in_scope = true;
 		}
 		for (i = 0; i < tk->nacc; i++) {
@@ -315,11 +390,11 @@ static int ours_orch(PTO2Runtime *rt, uint64_t *args, int argc)
 			       a->mode == PM_OUT ? make_output_param(&v[i]) :
 			       make_inout_param(&v[i]);
 		}
-		pto2_rt_submit_task(rt, OURS_KID(tk->kernel, tk->core),
-				    tk->core, p, (int32_t)tk->nacc);
+		api->submit_task(rt, OURS_KID(tk->kernel, tk->core),
+				 tk->core, p, (int32_t)tk->nacc);
 	}
 	if (in_scope)
-		pto2_rt_scope_end(rt);
+		api->scope_end(rt);
 	return 0;
 }
 
@@ -364,11 +439,12 @@ static int ours_prepare(void *ctx, const struct peers_graph *g)
 static int ours_run(void *ctx, const struct peers_graph *g)
 {
 	struct ours *o = ctx;
-	uint64_t args[2] = { (uintptr_t)g, o->slots_dev };
+	uint64_t args[3] = { (uintptr_t)g, o->slots_dev,
+			     (uintptr_t)o->be->api(o->dev) };
 	char msg[1024];
 	int ret;
 
-	ret = o->be->run(o->dev, ours_orch, args, 2, msg, sizeof(msg));
+	ret = o->be->run(o->dev, ours_orch, args, 3, msg, sizeof(msg));
 	if (ret)
 		fprintf(stderr, "%s: %s\n", g->name, msg);
 	return ret;
