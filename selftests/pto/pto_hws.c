@@ -10,10 +10,16 @@
 #include "kselftest_harness.h"
 #include "pto_test.h"
 
-/* Limits of Documentation/kmod.rst that the uapi does not define. */
-#define HWS_PROMOTE_THRESHOLD_MAX	255U
-#define HWS_TIME_MAX_NS			1000000000U
-#define HWS_CLUSTER_SIPS		3U	/* one block: 1 AIC + 2 AIV */
+/*
+ * The limits of Documentation/kmod.rst that the uapi does not define, and
+ * the defaults, as the user-mode device has them (common/hws_regs.c, built
+ * in): the module must agree.
+ */
+#include <pto-private/hws_regs.h>
+
+#define HWS_PROMOTE_THRESHOLD_MAX	((unsigned int)PTO_HWS_PROMOTE_THRESHOLD_MAX)
+#define HWS_TIME_MAX_NS			PTO_HWS_TIME_MAX_NS
+#define HWS_CLUSTER_SIPS		((unsigned int)PTO_HWS_CLUSTER_SIPS)
 
 static void mask_set(__u64 *m, unsigned int core)
 {
@@ -55,20 +61,7 @@ static void cfg_from_regs(void *regs, struct pto_hws_cfg *c)
 /* What the module sets at load (Documentation/kmod.rst). */
 static void cfg_default(struct pto_hws_cfg *c, unsigned int nr_cores)
 {
-	int i, ctx;
-
-	memset(c, 0, sizeof(*c));
-	c->policy = PTO_HWS_POLICY_HWS;
-	c->work_mode = PTO_HWS_MODE_HW;
-	c->cluster_sip_num = HWS_CLUSTER_SIPS;
-	c->early_launch_mode = PTO_HWS_EL_SIP_REPORT;
-	c->promote_rule = PTO_HWS_PROMOTE_THRESHOLD;
-	c->promote_threshold = 4;
-	for (i = 0; i < PTO_HWS_SCALE_RANKS; i++)
-		c->scale_ratio[i] = 100 * (i + 1);
-	for (ctx = 0; ctx < PTO_HWS_NR_CTX; ctx++)
-		for (i = 0; i < PTO_HWS_USAGE_CLASSES; i++)
-			mask_first(c->usage_mask[ctx][i], nr_cores);
+	pto_hws_cfg_default(c, nr_cores);
 }
 
 /*
