@@ -714,11 +714,18 @@ static void run_client(struct __test_metadata *_metadata, const char *name,
 	proc_free(&p);
 }
 
+/* Why a test that needs nobody's clients is skipped on the user device. */
+#define NOBODY_ON_USER_DEVICE \
+	"needs a second user's clients (nobody), and the user-mode device serves only ptod's user and root"
+
 /* pto_e2e @what as a local user (NOBODY): it must exit 0, CASE @what passed. */
 static void run_as_nobody(struct __test_metadata *_metadata, const char *what)
 {
 	struct proc p;
 	int ret;
+
+	if (E->user)
+		SKIP(return, NOBODY_ON_USER_DEVICE);
 
 	ret = e2e_start_as(&p, what, NOBODY, false, NULL, ARGS(what));
 	ASSERT_EQ(0, ret) TH_LOG("start pto_e2e %s: %s", what, strerror(-ret));
@@ -944,10 +951,6 @@ FIXTURE_TEARDOWN(e2e)
  * ptod said READY=1 on our notify socket, and pto-aicore attached every
  * core (counters; see wait_cores_online() for the one bounded wait).
  */
-/* Why a test that needs nobody's clients is skipped on the user device. */
-#define NOBODY_ON_USER_DEVICE \
-	"needs a second user's clients (nobody), and the user-mode device serves only ptod's user and root"
-
 TEST_F_TIMEOUT(e2e, ptod_ready, 30)
 {
 	struct stat st;
@@ -1481,6 +1484,8 @@ TEST_F_TIMEOUT(e2e, stolen_cores_run_fails_next_passes, 240)
 	int fd, ret;
 	unsigned int i;
 
+	if (E->user)
+		SKIP(return, "needs pto.ko's node, to attach the cores from outside");
 	for (i = 0; i < E->nr_cores; i++)
 		all.mask[i / 64] |= 1ULL << (i % 64);
 	fd = open(DEV_PATH, O_RDWR | O_CLOEXEC);
