@@ -150,9 +150,10 @@ static struct pto_exec_pool_stats stats(struct rig *g)
 
 /*
  * 2 threads, 8 cores, 8 kernels that sleep 50 ms: threads are added while
- * dispatches wait behind sleeping kernels, so all 8 overlap (well under
- * the 200 ms that 2 threads would need), never more threads than cores;
- * once idle the extra threads go.
+ * dispatches wait behind sleeping kernels, so the kernels overlap (the
+ * pool had at least 4 threads at once), never more threads than cores;
+ * once idle the extra threads go. The time they took is printed, not
+ * bounded: under TSan on a loaded machine a bound flakes.
  */
 static void t_grow_and_retire(void)
 {
@@ -173,7 +174,7 @@ static void t_grow_and_retire(void)
 		done += wait_fin(&g, c, id[c], 5000, NULL);
 	took = pto_mono_ns() - t0;
 	st = stats(&g);
-	ok(done == 8 && took < 150000000LL && st.peak <= 8 && st.grown >= 4,
+	ok(done == 8 && st.peak >= 4 && st.peak <= 8 && st.grown >= 4,
 	   "8 sleeping kernels on 2 threads overlap: %u done in %.1f ms, peak %u threads, %llu grown",
 	   done, took / 1e6, st.peak, (unsigned long long)st.grown);
 	end = pto_mono_ns() + 2000000000LL;
