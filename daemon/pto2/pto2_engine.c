@@ -74,8 +74,12 @@ struct pto2_ethread {
 	bool live;
 	uint32_t first, count;		/* the cores it polls */
 	_Atomic uint64_t qs;		/* odd while it may touch runtimes */
+	uint32_t quiet;			/* sleeps since it last found work */
 	struct pto2_unit units[PTO_MAX_CORES];	/* one batch's dispatches */
 };
+
+/* Sleeps without work after which a thread sleeps wake_sleep_ns. */
+#define PTO2_QUIET_SLEEPS	16
 
 struct pto2_engine {
 	struct pto2_device dev;
@@ -140,6 +144,7 @@ void pto2_engine_config_default(struct pto2_engine_config *cfg)
 	cfg->idle_spins = 2000;
 	cfg->idle_ns = 20000;
 	cfg->sleep_ns = 1000000;
+	cfg->wake_sleep_ns = 100000000;
 	cfg->predict_ns = PTO2_ENGINE_PREDICT_NS;
 	cfg->predict_late_ns = PTO2_ENGINE_PREDICT_LATE_NS;
 }
@@ -905,13 +910,19 @@ static bool completion_due(struct pto2_ethread *t, int64_t now)
 
 /*
  * Sleep in the device until a completion interrupt, a wake, the bound or
- * predict_ns before a dispatch of ours should end.
+ * predict_ns before a dispatch of ours should end. The bound is sleep_ns
+ * while the engine is busy; after PTO2_QUIET_SLEEPS sleeps without work
+ * in a row, and with irq_wake (which new work uses), wake_sleep_ns: an
+ * idle engine wakes ten times a second instead of a thousand.
  */
 static void sleep_in_device(struct pto2_ethread *t)
 {
 	struct pto2_engine *e = t->e;
 	uint32_t count = e->dev.irq_count(e->dev.ctx);
-	int64_t now = pto_mono_ns(), until = now + (int64_t)e->cfg.sleep_ns;
+	bool quiet = e->dev.irq_wake && ++t->quiet > PTO2_QUIET_SLEEPS;
+	int64_t now = pto_mono_ns();
+	int64_t until = now + (int64_t)(quiet ? e->cfg.wake_sleep_ns :
+					     e->cfg.sleep_ns);
 	int64_t next = e->cfg.predict_ns ? next_expected(t, now) : INT64_MAX;
 	bool pending;
 
@@ -957,6 +968,7 @@ static void *ethread_main(void *arg)
 		if (work) {
 			idle = 0;
 			due = -1;
+			t->quiet = 0;
 			continue;
 		}
 		if (!idle)

@@ -47,7 +47,11 @@ struct pto2_engine;
  * @idle_spins: empty loops before a thread sleeps, at most...
  * @idle_ns: ...and at most this long (0: no time limit; applies only to a
  *	device with irq_wake).
- * @sleep_ns: longest sleep in irq_wait.
+ * @sleep_ns: longest sleep in irq_wait on a device without irq_wake.
+ * @wake_sleep_ns: longest sleep of a thread that found no work in its
+ *	last sleeps, on a device with irq_wake: new work and completions
+ *	wake a sleeper at once, so this bound only caps what a lost wake-up
+ *	(a bug) would cost; idle, a thread wakes this often.
  * @predict_ns: a thread polls instead of sleeping from this long before a
  *	dispatch on its cores should end (dispatch time + the task's
  *	estimate) until it ends, so that a completion is seen without an
@@ -69,6 +73,7 @@ struct pto2_engine_config {
 	uint32_t idle_spins;
 	uint64_t idle_ns;
 	uint64_t sleep_ns;
+	uint64_t wake_sleep_ns;
 	uint64_t predict_ns;
 	uint64_t predict_late_ns;
 	struct hws_config hws;
