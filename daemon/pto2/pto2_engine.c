@@ -414,6 +414,7 @@ static void dispatch(struct pto2_engine *e, const struct pto2_unit *u)
 	p->thread_idx = u->thread_idx;
 	p->thread_num = u->thread_num;
 	p->flags = (d->attr_flags & PTO2_ATTR_COOP) ? PTO2_PAYLOAD_COOP : 0;
+	p->exec_ctx = rt->cfg.exec_ctx;
 	for (i = 0; i < d->param_count; i++) {
 		p->args[i] = d->args[i];
 		if (d->param_type[i] != PTO_PARAM_SCALAR)

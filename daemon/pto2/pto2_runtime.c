@@ -12,6 +12,7 @@
 
 #include <pto-private/env.h>
 #include <pto-private/params.h>
+#include <pto-private/sandbox.h>
 
 #include "pto2_internal.h"
 #include "pto2_record.h"
@@ -175,6 +176,10 @@ int pto2_config_validate(const struct pto2_config *c, char *err, size_t errlen)
 		what = "tensormap_buckets must be a power of 2 up to 2^26";
 	else if (c->spin_limit < 1)
 		what = "spin_limit must be positive";
+	else if (c->heap_dev & (PTO2_ALIGN_SIZE - 1))
+		what = "heap_dev must be 64-byte aligned";
+	else if (c->exec_ctx > PTO_SBX_MAX)
+		what = "exec_ctx must be from 0 to " PTO_STR(PTO_SBX_MAX);
 	if (what) {
 		if (err && errlen)
 			snprintf(err, errlen, "invalid configuration: %s", what);
@@ -229,7 +234,7 @@ size_t pto2_runtime_mem_size(const struct pto2_config *cfg, uint32_t nr_cores)
 
 	pto2_layout(cfg->task_window, cfg->dep_pool_size, nr_cores,
 		    cfg->heap_size, &l);
-	return (size_t)l.total;
+	return (size_t)(cfg->heap_dev ? l.sm_size : l.total);
 }
 
 /* ---- Create / destroy / reset ----------------------------------------------- */
@@ -351,7 +356,8 @@ static void sm_init(PTO2Runtime *rt, const struct pto2_layout *l)
 	rt->payload = rt->mem + l->payload;
 	rt->payload_dev = rt->mem_dev + l->payload;
 	rt->payload_stride = (uint32_t)PTO2_PAYLOAD_STRIDE;
-	rt->heap_dev = rt->mem_dev + l->heap;
+	rt->heap_dev = rt->cfg.heap_dev ? rt->cfg.heap_dev :
+		       rt->mem_dev + l->heap;
 	memset(rt->payload, 0, (size_t)rt->nr_cores * rt->payload_stride);
 
 	h->descriptors_offset = (uint32_t)l->descriptors;

@@ -96,6 +96,13 @@ struct pto2_device {
  *	engine; a device's shared engine has its own configuration.)
  * @kernel_addrs: optional kernel_id -> function_bin_addr table.
  * @nr_kernel_addrs: its length.
+ * @heap_dev: device address of the heap ring (64-byte aligned,
+ *	@heap_size bytes) when it lies outside the runtime's memory; 0: it
+ *	follows the shared-memory structures in that memory. (ptod puts a
+ *	client's heap in a buffer of the client's own file, which the
+ *	client's sandbox can map.)
+ * @exec_ctx: the exec_ctx of this runtime's payloads (dispatch.h): 0,
+ *	the executor runs its kernels; else the sandbox of that number.
  * @log: log callback (NULL: stderr); @log_ctx its context.
  */
 struct pto2_config {
@@ -114,6 +121,8 @@ struct pto2_config {
 	bool hws_check;
 	const uint64_t *kernel_addrs;
 	uint32_t nr_kernel_addrs;
+	uint64_t heap_dev;
+	uint32_t exec_ctx;
 	pto2_log_fn log;
 	void *log_ctx;
 };
@@ -140,7 +149,11 @@ int pto2_config_validate(const struct pto2_config *cfg, char *err, size_t errlen
  */
 size_t pto2_sm_size(uint32_t task_window, uint32_t dep_pool_size,
 		    uint32_t nr_cores);
-/* Bytes of memory a runtime needs: SM region, then the heap (4 KiB aligned). */
+/*
+ * Bytes of memory a runtime needs: SM region, then the heap (4 KiB
+ * aligned); only the SM region if @cfg places the heap elsewhere
+ * (heap_dev).
+ */
 size_t pto2_runtime_mem_size(const struct pto2_config *cfg, uint32_t nr_cores);
 
 /*

@@ -18,6 +18,10 @@
 
 #define PTO_ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
+/* The decimal text of a macro's value: PTO_STR(PTO_SBX_MAX) is "1024". */
+#define PTO_STR_(x)		#x
+#define PTO_STR(x)		PTO_STR_(x)
+
 /* Round @x up to a multiple of @a, a power of two. */
 #define PTO_ALIGN_UP(x, a)	(((x) + (uint64_t)(a) - 1) & ~((uint64_t)(a) - 1))
 

@@ -38,6 +38,11 @@
  * @thread_idx: this core's thread in the block.
  * @thread_num: the block's threads (cores).
  * @flags: PTO2_PAYLOAD_* bits.
+ * @exec_ctx: where the kernel runs: 0 in the executor that took the
+ *	dispatch (pto-aicore, the sim device), else the sandbox of that
+ *	number (sandbox.h), which the executor hands the task to. Set by
+ *	the runtime that owns the task (ptod gives each client whose kernels
+ *	run sandboxed a number of its own).
  * @args: the task's parameters in submit order.
  */
 typedef struct PTO2DispatchPayload {
@@ -52,6 +57,7 @@ typedef struct PTO2DispatchPayload {
 	uint16_t thread_idx;
 	uint16_t thread_num;
 	uint32_t flags;
+	uint32_t exec_ctx;
 	uint64_t args[PTO2_MAX_TASK_PARAMS];
 } PTO2DispatchPayload;
 

@@ -6,7 +6,8 @@
  * and the executor's threads; shared variants (no FUTEX_PRIVATE_FLAG: the
  * kernel keys the word by its page, so processes mapping the same memfd
  * meet on it) for the user-mode device, whose AICPU (ptod) and executor
- * (pto-aicore) are different processes.
+ * (pto-aicore) are different processes, and for a sandbox's mailbox
+ * (sandbox.h), shared by pto-aicore and the sandbox.
  */
 #ifndef PTO_PRIVATE_FUTEX_H
 #define PTO_PRIVATE_FUTEX_H

@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: MIT
+/*
+ * sandbox.h - a client's kernels in a process of the client's own: the
+ * sandbox's mailbox and the control messages between ptod and pto-aicore
+ *
+ * ptod gives every client whose kernels run sandboxed a number S (1 ..
+ * PTO_SBX_MAX), the exec_ctx of its tasks' payloads (dispatch.h), starts
+ * pto-sandbox S as the client's user and hands pto-aicore the sandbox's
+ * mailbox: a memfd ptod creates (sealed against shrinking and growing),
+ * mapped by all three. Documentation/execution-model.rst tells the whole
+ * story.
+ *
+ * The mailbox: this header, then one slot per core of the device. A
+ * pto-aicore thread that took a dispatch for S on core k (it wrote COND
+ * ACK and ts_start) hands it over and waits:
+ *
+ *   executor (pto-aicore)                 sandbox (pto-sandbox)
+ *   slot[k].task = payload (addresses     a thread takes bit k of @pending
+ *     untranslated)                         (atomic and), reads req
+ *   slot[k].req = seq = req + 1 (release)   (acquire) and copies the task
+ *   @pending |= bit k; @doorbell += 1;    runs the kernel (its own mapping
+ *   full fence; if @sleepers: FUTEX_WAKE    of the client's buffers)
+ *     @doorbell                           slot[k].res = seq << 32 | status
+ *   wait until slot[k].res has seq          (only ever to a newer seq)
+ *     (FUTEX_WAIT on slot[k].wake,        slot[k].wake += 1, FUTEX_WAKE
+ *     bounded) or the sandbox died
+ *   payload.status = status; ts_end, COND FIN as for any task
+ *
+ * An idle sandbox thread counts itself in @sleepers, fences, reads
+ * @doorbell, looks at @pending once more and sleeps on @doorbell.
+ *
+ * The mailbox is shared with the sandbox, where the client's kernels run:
+ * pto-aicore trusts nothing it reads there. It finds slots from its own
+ * core count (the memfd's size is checked once, and sealed), reads only
+ * @req, @res and @wake of the slot it waits on, and stops waiting when
+ * ptod says the sandbox is gone (REMOVE), whatever the words say. What a
+ * sandbox writes there can only get its own client's tasks wrong.
+ *
+ * Futexes on the mailbox are the shared (not process-private) kind.
+ */
+#ifndef PTO_PRIVATE_SANDBOX_H
+#define PTO_PRIVATE_SANDBOX_H
+
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <linux/pto.h>
+
+#include "compiler.h"
+#include "dispatch.h"
+
+/* Sandbox numbers (payload exec_ctx) are 1 .. PTO_SBX_MAX; 0 = none. */
+#define PTO_SBX_MAX		1024
+
+#define PTO_SBX_MAGIC		0x58425350u	/* "PSBX" */
+#define PTO_SBX_VERSION		1
+#define PTO_SBX_HDR_SIZE	4096
+
+/**
+ * struct pto_sbx_hdr - start of a sandbox's mailbox.
+ * @magic: PTO_SBX_MAGIC (ptod).
+ * @version: PTO_SBX_VERSION (ptod).
+ * @nr_cores: slots that follow (ptod: the device's cores).
+ * @slot_size: sizeof(struct pto_sbx_slot) (ptod).
+ * @pending: one bit per core with a task the sandbox has not taken
+ *	(executor: atomic or; sandbox: atomic and).
+ * @doorbell: bumped by the executor after each post; idle sandbox
+ *	threads sleep on it (futex).
+ * @sleepers: sandbox threads asleep or about to sleep on @doorbell.
+ */
+struct pto_sbx_hdr {
+	uint32_t magic;
+	uint32_t version;
+	uint32_t nr_cores;
+	uint32_t slot_size;
+	alignas(64) _Atomic uint64_t pending[PTO_CORE_MASK_WORDS];
+	alignas(64) _Atomic uint32_t doorbell;
+	alignas(64) _Atomic uint32_t sleepers;
+};
+
+_Static_assert(sizeof(struct pto_sbx_hdr) <= PTO_SBX_HDR_SIZE,
+	       "mailbox header too large");
+
+/**
+ * struct pto_sbx_slot - the task of one core, and its answer.
+ * @req: sequence number of the task posted last (executor, release).
+ * @wake: bumped by the sandbox after every answer (the executor's futex).
+ * @res: the answer: (uint64_t)seq << 32 | (uint32_t)status, only ever
+ *	replaced by the answer to a newer seq (sandbox).
+ * @task: the dispatch payload as the executor read it; tensor arguments
+ *	are device addresses (executor).
+ */
+struct pto_sbx_slot {
+	alignas(64) _Atomic uint32_t req;
+	_Atomic uint32_t wake;
+	_Atomic uint64_t res;
+	PTO2DispatchPayload task;
+};
+
+/* Bytes of the mailbox of a device with @nr_cores cores (whole pages). */
+static inline size_t pto_sbx_size(uint32_t nr_cores)
+{
+	return (size_t)PTO_ALIGN_UP(PTO_SBX_HDR_SIZE +
+				    (uint64_t)nr_cores *
+				    sizeof(struct pto_sbx_slot), 4096);
+}
+
+static inline struct pto_sbx_slot *pto_sbx_slot(struct pto_sbx_hdr *h,
+						uint32_t core)
+{
+	return (struct pto_sbx_slot *)(void *)((uint8_t *)h + PTO_SBX_HDR_SIZE) +
+	       core;
+}
+
+/* ---- ptod <-> pto-aicore: the control channel ---------------------------------
+ *
+ * A SOCK_SEQPACKET socket pair; pto-aicore gets its end as -C FD. ptod
+ * sends ADD (with the mailbox memfd, SCM_RIGHTS) when it has started a
+ * sandbox and REMOVE when the sandbox is gone (reaped, or its client
+ * left); pto-aicore answers every ADD with ADDED. After a restart of
+ * pto-aicore, ptod sends ADD again for every live sandbox. A task whose
+ * exec_ctx has no sandbox in pto-aicore fails with -EOWNERDEAD.
+ */
+enum {
+	PTO_SBX_CTL_ADD = 1,	/* + the mailbox memfd */
+	PTO_SBX_CTL_REMOVE,
+	PTO_SBX_CTL_ADDED,	/* pto-aicore -> ptod */
+};
+
+/**
+ * struct pto_sbx_ctl - one control message.
+ * @type: PTO_SBX_CTL_*.
+ * @sbx: the sandbox number, 1 .. PTO_SBX_MAX.
+ * @pid: the sandbox process (ADD, ADDED: which start of sandbox @sbx).
+ * @status: ADDED: 0, or -errno if pto-aicore refused the mailbox.
+ */
+struct pto_sbx_ctl {
+	uint32_t type;
+	uint32_t sbx;
+	int32_t pid;
+	int32_t status;
+};
+
+#endif /* PTO_PRIVATE_SANDBOX_H */
