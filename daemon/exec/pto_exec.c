@@ -18,8 +18,7 @@
 PTO_USDT_DEFINE(pto_aicore, task_start);
 PTO_USDT_DEFINE(pto_aicore, task_end);
 
-__attribute__((format(printf, 2, 3)))
-static void exec_log(struct pto_exec *ex, const char *fmt, ...)
+void pto_exec_log(struct pto_exec *ex, const char *fmt, ...)
 {
 	char buf[512];
 	va_list ap;
@@ -42,6 +41,8 @@ void pto_exec_init(struct pto_exec *ex, void *regs,
 	ex->regs = regs;
 	ex->nr_aic = ri->nr_aic;
 	ex->nr_aiv = ri->nr_aiv;
+	ex->profile = ri->profile;
+	ex->caps = ri->caps;
 	ex->spins = PTO_EXEC_SPINS;
 	ex->spin_ns = PTO_EXEC_SPIN_NS;
 	ex->ops = ops;
@@ -58,7 +59,6 @@ void pto_exec_init(struct pto_exec *ex, void *regs,
 static void kernel_ctx(const struct pto_exec *ex, uint32_t core,
 		       const PTO2DispatchPayload *p, struct pto_kernel_ctx *kc)
 {
-	const struct pto_regs_info *ri = pto_regs_info(ex->regs);
 	bool aiv = core >= ex->nr_aic;
 
 	memset(kc, 0, sizeof(*kc));
@@ -76,8 +76,8 @@ static void kernel_ctx(const struct pto_exec *ex, uint32_t core,
 	kc->core_id = core;
 	kc->task_id = (uint32_t)p->task_id;
 	kc->kernel_id = p->kernel_id;
-	kc->profile = ri->profile;
-	kc->caps = ri->caps;
+	kc->profile = ex->profile;
+	kc->caps = ex->caps;
 }
 
 /* The kernel's arguments: tensor device addresses become host pointers. */
@@ -103,8 +103,8 @@ static int decode_args(struct pto_exec *ex, const PTO2DispatchPayload *p,
 	return 0;
 }
 
-static int run_kernel(struct pto_exec *ex, uint32_t core,
-		      const PTO2DispatchPayload *p)
+int pto_exec_run_payload(struct pto_exec *ex, uint32_t core,
+			 const PTO2DispatchPayload *p)
 {
 	uint64_t args[PTO2_MAX_TASK_PARAMS];
 	struct pto_kernel_ctx kc;
@@ -135,10 +135,15 @@ void pto_exec_run_task(struct pto_exec *ex, uint32_t core, uint32_t id)
 	task = reg64_load_acquire(&r->task);
 	p = pto_gm_ptr(&ex->gm, task, sizeof(*p));
 	if (p) {
-		p->status = run_kernel(ex, core, p);
+		if (!p->exec_ctx)
+			p->status = pto_exec_run_payload(ex, core, p);
+		else if (ex->ops->hand_off)
+			p->status = ex->ops->hand_off(ex, core, p);
+		else
+			p->status = -EOWNERDEAD;
 		PTO_PROBE3(pto_aicore, task_end, core, p->task_id, p->status);
 	} else {
-		exec_log(ex, "core %u: dispatch %u: no payload (task register 0x%" PRIx64 ")",
+		pto_exec_log(ex, "core %u: dispatch %u: no payload (task register 0x%" PRIx64 ")",
 			 core, id, task);
 	}
 	reg64_store_relaxed(&r->ts_end, pto_sys_cnt(ri));

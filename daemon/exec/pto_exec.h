@@ -21,7 +21,9 @@
  *   dispatch id + 1: COND = ACK(id), ts_start, read the payload through
  *   the task register, translate tensor arguments into this process's
  *   mapping of GM, find and run the kernel with the context of its launch
- *   (block, thread, profile), store its result in the payload's status,
+ *   (block, thread, profile) -- or, if the payload's exec_ctx names a
+ *   sandbox, hand the task to it (ops->hand_off) and wait for its
+ *   answer -- store the result in the payload's status,
  *   ts_end, COND = FIN(id) (release), full fence, and raise the AICPU
  *   interrupt if the core's irq_en or the AICPU's aicpu_irq_en is set.
  *
@@ -52,6 +54,10 @@ struct pto_exec;
  *	core again), -ETIMEDOUT or -EINTR to look again; any other negative
  *	errno stops the threads.
  * @raise_irq: raise the AICPU interrupt on behalf of @core.
+ * @hand_off: optional: run the task in @p (exec_ctx != 0) in the sandbox
+ *	it names and return its status once it has run there; a task
+ *	whose sandbox is gone fails with -EOWNERDEAD (as it does when
+ *	@hand_off is NULL). pto-aicore's is in aicore_sbx.c.
  * @log: optional: a message about @core (NULL: stderr).
  */
 struct pto_exec_ops {
@@ -60,16 +66,21 @@ struct pto_exec_ops {
 	int (*park_any)(struct pto_exec *ex, const uint64_t *mask,
 			int64_t deadline_ns, uint32_t *core);
 	void (*raise_irq)(struct pto_exec *ex, uint32_t core);
+	int (*hand_off)(struct pto_exec *ex, uint32_t core,
+			const PTO2DispatchPayload *p);
 	void (*log)(struct pto_exec *ex, const char *msg);
 };
 
 /**
  * struct pto_exec - an executor: its view of the device.
- * @regs: the register file (uapi layout: info page, HWS, cores).
+ * @regs: the register file (uapi layout: info page, HWS, cores); NULL
+ *	in a sandbox, which runs the kernels handed to it and no core.
  * @gm: GM as this process maps it (translates payload and tensor
  *	addresses).
  * @nr_aic: AIC cores of the device (kernel context geometry).
  * @nr_aiv: AIV cores of the device.
+ * @profile: the device's profile (enum pto_profile; kernel context).
+ * @caps: the device's PTO_CAP_* bits (kernel context).
  * @spins: polls of DATA_MAIN_BASE before parking, at most...
  * @spin_ns: ...and at most this long (0: no time limit).
  * @ops: the device's operations.
@@ -84,6 +95,8 @@ struct pto_exec {
 	struct pto_gm_map gm;
 	uint32_t nr_aic;
 	uint32_t nr_aiv;
+	uint32_t profile;
+	uint64_t caps;
 	uint32_t spins;
 	int64_t spin_ns;
 	const struct pto_exec_ops *ops;
@@ -106,6 +119,19 @@ void pto_exec_init(struct pto_exec *ex, void *regs,
 /* Run dispatch @id, which DATA_MAIN_BASE of @core has just announced
  * (the payload names the task). */
 void pto_exec_run_task(struct pto_exec *ex, uint32_t core, uint32_t id);
+
+/*
+ * Run the kernel of the task in @p on @core in this process (the kernel
+ * context of its launch, tensor arguments translated through ex->gm):
+ * the task's status, 0 or -errno. pto_exec_run_task() calls it for
+ * tasks of this process; a sandbox for the tasks handed to it.
+ */
+int pto_exec_run_payload(struct pto_exec *ex, uint32_t core,
+			 const PTO2DispatchPayload *p);
+
+/* A message about the executor (ops->log, else stderr). */
+__attribute__((format(printf, 2, 3)))
+void pto_exec_log(struct pto_exec *ex, const char *fmt, ...);
 
 /* ---- The threads that run the cores ---------------------------------------- */
 
