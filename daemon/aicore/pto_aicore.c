@@ -16,7 +16,14 @@
  * AICPU interrupt is PTO_IOC_RAISE_IRQ, and a kernel is the shared object
  * a client uploaded into GM (function_bin_addr: struct pto_kblob_hdr +
  * .so bytes), loaded through a memfd and dlopen, cached by address and
- * upload id.
+ * upload id (daemon/exec/pto_kload.c).
+ *
+ * Kernels of clients that ptod sandboxes do not run here: their payloads
+ * name a sandbox (exec_ctx), a process of the client's own user that
+ * maps only the client's buffers, and the thread that took the dispatch
+ * hands the task to that sandbox's mailbox and waits for its answer
+ * (aicore_sbx.c). ptod sends the mailboxes over the control channel
+ * (-C FD, a SOCK_SEQPACKET socket; pto-private/sandbox.h).
  *
  * A kernel that crashes kills the process: the device marks its cores
  * DEAD and interrupts the AICPU; ptod fails the task and restarts us.
@@ -27,11 +34,11 @@
  * is the same code.
  *
  * usage: pto-aicore [-d /dev/pto0 | -u REGS_FD,GM_FD] [-c CORES]
- *                   [-w WORKERS] [-s SPINS] [-t SPIN_NS] [-r READY_FD] [-v]
+ *                   [-w WORKERS] [-s SPINS] [-t SPIN_NS] [-r READY_FD]
+ *                   [-C CTL_FD] [-v]
  *   CORES: "all" (default) or a list like 0-23,30,32
  */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -55,27 +62,10 @@
 #include <pto-private/time.h>
 #include <pto-private/wire.h>
 
+#include "aicore_sbx.h"
 #include "pto_exec.h"
+#include "pto_kload.h"
 #include "pto_udev.h"
-
-/*
- * Loaded kernels, a list that only grows (a kernel's memfd stays open as
- * long as it is loaded, so /proc/self/fd/N names stay unique). @lock
- * protects the list and serializes loading.
- */
-struct kentry {
-	struct kentry *next;
-	uint64_t addr;
-	uint64_t uid;
-	int memfd;
-	void *dl;
-	pto_kernel_entry_fn fn;
-};
-
-struct kcache {
-	pthread_mutex_t lock;
-	struct kentry *head;
-};
 
 struct aicore;
 
@@ -104,7 +94,8 @@ struct aicore {
 	pid_t pid;
 	struct pto_info info;
 	struct pto_exec exec;
-	struct kcache kcache;
+	struct pto_kcache kcache;
+	struct aicore_sbxs *sbxs;	/* NULL: no control channel (-C) */
 	bool verbose;
 };
 
@@ -120,106 +111,6 @@ static void logm(const char *fmt, ...)
 	fprintf(stderr, "pto-aicore[%d]: %s\n", (int)getpid(), buf);
 }
 
-/* ---- Kernels ---------------------------------------------------------------- */
-
-static void kentry_free(struct kentry *k)
-{
-	if (k->dl)
-		dlclose(k->dl);
-	if (k->memfd >= 0)
-		close(k->memfd);
-	free(k);
-}
-
-/* Copy the .so bytes of a blob into a memfd and dlopen it. */
-static int kentry_load(struct kentry *k, const struct pto_kblob_hdr *h,
-		       const uint8_t *so, uint32_t core)
-{
-	char path[64];
-	size_t off;
-
-	k->memfd = memfd_create("pto-kernel", MFD_CLOEXEC);
-	if (k->memfd < 0)
-		return -errno;
-	for (off = 0; off < h->size;) {
-		ssize_t n = write(k->memfd, so + off, h->size - off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		off += (size_t)n;
-	}
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", k->memfd);
-	k->dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	if (!k->dl) {
-		logm("core %u: cannot load kernel %d: %s", core, h->func_id,
-		     dlerror());
-		return -ENOEXEC;
-	}
-	k->fn = (pto_kernel_entry_fn)(uintptr_t)dlsym(k->dl,
-						       PTO_KERNEL_ENTRY_SYMBOL);
-	if (!k->fn) {
-		logm("core %u: kernel %d has no %s", core, h->func_id,
-		     PTO_KERNEL_ENTRY_SYMBOL);
-		return -ENOEXEC;
-	}
-	return 0;
-}
-
-/* The cached kernel of the blob at @addr, loading it the first time. */
-static int kernel_get(struct aicore *a, uint64_t addr, uint32_t core,
-		      pto_kernel_entry_fn *out)
-{
-	const struct pto_kblob_hdr *h = pto_gm_ptr(&a->exec.gm, addr, sizeof(*h));
-	struct kcache *kc = &a->kcache;
-	const uint8_t *so;
-	struct kentry *k;
-	int ret = 0;
-
-	if (!h) {
-		logm("core %u: kernel address 0x%" PRIx64 " is outside GM",
-		     core, addr);
-		return -EFAULT;
-	}
-	if (h->magic != PTO_KBLOB_MAGIC || h->version != PTO_KBLOB_VERSION) {
-		logm("core %u: no kernel blob at 0x%" PRIx64, core, addr);
-		return -ENOEXEC;
-	}
-	so = pto_gm_ptr(&a->exec.gm, addr + PTO_KBLOB_HDR_SIZE, h->size);
-	if (!so || !h->size || h->size > PTO_KBLOB_MAX_SIZE)
-		return -ENOEXEC;
-
-	pthread_mutex_lock(&kc->lock);
-	for (k = kc->head; k; k = k->next)
-		if (k->addr == addr && k->uid == h->uid)
-			break;
-	if (!k) {
-		k = calloc(1, sizeof(*k));
-		if (!k) {
-			ret = -ENOMEM;
-			goto out_unlock;
-		}
-		k->addr = addr;
-		k->uid = h->uid;
-		k->memfd = -1;
-		ret = kentry_load(k, h, so, core);
-		if (ret) {
-			kentry_free(k);
-			goto out_unlock;
-		}
-		if (a->verbose)
-			logm("loaded kernel %d (%" PRIu64 " bytes) from 0x%" PRIx64,
-			     h->func_id, h->size, addr);
-		k->next = kc->head;
-		kc->head = k;
-	}
-	*out = k->fn;
-out_unlock:
-	pthread_mutex_unlock(&kc->lock);
-	return ret;
-}
-
 /* ---- The executor's device ------------------------------------------------- */
 
 static int aicore_kernel(struct pto_exec *ex, const PTO2DispatchPayload *p,
@@ -227,7 +118,16 @@ static int aicore_kernel(struct pto_exec *ex, const PTO2DispatchPayload *p,
 {
 	if (!p->function_bin_addr)
 		return -ENOSYS;
-	return kernel_get(ex->priv, p->function_bin_addr, core, fn);
+	return pto_kcache_get(&((struct aicore *)ex->priv)->kcache, ex,
+			      p->function_bin_addr, core, fn);
+}
+
+static int aicore_hand_off(struct pto_exec *ex, uint32_t core,
+			   const PTO2DispatchPayload *p)
+{
+	struct aicore *a = ex->priv;
+
+	return aicore_sbx_hand_off(a->sbxs, core, p);
 }
 
 static int aicore_park_any(struct pto_exec *ex, const uint64_t *mask,
@@ -257,6 +157,7 @@ static const struct pto_exec_ops aicore_exec_ops = {
 	.kernel = aicore_kernel,
 	.park_any = aicore_park_any,
 	.raise_irq = aicore_raise_irq,
+	.hand_off = aicore_hand_off,
 	.log = aicore_log,
 };
 
@@ -463,8 +364,10 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: pto-aicore [-d DEVICE | -u REGS_FD,GM_FD] [-c all|LIST]\n"
-		"                  [-w WORKERS] [-s SPINS] [-t SPIN_NS] [-r READY_FD] [-v]\n"
+		"                  [-w WORKERS] [-s SPINS] [-t SPIN_NS] [-r READY_FD]\n"
+		"                  [-C CTL_FD] [-v]\n"
 		"  -u      the user-mode device ptod created: its two memfds, inherited\n"
+		"  -C      ptod's control channel: the clients' sandboxes\n"
 		"  -w      host threads running the cores (default: PTO_AICORE_WORKERS,\n"
 		"          else the host's CPUs); more start only while dispatches\n"
 		"          wait on kernels that do not finish\n"
@@ -527,10 +430,10 @@ int main(int argc, char **argv)
 	struct aicore a = { .fd = -1, .dev = &kdev };
 	uint32_t spins = PTO_EXEC_SPINS;
 	int64_t spin_ns = PTO_EXEC_SPIN_NS;
-	int opt, ready_fd = -1, ret;
+	int opt, ready_fd = -1, ctl_fd = -1, ret;
 	long nworkers;
 
-	while ((opt = getopt(argc, argv, "d:u:c:w:s:t:r:vh")) != -1) {
+	while ((opt = getopt(argc, argv, "d:u:c:w:s:t:r:C:vh")) != -1) {
 		switch (opt) {
 		case 'd': dev = optarg; a.dev = &kdev; break;
 		case 'u': dev = optarg; a.dev = &udev; break;
@@ -539,6 +442,7 @@ int main(int argc, char **argv)
 		case 's': spins = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case 't': spin_ns = strtoll(optarg, NULL, 0); break;
 		case 'r': ready_fd = atoi(optarg); break;
+		case 'C': ctl_fd = atoi(optarg); break;
 		case 'v': a.verbose = true; break;
 		default: usage(); return 2;
 		}
@@ -552,11 +456,15 @@ int main(int argc, char **argv)
 	}
 	/* ptod's death must not leave us orphaned on the device */
 	prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
-	pthread_mutex_init(&a.kcache.lock, NULL);
+	pto_kcache_init(&a.kcache, a.verbose);
 
 	a.pid = getpid();
 	if (a.dev->open(&a, dev))
 		return 1;
+	if (ctl_fd >= 0 && aicore_sbx_start(ctl_fd, a.info.nr_cores, &a.sbxs)) {
+		logm("cannot serve the control channel");
+		return 1;
+	}
 	a.exec.spins = spins;
 	a.exec.spin_ns = spin_ns;
 	if (parse_cores(cores_arg, cores, a.info.nr_cores)) {

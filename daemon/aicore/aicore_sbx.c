@@ -1,0 +1,291 @@
+// SPDX-License-Identifier: MIT
+/*
+ * aicore_sbx.c - pto-aicore's side of the sandboxes (see aicore_sbx.h)
+ *
+ * The mailbox is shared with the sandbox, where the client's kernels
+ * run: its header is checked once when ptod adds it (the memfd is sealed
+ * against resizing), and afterwards pto-aicore reads only the answer
+ * words of the slot it waits on. Its own sequence numbers stay here.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <pto-private/fdpass.h>
+#include <pto-private/futex.h>
+#include <pto-private/sandbox.h>
+#include <pto-private/time.h>
+
+#include "aicore_sbx.h"
+
+#define SBX_WAIT_NS	50000000	/* one futex wait: 50 ms */
+
+/* One sandbox's mailbox; freed by the last sbx_put(). */
+struct sbx {
+	struct pto_sbx_hdr *mb;
+	size_t size;
+	pid_t pid;
+	_Atomic bool dead;
+	uint32_t refs;			/* table lock */
+	uint32_t seq[];			/* per core: its pool thread only */
+};
+
+/*
+ * @lock protects @tab and every sbx's refs; the control thread owns the
+ * table's reference of each entry.
+ */
+struct aicore_sbxs {
+	pthread_mutex_t lock;
+	struct sbx *tab[PTO_SBX_MAX + 1];
+	uint32_t nr_cores;
+	int ctl_fd;
+	pthread_t thread;
+};
+
+__attribute__((format(printf, 1, 2)))
+static void sbx_log(const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "pto-aicore[%d]: %s\n", (int)getpid(), buf);
+}
+
+static struct sbx *sbx_get(struct aicore_sbxs *t, uint32_t id)
+{
+	struct sbx *s = NULL;
+
+	if (!id || id > PTO_SBX_MAX)
+		return NULL;
+	pthread_mutex_lock(&t->lock);
+	s = t->tab[id];
+	if (s)
+		s->refs++;
+	pthread_mutex_unlock(&t->lock);
+	return s;
+}
+
+static void sbx_put(struct aicore_sbxs *t, struct sbx *s)
+{
+	bool last;
+
+	pthread_mutex_lock(&t->lock);
+	last = --s->refs == 0;
+	pthread_mutex_unlock(&t->lock);
+	if (!last)
+		return;
+	munmap(s->mb, s->size);
+	free(s);
+}
+
+/* Take sandbox @id out of the table and end every wait on it. */
+static void sbx_remove(struct aicore_sbxs *t, uint32_t id)
+{
+	struct sbx *s;
+	uint32_t c;
+
+	pthread_mutex_lock(&t->lock);
+	s = t->tab[id];
+	t->tab[id] = NULL;
+	pthread_mutex_unlock(&t->lock);
+	if (!s)
+		return;
+	atomic_store(&s->dead, true);
+	for (c = 0; c < t->nr_cores; c++)
+		pto_futex_wake_shared(&pto_sbx_slot(s->mb, c)->wake, INT_MAX);
+	sbx_put(t, s);
+}
+
+/* Map and check the mailbox memfd @fd of a sandbox: 0 or -errno. */
+static int sbx_map(struct aicore_sbxs *t, int fd, pid_t pid, struct sbx **out)
+{
+	size_t size = pto_sbx_size(t->nr_cores);
+	int need = F_SEAL_SHRINK | F_SEAL_GROW;
+	struct pto_sbx_hdr *mb;
+	struct stat st;
+	struct sbx *s;
+
+	if (fstat(fd, &st) || (size_t)st.st_size != size ||
+	    (fcntl(fd, F_GET_SEALS) & need) != need)
+		return -EINVAL;
+	mb = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (mb == MAP_FAILED)
+		return -errno;
+	if (mb->magic != PTO_SBX_MAGIC || mb->version != PTO_SBX_VERSION ||
+	    mb->nr_cores != t->nr_cores ||
+	    mb->slot_size != sizeof(struct pto_sbx_slot)) {
+		munmap(mb, size);
+		return -EPROTO;
+	}
+	s = calloc(1, sizeof(*s) + t->nr_cores * sizeof(s->seq[0]));
+	if (!s) {
+		munmap(mb, size);
+		return -ENOMEM;
+	}
+	s->mb = mb;
+	s->size = size;
+	s->pid = pid;
+	s->refs = 1;
+	*out = s;
+	return 0;
+}
+
+static int sbx_add(struct aicore_sbxs *t, const struct pto_sbx_ctl *m, int fd)
+{
+	struct sbx *s = NULL;
+	int ret;
+
+	if (fd < 0)
+		return -EBADF;
+	ret = sbx_map(t, fd, m->pid, &s);
+	if (ret)
+		return ret;
+	sbx_remove(t, m->sbx);		/* an earlier start of it */
+	pthread_mutex_lock(&t->lock);
+	t->tab[m->sbx] = s;
+	pthread_mutex_unlock(&t->lock);
+	return 0;
+}
+
+/* One control message, and its descriptor if any (-1). */
+static ssize_t ctl_recv(int fd, struct pto_sbx_ctl *m, int *passed)
+{
+	union pto_fd_cmsg cm;
+	struct iovec iov = { m, sizeof(*m) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+			     .msg_control = cm.buf,
+			     .msg_controllen = sizeof(cm.buf) };
+	struct cmsghdr *ch;
+	ssize_t n;
+
+	*passed = -1;
+	do
+		n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n <= 0)
+		return n;
+	ch = CMSG_FIRSTHDR(&mh);
+	if (ch && ch->cmsg_level == SOL_SOCKET && ch->cmsg_type == SCM_RIGHTS &&
+	    ch->cmsg_len == CMSG_LEN(sizeof(int)))
+		memcpy(passed, CMSG_DATA(ch), sizeof(int));
+	return n;
+}
+
+static void *ctl_main(void *arg)
+{
+	struct aicore_sbxs *t = arg;
+	struct pto_sbx_ctl m;
+	int fd;
+
+	for (;;) {
+		ssize_t n = ctl_recv(t->ctl_fd, &m, &fd);
+
+		if (n <= 0)
+			break;		/* ptod is gone: PDEATHSIG follows */
+		if (n != sizeof(m) || !m.sbx || m.sbx > PTO_SBX_MAX) {
+			sbx_log("control: bad message (%zd bytes)", n);
+		} else if (m.type == PTO_SBX_CTL_ADD) {
+			m.status = sbx_add(t, &m, fd);
+			if (m.status)
+				sbx_log("sandbox %u: mailbox refused: %s",
+					m.sbx, strerror(-m.status));
+			m.type = PTO_SBX_CTL_ADDED;
+			if (send(t->ctl_fd, &m, sizeof(m), MSG_NOSIGNAL) < 0)
+				sbx_log("control: %s", strerror(errno));
+		} else if (m.type == PTO_SBX_CTL_REMOVE) {
+			sbx_remove(t, m.sbx);
+		}
+		if (fd >= 0)
+			close(fd);
+	}
+	return NULL;
+}
+
+int aicore_sbx_start(int ctl_fd, uint32_t nr_cores, struct aicore_sbxs **out)
+{
+	struct aicore_sbxs *t = calloc(1, sizeof(*t));
+	int ret;
+
+	if (!t)
+		return -ENOMEM;
+	pthread_mutex_init(&t->lock, NULL);
+	t->nr_cores = nr_cores;
+	t->ctl_fd = ctl_fd;
+	ret = -pthread_create(&t->thread, NULL, ctl_main, t);
+	if (ret) {
+		free(t);
+		return ret;
+	}
+	pthread_detach(t->thread);
+	*out = t;
+	return 0;
+}
+
+/* Post @p on @core's slot of @s; the sequence number of the post. */
+static uint32_t sbx_post(struct sbx *s, uint32_t core,
+			 const PTO2DispatchPayload *p)
+{
+	struct pto_sbx_hdr *mb = s->mb;
+	struct pto_sbx_slot *slot = pto_sbx_slot(mb, core);
+	uint32_t seq = ++s->seq[core];
+
+	if (!seq)
+		seq = ++s->seq[core];
+	memcpy(&slot->task, p, sizeof(slot->task));
+	atomic_store_explicit(&slot->req, seq, memory_order_release);
+	atomic_fetch_or(&mb->pending[core / 64], 1ULL << (core % 64));
+	atomic_fetch_add(&mb->doorbell, 1);
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load(&mb->sleepers))
+		pto_futex_wake_shared(&mb->doorbell, 1);
+	return seq;
+}
+
+int aicore_sbx_hand_off(struct aicore_sbxs *t, uint32_t core,
+			const PTO2DispatchPayload *p)
+{
+	struct pto_sbx_slot *slot;
+	struct sbx *s;
+	uint32_t seq;
+	int status;
+
+	s = t ? sbx_get(t, p->exec_ctx) : NULL;
+	if (!s)
+		return -EOWNERDEAD;
+	slot = pto_sbx_slot(s->mb, core);
+	seq = sbx_post(s, core, p);
+	for (;;) {
+		uint32_t w = atomic_load_explicit(&slot->wake,
+						  memory_order_acquire);
+		uint64_t r = atomic_load_explicit(&slot->res,
+						  memory_order_acquire);
+
+		if ((uint32_t)(r >> 32) == seq) {
+			status = (int32_t)(uint32_t)r;
+			break;
+		}
+		if (atomic_load(&s->dead)) {
+			status = -EOWNERDEAD;
+			break;
+		}
+		pto_futex_wait_shared(&slot->wake, w,
+				      pto_mono_ns() + SBX_WAIT_NS);
+	}
+	sbx_put(t, s);
+	return status > 0 ? -EIO : status;
+}

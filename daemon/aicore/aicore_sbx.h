@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: MIT
+/*
+ * aicore_sbx.h - pto-aicore's side of the sandboxes: the mailboxes ptod
+ * hands over the control channel, and the hand-off of a task to the
+ * sandbox its payload names (pto-private/sandbox.h has the protocol)
+ */
+#ifndef AICORE_SBX_H
+#define AICORE_SBX_H
+
+#include <stdint.h>
+
+#include <pto-private/dispatch.h>
+
+struct aicore_sbxs;
+
+/*
+ * Start the thread that serves ptod's control channel @ctl_fd (ADD,
+ * REMOVE) for a device of @nr_cores cores. 0 or -errno.
+ */
+int aicore_sbx_start(int ctl_fd, uint32_t nr_cores, struct aicore_sbxs **out);
+
+/*
+ * Run the task in @p (dispatched on @core) in the sandbox p->exec_ctx:
+ * post it to the sandbox's slot of @core, wake the sandbox and wait for
+ * its answer (futex waits of at most 50 ms each, between which a removed
+ * sandbox ends the wait). The task's status, or -EOWNERDEAD if the
+ * sandbox is unknown or went away first.
+ */
+int aicore_sbx_hand_off(struct aicore_sbxs *t, uint32_t core,
+			const PTO2DispatchPayload *p);
+
+#endif /* AICORE_SBX_H */
