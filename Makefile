@@ -30,14 +30,14 @@ KO61 := $(BUILD)/kmod-check/$(notdir $(KDIR61))/kmod/pto.ko
 # Userspace: one target per directory, each after the directories whose
 # libraries it links, so that make -j builds the rest side by side. Each
 # directory's Makefile includes scripts/Makefile.user (flags and rules).
-USER_DIRS := common libpto daemon daemon/aicore daemon/ptod tools/pto-run \
-	tools/pto-gm tools/pto-hws-sim tools/pto-trace tools/ptoctl tools/ptolat \
-	examples selftests/pto selftests/e2e bench/roundtrip bench/submit \
-	bench/e2e bench/hws bench/peers
+USER_DIRS := common libpto daemon daemon/aicore daemon/sandbox daemon/ptod \
+	tools/pto-run tools/pto-gm tools/pto-hws-sim tools/pto-trace tools/ptoctl \
+	tools/ptolat examples selftests/pto selftests/e2e bench/roundtrip \
+	bench/submit bench/e2e bench/hws bench/peers
 SUB := PTO_FROM_TOP=1
 
 libpto daemon: common
-daemon/aicore daemon/ptod bench/submit examples: daemon
+daemon/aicore daemon/sandbox daemon/ptod bench/submit examples: daemon
 tools/pto-hws-sim bench/hws bench/peers: daemon
 bench/peers: libpto daemon/ptod daemon/aicore
 bench/hws tools/pto-trace: tools/pto-hws-sim

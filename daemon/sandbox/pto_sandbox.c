@@ -1,0 +1,400 @@
+// SPDX-License-Identifier: MIT
+/*
+ * pto-sandbox - the kernels of one client, run as that client
+ *
+ * ptod starts one for every client whose kernels run sandboxed (ptod -K),
+ * as the client's uid and gid with no supplementary groups, no_new_privs
+ * and PR_SET_PDEATHSIG, and with two descriptors: a dup of the client's
+ * own /dev/ptoN file (a CLIENT file: through it this process can map the
+ * client's buffers and nothing else) and the mailbox memfd that
+ * pto-aicore also maps (pto-private/sandbox.h). Before it runs anything
+ * of the client's it installs a seccomp filter (sbx_seccomp.c).
+ *
+ * The cores stay pto-aicore's: a thread there that takes a dispatch of
+ * this client posts the task in the mailbox slot of its core and waits.
+ * Here a thread takes the slot, maps the buffers the task names (its
+ * tensor arguments and the kernel blob: GM_LOOKUP on the client's file,
+ * then mmap MAP_FIXED into a PROT_NONE reservation as large as GM, so that
+ * a device address translates as base + offset, as in pto-aicore), loads
+ * the kernel (daemon/exec/pto_kload.c), runs it with the kernel context
+ * of its launch (pto_exec_run_payload(), the executor core's code) and
+ * writes the status back. A thread that takes a task while every other
+ * thread is busy starts one more, up to one per core, so that launches
+ * whose kernels run together (cooperative, blocks of several threads) get
+ * all their threads; idle threads sleep on the mailbox's doorbell.
+ *
+ * A kernel that crashes kills this process: ptod tells pto-aicore, whose
+ * waiting threads fail the client's tasks with -EOWNERDEAD, and starts a
+ * new sandbox for the client's next run.
+ *
+ * usage: pto-sandbox -n SANDBOX -f CLIENT_FD -m MAILBOX_FD [-v]
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <linux/pto.h>
+#include <pto-private/devinfo.h>
+#include <pto-private/futex.h>
+#include <pto-private/sandbox.h>
+#include <pto-private/time.h>
+#include <pto-private/wire.h>
+
+#include "pto_exec.h"
+#include "pto_kload.h"
+#include "sbx_seccomp.h"
+
+#define SBX_IDLE_WAIT_S	1	/* an idle thread looks again after 1 s */
+#define SBX_MAX_MAPS	4096	/* buffers mapped at once */
+
+/* A client buffer mapped at its place in the reservation. */
+struct sbx_map {
+	uint64_t dev;
+	uint64_t len;
+};
+
+/*
+ * The process. @map_lock protects @maps and @nr_maps; @threads and
+ * @busy count the threads and those running a task.
+ */
+struct sandbox {
+	uint32_t id;
+	int cfd;
+	struct pto_info info;
+	struct pto_sbx_hdr *mb;
+	struct pto_exec ex;
+	struct pto_kcache kcache;
+	pthread_mutex_t map_lock;
+	struct sbx_map maps[SBX_MAX_MAPS];
+	uint32_t nr_maps;
+	_Atomic uint32_t threads;
+	_Atomic uint32_t busy;
+	bool verbose;
+};
+
+__attribute__((format(printf, 2, 3)))
+static void logm(const struct sandbox *sb, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "pto-sandbox %u[%d]: %s\n", sb->id, (int)getpid(), buf);
+}
+
+/* ---- The client's buffers ------------------------------------------------- */
+
+static bool map_cached(struct sandbox *sb, uint64_t dev, uint64_t len)
+{
+	uint32_t i;
+
+	for (i = 0; i < sb->nr_maps; i++)
+		if (dev >= sb->maps[i].dev &&
+		    dev - sb->maps[i].dev <= sb->maps[i].len &&
+		    len <= sb->maps[i].len - (dev - sb->maps[i].dev))
+			return true;
+	return false;
+}
+
+/* Forget the mappings that [@dev, @dev + @len) replaces. */
+static void map_forget(struct sandbox *sb, uint64_t dev, uint64_t len)
+{
+	uint32_t i = 0;
+
+	while (i < sb->nr_maps) {
+		const struct sbx_map *m = &sb->maps[i];
+
+		if (m->dev < dev + len && dev < m->dev + m->len)
+			sb->maps[i] = sb->maps[--sb->nr_maps];
+		else
+			i++;
+	}
+}
+
+/*
+ * Make [@dev, @dev + @len) readable and writable at its place in the
+ * reservation: it must lie in one buffer of the client's file, which is
+ * mapped whole. A buffer stays mapped (and so allocated) until the
+ * sandbox exits. 0 or -errno.
+ */
+static int map_range(struct sandbox *sb, uint64_t dev, uint64_t len)
+{
+	struct pto_gm_lookup lk = { .size = sizeof(lk), .dev_addr = dev,
+				    .len = len };
+	uint64_t off;
+	void *want;
+	int ret = 0;
+
+	pthread_mutex_lock(&sb->map_lock);
+	if (map_cached(sb, dev, len))
+		goto out_unlock;
+	if (ioctl(sb->cfd, PTO_IOC_GM_LOOKUP, &lk)) {
+		ret = errno == ENOENT ? -EFAULT : -errno;
+		goto out_unlock;
+	}
+	off = lk.buf_dev_addr - sb->info.gm_dev_base;
+	want = sb->ex.gm.host + off;
+	if (!pto_gm_ptr(&sb->ex.gm, lk.buf_dev_addr, lk.buf_len) ||
+	    mmap(want, lk.buf_len, PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_FIXED, sb->cfd,
+		 (off_t)(sb->info.gm_mmap_offset + off)) != want) {
+		ret = -EFAULT;
+		goto out_unlock;
+	}
+	map_forget(sb, lk.buf_dev_addr, lk.buf_len);
+	if (sb->nr_maps < SBX_MAX_MAPS) {
+		sb->maps[sb->nr_maps].dev = lk.buf_dev_addr;
+		sb->maps[sb->nr_maps].len = lk.buf_len;
+		sb->nr_maps++;
+	}
+out_unlock:
+	pthread_mutex_unlock(&sb->map_lock);
+	return ret;
+}
+
+/* The task's tensor arguments, mapped. */
+static int map_args(struct sandbox *sb, const PTO2DispatchPayload *p)
+{
+	uint32_t i;
+	int ret;
+
+	if (p->num_args > PTO2_MAX_TASK_PARAMS)
+		return -EPROTO;
+	for (i = 0; i < p->num_args; i++) {
+		if (!(p->tensor_mask & (1U << i)))
+			continue;
+		ret = map_range(sb, p->args[i], 1);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* ---- The executor core's operations ------------------------------------------ */
+
+static int sbx_kernel(struct pto_exec *ex, const PTO2DispatchPayload *p,
+		      uint32_t core, pto_kernel_entry_fn *fn)
+{
+	struct sandbox *sb = ex->priv;
+	const struct pto_kblob_hdr *h;
+	uint64_t addr = p->function_bin_addr;
+	int ret;
+
+	if (!addr)
+		return -ENOSYS;
+	ret = map_range(sb, addr, PTO_KBLOB_HDR_SIZE);
+	if (ret)
+		return ret;
+	h = pto_gm_ptr(&ex->gm, addr, sizeof(*h));
+	if (!h || h->size > PTO_KBLOB_MAX_SIZE)
+		return -ENOEXEC;
+	/* the .so must lie in the same buffer, mapped */
+	ret = map_range(sb, addr, PTO_KBLOB_HDR_SIZE + h->size);
+	if (ret)
+		return -ENOEXEC;
+	return pto_kcache_get(&sb->kcache, ex, addr, core, fn);
+}
+
+static void sbx_exec_log(struct pto_exec *ex, const char *msg)
+{
+	logm(ex->priv, "%s", msg);
+}
+
+static const struct pto_exec_ops sbx_exec_ops = {
+	.kernel = sbx_kernel,
+	.log = sbx_exec_log,
+};
+
+/* ---- The mailbox ------------------------------------------------------------------ */
+
+/* Take a posted task: its core, or -1 if none is pending. */
+static int take(struct pto_sbx_hdr *mb)
+{
+	uint32_t w;
+
+	for (w = 0; w < PTO_CORE_MASK_WORDS; w++) {
+		uint64_t v = atomic_load(&mb->pending[w]);
+
+		while (v) {
+			uint64_t bit = v & -v;
+			uint64_t old = atomic_fetch_and(&mb->pending[w], ~bit);
+
+			if (old & bit)
+				return (int)(w * 64 + (uint32_t)__builtin_ctzll(bit));
+			v = old & ~bit;
+		}
+	}
+	return -1;
+}
+
+static void run_slot(struct sandbox *sb, uint32_t core)
+{
+	struct pto_sbx_slot *slot = pto_sbx_slot(sb->mb, core);
+	uint32_t seq = atomic_load_explicit(&slot->req, memory_order_acquire);
+	PTO2DispatchPayload p;
+	int status;
+
+	memcpy(&p, &slot->task, sizeof(p));
+	status = map_args(sb, &p);
+	if (!status)
+		status = pto_exec_run_payload(&sb->ex, core, &p);
+	atomic_fetch_add(&sb->ex.tasks, 1);
+	atomic_store_explicit(&slot->res,
+			      (uint64_t)seq << 32 | (uint32_t)status,
+			      memory_order_release);
+	atomic_fetch_add_explicit(&slot->wake, 1, memory_order_release);
+	pto_futex_wake_shared(&slot->wake, 1);
+}
+
+static void *worker_main(void *arg);
+
+/* Every thread busy: one more, up to one per core. */
+static void maybe_grow(struct sandbox *sb)
+{
+	uint32_t n = atomic_load(&sb->threads);
+	pthread_attr_t at;
+	pthread_t t;
+
+	if (atomic_load(&sb->busy) < n || n >= sb->info.nr_cores)
+		return;
+	if (!atomic_compare_exchange_strong(&sb->threads, &n, n + 1))
+		return;
+	pthread_attr_init(&at);
+	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&t, &at, worker_main, sb)) {
+		atomic_fetch_sub(&sb->threads, 1);
+		logm(sb, "cannot start a thread (%u running)", n);
+	}
+	pthread_attr_destroy(&at);
+}
+
+/* Sleep until the executor posts something (or a second passes). */
+static void idle_wait(struct sandbox *sb)
+{
+	struct pto_sbx_hdr *mb = sb->mb;
+	uint32_t db, w;
+	bool any = false;
+
+	atomic_fetch_add(&mb->sleepers, 1);
+	atomic_thread_fence(memory_order_seq_cst);
+	db = atomic_load(&mb->doorbell);
+	for (w = 0; w < PTO_CORE_MASK_WORDS; w++)
+		any |= atomic_load(&mb->pending[w]) != 0;
+	if (!any)
+		pto_futex_wait_shared(&mb->doorbell, db, pto_mono_ns() +
+				      SBX_IDLE_WAIT_S * 1000000000LL);
+	atomic_fetch_sub(&mb->sleepers, 1);
+}
+
+static void *worker_main(void *arg)
+{
+	struct sandbox *sb = arg;
+
+	for (;;) {
+		int core = take(sb->mb);
+
+		if (core < 0 || (uint32_t)core >= sb->info.nr_cores) {
+			idle_wait(sb);
+			continue;
+		}
+		atomic_fetch_add(&sb->busy, 1);
+		maybe_grow(sb);
+		run_slot(sb, (uint32_t)core);
+		atomic_fetch_sub(&sb->busy, 1);
+	}
+	return NULL;
+}
+
+/* ---- Setup ------------------------------------------------------------------------ */
+
+/* The mailbox and the reservation of GM's size; 0 or -errno. */
+static int sbx_setup(struct sandbox *sb, int mfd)
+{
+	size_t size;
+	struct stat st;
+	void *gm;
+	int ret;
+
+	ret = pto_dev_get_info(sb->cfd, &sb->info);
+	if (ret)
+		return ret;
+	size = pto_sbx_size(sb->info.nr_cores);
+	if (fstat(mfd, &st) || (size_t)st.st_size != size)
+		return -EINVAL;
+	sb->mb = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+	if (sb->mb == MAP_FAILED)
+		return -errno;
+	close(mfd);
+	if (sb->mb->magic != PTO_SBX_MAGIC || sb->mb->nr_cores != sb->info.nr_cores)
+		return -EPROTO;
+	gm = mmap(NULL, sb->info.gm_size, PROT_NONE,
+		  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (gm == MAP_FAILED)
+		return -errno;
+	memset(&sb->ex, 0, sizeof(sb->ex));
+	sb->ex.gm.host = gm;
+	sb->ex.gm.dev_base = sb->info.gm_dev_base;
+	sb->ex.gm.size = sb->info.gm_size;
+	sb->ex.nr_aic = sb->info.nr_aic;
+	sb->ex.nr_aiv = sb->info.nr_aiv;
+	sb->ex.profile = sb->info.profile;
+	sb->ex.caps = sb->info.caps;
+	sb->ex.ops = &sbx_exec_ops;
+	sb->ex.priv = sb;
+	return 0;
+}
+
+static int fd_arg(const char *s)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+
+	return *end || v < 0 || v > 65535 ? -1 : (int)v;
+}
+
+int main(int argc, char **argv)
+{
+	static struct sandbox sb;
+	int opt, mfd = -1, ret;
+
+	sb.cfd = -1;
+	while ((opt = getopt(argc, argv, "n:f:m:v")) != -1) {
+		switch (opt) {
+		case 'n': sb.id = (uint32_t)strtoul(optarg, NULL, 10); break;
+		case 'f': sb.cfd = fd_arg(optarg); break;
+		case 'm': mfd = fd_arg(optarg); break;
+		case 'v': sb.verbose = true; break;
+		default: goto usage;
+		}
+	}
+	if (sb.cfd < 0 || mfd < 0 || !sb.id || sb.id > PTO_SBX_MAX)
+		goto usage;
+	pthread_mutex_init(&sb.map_lock, NULL);
+	pto_kcache_init(&sb.kcache, sb.verbose);
+	ret = sbx_setup(&sb, mfd);
+	if (!ret)
+		ret = sbx_seccomp_install();
+	if (ret) {
+		logm(&sb, "cannot start: %s", strerror(-ret));
+		return 1;
+	}
+	if (sb.verbose)
+		logm(&sb, "ready (uid %d gid %d)", (int)getuid(), (int)getgid());
+	atomic_store(&sb.threads, 1);
+	worker_main(&sb);
+	return 0;
+usage:
+	fprintf(stderr, "usage: pto-sandbox -n SANDBOX -f CLIENT_FD -m MAILBOX_FD [-v]\n");
+	return 2;
+}

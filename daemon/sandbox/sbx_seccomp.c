@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: MIT
+/*
+ * sbx_seccomp.c - the sandbox's seccomp filter (see sbx_seccomp.h)
+ *
+ * A classic BPF program, no library: check the architecture, then
+ * compare the system call number with each allowed one. ioctl is allowed
+ * with one request only, PTO_IOC_GM_LOOKUP (the buffers of the client's
+ * own file); mmap of a buffer needs no ioctl.
+ *
+ * openat is allowed because dlopen() of /proc/self/fd/N needs it (and the
+ * dynamic loader may open the kernel's libraries): what a kernel opens is
+ * limited by the client's own uid and gid, the same as any program the
+ * client runs.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stddef.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/pto.h>
+#include <linux/seccomp.h>
+
+#include <pto-private/compiler.h>
+
+#include "sbx_seccomp.h"
+
+#if defined(__x86_64__)
+#define SBX_AUDIT_ARCH	AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define SBX_AUDIT_ARCH	AUDIT_ARCH_AARCH64
+#else
+#error "pto-sandbox: no seccomp architecture for this target"
+#endif
+
+static const int sbx_allowed[] = {
+	SYS_read, SYS_write, SYS_close, SYS_lseek, SYS_pread64,
+	SYS_openat, SYS_fstat, SYS_newfstatat,
+	SYS_mmap, SYS_munmap, SYS_mprotect, SYS_mremap, SYS_madvise, SYS_brk,
+	SYS_futex, SYS_clock_gettime, SYS_clock_nanosleep, SYS_nanosleep,
+	SYS_rt_sigreturn, SYS_rt_sigprocmask, SYS_sigaltstack,
+	SYS_exit, SYS_exit_group, SYS_clone, SYS_clone3,
+	SYS_set_robust_list, SYS_rseq, SYS_gettid, SYS_getpid, SYS_sched_yield,
+	SYS_getrandom, SYS_memfd_create,
+	SYS_getuid, SYS_geteuid, SYS_getgid, SYS_getegid,
+};
+
+#define SBX_ARCH_INSNS	3	/* load arch, compare, kill */
+#define SBX_IOCTL_INSNS	5	/* compare nr, load cmd, compare, allow, deny */
+#define SBX_TAIL_INSNS	2	/* allow, deny */
+#define SBX_INSNS	(SBX_ARCH_INSNS + 1 + SBX_IOCTL_INSNS + \
+			 PTO_ARRAY_SIZE(sbx_allowed) + SBX_TAIL_INSNS)
+
+int sbx_seccomp_install(void)
+{
+	struct sock_filter f[SBX_INSNS];
+	struct sock_fprog prog = { .filter = f };
+	unsigned int n = 0, i, nr_allowed = PTO_ARRAY_SIZE(sbx_allowed);
+
+	f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+		offsetof(struct seccomp_data, arch));
+	f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+		SBX_AUDIT_ARCH, 1, 0);
+	f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
+		SECCOMP_RET_KILL_PROCESS);
+	f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+		offsetof(struct seccomp_data, nr));
+	/* ioctl: only GM_LOOKUP (the low 32 bits of the request) */
+	f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+		SYS_ioctl, 0, 4);
+	f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+		offsetof(struct seccomp_data, args[1]));
+	f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+		PTO_IOC_GM_LOOKUP, 0, 1);
+	f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
+		SECCOMP_RET_ALLOW);
+	f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
+		SECCOMP_RET_ERRNO | EPERM);
+	/* x32 numbers on x86_64 differ from every number below: denied */
+	for (i = 0; i < nr_allowed; i++)
+		f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+			(unsigned int)sbx_allowed[i],
+			(unsigned char)(nr_allowed - i), 0);
+	f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
+		SECCOMP_RET_ERRNO | EPERM);
+	f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
+		SECCOMP_RET_ALLOW);
+	prog.len = (unsigned short)n;
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		return -errno;
+	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
+		return -errno;
+	return 0;
+}
