@@ -9,13 +9,18 @@
  * and heap ring) the daemon allocates in GM, and a runner thread that
  * replays the client's submission stream into it (ptod_runner.c).
  *
- * usage: ptod [-d DEVICE|user] [-s SOCKET] [-a PTO_AICORE] [-w TASK_WINDOW]
- *             [-H HEAP_BYTES] [-S AICORE_SPINS] [-x UID=CTX]... [-R FILE]
+ * usage: ptod [-d DEVICE|user] [-s SOCKET] [-a PTO_AICORE] [-b PTO_SANDBOX]
+ *             [-K all|nonroot|none] [-w TASK_WINDOW] [-H HEAP_BYTES]
+ *             [-S AICORE_SPINS] [-x UID=CTX]... [-R FILE]
  *             [-m MODE] [-g GROUP] [-u UID]... [-c CONNS] [-C CONNS]
  *             [-Q BYTES] [-T MS] [-q MIB] [-v]
  *
  * DEVICE is pto.ko's /dev/ptoN (default /dev/pto0), or "user": a
  * user-mode device that ptod creates and runs itself (ptod_udev.c).
+ *
+ * Kernels of clients that -K names (default: every uid but root; none on
+ * the user-mode device, which has no client file to give a sandbox) run
+ * in a pto-sandbox of their own (ptod_sandbox.c).
  *
  * The socket path is -s, else $PTO_SOCKET, else /run/pto/ptod.sock.
  * See Documentation/runtime.rst.
@@ -212,8 +217,8 @@ static void on_exec_ready(evutil_socket_t fd, short what, void *arg)
 
 static int spawn_executor(struct ptod *d)
 {
-	char fdarg[16], spins[16];
-	int pfd[2];
+	char fdarg[16], spins[16], ctlarg[16];
+	int pfd[2], ctl;
 	uint32_t i;
 	pid_t pid;
 
@@ -225,14 +230,21 @@ static int spawn_executor(struct ptod *d)
 	for (i = 0; i < d->info.nr_cores; i++)
 		reg_store_release(&ptod_core(d, i)->data_main_base,
 				  PTO_DMB_IDLE);
-	if (pipe2(pfd, O_CLOEXEC))
+	ctl = ptod_sbx_ctl_open(d);
+	if (ctl < 0)
+		return ctl;
+	if (pipe2(pfd, O_CLOEXEC)) {
+		close(ctl);
 		return -errno;
+	}
 	snprintf(fdarg, sizeof(fdarg), "%d", pfd[1]);
 	snprintf(spins, sizeof(spins), "%u", d->aicore_spins);
+	snprintf(ctlarg, sizeof(ctlarg), "%d", ctl);
 	pid = fork();
 	if (pid < 0) {
 		close(pfd[0]);
 		close(pfd[1]);
+		close(ctl);
 		return -errno;
 	}
 	if (pid == 0) {
@@ -242,16 +254,18 @@ static int spawn_executor(struct ptod *d)
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		/* keep them across exec */
 		fcntl(pfd[1], F_SETFD, 0);
+		fcntl(ctl, F_SETFD, 0);
 		for (i = 0; i < 2; i++)
 			if (d->exec_fds[i] >= 0)
 				fcntl(d->exec_fds[i], F_SETFD, 0);
 		execl(d->aicore_path, "pto-aicore", d->exec_opt, d->exec_arg,
-		      "-r", fdarg, "-s", spins,
+		      "-r", fdarg, "-s", spins, "-C", ctlarg,
 		      d->verbose ? "-v" : (char *)NULL, (char *)NULL);
 		fprintf(stderr, "ptod: exec %s: %m\n", d->aicore_path);
 		_exit(127);
 	}
 	close(pfd[1]);
+	close(ctl);
 	d->exec_pid = pid;
 	d->exec_ready_fd = pfd[0];
 	d->ev_ready = watch(d, pfd[0], EV_READ, on_exec_ready, d,
@@ -364,8 +378,10 @@ static void on_sigchld(struct ptod *d)
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
 		struct timeval tv = { 0, 0 };
 
-		if (pid != d->exec_pid)
+		if (pid != d->exec_pid) {
+			ptod_sbx_reaped(d, pid, status);
 			continue;
+		}
 		PTO_PROBE2(ptod, exec_death, pid, status);
 		if (WIFSIGNALED(status))
 			snprintf(d->exec_death, sizeof(d->exec_death),
@@ -379,6 +395,7 @@ static void on_sigchld(struct ptod *d)
 		ptod_log(PTOD_LOG_ERR, "%s", d->exec_death);
 		d->ops->exec_gone(d, pid);
 		d->exec_pid = 0;
+		ptod_sbx_ctl_close(d);
 		d->exec_dead_since = pto_mono_ns();
 		set_exec_ready(d, false);
 		if (d->ev_ready) {
@@ -460,6 +477,7 @@ static void client_destroy(struct client *c)
 	ptod_pins_free(d, &c->life_pins);
 	if (c->rt_handle)
 		d->ops->gm_free(d, c->rt_handle);
+	ptod_sbx_client_stop(c);
 	if (c->ev_read)
 		event_free(c->ev_read);
 	/* the client's buffers die with its file */
@@ -670,6 +688,11 @@ static int handle_hello(struct client *c, struct pto_msg *m, int fd)
 	ret = hello_check(c, &m->u.hello, fd);
 	if (!ret)
 		ret = hello_config(c, &m->u.hello);
+	if (!ret) {
+		ret = ptod_sbx_client_start(c, r.text, sizeof(r.text));
+		if (ret)
+			ptod_reply(c, ret, "%s", r.text);
+	}
 	if (!ret)
 		ret = hello_runtime(c);
 	if (!ret)
@@ -910,7 +933,9 @@ static void on_accept(evutil_socket_t fd, short what, void *arg)
 	c->sock = s;
 	c->pid = cred.pid;
 	c->uid = cred.uid;
+	c->gid = cred.gid;
 	c->cfd = -1;
+	c->sbx_mfd = -1;
 	c->efd = -1;
 	for (i = 0; i < PTOD_MAX_FUNC; i++)
 		atomic_init(&c->ktype[i], -1);
@@ -1037,10 +1062,15 @@ static void sd_notify_ready(void)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: ptod [-d DEVICE|user] [-s SOCKET] [-a PTO_AICORE] [-w TASK_WINDOW]\n"
-		"            [-H HEAP_BYTES] [-S AICORE_SPINS] [-x UID=CTX]... [-R FILE]\n"
+		"usage: ptod [-d DEVICE|user] [-s SOCKET] [-a PTO_AICORE] [-b PTO_SANDBOX]\n"
+		"            [-K all|nonroot|none] [-w TASK_WINDOW] [-H HEAP_BYTES]\n"
+		"            [-S AICORE_SPINS] [-x UID=CTX]... [-R FILE]\n"
 		"            [-m MODE] [-g GROUP] [-u UID]... [-c CONNS] [-C CONNS]\n"
 		"            [-Q BYTES] [-T MS] [-q MIB] [-v]\n"
+		"  -K WHO      whose kernels run in a sandbox, a process of the\n"
+		"              client's uid and gid that maps only its buffers\n"
+		"              (default nonroot; root's run in pto-aicore);\n"
+		"              -d user allows only none\n"
 		"  -m MODE     the socket's mode (default 0660; 0600 without a group)\n"
 		"  -g GROUP    the socket's group, whose members may connect\n"
 		"              (default: " PTOD_DEFAULT_GROUP " if it exists)\n"
@@ -1080,8 +1110,8 @@ static int parse_ctx_rule(struct ptod *d, const char *arg)
 	return 0;
 }
 
-/* pto-aicore next to our own executable, or from $PATH. */
-static void default_aicore(char *buf, size_t len)
+/* Program @name next to our own executable, or from $PATH. */
+void ptod_sibling_path(char *buf, size_t len, const char *name)
 {
 	ssize_t n = readlink("/proc/self/exe", buf, len - 32);
 	char *slash;
@@ -1090,11 +1120,12 @@ static void default_aicore(char *buf, size_t len)
 		buf[n] = 0;
 		slash = strrchr(buf, '/');
 		if (slash) {
-			strcpy(slash + 1, "pto-aicore");
+			snprintf(slash + 1, len - (size_t)(slash + 1 - buf),
+				 "%s", name);
 			return;
 		}
 	}
-	snprintf(buf, len, "pto-aicore");
+	snprintf(buf, len, "%s", name);
 }
 
 /* 0, or the exit status for a bad command line. */
@@ -1106,13 +1137,16 @@ static int parse_args(struct ptod *d, int argc, char **argv)
 	d->ops = &ptod_kdev_ops;
 	d->sock_path = getenv("PTO_SOCKET") ? getenv("PTO_SOCKET") :
 		       PTO_DEFAULT_SOCKET;
-	default_aicore(d->aicore_buf, sizeof(d->aicore_buf));
+	ptod_sibling_path(d->aicore_buf, sizeof(d->aicore_buf), "pto-aicore");
 	d->aicore_path = d->aicore_buf;
+	ptod_sibling_path(d->sandbox_buf, sizeof(d->sandbox_buf),
+			  "pto-sandbox");
+	d->sandbox_path = d->sandbox_buf;
 	d->aicore_spins = 2000;
 	d->def_task_window = 16384;
 	d->def_heap = 32ULL << 20;
 	ptod_guard_defaults(d);
-	while ((opt = getopt(argc, argv, "d:s:a:w:H:S:x:R:m:g:u:c:C:Q:T:q:vh")) != -1) {
+	while ((opt = getopt(argc, argv, "d:s:a:b:w:H:S:K:x:R:m:g:u:c:C:Q:T:q:vh")) != -1) {
 		ret = ptod_guard_option(d, opt, optarg);
 		if (ret == -EINVAL) {
 			fprintf(stderr, "ptod: bad -%c '%s'\n", opt, optarg);
@@ -1129,6 +1163,14 @@ static int parse_args(struct ptod *d, int argc, char **argv)
 			break;
 		case 's': d->sock_path = optarg; break;
 		case 'a': d->aicore_path = optarg; break;
+		case 'b': d->sandbox_path = optarg; break;
+		case 'K':
+			if (ptod_sbx_parse_mode(d, optarg)) {
+				fprintf(stderr, "ptod: bad -K '%s'\n", optarg);
+				usage();
+				return 2;
+			}
+			break;
 		case 'w': d->def_task_window = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case 'H': d->def_heap = strtoull(optarg, NULL, 0); break;
 		case 'S': d->aicore_spins = (uint32_t)strtoul(optarg, NULL, 0); break;
@@ -1144,6 +1186,8 @@ static int parse_args(struct ptod *d, int argc, char **argv)
 		default: usage(); return 2;
 		}
 	}
+	if (ptod_sbx_settle_mode(d))
+		return 2;
 	return ptod_guard_setup(d) ? 2 : 0;
 }
 
@@ -1220,6 +1264,7 @@ int main(int argc, char **argv)
 
 	d->listen_fd = -1;
 	d->exec_ready_fd = -1;
+	d->sbx_ctl = -1;
 	d->fin_efd = -1;
 	d->dev_fd = -1;
 	d->exec_fds[0] = d->exec_fds[1] = -1;

@@ -30,6 +30,7 @@
 
 #include <pto-private/gm.h>
 #include <pto-private/regs.h>
+#include <pto-private/sandbox.h>
 #include <pto-private/time.h>
 #include <pto-private/usdt.h>
 #include <pto-private/wire.h>
@@ -188,7 +189,20 @@ struct client {
 	bool err_sent;
 	uint8_t rec[PTOD_REC_MAX];	/* private copy of the current record */
 
-	/* set by the main thread under d->dev_lock (executor death) */
+	/*
+	 * The client's sandbox (ptod_sandbox.c, main thread): @sbx is its
+	 * number (0: the kernels run in pto-aicore), @sbx_pid the process
+	 * (0: none), @sbx_mfd its mailbox; @heap_pin our read-only mapping
+	 * of the heap buffer, which keeps it allocated.
+	 */
+	gid_t gid;
+	uint32_t sbx;
+	pid_t sbx_pid;
+	int sbx_mfd;
+	void *heap_pin;
+	size_t heap_len;
+
+	/* set by the main thread under d->dev_lock (executor or sandbox death) */
 	char note[512];
 
 	struct client *fin_next;	/* d->fin list (fin_lock) */
@@ -200,6 +214,8 @@ struct ptod {
 	const char *sock_path;
 	const char *aicore_path;
 	char aicore_buf[PATH_MAX];	/* the default aicore_path */
+	const char *sandbox_path;
+	char sandbox_buf[PATH_MAX];	/* the default sandbox_path */
 	bool verbose;
 	uint32_t aicore_spins;
 	uint32_t def_task_window;
@@ -247,6 +263,15 @@ struct ptod {
 	struct client *clients;		/* main thread */
 	uint32_t next_id;
 
+	/*
+	 * Sandboxes (main thread): whose kernels run in one (-K), the
+	 * numbers in use, our end of the control channel to pto-aicore
+	 * (-1: none).
+	 */
+	int sbx_mode;
+	bool sbx_used[PTO_SBX_MAX + 1];
+	int sbx_ctl;
+
 	/* executor (main thread) */
 	pid_t exec_pid;
 	int exec_ready_fd;
@@ -287,6 +312,7 @@ static inline void *ptod_gm(struct ptod *d, uint64_t dev, uint64_t len)
 {
 	return pto_gm_ptr(&d->gm, dev, len);
 }
+void ptod_sibling_path(char *buf, size_t len, const char *name);
 /* ptod_client.c */
 struct ucred;
 int ptod_send(struct client *c, struct pto_msg *m);
@@ -308,6 +334,21 @@ int ptod_pin_range(struct client *c, struct ptod_pinset *s, uint64_t addr,
 		   uint64_t len);
 void ptod_pins_release(struct ptod *d, struct ptod_pinset *s);
 void ptod_pins_free(struct ptod *d, struct ptod_pinset *s);
+
+/* ptod_sandbox.c */
+/* -K; DEFAULT: not given, nonroot on pto.ko, none on the user device */
+enum { PTOD_SBX_DEFAULT, PTOD_SBX_NONROOT, PTOD_SBX_ALL, PTOD_SBX_NONE };
+int ptod_sbx_parse_mode(struct ptod *d, const char *s);
+/* After the options: the mode for the device, or -EINVAL (said on stderr). */
+int ptod_sbx_settle_mode(struct ptod *d);
+/* A new control channel: pto-aicore's end, every ADD queued on it. */
+int ptod_sbx_ctl_open(struct ptod *d);
+void ptod_sbx_ctl_close(struct ptod *d);
+/* hello: 0, or -errno and a message in @err */
+int ptod_sbx_client_start(struct client *c, char *err, size_t len);
+void ptod_sbx_client_stop(struct client *c);
+/* true if @pid was a sandbox */
+bool ptod_sbx_reaped(struct ptod *d, pid_t pid, int status);
 
 #define PTOD_LOG_ERR	0
 #define PTOD_LOG_WARN	1

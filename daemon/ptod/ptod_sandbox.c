@@ -1,0 +1,361 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ptod_sandbox.c - the clients' sandboxes: pto-sandbox processes that run
+ * a client's kernels as the client (Documentation/execution-model.rst)
+ *
+ * All on the main thread. For a client that -K says to sandbox, hello
+ * gives it a sandbox number S (its tasks' exec_ctx), puts its heap ring
+ * in a buffer of the client's own file (so that the sandbox can map it),
+ * creates the mailbox memfd, starts pto-sandbox S as the client's uid and
+ * gid and hands the mailbox to pto-aicore (ADD on the control channel).
+ * A sandbox that dies is reaped here: pto-aicore is told (REMOVE, which
+ * fails the tasks waiting on it with -EOWNERDEAD), the client's run gets
+ * a note saying why, and a sandbox killed by a signal (a crashed kernel)
+ * is started again for the client's next run. A client that goes takes
+ * its sandbox with it.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <pto-private/fdpass.h>
+#include <pto-private/sandbox.h>
+
+#include "ptod.h"
+
+#define SBX_FD_CLIENT	3	/* the sandbox's descriptors */
+#define SBX_FD_MAILBOX	4
+
+int ptod_sbx_parse_mode(struct ptod *d, const char *s)
+{
+	if (!strcmp(s, "all"))
+		d->sbx_mode = PTOD_SBX_ALL;
+	else if (!strcmp(s, "nonroot"))
+		d->sbx_mode = PTOD_SBX_NONROOT;
+	else if (!strcmp(s, "none"))
+		d->sbx_mode = PTOD_SBX_NONE;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * A sandbox maps its client's buffers through the client's file, which
+ * only pto.ko gives: the user-mode device runs every kernel in
+ * pto-aicore.
+ */
+int ptod_sbx_settle_mode(struct ptod *d)
+{
+	bool user = d->ops == &ptod_udev_ops;
+
+	if (d->sbx_mode == PTOD_SBX_DEFAULT)
+		d->sbx_mode = user ? PTOD_SBX_NONE : PTOD_SBX_NONROOT;
+	if (user && d->sbx_mode != PTOD_SBX_NONE) {
+		fprintf(stderr,
+			"ptod: -K all|nonroot needs pto.ko: the user-mode device has no client file to give a sandbox (use -K none)\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static bool sbx_wanted(const struct ptod *d, uid_t uid)
+{
+	return d->sbx_mode == PTOD_SBX_ALL ||
+	       (d->sbx_mode == PTOD_SBX_NONROOT && uid != 0);
+}
+
+/* ---- The control channel to pto-aicore ------------------------------------------- */
+
+static int ctl_send(struct ptod *d, uint32_t type, const struct client *c)
+{
+	struct pto_sbx_ctl m = { .type = type, .sbx = c->sbx,
+				 .pid = c->sbx_pid };
+	struct iovec iov = { &m, sizeof(m) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	union pto_fd_cmsg cm;
+
+	if (d->sbx_ctl < 0)
+		return 0;	/* the next pto-aicore gets every ADD */
+	if (type == PTO_SBX_CTL_ADD)
+		pto_msg_attach_fd(&mh, &cm, c->sbx_mfd);
+	if (sendmsg(d->sbx_ctl, &mh, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+		ptod_log(PTOD_LOG_ERR, "sandbox %u: control channel: %m", c->sbx);
+		return -errno;
+	}
+	return 0;
+}
+
+/*
+ * Read pto-aicore's answers; with @wait_sbx, until the ADDED of that
+ * sandbox (at most 2 s). 0, or the -errno of that ADDED, or -ETIMEDOUT.
+ */
+static int ctl_answers(struct ptod *d, uint32_t wait_sbx)
+{
+	int64_t deadline = pto_mono_ns() + 2000000000LL;
+	struct pto_sbx_ctl m;
+
+	while (d->sbx_ctl >= 0) {
+		struct pollfd pfd = { d->sbx_ctl, POLLIN, 0 };
+		int64_t left = (deadline - pto_mono_ns()) / 1000000;
+		ssize_t n;
+
+		if (wait_sbx && (left <= 0 || poll(&pfd, 1, (int)left) <= 0))
+			return -ETIMEDOUT;
+		n = recv(d->sbx_ctl, &m, sizeof(m), MSG_DONTWAIT);
+		if (n != sizeof(m))
+			return wait_sbx ? -EPIPE : 0;
+		if (m.status)
+			ptod_log(PTOD_LOG_ERR, "pto-aicore refused sandbox %u: %s",
+				 m.sbx, strerror(-m.status));
+		if (wait_sbx && m.type == PTO_SBX_CTL_ADDED && m.sbx == wait_sbx)
+			return m.status;
+	}
+	return 0;
+}
+
+int ptod_sbx_ctl_open(struct ptod *d)
+{
+	struct client *c;
+	int sv[2];
+
+	ptod_sbx_ctl_close(d);
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
+		return -errno;
+	d->sbx_ctl = sv[0];
+	/* queued before pto-aicore starts: in place before it is ready */
+	for (c = d->clients; c; c = c->next)
+		if (c->sbx_pid > 0)
+			ctl_send(d, PTO_SBX_CTL_ADD, c);
+	return sv[1];
+}
+
+void ptod_sbx_ctl_close(struct ptod *d)
+{
+	if (d->sbx_ctl >= 0)
+		close(d->sbx_ctl);
+	d->sbx_ctl = -1;
+}
+
+/* ---- The sandbox process --------------------------------------------------------- */
+
+/* A new mailbox memfd for @nr_cores cores, sealed; -errno on failure. */
+static int mailbox_create(uint32_t nr_cores)
+{
+	size_t size = pto_sbx_size(nr_cores);
+	struct pto_sbx_hdr *h;
+	int fd, ret;
+
+	fd = memfd_create("pto-sandbox", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, (off_t)size))
+		goto fail;
+	h = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (h == MAP_FAILED)
+		goto fail;
+	h->magic = PTO_SBX_MAGIC;
+	h->version = PTO_SBX_VERSION;
+	h->nr_cores = nr_cores;
+	h->slot_size = sizeof(struct pto_sbx_slot);
+	munmap(h, size);
+	if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL))
+		goto fail;
+	return fd;
+fail:
+	ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/*
+ * The child of fork(): only async-signal-safe calls. The client's file
+ * and the mailbox become descriptors 3 and 4, every other one above 2 is
+ * closed; then the client's identity, no_new_privs, death with ptod.
+ */
+static void sbx_child(const struct client *c, char *const argv[])
+{
+	pid_t parent = getppid();
+	sigset_t none;
+	int cf, mf;
+
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	cf = fcntl(c->cfd, F_DUPFD, 16);
+	mf = fcntl(c->sbx_mfd, F_DUPFD, 16);
+	if (cf < 0 || mf < 0 || dup2(cf, SBX_FD_CLIENT) < 0 ||
+	    dup2(mf, SBX_FD_MAILBOX) < 0 ||
+	    syscall(SYS_close_range, SBX_FD_MAILBOX + 1, ~0U, 0))
+		_exit(126);
+	if (syscall(SYS_setgroups, 0, NULL) ||
+	    syscall(SYS_setresgid, c->gid, c->gid, c->gid) ||
+	    syscall(SYS_setresuid, c->uid, c->uid, c->uid))
+		_exit(126);
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+	    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) || getppid() != parent)
+		_exit(126);
+	execv(argv[0], argv);
+	_exit(127);
+}
+
+/* Start pto-sandbox for @c (c->sbx, c->sbx_mfd set). 0 or -errno. */
+static int sbx_spawn(struct client *c)
+{
+	struct ptod *d = c->d;
+	char id[16], fcl[8], fmb[8];
+	char *argv[] = { (char *)d->sandbox_path, "-n", id, "-f", fcl,
+			 "-m", fmb, d->verbose ? "-v" : NULL, NULL };
+	pid_t pid;
+
+	snprintf(id, sizeof(id), "%u", c->sbx);
+	snprintf(fcl, sizeof(fcl), "%d", SBX_FD_CLIENT);
+	snprintf(fmb, sizeof(fmb), "%d", SBX_FD_MAILBOX);
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0)
+		sbx_child(c, argv);
+	c->sbx_pid = pid;
+	ptod_log(PTOD_LOG_INFO, "client %u: sandbox %u (pid %d, uid %d gid %d)",
+		 c->id, c->sbx, (int)pid, (int)c->uid, (int)c->gid);
+	return 0;
+}
+
+/* The heap ring in a buffer of the client's file, pinned by our mapping. */
+static int sbx_heap(struct client *c)
+{
+	struct pto_gm_alloc ga = { .size = sizeof(ga),
+				   .len = c->cfg.heap_size };
+	void *pin;
+
+	if (ioctl(c->cfd, PTO_IOC_GM_ALLOC, &ga))
+		return -errno;
+	pin = mmap(NULL, ga.len, PROT_READ, MAP_SHARED, c->cfd,
+		   (off_t)ga.mmap_offset);
+	if (pin == MAP_FAILED)
+		return -errno;	/* the buffer goes with the client's file */
+	c->heap_pin = pin;
+	c->heap_len = ga.len;
+	c->cfg.heap_dev = ga.dev_addr;
+	return 0;
+}
+
+static uint32_t sbx_number(struct ptod *d)
+{
+	uint32_t i;
+
+	for (i = 1; i <= PTO_SBX_MAX; i++)
+		if (!d->sbx_used[i]) {
+			d->sbx_used[i] = true;
+			return i;
+		}
+	return 0;
+}
+
+int ptod_sbx_client_start(struct client *c, char *err, size_t len)
+{
+	struct ptod *d = c->d;
+	const char *what;
+	int ret;
+
+	if (!sbx_wanted(d, c->uid))
+		return 0;
+	what = "no sandbox number is free";
+	ret = -EBUSY;
+	c->sbx = sbx_number(d);
+	if (!c->sbx)
+		goto fail;
+	what = "cannot allocate its heap in the client's GM";
+	ret = sbx_heap(c);
+	if (ret)
+		goto fail;
+	what = "cannot create its mailbox";
+	ret = c->sbx_mfd = mailbox_create(d->info.nr_cores);
+	if (ret < 0)
+		goto fail;
+	what = "cannot start it";
+	ret = sbx_spawn(c);
+	if (ret)
+		goto fail;
+	c->cfg.exec_ctx = c->sbx;
+	what = "pto-aicore refused it";
+	ret = ctl_send(d, PTO_SBX_CTL_ADD, c);
+	if (!ret && d->exec_ready)
+		ret = ctl_answers(d, c->sbx);
+	if (ret)
+		goto fail;
+	return 0;
+fail:
+	snprintf(err, len, "the client's sandbox: %s: %s", what, strerror(-ret));
+	return ret;	/* client_destroy() undoes the rest */
+}
+
+void ptod_sbx_client_stop(struct client *c)
+{
+	struct ptod *d = c->d;
+
+	if (c->sbx_pid > 0) {
+		kill(c->sbx_pid, SIGKILL);	/* reaped as a stranger */
+		ctl_send(d, PTO_SBX_CTL_REMOVE, c);
+		c->sbx_pid = 0;
+	}
+	if (c->sbx_mfd >= 0)
+		close(c->sbx_mfd);
+	c->sbx_mfd = -1;
+	if (c->heap_pin)
+		munmap(c->heap_pin, c->heap_len);
+	c->heap_pin = NULL;
+	if (c->sbx)
+		d->sbx_used[c->sbx] = false;
+	c->sbx = 0;
+	ctl_answers(d, 0);
+}
+
+bool ptod_sbx_reaped(struct ptod *d, pid_t pid, int status)
+{
+	struct client *c;
+	char why[128];
+
+	for (c = d->clients; c && c->sbx_pid != pid; c = c->next)
+		;
+	if (!c || pid <= 0)
+		return false;
+	if (WIFSIGNALED(status))
+		snprintf(why, sizeof(why), "was killed by signal %d (%s)",
+			 WTERMSIG(status), strsignal(WTERMSIG(status)));
+	else
+		snprintf(why, sizeof(why), "exited with status %d",
+			 WEXITSTATUS(status));
+	ptod_log(PTOD_LOG_ERR, "client %u: sandbox %u (pid %d) %s", c->id,
+		 c->sbx, (int)pid, why);
+	pthread_mutex_lock(&d->dev_lock);
+	if (!c->note[0])
+		snprintf(c->note, sizeof(c->note),
+			 "the client's kernel sandbox (pid %d) %s", (int)pid, why);
+	pthread_mutex_unlock(&d->dev_lock);
+	ctl_send(d, PTO_SBX_CTL_REMOVE, c);	/* fails its waiting tasks */
+	c->sbx_pid = 0;
+	/* a crashed kernel: a new sandbox, new mailbox, for the next run */
+	close(c->sbx_mfd);
+	c->sbx_mfd = -1;
+	if (WIFSIGNALED(status)) {
+		c->sbx_mfd = mailbox_create(d->info.nr_cores);
+		if (c->sbx_mfd < 0 || sbx_spawn(c) ||
+		    ctl_send(d, PTO_SBX_CTL_ADD, c))
+			ptod_log(PTOD_LOG_ERR, "client %u: cannot restart its sandbox",
+				 c->id);
+	}
+	ctl_answers(d, 0);
+	return true;
+}
