@@ -61,6 +61,7 @@
 
 #include <linux/pto.h>
 
+#include "hostile.h"
 #include "kselftest_harness.h"
 #include "pto_user.h"
 
@@ -1402,6 +1403,134 @@ TEST_F_TIMEOUT(e2e, aicore_restarted_next_run_passes, 150)
 	EXPECT_NE(E->exec_before_crash, now);
 	EXPECT_EQ(E->nr_cores, cnt(_metadata, "cores_online"));
 	EXPECT_EQ(0, cnt(_metadata, "cores_dead"));
+}
+
+/* ---- sandboxes: a client's kernels run as the client ------------------------------ */
+
+/* The hostile kernel's record and the run's status, as pto_e2e printed them. */
+struct hostile {
+	int status, done, uid, euid, open, creat, sock, ptrace;
+	unsigned long long peek;
+};
+
+static int hostile_parse(const char *text, struct hostile *h)
+{
+	const char *s = strstr(text, "status=");
+	const char *r = strstr(text, "hostile: ");
+
+	if (!s || !r || sscanf(s, "status=%d", &h->status) != 1)
+		return -EINVAL;
+	if (sscanf(r, "hostile: done=%d uid=%d euid=%d open=%d creat=%d socket=%d ptrace=%d peek=0x%llx",
+		   &h->done, &h->uid, &h->euid, &h->open, &h->creat, &h->sock,
+		   &h->ptrace, &h->peek) != 8)
+		return -EINVAL;
+	return 0;
+}
+
+/* Run pto_e2e hostile [@peek] as nobody and parse what it printed. */
+static void run_hostile(struct __test_metadata *_metadata, const char *peek,
+			struct proc *p, struct hostile *h)
+{
+	int ret;
+
+	ret = e2e_start_as(p, "hostile", NOBODY, false, NULL,
+			   peek ? ARGS("hostile", peek) : ARGS("hostile"));
+	ASSERT_EQ(0, ret) TH_LOG("start pto_e2e hostile: %s", strerror(-ret));
+	ASSERT_EQ(0, proc_wait(p, CLIENT_MS));
+	EXPECT_TRUE(exited_ok(p));
+	ASSERT_EQ(0, hostile_parse(p->text, h)) TH_LOG("no hostile record");
+}
+
+/*
+ * A nobody client's kernel runs as nobody: it cannot read /etc/shadow or
+ * create a file in /etc, and the sandbox's seccomp filter answers
+ * socket() and ptrace() with EPERM.
+ */
+TEST_F_TIMEOUT(e2e, sandbox_kernel_runs_as_owner, 150)
+{
+	struct hostile h;
+	struct proc p;
+
+	unlink(PTO_HOSTILE_FILE);
+	run_hostile(_metadata, NULL, &p, &h);
+	note("uid %d euid %d; errno: open %d creat %d socket %d ptrace %d",
+	     h.uid, h.euid, h.open, h.creat, h.sock, h.ptrace);
+	EXPECT_EQ(0, h.status);
+	EXPECT_EQ(1, h.done);
+	EXPECT_EQ(NOBODY, h.uid);
+	EXPECT_EQ(NOBODY, h.euid);
+	EXPECT_EQ(EACCES, h.open);
+	EXPECT_EQ(EACCES, h.creat);
+	EXPECT_NE(0, access(PTO_HOSTILE_FILE, F_OK));
+	EXPECT_EQ(EPERM, h.sock);
+	EXPECT_EQ(EPERM, h.ptrace);
+	unlink(PTO_HOSTILE_FILE);
+	proc_free(&p);
+}
+
+#define HOSTILE_SECRET	0x5ec2e75ec2e75ec2ULL
+
+/*
+ * Another client's buffer (ours, root's, holding a secret): a nobody
+ * client's kernel that reads at its device address gets nothing; the
+ * sandbox has only its client's buffers mapped, so it dies, its run fails
+ * with a message saying so, and pto-aicore lives on.
+ */
+TEST_F_TIMEOUT(e2e, sandbox_cannot_read_other_client, 150)
+{
+	struct pto_set_role role = { .size = sizeof(role),
+				     .role = PTO_ROLE_CLIENT };
+	struct pto_gm_alloc ga = { .size = sizeof(ga), .len = 4096 };
+	pid_t exec_before = executor_pid();
+	struct hostile h;
+	char addr[32];
+	uint64_t *secret;
+	struct proc p;
+	int fd;
+
+	fd = open(DEV_PATH, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ioctl(fd, PTO_IOC_SET_ROLE, &role));
+	ASSERT_EQ(0, ioctl(fd, PTO_IOC_GM_ALLOC, &ga));
+	secret = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		      (off_t)ga.mmap_offset);
+	ASSERT_NE(MAP_FAILED, secret);
+	*secret = HOSTILE_SECRET;
+	snprintf(addr, sizeof(addr), "%llx", (unsigned long long)ga.dev_addr);
+	run_hostile(_metadata, addr, &p, &h);
+	note("peek at 0x%s: status %d, read 0x%llx", addr, h.status, h.peek);
+	EXPECT_NE(HOSTILE_SECRET, h.peek);
+	EXPECT_EQ(-EIO, h.status);
+	EXPECT_TRUE(has_text(p.text, "sandbox"));
+	EXPECT_TRUE(has_text(p.text, "killed by signal"));
+	EXPECT_EQ(exec_before, executor_pid());
+	proc_free(&p);
+	munmap(secret, 4096);
+	close(fd);
+}
+
+/*
+ * A nobody client's kernel that segfaults fails that client's run with a
+ * clear error; its next run, on the same connection, passes (a new
+ * sandbox); pto-aicore never died.
+ */
+TEST_F_TIMEOUT(e2e, sandbox_crash_next_run_passes, 150)
+{
+	pid_t exec_before = executor_pid();
+	struct proc p;
+	int ret;
+
+	ret = e2e_start_as(&p, "crash-next", NOBODY, false, NULL,
+			   ARGS("crash-next"));
+	ASSERT_EQ(0, ret);
+	ASSERT_EQ(0, proc_wait(&p, CLIENT_MS));
+	EXPECT_TRUE(exited_ok(&p));
+	EXPECT_TRUE(case_passed(p.text, "crash"));
+	EXPECT_TRUE(has_text(p.text, "sandbox"));
+	EXPECT_TRUE(case_passed(p.text, "crash/next"));
+	EXPECT_EQ(exec_before, executor_pid());
+	EXPECT_EQ(0, cnt(_metadata, "cores_dead"));
+	proc_free(&p);
 }
 
 TEST_F_TIMEOUT(e2e, deadlock_clean_error, 150)

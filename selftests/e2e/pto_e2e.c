@@ -112,6 +112,7 @@
 #include <pto-private/fdpass.h>
 #include <pto-private/wire.h>
 
+#include "hostile.h"
 #include "probe.h"
 
 #include "../../examples/common/ex_common.h"
@@ -549,6 +550,89 @@ static int run_crash(void)
 	sc_x = gm_copy(NULL, 4096);
 	sc_y = gm_copy(NULL, 4096);
 	return expect_failure("crash", orch_crash, -EIO, "killed by signal");
+}
+
+/* ---- the hostile kernel: what a client's kernel can reach ----------------------------- */
+
+#define HOSTILE_K	15	/* kernel id of hostile_kernel.so */
+
+static pto_buf *ho_buf;
+static uint64_t ho_peek;	/* device address to read, 0: none */
+
+static int orch_hostile(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	uint64_t shape[1] = { sizeof(struct pto_hostile_rec) / 4 };
+	uint64_t dev = pto_buf_dev_addr(ho_buf);
+	Tensor t = make_tensor_external((void *)(uintptr_t)dev, shape, 1,
+					PTO_DT_INT32);
+	PTOParam p[] = { make_output_param(&t), make_scalar_param(dev),
+			 make_scalar_param(ho_peek) };
+
+	(void)args;
+	(void)argc;
+	pto2_rt_submit_task(rt, HOSTILE_K, PTO2_WORKER_VECTOR, p, 3);
+	return 0;
+}
+
+/*
+ * hostile [ADDR]: run the hostile kernel once (reading 8 bytes at device
+ * address ADDR, hex, if given) and print its record and the run's status.
+ * The test judges both.
+ */
+static int run_hostile(int argc, char **argv)
+{
+	char path[PATH_MAX + 192], msg[4096];
+	const struct pto_hostile_rec *r;
+	int ret;
+
+	ho_peek = argc > 0 ? strtoull(argv[0], NULL, 16) : 0;
+	snprintf(path, sizeof(path), "%s/hostile_kernel.so", e2edir);
+	if (pto_kernel_load(cl, HOSTILE_K, PTO2_WORKER_VECTOR, path)) {
+		fprintf(stderr, "%s\n", pto_last_error(cl));
+		return 1;
+	}
+	ho_buf = gm_copy(NULL, 4096);
+	if (!ho_buf)
+		return 1;
+	ret = pto_run(cl, orch_hostile, NULL, 0, msg, sizeof(msg));
+	r = pto_buf_ptr(ho_buf);
+	printf("status=%d (%s)\n%s\n", ret, strerror(-ret), msg);
+	printf("hostile: done=%d uid=%d euid=%d open=%d creat=%d socket=%d ptrace=%d peek=0x%llx\n",
+	       __atomic_load_n(&r->done, __ATOMIC_ACQUIRE), r->uid, r->euid,
+	       r->open_err, r->creat_err, r->socket_err, r->ptrace_err,
+	       (unsigned long long)r->peek);
+	return 0;
+}
+
+/* One ADD_SCALAR task over sc_x. */
+static int orch_add_scalar(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	Tensor x = buf_tensor(sc_x);
+
+	(void)args;
+	(void)argc;
+	submit_add_scalar(rt, &x);
+	return 0;
+}
+
+/*
+ * crash-next: the crash kernel, then a good graph on the same
+ * connection: the first run fails, the second passes.
+ */
+static int run_crash_next(void)
+{
+	int ret = run_crash();
+
+	if (!ret && load_kernels("vector_example", add_scalar_k, 1))
+		return 1;
+	if (!ret) {
+		char msg[4096];
+
+		ret = pto_run(cl, orch_add_scalar, NULL, 0, msg, sizeof(msg));
+		printf("next: status=%d %s\n", ret, msg);
+		printf("CASE crash/next: %s\n", ret ? "FAIL" : "PASS");
+	}
+	return ret ? 1 : 0;
 }
 
 /* ---- probe tasks: where and when a run's tasks ran ----------------------------------- */
@@ -1699,7 +1783,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|stream|probe|probe-n|prio|badbuf|hazards|proto|freed|freed-tensor|unpriv|idle|flood|pings|quota|peer|conns ...\n");
+		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|crash-next|hostile|stream|probe|probe-n|prio|badbuf|hazards|proto|freed|freed-tensor|unpriv|idle|flood|pings|quota|peer|conns ...\n");
 		return 2;
 	}
 	/* without libpto: the socket alone */
@@ -1727,6 +1811,10 @@ int main(int argc, char **argv)
 		ret = run_deadlock(argc > 1 ? atol(argv[1]) : 33);
 	else if (!strcmp(argv[0], "crash"))
 		ret = run_crash();
+	else if (!strcmp(argv[0], "crash-next"))
+		ret = run_crash_next();
+	else if (!strcmp(argv[0], "hostile"))
+		ret = run_hostile(argc - 1, argv + 1);
 	else if (!strcmp(argv[0], "stream"))
 		ret = run_stream(argc > 1 ? atof(argv[1]) : 10);
 	else if (!strcmp(argv[0], "probe"))
