@@ -8,15 +8,17 @@
 #   ptod_start DIR   start build/daemon/ptod on DIR/ptod.sock (log in
 #                    DIR/ptod.log), export PTO_SOCKET, set PTOD_PID, wait
 #                    until it says it is ready; 1 and the log on stderr if
-#                    it does not within 20 s
+#                    it does not within 20 s; $PTOD_ARGS (unquoted: words)
+#                    are added to ptod's command line
 #   ptod_stop        SIGTERM, wait; returns ptod's exit status
 
 ptod_start() {
 	PTO_SOCKET=$1/ptod.sock
 	export PTO_SOCKET
 	# the HWS invariant checker on: a violation aborts ptod
+	# shellcheck disable=SC2086 # PTOD_ARGS is a list of words
 	PTO_HWS_CHECK=1 "$PTO_TOP/build/daemon/ptod" -s "$PTO_SOCKET" \
-		>"$1/ptod.log" 2>&1 &
+		${PTOD_ARGS:-} >"$1/ptod.log" 2>&1 &
 	PTOD_PID=$!
 	_ptod_i=0
 	until [ -S "$PTO_SOCKET" ] && grep -q "is ready" "$1/ptod.log"; do

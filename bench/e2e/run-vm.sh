@@ -8,6 +8,12 @@
 # and stops ptod with SIGTERM (tools/ptod-vm/ptod-vm.sh).
 #
 #   bench/e2e/run-vm.sh [PTO-BENCH-E2E ARGS]     e.g. -n 1000 -l 200 -r 15
+#   bench/e2e/run-vm.sh -K MODES [ARGS]         e.g. -K none,all -s
+#
+# -K: one ptod per MODE (comma-separated ptod -K values), one after the
+# other in the same VM, each running the benchmark: -K none,all compares
+# the kernels of this (root) client in pto-aicore with the same kernels
+# in a sandbox (Documentation/execution-model.rst).
 #
 # Environment: VM_TIMEOUT (seconds, default 240).
 # Inside the VM the script runs itself again with --in-vm.
@@ -22,7 +28,18 @@ if [ "${1:-}" != --in-vm ]; then
 fi
 shift
 
-ptod_vm_start bench-e2e || exit 1
-
-timeout 200 "$TOP/build/bench/e2e/pto-bench-e2e" "$@"
-ptod_vm_stop $?
+modes=default
+if [ "${1:-}" = -K ]; then
+	modes=$2
+	shift 2
+fi
+rc=0
+for mode in ${modes//,/ }; do
+	PTOD_ARGS=
+	[ "$mode" = default ] || PTOD_ARGS="-K $mode"
+	echo "# ptod $PTOD_ARGS"
+	ptod_vm_start bench-e2e || exit 1
+	timeout 200 "$TOP/build/bench/e2e/pto-bench-e2e" "$@"
+	ptod_vm_stop $? || rc=1
+done
+exit $rc
