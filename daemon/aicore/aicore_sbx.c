@@ -12,7 +12,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -53,18 +52,6 @@ struct aicore_sbxs {
 	int ctl_fd;
 	pthread_t thread;
 };
-
-__attribute__((format(printf, 1, 2)))
-static void sbx_log(const char *fmt, ...)
-{
-	char buf[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "pto-aicore[%d]: %s\n", (int)getpid(), buf);
-}
 
 static struct sbx *sbx_get(struct aicore_sbxs *t, uint32_t id)
 {
@@ -162,30 +149,6 @@ static int sbx_add(struct aicore_sbxs *t, const struct pto_sbx_ctl *m, int fd)
 	return 0;
 }
 
-/* One control message, and its descriptor if any (-1). */
-static ssize_t ctl_recv(int fd, struct pto_sbx_ctl *m, int *passed)
-{
-	union pto_fd_cmsg cm;
-	struct iovec iov = { m, sizeof(*m) };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
-			     .msg_control = cm.buf,
-			     .msg_controllen = sizeof(cm.buf) };
-	struct cmsghdr *ch;
-	ssize_t n;
-
-	*passed = -1;
-	do
-		n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
-	while (n < 0 && errno == EINTR);
-	if (n <= 0)
-		return n;
-	ch = CMSG_FIRSTHDR(&mh);
-	if (ch && ch->cmsg_level == SOL_SOCKET && ch->cmsg_type == SCM_RIGHTS &&
-	    ch->cmsg_len == CMSG_LEN(sizeof(int)))
-		memcpy(passed, CMSG_DATA(ch), sizeof(int));
-	return n;
-}
-
 static void *ctl_main(void *arg)
 {
 	struct aicore_sbxs *t = arg;
@@ -193,20 +156,23 @@ static void *ctl_main(void *arg)
 	int fd;
 
 	for (;;) {
-		ssize_t n = ctl_recv(t->ctl_fd, &m, &fd);
+		ssize_t n;
 
+		do
+			n = pto_recv_with_fd(t->ctl_fd, &m, sizeof(m), 0, &fd);
+		while (n == -EINTR);
 		if (n <= 0)
 			break;		/* ptod is gone: PDEATHSIG follows */
 		if (n != sizeof(m) || !m.sbx || m.sbx > PTO_SBX_MAX) {
-			sbx_log("control: bad message (%zd bytes)", n);
+			aicore_msg("control: bad message (%zd bytes)", n);
 		} else if (m.type == PTO_SBX_CTL_ADD) {
 			m.status = sbx_add(t, &m, fd);
 			if (m.status)
-				sbx_log("sandbox %u: mailbox refused: %s",
+				aicore_msg("sandbox %u: mailbox refused: %s",
 					m.sbx, strerror(-m.status));
 			m.type = PTO_SBX_CTL_ADDED;
 			if (send(t->ctl_fd, &m, sizeof(m), MSG_NOSIGNAL) < 0)
-				sbx_log("control: %s", strerror(errno));
+				aicore_msg("control: %s", strerror(errno));
 		} else if (m.type == PTO_SBX_CTL_REMOVE) {
 			sbx_remove(t, m.sbx);
 		}

@@ -13,6 +13,10 @@
 
 struct aicore_sbxs;
 
+/* pto-aicore's log: one line on stderr (pto_aicore.c). */
+__attribute__((format(printf, 1, 2)))
+void aicore_msg(const char *fmt, ...);
+
 /*
  * Start the thread that serves ptod's control channel @ctl_fd (ADD,
  * REMOVE) for a device of @nr_cores cores. 0 or -errno.

@@ -99,8 +99,7 @@ struct aicore {
 	bool verbose;
 };
 
-__attribute__((format(printf, 1, 2)))
-static void logm(const char *fmt, ...)
+void aicore_msg(const char *fmt, ...)
 {
 	char buf[1024];
 	va_list ap;
@@ -144,13 +143,13 @@ static void aicore_raise_irq(struct pto_exec *ex, uint32_t core)
 	int ret = a->dev->raise_irq(a, core);
 
 	if (ret)
-		logm("core %u: RAISE_IRQ: %s", core, strerror(-ret));
+		aicore_msg("core %u: RAISE_IRQ: %s", core, strerror(-ret));
 }
 
 static void aicore_log(struct pto_exec *ex, const char *msg)
 {
 	(void)ex;
-	logm("%s", msg);
+	aicore_msg("%s", msg);
 }
 
 static const struct pto_exec_ops aicore_exec_ops = {
@@ -219,20 +218,20 @@ static int kdev_open(struct aicore *a, const char *dev)
 
 	a->fd = open(dev, O_RDWR | O_CLOEXEC);
 	if (a->fd < 0) {
-		logm("open %s: %s", dev, strerror(errno));
+		aicore_msg("open %s: %s", dev, strerror(errno));
 		return -errno;
 	}
 	ret = pto_dev_get_info(a->fd, &a->info);
 	if (ret == -EPROTO)
-		logm("%s: pto.ko speaks ABI %u.%u, pto-aicore was built for %u.x",
+		aicore_msg("%s: pto.ko speaks ABI %u.%u, pto-aicore was built for %u.x",
 		     dev, a->info.abi_version >> 16,
 		     a->info.abi_version & 0xffff, PTO_ABI_MAJOR);
 	else if (ret)
-		logm("%s: GET_INFO: %s", dev, strerror(-ret));
+		aicore_msg("%s: GET_INFO: %s", dev, strerror(-ret));
 	if (ret)
 		return ret;
 	if (ioctl(a->fd, PTO_IOC_SET_ROLE, &role)) {
-		logm("%s: cannot become an executor: %s%s", dev,
+		aicore_msg("%s: cannot become an executor: %s%s", dev,
 		     strerror(errno),
 		     errno == EPERM ? " (it needs CAP_SYS_ADMIN)" : "");
 		return -errno;
@@ -242,7 +241,7 @@ static int kdev_open(struct aicore *a, const char *dev)
 	gm = mmap(NULL, a->info.gm_size, PROT_READ | PROT_WRITE, MAP_SHARED,
 		  a->fd, (off_t)a->info.gm_mmap_offset);
 	if (regs == MAP_FAILED || gm == MAP_FAILED) {
-		logm("mmap: %s", strerror(errno));
+		aicore_msg("mmap: %s", strerror(errno));
 		return -errno;
 	}
 	exec_setup(a, regs, gm);
@@ -308,7 +307,7 @@ static int udev_open(struct aicore *a, const char *arg)
 	regs_fd = (int)strtol(arg, &end, 10);
 	gm_fd = *end == ',' ? (int)strtol(end + 1, &end, 10) : -1;
 	if (*end || regs_fd < 0 || gm_fd < 0) {
-		logm("-u %s: two descriptors, REGS_FD,GM_FD", arg);
+		aicore_msg("-u %s: two descriptors, REGS_FD,GM_FD", arg);
 		return -EINVAL;
 	}
 	/* ptod's descriptors are of no use to a kernel we run */
@@ -317,10 +316,10 @@ static int udev_open(struct aicore *a, const char *arg)
 	ret = pto_udev_open_fds(regs_fd, gm_fd, &a->udev);
 	if (ret) {
 		if (ret == -EPROTO)
-			logm("-u %s: the user-mode device speaks another ABI than pto-aicore's %u.x",
+			aicore_msg("-u %s: the user-mode device speaks another ABI than pto-aicore's %u.x",
 			     arg, PTO_ABI_MAJOR);
 		else
-			logm("-u %s: not a user-mode device: %s", arg,
+			aicore_msg("-u %s: not a user-mode device: %s", arg,
 			     strerror(-ret));
 		return ret;
 	}
@@ -403,23 +402,23 @@ static int run_cores(struct aicore *a, const uint64_t *cores, uint32_t workers,
 	memcpy(pc.cores, cores, sizeof(pc.cores));
 	ret = pto_exec_pool_start(&a->exec, &pc, &pool);
 	if (ret) {
-		logm("cannot start the core threads: %s", strerror(-ret));
+		aicore_msg("cannot start the core threads: %s", strerror(-ret));
 		return ret;
 	}
 	pto_exec_pool_get_stats(pool, &st);
 	if (a->verbose)
-		logm("cores online on %u threads (%u AIC + %u AIV on the device)",
+		aicore_msg("cores online on %u threads (%u AIC + %u AIV on the device)",
 		     st.threads, a->info.nr_aic, a->info.nr_aiv);
 	if (ready_fd >= 0) {
 		char b = 'R';
 
 		if (write(ready_fd, &b, 1) != 1)
-			logm("ready fd: %s", strerror(errno));
+			aicore_msg("ready fd: %s", strerror(errno));
 		close(ready_fd);
 	}
 	ret = pto_exec_pool_join(pool);
 	if (ret)
-		logm("the core threads stopped: %s", strerror(-ret));
+		aicore_msg("the core threads stopped: %s", strerror(-ret));
 	return ret;
 }
 
@@ -449,7 +448,7 @@ int main(int argc, char **argv)
 	}
 	nworkers = workers_arg(workers);
 	if (nworkers < 0) {
-		logm("bad worker count '%s' (1 .. %d)",
+		aicore_msg("bad worker count '%s' (1 .. %d)",
 		     workers ? workers : getenv("PTO_AICORE_WORKERS"),
 		     PTO_MAX_CORES);
 		return 2;
@@ -462,19 +461,19 @@ int main(int argc, char **argv)
 	if (a.dev->open(&a, dev))
 		return 1;
 	if (ctl_fd >= 0 && aicore_sbx_start(ctl_fd, a.info.nr_cores, &a.sbxs)) {
-		logm("cannot serve the control channel");
+		aicore_msg("cannot serve the control channel");
 		return 1;
 	}
 	a.exec.spins = spins;
 	a.exec.spin_ns = spin_ns;
 	if (parse_cores(cores_arg, cores, a.info.nr_cores)) {
-		logm("bad core list '%s' (device has %u cores)", cores_arg,
+		aicore_msg("bad core list '%s' (device has %u cores)", cores_arg,
 		     a.info.nr_cores);
 		return 2;
 	}
 	ret = a.dev->attach(&a, cores);
 	if (ret) {
-		logm("CORE_ATTACH: %s", strerror(-ret));
+		aicore_msg("CORE_ATTACH: %s", strerror(-ret));
 		return 1;
 	}
 	if (run_cores(&a, cores, (uint32_t)nworkers, ready_fd))
@@ -482,8 +481,8 @@ int main(int argc, char **argv)
 	/* clean exit: detach so that the cores go OFFLINE, not DEAD */
 	ret = a.dev->detach(&a, cores);
 	if (ret)
-		logm("CORE_DETACH: %s", strerror(-ret));
+		aicore_msg("CORE_DETACH: %s", strerror(-ret));
 	if (a.verbose)
-		logm("exit");
+		aicore_msg("exit");
 	return 0;
 }

@@ -776,18 +776,12 @@ static void handle_kreg(struct client *c, struct pto_msg *m)
  */
 static ssize_t recv_msg(int fd, struct pto_msg *m, int *passed)
 {
-	struct iovec iov = { m, sizeof(*m) };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-	union pto_fd_cmsg cm;
 	ssize_t n;
 
-	*passed = -1;
 	memset(m, 0, sizeof(*m));
-	pto_msg_want_fds(&mh, &cm);
-	n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
-	if (n < 0)
-		return errno == EINTR ? -EAGAIN : -errno;
-	pto_msg_take_fds(&mh, passed, 1);
+	n = pto_recv_with_fd(fd, m, sizeof(*m), MSG_DONTWAIT, passed);
+	if (n == -EINTR)
+		return -EAGAIN;
 	m->text[sizeof(m->text) - 1] = 0;
 	return n;
 }

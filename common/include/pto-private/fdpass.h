@@ -2,12 +2,14 @@
 /*
  * fdpass.h - file descriptors sent along with a message on a unix socket
  * (SCM_RIGHTS): libpto's hello to ptod carries the client's device file,
- * ptod's replies on the user-mode device carry memfds, and the end-to-end
- * tests send and receive their own
+ * ptod's replies on the user-mode device carry memfds, ptod hands
+ * pto-aicore the sandboxes' mailboxes, and the end-to-end tests send and
+ * receive their own
  */
 #ifndef PTO_PRIVATE_FDPASS_H
 #define PTO_PRIVATE_FDPASS_H
 
+#include <errno.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -80,6 +82,29 @@ static inline unsigned int pto_msg_take_fds(struct msghdr *mh, int *fds,
 		}
 	}
 	return got;
+}
+
+/*
+ * recvmsg() of one message of at most @len bytes into @buf on @sock, with
+ * @flags (MSG_CMSG_CLOEXEC is added); *@passed is the first descriptor
+ * that came with it, or -1 (any further one is closed). The byte count,
+ * or -errno.
+ */
+static inline ssize_t pto_recv_with_fd(int sock, void *buf, size_t len,
+				       int flags, int *passed)
+{
+	union pto_fd_cmsg cm;
+	struct iovec iov = { buf, len };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	ssize_t n;
+
+	*passed = -1;
+	pto_msg_want_fds(&mh, &cm);
+	n = recvmsg(sock, &mh, flags | MSG_CMSG_CLOEXEC);
+	if (n < 0)
+		return -errno;
+	pto_msg_take_fds(&mh, passed, 1);
+	return n;
 }
 
 #endif /* PTO_PRIVATE_FDPASS_H */
