@@ -685,18 +685,19 @@ static bool has_text(const char *text, const char *needle)
 }
 
 /*
- * Run pto_e2e @args to the end; the test fails unless it exits 0, every
- * CASE in @cases passed (and none failed) and its output has every string
- * of @texts (may be NULL).
+ * Run pto_e2e @args as user @uid (0: root) to the end; the test fails
+ * unless it exits 0, every CASE in @cases passed (and none failed) and
+ * its output has every string of @texts (may be NULL).
  */
-static void run_client(struct __test_metadata *_metadata, const char *name,
-		       const char *const env[], const char *const args[],
-		       const char *const cases[], const char *const texts[])
+static void run_client_as(struct __test_metadata *_metadata, const char *name,
+			  uid_t uid, const char *const env[],
+			  const char *const args[], const char *const cases[],
+			  const char *const texts[])
 {
 	struct proc p;
 	int ret, i;
 
-	ret = e2e_start(&p, name, false, env, args);
+	ret = e2e_start_as(&p, name, uid, false, env, args);
 	ASSERT_EQ(0, ret) TH_LOG("start pto_e2e %s: %s", args[0], strerror(-ret));
 	ret = proc_wait(&p, CLIENT_MS);
 	EXPECT_EQ(0, ret) TH_LOG("pto_e2e %s: %s", args[0], strerror(-ret));
@@ -715,6 +716,13 @@ static void run_client(struct __test_metadata *_metadata, const char *name,
 	proc_free(&p);
 }
 
+static void run_client(struct __test_metadata *_metadata, const char *name,
+		       const char *const env[], const char *const args[],
+		       const char *const cases[], const char *const texts[])
+{
+	run_client_as(_metadata, name, 0, env, args, cases, texts);
+}
+
 /* Why a test that needs nobody's clients is skipped on the user device. */
 #define NOBODY_ON_USER_DEVICE \
 	"needs a second user's clients (nobody), and the user-mode device serves only ptod's user and root"
@@ -722,18 +730,10 @@ static void run_client(struct __test_metadata *_metadata, const char *name,
 /* pto_e2e @what as a local user (NOBODY): it must exit 0, CASE @what passed. */
 static void run_as_nobody(struct __test_metadata *_metadata, const char *what)
 {
-	struct proc p;
-	int ret;
-
 	if (E->user)
 		SKIP(return, NOBODY_ON_USER_DEVICE);
-
-	ret = e2e_start_as(&p, what, NOBODY, false, NULL, ARGS(what));
-	ASSERT_EQ(0, ret) TH_LOG("start pto_e2e %s: %s", what, strerror(-ret));
-	ASSERT_EQ(0, proc_wait(&p, CLIENT_MS));
-	EXPECT_TRUE(exited_ok(&p)) TH_LOG("wait status 0x%x", p.status);
-	EXPECT_TRUE(case_passed(p.text, what));
-	proc_free(&p);
+	run_client_as(_metadata, what, NOBODY, NULL, ARGS(what), ARGS(what),
+		      NULL);
 }
 
 /* ---- the probe kernel's report (pto_e2e probe, probe-n) ---------------------------- */
@@ -1531,6 +1531,17 @@ TEST_F_TIMEOUT(e2e, sandbox_crash_next_run_passes, 150)
 	EXPECT_EQ(exec_before, executor_pid());
 	EXPECT_EQ(0, cnt(_metadata, "cores_dead"));
 	proc_free(&p);
+}
+
+/*
+ * A nobody client's cooperative launch of 8 blocks whose kernels wait for
+ * each other completes: its sandbox runs all 8 at once (it starts a
+ * thread per kernel handed to it while the others are busy).
+ */
+TEST_F_TIMEOUT(e2e, sandbox_coop_launch_runs_together, 150)
+{
+	run_client_as(_metadata, "rendezvous", NOBODY, NULL,
+		      ARGS("rendezvous", "8"), ARGS("rendezvous/8"), NULL);
 }
 
 TEST_F_TIMEOUT(e2e, deadlock_clean_error, 150)

@@ -635,6 +635,55 @@ static int run_crash_next(void)
 	return ret ? 1 : 0;
 }
 
+/* ---- a cooperative launch whose kernels wait for each other ----------------------- */
+
+#define RENDEZVOUS_K	16	/* kernel id of rendezvous_kernel.so */
+
+static long rv_blocks;
+
+static int orch_rendezvous(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	uint64_t shape[1] = { 16 };
+	Tensor t = make_tensor_external((void *)(uintptr_t)pto_buf_dev_addr(sc_x),
+					shape, 1, PTO_DT_INT32);
+	PTOParam p[] = { make_inout_param(&t),
+			 make_scalar_param((uint64_t)rv_blocks) };
+	PTO2TaskAttr a = { .block_num = (uint16_t)rv_blocks,
+			   .flags = PTO2_ATTR_COOP };
+
+	(void)args;
+	(void)argc;
+	pto2_rt_submit_task_attr(rt, RENDEZVOUS_K, PTO2_WORKER_VECTOR, p, 2,
+				 &a);
+	return 0;
+}
+
+/*
+ * rendezvous [BLOCKS]: one cooperative launch of BLOCKS (8) blocks whose
+ * kernels each wait until all have started: it passes only if all run at
+ * once.
+ */
+static int run_rendezvous(int argc, char **argv)
+{
+	char path[PATH_MAX + 192], msg[4096];
+	int ret;
+
+	rv_blocks = argc > 0 ? atol(argv[0]) : 8;
+	snprintf(path, sizeof(path), "%s/rendezvous_kernel.so", e2edir);
+	if (rv_blocks < 1 || rv_blocks > 48 ||
+	    pto_kernel_load(cl, RENDEZVOUS_K, PTO2_WORKER_VECTOR, path)) {
+		fprintf(stderr, "rendezvous: %s\n", pto_last_error(cl));
+		return 1;
+	}
+	sc_x = gm_copy(NULL, 4096);
+	if (!sc_x)
+		return 1;
+	ret = pto_run(cl, orch_rendezvous, NULL, 0, msg, sizeof(msg));
+	printf("status=%d (%s)\n%s\n", ret, strerror(-ret), msg);
+	printf("CASE rendezvous/%ld: %s\n", rv_blocks, ret ? "FAIL" : "PASS");
+	return ret ? 1 : 0;
+}
+
 /* ---- probe tasks: where and when a run's tasks ran ----------------------------------- */
 
 #define PROBE_AIV	12	/* kernel ids of probe_kernel.so */
@@ -1783,7 +1832,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|crash-next|hostile|stream|probe|probe-n|prio|badbuf|hazards|proto|freed|freed-tensor|unpriv|idle|flood|pings|quota|peer|conns ...\n");
+		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|rendezvous|crash-next|hostile|stream|probe|probe-n|prio|badbuf|hazards|proto|freed|freed-tensor|unpriv|idle|flood|pings|quota|peer|conns ...\n");
 		return 2;
 	}
 	/* without libpto: the socket alone */
@@ -1813,6 +1862,8 @@ int main(int argc, char **argv)
 		ret = run_crash();
 	else if (!strcmp(argv[0], "crash-next"))
 		ret = run_crash_next();
+	else if (!strcmp(argv[0], "rendezvous"))
+		ret = run_rendezvous(argc - 1, argv + 1);
 	else if (!strcmp(argv[0], "hostile"))
 		ret = run_hostile(argc - 1, argv + 1);
 	else if (!strcmp(argv[0], "stream"))
