@@ -106,6 +106,7 @@ static int sbx_map(struct aicore_sbxs *t, int fd, pid_t pid, struct sbx **out)
 	struct pto_sbx_hdr *mb;
 	struct stat st;
 	struct sbx *s;
+	uint32_t c;
 
 	if (fstat(fd, &st) || (size_t)st.st_size != size ||
 	    (fcntl(fd, F_GET_SEALS) & need) != need)
@@ -128,6 +129,13 @@ static int sbx_map(struct aicore_sbxs *t, int fd, pid_t pid, struct sbx **out)
 	s->size = size;
 	s->pid = pid;
 	s->refs = 1;
+	/*
+	 * Go on from the last task posted (a restarted pto-aicore gets the
+	 * mailboxes of live sandboxes again): an answer still in a slot is
+	 * never taken for one of ours.
+	 */
+	for (c = 0; c < t->nr_cores; c++)
+		s->seq[c] = atomic_load(&pto_sbx_slot(mb, c)->req);
 	*out = s;
 	return 0;
 }
