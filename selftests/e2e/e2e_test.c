@@ -1534,6 +1534,34 @@ TEST_F_TIMEOUT(e2e, sandbox_crash_next_run_passes, 150)
 }
 
 /*
+ * pto-aicore dies (root's crash kernel) while a nobody client is
+ * connected: the restarted pto-aicore gets the client's sandbox again
+ * from ptod, and the client's next run passes.
+ */
+TEST_F_TIMEOUT(e2e, sandbox_survives_aicore_restart, 150)
+{
+	pid_t exec_before = executor_pid();
+	struct proc nb, cr;
+	int ret;
+
+	ret = e2e_start_as(&nb, "rerun", NOBODY, true, NULL, ARGS("rerun"));
+	ASSERT_EQ(0, ret);
+	ASSERT_EQ(0, proc_ready(&nb, READY_MS));
+	ASSERT_EQ(0, e2e_start(&cr, "crash", false, NULL, ARGS("crash")));
+	ASSERT_EQ(0, proc_wait(&cr, CLIENT_MS));
+	EXPECT_TRUE(case_passed(cr.text, "crash"));
+	proc_free(&cr);
+	ASSERT_EQ(0, kill(nb.pid, SIGUSR1));
+	ASSERT_EQ(0, proc_wait(&nb, CLIENT_MS));
+	EXPECT_TRUE(exited_ok(&nb));
+	EXPECT_TRUE(case_passed(nb.text, "rerun/first"));
+	EXPECT_TRUE(case_passed(nb.text, "rerun/second"));
+	note("pto-aicore pid: %d before, %d now", exec_before, executor_pid());
+	EXPECT_NE(exec_before, executor_pid());
+	proc_free(&nb);
+}
+
+/*
  * A nobody client's cooperative launch of 8 blocks whose kernels wait for
  * each other completes: its sandbox runs all 8 at once (it starts a
  * thread per kernel handed to it while the others are busy).

@@ -635,6 +635,37 @@ static int run_crash_next(void)
 	return ret ? 1 : 0;
 }
 
+/*
+ * rerun: one ADD_SCALAR run, then the ready signal; after SIGUSR1 (at
+ * most 60 s later) the same run again on the same connection. Each run
+ * is a case: rerun/first, rerun/second.
+ */
+static int run_rerun(void)
+{
+	const struct timespec limit = { 60, 0 };
+	char msg[4096];
+	sigset_t set;
+	int ret, i;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) ||
+	    load_kernels("vector_example", add_scalar_k, 1))
+		return 1;
+	sc_x = gm_copy(NULL, 4096);
+	if (!sc_x)
+		return 1;
+	for (i = 0; i < 2; i++) {
+		if (i && (signal_ready() || sigtimedwait(&set, NULL, &limit) < 0))
+			return 1;
+		ret = pto_run(cl, orch_add_scalar, NULL, 0, msg, sizeof(msg));
+		printf("status=%d %s\n", ret, msg);
+		printf("CASE rerun/%s: %s\n", i ? "second" : "first",
+		       ret ? "FAIL" : "PASS");
+	}
+	return ret ? 1 : 0;
+}
+
 /* ---- a cooperative launch whose kernels wait for each other ----------------------- */
 
 #define RENDEZVOUS_K	16	/* kernel id of rendezvous_kernel.so */
@@ -1832,7 +1863,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|rendezvous|crash-next|hostile|stream|probe|probe-n|prio|badbuf|hazards|proto|freed|freed-tensor|unpriv|idle|flood|pings|quota|peer|conns ...\n");
+		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|rerun|rendezvous|crash-next|hostile|stream|probe|probe-n|prio|badbuf|hazards|proto|freed|freed-tensor|unpriv|idle|flood|pings|quota|peer|conns ...\n");
 		return 2;
 	}
 	/* without libpto: the socket alone */
@@ -1862,6 +1893,8 @@ int main(int argc, char **argv)
 		ret = run_crash();
 	else if (!strcmp(argv[0], "crash-next"))
 		ret = run_crash_next();
+	else if (!strcmp(argv[0], "rerun"))
+		ret = run_rerun();
 	else if (!strcmp(argv[0], "rendezvous"))
 		ret = run_rendezvous(argc - 1, argv + 1);
 	else if (!strcmp(argv[0], "hostile"))
