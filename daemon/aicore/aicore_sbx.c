@@ -157,37 +157,47 @@ static int sbx_add(struct aicore_sbxs *t, const struct pto_sbx_ctl *m, int fd)
 	return 0;
 }
 
+/*
+ * Receive one control message (@flags: 0 or MSG_DONTWAIT) and act on it:
+ * 0, or -errno from the receive (-EAGAIN: nothing queued; 0 bytes: ptod
+ * closed the channel, -EPIPE).
+ */
+static int ctl_one(struct aicore_sbxs *t, int flags)
+{
+	struct pto_sbx_ctl m;
+	ssize_t n;
+	int fd;
+
+	do
+		n = pto_recv_with_fd(t->ctl_fd, &m, sizeof(m), flags, &fd);
+	while (n == -EINTR);
+	if (n <= 0)
+		return n ? (int)n : -EPIPE;
+	if (n != sizeof(m) || !m.sbx || m.sbx > PTO_SBX_MAX) {
+		aicore_msg("control: bad message (%zd bytes)", n);
+	} else if (m.type == PTO_SBX_CTL_ADD) {
+		m.status = sbx_add(t, &m, fd);
+		if (m.status)
+			aicore_msg("sandbox %u: mailbox refused: %s", m.sbx,
+				   strerror(-m.status));
+		m.type = PTO_SBX_CTL_ADDED;
+		if (send(t->ctl_fd, &m, sizeof(m), MSG_NOSIGNAL) < 0)
+			aicore_msg("control: %s", strerror(errno));
+	} else if (m.type == PTO_SBX_CTL_REMOVE) {
+		sbx_remove(t, m.sbx);
+	}
+	if (fd >= 0)
+		close(fd);
+	return 0;
+}
+
 static void *ctl_main(void *arg)
 {
 	struct aicore_sbxs *t = arg;
-	struct pto_sbx_ctl m;
-	int fd;
 
-	for (;;) {
-		ssize_t n;
-
-		do
-			n = pto_recv_with_fd(t->ctl_fd, &m, sizeof(m), 0, &fd);
-		while (n == -EINTR);
-		if (n <= 0)
-			break;		/* ptod is gone: PDEATHSIG follows */
-		if (n != sizeof(m) || !m.sbx || m.sbx > PTO_SBX_MAX) {
-			aicore_msg("control: bad message (%zd bytes)", n);
-		} else if (m.type == PTO_SBX_CTL_ADD) {
-			m.status = sbx_add(t, &m, fd);
-			if (m.status)
-				aicore_msg("sandbox %u: mailbox refused: %s",
-					m.sbx, strerror(-m.status));
-			m.type = PTO_SBX_CTL_ADDED;
-			if (send(t->ctl_fd, &m, sizeof(m), MSG_NOSIGNAL) < 0)
-				aicore_msg("control: %s", strerror(errno));
-		} else if (m.type == PTO_SBX_CTL_REMOVE) {
-			sbx_remove(t, m.sbx);
-		}
-		if (fd >= 0)
-			close(fd);
-	}
-	return NULL;
+	while (!ctl_one(t, 0))
+		;
+	return NULL;		/* ptod is gone: PDEATHSIG follows */
 }
 
 int aicore_sbx_start(int ctl_fd, uint32_t nr_cores, struct aicore_sbxs **out)
@@ -200,6 +210,12 @@ int aicore_sbx_start(int ctl_fd, uint32_t nr_cores, struct aicore_sbxs **out)
 	pthread_mutex_init(&t->lock, NULL);
 	t->nr_cores = nr_cores;
 	t->ctl_fd = ctl_fd;
+	/*
+	 * What ptod queued before starting us (the live sandboxes) is in
+	 * place before any core runs: it may hand them tasks at once.
+	 */
+	while (!ctl_one(t, MSG_DONTWAIT))
+		;
 	ret = -pthread_create(&t->thread, NULL, ctl_main, t);
 	if (ret) {
 		free(t);

@@ -18,8 +18,9 @@ __attribute__((format(printf, 1, 2)))
 void aicore_msg(const char *fmt, ...);
 
 /*
- * Start the thread that serves ptod's control channel @ctl_fd (ADD,
- * REMOVE) for a device of @nr_cores cores. 0 or -errno.
+ * Serve ptod's control channel @ctl_fd (ADD, REMOVE) for a device of
+ * @nr_cores cores: the messages already queued at once, the rest on a
+ * thread. 0 or -errno.
  */
 int aicore_sbx_start(int ctl_fd, uint32_t nr_cores, struct aicore_sbxs **out);
 

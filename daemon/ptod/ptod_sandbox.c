@@ -344,18 +344,28 @@ bool ptod_sbx_reaped(struct ptod *d, pid_t pid, int status)
 		snprintf(c->note, sizeof(c->note),
 			 "the client's kernel sandbox (pid %d) %s", (int)pid, why);
 	pthread_mutex_unlock(&d->dev_lock);
-	ctl_send(d, PTO_SBX_CTL_REMOVE, c);	/* fails its waiting tasks */
 	c->sbx_pid = 0;
-	/* a crashed kernel: a new sandbox, new mailbox, for the next run */
 	close(c->sbx_mfd);
 	c->sbx_mfd = -1;
+	/*
+	 * A crashed kernel: a new sandbox with a new mailbox for the next
+	 * run. Its ADD replaces the dead one in pto-aicore in one step (the
+	 * tasks waiting on the old one fail), so that no task of the client
+	 * finds no sandbox in between.
+	 */
 	if (WIFSIGNALED(status)) {
 		c->sbx_mfd = mailbox_create(d->info.nr_cores);
-		if (c->sbx_mfd < 0 || sbx_spawn(c) ||
-		    ctl_send(d, PTO_SBX_CTL_ADD, c))
-			ptod_log(PTOD_LOG_ERR, "client %u: cannot restart its sandbox",
-				 c->id);
+		if (c->sbx_mfd >= 0 && !sbx_spawn(c) &&
+		    !ctl_send(d, PTO_SBX_CTL_ADD, c)) {
+			if (d->exec_ready && ctl_answers(d, c->sbx))
+				ptod_log(PTOD_LOG_ERR, "client %u: pto-aicore did not take its new sandbox",
+					 c->id);
+			return true;
+		}
+		ptod_log(PTOD_LOG_ERR, "client %u: cannot restart its sandbox",
+			 c->id);
 	}
+	ctl_send(d, PTO_SBX_CTL_REMOVE, c);	/* fails its waiting tasks */
 	ctl_answers(d, 0);
 	return true;
 }

@@ -118,10 +118,12 @@ static inline struct pto_sbx_slot *pto_sbx_slot(struct pto_sbx_hdr *h,
  *
  * A SOCK_SEQPACKET socket pair; pto-aicore gets its end as -C FD. ptod
  * sends ADD (with the mailbox memfd, SCM_RIGHTS) when it has started a
- * sandbox and REMOVE when the sandbox is gone (reaped, or its client
- * left); pto-aicore answers every ADD with ADDED. After a restart of
- * pto-aicore, ptod sends ADD again for every live sandbox. A task whose
- * exec_ctx has no sandbox in pto-aicore fails with -EOWNERDEAD.
+ * sandbox (an ADD of a number in use replaces that sandbox: waits on the
+ * old one end) and REMOVE when the sandbox is gone for good (it exited,
+ * or its client left); pto-aicore answers every ADD with ADDED. Each
+ * start of pto-aicore gets a new pair with an ADD of every live sandbox
+ * queued on it, which pto-aicore takes before it reports ready. A task
+ * whose exec_ctx has no sandbox in pto-aicore fails with -EOWNERDEAD.
  */
 enum {
 	PTO_SBX_CTL_ADD = 1,	/* + the mailbox memfd */
