@@ -14,22 +14,15 @@
 #include <time.h>
 
 #include <pto/pto_kernel.h>
+#include <pto-private/time.h>
 
 #include "probe.h"
-
-static int64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 int pto_kernel_entry(const struct pto_kernel_ctx *ctx, const uint64_t *args,
 		     uint32_t nargs)
 {
 	struct pto_probe_rec *r;
-	int64_t start = mono_ns();
+	int64_t start = pto_mono_ns();
 
 	if (nargs < 2 || !args[0] || !args[1])
 		return -EINVAL;
@@ -47,7 +40,7 @@ int pto_kernel_entry(const struct pto_kernel_ctx *ctx, const uint64_t *args,
 		while (nanosleep(&d, &d) && errno == EINTR)
 			;
 	}
-	r->end_ns = mono_ns();
+	r->end_ns = pto_mono_ns();
 	__atomic_store_n(&r->seq, (uint32_t)args[1], __ATOMIC_RELEASE);
 	return 0;
 }

@@ -110,6 +110,7 @@
 #include <pto/pto_kernel.h>
 
 #include <pto-private/fdpass.h>
+#include <pto-private/time.h>
 #include <pto-private/wire.h>
 
 #include "hostile.h"
@@ -160,14 +161,6 @@ static double now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static int64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
 static int load_kernels(const char *ex, const struct kdesc *k, size_t n)
@@ -538,15 +531,23 @@ static int orch_crash(PTO2Runtime *rt, uint64_t *args, int argc)
 	return 0;
 }
 
-static int run_crash(void)
+/* Register kernel @so of this directory as AIV kernel @id; 0 or -1. */
+static int load_e2e_kernel(int32_t id, const char *so)
 {
 	char path[PATH_MAX + 192];
 
-	snprintf(path, sizeof(path), "%s/crash_kernel.so", e2edir);
-	if (pto_kernel_load(cl, 9, PTO2_WORKER_VECTOR, path)) {
-		fprintf(stderr, "%s\n", pto_last_error(cl));
-		return 1;
+	snprintf(path, sizeof(path), "%s/%s", e2edir, so);
+	if (pto_kernel_load(cl, id, PTO2_WORKER_VECTOR, path)) {
+		fprintf(stderr, "kernel %s: %s\n", path, pto_last_error(cl));
+		return -1;
 	}
+	return 0;
+}
+
+static int run_crash(void)
+{
+	if (load_e2e_kernel(9, "crash_kernel.so"))
+		return 1;
 	sc_x = gm_copy(NULL, 4096);
 	sc_y = gm_copy(NULL, 4096);
 	return expect_failure("crash", orch_crash, -EIO, "killed by signal");
@@ -581,16 +582,13 @@ static int orch_hostile(PTO2Runtime *rt, uint64_t *args, int argc)
  */
 static int run_hostile(int argc, char **argv)
 {
-	char path[PATH_MAX + 192], msg[4096];
 	const struct pto_hostile_rec *r;
+	char msg[4096];
 	int ret;
 
 	ho_peek = argc > 0 ? strtoull(argv[0], NULL, 16) : 0;
-	snprintf(path, sizeof(path), "%s/hostile_kernel.so", e2edir);
-	if (pto_kernel_load(cl, HOSTILE_K, PTO2_WORKER_VECTOR, path)) {
-		fprintf(stderr, "%s\n", pto_last_error(cl));
+	if (load_e2e_kernel(HOSTILE_K, "hostile_kernel.so"))
 		return 1;
-	}
 	ho_buf = gm_copy(NULL, 4096);
 	if (!ho_buf)
 		return 1;
@@ -696,16 +694,16 @@ static int orch_rendezvous(PTO2Runtime *rt, uint64_t *args, int argc)
  */
 static int run_rendezvous(int argc, char **argv)
 {
-	char path[PATH_MAX + 192], msg[4096];
+	char msg[4096];
 	int ret;
 
 	rv_blocks = argc > 0 ? atol(argv[0]) : 8;
-	snprintf(path, sizeof(path), "%s/rendezvous_kernel.so", e2edir);
-	if (rv_blocks < 1 || rv_blocks > 48 ||
-	    pto_kernel_load(cl, RENDEZVOUS_K, PTO2_WORKER_VECTOR, path)) {
-		fprintf(stderr, "rendezvous: %s\n", pto_last_error(cl));
+	if (rv_blocks < 1 || rv_blocks > 48) {
+		fprintf(stderr, "rendezvous: 1 to 48 blocks\n");
 		return 1;
 	}
+	if (load_e2e_kernel(RENDEZVOUS_K, "rendezvous_kernel.so"))
+		return 1;
 	sc_x = gm_copy(NULL, 4096);
 	if (!sc_x)
 		return 1;
@@ -874,9 +872,9 @@ static int run_probe(double seconds, long limit)
 	pr_ready = limit == 0;
 	probe_hold_ns = limit ? 0 : PROBE_STREAM_HOLD_NS;
 	sc_until = now_ms() + seconds * 1e3;
-	t0 = mono_ns();
+	t0 = pto_mono_ns();
 	ret = pto_run(cl, orch_probe, NULL, 0, msg, sizeof(msg));
-	t1 = mono_ns();
+	t1 = pto_mono_ns();
 	for (i = 0; i < pr_submitted; i++) {
 		const struct pto_probe_rec *r = probe_rec(i);
 		struct probe_core *p;

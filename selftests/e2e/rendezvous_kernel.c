@@ -16,22 +16,15 @@
 #include <time.h>
 
 #include <pto/pto_kernel.h>
+#include <pto-private/time.h>
 
 #define WAIT_NS	20000000000LL
-
-static int64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 int pto_kernel_entry(const struct pto_kernel_ctx *ctx, const uint64_t *args,
 		     uint32_t nargs)
 {
 	uint32_t *count;
-	int64_t until = mono_ns() + WAIT_NS;
+	int64_t until = pto_mono_ns() + WAIT_NS;
 
 	(void)ctx;
 	if (nargs < 2 || !args[0] || !args[1])
@@ -39,7 +32,7 @@ int pto_kernel_entry(const struct pto_kernel_ctx *ctx, const uint64_t *args,
 	count = (uint32_t *)(uintptr_t)args[0];
 	__atomic_fetch_add(count, 1, __ATOMIC_ACQ_REL);
 	while (__atomic_load_n(count, __ATOMIC_ACQUIRE) < args[1]) {
-		if (mono_ns() > until)
+		if (pto_mono_ns() > until)
 			return -ETIMEDOUT;
 		sched_yield();
 	}
