@@ -1409,7 +1409,7 @@ TEST_F_TIMEOUT(e2e, aicore_restarted_next_run_passes, 150)
 
 /* The hostile kernel's record and the run's status, as pto_e2e printed them. */
 struct hostile {
-	int status, done, uid, euid, open, creat, sock, ptrace;
+	int status, done, pid, uid, euid, open, creat, sock, ptrace;
 	unsigned long long peek;
 };
 
@@ -1420,9 +1420,9 @@ static int hostile_parse(const char *text, struct hostile *h)
 
 	if (!s || !r || sscanf(s, "status=%d", &h->status) != 1)
 		return -EINVAL;
-	if (sscanf(r, "hostile: done=%d uid=%d euid=%d open=%d creat=%d socket=%d ptrace=%d peek=0x%llx",
-		   &h->done, &h->uid, &h->euid, &h->open, &h->creat, &h->sock,
-		   &h->ptrace, &h->peek) != 8)
+	if (sscanf(r, "hostile: done=%d pid=%d uid=%d euid=%d open=%d creat=%d socket=%d ptrace=%d peek=0x%llx",
+		   &h->done, &h->pid, &h->uid, &h->euid, &h->open, &h->creat,
+		   &h->sock, &h->ptrace, &h->peek) != 9)
 		return -EINVAL;
 	return 0;
 }
@@ -1441,13 +1441,28 @@ static void run_hostile(struct __test_metadata *_metadata, const char *peek,
 	ASSERT_EQ(0, hostile_parse(p->text, h)) TH_LOG("no hostile record");
 }
 
+/* Wait up to @ms for process @pid to be gone (reaped); 0 or -ETIMEDOUT. */
+static int wait_pid_gone(pid_t pid, int ms)
+{
+	int64_t until = mono_ms() + ms;
+
+	while (!kill(pid, 0) || errno != ESRCH) {
+		if (mono_ms() > until)
+			return -ETIMEDOUT;
+		usleep(10000);
+	}
+	return 0;
+}
+
 /*
  * A nobody client's kernel runs as nobody: it cannot read /etc/shadow or
  * create a file in /etc, and the sandbox's seccomp filter answers
- * socket() and ptrace() with EPERM.
+ * socket() and ptrace() with EPERM. The process it ran in (its sandbox)
+ * goes with the client.
  */
 TEST_F_TIMEOUT(e2e, sandbox_kernel_runs_as_owner, 150)
 {
+	pid_t exec_pid = executor_pid();
 	struct hostile h;
 	struct proc p;
 
@@ -1464,6 +1479,9 @@ TEST_F_TIMEOUT(e2e, sandbox_kernel_runs_as_owner, 150)
 	EXPECT_NE(0, access(PTO_HOSTILE_FILE, F_OK));
 	EXPECT_EQ(EPERM, h.sock);
 	EXPECT_EQ(EPERM, h.ptrace);
+	EXPECT_NE(exec_pid, h.pid);
+	EXPECT_EQ(0, wait_pid_gone(h.pid, 10000))
+		TH_LOG("pid %d, where the kernel ran, outlived its client", h.pid);
 	unlink(PTO_HOSTILE_FILE);
 	proc_free(&p);
 }

@@ -25,7 +25,7 @@
  * @creat_err: errno of creating PTO_HOSTILE_FILE, 0 if created.
  * @socket_err: errno of socket(AF_UNIX, SOCK_STREAM), 0 if it worked.
  * @ptrace_err: errno of ptrace(PTRACE_TRACEME), 0 if it worked.
- * @pad: zero.
+ * @pid: getpid(): the process the kernel ran in.
  * @peek: the 8 bytes read at args[2].
  */
 struct pto_hostile_rec {
@@ -36,7 +36,7 @@ struct pto_hostile_rec {
 	int32_t creat_err;
 	int32_t socket_err;
 	int32_t ptrace_err;
-	int32_t pad;
+	int32_t pid;
 	uint64_t peek;
 };
 

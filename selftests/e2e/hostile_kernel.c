@@ -32,6 +32,7 @@ int pto_kernel_entry(const struct pto_kernel_ctx *ctx, const uint64_t *args,
 	if (nargs < 3 || !args[0])
 		return -EINVAL;
 	r = (struct pto_hostile_rec *)(uintptr_t)args[0];
+	r->pid = (int32_t)getpid();
 	r->uid = (int32_t)getuid();
 	r->euid = (int32_t)geteuid();
 	fd = open("/etc/shadow", O_RDONLY | O_CLOEXEC);

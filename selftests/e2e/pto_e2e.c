@@ -595,10 +595,10 @@ static int run_hostile(int argc, char **argv)
 	ret = pto_run(cl, orch_hostile, NULL, 0, msg, sizeof(msg));
 	r = pto_buf_ptr(ho_buf);
 	printf("status=%d (%s)\n%s\n", ret, strerror(-ret), msg);
-	printf("hostile: done=%d uid=%d euid=%d open=%d creat=%d socket=%d ptrace=%d peek=0x%llx\n",
-	       __atomic_load_n(&r->done, __ATOMIC_ACQUIRE), r->uid, r->euid,
-	       r->open_err, r->creat_err, r->socket_err, r->ptrace_err,
-	       (unsigned long long)r->peek);
+	printf("hostile: done=%d pid=%d uid=%d euid=%d open=%d creat=%d socket=%d ptrace=%d peek=0x%llx\n",
+	       __atomic_load_n(&r->done, __ATOMIC_ACQUIRE), r->pid, r->uid,
+	       r->euid, r->open_err, r->creat_err, r->socket_err,
+	       r->ptrace_err, (unsigned long long)r->peek);
 	return 0;
 }
 
