@@ -12,10 +12,12 @@
  *
  * The cores stay pto-aicore's: a thread there that takes a dispatch of
  * this client posts the task in the mailbox slot of its core and waits.
- * Here a thread takes the slot, maps the buffers the task names (its
- * tensor arguments and the kernel blob: GM_LOOKUP on the client's file,
- * then mmap MAP_FIXED into a PROT_NONE reservation as large as GM, so that
- * a device address translates as base + offset, as in pto-aicore), loads
+ * Here a thread takes the slot, maps the buffers the task names for as
+ * long as it runs (its tensor arguments and the kernel blob: GM_LOOKUP on
+ * the client's file, then mmap MAP_FIXED into a PROT_NONE reservation as
+ * large as GM, so that a device address translates as base + offset, as
+ * in pto-aicore; back to PROT_NONE once no task holds them and the client
+ * has freed them, which an idle thread checks), loads
  * the kernel (daemon/exec/pto_kload.c), runs it with the kernel context
  * of its launch (pto_exec_run_payload(), the executor core's code) and
  * writes the status back. A thread that takes a task while every other
@@ -60,6 +62,7 @@
 struct sbx_map {
 	uint64_t dev;
 	uint64_t len;
+	uint32_t refs;		/* tasks that hold it now */
 };
 
 /*
@@ -95,7 +98,14 @@ static void logm(const struct sandbox *sb, const char *fmt, ...)
 
 /* ---- The client's buffers ------------------------------------------------- */
 
-static bool map_cached(struct sandbox *sb, uint64_t dev, uint64_t len)
+/* The buffers one task holds mapped (first devices addresses). */
+struct sbx_held {
+	uint64_t dev[PTO2_MAX_TASK_PARAMS + 2];
+	uint32_t n;
+};
+
+static struct sbx_map *map_find(struct sandbox *sb, uint64_t dev,
+				uint64_t len)
 {
 	uint32_t i;
 
@@ -103,78 +113,146 @@ static bool map_cached(struct sandbox *sb, uint64_t dev, uint64_t len)
 		if (dev >= sb->maps[i].dev &&
 		    dev - sb->maps[i].dev <= sb->maps[i].len &&
 		    len <= sb->maps[i].len - (dev - sb->maps[i].dev))
-			return true;
-	return false;
+			return &sb->maps[i];
+	return NULL;
 }
 
-/* Forget the mappings that [@dev, @dev + @len) replaces. */
-static void map_forget(struct sandbox *sb, uint64_t dev, uint64_t len)
-{
-	uint32_t i = 0;
+static void map_sweep_locked(struct sandbox *sb);
 
-	while (i < sb->nr_maps) {
-		const struct sbx_map *m = &sb->maps[i];
-
-		if (m->dev < dev + len && dev < m->dev + m->len)
-			sb->maps[i] = sb->maps[--sb->nr_maps];
-		else
-			i++;
-	}
-}
-
-/*
- * Make [@dev, @dev + @len) readable and writable at its place in the
- * reservation: it must lie in one buffer of the client's file, which is
- * mapped whole. A buffer stays mapped (and so allocated) until the
- * sandbox exits. 0 or -errno.
- */
-static int map_range(struct sandbox *sb, uint64_t dev, uint64_t len)
+/* Map the buffer of the client's file that holds [@dev, @dev + @len). */
+static struct sbx_map *map_new(struct sandbox *sb, uint64_t dev,
+			       uint64_t len, int *err)
 {
 	struct pto_gm_lookup lk = { .size = sizeof(lk), .dev_addr = dev,
 				    .len = len };
+	struct sbx_map *m;
 	uint64_t off;
 	void *want;
-	int ret = 0;
 
-	pthread_mutex_lock(&sb->map_lock);
-	if (map_cached(sb, dev, len))
-		goto out_unlock;
+	*err = -ENOMEM;
+	if (sb->nr_maps == SBX_MAX_MAPS)
+		map_sweep_locked(sb);
+	if (sb->nr_maps == SBX_MAX_MAPS)
+		return NULL;
 	if (ioctl(sb->cfd, PTO_IOC_GM_LOOKUP, &lk)) {
-		ret = errno == ENOENT ? -EFAULT : -errno;
-		goto out_unlock;
+		*err = errno == ENOENT ? -EFAULT : -errno;
+		return NULL;
 	}
+	*err = -EFAULT;
 	off = lk.buf_dev_addr - sb->info.gm_dev_base;
 	want = sb->ex.gm.host + off;
 	if (!pto_gm_ptr(&sb->ex.gm, lk.buf_dev_addr, lk.buf_len) ||
 	    mmap(want, lk.buf_len, PROT_READ | PROT_WRITE,
 		 MAP_SHARED | MAP_FIXED, sb->cfd,
-		 (off_t)(sb->info.gm_mmap_offset + off)) != want) {
-		ret = -EFAULT;
-		goto out_unlock;
+		 (off_t)(sb->info.gm_mmap_offset + off)) != want)
+		return NULL;
+	m = &sb->maps[sb->nr_maps++];
+	m->dev = lk.buf_dev_addr;
+	m->len = lk.buf_len;
+	m->refs = 0;
+	*err = 0;
+	return m;
+}
+
+/*
+ * Make [@dev, @dev + @len) readable and writable at its place in the
+ * reservation for the task of @held: it must lie in one buffer of the
+ * client's file, which is mapped whole (and stays mapped, for the next
+ * tasks, until map_sweep() finds the client freed it). 0 or -errno.
+ */
+static int map_hold(struct sandbox *sb, uint64_t dev, uint64_t len,
+		    struct sbx_held *held)
+{
+	struct sbx_map *m;
+	int ret = 0;
+
+	if (held->n == PTO_ARRAY_SIZE(held->dev))
+		return -E2BIG;
+	pthread_mutex_lock(&sb->map_lock);
+	m = map_find(sb, dev, len);
+	if (!m)
+		m = map_new(sb, dev, len, &ret);
+	if (m) {
+		m->refs++;
+		held->dev[held->n++] = m->dev;
 	}
-	map_forget(sb, lk.buf_dev_addr, lk.buf_len);
-	if (sb->nr_maps < SBX_MAX_MAPS) {
-		sb->maps[sb->nr_maps].dev = lk.buf_dev_addr;
-		sb->maps[sb->nr_maps].len = lk.buf_len;
-		sb->nr_maps++;
-	}
-out_unlock:
 	pthread_mutex_unlock(&sb->map_lock);
 	return ret;
 }
 
-/* The task's tensor arguments, mapped. */
-static int map_args(struct sandbox *sb, const PTO2DispatchPayload *p)
+/* The task is done with its buffers. */
+static void map_release(struct sandbox *sb, struct sbx_held *held)
 {
+	pthread_mutex_lock(&sb->map_lock);
+	while (held->n) {
+		struct sbx_map *m = map_find(sb, held->dev[--held->n], 1);
+
+		if (m)
+			m->refs--;
+	}
+	pthread_mutex_unlock(&sb->map_lock);
+}
+
+/*
+ * Unmap (back to PROT_NONE) every buffer no task holds that the client
+ * has freed, so that its memory is not kept allocated by the sandbox.
+ * map_lock held.
+ */
+static void map_sweep_locked(struct sandbox *sb)
+{
+	uint32_t i = 0;
+
+	while (i < sb->nr_maps) {
+		struct sbx_map *m = &sb->maps[i];
+		struct pto_gm_lookup lk = { .size = sizeof(lk), .dev_addr = m->dev,
+					    .len = m->len };
+
+		if (m->refs || (!ioctl(sb->cfd, PTO_IOC_GM_LOOKUP, &lk) &&
+				lk.buf_dev_addr == m->dev && lk.buf_len == m->len)) {
+			i++;
+			continue;
+		}
+		if (mmap(sb->ex.gm.host + (m->dev - sb->info.gm_dev_base),
+			 m->len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS |
+			 MAP_FIXED | MAP_NORESERVE, -1, 0) == MAP_FAILED)
+			logm(sb, "cannot unmap 0x%" PRIx64 ": %s", m->dev,
+			     strerror(errno));
+		*m = sb->maps[--sb->nr_maps];
+	}
+}
+
+static void map_sweep(struct sandbox *sb)
+{
+	pthread_mutex_lock(&sb->map_lock);
+	map_sweep_locked(sb);
+	pthread_mutex_unlock(&sb->map_lock);
+}
+
+/* The task's kernel blob and tensor arguments, mapped; 0 or -errno. */
+static int map_task(struct sandbox *sb, const PTO2DispatchPayload *p,
+		    struct sbx_held *held)
+{
+	uint64_t addr = p->function_bin_addr;
+	const struct pto_kblob_hdr *h;
 	uint32_t i;
 	int ret;
 
 	if (p->num_args > PTO2_MAX_TASK_PARAMS)
 		return -EPROTO;
+	if (addr) {
+		ret = map_hold(sb, addr, PTO_KBLOB_HDR_SIZE, held);
+		if (ret)
+			return ret;
+		h = pto_gm_ptr(&sb->ex.gm, addr, sizeof(*h));
+		/* the .so must lie in the same buffer */
+		if (!h || h->size > PTO_KBLOB_MAX_SIZE ||
+		    map_hold(sb, addr, PTO_KBLOB_HDR_SIZE + h->size, held))
+			return -ENOEXEC;
+	}
 	for (i = 0; i < p->num_args; i++) {
 		if (!(p->tensor_mask & (1U << i)))
 			continue;
-		ret = map_range(sb, p->args[i], 1);
+		ret = map_hold(sb, p->args[i], 1, held);
 		if (ret)
 			return ret;
 	}
@@ -183,27 +261,15 @@ static int map_args(struct sandbox *sb, const PTO2DispatchPayload *p)
 
 /* ---- The executor core's operations ------------------------------------------ */
 
+/* The kernel blob is mapped (map_task()). */
 static int sbx_kernel(struct pto_exec *ex, const PTO2DispatchPayload *p,
 		      uint32_t core, pto_kernel_entry_fn *fn)
 {
 	struct sandbox *sb = ex->priv;
-	const struct pto_kblob_hdr *h;
-	uint64_t addr = p->function_bin_addr;
-	int ret;
 
-	if (!addr)
+	if (!p->function_bin_addr)
 		return -ENOSYS;
-	ret = map_range(sb, addr, PTO_KBLOB_HDR_SIZE);
-	if (ret)
-		return ret;
-	h = pto_gm_ptr(&ex->gm, addr, sizeof(*h));
-	if (!h || h->size > PTO_KBLOB_MAX_SIZE)
-		return -ENOEXEC;
-	/* the .so must lie in the same buffer, mapped */
-	ret = map_range(sb, addr, PTO_KBLOB_HDR_SIZE + h->size);
-	if (ret)
-		return -ENOEXEC;
-	return pto_kcache_get(&sb->kcache, ex, addr, core, fn);
+	return pto_kcache_get(&sb->kcache, ex, p->function_bin_addr, core, fn);
 }
 
 static void sbx_exec_log(struct pto_exec *ex, const char *msg)
@@ -242,13 +308,15 @@ static void run_slot(struct sandbox *sb, uint32_t core)
 {
 	struct pto_sbx_slot *slot = pto_sbx_slot(sb->mb, core);
 	uint32_t seq = atomic_load_explicit(&slot->req, memory_order_acquire);
+	struct sbx_held held = { .n = 0 };
 	PTO2DispatchPayload p;
 	int status;
 
 	memcpy(&p, &slot->task, sizeof(p));
-	status = map_args(sb, &p);
+	status = map_task(sb, &p, &held);
 	if (!status)
 		status = pto_exec_run_payload(&sb->ex, core, &p);
+	map_release(sb, &held);
 	atomic_fetch_add(&sb->ex.tasks, 1);
 	atomic_store_explicit(&slot->res,
 			      (uint64_t)seq << 32 | (uint32_t)status,
@@ -305,6 +373,7 @@ static void *worker_main(void *arg)
 		int core = take(sb->mb);
 
 		if (core < 0 || (uint32_t)core >= sb->info.nr_cores) {
+			map_sweep(sb);
 			idle_wait(sb);
 			continue;
 		}
