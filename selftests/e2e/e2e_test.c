@@ -727,13 +727,18 @@ static void run_client(struct __test_metadata *_metadata, const char *name,
 #define NOBODY_ON_USER_DEVICE \
 	"needs a second user's clients (nobody), and the user-mode device serves only ptod's user and root"
 
-/* pto_e2e @what as a local user (NOBODY): it must exit 0, CASE @what passed. */
+/*
+ * pto_e2e @what as a local user (NOBODY): it must exit 0, CASE @what
+ * passed. Its libpto client asks for a heap of 64 KiB: its kernels run
+ * sandboxed, so the heap is charged to its GM quota (QUOTA_MIB), which a
+ * second client of the same case (a raw hello) needs too.
+ */
 static void run_as_nobody(struct __test_metadata *_metadata, const char *what)
 {
 	if (E->user)
 		SKIP(return, NOBODY_ON_USER_DEVICE);
-	run_client_as(_metadata, what, NOBODY, NULL, ARGS(what), ARGS(what),
-		      NULL);
+	run_client_as(_metadata, what, NOBODY, ARGS("PTO2_RING_HEAP=65536"),
+		      ARGS(what), ARGS(what), NULL);
 }
 
 /* ---- the probe kernel's report (pto_e2e probe, probe-n) ---------------------------- */
