@@ -1412,6 +1412,14 @@ TEST_F_TIMEOUT(e2e, aicore_restarted_next_run_passes, 150)
 
 /* ---- sandboxes: a client's kernels run as the client ------------------------------ */
 
+/*
+ * Why the sandbox tests are skipped on the user device: a sandbox maps its
+ * client's buffers through the client's file, which only pto.ko gives
+ * (ptod -d user runs every kernel in pto-aicore, -K none).
+ */
+#define SANDBOX_ON_USER_DEVICE \
+	"sandboxes need pto.ko's client file; ptod -d user runs kernels in pto-aicore (-K none)"
+
 /* The hostile kernel's record and the run's status, as pto_e2e printed them. */
 struct hostile {
 	int status, done, pid, uid, euid, open, creat, sock, ptrace;
@@ -1471,6 +1479,8 @@ TEST_F_TIMEOUT(e2e, sandbox_kernel_runs_as_owner, 150)
 	struct hostile h;
 	struct proc p;
 
+	if (E->user)
+		SKIP(return, SANDBOX_ON_USER_DEVICE);
 	unlink(PTO_HOSTILE_FILE);
 	run_hostile(_metadata, NULL, &p, &h);
 	note("uid %d euid %d; errno: open %d creat %d socket %d ptrace %d",
@@ -1511,6 +1521,8 @@ TEST_F_TIMEOUT(e2e, sandbox_cannot_read_other_client, 150)
 	struct proc p;
 	int fd;
 
+	if (E->user)
+		SKIP(return, SANDBOX_ON_USER_DEVICE);
 	fd = open(DEV_PATH, O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, ioctl(fd, PTO_IOC_SET_ROLE, &role));
@@ -1543,6 +1555,8 @@ TEST_F_TIMEOUT(e2e, sandbox_crash_next_run_passes, 150)
 	struct proc p;
 	int ret;
 
+	if (E->user)
+		SKIP(return, SANDBOX_ON_USER_DEVICE);
 	ret = e2e_start_as(&p, "crash-next", NOBODY, false, NULL,
 			   ARGS("crash-next"));
 	ASSERT_EQ(0, ret);
@@ -1567,6 +1581,8 @@ TEST_F_TIMEOUT(e2e, sandbox_survives_aicore_restart, 150)
 	struct proc nb, cr;
 	int ret;
 
+	if (E->user)
+		SKIP(return, SANDBOX_ON_USER_DEVICE);
 	ret = e2e_start_as(&nb, "rerun", NOBODY, true, NULL, ARGS("rerun"));
 	ASSERT_EQ(0, ret);
 	ASSERT_EQ(0, proc_ready(&nb, READY_MS));
@@ -1591,6 +1607,8 @@ TEST_F_TIMEOUT(e2e, sandbox_survives_aicore_restart, 150)
  */
 TEST_F_TIMEOUT(e2e, sandbox_coop_launch_runs_together, 150)
 {
+	if (E->user)
+		SKIP(return, SANDBOX_ON_USER_DEVICE);
 	run_client_as(_metadata, "rendezvous", NOBODY, NULL,
 		      ARGS("rendezvous", "8"), ARGS("rendezvous/8"), NULL);
 }
