@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-2.0
 /*
  * hostile.h - what the e2e hostile kernel (hostile_kernel.c) writes: who
  * it ran as and what it could do there

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-2.0
 /*
  * A kernel that tries what a hostile client's kernel would (hostile.h):
  * the e2e sandbox tests check that it runs as its client, in its

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-2.0
 /*
  * A kernel whose blocks wait for each other: every kernel of a launch
  * counts itself in a shared word, then waits (at most 20 s) until all
