@@ -716,6 +716,20 @@ static int schedule(struct pto2_ethread *t, bool wait)
 
 /* ---- Completions ---------------------------------------------------------------- */
 
+/* A core execution of @rt's run: @busy ns running after @wait ns waiting. */
+static void run_account(PTO2Runtime *rt, uint64_t busy, uint64_t wait)
+{
+	uint64_t old = atomic_load_explicit(&rt->run_wait_max_ns,
+					    memory_order_relaxed);
+
+	atomic_fetch_add_explicit(&rt->run_blocks, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&rt->run_busy_ns, busy, memory_order_relaxed);
+	atomic_fetch_add_explicit(&rt->run_wait_ns, wait, memory_order_relaxed);
+	while (wait > old &&
+	       !atomic_compare_exchange_weak(&rt->run_wait_max_ns, &old, wait))
+		;
+}
+
 /*
  * What one block of a kernel takes, measured: the core's ts_end - ts_start
  * folded into the kernel's running estimate (weight 1/8), which ready
@@ -730,6 +744,8 @@ static void measure(struct pto2_engine *e, PTO2Runtime *rt, int32_t id,
 	if (kid < 0 || kid >= PTO2_MAX_KERNELS || f < s)
 		return;
 	ns = (f - s) * PTO_NS_PER_SYS_CNT;
+	run_account(rt, ns, s >= r->ts_dispatch ?
+			    (s - r->ts_dispatch) * PTO_NS_PER_SYS_CNT : 0);
 	if (rt->rec) {
 		int64_t epoch = pto_regs_info(e->dev.regs)->sys_cnt_epoch_ns;
 

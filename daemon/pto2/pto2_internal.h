@@ -98,6 +98,11 @@ struct PTO2Runtime {
 						 * (dispatched or waiting for
 						 * their core) */
 	_Atomic uint64_t completions;		/* tasks completed */
+	/* this run's core executions (engine threads add at completion) */
+	_Atomic uint64_t run_blocks;
+	_Atomic uint64_t run_busy_ns;		/* sum of ts_end - ts_start */
+	_Atomic uint64_t run_wait_ns;		/* sum of ts_start - ts_dispatch */
+	_Atomic uint64_t run_wait_max_ns;
 	struct pto2_ready_queues rq;
 
 	/*

@@ -336,6 +336,10 @@ static void runtime_reset(PTO2Runtime *rt)
 	atomic_flag_clear(&rt->advance_busy);
 	atomic_store_explicit(&rt->running, 0, memory_order_relaxed);
 	atomic_store_explicit(&rt->completions, 0, memory_order_relaxed);
+	atomic_store_explicit(&rt->run_blocks, 0, memory_order_relaxed);
+	atomic_store_explicit(&rt->run_busy_ns, 0, memory_order_relaxed);
+	atomic_store_explicit(&rt->run_wait_ns, 0, memory_order_relaxed);
+	atomic_store_explicit(&rt->run_wait_max_ns, 0, memory_order_relaxed);
 	rt->errmsg[0] = '\0';
 	atomic_store_explicit(&rt->error, 0, memory_order_relaxed);
 	rt->run_done = false;
@@ -553,6 +557,10 @@ void pto2_runtime_get_stats(PTO2Runtime *rt, struct pto2_stats *st)
 	st->tensormap_truncated = rt->tm.stat_truncated;
 	st->tensormap_cleaned = rt->tm.stat_cleaned;
 	st->task_ring_blocked = rt->stat_ring_blocked;
+	st->blocks = atomic_load(&rt->run_blocks);
+	st->busy_ns = atomic_load(&rt->run_busy_ns);
+	st->wait_ns = atomic_load(&rt->run_wait_ns);
+	st->wait_max_ns = atomic_load(&rt->run_wait_max_ns);
 	pto2_engine_get_stats(rt->engine, &es);
 	st->sched_sleeps = es.sleeps;
 	st->kicks = es.kicks;

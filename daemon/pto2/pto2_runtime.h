@@ -223,6 +223,12 @@ struct pto2_stats {
 	uint64_t task_ring_blocked;	/* submits that waited for a slot */
 	uint64_t sched_sleeps;
 	uint64_t kicks;
+	/* the run's core executions (blocks), their kernel time (end - start)
+	 * and their wait from dispatch to start, on the system counter */
+	uint64_t blocks;
+	uint64_t busy_ns;
+	uint64_t wait_ns;
+	uint64_t wait_max_ns;
 };
 void pto2_runtime_get_stats(PTO2Runtime *rt, struct pto2_stats *st);
 

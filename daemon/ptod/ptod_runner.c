@@ -494,7 +494,8 @@ static void drain_graph(struct client *c)
 	}
 }
 
-static void send_done(struct client *c, int status, const char *msg)
+static void send_done_stats(struct client *c, int status, const char *msg,
+			    const struct pto_graph_stats *st)
 {
 	struct pto_msg m;
 
@@ -502,8 +503,16 @@ static void send_done(struct client *c, int status, const char *msg)
 	m.type = PTO_MSG_DONE;
 	m.status = status;
 	m.tag = c->tag;
+	if (st)
+		m.u.done.stats = *st;
 	snprintf(m.text, sizeof(m.text), "%s", msg ? msg : "");
 	ptod_send(c, &m);
+}
+
+/* DONE of a graph that did not run: no statistics. */
+static void send_done(struct client *c, int status, const char *msg)
+{
+	send_done_stats(c, status, msg, NULL);
 }
 
 static void run_graph(struct client *c)
@@ -511,6 +520,7 @@ static void run_graph(struct client *c)
 	struct ptod *d = c->d;
 	uint64_t arg = (uintptr_t)c;
 	struct pto2_stats st;
+	struct pto_graph_stats gs;
 	int64_t t0 = pto_mono_ns();
 	char msg[PTO_MSG_TEXT];
 	uint32_t i;
@@ -565,7 +575,12 @@ static void run_graph(struct client *c)
 		 " tasks, %.3f ms", c->id, c->tag, ret ? "failed" : "done", ret,
 		 st.tasks_completed, st.tasks_submitted,
 		 (double)(pto_mono_ns() - t0) / 1e6);
-	send_done(c, ret, msg);
+	gs = (struct pto_graph_stats){
+		.tasks = st.tasks_completed, .blocks = st.blocks,
+		.wall_ns = (uint64_t)(pto_mono_ns() - t0), .busy_ns = st.busy_ns,
+		.wait_ns = st.wait_ns, .wait_max_ns = st.wait_max_ns,
+	};
+	send_done_stats(c, ret, msg, &gs);
 }
 
 /* A GRAPH_BEGIN says whether the graph is static and how large. */

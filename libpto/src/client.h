@@ -35,6 +35,7 @@ struct done_ent {
 	uint64_t tag;
 	int status;
 	char *msg;
+	struct pto_graph_stats stats;
 };
 
 struct pto_client {
@@ -71,6 +72,8 @@ struct pto_client {
 	char errmsg[PTO_MSG_TEXT];
 
 	struct done_ent *done;	/* finished graphs not yet waited for */
+	struct pto_graph_stats last_stats;	/* of the graph last waited for */
+	bool have_stats;
 	size_t ndone, capdone;
 
 	pto_buf *kblobs;	/* kernel blobs, kept while connected */

@@ -101,6 +101,7 @@ static void done_push(pto_client *c, const struct pto_msg *m)
 	c->done[c->ndone].tag = m->tag;
 	c->done[c->ndone].status = m->status;
 	c->done[c->ndone].msg = strdup(m->text);
+	c->done[c->ndone].stats = m->u.done.stats;
 	c->ndone++;
 }
 
@@ -694,6 +695,8 @@ PTO_EXPORT int pto_graph_wait(pto_client *c, uint64_t tag, char *msg,
 				seterr(c, ret, "%s", c->done[i].msg ?
 				       c->done[i].msg : strerror(-ret));
 			free(c->done[i].msg);
+			c->last_stats = c->done[i].stats;
+			c->have_stats = true;
 			c->done[i] = c->done[--c->ndone];
 			return ret;
 		}
@@ -706,6 +709,14 @@ PTO_EXPORT int pto_graph_wait(pto_client *c, uint64_t tag, char *msg,
 				      strerror(-ret));
 		}
 	}
+}
+
+PTO_EXPORT int pto_graph_stats(pto_client *c, struct pto_graph_stats *st)
+{
+	if (!c->have_stats)
+		return -ENOENT;
+	*st = c->last_stats;
+	return 0;
 }
 
 PTO_EXPORT int pto_run(pto_client *c, pto2_orchestration_entry_fn entry,

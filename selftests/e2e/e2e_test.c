@@ -1296,6 +1296,37 @@ TEST_F_TIMEOUT(e2e, hws_priorities_order_tasks, 150)
 }
 
 /*
+ * A run's statistics reach the client (pto_graph_stats()): prio's graph
+ * of 9 single-block tasks whose root sleeps 200 ms: 9 tasks, 9 core
+ * executions, at least 200 ms of kernel time, a wall time no shorter than
+ * the root, and a longest wait no longer than the whole run.
+ */
+TEST_F_TIMEOUT(e2e, graph_stats_returned, 150)
+{
+	unsigned long long tasks, blocks, wall, busy, wait, wmax;
+	const char *s;
+	struct proc p;
+
+	ASSERT_EQ(0, e2e_start(&p, "stats", false, NULL, ARGS("prio", "stream")));
+	EXPECT_EQ(0, proc_wait(&p, CLIENT_MS));
+	EXPECT_TRUE(case_passed(p.text, "prio")) TH_LOG("%s", p.text);
+	s = line_with(p.text, "STATS ");
+	ASSERT_NE(NULL, s) TH_LOG("no STATS line: %s", p.text);
+	ASSERT_EQ(6, sscanf(s, "STATS tasks=%llu blocks=%llu wall_ns=%llu busy_ns=%llu wait_ns=%llu wait_max_ns=%llu",
+			    &tasks, &blocks, &wall, &busy, &wait, &wmax))
+		TH_LOG("%s", s);
+	note("stats: %llu tasks, %llu blocks, wall %.1f ms, busy %.1f ms, wait %.3f ms (max %.3f)",
+	     tasks, blocks, wall / 1e6, busy / 1e6, wait / 1e6, wmax / 1e6);
+	EXPECT_EQ(9, tasks);
+	EXPECT_EQ(9, blocks);
+	EXPECT_LE(200000000ULL, busy);
+	EXPECT_LE(200000000ULL, wall);
+	EXPECT_LE(wmax, wall);
+	EXPECT_LE(wmax, wait);
+	proc_free(&p);
+}
+
+/*
  * s1 streams; once its run executes (its first task ran), s2 (vector
  * Const, golden check) connects and submits its graph, which waits behind
  * s1's; s1 is killed with SIGKILL and s2 must pass.

@@ -89,6 +89,7 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -920,6 +921,22 @@ static int run_probe(double seconds, long limit)
 			   recorded == pr_submitted, ret, msg);
 }
 
+/* The statistics ptod returned for the graph just waited for. */
+static void print_stats(void)
+{
+	struct pto_graph_stats st;
+	int ret = pto_graph_stats(cl, &st);
+
+	if (ret) {
+		printf("STATS none (%d)\n", ret);
+		return;
+	}
+	printf("STATS tasks=%" PRIu64 " blocks=%" PRIu64 " wall_ns=%" PRIu64
+	       " busy_ns=%" PRIu64 " wait_ns=%" PRIu64 " wait_max_ns=%" PRIu64
+	       "\n", st.tasks, st.blocks, st.wall_ns, st.busy_ns, st.wait_ns,
+	       st.wait_max_ns);
+}
+
 /* ---- prio: the order a graph's tasks start in ---------------------------------------- */
 
 #define PRIO_LEAVES	4
@@ -1005,6 +1022,7 @@ static int run_prio(const char *mode)
 	for (i = 0; i < n; i++)
 		printf(" %s", prio_name[order[i]]);
 	printf("\n");
+	print_stats();
 	return report_case("prio", !ret && n == PRIO_TASKS, ret, msg);
 }
 

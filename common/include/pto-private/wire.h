@@ -187,7 +187,7 @@ struct pto_rec_submit {
 /* The device libpto uses when $PTO_DEVICE is this: ptod's user-mode one. */
 #define PTO_DEVICE_USER		"user"
 
-#define PTO_WIRE_VERSION	3
+#define PTO_WIRE_VERSION	4
 #define PTO_DEFAULT_SOCKET	"/run/pto/ptod.sock"
 #define PTO_MSG_TEXT		3072
 
@@ -277,6 +277,11 @@ struct pto_msg_hws {
 	struct pto_hws_cfg cfg;
 };
 
+/* DONE: the run's statistics (libpto.h). */
+struct pto_msg_done {
+	struct pto_graph_stats stats;
+};
+
 struct pto_msg {
 	uint32_t type;
 	int32_t status;			/* replies, DONE, ERROR: 0 or -errno */
@@ -288,6 +293,7 @@ struct pto_msg {
 		struct pto_msg_dev dev;
 		struct pto_msg_gm gm;
 		struct pto_msg_hws hws;
+		struct pto_msg_done done;
 	} u;
 	char text[PTO_MSG_TEXT];	/* REPLY/DONE/ERROR: message or "" */
 };

@@ -119,6 +119,31 @@ int pto_graph_end(pto_client *c);
  */
 int pto_graph_wait(pto_client *c, uint64_t tag, char *msg, size_t msglen);
 
+/**
+ * struct pto_graph_stats - what a graph's run cost, measured by ptod.
+ * @tasks: tasks of the graph that completed.
+ * @blocks: core executions (a task of N blocks counts N).
+ * @wall_ns: from the start of the run in ptod to its end.
+ * @busy_ns: sum over the core executions of the kernel's time on its
+ *	core (ts_end - ts_start, the device's system counter).
+ * @wait_ns: sum over the core executions of dispatch to start
+ *	(ts_start - ts_dispatch): what the hand-off to the core cost.
+ * @wait_max_ns: the longest of those waits.
+ */
+struct pto_graph_stats {
+	uint64_t tasks;
+	uint64_t blocks;
+	uint64_t wall_ns;
+	uint64_t busy_ns;
+	uint64_t wait_ns;
+	uint64_t wait_max_ns;
+};
+/*
+ * The statistics of the graph pto_graph_wait() (or pto_run()) last
+ * returned for: 0, or -ENOENT before any graph was waited for.
+ */
+int pto_graph_stats(pto_client *c, struct pto_graph_stats *st);
+
 /* begin, @entry(rt, args, argc), end, wait. */
 int pto_run(pto_client *c, pto2_orchestration_entry_fn entry, uint64_t *args,
 	    int argc, char *msg, size_t msglen);
