@@ -304,6 +304,21 @@ static void pto_buf_put(struct pto_buf *buf)
 	kref_put(&buf->ref, pto_buf_release);
 }
 
+/* GM_ALLOC's argument: flags, padding, length and alignment. */
+static int pto_gm_alloc_check(const struct pto_gm_alloc *arg,
+			      const struct pto_dev *pdev)
+{
+	if (arg->flags || arg->pad)
+		return -EINVAL;
+	if (!arg->len || arg->len > pdev->gm_size)
+		return -EINVAL;
+	if (arg->align && (!is_power_of_2(arg->align) ||
+			   arg->align < PTO_GM_ALIGN_MIN ||
+			   arg->align > PTO_GM_ALIGN_MAX))
+		return -EINVAL;
+	return 0;
+}
+
 int pto_gm_alloc(struct pto_ucmd *ucmd)
 {
 	struct pto_gm_alloc *arg = &ucmd->cmd.gm_alloc;
@@ -316,14 +331,9 @@ int pto_gm_alloc(struct pto_ucmd *ucmd)
 	u32 handle;
 	int ret;
 
-	if (arg->flags || arg->pad)
-		return -EINVAL;
-	if (!arg->len || arg->len > pdev->gm_size)
-		return -EINVAL;
-	if (arg->align && (!is_power_of_2(arg->align) ||
-			   arg->align < PTO_GM_ALIGN_MIN ||
-			   arg->align > PTO_GM_ALIGN_MAX))
-		return -EINVAL;
+	ret = pto_gm_alloc_check(arg, pdev);
+	if (ret)
+		return ret;
 
 	len = PAGE_ALIGN(arg->len);
 	align.align = max_t(u64, arg->align, PAGE_SIZE);

@@ -49,6 +49,41 @@ static void expect_invalid(const char *name, const char *value)
 	   "%s=\"%s\" rejected, config unchanged (%s)", name, value, err);
 }
 
+/* pto2_config_validate() on configurations built in code. */
+static void t_validate(const struct pto2_config *def)
+{
+	struct pto2_config cfg;
+	char err[256];
+
+	cfg = *def;
+	cfg.task_window = 12;
+	ok(pto2_config_validate(&cfg, err, sizeof(err)) == -EINVAL,
+	   "validate rejects a window that is not a power of 2");
+	cfg = *def;
+	cfg.sched_threads = 0;
+	ok(pto2_config_validate(&cfg, err, sizeof(err)) == -EINVAL,
+	   "validate rejects 0 scheduler threads");
+
+	cfg = *def;
+	cfg.exec_ctx = PTO_SBX_MAX;
+	ok(pto2_config_validate(&cfg, err, sizeof(err)) == 0,
+	   "validate takes the last sandbox number as exec_ctx");
+	cfg.exec_ctx = PTO_SBX_MAX + 1;
+	ok(pto2_config_validate(&cfg, err, sizeof(err)) == -EINVAL &&
+	   strstr(err, "exec_ctx"),
+	   "validate rejects an exec_ctx beyond the sandbox numbers");
+	cfg = *def;
+	cfg.heap_dev = 0x100000040ULL;
+	ok(pto2_config_validate(&cfg, err, sizeof(err)) == 0,
+	   "validate takes a 64-byte aligned heap_dev");
+	ok(pto2_runtime_mem_size(&cfg, 6) == pto2_sm_size(cfg.task_window,
+							cfg.dep_pool_size, 6),
+	   "a heap elsewhere leaves only the SM region in the runtime's memory");
+	cfg.heap_dev = 0x100000020ULL;
+	ok(pto2_config_validate(&cfg, err, sizeof(err)) == -EINVAL,
+	   "validate rejects a heap_dev that is not 64-byte aligned");
+}
+
 int main(void)
 {
 	struct pto2_config cfg, def;
@@ -111,33 +146,7 @@ int main(void)
 	expect_invalid("PTO2_READY_QUEUE_SHARDS", "0");
 	expect_invalid("PTO2_READY_QUEUE_SHARDS", "17");
 
-	cfg = def;
-	cfg.task_window = 12;
-	ok(pto2_config_validate(&cfg, err, sizeof(err)) == -EINVAL,
-	   "validate rejects a window that is not a power of 2");
-	cfg = def;
-	cfg.sched_threads = 0;
-	ok(pto2_config_validate(&cfg, err, sizeof(err)) == -EINVAL,
-	   "validate rejects 0 scheduler threads");
-
-	cfg = def;
-	cfg.exec_ctx = PTO_SBX_MAX;
-	ok(pto2_config_validate(&cfg, err, sizeof(err)) == 0,
-	   "validate takes the last sandbox number as exec_ctx");
-	cfg.exec_ctx = PTO_SBX_MAX + 1;
-	ok(pto2_config_validate(&cfg, err, sizeof(err)) == -EINVAL &&
-	   strstr(err, "exec_ctx"),
-	   "validate rejects an exec_ctx beyond the sandbox numbers");
-	cfg = def;
-	cfg.heap_dev = 0x100000040ULL;
-	ok(pto2_config_validate(&cfg, err, sizeof(err)) == 0,
-	   "validate takes a 64-byte aligned heap_dev");
-	ok(pto2_runtime_mem_size(&cfg, 6) == pto2_sm_size(cfg.task_window,
-							cfg.dep_pool_size, 6),
-	   "a heap elsewhere leaves only the SM region in the runtime's memory");
-	cfg.heap_dev = 0x100000020ULL;
-	ok(pto2_config_validate(&cfg, err, sizeof(err)) == -EINVAL,
-	   "validate rejects a heap_dev that is not 64-byte aligned");
+	t_validate(&def);
 
 	ok(pto2_sm_size(16, 16, 6) ==
 	   PTO2_ALIGN_UP(sizeof(PTO2SharedMemoryHeader), 64) +

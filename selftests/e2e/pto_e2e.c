@@ -1850,53 +1850,11 @@ static int run_badbuf(void)
 	return expect_failure("badbuf", orch_badbuf, -EACCES, NULL);
 }
 
-int main(int argc, char **argv)
+/* Case @argv[0] with its arguments, over the connection cl. */
+static int run_case(int argc, char **argv)
 {
-	char self[PATH_MAX];
-	ssize_t n;
-	int opt, ret;
+	int ret;
 
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n > 0) {
-		self[n] = 0;
-		*strrchr(self, '/') = 0;
-		snprintf(e2edir, sizeof(e2edir), "%s", self);
-		snprintf(exdir, sizeof(exdir), "%s/../../examples", self);
-	}
-	while ((opt = getopt(argc, argv, "d:r:")) != -1) {
-		if (opt == 'd') {
-			snprintf(exdir, sizeof(exdir), "%s", optarg);
-		} else if (opt == 'r') {
-			ready_fd = atoi(optarg);
-			if (ready_fd < 0 || fcntl(ready_fd, F_GETFD) < 0) {
-				fprintf(stderr, "-r %s: not an open file descriptor\n",
-					optarg);
-				return 2;
-			}
-		} else {
-			return 2;
-		}
-	}
-	if (optind >= argc) {
-		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|rerun|rendezvous|crash-next|hostile|stream|probe|probe-n|prio|badbuf|hazards|proto|freed|freed-tensor|unpriv|idle|flood|pings|quota|peer|conns ...\n");
-		return 2;
-	}
-	/* without libpto: the socket alone */
-	if (!strcmp(argv[optind], "peer"))
-		return run_peer();
-	if (!strcmp(argv[optind], "flood"))
-		return run_flood(optind + 1 < argc ? atof(argv[optind + 1]) : 10,
-				 optind + 2 < argc ? atol(argv[optind + 2]) : 0);
-	if (!strcmp(argv[optind], "conns"))
-		return run_conns(optind + 1 < argc ? atol(argv[optind + 1]) : 20);
-	ret = pto_connect(NULL, &cl);
-	if (ret) {
-		printf("CASE connect: FAIL %s\n", pto_last_error(NULL));
-		return 1;
-	}
-	argv += optind;
-	argc -= optind;
 	if (!strcmp(argv[0], "vector"))
 		ret = run_vector(argc - 1, argv + 1);
 	else if (!strcmp(argv[0], "bgemm"))
@@ -1946,6 +1904,57 @@ int main(int argc, char **argv)
 	}
 	else
 		ret = 2;
+	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	char self[PATH_MAX];
+	ssize_t n;
+	int opt, ret;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n > 0) {
+		self[n] = 0;
+		*strrchr(self, '/') = 0;
+		snprintf(e2edir, sizeof(e2edir), "%s", self);
+		snprintf(exdir, sizeof(exdir), "%s/../../examples", self);
+	}
+	while ((opt = getopt(argc, argv, "d:r:")) != -1) {
+		if (opt == 'd') {
+			snprintf(exdir, sizeof(exdir), "%s", optarg);
+		} else if (opt == 'r') {
+			ready_fd = atoi(optarg);
+			if (ready_fd < 0 || fcntl(ready_fd, F_GETFD) < 0) {
+				fprintf(stderr, "-r %s: not an open file descriptor\n",
+					optarg);
+				return 2;
+			}
+		} else {
+			return 2;
+		}
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|rerun|rendezvous|crash-next|hostile|stream|probe|probe-n|prio|badbuf|hazards|proto|freed|freed-tensor|unpriv|idle|flood|pings|quota|peer|conns ...\n");
+		return 2;
+	}
+	/* without libpto: the socket alone */
+	if (!strcmp(argv[optind], "peer"))
+		return run_peer();
+	if (!strcmp(argv[optind], "flood"))
+		return run_flood(optind + 1 < argc ? atof(argv[optind + 1]) : 10,
+				 optind + 2 < argc ? atol(argv[optind + 2]) : 0);
+	if (!strcmp(argv[optind], "conns"))
+		return run_conns(optind + 1 < argc ? atol(argv[optind + 1]) : 20);
+	ret = pto_connect(NULL, &cl);
+	if (ret) {
+		printf("CASE connect: FAIL %s\n", pto_last_error(NULL));
+		return 1;
+	}
+	argv += optind;
+	argc -= optind;
+	ret = run_case(argc, argv);
 	pto_disconnect(cl);
 	return ret;
 }
