@@ -125,8 +125,8 @@ fuzz-soak: kmod user
 		--env PTO_SOCKFUZZ_OPS=200000 $(FUZZ_SEEDS) -- \
 		prove -v selftests/e2e/run.sh :: -t ptod_ready -t sockfuzz
 
-# The debug-kernel leg (not part of check: the first build takes hours on
-# two cores): Debian's linux-source-6.12 with the checkers of
+# The debug-kernel leg (not part of check: the first build takes an hour
+# or more on two shared cores): Debian's linux-source-6.12 with the checkers of
 # scripts/debug-kernel.config, pto.ko built against it, and the three VM
 # suites run on it, failing on any report of a checker. See
 # Documentation/vm-rig.rst, "The debug kernel".
