@@ -126,10 +126,10 @@ fuzz-soak: kmod user
 		prove -v selftests/e2e/run.sh :: -t ptod_ready -t sockfuzz
 
 # The debug-kernel leg (not part of check: the first build takes an hour
-# or more on two shared cores): Debian's linux-source-6.12 with the checkers of
-# scripts/debug-kernel.config, pto.ko built against it, and the three VM
-# suites run on it, failing on any report of a checker. See
-# Documentation/vm-rig.rst, "The debug kernel".
+# or more on two shared cores): Debian's linux-source-6.12 with the
+# checkers of scripts/debug-kernel.config, pto.ko built against it, and
+# the kselftests and the end-to-end suite run on it, failing on any report
+# of a checker. See Documentation/vm-rig.rst, "The debug kernel".
 debug-kernel: deps
 	scripts/debug-kernel build
 
