@@ -9,6 +9,9 @@
 #   make bench-peers set up, build and run bench/peers: our runtime side by
 #                   side with StarPU, OpenMP tasks and oneTBB (ROUNDS=N)
 #   make fuzz-soak  the fuzzers, ten times as long as in make check
+#   make debug-kernel  build a 6.12 kernel with KASAN, lockdep, kmemleak,
+#                   DEBUG_ATOMIC_SLEEP and UBSAN (cached outside the tree)
+#   make check-debug   run the VM suites on it: no kernel report allowed
 #
 # Everything built goes under build/ (and kmod/ for Kbuild's own files).
 
@@ -46,8 +49,8 @@ selftests/e2e: selftests/pto
 bench/e2e: daemon
 
 .PHONY: all deps kmod user $(USER_DIRS) check check-native check-e2e-user check-kmod check-vm \
-	check-vm-6.1 fuzz-soak demo bench bench-native bench-vm bench-peers \
-	clean
+	check-vm-6.1 fuzz-soak debug-kernel check-debug demo bench bench-native \
+	bench-vm bench-peers clean
 
 all: kmod user
 
@@ -121,6 +124,17 @@ fuzz-soak: kmod user
 	scripts/vm-run --module kmod/pto.ko --timeout 1800 \
 		--env PTO_SOCKFUZZ_OPS=200000 $(FUZZ_SEEDS) -- \
 		prove -v selftests/e2e/run.sh :: -t ptod_ready -t sockfuzz
+
+# The debug-kernel leg (not part of check: the first build takes an hour
+# or more on two shared cores): Debian's linux-source-6.12 with the
+# checkers of scripts/debug-kernel.config, pto.ko built against it, and
+# the kselftests and the end-to-end suite run on it, failing on any report
+# of a checker. See Documentation/vm-rig.rst, "The debug kernel".
+debug-kernel: deps
+	scripts/debug-kernel build
+
+check-debug: user debug-kernel
+	scripts/debug-kernel check --no-build
 
 check: deps
 	$(MAKE) all

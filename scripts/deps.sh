@@ -32,13 +32,15 @@ PACKAGES=(
 	xz-utils
 	zstd
 
-	# Kernel module and userspace builds.
+	# Kernel module and userspace builds; the debug kernel (make
+	# debug-kernel) also needs libssl-dev for its certificate tools.
 	bc
 	build-essential
 	bison
 	clang
 	flex
 	libelf-dev
+	libssl-dev
 	llvm
 	pkg-config
 	sparse
