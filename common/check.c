@@ -228,8 +228,14 @@ static int check_scope(struct pto_check *k, const PTOParam *p, int i,
 			 i, ph);
 		return -EINVAL;
 	}
-	if (!grow((void **)&k->ph, &k->capph, ph + 1, 1))
-		return -ENOMEM;
+	if (ph >= k->capph) {
+		uint32_t old = k->capph;
+
+		if (!grow((void **)&k->ph, &k->capph, ph + 1, 1))
+			return -ENOMEM;
+		/* realloc() leaves the new part undefined: unseen */
+		memset(k->ph + old, PH_UNSEEN, k->capph - old);
+	}
 	k->ph[ph] = PH_LIVE;
 	return 0;
 }
