@@ -113,6 +113,11 @@ struct pto2_engine {
 
 	_Atomic uint64_t st_dispatches, st_kicks, st_sleeps, st_admitted;
 	_Atomic uint64_t st_early;
+
+	/* the block hook (set before use; block_on switches it) */
+	pto2_block_fn block_fn;
+	void *block_ctx;
+	_Atomic bool block_on;
 };
 
 static inline uint64_t cookie_of(uint32_t slot, int32_t id)
@@ -730,6 +735,40 @@ static void run_account(PTO2Runtime *rt, uint64_t busy, uint64_t wait)
 		;
 }
 
+static int64_t epoch_of(const struct pto2_engine *e)
+{
+	return pto_regs_info(e->dev.regs)->sys_cnt_epoch_ns;
+}
+
+/* The block hook is on: tell it about the block that ran on @core. */
+static void block_hook(struct pto2_engine *e, PTO2Runtime *rt, int32_t id,
+		       int32_t kid, uint32_t core,
+		       const struct pto_core_regs *r)
+{
+	struct pto2_block_event ev = {
+		.client = rt->trace_client, .core = core,
+		.graph = rt->trace_graph, .task = id, .kernel = kid,
+		.dispatch_ns = pto_sys_cnt_to_ns(epoch_of(e), r->ts_dispatch),
+		.start_ns = pto_sys_cnt_to_ns(epoch_of(e), r->ts_start),
+		.end_ns = pto_sys_cnt_to_ns(epoch_of(e), r->ts_end),
+	};
+
+	if (e->block_fn)
+		e->block_fn(e->block_ctx, &ev);
+}
+
+void pto2_engine_set_block_hook(struct pto2_engine *e, pto2_block_fn fn,
+				void *ctx)
+{
+	e->block_fn = fn;
+	e->block_ctx = ctx;
+}
+
+void pto2_engine_block_hook_enable(struct pto2_engine *e, bool on)
+{
+	atomic_store_explicit(&e->block_on, on, memory_order_relaxed);
+}
+
 /*
  * What one block of a kernel takes, measured: the core's ts_end - ts_start
  * folded into the kernel's running estimate (weight 1/8), which ready
@@ -746,14 +785,13 @@ static void measure(struct pto2_engine *e, PTO2Runtime *rt, int32_t id,
 	ns = (f - s) * PTO_NS_PER_SYS_CNT;
 	run_account(rt, ns, s >= r->ts_dispatch ?
 			    (s - r->ts_dispatch) * PTO_NS_PER_SYS_CNT : 0);
-	if (rt->rec) {
-		int64_t epoch = pto_regs_info(e->dev.regs)->sys_cnt_epoch_ns;
-
+	if (rt->rec)
 		pto2_record_block(rt, id, core,
-				  pto_sys_cnt_to_ns(epoch, r->ts_dispatch),
-				  pto_sys_cnt_to_ns(epoch, s),
-				  pto_sys_cnt_to_ns(epoch, f));
-	}
+				  pto_sys_cnt_to_ns(epoch_of(e), r->ts_dispatch),
+				  pto_sys_cnt_to_ns(epoch_of(e), s),
+				  pto_sys_cnt_to_ns(epoch_of(e), f));
+	if (atomic_load_explicit(&e->block_on, memory_order_relaxed))
+		block_hook(e, rt, id, kid, core, r);
 	old = atomic_load_explicit(&rt->kmeasured[kid], memory_order_relaxed);
 	atomic_store_explicit(&rt->kmeasured[kid],
 			      old ? old - old / 8 + ns / 8 : ns,

@@ -125,6 +125,35 @@ uint32_t pto2_engine_threads(const struct pto2_engine *e);
 /* The device layout the HWS places blocks in. */
 const struct hws_layout *pto2_engine_layout(const struct pto2_engine *e);
 
+/**
+ * struct pto2_block_event - one block that ran (the block hook).
+ * @client, @graph: the runtime's pto2_runtime_set_trace() values.
+ * @task, @kernel, @core: the task id, its kernel, the core it ran on.
+ * @dispatch_ns, @start_ns, @end_ns: the core's timestamps, CLOCK_MONOTONIC.
+ */
+struct pto2_block_event {
+	uint32_t client;
+	uint32_t core;
+	uint64_t graph;
+	int32_t task;
+	int32_t kernel;
+	int64_t dispatch_ns;
+	int64_t start_ns;
+	int64_t end_ns;
+};
+
+typedef void (*pto2_block_fn)(void *ctx, const struct pto2_block_event *ev);
+
+/*
+ * The block hook: while enabled, @fn(@ctx, event) is called by the
+ * engine's threads for every block that finished (it must not block).
+ * Set it before any runtime attaches; disabled, it costs one relaxed
+ * load per block and nothing is computed for it.
+ */
+void pto2_engine_set_block_hook(struct pto2_engine *e, pto2_block_fn fn,
+				void *ctx);
+void pto2_engine_block_hook_enable(struct pto2_engine *e, bool on);
+
 /* The runtime whose task core @core runs now, or NULL (diagnostics). */
 struct PTO2Runtime *pto2_engine_core_runtime(struct pto2_engine *e,
 					     uint32_t core);

@@ -546,6 +546,11 @@ PTO2SharedMemoryHeader *pto2_runtime_sm(PTO2Runtime *rt)
 	return rt->hdr;
 }
 
+uint64_t pto2_runtime_completions(PTO2Runtime *rt)
+{
+	return atomic_load(&rt->completions);
+}
+
 void pto2_runtime_get_stats(PTO2Runtime *rt, struct pto2_stats *st)
 {
 	struct pto2_engine_stats es;

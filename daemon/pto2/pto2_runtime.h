@@ -231,6 +231,8 @@ struct pto2_stats {
 	uint64_t wait_max_ns;
 };
 void pto2_runtime_get_stats(PTO2Runtime *rt, struct pto2_stats *st);
+/* Tasks completed so far (any thread, during a run too). */
+uint64_t pto2_runtime_completions(PTO2Runtime *rt);
 
 /* Shared-memory header of the runtime (tests, executors). */
 PTO2SharedMemoryHeader *pto2_runtime_sm(PTO2Runtime *rt);

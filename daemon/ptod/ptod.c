@@ -463,6 +463,7 @@ static void client_destroy(struct client *c)
 	struct ptod *d = c->d;
 	struct client **pp;
 
+	ptod_trace_client_gone(c);
 	for (pp = &d->clients; *pp; pp = &(*pp)->next)
 		if (*pp == c) {
 			*pp = c->next;
@@ -639,7 +640,8 @@ static int hello_runtime(struct client *c)
 		ptod_reply(c, ret, "cannot create the runtime: %s", strerror(-ret));
 		return ret;
 	}
-	ret = pto2_runtime_set_context(c->rt, ctx_of_uid(d, c->uid));
+	c->ctx = ctx_of_uid(d, c->uid);
+	ret = pto2_runtime_set_context(c->rt, c->ctx);
 	if (!ret && d->rec_file) {
 		char name[48];
 
@@ -872,6 +874,11 @@ static void on_client_read(evutil_socket_t fd, short what, void *arg)
 		ptod_reply(c, -EPROTO, "short message");
 		return;
 	}
+	if (ptod_info_message(c, &m)) {
+		if (passed >= 0)
+			close(passed);
+		return;
+	}
 	if (m.type >= PTO_MSG_DEV_OPEN && m.type <= PTO_MSG_HWS_CONFIG) {
 		if (passed >= 0)
 			close(passed);
@@ -894,6 +901,14 @@ static void on_client_read(evutil_socket_t fd, short what, void *arg)
 		return;
 	}
 	handle_msg(c, &m);
+}
+
+static int64_t real_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
 static void on_accept(evutil_socket_t fd, short what, void *arg)
@@ -934,6 +949,7 @@ static void on_accept(evutil_socket_t fd, short what, void *arg)
 	for (i = 0; i < PTOD_MAX_FUNC; i++)
 		atomic_init(&c->ktype[i], -1);
 	pthread_mutex_init(&c->send_lock, NULL);
+	c->since_ns = real_ns();
 	c->ev_read = ptod_client_init(c) ? NULL :
 		     watch(d, s, EV_READ | EV_PERSIST, on_client_read, c,
 			   "a client socket");
@@ -1229,7 +1245,7 @@ static int loop_setup(struct ptod *d)
 			  "the runners' eventfd");
 	if (!d->ev_fin)
 		return -ENOMEM;
-	return 0;
+	return ptod_trace_setup(d);
 }
 
 static void loop_teardown(struct ptod *d)
@@ -1245,6 +1261,7 @@ static void loop_teardown(struct ptod *d)
 		event_free(d->ev_fin);
 	if (d->ev_ready)
 		event_free(d->ev_ready);
+	ptod_trace_fini(d);
 	if (d->base)
 		event_base_free(d->base);
 	if (d->fin_efd >= 0)
@@ -1260,6 +1277,7 @@ int main(int argc, char **argv)
 	d->exec_ready_fd = -1;
 	d->sbx_ctl = -1;
 	d->fin_efd = -1;
+	d->trace_efd = -1;
 	d->dev_fd = -1;
 	d->exec_fds[0] = d->exec_fds[1] = -1;
 	if (parse_args(d, argc, argv))
@@ -1276,6 +1294,8 @@ int main(int argc, char **argv)
 	pthread_mutex_init(&d->dev_lock, NULL);
 	pthread_cond_init(&d->dev_cond, NULL);
 	pthread_mutex_init(&d->fin_lock, NULL);
+	pthread_mutex_init(&d->graphs_lock, NULL);
+	pthread_mutex_init(&d->trace_lock, NULL);
 
 	if (open_device(d) || ptod_gm_quota_setup(d) || engine_start(d) ||
 	    loop_setup(d) ||

@@ -49,6 +49,7 @@
 #define PTOD_OUT_MAX		(256u << 10)	/* -Q: output queue bytes */
 #define PTOD_OUT_MS		2000	/* -T: ms a queue may make no progress */
 #define PTOD_WARN_MAX		20	/* error replies logged per client */
+#define PTOD_TRACE_RING		8192	/* blocks waiting for trace subscribers */
 
 struct ptod;
 struct client;
@@ -205,6 +206,24 @@ struct client {
 	/* set by the main thread under d->dev_lock (executor or sandbox death) */
 	char note[512];
 
+	/*
+	 * What ptoctl sees (ptod_info.c): @since_ns and @ctx are set once
+	 * (accept, hello); @runs and @tasks_done by the runner; @graph (its
+	 * graph in flight, if @graph_live) under d->graphs_lock, but
+	 * @submitted, which the runner counts as it goes.
+	 */
+	int64_t since_ns;
+	uint32_t ctx;
+	_Atomic uint64_t runs;
+	_Atomic uint64_t tasks_done;
+	_Atomic uint64_t submitted;
+	struct pto_graph_info graph;
+	int64_t graph_t0;		/* CLOCK_MONOTONIC ns of its start */
+	bool graph_live;
+	/* a trace subscriber (main thread) and the blocks it lost */
+	bool tracing;
+	uint64_t trace_lost;
+
 	struct client *fin_next;	/* d->fin list (fin_lock) */
 };
 
@@ -297,6 +316,32 @@ struct ptod {
 	/* fin_lock protects @fin: clients whose runner has finished */
 	pthread_mutex_t fin_lock;
 	struct client *fin;
+
+	/*
+	 * graphs_lock protects @done (the last PTO_GRAPHS_KEPT graphs that
+	 * ended, @ndone of them ever, the latest at (@ndone - 1) %
+	 * PTO_GRAPHS_KEPT) and every client's @graph and @graph_live.
+	 */
+	pthread_mutex_t graphs_lock;
+	struct pto_graph_info done[PTO_GRAPHS_KEPT];
+	uint64_t ndone;
+
+	/*
+	 * Tracing (ptod_info.c): while @nr_tracers (main thread) is not 0 the
+	 * engine's block hook puts every block into @tring; trace_lock
+	 * protects @tring, @tr_n and @tr_lost (blocks that did not fit); the
+	 * hook writes @trace_efd when @tring stops being empty and the main
+	 * loop swaps it with @tr_spare (main thread) and hands the blocks to
+	 * the subscribers.
+	 */
+	uint32_t nr_tracers;
+	pthread_mutex_t trace_lock;
+	struct pto_trace_block *tring;	/* PTOD_TRACE_RING */
+	struct pto_trace_block *tr_spare;
+	uint32_t tr_n;
+	uint64_t tr_lost;
+	int trace_efd;
+	struct event *ev_trace;
 };
 
 /* ptod.c */
@@ -327,6 +372,21 @@ void ptod_guard_defaults(struct ptod *d);
 int ptod_guard_option(struct ptod *d, int opt, const char *arg);
 int ptod_guard_setup(struct ptod *d);
 int ptod_gm_quota_setup(struct ptod *d);
+/* The same with @len bytes of @m (binary replies). */
+int ptod_send_len(struct client *c, struct pto_msg *m, size_t len);
+/*
+ * Best effort: queued only if the client's queue stays within half of
+ * its bound (-Q), else -ENOBUFS and the client stays. Never waits.
+ */
+int ptod_send_try(struct client *c, struct pto_msg *m, size_t len);
+/* ptod_info.c: what ptoctl asks (CLIENTS, GRAPHS, TRACE, TRACE_STOP) */
+bool ptod_info_message(struct client *c, struct pto_msg *m);
+void ptod_graph_begin(struct client *c);
+void ptod_graph_end(struct client *c, int status,
+		    const struct pto_graph_stats *st);
+int ptod_trace_setup(struct ptod *d);
+void ptod_trace_fini(struct ptod *d);
+void ptod_trace_client_gone(struct client *c);
 /* ptod_runner.c */
 void *ptod_runner_main(void *arg);
 /* ptod_pins.c */

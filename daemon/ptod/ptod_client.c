@@ -76,14 +76,15 @@ static void out_free(struct ptod_out *o)
 
 /*
  * Called with send_lock held: append @len bytes of @m and copies of its
- * @nfds descriptors @fds; false if over (or out of memory or descriptors).
+ * @nfds descriptors @fds; false if the queue would go over @max bytes (or
+ * out of memory or descriptors).
  */
 static bool out_push(struct client *c, const void *m, size_t len,
-		     const int *fds, unsigned int nfds)
+		     const int *fds, unsigned int nfds, size_t max)
 {
 	struct ptod_out *o;
 
-	if (c->out_bytes + out_cost(len) > c->d->out_max ||
+	if (c->out_bytes + out_cost(len) > max ||
 	    nfds > PTO_FDPASS_MAX)
 		return false;
 	o = malloc(out_cost(len));
@@ -154,34 +155,54 @@ static void out_arm(struct client *c, int64_t left_ms)
 }
 
 /*
- * Send one message and its @nfds descriptors @fds (any thread; the
- * caller keeps its own) without ever waiting: what the socket does
- * not take is queued, in order, and sent by the main loop when the socket
- * has room (on_client_write). A client whose queue goes over -Q bytes, or
- * that takes nothing of it for -T ms, is dropped (out_drop()). 0, or
- * -ECONNRESET once the client is being dropped.
+ * Called with send_lock held: queue @len bytes of @m with @nfds
+ * descriptors @fds within @max bytes and send what the socket takes.
+ * *@arm: the main loop must watch for room. 0, -ENOBUFS, or -errno of a
+ * failed send.
  */
-int ptod_send_fds(struct client *c, struct pto_msg *m, const int *fds,
-		  unsigned int nfds)
+static int out_enqueue(struct client *c, struct pto_msg *m, size_t len,
+		       const int *fds, unsigned int nfds, size_t max,
+		       bool *arm)
 {
-	size_t len = offsetof(struct pto_msg, text) + strlen(m->text) + 1;
-	bool arm = false;
 	int ret = 0;
+
+	if (c->out_head)
+		return out_push(c, m, len, fds, nfds, max) ? 0 : -ENOBUFS;
+	/* nothing queued: straight to the socket if it takes it */
+	if (!out_push(c, m, len, fds, nfds, max))
+		return -ENOBUFS;
+	c->out_since = pto_mono_ns();
+	ret = out_flush(c);
+	*arm = !ret && c->out_head;
+	return ret;
+}
+
+/*
+ * Send @len bytes of @m and its @nfds descriptors @fds (any thread; the
+ * caller keeps its own) without ever waiting: what the socket does not
+ * take is queued, in order, and sent by the main loop when the socket
+ * has room (on_client_write). A client whose queue goes over -Q bytes, or
+ * that takes nothing of it for -T ms, is dropped (out_drop()). With
+ * @best_effort, a message that would take the queue over half of -Q is
+ * not sent (-ENOBUFS) and the client stays. 0, or -ECONNRESET once the
+ * client is being dropped.
+ */
+static int send_msg(struct client *c, struct pto_msg *m, size_t len,
+		    const int *fds, unsigned int nfds, bool best_effort)
+{
+	size_t max = best_effort ? c->d->out_max / 2 : c->d->out_max;
+	bool arm = false;
+	int ret;
 
 	pthread_mutex_lock(&c->send_lock);
 	if (atomic_load(&c->out_dead)) {
-		ret = -ECONNRESET;
-	} else if (!c->out_head) {
-		/* nothing queued: straight to the socket if it takes it */
-		if (out_push(c, m, len, fds, nfds)) {
-			c->out_since = pto_mono_ns();
-			ret = out_flush(c);
-			arm = !ret && c->out_head;
-		} else {
-			ret = -ENOBUFS;
-		}
-	} else if (!out_push(c, m, len, fds, nfds)) {
-		ret = -ENOBUFS;
+		pthread_mutex_unlock(&c->send_lock);
+		return -ECONNRESET;
+	}
+	ret = out_enqueue(c, m, len, fds, nfds, max, &arm);
+	if (ret == -ENOBUFS && best_effort) {
+		pthread_mutex_unlock(&c->send_lock);
+		return ret;
 	}
 	if (ret == -ENOBUFS)
 		out_drop(c, "it leaves its replies unread (output queue full)");
@@ -195,9 +216,31 @@ int ptod_send_fds(struct client *c, struct pto_msg *m, const int *fds,
 	return ret;
 }
 
+/* The length of @m with its text. */
+static size_t text_len(const struct pto_msg *m)
+{
+	return offsetof(struct pto_msg, text) + strlen(m->text) + 1;
+}
+
+int ptod_send_fds(struct client *c, struct pto_msg *m, const int *fds,
+		  unsigned int nfds)
+{
+	return send_msg(c, m, text_len(m), fds, nfds, false);
+}
+
 int ptod_send(struct client *c, struct pto_msg *m)
 {
 	return ptod_send_fds(c, m, NULL, 0);
+}
+
+int ptod_send_len(struct client *c, struct pto_msg *m, size_t len)
+{
+	return send_msg(c, m, len, NULL, 0, false);
+}
+
+int ptod_send_try(struct client *c, struct pto_msg *m, size_t len)
+{
+	return send_msg(c, m, len, NULL, 0, true);
 }
 
 /* Main loop: the socket has room, or the drain deadline passed. */

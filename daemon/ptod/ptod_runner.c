@@ -336,6 +336,7 @@ static void handle_submit(struct client *c, const struct pto_rec *r)
 		}
 	}
 	PTO_PROBE3(ptod, submit, c->id, s->kernel_id, s->nparams);
+	atomic_fetch_add_explicit(&c->submitted, 1, memory_order_relaxed);
 	pto2_rt_submit_task_attr(c->rt, s->kernel_id, s->worker_type, p,
 				 s->nparams, &attr);
 	for (i = 0; i < s->nparams; i++)
@@ -512,6 +513,7 @@ static void send_done_stats(struct client *c, int status, const char *msg,
 /* DONE of a graph that did not run: no statistics. */
 static void send_done(struct client *c, int status, const char *msg)
 {
+	ptod_graph_end(c, status, NULL);
 	send_done_stats(c, status, msg, NULL);
 }
 
@@ -541,6 +543,7 @@ static void run_graph(struct client *c)
 		return;
 	}
 	PTO_PROBE2(ptod, graph_start, c->id, c->tag);
+	ptod_graph_begin(c);
 	pto2_runtime_set_trace(c->rt, c->id, c->tag);
 	ret = pto2_runtime_orchestrate(c->rt, reader_entry, &arg, 1);
 	if (ret == -EBUSY || (ret == -EINVAL && !c->gerr &&
@@ -580,6 +583,7 @@ static void run_graph(struct client *c)
 		.wall_ns = (uint64_t)(pto_mono_ns() - t0), .busy_ns = st.busy_ns,
 		.wait_ns = st.wait_ns, .wait_max_ns = st.wait_max_ns,
 	};
+	ptod_graph_end(c, ret, &gs);
 	send_done_stats(c, ret, msg, &gs);
 }
 

@@ -262,7 +262,7 @@ static void sf_check_reply(struct sf_w *w, const struct pto_msg *m, ssize_t n)
 	size_t hdr = offsetof(struct pto_msg, text);
 
 	if ((size_t)n < hdr + 1 || (size_t)n > sizeof(*m) ||
-	    m->type < PTO_MSG_REPLY || m->type > PTO_MSG_DONE ||
+	    m->type < PTO_MSG_REPLY || m->type > PTO_MSG_TRACE_DATA ||
 	    ((const char *)m)[n - 1] != 0 || m->status > 0 ||
 	    m->status < -4095)
 		SF_FAIL(w, "malformed message from ptod: %zd bytes, type %u status %d",
@@ -524,7 +524,8 @@ static int sf_msg(struct sf_w *w)
 		PTO_MSG_PING, 5, 99, PTO_MSG_REPLY, PTO_MSG_SPACE,
 		PTO_MSG_ERROR, PTO_MSG_DONE, 0xffffffff, PTO_MSG_DEV_OPEN,
 		PTO_MSG_GM_ALLOC, PTO_MSG_GM_FREE, PTO_MSG_DEV_STATUS,
-		PTO_MSG_HWS_CONFIG,
+		PTO_MSG_HWS_CONFIG, PTO_MSG_CLIENTS, PTO_MSG_GRAPHS,
+		PTO_MSG_TRACE, PTO_MSG_TRACE_STOP,
 	};
 	static uint8_t buf[sizeof(struct pto_msg) + 4200];
 	struct pto_msg *m = (struct pto_msg *)buf;

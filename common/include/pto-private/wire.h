@@ -211,11 +211,33 @@ enum {
 				 * "name value" lines + SCM_RIGHTS: the
 				 * register file, read-only */
 	PTO_MSG_HWS_CONFIG,	/* u.hws: read, or set (PTO_HWS_CONFIG_SET) */
+	/*
+	 * client -> ptod, at any time (none needs a hello or a device):
+	 * what lives in ptod (ptoctl). u.list.version must be
+	 * PTO_INFO_VERSION and u.list.entry_size the size of the entries the
+	 * sender expects; anything else gets REPLY -EPROTO with a message.
+	 * Every entry is filtered: a caller of uid 0 sees all of them, any
+	 * other only those of clients with its own uid.
+	 */
+	PTO_MSG_CLIENTS = 32,	/* reply: LIST messages of struct
+				 * pto_client_info, then REPLY (tag: how
+				 * many entries were sent) */
+	PTO_MSG_GRAPHS,		/* the same with struct pto_graph_info: the
+				 * graphs in flight, then the last
+				 * PTO_GRAPHS_KEPT finished ones */
+	PTO_MSG_TRACE,		/* REPLY, then TRACE_DATA messages of struct
+				 * pto_trace_block for every block that ran,
+				 * until TRACE_STOP or the connection ends */
+	PTO_MSG_TRACE_STOP,	/* reply (after the last TRACE_DATA): REPLY,
+				 * tag: blocks this subscriber lost */
 	/* ptod -> client */
 	PTO_MSG_REPLY = 100,	/* to HELLO / KERNEL_REG / PING */
 	PTO_MSG_SPACE,		/* stream has room again */
 	PTO_MSG_ERROR,		/* the running graph failed (early notice) */
 	PTO_MSG_DONE,		/* graph @tag finished with @status */
+	PTO_MSG_LIST,		/* u.list: u.list.n entries in @text */
+	PTO_MSG_TRACE_DATA,	/* u.list: u.list.n struct pto_trace_block in
+				 * @text; u.list.dropped: blocks lost so far */
 };
 
 /*
@@ -277,6 +299,111 @@ struct pto_msg_hws {
 	struct pto_hws_cfg cfg;
 };
 
+/*
+ * CLIENTS / GRAPHS / TRACE requests and LIST / TRACE_DATA replies: the
+ * entries are binary, u.list.n of u.list.entry_size bytes each at the
+ * start of @text, then a 0 byte (the message is offsetof(text) +
+ * n * entry_size + 1 bytes).
+ */
+#define PTO_INFO_VERSION	1
+#define PTO_GRAPHS_KEPT		32	/* finished graphs GRAPHS reports */
+
+struct pto_msg_list {
+	uint32_t version;		/* requests: PTO_INFO_VERSION */
+	uint32_t entry_size;
+	uint32_t n;			/* replies: entries in @text */
+	uint32_t pad;
+	uint64_t dropped;		/* TRACE_DATA: blocks lost so far */
+};
+
+/* pto_client_info.flags */
+#define PTO_CLIENT_HELLO	(1u << 0)	/* has a runtime (hello done) */
+#define PTO_CLIENT_IN_RUN	(1u << 1)	/* a graph of it is running */
+#define PTO_CLIENT_TRACING	(1u << 2)	/* a trace subscriber */
+
+/**
+ * struct pto_client_info - one connection to ptod (CLIENTS).
+ * @id: ptod's number of the client (DAG names, logs, trace lines).
+ * @pid, @uid, @gid: the peer's credentials at connect (SO_PEERCRED).
+ * @ctx: the HWS context of its tasks (ptod -x).
+ * @sbx_pid: its sandbox process, or 0 (kernels run in pto-aicore).
+ * @flags: PTO_CLIENT_*.
+ * @since_ns: when it connected (CLOCK_REALTIME ns).
+ * @runs: graphs of it that ended (run or refused).
+ * @tasks: tasks of its graphs that completed.
+ * @out_bytes: bytes queued for it that its socket has not taken yet.
+ */
+struct pto_client_info {
+	uint32_t id;
+	int32_t pid;
+	uint32_t uid;
+	uint32_t gid;
+	uint32_t ctx;
+	int32_t sbx_pid;
+	uint32_t flags;
+	uint32_t pad;
+	uint64_t since_ns;
+	uint64_t runs;
+	uint64_t tasks;
+	uint64_t out_bytes;
+};
+
+/* pto_graph_info.state */
+enum { PTO_GRAPH_RUNNING = 1, PTO_GRAPH_DONE, PTO_GRAPH_FAILED };
+
+/**
+ * struct pto_graph_info - one graph (GRAPHS).
+ * @client, @pid, @uid: whose.
+ * @state: PTO_GRAPH_RUNNING, _DONE (status 0) or _FAILED.
+ * @status: 0 or the -errno it ended with.
+ * @graph: its tag (the client's graph number).
+ * @submitted: tasks submitted so far.
+ * @done: tasks completed so far.
+ * @start_ns: when its run began in ptod (CLOCK_REALTIME ns).
+ * @wall_ns: from then to its end, or to now while it runs.
+ * @stats: what DONE carried to the client (pto_graph_stats()); zero
+ *	while it runs.
+ */
+struct pto_graph_info {
+	uint32_t client;
+	int32_t pid;
+	uint32_t uid;
+	uint32_t state;
+	int32_t status;
+	uint32_t pad;
+	uint64_t graph;
+	uint64_t submitted;
+	uint64_t done;
+	uint64_t start_ns;
+	uint64_t wall_ns;
+	struct pto_graph_stats stats;
+};
+
+/**
+ * struct pto_trace_block - one block that ran (TRACE_DATA).
+ * @client, @uid: the client whose task it was.
+ * @graph: the client's graph tag.
+ * @task: the runtime's task id (grows across the client's runs).
+ * @kernel: the kernel id.
+ * @core: the uapi core number it ran on.
+ * @aic: 1 if @core is an AIC, 0 if an AIV.
+ * @dispatch, @start, @end: when ptod dispatched it and when the kernel
+ *	started and ended: the device's system counter in CLOCK_MONOTONIC
+ *	ns (the base the core registers' timestamps convert to).
+ */
+struct pto_trace_block {
+	uint32_t client;
+	uint32_t uid;
+	uint64_t graph;
+	int32_t task;
+	int32_t kernel;
+	uint32_t core;
+	uint32_t aic;
+	uint64_t dispatch;
+	uint64_t start;
+	uint64_t end;
+};
+
 /* DONE: the run's statistics (libpto.h). */
 struct pto_msg_done {
 	struct pto_graph_stats stats;
@@ -294,8 +421,15 @@ struct pto_msg {
 		struct pto_msg_gm gm;
 		struct pto_msg_hws hws;
 		struct pto_msg_done done;
+		struct pto_msg_list list;
 	} u;
 	char text[PTO_MSG_TEXT];	/* REPLY/DONE/ERROR: message or "" */
 };
+
+/*
+ * Entries of @type that fit in one LIST or TRACE_DATA message, which
+ * ends with a 0 byte after them (every message of ptod ends with one).
+ */
+#define PTO_LIST_MAX(type)	((PTO_MSG_TEXT - 1) / sizeof(type))
 
 #endif /* PTO_PRIVATE_WIRE_H */
