@@ -1,16 +1,22 @@
 // SPDX-License-Identifier: MIT
 /*
- * ptoctl - the pto generic netlink family from the command line.
+ * ptoctl - the pto generic netlink family from the command line, and
+ * what lives in ptod from its socket (ptoctl_ptod.c).
  *
  *   ptoctl [-j] [-d N] info          device information (dev-get)
  *   ptoctl [-j] [-d N] stats         device counters (counters-get)
  *   ptoctl [-j] [-d N] hws get       HWS configuration registers
  *   ptoctl [-j] [-d N] hws set KEY=VALUE...
  *   ptoctl [-j] [-n COUNT] events    follow the multicast events
+ *   ptoctl [-j] [-s SOCKET] clients  ptod's clients
+ *   ptoctl [-j] [-s SOCKET] graphs   graphs in flight and the last ones
+ *   ptoctl [-j] [-s SOCKET] trace [-n BLOCKS] [-d SECONDS] [-o FILE]
+ *                                    follow every block that runs
  *
- * -j prints JSON (an array for info and stats, an object for hws, one
- * object per line for events); names are the attribute names of
- * Documentation/netlink/specs/pto.yaml. See Documentation/ptoctl.rst.
+ * -j prints JSON (an array for info, stats, clients and graphs, an object
+ * for hws, one object per line for events and trace); the device's names
+ * are the attribute names of Documentation/netlink/specs/pto.yaml. See
+ * Documentation/ptoctl.rst.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -30,10 +36,15 @@
 #include <linux/netlink.h>
 #include <linux/pto.h>
 
+#include <pto-private/wire.h>
+
+#include "ptoctl.h"
+
 #define MASK_BYTES	(PTO_CORE_MASK_WORDS * sizeof(uint64_t))
 
 struct opts {
 	bool json;
+	const char *sock;	/* -s: ptod's socket */
 	int dev;		/* -1: every device */
 	long count;		/* events: stop after this many, 0: never */
 };
@@ -124,10 +135,15 @@ static void usage(FILE *f)
 		"       ptoctl [-j] [-d N] hws get\n"
 		"       ptoctl [-j] [-d N] hws set KEY=VALUE...\n"
 		"       ptoctl [-j] [-n COUNT] events\n"
+		"       ptoctl [-j] [-s SOCKET] clients|graphs\n"
+		"       ptoctl [-j] [-s SOCKET] trace [-n BLOCKS] [-d SECONDS] [-o FILE]\n"
 		"  -j        JSON output\n"
+		"  -s SOCKET ptod's socket (default $PTO_SOCKET, else " PTO_DEFAULT_SOCKET ")\n"
 		"  -d N      device N (/dev/ptoN); info and stats: every device by default,\n"
 		"            hws: device 0 by default\n"
 		"  -n COUNT  events: exit after COUNT events\n"
+		"trace: -n stops after BLOCKS blocks, -d after SECONDS, -o writes\n"
+		"the blocks as a recording pto-trace draws\n"
 		"hws set keys: the u32 registers (policy, work-mode, ... as hws get\n"
 		"prints them), scale-ratio=R0,...,R19, usage=CTX:CLASS:CORES\n"
 		"(CORES a list such as 0-3,8 or \"none\")\n");
@@ -642,8 +658,7 @@ static int cmd_events(struct conn *c, const struct opts *o)
 	return 0;
 }
 
-/* A decimal number 0 .. @max, or -1. */
-static long parse_num(const char *s, long max)
+long ptoctl_num(const char *s, long max)
 {
 	char *end;
 	long v;
@@ -660,18 +675,21 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	int ch;
 
 	o->dev = -1;
-	while ((ch = getopt(argc, argv, "+jd:n:h")) != -1) {
+	while ((ch = getopt(argc, argv, "+jd:n:s:h")) != -1) {
 		switch (ch) {
+		case 's':
+			o->sock = optarg;
+			break;
 		case 'j':
 			o->json = true;
 			break;
 		case 'd':
-			o->dev = parse_num(optarg, INT32_MAX);
+			o->dev = ptoctl_num(optarg, INT32_MAX);
 			if (o->dev < 0)
 				return -EINVAL;
 			break;
 		case 'n':
-			o->count = parse_num(optarg, LONG_MAX);
+			o->count = ptoctl_num(optarg, LONG_MAX);
 			if (o->count < 0)
 				return -EINVAL;
 			break;
@@ -683,6 +701,21 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		}
 	}
 	return optind < argc ? 0 : -EINVAL;
+}
+
+/* A command for ptod (@argv[0]): on its socket, no netlink. */
+static int ptod_cmd(const struct opts *o, int argc, char **argv)
+{
+	struct ptoctl_sock so = { .json = o->json, .sock = o->sock };
+
+	if (!strcmp(argv[0], "trace"))
+		return ptoctl_trace(&so, argc, argv);
+	if (argc != 1) {
+		usage(stderr);
+		return 2;
+	}
+	return !strcmp(argv[0], "clients") ? ptoctl_clients(&so) :
+	       ptoctl_graphs(&so);
 }
 
 int main(int argc, char **argv)
@@ -697,6 +730,9 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	cmd = argv[optind];
+	if (!strcmp(cmd, "clients") || !strcmp(cmd, "graphs") ||
+	    !strcmp(cmd, "trace"))
+		return ptod_cmd(&o, argc - optind, argv + optind);
 	if (strcmp(cmd, "info") && strcmp(cmd, "stats") &&
 	    strcmp(cmd, "hws") && strcmp(cmd, "events")) {
 		usage(stderr);

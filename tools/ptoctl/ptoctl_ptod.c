@@ -1,0 +1,634 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ptoctl_ptod.c - what ptoctl asks ptod on its socket (wire.h,
+ * PTO_MSG_CLIENTS ...): clients, graphs, trace. See Documentation/ptoctl.rst.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <pto-private/dagfile.h>
+#include <pto-private/wire.h>
+
+#include "ptoctl.h"
+
+/* ---- The socket --------------------------------------------------------------- */
+
+/* -s, else $PTO_SOCKET, else libpto's default (wire.h). */
+static const char *sock_path(const char *opt)
+{
+	if (opt)
+		return opt;
+	if (getenv("PTO_SOCKET") && *getenv("PTO_SOCKET"))
+		return getenv("PTO_SOCKET");
+	return PTO_DEFAULT_SOCKET;
+}
+
+/* A connection to ptod at @path: the socket, or -1 (said on stderr). */
+static int ptod_dial(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int s;
+
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		fprintf(stderr, "ptoctl: %s: socket path too long\n", path);
+		return -1;
+	}
+	strcpy(sa.sun_path, path);
+	s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (s < 0) {
+		perror("ptoctl: socket");
+		return -1;
+	}
+	if (!connect(s, (struct sockaddr *)&sa, sizeof(sa)))
+		return s;
+	if (errno == ENOENT || errno == ECONNREFUSED)
+		fprintf(stderr,
+			"ptoctl: ptod is not running (nothing listens on %s; -s or $PTO_SOCKET name another socket)\n",
+			path);
+	else if (errno == EACCES)
+		fprintf(stderr,
+			"ptoctl: %s: permission denied: ptod's socket is for root and its group (pto)\n",
+			path);
+	else
+		fprintf(stderr, "ptoctl: %s: %s\n", path, strerror(errno));
+	close(s);
+	return -1;
+}
+
+/* Send request @type for entries of @size bytes: 0 or -1 (said). */
+static int ptod_ask(int s, uint32_t type, size_t size)
+{
+	struct pto_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.type = type;
+	m.u.list.version = PTO_INFO_VERSION;
+	m.u.list.entry_size = (uint32_t)size;
+	if (send(s, &m, offsetof(struct pto_msg, text) + 1, MSG_NOSIGNAL) < 0) {
+		fprintf(stderr, "ptoctl: sending to ptod: %s\n", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Receive one message into @m (waiting up to @ms, -1: forever): its
+ * length, 0 if ptod hung up, -EAGAIN on time-out or a signal, -1 (said).
+ */
+static ssize_t ptod_recv(int s, struct pto_msg *m, int ms)
+{
+	struct pollfd pfd = { .fd = s, .events = POLLIN };
+	ssize_t n;
+	int ret;
+
+	ret = poll(&pfd, 1, ms);
+	if (ret < 0 && errno == EINTR)
+		return -EAGAIN;
+	if (ret == 0)
+		return -EAGAIN;
+	memset(m, 0, offsetof(struct pto_msg, text) + 1);
+	n = recv(s, m, sizeof(*m), 0);
+	if (n < 0 && errno == EINTR)
+		return -EAGAIN;
+	if (n < 0) {
+		fprintf(stderr, "ptoctl: reading from ptod: %s\n",
+			strerror(errno));
+		return -1;
+	}
+	if (n > 0 && (size_t)n < offsetof(struct pto_msg, text) + 1) {
+		fprintf(stderr, "ptoctl: short message from ptod\n");
+		return -1;
+	}
+	return n;
+}
+
+/* A REPLY with an error: say it (ptod's words). Returns 1. */
+static int refused(const struct pto_msg *m, const char *what)
+{
+	fprintf(stderr, "ptoctl: %s: ptod refused: %s%s%s\n", what,
+		strerror(-m->status), m->text[0] ? ": " : "", m->text);
+	if (m->status == -EPROTO && strstr(m->text, "hello first"))
+		fprintf(stderr,
+			"ptoctl: this ptod does not know the request (older than ptoctl)\n");
+	return 1;
+}
+
+/* The entries of a LIST or TRACE_DATA message of @n bytes, checked. */
+static const void *entries(const struct pto_msg *m, ssize_t n, size_t size)
+{
+	size_t len = (size_t)n - offsetof(struct pto_msg, text);
+
+	if (m->u.list.entry_size == size && (size_t)m->u.list.n * size < len)
+		return m->text;
+	fprintf(stderr,
+		"ptoctl: malformed list from ptod (%u entries of %u bytes in %zu, expected %zu-byte entries)\n",
+		m->u.list.n, m->u.list.entry_size, len, size);
+	return NULL;
+}
+
+/*
+ * Ask @type and collect the LIST entries (@size bytes each) into *@out
+ * (malloc'ed), *@n of them. 0, or the exit status (said).
+ */
+static int ptod_list(const char *path, uint32_t type, size_t size,
+		     const char *what, void **out, size_t *n)
+{
+	struct pto_msg m;
+	const void *e;
+	void *all = NULL, *more;
+	ssize_t len;
+	int s, ret = 1;
+
+	*n = 0;
+	s = ptod_dial(path);
+	if (s < 0 || ptod_ask(s, type, size))
+		goto out;
+	for (;;) {
+		len = ptod_recv(s, &m, -1);
+		if (len == -EAGAIN)
+			continue;
+		if (len <= 0) {
+			if (!len)
+				fprintf(stderr, "ptoctl: %s: ptod hung up\n", what);
+			goto out;
+		}
+		if (m.type == PTO_MSG_REPLY) {
+			ret = m.status ? refused(&m, what) : 0;
+			goto out;
+		}
+		if (m.type != PTO_MSG_LIST)
+			continue;
+		e = entries(&m, len, size);
+		if (!e)
+			goto out;
+		more = realloc(all, (*n + m.u.list.n) * size + 1);
+		if (!more)
+			goto out;
+		all = more;
+		memcpy((char *)all + *n * size, e, m.u.list.n * size);
+		*n += m.u.list.n;
+	}
+out:
+	if (s >= 0)
+		close(s);
+	if (ret) {
+		free(all);
+		all = NULL;
+	}
+	*out = all;
+	return ret;
+}
+
+/* "YYYY-MM-DD HH:MM:SS" of CLOCK_REALTIME ns @ns. */
+static const char *when(uint64_t ns, char *buf, size_t len)
+{
+	time_t t = (time_t)(ns / 1000000000ULL);
+	struct tm tm;
+
+	if (!localtime_r(&t, &tm) || !strftime(buf, len, "%F %T", &tm))
+		snprintf(buf, len, "%" PRIu64, ns);
+	return buf;
+}
+
+/* ---- clients ------------------------------------------------------------------ */
+
+static void client_json(const struct pto_client_info *c, bool last)
+{
+	printf("  {\"id\": %u, \"pid\": %d, \"uid\": %u, \"gid\": %u, \"ctx\": %u, \"sandbox-pid\": %d, \"hello\": %s, \"in-run\": %s, \"tracing\": %s, \"since-ns\": %" PRIu64 ", \"runs\": %" PRIu64 ", \"tasks\": %" PRIu64 ", \"bytes-queued\": %" PRIu64 "}%s\n",
+	       c->id, c->pid, c->uid, c->gid, c->ctx, c->sbx_pid,
+	       c->flags & PTO_CLIENT_HELLO ? "true" : "false",
+	       c->flags & PTO_CLIENT_IN_RUN ? "true" : "false",
+	       c->flags & PTO_CLIENT_TRACING ? "true" : "false",
+	       c->since_ns, c->runs, c->tasks, c->out_bytes, last ? "" : ",");
+}
+
+static void client_line(const struct pto_client_info *c)
+{
+	char sbx[16], since[32];
+
+	snprintf(sbx, sizeof(sbx), c->sbx_pid ? "%d" : "-", c->sbx_pid);
+	printf("%-4u %-7d %-6u %-6u %-3u %-7s %-6s %-5" PRIu64 " %-7" PRIu64 " %-7" PRIu64 " %s%s\n",
+	       c->id, c->pid, c->uid, c->gid, c->ctx, sbx,
+	       c->flags & PTO_CLIENT_IN_RUN ? "yes" :
+	       c->flags & PTO_CLIENT_HELLO ? "no" : "-",
+	       c->runs, c->tasks, c->out_bytes,
+	       when(c->since_ns, since, sizeof(since)),
+	       c->flags & PTO_CLIENT_TRACING ? " (tracing)" : "");
+}
+
+int ptoctl_clients(const struct ptoctl_sock *o)
+{
+	struct pto_client_info *c;
+	size_t n, i;
+	int ret;
+
+	ret = ptod_list(sock_path(o->sock), PTO_MSG_CLIENTS, sizeof(*c),
+			"clients", (void **)&c, &n);
+	if (ret)
+		return ret;
+	if (o->json) {
+		printf("[\n");
+		for (i = 0; i < n; i++)
+			client_json(&c[i], i + 1 == n);
+		printf("]\n");
+	} else {
+		printf("ID   PID     UID    GID    CTX SANDBOX IN-RUN RUNS  TASKS   QUEUED  SINCE\n");
+		for (i = 0; i < n; i++)
+			client_line(&c[i]);
+	}
+	free(c);
+	return 0;
+}
+
+/* ---- graphs ------------------------------------------------------------------- */
+
+static const char *state_name(uint32_t state)
+{
+	switch (state) {
+	case PTO_GRAPH_RUNNING: return "running";
+	case PTO_GRAPH_DONE: return "done";
+	case PTO_GRAPH_FAILED: return "failed";
+	default: return "unknown";
+	}
+}
+
+static void graph_json(const struct pto_graph_info *g, bool last)
+{
+	const struct pto_graph_stats *s = &g->stats;
+
+	printf("  {\"client\": %u, \"pid\": %d, \"uid\": %u, \"graph\": %" PRIu64 ", \"state\": \"%s\", \"status\": %d, \"tasks-submitted\": %" PRIu64 ", \"tasks-done\": %" PRIu64 ", \"start-ns\": %" PRIu64 ", \"wall-ns\": %" PRIu64 ", \"stats\": {\"tasks\": %" PRIu64 ", \"blocks\": %" PRIu64 ", \"wall-ns\": %" PRIu64 ", \"busy-ns\": %" PRIu64 ", \"wait-ns\": %" PRIu64 ", \"wait-max-ns\": %" PRIu64 "}}%s\n",
+	       g->client, g->pid, g->uid, g->graph, state_name(g->state),
+	       g->status, g->submitted, g->done, g->start_ns, g->wall_ns,
+	       s->tasks, s->blocks, s->wall_ns, s->busy_ns, s->wait_ns,
+	       s->wait_max_ns, last ? "" : ",");
+}
+
+static void graph_line(const struct pto_graph_info *g)
+{
+	char start[32];
+
+	printf("%-6u %-6" PRIu64 " %-7s %-6d %-9" PRIu64 " %-6" PRIu64 " %-6" PRIu64 " %9.3f %9.3f %9.3f  %s\n",
+	       g->client, g->graph, state_name(g->state), g->status,
+	       g->submitted, g->done, g->stats.blocks, g->wall_ns / 1e6,
+	       g->stats.busy_ns / 1e6, g->stats.wait_ns / 1e6,
+	       when(g->start_ns, start, sizeof(start)));
+}
+
+int ptoctl_graphs(const struct ptoctl_sock *o)
+{
+	struct pto_graph_info *g;
+	size_t n, i;
+	int ret;
+
+	ret = ptod_list(sock_path(o->sock), PTO_MSG_GRAPHS, sizeof(*g),
+			"graphs", (void **)&g, &n);
+	if (ret)
+		return ret;
+	if (o->json) {
+		printf("[\n");
+		for (i = 0; i < n; i++)
+			graph_json(&g[i], i + 1 == n);
+		printf("]\n");
+	} else {
+		printf("CLIENT GRAPH  STATE   STATUS SUBMITTED DONE   BLOCKS   WALL_MS   BUSY_MS   WAIT_MS  STARTED\n");
+		for (i = 0; i < n; i++)
+			graph_line(&g[i]);
+	}
+	free(g);
+	return 0;
+}
+
+/* ---- trace -------------------------------------------------------------------- */
+
+struct trace {
+	const struct ptoctl_sock *o;
+	long max;			/* -n: blocks, 0: no limit */
+	long secs;			/* -d: seconds, 0: no limit */
+	const char *out;		/* -o FILE */
+	long seen;			/* blocks printed */
+	uint64_t lost;			/* ptod's count */
+	struct pto_trace_block *b;	/* kept for -o */
+	size_t nb, cap;
+};
+
+static volatile sig_atomic_t g_stop;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	g_stop = 1;
+}
+
+static void block_line(const struct pto_trace_block *b, bool json)
+{
+	if (json)
+		printf("{\"client\": %u, \"uid\": %u, \"graph\": %" PRIu64 ", \"task\": %d, \"kernel\": %d, \"core\": %u, \"core-type\": \"%s\", \"dispatch-ns\": %" PRIu64 ", \"start-ns\": %" PRIu64 ", \"end-ns\": %" PRIu64 "}\n",
+		       b->client, b->uid, b->graph, b->task, b->kernel, b->core,
+		       b->aic ? "aic" : "aiv", b->dispatch, b->start, b->end);
+	else
+		printf("client %u graph %" PRIu64 " task %d kernel %d core %u (%s) dispatch %" PRIu64 " start %" PRIu64 " end %" PRIu64 " (%.3f us)\n",
+		       b->client, b->graph, b->task, b->kernel, b->core,
+		       b->aic ? "AIC" : "AIV", b->dispatch, b->start, b->end,
+		       b->end > b->start ? (b->end - b->start) / 1e3 : 0.0);
+}
+
+/* Keep @b for -o: 0 or -ENOMEM. */
+static int keep(struct trace *t, const struct pto_trace_block *b)
+{
+	struct pto_trace_block *n;
+
+	if (t->nb == t->cap) {
+		t->cap = t->cap ? 2 * t->cap : 1024;
+		n = realloc(t->b, t->cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		t->b = n;
+	}
+	t->b[t->nb++] = *b;
+	return 0;
+}
+
+/* The blocks of one TRACE_DATA message: 0, or 1 (said). */
+static int trace_data(struct trace *t, const struct pto_msg *m, ssize_t len)
+{
+	const struct pto_trace_block *b = entries(m, len, sizeof(*b));
+	uint32_t i;
+
+	if (!b)
+		return 1;
+	t->lost = m->u.list.dropped;
+	for (i = 0; i < m->u.list.n; i++) {
+		if (t->max && t->seen >= t->max)
+			return 0;
+		block_line(&b[i], t->o->json);
+		t->seen++;
+		if (t->out && keep(t, &b[i])) {
+			fprintf(stderr, "ptoctl: trace: out of memory\n");
+			return 1;
+		}
+	}
+	fflush(stdout);
+	return 0;
+}
+
+/* Read TRACE_DATA until -n, -d or a signal ends the trace: 0 or 1. */
+static int trace_follow(struct trace *t, int s)
+{
+	struct timespec now, end;
+	struct pto_msg m;
+	ssize_t len;
+	long ms;
+
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += t->secs;
+	while (!g_stop && !(t->max && t->seen >= t->max)) {
+		ms = -1;
+		if (t->secs) {
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			ms = (end.tv_sec - now.tv_sec) * 1000 +
+			     (end.tv_nsec - now.tv_nsec) / 1000000;
+			if (ms <= 0)
+				break;
+		}
+		len = ptod_recv(s, &m, (int)(ms > INT_MAX ? INT_MAX : ms));
+		if (len == -EAGAIN)
+			continue;
+		if (len <= 0) {
+			if (!len)
+				fprintf(stderr, "ptoctl: trace: ptod hung up\n");
+			return 1;
+		}
+		if (m.type == PTO_MSG_TRACE_DATA && trace_data(t, &m, len))
+			return 1;
+	}
+	return 0;
+}
+
+/* TRACE_STOP; the blocks still on their way, then ptod's loss count. */
+static int trace_stop(struct trace *t, int s)
+{
+	struct pto_msg m;
+	ssize_t len;
+
+	if (ptod_ask(s, PTO_MSG_TRACE_STOP, sizeof(struct pto_trace_block)))
+		return 1;
+	for (;;) {
+		len = ptod_recv(s, &m, 5000);
+		if (len <= 0) {
+			fprintf(stderr, "ptoctl: trace: no answer to the stop\n");
+			return 1;
+		}
+		if (m.type == PTO_MSG_TRACE_DATA && trace_data(t, &m, len))
+			return 1;
+		if (m.type == PTO_MSG_REPLY) {
+			t->lost = m.tag;
+			return 0;
+		}
+	}
+}
+
+/* The first message after TRACE: REPLY 0, or a refusal (said). */
+static int trace_begin(int s)
+{
+	struct pto_msg m;
+	ssize_t len;
+
+	do
+		len = ptod_recv(s, &m, 10000);
+	while (len > 0 && m.type != PTO_MSG_REPLY);
+	if (len <= 0) {
+		fprintf(stderr, "ptoctl: trace: %s\n",
+			len ? "no answer from ptod" : "ptod hung up");
+		return 1;
+	}
+	return m.status ? refused(&m, "trace") : 0;
+}
+
+/* Block order for -o: by client, graph, then dispatch time. */
+static int block_cmp(const void *a, const void *b)
+{
+	const struct pto_trace_block *x = a, *y = b;
+
+	if (x->client != y->client)
+		return x->client < y->client ? -1 : 1;
+	if (x->graph != y->graph)
+		return x->graph < y->graph ? -1 : 1;
+	if (x->dispatch != y->dispatch)
+		return x->dispatch < y->dispatch ? -1 : 1;
+	return 0;
+}
+
+/*
+ * The tasks of one DAG (@b[0 .. @n), one client's graph) as task lines:
+ * ids in order of first dispatch into @id (per block), the longest block
+ * as the cost.
+ */
+static void write_tasks(FILE *f, const struct pto_trace_block *b, size_t n,
+			uint32_t *id)
+{
+	size_t i, j;
+	uint32_t nt = 0;
+
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < i && b[j].task != b[i].task; j++)
+			;
+		id[i] = j < i ? id[j] : nt++;
+	}
+	for (i = 0; i < nt; i++) {
+		struct pto_dagf_task ft = {
+			.id = (uint32_t)i, .block_num = 0, .thread_num = 1,
+			.func = -1, .prio = -1, .cp = -1,
+		};
+
+		for (j = 0; j < n; j++) {
+			if (id[j] != i)
+				continue;
+			if (b[j].end - b[j].start > ft.cost)
+				ft.cost = b[j].end - b[j].start;
+			ft.type = b[j].aic ? PTO_DAGF_AIC : PTO_DAGF_AIV;
+			ft.func = b[j].kernel;
+			ft.block_num++;
+		}
+		ft.est = ft.cost;
+		pto_dagf_write_task(f, &ft);
+	}
+}
+
+/* One DAG: its line, its tasks, its blocks (times from @t0). */
+static int write_dag(FILE *f, const struct pto_trace_block *b, size_t n,
+		     uint64_t t0)
+{
+	uint32_t *id = calloc(n, sizeof(*id));
+	char name[64];
+	size_t i;
+
+	if (!id)
+		return -ENOMEM;
+	snprintf(name, sizeof(name), "uid%u.client%u.%" PRIu64, b[0].uid,
+		 b[0].client, b[0].graph);
+	pto_dagf_write_dag(f, name, b[0].dispatch - t0, true, 0);
+	write_tasks(f, b, n, id);
+	for (i = 0; i < n; i++) {
+		struct pto_dagf_block fb = {
+			.task = id[i], .core = b[i].core,
+			.dispatch = b[i].dispatch - t0,
+			.start = b[i].start - t0, .end = b[i].end - t0,
+		};
+
+		pto_dagf_write_block(f, &fb);
+	}
+	free(id);
+	return 0;
+}
+
+/*
+ * -o FILE: the blocks as a recording (the DAG file format ptod -R writes,
+ * with the same writer): one DAG per client's graph, its tasks as the
+ * blocks show them (no producers), time 0 at the first dispatch.
+ */
+static int write_recording(struct trace *t)
+{
+	uint64_t t0 = UINT64_MAX;
+	size_t i, start;
+	FILE *f;
+	int ret = 0;
+
+	f = fopen(t->out, "we");
+	if (!f) {
+		fprintf(stderr, "ptoctl: -o %s: %s\n", t->out, strerror(errno));
+		return 1;
+	}
+	qsort(t->b, t->nb, sizeof(*t->b), block_cmp);
+	for (i = 0; i < t->nb; i++)
+		if (t->b[i].dispatch < t0)
+			t0 = t->b[i].dispatch;
+	for (start = 0, i = 1; !ret && i <= t->nb; i++)
+		if (i == t->nb || t->b[i].client != t->b[start].client ||
+		    t->b[i].graph != t->b[start].graph) {
+			ret = write_dag(f, &t->b[start], i - start, t0);
+			start = i;
+		}
+	if (fclose(f) || ret) {
+		fprintf(stderr, "ptoctl: -o %s: %s\n", t->out,
+			strerror(ret ? -ret : errno));
+		return 1;
+	}
+	return 0;
+}
+
+static int trace_opts(struct trace *t, int argc, char **argv)
+{
+	int ch;
+
+	optind = 1;
+	while ((ch = getopt(argc, argv, "n:d:o:")) != -1) {
+		switch (ch) {
+		case 'n':
+			t->max = ptoctl_num(optarg, LONG_MAX);
+			if (t->max < 0)
+				return -EINVAL;
+			break;
+		case 'd':
+			t->secs = ptoctl_num(optarg, INT_MAX / 1000);
+			if (t->secs < 0)
+				return -EINVAL;
+			break;
+		case 'o':
+			t->out = optarg;
+			break;
+		default:
+			return -EINVAL;
+		}
+	}
+	return optind == argc ? 0 : -EINVAL;
+}
+
+int ptoctl_trace(const struct ptoctl_sock *o, int argc, char **argv)
+{
+	struct sigaction sa = { .sa_handler = on_stop };
+	struct trace t = { .o = o };
+	int s, ret;
+
+	if (trace_opts(&t, argc, argv)) {
+		fprintf(stderr,
+			"usage: ptoctl [-j] [-s SOCKET] trace [-n BLOCKS] [-d SECONDS] [-o FILE]\n");
+		return 2;
+	}
+	s = ptod_dial(sock_path(o->sock));
+	if (s < 0)
+		return 1;
+	/* no SA_RESTART: Ctrl-C ends the wait for the next message */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	ret = ptod_ask(s, PTO_MSG_TRACE, sizeof(struct pto_trace_block));
+	if (!ret)
+		ret = trace_begin(s);
+	if (!ret) {
+		fprintf(stderr, "ptoctl: tracing\n");
+		ret = trace_follow(&t, s);
+		if (!ret)
+			ret = trace_stop(&t, s);
+	}
+	close(s);
+	if (!ret && t.out)
+		ret = write_recording(&t);
+	if (!ret)
+		fprintf(stderr, "ptoctl: trace: %ld blocks, %" PRIu64 " lost\n",
+			t.seen, t.lost);
+	free(t.b);
+	return ret;
+}
