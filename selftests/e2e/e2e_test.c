@@ -2007,6 +2007,271 @@ TEST_F_TIMEOUT(e2e, stopped_client_other_passes, 150)
 	proc_free(&a);
 }
 
+/* ---- ptoctl: clients, graphs, trace (ptod's socket) ------------------------------- */
+
+/*
+ * Run build/tools/@tool with @args as user @uid (0: root; others in the
+ * device's group) to the end: its output (stdout and stderr), or NULL;
+ * its wait status in *@status.
+ */
+static char *tool_output(struct __test_metadata *_metadata, const char *tool,
+			 uid_t uid, const char *const args[], int *status)
+{
+	char prog[2 * PATH_MAX];
+	char *argv[16], *text;
+	struct proc p;
+	int n = 0, i, ret;
+
+	snprintf(prog, sizeof(prog), "%s/tools/%s", E->build, tool);
+	argv[n++] = prog;
+	for (i = 0; args[i] && n < 15; i++)
+		argv[n++] = (char *)args[i];
+	argv[n] = NULL;
+	ret = proc_spawn(&p, tool, argv, NULL, -1, uid, true);
+	if (!ret)
+		ret = proc_wait(&p, CLIENT_MS);
+	EXPECT_EQ(0, ret) TH_LOG("%s: %s", tool, strerror(-ret));
+	*status = p.status;
+	text = p.text;
+	p.text = NULL;
+	proc_free(&p);
+	return text;
+}
+
+/* @text parses as JSON (python3's json module). */
+static bool json_ok(struct __test_metadata *_metadata, const char *text)
+{
+	char path[PATH_MAX + 32];
+	struct proc p;
+	bool ok;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/ptoctl.json", E->tmp);
+	f = fopen(path, "w");
+	if (!f || fputs(text, f) < 0 || fclose(f))
+		return false;
+	if (proc_spawn(&p, "json",
+		       (char *const[]){ "/usr/bin/python3", "-c",
+					"import json, sys; json.load(open(sys.argv[1]))",
+					path, NULL }, NULL, -1, 0, false))
+		return false;
+	ok = !proc_wait(&p, CLIENT_MS) && exited_ok(&p);
+	proc_free(&p);
+	return ok;
+}
+
+/* The line of ptoctl's JSON @text with "KEY": @val followed by , or }. */
+static const char *json_entry(const char *text, const char *key, long val)
+{
+	char pat[64];
+	const char *s;
+
+	snprintf(pat, sizeof(pat), "\"%s\": %ld,", key, val);
+	s = text ? strstr(text, pat) : NULL;
+	if (!s) {
+		snprintf(pat, sizeof(pat), "\"%s\": %ld}", key, val);
+		s = text ? strstr(text, pat) : NULL;
+	}
+	while (s && s > text && s[-1] != '\n')
+		s--;
+	return s;
+}
+
+/* The line @l (up to its end) has @needle. */
+static bool line_has(const char *l, const char *needle)
+{
+	const char *eol = strchrnul(l, '\n'), *s = strstr(l, needle);
+
+	return s && s < eol;
+}
+
+/* ptoctl -j clients as @uid: its JSON (checked to parse), or NULL. */
+static char *clients_json(struct __test_metadata *_metadata, uid_t uid)
+{
+	int st;
+	char *out = tool_output(_metadata, "ptoctl", uid, ARGS("-j", "clients"),
+				&st);
+
+	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) TH_LOG("%s", out);
+	EXPECT_TRUE(json_ok(_metadata, out ? out : "")) TH_LOG("%s", out);
+	return out;
+}
+
+/*
+ * A client that stays connected shows up in ptoctl clients with its pid,
+ * uid and gid, and the human output has it too.
+ */
+TEST_F_TIMEOUT(e2e, ptoctl_clients_lists_client, 60)
+{
+	char want[64], *out;
+	const char *l;
+	struct proc a;
+	int ret, st;
+
+	ASSERT_EQ(0, e2e_start(&a, "idle", true, NULL, ARGS("idle", "60")));
+	ret = proc_ready(&a, READY_MS);
+	if (ret)
+		proc_free(&a);
+	ASSERT_EQ(0, ret) TH_LOG("idle client: %s", strerror(-ret));
+	out = clients_json(_metadata, 0);
+	l = json_entry(out, "pid", a.pid);
+	EXPECT_NE(NULL, l) TH_LOG("pid %d not in: %s", a.pid, out);
+	if (l) {
+		EXPECT_TRUE(line_has(l, "\"uid\": 0,"));
+		EXPECT_TRUE(line_has(l, "\"gid\": 0,"));
+		EXPECT_TRUE(line_has(l, "\"hello\": true,"));
+	}
+	free(out);
+	out = tool_output(_metadata, "ptoctl", 0, ARGS("clients"), &st);
+	snprintf(want, sizeof(want), " %d ", a.pid);
+	EXPECT_TRUE(has_text(out, want)) TH_LOG("%s", out);
+	free(out);
+	proc_free(&a);
+}
+
+/*
+ * ptoctl clients as nobody lists nobody's client, not root's; as root,
+ * both.
+ */
+TEST_F_TIMEOUT(e2e, ptoctl_clients_private, 60)
+{
+	struct proc r, n;
+	char *out;
+	int ret;
+
+	if (E->user)
+		SKIP(return, NOBODY_ON_USER_DEVICE);
+	ASSERT_EQ(0, e2e_start(&r, "idle-root", true, NULL, ARGS("idle", "60")));
+	ret = proc_ready(&r, READY_MS);
+	if (!ret)
+		ret = e2e_start_as(&n, "idle-nobody", NOBODY, true, NULL,
+				   ARGS("idle", "60"));
+	if (!ret) {
+		ret = proc_ready(&n, READY_MS);
+		if (ret)
+			proc_free(&n);
+	}
+	if (ret)
+		proc_free(&r);
+	ASSERT_EQ(0, ret) TH_LOG("idle clients: %s", strerror(-ret));
+	out = clients_json(_metadata, NOBODY);
+	EXPECT_NE(NULL, json_entry(out, "pid", n.pid)) TH_LOG("%s", out);
+	EXPECT_EQ(NULL, json_entry(out, "pid", r.pid)) TH_LOG("%s", out);
+	EXPECT_EQ(NULL, json_entry(out, "uid", 0)) TH_LOG("%s", out);
+	free(out);
+	out = clients_json(_metadata, 0);
+	EXPECT_NE(NULL, json_entry(out, "pid", n.pid)) TH_LOG("%s", out);
+	EXPECT_NE(NULL, json_entry(out, "pid", r.pid)) TH_LOG("%s", out);
+	free(out);
+	proc_free(&n);
+	proc_free(&r);
+}
+
+/*
+ * After pto_e2e prio (a graph of 9 tasks) ran, ptoctl graphs has its
+ * graph: done, 9 tasks submitted, 9 done, 9 in its statistics.
+ */
+TEST_F_TIMEOUT(e2e, ptoctl_graphs_counts_tasks, 150)
+{
+	struct proc p;
+	const char *l;
+	char *out;
+	int st;
+
+	ASSERT_EQ(0, e2e_start(&p, "prio", false, NULL, ARGS("prio", "stream")));
+	EXPECT_EQ(0, proc_wait(&p, CLIENT_MS));
+	EXPECT_TRUE(case_passed(p.text, "prio"));
+	out = tool_output(_metadata, "ptoctl", 0, ARGS("-j", "graphs"), &st);
+	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) TH_LOG("%s", out);
+	EXPECT_TRUE(json_ok(_metadata, out ? out : "")) TH_LOG("%s", out);
+	l = json_entry(out, "pid", p.pid);
+	ASSERT_NE(NULL, l) TH_LOG("pid %d not in: %s", p.pid, out);
+	EXPECT_TRUE(line_has(l, "\"state\": \"done\","));
+	EXPECT_TRUE(line_has(l, "\"tasks-submitted\": 9,"));
+	EXPECT_TRUE(line_has(l, "\"tasks-done\": 9,"));
+	EXPECT_TRUE(line_has(l, "{\"tasks\": 9,"));
+	EXPECT_TRUE(line_has(l, "\"blocks\": 9,"));
+	free(out);
+	proc_free(&p);
+}
+
+/* Lines of @text that begin with @prefix. */
+static int lines_with(const char *text, const char *prefix)
+{
+	const char *s = text;
+	int n = 0;
+
+	while ((s = line_with(s, prefix))) {
+		n++;
+		s++;
+	}
+	return n;
+}
+
+/* Wait up to @ms for a trace subscriber among ptod's clients. */
+static bool tracer_seen(struct __test_metadata *_metadata, int ms)
+{
+	int64_t end = mono_ms() + ms;
+	bool seen = false;
+	char *out;
+	int st;
+
+	while (!seen && mono_ms() < end) {
+		out = tool_output(_metadata, "ptoctl", 0,
+				  ARGS("-j", "clients"), &st);
+		seen = has_text(out, "\"tracing\": true");
+		free(out);
+		if (!seen)
+			usleep(50000);
+	}
+	return seen;
+}
+
+/*
+ * ptoctl trace -n 9 -o FILE over pto_e2e prio (9 single-block tasks):
+ * one line per block, all of graph 1, none lost; FILE has 9 block lines
+ * and pto-trace turns it into JSON.
+ */
+TEST_F_TIMEOUT(e2e, ptoctl_trace_blocks, 150)
+{
+	char rec[PATH_MAX + 32], prog[2 * PATH_MAX], *json;
+	const char *l;
+	struct proc t;
+	FILE *f;
+	char line[256];
+	int st, nblk = 0;
+
+	snprintf(rec, sizeof(rec), "%s/trace.dag", E->tmp);
+	snprintf(prog, sizeof(prog), "%s/tools/ptoctl", E->build);
+	ASSERT_EQ(0, proc_spawn(&t, "trace",
+				(char *const[]){ prog, "trace", "-n", "9", "-d",
+						 "100", "-o", rec, NULL },
+				NULL, -1, 0, false));
+	if (!tracer_seen(_metadata, READY_MS))
+		proc_free(&t);
+	ASSERT_TRUE(t.pid > 0) TH_LOG("ptoctl trace never subscribed");
+	run_client(_metadata, "prio", NULL, ARGS("prio", "stream"),
+		   ARGS("prio"), NULL);
+	EXPECT_EQ(0, proc_wait(&t, CLIENT_MS));
+	EXPECT_TRUE(exited_ok(&t));
+	EXPECT_EQ(9, lines_with(t.text, "client ")) TH_LOG("%s", t.text);
+	for (l = t.text; (l = line_with(l, "client ")); l++)
+		EXPECT_TRUE(line_has(l, " graph 1 task ")) TH_LOG("%.80s", l);
+	EXPECT_TRUE(has_text(t.text, "ptoctl: trace: 9 blocks, 0 lost"));
+	proc_free(&t);
+	f = fopen(rec, "r");
+	ASSERT_NE(NULL, f);
+	while (fgets(line, sizeof(line), f))
+		nblk += !strncmp(line, "block ", 6);
+	fclose(f);
+	EXPECT_EQ(9, nblk);
+	json = tool_output(_metadata, "pto-trace", 0, ARGS("-f", "json", rec),
+			   &st);
+	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) TH_LOG("%s", json);
+	EXPECT_TRUE(json_ok(_metadata, json ? json : ""));
+	free(json);
+}
+
 /*
  * pto_sockfuzz: several processes, each with several connections, send
  * random and mutated messages of the wire protocol (bad types, lengths,
