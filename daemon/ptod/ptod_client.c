@@ -243,7 +243,11 @@ int ptod_send_try(struct client *c, struct pto_msg *m, size_t len)
 	return send_msg(c, m, len, NULL, 0, true);
 }
 
-/* Main loop: the socket has room, or the drain deadline passed. */
+/*
+ * Main loop: the socket has room, or the drain deadline passed (a trace
+ * subscriber is not dropped for that: what it does not read is bounded
+ * and counted as lost).
+ */
 static void on_client_write(evutil_socket_t fd, short what, void *arg)
 {
 	struct client *c = arg;
@@ -257,12 +261,21 @@ static void on_client_write(evutil_socket_t fd, short what, void *arg)
 	if (!atomic_load(&c->out_dead) && c->out_head) {
 		ret = out_flush(c);
 		left = c->d->out_ms - (pto_mono_ns() - c->out_since) / 1000000;
-		if (ret)
+		if (ret) {
 			out_drop(c, strerror(-ret));
-		else if (c->out_head && left <= 0)
+		} else if (c->out_head && left <= 0 && c->tracing) {
+			/*
+			 * A trace subscriber that stalls loses blocks
+			 * (ptod_send_try() keeps its queue within half of
+			 * -Q), not its connection: it learns what it lost.
+			 */
+			left = c->d->out_ms;
+			arm = true;
+		} else if (c->out_head && left <= 0) {
 			out_drop(c, "it took none of its replies in time");
-		else
+		} else {
 			arm = c->out_head;
+		}
 	}
 	pthread_mutex_unlock(&c->send_lock);
 	if (arm)

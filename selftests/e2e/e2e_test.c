@@ -2273,6 +2273,48 @@ TEST_F_TIMEOUT(e2e, ptoctl_trace_blocks, 150)
 }
 
 /*
+ * A trace reader that stops reading (SIGSTOP) while pto_e2e probe-n runs
+ * 20000 single-block tasks (about 940 KiB of blocks, more than ptod's
+ * queue and the socket hold) loses blocks, not its connection, and the
+ * run is not held up: after SIGCONT and SIGINT ptoctl reports the blocks
+ * it printed and those ptod lost, which add up to 20000, some lost.
+ * Natively only: 20000 tasks take long under TCG.
+ */
+TEST_F_TIMEOUT(e2e, ptoctl_trace_slow_reader, 150)
+{
+	char prog[2 * PATH_MAX];
+	unsigned long long lost = 0;
+	const char *l;
+	long shown = -1;
+	struct proc t;
+
+	if (!E->user)
+		SKIP(return, "20000 tasks take too long in the VM; natively only");
+	snprintf(prog, sizeof(prog), "%s/tools/ptoctl", E->build);
+	ASSERT_EQ(0, proc_spawn(&t, "trace",
+				(char *const[]){ prog, "trace", "-d", "120",
+						 NULL }, NULL, -1, 0, false));
+	if (!tracer_seen(_metadata, READY_MS) || kill(t.pid, SIGSTOP))
+		proc_free(&t);
+	ASSERT_TRUE(t.pid > 0) TH_LOG("ptoctl trace never subscribed");
+	run_client(_metadata, "probe", NULL, ARGS("probe-n", "20000"),
+		   ARGS("probe"), NULL);
+	EXPECT_EQ(0, kill(t.pid, SIGCONT));
+	EXPECT_EQ(0, kill(t.pid, SIGINT));
+	EXPECT_EQ(0, proc_wait(&t, CLIENT_MS));
+	EXPECT_TRUE(exited_ok(&t));
+	l = line_with(t.text, "ptoctl: trace: ");
+	ASSERT_NE(NULL, l) TH_LOG("no count from ptoctl");
+	ASSERT_EQ(2, sscanf(l, "ptoctl: trace: %ld blocks, %llu lost", &shown,
+			    &lost)) TH_LOG("%.80s", l);
+	note("trace: %ld blocks shown, %llu lost", shown, lost);
+	EXPECT_EQ(20000, shown + (long)lost);
+	EXPECT_LT(0, lost);
+	EXPECT_EQ(shown, lines_with(t.text, "client "));
+	proc_free(&t);
+}
+
+/*
  * pto_sockfuzz: several processes, each with several connections, send
  * random and mutated messages of the wire protocol (bad types, lengths,
  * versions, truncated and oversized messages, hellos with and without
