@@ -16,14 +16,15 @@ int pto_tensor_check(const Tensor *t)
 
 	if (!es || t->ndims < 1 || t->ndims > PTO2_MAX_TENSOR_DIMS)
 		return -EINVAL;
+	/* overflow tests by multiplication: a 64-bit divide per dimension
+	 * was a good part of a submit's cost */
 	for (i = 0; i < t->ndims; i++) {
 		if (!t->raw_shapes[i] || t->offsets[i] > t->raw_shapes[i] ||
 		    t->shapes[i] > t->raw_shapes[i] - t->offsets[i] ||
-		    raw > UINT64_MAX / t->raw_shapes[i])
+		    __builtin_mul_overflow(raw, t->raw_shapes[i], &raw))
 			return -EINVAL;
-		raw *= t->raw_shapes[i];
 	}
-	if (raw > UINT64_MAX / es || raw * es > t->size)
+	if (__builtin_mul_overflow(raw, (uint64_t)es, &raw) || raw > t->size)
 		return -EINVAL;
 	return 0;
 }

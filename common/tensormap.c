@@ -13,14 +13,20 @@
 
 int pto2_region_from_tensor(struct pto2_region *r, const Tensor *t)
 {
+	if (pto_tensor_check(t))
+		return -EINVAL;
+	pto2_region_from_valid_tensor(r, t);
+	return 0;
+}
+
+void pto2_region_from_valid_tensor(struct pto2_region *r, const Tensor *t)
+{
 	uint64_t stride[PTO2_MAX_TENSOR_DIMS];
 	uint64_t first = 0, last = 0, raw = 1;
 	uint32_t es = pto_dtype_size(t->dtype);
 	bool empty = false;
 	int i, j, n = (int)t->ndims;
 
-	if (pto_tensor_check(t))
-		return -EINVAL;
 	for (i = n - 1; i >= 0; i--) {
 		stride[i] = raw;
 		raw *= t->raw_shapes[i];
@@ -43,7 +49,7 @@ int pto2_region_from_tensor(struct pto2_region *r, const Tensor *t)
 	if (empty) {
 		r->begin = r->end = t->addr + first * es;
 		r->contiguous = 1;
-		return 0;
+		return;
 	}
 	r->begin = t->addr + first * es;
 	r->end = t->addr + (last + 1) * es;
@@ -54,7 +60,6 @@ int pto2_region_from_tensor(struct pto2_region *r, const Tensor *t)
 	for (j = i + 1; j < n; j++)
 		if (t->shapes[j] != t->raw_shapes[j])
 			r->contiguous = 0;
-	return 0;
 }
 
 static bool same_layout(const struct pto2_region *a, const struct pto2_region *b)

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include <pto-private/params.h>
 #include <pto-private/tensormap.h>
 #include "tap.h"
 
@@ -40,6 +41,37 @@ static enum pto2_overlap ov(Tensor n, Tensor o)
 	struct pto2_region rn = R(&n), ro = R(&o);
 
 	return pto2_region_overlap(&rn, &ro);
+}
+
+/* One dim of @n fp32 elements (or two of @n each), claiming all memory. */
+static Tensor huge(uint64_t n, uint32_t ndims)
+{
+	uint64_t s[2] = { n, n };
+	Tensor t = make_tensor_external((void *)(uintptr_t)BASE, s, ndims,
+					PTO_DT_FP32);
+
+	t.size = UINT64_MAX;
+	return t;
+}
+
+/* Buffer sizes that do not fit in 64 bits are malformed, not wrapped. */
+static void test_size_overflow(void)
+{
+	Tensor t = huge(1ULL << 32, 2);
+	struct pto2_region r;
+
+	ok(pto_tensor_check(&t) == -EINVAL &&
+	   pto2_region_from_tensor(&r, &t) == -EINVAL,
+	   "2^32 x 2^32 elements (2^64) rejected");
+	t = huge(1ULL << 62, 1);
+	ok(pto_tensor_check(&t) == -EINVAL,
+	   "2^62 fp32 elements (2^64 bytes) rejected");
+	t = huge(UINT64_MAX / 4, 1);
+	ok(pto_tensor_check(&t) == 0,
+	   "UINT64_MAX / 4 fp32 elements (2^64 - 4 bytes) accepted");
+	t.raw_shapes[0] = t.shapes[0] = UINT64_MAX / 4 + 1;
+	ok(pto_tensor_check(&t) == -EINVAL,
+	   "UINT64_MAX / 4 + 1 fp32 elements rejected");
 }
 
 static void test_regions(void)
@@ -94,6 +126,7 @@ static void test_regions(void)
 	bad = a;
 	bad.ndims = 6;
 	ok(pto2_region_from_tensor(&r, &bad) == -EINVAL, "6 dims rejected");
+	test_size_overflow();
 }
 
 static void test_lookup_insert(void)

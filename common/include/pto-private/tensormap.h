@@ -64,6 +64,8 @@ struct pto2_region {
 /* Build @r from @t; -EINVAL if the view is malformed (bad dtype, dims,
  * out-of-range view, shape larger than the buffer). */
 int pto2_region_from_tensor(struct pto2_region *r, const Tensor *t);
+/* The same for a view pto_tensor_check() accepted already. */
+void pto2_region_from_valid_tensor(struct pto2_region *r, const Tensor *t);
 enum pto2_overlap pto2_region_overlap(const struct pto2_region *newr,
 				      const struct pto2_region *oldr);
 
