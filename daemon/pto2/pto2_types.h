@@ -126,16 +126,19 @@ typedef struct PTO2SharedMemoryHeader {
  * schedulers once published (current_task_index, release) or once
  * fanin_count is final (seq_cst store). fanout_lock protects fanout_head
  * and fanout_count against the scheduler's completion handler.
+ *
+ * A descriptor starts a cache line (no two share one), and the fanout
+ * fields are in its last line, away from the first: a consumer's submit
+ * takes the producer's fanout_lock right after the schedulers' scan read
+ * the producer's task_id and fanin_count; in one line, that lock moved
+ * the line from CPU to CPU on most dependencies.
  */
 typedef struct PTO2TaskDescriptor {
-	_Atomic int32_t task_id;
+	alignas(64) _Atomic int32_t task_id;
 	int32_t kernel_id;
 	int32_t worker_type;
 	int32_t fanin_head;		/* DepListPool offset: producers to release */
 	_Atomic int32_t fanin_count;	/* producers to wait for */
-	_Atomic int32_t fanout_lock;	/* spinlock, see above */
-	int32_t fanout_head;		/* DepListPool offset: consumers */
-	_Atomic int32_t fanout_count;	/* 1 (scope ref) + consumers */
 	uint64_t packed_buffer_base;	/* device address, 0 = no outputs */
 	uint64_t packed_buffer_end;	/* device address */
 	uint64_t heap_pos_end;		/* heap position after this task's
@@ -155,6 +158,10 @@ typedef struct PTO2TaskDescriptor {
 	bool est_declared;		/* @est_time given (task or kernel),
 					 * not measured or the default */
 	uint64_t affinity[PTO_CORE_MASK_WORDS];	/* cores; all 0: any */
+	/* off the first line, written after publication */
+	_Atomic int32_t fanout_lock;	/* spinlock, see above */
+	int32_t fanout_head;		/* DepListPool offset: consumers */
+	_Atomic int32_t fanout_count;	/* 1 (scope ref) + consumers */
 	_Atomic int32_t threads_left;	/* core executions to finish */
 } PTO2TaskDescriptor;
 
