@@ -776,7 +776,7 @@ static inline int32_t load_la(PTO2Runtime *rt)
 }
 
 /* Make room for @n dep-list entries (back-pressure like the rings'). */
-static int dep_pool_reserve(PTO2Runtime *rt, uint32_t n)
+static int dep_pool_reserve_slow(PTO2Runtime *rt, uint32_t n)
 {
 	struct pto2_dep_pool *p = &rt->dep_pool;
 	struct pto2_flow_wait w;
@@ -825,6 +825,19 @@ static int dep_pool_reserve(PTO2Runtime *rt, uint32_t n)
 			return ret;
 		}
 	}
+}
+
+/*
+ * live_pos only grows, so room under the last value read is room now:
+ * the shared last_task_alive is read only when that is not enough.
+ */
+static inline int dep_pool_reserve(PTO2Runtime *rt, uint32_t n)
+{
+	struct pto2_dep_pool *p = &rt->dep_pool;
+
+	if (likely(n <= p->capacity && p->pos + n - p->live_pos <= p->capacity))
+		return 0;
+	return dep_pool_reserve_slow(rt, n);
 }
 
 /* Insert with TensorMap pool back-pressure (Layer 3). */
@@ -1051,7 +1064,8 @@ static int submit_check(struct submit *s)
 		return -EINVAL;
 	for (i = 0; i < s->n; i++)
 		if (s->params[i].type != PTO_PARAM_SCALAR)
-			pto2_region_from_tensor(&s->reg[i], s->params[i].tensor);
+			pto2_region_from_valid_tensor(&s->reg[i],
+						      s->params[i].tensor);
 	return 0;
 }
 
@@ -1307,11 +1321,19 @@ static void submit_publish(struct submit *s)
 static int submit(PTO2Runtime *rt, int32_t kernel_id, PTO2WorkerType wt,
 		  PTOParam *params, int32_t n, const PTO2TaskAttr *attr)
 {
-	struct submit s = {
-		.rt = rt, .kernel_id = kernel_id, .wt = wt, .params = params,
-		.n = n, .attr = attr,
-	};
+	struct submit s;	/* the arrays (4.5 KiB) are filled as used */
 	int ret;
+
+	s.rt = rt;
+	s.kernel_id = kernel_id;
+	s.wt = wt;
+	s.params = params;
+	s.n = n;
+	s.attr = attr;
+	s.nall = s.nreg = 0;
+	s.id = 0;
+	s.slot = 0;
+	s.d = NULL;
 
 	ret = submit_check(&s);
 	if (ret)
