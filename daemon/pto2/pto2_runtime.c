@@ -1269,7 +1269,9 @@ static int submit_insert_outputs(struct submit *s)
 
 /*
  * Step 7: the fanin list and count; a task whose producers all completed
- * already goes to the early-ready queue.
+ * already goes to the early-ready queue. Returns 1 if the task is ready
+ * (no producer, or all completed), 0 if it waits for a producer, or a
+ * negative errno.
  */
 static int submit_finalize_fanin(struct submit *s)
 {
@@ -1292,8 +1294,9 @@ static int submit_finalize_fanin(struct submit *s)
 	PTO2_TASK_PROBE(task_submit, rt, s->id, d->kernel_id, -1, s->nall);
 	/* seq_cst pairs with the schedulers' fetch_add on fanin_refcount */
 	atomic_store_explicit(&d->fanin_count, s->nall, memory_order_seq_cst);
-	if (!s->nall ||
-	    atomic_load_explicit(&rt->fanin_refcount[s->slot],
+	if (!s->nall)
+		return 1;	/* the schedulers' scan finds it */
+	if (atomic_load_explicit(&rt->fanin_refcount[s->slot],
 				 memory_order_seq_cst) < s->nall ||
 	    !atomic_compare_exchange_strong(&rt->completed[s->slot], &exp,
 					    PTO2_TASK_READY))
@@ -1303,11 +1306,18 @@ static int submit_finalize_fanin(struct submit *s)
 	rt->orch_ready[tail & rt->mask] = s->id;
 	atomic_store_explicit(&rt->orch_ready_tail, tail + 1,
 			      memory_order_release);
-	return 0;
+	return 1;
 }
 
-/* Step 8: publish the task to the schedulers' scan. */
-static void submit_publish(struct submit *s)
+/*
+ * Step 8: publish the task to the schedulers' scan. Only a @ready task
+ * wakes them: one that waits for a producer becomes ready in the
+ * completion of its last producer, on a scheduler thread (or here, in
+ * step 7, if that completion came first), and the scan has nothing to
+ * do with it. Waking a sleeping scheduler for each such task cost a
+ * system call per submit.
+ */
+static void submit_publish(struct submit *s, bool ready)
 {
 	PTO2Runtime *rt = s->rt;
 
@@ -1315,7 +1325,8 @@ static void submit_publish(struct submit *s)
 			      rt->task_ring.current_index,
 			      memory_order_release);
 	rt->stat_submitted++;
-	pto2_wake_schedulers_for_publish(rt);
+	if (ready)
+		pto2_wake_schedulers_for_publish(rt);
 }
 
 static int submit(PTO2Runtime *rt, int32_t kernel_id, PTO2WorkerType wt,
@@ -1351,11 +1362,11 @@ static int submit(PTO2Runtime *rt, int32_t kernel_id, PTO2WorkerType wt,
 		pto2_record_task(rt, s.id, s.d, wt, s.fanin_all, s.nall);
 	if (!ret)
 		ret = submit_finalize_fanin(&s);
-	if (ret) {
+	if (ret < 0) {
 		pto2_rt_fail(rt, ret, "%s", rt->flow_msg);
 		return ret;
 	}
-	submit_publish(&s);
+	submit_publish(&s, ret == 1);
 	return 0;
 }
 

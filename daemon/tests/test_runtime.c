@@ -21,7 +21,7 @@
 /* ---- kernels --------------------------------------------------------------- */
 
 enum { K_ADD, K_ADD_SCALAR, K_MUL, K_SET, K_CHAIN, K_FILL, K_SUM_ROWS,
-       K_COPY_INC, K_FAIL, K_NOOP, K_SLOW, K_ADD_I64 };
+       K_COPY_INC, K_FAIL, K_NOOP, K_SLOW, K_ADD_I64, K_GATE };
 
 /* out = a + b; args: a, b, out, n */
 static int k_add(const struct pto_kernel_ctx *c, const uint64_t *a, uint32_t n)
@@ -178,6 +178,23 @@ static int k_slow(const struct pto_kernel_ctx *c, const uint64_t *a, uint32_t n)
 	return 0;
 }
 
+/* Says it runs, then waits (up to 10 s) until the test opens the gate. */
+static _Atomic int gate_started, gate_open;
+
+static int k_gate(const struct pto_kernel_ctx *c, const uint64_t *a,
+		  uint32_t n)
+{
+	int i;
+
+	(void)c;
+	(void)a;
+	(void)n;
+	atomic_store(&gate_started, 1);
+	for (i = 0; i < 100000 && !atomic_load(&gate_open); i++)
+		pto_sleep_ns(100000);
+	return 0;
+}
+
 static void register_kernels(struct sim_device *sd)
 {
 	sim_device_set_kernel(sd, K_ADD, k_add);
@@ -192,6 +209,7 @@ static void register_kernels(struct sim_device *sd)
 	sim_device_set_kernel(sd, K_NOOP, k_noop);
 	sim_device_set_kernel(sd, K_SLOW, k_slow);
 	sim_device_set_kernel(sd, K_ADD_I64, k_add_i64);
+	sim_device_set_kernel(sd, K_GATE, k_gate);
 }
 
 /*
@@ -1005,6 +1023,94 @@ static void t_parallel_runtimes(void)
 	ok(good, "3 runtimes on 3 sim devices run concurrently");
 }
 
+/* ---- Publishing a task that waits for a producer wakes no scheduler ---- */
+
+static _Thread_local bool in_submits;	/* count this thread's wakes */
+static _Atomic int submit_wakes;
+static void (*real_irq_wake)(void *ctx);
+
+static void counting_irq_wake(void *ctx)
+{
+	if (in_submits)
+		atomic_fetch_add(&submit_wakes, 1);
+	real_irq_wake(ctx);
+}
+
+/* Until the schedulers slept @n more times (at most 2 s). */
+static void wait_sleeps(PTO2Runtime *rt, uint64_t n)
+{
+	struct pto2_engine_stats st;
+	uint64_t base;
+	int i;
+
+	pto2_engine_get_stats(pto2_runtime_engine(rt), &st);
+	base = st.sleeps;
+	for (i = 0; i < 2000 && st.sleeps < base + n; i++) {
+		pto_sleep_ns(1000000);
+		pto2_engine_get_stats(pto2_runtime_engine(rt), &st);
+	}
+}
+
+/*
+ * args: GM for 21 int64. A gate task writes slot 0; once it runs and the
+ * schedulers sleep, 20 tasks that read slot 0 are submitted, a pause
+ * before each (so that every scheduler sleeps at most publishes).
+ */
+static int orch_publish_waiting(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	Tensor t[21];
+	PTOParam p[2];
+	int i;
+
+	(void)argc;
+	for (i = 0; i < 21; i++)
+		t[i] = ext1(args[0] + (uint64_t)i * 8, 1, PTO_DT_INT64);
+	PTO2_SCOPE(rt) {
+		p[0] = make_output_param(&t[0]);
+		pto2_rt_submit_task(rt, K_GATE, PTO2_WORKER_VECTOR, p, 1);
+		for (i = 0; i < 10000 && !atomic_load(&gate_started); i++)
+			pto_sleep_ns(1000000);
+		wait_sleeps(rt, 4);
+		for (i = 1; i < 21; i++) {
+			pto_sleep_ns(2000000);
+			p[0] = make_input_param(&t[0]);
+			p[1] = make_output_param(&t[i]);
+			in_submits = true;
+			pto2_rt_submit_task(rt, K_NOOP, PTO2_WORKER_VECTOR, p,
+					    2);
+			in_submits = false;
+		}
+		atomic_store(&gate_open, 1);
+	}
+	return 0;
+}
+
+static void t_publish_waiting(void)
+{
+	struct env e;
+	struct pto2_config c;
+	struct pto2_stats st;
+	uint64_t args[1];
+	int ret;
+
+	cfg_small(&c);
+	ret = env_device(&e, 1, 1);
+	register_kernels(e.sd);
+	real_irq_wake = e.sd->dev.irq_wake;
+	e.sd->dev.irq_wake = counting_irq_wake;
+	if (!ret)
+		ret = env_runtime(&e, &c);
+	args[0] = gm(21 * 8);
+	if (!ret)
+		ret = run(&e, orch_publish_waiting, args, 1);
+	pto2_runtime_get_stats(e.rt, &st);
+	ok(ret == 0 && st.tasks_completed == 21 &&
+	   atomic_load(&submit_wakes) == 0,
+	   "20 tasks waiting for a running producer: all done, their submits woke no scheduler (%d wakes, ret %d)",
+	   atomic_load(&submit_wakes), ret);
+	env_close(&e);
+}
+
 int main(void)
 {
 	t_independent();
@@ -1021,5 +1127,6 @@ int main(void)
 	t_deadlock();
 	t_timestamps();
 	t_parallel_runtimes();
+	t_publish_waiting();
 	return tap_done();
 }
