@@ -225,6 +225,7 @@ void pto2_engine_wake(struct pto2_engine *e);
  * Wake them for a newly published task only if all of them sleep: an
  * awake one finds it (a thread about to sleep counts itself as a sleeper,
  * fences and rechecks), and keeps the irq off the orchestrator's path.
+ * Submit calls it only for a task that is ready (submit_publish()).
  */
 void pto2_engine_wake_for_publish(struct pto2_engine *e);
 
