@@ -54,6 +54,13 @@ struct pto2_ecore {
 	int32_t task;
 	bool pending;		/* @pend waits for this core (engine lock) */
 	struct pto2_unit pend;
+	/*
+	 * @withheld: the core is not ours (another executor attached it):
+	 * a dispatch to it writes no register and sets @refused, which its
+	 * completion poller takes as the dispatch's failure.
+	 */
+	_Atomic bool withheld;
+	_Atomic bool refused;
 };
 
 /*
@@ -217,11 +224,32 @@ bool pto2_engine_core_dispatch(struct pto2_engine *e, uint32_t core,
 	if (core >= e->nr_cores)
 		return false;
 	ec = &e->cores[core];
-	if (!atomic_load_explicit(&ec->busy, memory_order_acquire))
+	/* a refused dispatch reached no core: complete() fails it */
+	if (!atomic_load_explicit(&ec->busy, memory_order_acquire) ||
+	    atomic_load_explicit(&ec->refused, memory_order_relaxed))
 		return false;
 	*id = ec->dispatch;
 	*payload = pto2_payload_dev(ec->rt, core);
 	return true;
+}
+
+void pto2_engine_withhold(struct pto2_engine *e, const uint64_t *mask,
+			  bool withhold)
+{
+	uint32_t c;
+
+	for (c = 0; c < e->nr_cores; c++)
+		if (!mask || (mask[c / 64] & (1ULL << (c % 64))))
+			atomic_store_explicit(&e->cores[c].withheld, withhold,
+					      memory_order_release);
+	pto2_engine_wake(e);
+}
+
+bool pto2_engine_withheld(struct pto2_engine *e, uint32_t core)
+{
+	return core < e->nr_cores &&
+	       atomic_load_explicit(&e->cores[core].withheld,
+				    memory_order_acquire);
 }
 
 /* ---- The HWS registers of the register file ---------------------------- */
@@ -430,11 +458,20 @@ static void dispatch(struct pto2_engine *e, const struct pto2_unit *u)
 	ec->dispatch = next_dispatch_id(e, ec->dispatch);
 	ec->rt = rt;
 	ec->task = u->task;
+	atomic_store_explicit(&ec->refused,
+			      atomic_load_explicit(&ec->withheld,
+						   memory_order_acquire),
+			      memory_order_relaxed);
 	atomic_store_explicit(&ec->expect_ns,
 			      pto_mono_ns() + (int64_t)expected_time(rt, d),
 			      memory_order_relaxed);
 	atomic_store_explicit(&ec->busy, true, memory_order_release);
 	atomic_fetch_add_explicit(&e->busy_cores, 1, memory_order_relaxed);
+	if (unlikely(atomic_load_explicit(&ec->refused,
+					  memory_order_relaxed))) {
+		p->status = -EOWNERDEAD;	/* complete() fails it */
+		return;
+	}
 	reg64_store_relaxed(&r->ts_dispatch,
 			    pto_sys_cnt(pto_regs_info(e->dev.regs)));
 	reg64_store_relaxed(&r->task, pto2_payload_dev(rt, u->core));
@@ -831,11 +868,21 @@ static int complete(struct pto2_ethread *t)
 
 		if (!atomic_load_explicit(&ec->busy, memory_order_acquire))
 			continue;
-		if (reg_load_acquire(&pto_regs_core(e->dev.regs, c)->cond) !=
+		if (!atomic_load_explicit(&ec->refused, memory_order_relaxed) &&
+		    reg_load_acquire(&pto_regs_core(e->dev.regs, c)->cond) !=
 		    PTO_COND_DONE(ec->dispatch))
 			continue;
 		rt = ec->rt;
 		status = pto2_payload(rt, c)->status;
+		if (unlikely(atomic_load_explicit(&ec->refused,
+						  memory_order_relaxed))) {
+			atomic_store_explicit(&ec->refused, false,
+					      memory_order_relaxed);
+			pto2_rt_fail(rt, -EIO,
+				     "kernel %d (task %d) was not dispatched: core %u is attached by another executor",
+				     task_desc(rt, ec->task)->kernel_id,
+				     ec->task, c);
+		}
 		PTO2_TASK_PROBE(task_complete, rt, ec->task,
 				task_desc(rt, ec->task)->kernel_id, c, status);
 		atomic_store_explicit(&ec->busy, false, memory_order_relaxed);
@@ -905,8 +952,9 @@ static bool work_pending(struct pto2_ethread *t)
 		struct pto2_ecore *ec = &e->cores[c];
 
 		if (atomic_load_explicit(&ec->busy, memory_order_acquire) &&
-		    reg_load_acquire(&pto_regs_core(e->dev.regs, c)->cond) ==
-		    PTO_COND_DONE(ec->dispatch))
+		    (atomic_load_explicit(&ec->refused, memory_order_relaxed) ||
+		     reg_load_acquire(&pto_regs_core(e->dev.regs, c)->cond) ==
+		     PTO_COND_DONE(ec->dispatch)))
 			return true;
 	}
 	for (s = 0; s < HWS_MAX_DAGS; s++) {

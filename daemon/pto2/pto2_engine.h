@@ -166,6 +166,19 @@ struct PTO2Runtime *pto2_engine_core_runtime(struct pto2_engine *e,
 bool pto2_engine_core_dispatch(struct pto2_engine *e, uint32_t core,
 			       uint32_t *id, uint64_t *payload);
 
+/*
+ * Withhold the cores of @mask (PTO_CORE_MASK_WORDS words; NULL: every
+ * core) from dispatch, or give them back (@withhold false): a core another executor attached
+ * is not the AICPU's to use. A dispatch the HWS plans onto a withheld
+ * core writes none of its registers; the task fails at once ("core C is
+ * attached by another executor"). Dispatches already running there are
+ * the caller's to fail (pto2_engine_core_dispatch()).
+ */
+void pto2_engine_withhold(struct pto2_engine *e, const uint64_t *mask,
+			  bool withhold);
+/* Is @core withheld? */
+bool pto2_engine_withheld(struct pto2_engine *e, uint32_t core);
+
 /* Counters since create. */
 struct pto2_engine_stats {
 	uint64_t dispatches;	/* core dispatches */

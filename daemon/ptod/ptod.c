@@ -22,6 +22,9 @@
  * the user-mode device, which has no client file to give a sandbox) run
  * in a pto-sandbox of their own (ptod_sandbox.c).
  *
+ * On pto.ko ptod follows the device's netlink events (ptod_nl.c): its
+ * executor's death at once, cores another executor attached.
+ *
  * The socket path is -s, else $PTO_SOCKET, else /run/pto/ptod.sock.
  * See Documentation/runtime.rst.
  */
@@ -210,6 +213,8 @@ static void on_exec_ready(evutil_socket_t fd, short what, void *arg)
 			 (int)d->exec_pid);
 		PTO_PROBE1(ptod, exec_ready, d->exec_pid);
 		d->exec_dead_since = 0;
+		/* it attached every core: none is anyone else's now */
+		pto2_engine_withhold(d->engine, NULL, false);
 		set_exec_ready(d, true);
 	}
 	/* else: it died before attaching; SIGCHLD handles it */
@@ -282,15 +287,16 @@ static int spawn_executor(struct ptod *d)
 }
 
 /*
- * The executor died. Every core the engine has a dispatch on without
- * COND = FIN(id) gets it failed on its behalf, whatever state the core is
- * in now (dead, or attached by another executor, which resets its
- * registers): payload status -EOWNERDEAD, COND = FIN(id); the owner's
- * scheduler then fails the run with "kernel K failed" and drains.
- * Repeated while the executor is down and the run lasts (a scheduler may
- * still dispatch to a core before it has seen the error).
+ * The executor died, or another executor attached cores: every core of
+ * @mask (NULL: all) the engine has a dispatch on without COND = FIN(id)
+ * gets it failed on its behalf, whatever state the core is in now (dead,
+ * or attached by another executor, which resets its registers): payload
+ * status -EOWNERDEAD, COND = FIN(id); the owner's scheduler then fails
+ * the run with "kernel K failed" and drains; @why goes into the owner's
+ * note. Repeated while the executor is down and the run lasts (a
+ * scheduler may still dispatch to a core before it has seen the error).
  */
-static void fail_dead_cores(struct ptod *d)
+static void fail_cores(struct ptod *d, const uint64_t *mask, const char *why)
 {
 	uint32_t i;
 
@@ -307,7 +313,8 @@ static void fail_dead_cores(struct ptod *d)
 		 * the core since the death has reset DATA_MAIN_BASE and
 		 * COND, and nobody of ours runs the dispatch any more.
 		 */
-		if (!pto2_engine_core_dispatch(d->engine, i, &id, &payload) ||
+		if ((mask && !(mask[i / 64] & (1ULL << (i % 64)))) ||
+		    !pto2_engine_core_dispatch(d->engine, i, &id, &payload) ||
 		    reg_load_acquire(&r->cond) == PTO_COND_DONE(id))
 			continue;
 		p = ptod_gm(d, payload, sizeof(*p));
@@ -317,15 +324,18 @@ static void fail_dead_cores(struct ptod *d)
 		if (owner && !owner->note[0])
 			snprintf(owner->note, sizeof(owner->note),
 				 "%s while core %u (%s) ran task %d (kernel %d)",
-				 d->exec_death, i,
-				 i < d->info.nr_aic ? "AIC" : "AIV",
+				 why, i, i < d->info.nr_aic ? "AIC" : "AIV",
 				 p ? p->task_id : -1, p ? p->kernel_id : -1);
 		ptod_log(PTOD_LOG_ERR, "%s while core %u ran task %d (kernel %d)",
-			 d->exec_death, i, p ? p->task_id : -1,
-			 p ? p->kernel_id : -1);
+			 why, i, p ? p->task_id : -1, p ? p->kernel_id : -1);
 		reg_store_release(&r->cond, PTO_COND_DONE(id));
 	}
 	pthread_mutex_unlock(&d->dev_lock);
+}
+
+static void fail_dead_cores(struct ptod *d)
+{
+	fail_cores(d, NULL, d->exec_death);
 }
 
 static bool runs_active(struct ptod *d)
@@ -370,46 +380,213 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
+/*
+ * The executor @pid is gone (d->exec_death says how): fail what ran on
+ * its cores, restart it from the timer (after a second with @backoff).
+ * Once per executor: d->exec_pid no longer names it afterwards.
+ */
+static void exec_down(struct ptod *d, pid_t pid, bool backoff)
+{
+	struct timeval tv = { backoff ? 1 : 0, 0 };
+
+	ptod_log(PTOD_LOG_ERR, "%s", d->exec_death);
+	d->ops->exec_gone(d, pid);
+	d->exec_pid = 0;
+	ptod_sbx_ctl_close(d);
+	d->exec_dead_since = pto_mono_ns();
+	set_exec_ready(d, false);
+	if (d->ev_ready) {
+		event_free(d->ev_ready);
+		d->ev_ready = NULL;
+		close(d->exec_ready_fd);
+		d->exec_ready_fd = -1;
+	}
+	fail_dead_cores(d);
+	timer_arm(d, &tv);
+}
+
+/*
+ * The executor @pid was reaped with @status; @event: not NULL if the
+ * device reported it gone first (its event), and ptod killed it.
+ */
+static void exec_reaped(struct ptod *d, pid_t pid, int status,
+			const char *event)
+{
+	PTO_PROBE2(ptod, exec_death, pid, status);
+	if (event && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+		snprintf(d->exec_death, sizeof(d->exec_death),
+			 "pto-aicore (pid %d) closed the device while it ran (%s); ptod killed it",
+			 (int)pid, event);
+	else if (WIFSIGNALED(status))
+		snprintf(d->exec_death, sizeof(d->exec_death),
+			 "pto-aicore (pid %d) was killed by signal %d (%s)",
+			 (int)pid, WTERMSIG(status),
+			 strsignal(WTERMSIG(status)));
+	else
+		snprintf(d->exec_death, sizeof(d->exec_death),
+			 "pto-aicore (pid %d) exited with status %d",
+			 (int)pid, WEXITSTATUS(status));
+	/* back off if it keeps dying at start */
+	exec_down(d, pid, d->exec_restarts > 3 && WIFEXITED(status));
+}
+
 static void on_sigchld(struct ptod *d)
 {
 	int status;
 	pid_t pid;
 
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-		struct timeval tv = { 0, 0 };
-
-		if (pid != d->exec_pid) {
+		if (pid == d->exec_pid) {
+			exec_reaped(d, pid, status, NULL);
+		} else if (pid == d->exec_old) {
+			/* its death was handled when the device reported it */
+			d->exec_old = 0;
+		} else {
 			ptod_sbx_reaped(d, pid, status);
+		}
+	}
+}
+
+/*
+ * Has our child @pid exited, or begun to (PF_EXITING of its thread group
+ * leader, which every thread has by the time the last one drops the
+ * process's files)?
+ */
+static bool exec_exiting(pid_t pid)
+{
+	siginfo_t si = { 0 };
+	char path[64], buf[1024], *p;
+	unsigned long flags = 0;
+	size_t n;
+	FILE *f;
+
+	if (!waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) &&
+	    si.si_pid == pid)
+		return true;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return true;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	/* pid (comm) state ppid pgrp session tty_nr tpgid flags */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) != 1)
+		return true;
+	return flags & 0x4;	/* PF_EXITING */
+}
+
+/*
+ * The device says the executor @pid closed it (CORE_FAULT, EXEC_GONE):
+ * its death, handled now rather than at SIGCHLD, which never comes if
+ * it closed the device and lives on. One that lives on is killed; one
+ * that is exiting keeps its own status. It is reaped here, or, if that
+ * takes over a second, handled all the same and reaped at SIGCHLD.
+ */
+void ptod_exec_gone_event(struct ptod *d, pid_t pid, const char *event)
+{
+	bool alive;
+	int status, i;
+	pid_t r;
+
+	if (pid <= 0 || pid != d->exec_pid)
+		return;		/* not ours, or handled already */
+	alive = !exec_exiting(pid);
+	ptod_log(PTOD_LOG_WARN, "%s: pto-aicore (pid %d) closed the device%s",
+		 event, (int)pid, alive ? " and still runs: killing it" : "");
+	if (alive && kill(pid, SIGKILL) && errno != ESRCH)
+		ptod_log(PTOD_LOG_WARN, "kill %d: %m", (int)pid);
+	for (i = 0; i < 1000; i++) {
+		r = waitpid(pid, &status, WNOHANG);
+		if (r == pid) {
+			exec_reaped(d, pid, status, alive ? event : NULL);
+			return;
+		}
+		if (r < 0)
+			break;
+		usleep(1000);
+	}
+	snprintf(d->exec_death, sizeof(d->exec_death),
+		 "pto-aicore (pid %d) closed the device (%s)", (int)pid, event);
+	d->exec_old = pid;
+	exec_down(d, pid, false);
+}
+
+/* "0-3,7": the cores of @mask, for messages. */
+static void mask_str(const struct ptod *d, const uint64_t *mask, char *buf,
+		     size_t len)
+{
+	uint32_t i, j;
+	size_t n = 0;
+
+	buf[0] = 0;
+	for (i = 0; i < d->info.nr_cores && n < len; i = j) {
+		if (!(mask[i / 64] & (1ULL << (i % 64)))) {
+			j = i + 1;
 			continue;
 		}
-		PTO_PROBE2(ptod, exec_death, pid, status);
-		if (WIFSIGNALED(status))
-			snprintf(d->exec_death, sizeof(d->exec_death),
-				 "pto-aicore (pid %d) was killed by signal %d (%s)",
-				 (int)pid, WTERMSIG(status),
-				 strsignal(WTERMSIG(status)));
-		else
-			snprintf(d->exec_death, sizeof(d->exec_death),
-				 "pto-aicore (pid %d) exited with status %d",
-				 (int)pid, WEXITSTATUS(status));
-		ptod_log(PTOD_LOG_ERR, "%s", d->exec_death);
-		d->ops->exec_gone(d, pid);
-		d->exec_pid = 0;
-		ptod_sbx_ctl_close(d);
-		d->exec_dead_since = pto_mono_ns();
-		set_exec_ready(d, false);
-		if (d->ev_ready) {
-			event_free(d->ev_ready);
-			d->ev_ready = NULL;
-			close(d->exec_ready_fd);
-			d->exec_ready_fd = -1;
-		}
-		fail_dead_cores(d);
-		/* back off if it keeps dying at start */
-		if (d->exec_restarts > 3 && WIFEXITED(status))
-			tv.tv_sec = 1;
-		timer_arm(d, &tv);
+		for (j = i + 1; j < d->info.nr_cores &&
+		     (mask[j / 64] & (1ULL << (j % 64))); j++)
+			;
+		n += (size_t)snprintf(buf + n, len - n, j - i > 1 ?
+				      "%s%u-%u" : "%s%u", n ? "," : "", i,
+				      j - 1);
 	}
+}
+
+void ptod_own_attach(struct ptod *d, const uint64_t *mask)
+{
+	char cores[256];
+
+	mask_str(d, mask, cores, sizeof(cores));
+	ptod_log(PTOD_LOG_DEBUG, "pto-aicore (pid %d) attached cores %s",
+		 (int)d->exec_pid, cores);
+	pto2_engine_withhold(d->engine, mask, false);
+}
+
+/*
+ * Another executor attached cores (only dead or offline ones can be):
+ * nothing of ours runs there until ptod's own executor attaches them
+ * again; what ran there fails.
+ */
+void ptod_foreign_attach(struct ptod *d, pid_t pid, const uint64_t *mask)
+{
+	char cores[256], why[320];
+
+	mask_str(d, mask, cores, sizeof(cores));
+	ptod_log(PTOD_LOG_WARN,
+		 "pid %d, not ptod's executor, attached cores %s: ptod dispatches nothing to them until its own executor has them again",
+		 (int)pid, cores);
+	pto2_engine_withhold(d->engine, mask, true);
+	snprintf(why, sizeof(why),
+		 "another executor (pid %d) attached cores %s", (int)pid,
+		 cores);
+	fail_cores(d, mask, why);
+}
+
+/*
+ * Events were lost: a core of a ready executor that is not ONLINE says
+ * the executor closed the device. (Who attached cores cannot be read
+ * back; an executor of ptod's attaches them all or none.)
+ */
+void ptod_events_resync(struct ptod *d)
+{
+	uint32_t i;
+	bool ready;
+
+	pthread_mutex_lock(&d->dev_lock);
+	ready = d->exec_ready;
+	pthread_mutex_unlock(&d->dev_lock);
+	if (!ready || d->exec_pid <= 0)
+		return;
+	for (i = 0; i < d->info.nr_cores; i++)
+		if (reg_load_acquire(&ptod_core(d, i)->state) !=
+		    PTO_CORE_ONLINE) {
+			ptod_exec_gone_event(d, d->exec_pid,
+					     "resync after lost events");
+			return;
+		}
 }
 
 static void stop_executor(struct ptod *d)
@@ -1299,6 +1476,7 @@ int main(int argc, char **argv)
 
 	if (open_device(d) || ptod_gm_quota_setup(d) || engine_start(d) ||
 	    loop_setup(d) ||
+	    (d->ops->events_start && d->ops->events_start(d)) ||
 	    spawn_executor(d) || listen_socket(d))
 		goto out;
 	ptod_log(PTOD_LOG_INFO, "listening on %s", d->sock_path);
@@ -1309,6 +1487,8 @@ int main(int argc, char **argv)
 out:
 	stop_executor(d);
 	pto2_engine_destroy(d->engine);
+	if (d->ops->events_stop)
+		d->ops->events_stop(d);
 	loop_teardown(d);
 	d->ops->close(d);
 	if (d->rec_file && fclose(d->rec_file))

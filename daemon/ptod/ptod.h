@@ -82,6 +82,9 @@ struct ptod_ufile;
  * @message: a device message (PTO_MSG_DEV_OPEN ... HWS_CONFIG, wire.h):
  *	handle it and reply.
  * @peer_ok: may a connection of user @uid talk to ptod at all?
+ * @events_start: follow the device's events in the loop (NULL: none; a
+ *	device that has none to give is a warning, not an error).
+ * @events_stop: stop following them, free what @events_start took.
  */
 struct ptod_dev_ops {
 	const char *name;
@@ -98,6 +101,8 @@ struct ptod_dev_ops {
 	void (*exec_gone)(struct ptod *d, pid_t pid);
 	void (*message)(struct client *c, struct pto_msg *m);
 	bool (*peer_ok)(struct ptod *d, uid_t uid);
+	int (*events_start)(struct ptod *d);
+	void (*events_stop)(struct ptod *d);
 };
 
 /* ptod_kdev.c: pto.ko, /dev/ptoN; ptod_udev.c: the user-mode device */
@@ -291,8 +296,15 @@ struct ptod {
 	bool sbx_used[PTO_SBX_MAX + 1];
 	int sbx_ctl;
 
-	/* executor (main thread) */
+	/* pto.ko's netlink events (ptod_nl.c, main thread), NULL: none */
+	struct ptod_nl *nl;
+
+	/*
+	 * executor (main thread); @exec_old: one whose death the device
+	 * reported and ptod handled, not reaped yet (SIGCHLD reaps it)
+	 */
 	pid_t exec_pid;
+	pid_t exec_old;
 	int exec_ready_fd;
 	uint32_t exec_restarts;
 	int64_t exec_dead_since;	/* ns, 0 = alive */
@@ -358,6 +370,19 @@ static inline void *ptod_gm(struct ptod *d, uint64_t dev, uint64_t len)
 	return pto_gm_ptr(&d->gm, dev, len);
 }
 void ptod_sibling_path(char *buf, size_t len, const char *name);
+/*
+ * The device's events (ptod_nl.c calls them; main thread): the executor
+ * @pid closed the device (@event names how we know); cores of @mask were
+ * attached by ptod's executor, or by @pid, which is not ptod's; events
+ * were lost, look at the device instead.
+ */
+void ptod_exec_gone_event(struct ptod *d, pid_t pid, const char *event);
+void ptod_own_attach(struct ptod *d, const uint64_t *mask);
+void ptod_foreign_attach(struct ptod *d, pid_t pid, const uint64_t *mask);
+void ptod_events_resync(struct ptod *d);
+/* ptod_nl.c */
+int ptod_nl_start(struct ptod *d);
+void ptod_nl_stop(struct ptod *d);
 /* ptod_client.c */
 struct ucred;
 int ptod_send(struct client *c, struct pto_msg *m);

@@ -226,4 +226,6 @@ const struct ptod_dev_ops ptod_kdev_ops = {
 	.exec_gone = kdev_exec_gone,
 	.message = kdev_message,
 	.peer_ok = kdev_peer_ok,
+	.events_start = ptod_nl_start,
+	.events_stop = ptod_nl_stop,
 };

@@ -310,6 +310,59 @@ static void t_affinity(void)
 	env_close(&e);
 }
 
+/*
+ * A withheld core (another executor attached it, ptod_foreign_attach()):
+ * a task bound to it fails at once with the reason and never runs there,
+ * its DATA_MAIN_BASE untouched; given back, the same task runs there.
+ */
+static void withheld_run(bool give_back)
+{
+	PTO2TaskAttr a = { .block_num = 1, .affinity = { 1ULL << 7 } };
+	uint64_t mask[PTO_CORE_MASK_WORDS] = { 1ULL << 7 };
+	struct pto2_config c;
+	struct env e;
+	struct where *w;
+	uint32_t dmb;
+	uint64_t d;
+	int ret;
+
+	cfg_small(&c);
+	ret = env_open_engine(&e, 4, 8, &c);
+	d = ret ? 0 : gm(sizeof(*w));
+	if (!d) {
+		ok(0, "setup: engine over 4 AIC + 8 AIV: %s",
+		   strerror(ret ? -ret : ENOMEM));
+		env_close(&e);
+		return;
+	}
+	kernels(e.sd);
+	w = host(d);
+	memset(w, 0, sizeof(*w));
+	pto2_engine_withhold(e.eng, mask, true);
+	if (give_back)
+		pto2_engine_withhold(e.eng, mask, false);
+	ret = launch(&e, K_WHERE, PTO2_WORKER_VECTOR, &a, d, sizeof(*w), 1);
+	dmb = reg_load_acquire(&pto_regs_core(e.sd->dev.regs, 7)->data_main_base);
+	if (give_back)
+		ok(ret == 0 && w->seen == 1 && w->core == 7 &&
+		   !pto2_engine_withheld(e.eng, 7),
+		   "core 7 given back: the task runs there (ret %d, seen %" PRId64 ")",
+		   ret, w->seen);
+	else
+		ok(ret == -EIO && w->seen == 0 && dmb == PTO_DMB_IDLE &&
+		   strstr(pto2_rt_get_error_msg(e.rt),
+			  "core 7 is attached by another executor"),
+		   "core 7 withheld: the task fails, never dispatched there (ret %d, seen %" PRId64 ", DATA_MAIN_BASE %#x: %s)",
+		   ret, w->seen, dmb, pto2_rt_get_error_msg(e.rt));
+	env_close(&e);
+}
+
+static void t_withheld(void)
+{
+	withheld_run(false);
+	withheld_run(true);
+}
+
 /* ---- clusters ------------------------------------------------------------------ */
 
 static int g_clusters_ok;
@@ -833,6 +886,7 @@ int main(void)
 	t_coop();
 	t_refused_shapes();
 	t_affinity();
+	t_withheld();
 	t_clusters();
 	t_block_incore();
 	t_shared_engine();

@@ -1441,6 +1441,42 @@ TEST_F_TIMEOUT(e2e, aicore_restarted_next_run_passes, 150)
 	EXPECT_EQ(0, cnt(_metadata, "cores_dead"));
 }
 
+/*
+ * pto-aicore releases the device and lives on (a kernel execs sleep(1) in
+ * it): no SIGCHLD comes, but pto.ko's netlink events say its cores are
+ * lost. ptod fails the run at once with a message that says so, kills
+ * and replaces the executor; the next run passes on a new executor with
+ * every core online. (ptod without the events: the run waits forever.)
+ */
+TEST_F_TIMEOUT(e2e, exec_closed_device_replaced, 150)
+{
+	pid_t before, now;
+	struct proc p;
+	int ret;
+
+	if (E->user)
+		SKIP(return, "needs pto.ko's netlink events");
+	before = executor_pid();
+	ASSERT_LT(0, before)
+		TH_LOG("%s: %s", DEBUGFS_CORES, strerror(-before));
+	ASSERT_EQ(0, e2e_start(&p, "closedev", false, NULL, ARGS("closedev")));
+	ret = proc_wait(&p, 60000);
+	EXPECT_EQ(0, ret) TH_LOG("the run never ended: ptod did not notice");
+	EXPECT_TRUE(exited_ok(&p));
+	EXPECT_TRUE(case_passed(p.text, "closedev"));
+	EXPECT_TRUE(has_text(p.text, "status=-5 "));
+	EXPECT_TRUE(has_text(p.text, "closed the device while it ran"));
+	proc_free(&p);
+	run_client(_metadata, "after", NULL, ARGS("vector", "Const"),
+		   ARGS("vector/Const"), NULL);
+	now = executor_pid();
+	note("pto-aicore pid: %d before, %d now", before, now);
+	EXPECT_LT(0, now);
+	EXPECT_NE(before, now);
+	EXPECT_EQ(E->nr_cores, cnt(_metadata, "cores_online"));
+	EXPECT_EQ(0, cnt(_metadata, "cores_dead"));
+}
+
 /* ---- sandboxes: a client's kernels run as the client ------------------------------ */
 
 /*
@@ -1710,7 +1746,8 @@ TEST_F_TIMEOUT(e2e, freed_tensor_stays_pinned, 150)
  * Defect 3: pto-aicore dies while a run is in flight and, before ptod has
  * noticed, someone attaches every core (CORE_ATTACH resets the cores'
  * registers, erasing the in-flight dispatch). The run still ends, its
- * task failed with -EOWNERDEAD; pto-aicore cannot come back while the cores are held, and
+ * task failed with -EOWNERDEAD or refused (ptod withholds cores another
+ * executor attached, from its netlink event on); pto-aicore cannot come back while the cores are held, and
  * does by itself once they are let go: the next run passes. (A local
  * user cannot attach cores at all: unprivileged_user_refused.)
  */
@@ -1748,8 +1785,13 @@ TEST_F_TIMEOUT(e2e, stolen_cores_run_fails_next_passes, 240)
 				  strerror(errno));
 	ret = proc_wait(&s, 60000);
 	EXPECT_EQ(0, ret) TH_LOG("the run on the stolen cores never ended");
-	/* "kernel K failed with -130 (task T on core C)" */
-	EXPECT_TRUE(has_text(s.text, "failed with -130 "));
+	/*
+	 * "kernel K failed with -130 (task T on core C)", or, for a task
+	 * the engine planned onto a stolen core after ptod had the attach
+	 * event, "... core C is attached by another executor"
+	 */
+	EXPECT_TRUE(has_text(s.text, "failed with -130 ") ||
+		    has_text(s.text, "is attached by another executor"));
 	proc_free(&s);
 	close(fd);
 	run_client(_metadata, "after", NULL, ARGS("vector", "Const"),

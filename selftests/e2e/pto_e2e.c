@@ -13,6 +13,9 @@
  *   pto_e2e deadlock N            one scope of N tasks (expects -EDEADLK
  *                                 when PTO2_RING_TASK_WINDOW < N + 1)
  *   pto_e2e crash                 a kernel that segfaults (expects -EIO)
+ *   pto_e2e closedev              a kernel that makes pto-aicore release
+ *                                 the device and live on (expects -EIO
+ *                                 and ptod's "closed the device")
  *   pto_e2e stream SECONDS        keeps submitting small tasks (to be
  *                                 killed mid-stream); ready once its
  *                                 first task has run on a core
@@ -478,11 +481,13 @@ static void submit_add_scalar(PTO2Runtime *rt, Tensor *x)
  * Run @orch, which must fail with @want and, if @needle, a message that
  * holds it; print the outcome as case @name.
  */
-static int expect_failure(const char *name, pto2_orchestration_entry_fn orch,
-			  int want, const char *needle)
+static int expect_failure_args(const char *name,
+			       pto2_orchestration_entry_fn orch,
+			       uint64_t *args, int nargs, int want,
+			       const char *needle)
 {
 	char msg[4096];
-	int ret = pto_run(cl, orch, NULL, 0, msg, sizeof(msg));
+	int ret = pto_run(cl, orch, args, nargs, msg, sizeof(msg));
 
 	printf("status=%d (%s)\n%s\n", ret, strerror(-ret), msg);
 	if (ret == want && (!needle || strstr(msg, needle))) {
@@ -491,6 +496,12 @@ static int expect_failure(const char *name, pto2_orchestration_entry_fn orch,
 	}
 	printf("CASE %s: FAIL\n", name);
 	return 1;
+}
+
+static int expect_failure(const char *name, pto2_orchestration_entry_fn orch,
+			  int want, const char *needle)
+{
+	return expect_failure_args(name, orch, NULL, 0, want, needle);
 }
 
 /* One scope of sc_ntasks independent ADD_SCALAR tasks writing y. */
@@ -520,15 +531,17 @@ static int run_deadlock(long n)
 	return expect_failure(name, orch_scope, -EDEADLK, "Deadlock");
 }
 
-/* a crash kernel then a good graph on the same connection */
+#define CRASH_K		9	/* kernel id of crash_kernel.so */
+#define CLOSEDEV_K	10	/* kernel id of closedev_kernel.so */
+
+/* one task of kernel args[0] (crash, closedev) on sc_x, sc_y */
 static int orch_crash(PTO2Runtime *rt, uint64_t *args, int argc)
 {
 	Tensor x = buf_tensor(sc_x), y = buf_tensor(sc_y);
 	PTOParam p[] = { make_input_param(&x), make_output_param(&y) };
 
-	(void)args;
 	(void)argc;
-	pto2_rt_submit_task(rt, 9, PTO2_WORKER_VECTOR, p, 2);
+	pto2_rt_submit_task(rt, (int32_t)args[0], PTO2_WORKER_VECTOR, p, 2);
 	return 0;
 }
 
@@ -545,13 +558,29 @@ static int load_e2e_kernel(int32_t id, const char *so)
 	return 0;
 }
 
-static int run_crash(void)
+/* One task of kernel @k (@so): the run must fail with -EIO and @needle. */
+static int run_fatal_kernel(const char *name, int32_t k, const char *so,
+			    const char *needle)
 {
-	if (load_e2e_kernel(9, "crash_kernel.so"))
+	uint64_t arg = (uint64_t)k;
+
+	if (load_e2e_kernel(k, so))
 		return 1;
 	sc_x = gm_copy(NULL, 4096);
 	sc_y = gm_copy(NULL, 4096);
-	return expect_failure("crash", orch_crash, -EIO, "killed by signal");
+	return expect_failure_args(name, orch_crash, &arg, 1, -EIO, needle);
+}
+
+static int run_crash(void)
+{
+	return run_fatal_kernel("crash", CRASH_K, "crash_kernel.so",
+				"killed by signal");
+}
+
+static int run_closedev(void)
+{
+	return run_fatal_kernel("closedev", CLOSEDEV_K, "closedev_kernel.so",
+				"closed the device while it ran");
 }
 
 /* ---- the hostile kernel: what a client's kernel can reach ----------------------------- */
@@ -1870,6 +1899,8 @@ static int run_case(int argc, char **argv)
 		ret = run_deadlock(argc > 1 ? atol(argv[1]) : 33);
 	else if (!strcmp(argv[0], "crash"))
 		ret = run_crash();
+	else if (!strcmp(argv[0], "closedev"))
+		ret = run_closedev();
 	else if (!strcmp(argv[0], "crash-next"))
 		ret = run_crash_next();
 	else if (!strcmp(argv[0], "rerun"))
@@ -1941,7 +1972,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|rerun|rendezvous|crash-next|hostile|stream|probe|probe-n|prio|badbuf|hazards|proto|freed|freed-tensor|unpriv|idle|flood|pings|quota|peer|conns ...\n");
+		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|closedev|rerun|rendezvous|crash-next|hostile|stream|probe|probe-n|prio|badbuf|hazards|proto|freed|freed-tensor|unpriv|idle|flood|pings|quota|peer|conns ...\n");
 		return 2;
 	}
 	/* without libpto: the socket alone */
