@@ -98,7 +98,8 @@ check-kmod:
 # then the tracepoints and USDT probes as bpftrace and ptolat see them.
 check-vm: kmod user
 	scripts/vm-selftest
-	scripts/vm-run --module kmod/pto.ko --timeout 900 -- prove -v selftests/e2e/run.sh
+	scripts/vm-run --module kmod/pto.ko --timeout 900 -- prove -v selftests/e2e/run.sh \
+		selftests/e2e/ptod_no_netlink.sh
 	scripts/vm-run --module kmod/pto.ko --timeout 600 -- \
 		prove -v selftests/trace/pto_tracepoints.sh \
 		selftests/trace/pto_schedlat.sh
