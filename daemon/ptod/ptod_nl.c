@@ -22,6 +22,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <event2/event.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -88,9 +89,29 @@ static int nl_parse(struct nlmsghdr *nlh, struct nl_event *ev)
 	return 0;
 }
 
+/* The command name of process @pid, "?" if it is gone. */
+static const char *nl_comm(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	size_t n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	f = fopen(path, "re");
+	if (f) {
+		n = fread(buf, 1, len - 1, f);
+		fclose(f);
+	}
+	while (n && buf[n - 1] == '\n')
+		n--;
+	buf[n] = 0;
+	return n ? buf : "?";
+}
+
 static void nl_act(struct ptod *d, const struct nl_event *ev)
 {
 	const char *name = nl_cmd_names[ev->cmd];
+	char comm[32];
 
 	switch (ev->cmd) {
 	case PTO_CMD_CORE_FAULT:
@@ -107,8 +128,9 @@ static void nl_act(struct ptod *d, const struct nl_event *ev)
 		break;
 	case PTO_CMD_HWS_CHANGED:
 		ptod_log(PTOD_LOG_INFO,
-			 "%s: pid %d wrote the HWS registers (CFG_SEQ %u)",
-			 name, (int)ev->pid, ev->cfg_seq);
+			 "%s: pid %d (%s) wrote the HWS registers (CFG_SEQ %u)",
+			 name, (int)ev->pid, nl_comm(ev->pid, comm, sizeof(comm)),
+			 ev->cfg_seq);
 		break;
 	default:	/* AICPU_GONE: our own role, at exit */
 		ptod_log(PTOD_LOG_DEBUG, "%s: pid %d", name, (int)ev->pid);
