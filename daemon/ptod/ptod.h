@@ -76,9 +76,9 @@ struct ptod_ufile;
  *	anyone else until @unpin; the user-mode device only checks the
  *	range (user-device.rst).
  * @unpin: drop pin @id.
- * @exec_gone: the executor @pid is gone (reaped): pto.ko has marked its
- *	cores DEAD and raised the interrupt already; the user-mode device
- *	does it here.
+ * @exec_gone: the executor @pid is gone (reaped, or on pto.ko reported
+ *	gone by the device's events): pto.ko has marked its cores DEAD and
+ *	raised the interrupt already; the user-mode device does it here.
  * @message: a device message (PTO_MSG_DEV_OPEN ... HWS_CONFIG, wire.h):
  *	handle it and reply.
  * @peer_ok: may a connection of user @uid talk to ptod at all?
