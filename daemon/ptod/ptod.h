@@ -383,6 +383,13 @@ void ptod_events_resync(struct ptod *d);
 /* ptod_nl.c */
 int ptod_nl_start(struct ptod *d);
 void ptod_nl_stop(struct ptod *d);
+/*
+ * One received message: an event of family @family about ptod's device,
+ * sent by the kernel, is acted on (NL_OK); anything else is skipped
+ * (NL_SKIP). ptod_nl_start()'s callback; tests/test_nl.c feeds it.
+ */
+struct nl_msg;
+int ptod_nl_msg(struct ptod *d, int family, struct nl_msg *msg);
 /* ptod_client.c */
 struct ucred;
 int ptod_send(struct client *c, struct pto_msg *m);

@@ -138,21 +138,27 @@ static void nl_act(struct ptod *d, const struct nl_event *ev)
 	}
 }
 
-static int nl_on_msg(struct nl_msg *msg, void *arg)
+int ptod_nl_msg(struct ptod *d, int family, struct nl_msg *msg)
 {
-	struct ptod *d = arg;
 	struct nlmsghdr *nlh = nlmsg_hdr(msg);
 	struct nl_event ev;
 
 	/* the family's events only, sent by the kernel */
-	if (nlh->nlmsg_type != d->nl->family ||
-	    nlmsg_get_src(msg)->nl_pid != 0 || nl_parse(nlh, &ev))
+	if (nlh->nlmsg_type != family || nlmsg_get_src(msg)->nl_pid != 0 ||
+	    nl_parse(nlh, &ev))
 		return NL_SKIP;
 	if (ev.dev != d->info.dev_index || ev.cmd < PTO_CMD_CORE_FAULT ||
 	    ev.cmd > PTO_CMD_HWS_CHANGED)
 		return NL_SKIP;
 	nl_act(d, &ev);
 	return NL_OK;
+}
+
+static int nl_on_msg(struct nl_msg *msg, void *arg)
+{
+	struct ptod *d = arg;
+
+	return ptod_nl_msg(d, d->nl->family, msg);
 }
 
 static void nl_on_read(evutil_socket_t fd, short what, void *arg)
