@@ -435,6 +435,47 @@ static void run_setup(struct run *s)
 	}
 }
 
+static uint64_t fnv(uint64_t h, uint64_t v)
+{
+	int i;
+
+	for (i = 0; i < 8; i++, v >>= 8)
+		h = (h ^ (v & 0xff)) * 0x100000001b3ULL;
+	return h;
+}
+
+/* Fold launch @lo at @now into the run's digest, field by field. */
+static void digest_launch(struct run *s, const struct hws_launch *lo,
+			  uint64_t now)
+{
+	uint64_t h = s->r->digest;
+	int i;
+
+	h = fnv(h, now);
+	h = fnv(h, lo->cookie);
+	h = fnv(h, lo->block_idx | (uint64_t)lo->nr_blocks << 16 |
+		   (uint64_t)lo->thread_num << 32 | (uint64_t)lo->pool << 48 |
+		   (uint64_t)lo->flags << 56);
+	for (i = 0; i < HWS_MASK_WORDS; i++) {
+		h = fnv(h, lo->sips.w[i]);
+		h = fnv(h, lo->early.w[i]);
+	}
+	s->r->digest = h;
+}
+
+/* One decision; with o->check, the invariant checker after it. */
+static int decide(struct run *s, uint64_t now, struct hws_launch *lo,
+		  char *err, size_t errlen)
+{
+	int ret = hws_decide(&s->h, now, lo);
+
+	if (ret == 1)
+		digest_launch(s, lo, now);
+	if (s->o->check && hws_check(&s->h, err, errlen))
+		return -EUCLEAN;
+	return ret;
+}
+
 /* Events in time order; after each instant's events, the decisions. */
 static int run_events(struct run *s, char *err, size_t errlen)
 {
@@ -455,7 +496,10 @@ static int run_events(struct run *s, char *err, size_t errlen)
 			ret = refill(s, now, err, errlen);
 			if (ret)
 				return ret;
-			if (hws_decide(&s->h, now, &lo) != 1)
+			ret = decide(s, now, &lo, err, errlen);
+			if (ret < 0)
+				return ret;
+			if (ret != 1)
 				break;
 			launched(s, &lo, now);
 		}
@@ -489,6 +533,7 @@ int sim_run(const struct workload *w, const struct hws_layout *l,
 	if (!s)
 		return -ENOMEM;
 	result_init(r, w->ndag);
+	r->digest = 0xcbf29ce484222325ULL;
 	s->w = w;
 	s->o = o;
 	s->l = l;

@@ -33,6 +33,7 @@ struct opts {
 	const char *dump;
 	uint32_t cores, cluster, device;
 	bool per_dag;
+	bool digest;
 	bool quiet;
 	char experiment;
 	uint32_t count;
@@ -91,6 +92,9 @@ static void usage(FILE *f)
 "  --launch-delay T      LAUNCH_SIP_DELAY\n"
 "Output:\n"
 "  --per-dag             a line per DAG\n"
+"  --digest              a digest of every HWS and FIFO launch (equal\n"
+"                        digests: the same decisions)\n"
+"  --check               the HWS invariant checker after every decision\n"
 "  --experiment a|b      the target experiments (Documentation/hws.rst)\n"
 "  --count N             experiment: DAGs (a, 100) or mixes (b, 20)\n"
 "  --mix K               experiment b: DAGs per mix (6)\n"
@@ -381,6 +385,12 @@ static int run_workload(const struct opts *o, struct workload *w)
 			       (unsigned long long)r->st.backfills,
 			       (unsigned long long)r->st.early_launches);
 	}
+	if (o->digest)
+		printf("digest: hws %016llx fifo %016llx (%llu and %llu decisions)\n",
+		       (unsigned long long)out[SCHED_HWS].mix.digest,
+		       (unsigned long long)out[SCHED_FIFO].mix.digest,
+		       (unsigned long long)out[SCHED_HWS].mix.st.decisions,
+		       (unsigned long long)out[SCHED_FIFO].mix.st.decisions);
 	if (o->per_dag) {
 		printf("%-16s %10s %10s %8s", "dag", "arrival_ms", "cp_ms",
 		       "tasks");
@@ -632,7 +642,8 @@ enum {
 	OPT_CORES, OPT_DEVICE, OPT_NOISE, OPT_LAT,
 	OPT_PROMOTE, OPT_THRESHOLD, OPT_SCALE, OPT_EARLY, OPT_MARGIN,
 	OPT_FILLUP, OPT_RSVD_FIRST, OPT_LAUNCH_DELAY,
-	OPT_PER_DAG, OPT_EXPERIMENT, OPT_COUNT, OPT_MIX,
+	OPT_PER_DAG, OPT_DIGEST, OPT_CHECK, OPT_EXPERIMENT, OPT_COUNT,
+	OPT_MIX,
 };
 
 static const struct option long_opts[] = {
@@ -663,6 +674,8 @@ static const struct option long_opts[] = {
 	{ "rsvd-first", no_argument, NULL, OPT_RSVD_FIRST },
 	{ "launch-delay", required_argument, NULL, OPT_LAUNCH_DELAY },
 	{ "per-dag", no_argument, NULL, OPT_PER_DAG },
+	{ "digest", no_argument, NULL, OPT_DIGEST },
+	{ "check", no_argument, NULL, OPT_CHECK },
 	{ "experiment", required_argument, NULL, OPT_EXPERIMENT },
 	{ "count", required_argument, NULL, OPT_COUNT },
 	{ "mix", required_argument, NULL, OPT_MIX },
@@ -858,6 +871,12 @@ static int set_output_opt(struct opts *o, int c, const char *arg)
 	switch (c) {
 	case OPT_PER_DAG:
 		o->per_dag = true;
+		return 0;
+	case OPT_DIGEST:
+		o->digest = true;
+		return 0;
+	case OPT_CHECK:
+		o->sim.check = true;
 		return 0;
 	case OPT_EXPERIMENT:
 		o->experiment = arg[0];

@@ -150,6 +150,7 @@ struct sim_opts {
 	bool report_pre;	/* early launch by SIP reports: report at
 				 * end - pre_idle_offset */
 	int only_dag;		/* >= 0: run this DAG alone, from time 0 */
+	bool check;		/* hws_check after every decision */
 };
 
 struct sim_result {
@@ -158,6 +159,8 @@ struct sim_result {
 	uint64_t *resp;		/* per DAG: completion - arrival */
 	struct hws_stats st;
 	uint64_t busy;		/* SIP-ns of real work */
+	uint64_t digest;	/* FNV-1a of every launch, in order (HWS
+				 * engine): equal digests, equal decisions */
 };
 
 /* The profile's latency table, pre-complete reports, every DAG, seed 1. */
