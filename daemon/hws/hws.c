@@ -21,7 +21,9 @@
  *
  * SIP masks are up to HWS_MASK_WORDS words; aligned groups of 2^k SIPs
  * never straddle a word, so every group search is a few shifts and ANDs
- * per word.
+ * per word. Only the layout's h->words are ever non-zero: the decision
+ * path is compiled twice, for two words (the device's layouts up to 32
+ * blocks) and for all of them, each with its loops unrolled.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -49,6 +51,9 @@
 #define HWS_SCALE_MAX	100000U
 
 #define BIT(e)		(1U << (e))
+
+/* The decision path: inlined into each instance of decide() */
+#define HWS_HOT		static inline __attribute__((always_inline))
 
 /* thread_num -> usage class, aligned group size (0: not a shape) */
 static const uint8_t shape_class[17] = {
@@ -267,12 +272,25 @@ static void fail_inc(struct hws *h, uint32_t set)
 		h->fail[k] |= set;
 }
 
-static uint32_t fail_ge(const struct hws *h, uint32_t thr);
+/* The entries of @set whose count is @v (the low bits decide most). */
+static uint32_t fail_eq(const struct hws *h, uint32_t set, uint32_t v)
+{
+	uint32_t k;
 
+	for (k = 0; k < HWS_FAIL_BITS && set; k++)
+		set &= ((v >> k) & 1) ? h->fail[k] : ~h->fail[k];
+	return set;
+}
+
+/*
+ * +1 to the entries of @set, and the over-threshold set kept: a count
+ * moves by one (or stays at HWS_FAIL_MAX >= the threshold), so the
+ * entries that cross the threshold are those of @set that now equal it.
+ */
 static void fail_inc_over(struct hws *h, uint32_t set)
 {
 	fail_inc(h, set);
-	h->fail_over = fail_ge(h, h->cfg.promote_threshold);
+	h->fail_over |= fail_eq(h, set, h->cfg.promote_threshold);
 }
 
 static void fail_clear(struct hws *h, uint32_t set)
@@ -552,15 +570,16 @@ static void unreserve(struct hws *h)
  * The SIPs that a kernel of @est may backfill among the reserved ones:
  * those of every reserved group whose remaining time is >= est - margin.
  */
-static void backfill_ok(const struct hws *h, uint64_t est, uint64_t now,
-			hws_mask *ok)
+HWS_HOT void backfill_ok(const struct hws *h, uint64_t est, uint64_t now,
+			hws_mask *ok, uint32_t n)
 {
 	const struct hws_entry *r = &h->rs[h->r_entry];
-	uint32_t n = HWS_MASK_WORDS, tn = r->thread_num, i;
+	uint32_t tn = r->thread_num, i;
 	hws_mask s;
 	uint64_t bits;
 
-	memset(ok, 0, sizeof(*ok));
+	for (i = 0; i < n; i++)
+		ok->w[i] = 0;
 	group_starts(&h->reserved, tn, r->group, n, &s);
 	for (i = 0; i < n; i++) {
 		for (bits = s.w[i]; bits; bits &= bits - 1) {
@@ -647,18 +666,15 @@ static bool reserve(struct hws *h, uint32_t e, uint64_t now)
 /* ---- Placement ----------------------------------------------------------- */
 
 /*
- * sel_best_sip_to_launch: place entry @k's block (a cooperative kernel:
- * all its blocks) in @target (a subset of the ready SIPs): groups whose
- * SIPs are all idle first, then groups with pre-idle SIPs. 1..4-SIP shapes
- * take the highest such group (@desc), larger ones the lowest. The SIPs
- * go to @sips (every word written, word by word).
+ * place() for a cooperative kernel: block_num groups in one decision, or
+ * none (out of line: the rare case).
  */
-static bool place(const struct hws *restrict h,
-		  const struct hws_entry *restrict k,
-		  const hws_mask *restrict target, bool early, bool desc,
-		  hws_mask *restrict sips)
+static bool place_coop(const struct hws *restrict h,
+		       const struct hws_entry *restrict k,
+		       const hws_mask *restrict target, bool early, bool desc,
+		       hws_mask *restrict sips, uint32_t n)
 {
-	uint32_t n = HWS_MASK_WORDS, tn = k->thread_num, g = k->group;
+	uint32_t tn = k->thread_num, g = k->group;
 	uint32_t i, need, got;
 	hws_mask si, sr, m;
 	int b;
@@ -666,21 +682,6 @@ static bool place(const struct hws *restrict h,
 	for (i = 0; i < n; i++)
 		m.w[i] = target->w[i] & h->idle.w[i];
 	group_starts(&m, tn, g, n, &si);
-	if (!(k->flags & HWS_E_COOP)) {
-		b = pick_bit(&si, n, desc);
-		if (b < 0 && early) {
-			group_starts(target, tn, g, n, &sr);
-			b = pick_bit(&sr, n, desc);
-		}
-		if (b < 0)
-			return false;
-		for (i = 0; i < HWS_MASK_WORDS; i++)
-			sips->w[i] = i == (uint32_t)b / 64 ?
-				     ((1ULL << tn) - 1) << (b % 64) : 0;
-		return true;
-	}
-
-	/* cooperative: block_num groups in one decision, or none */
 	need = k->block_num;
 	got = m_weight(&si, n);
 	if (early) {
@@ -694,7 +695,7 @@ static bool place(const struct hws *restrict h,
 	}
 	if (got < need)
 		return false;
-	for (i = 0; i < HWS_MASK_WORDS; i++)
+	for (i = 0; i < n; i++)
 		sips->w[i] = 0;
 	for (got = 0; got < need; got++) {
 		hws_mask *from = m_any(&si, n) ? &si : &sr;
@@ -706,11 +707,72 @@ static bool place(const struct hws *restrict h,
 	return true;
 }
 
-/* Fill-up: no SIP of @target is left free in the clusters @sips touches. */
-static bool fills_up(const struct hws *h, const hws_mask *sips,
-		     const hws_mask *target)
+/*
+ * sel_best_sip_to_launch: place entry @k's block (a cooperative kernel:
+ * all its blocks) in @target (a subset of the ready SIPs): groups whose
+ * SIPs are all idle first, then groups with pre-idle SIPs. 1..4-SIP shapes
+ * take the highest such group (@desc), larger ones the lowest. The SIPs
+ * go to @sips (its first @n words written, word by word).
+ */
+HWS_HOT bool place_n(const struct hws *restrict h,
+		     const struct hws_entry *restrict k,
+		     const hws_mask *restrict target, bool early, bool desc,
+		     hws_mask *restrict sips, uint32_t n)
 {
-	uint32_t slot = h->layout.cluster_slot, n = HWS_MASK_WORDS, i, sh;
+	uint32_t tn = k->thread_num, g = k->group, i;
+	hws_mask si, sr, m;
+	int b;
+
+	if (k->flags & HWS_E_COOP)
+		return place_coop(h, k, target, early, desc, sips, n);
+	for (i = 0; i < n; i++)
+		m.w[i] = target->w[i] & h->idle.w[i];
+	group_starts(&m, tn, g, n, &si);
+	b = pick_bit(&si, n, desc);
+	if (b < 0 && early) {
+		group_starts(target, tn, g, n, &sr);
+		b = pick_bit(&sr, n, desc);
+	}
+	if (b < 0)
+		return false;
+	for (i = 0; i < n; i++)
+		sips->w[i] = i == (uint32_t)b / 64 ?
+			     ((1ULL << tn) - 1) << (b % 64) : 0;
+	return true;
+}
+
+/* place_n() out of line, one instance per decide() instance */
+static bool place_2(const struct hws *restrict h,
+		    const struct hws_entry *restrict k,
+		    const hws_mask *restrict target, bool early, bool desc,
+		    hws_mask *restrict sips)
+{
+	return place_n(h, k, target, early, desc, sips, 2);
+}
+
+static bool place_w(const struct hws *restrict h,
+		    const struct hws_entry *restrict k,
+		    const hws_mask *restrict target, bool early, bool desc,
+		    hws_mask *restrict sips)
+{
+	return place_n(h, k, target, early, desc, sips, HWS_MASK_WORDS);
+}
+
+HWS_HOT bool place(const struct hws *restrict h,
+		   const struct hws_entry *restrict k,
+		   const hws_mask *restrict target, bool early, bool desc,
+		   hws_mask *restrict sips, uint32_t n)
+{
+	if (n == 2)
+		return place_2(h, k, target, early, desc, sips);
+	return place_w(h, k, target, early, desc, sips);
+}
+
+/* Fill-up: no SIP of @target is left free in the clusters @sips touches. */
+HWS_HOT bool fills_up(const struct hws *h, const hws_mask *sips,
+		      const hws_mask *target, uint32_t n)
+{
+	uint32_t slot = h->layout.cluster_slot, i, sh;
 	uint64_t y, span, ones = (1ULL << slot) - 1;
 
 	for (i = 0; i < n; i++) {
@@ -731,40 +793,41 @@ static bool fills_up(const struct hws *h, const hws_mask *sips,
  * its allowed SIPs that are ready. The SIPs go to @sips; with fill-up-
  * first, what they were chosen from to @target.
  */
-static bool try_entry(const struct hws *restrict h, uint32_t e, uint64_t now,
-		      const hws_mask *restrict usable, bool early,
-		      hws_mask *restrict sips, hws_mask *restrict target)
+HWS_HOT bool try_entry(const struct hws *restrict h, uint32_t e, uint64_t now,
+		       const hws_mask *restrict usable, bool early,
+		       hws_mask *restrict sips, hws_mask *restrict target,
+		       uint32_t n)
 {
 	const struct hws_entry *k = &h->rs[e];
-	uint32_t n = HWS_MASK_WORDS, i;
+	uint32_t i;
 	bool desc = k->flags & HWS_E_DESC;
 	hws_mask nonrsv, ok, both;
 	const hws_mask *from;
 
 	if (h->r_entry == HWS_NONE || !m_meets(usable, &h->reserved, n)) {
 		from = usable;
-		if (!place(h, k, from, early, desc, sips))
+		if (!place(h, k, from, early, desc, sips, n))
 			return false;
 		goto found;
 	}
 	for (i = 0; i < n; i++)
 		nonrsv.w[i] = usable->w[i] & ~h->reserved.w[i];
-	backfill_ok(h, k->est_time, now, &ok);
+	backfill_ok(h, k->est_time, now, &ok, n);
 	for (i = 0; i < n; i++)
 		ok.w[i] &= usable->w[i];
 	from = &nonrsv;
-	if (!h->cfg.rsvd_first && place(h, k, from, early, desc, sips))
+	if (!h->cfg.rsvd_first && place(h, k, from, early, desc, sips, n))
 		goto found;
 	from = &ok;
-	if (m_any(&ok, n) && place(h, k, from, early, desc, sips))
+	if (m_any(&ok, n) && place(h, k, from, early, desc, sips, n))
 		goto found;
 	from = &nonrsv;
-	if (h->cfg.rsvd_first && place(h, k, from, early, desc, sips))
+	if (h->cfg.rsvd_first && place(h, k, from, early, desc, sips, n))
 		goto found;
 	for (i = 0; i < n; i++)
 		both.w[i] = nonrsv.w[i] | ok.w[i];
 	from = &both;
-	if (!place(h, k, from, early, desc, sips))
+	if (!place(h, k, from, early, desc, sips, n))
 		return false;
 found:
 	if (target)
@@ -774,19 +837,19 @@ found:
 }
 
 /* The R-task: on its reserved SIPs once they are all ready, or anywhere. */
-static bool try_r(const struct hws *restrict h, uint32_t e,
-		  const hws_mask *restrict usable, bool early,
-		  hws_mask *restrict sips)
+HWS_HOT bool try_r(const struct hws *restrict h, uint32_t e,
+		   const hws_mask *restrict usable, bool early,
+		   hws_mask *restrict sips, uint32_t n)
 {
 	const struct hws_entry *k = &h->rs[e];
 	uint32_t i;
 
-	if (m_subset(&k->reserved, usable, HWS_MASK_WORDS)) {
-		for (i = 0; i < HWS_MASK_WORDS; i++)
+	if (m_subset(&k->reserved, usable, n)) {
+		for (i = 0; i < n; i++)
 			sips->w[i] = k->reserved.w[i];
 		return true;
 	}
-	return place(h, k, usable, early, k->flags & HWS_E_DESC, sips);
+	return place(h, k, usable, early, k->flags & HWS_E_DESC, sips, n);
 }
 
 /*
@@ -796,10 +859,10 @@ static bool try_r(const struct hws *restrict h, uint32_t e,
  * fits). Returns the entry or HWS_NONE, its pool in *@pool; *@p0 is the
  * first P-task of the walk (PTP[0]) if the walk reached the P pool.
  */
-static uint32_t pick_hws(struct hws *restrict h, uint64_t now,
-			 const hws_mask *restrict ready, bool early,
-			 struct hws_launch *restrict out, uint32_t *pool,
-			 uint32_t *p0)
+HWS_HOT uint32_t pick_hws(struct hws *restrict h, uint64_t now,
+			  const hws_mask *restrict ready, bool early,
+			  struct hws_launch *restrict out, uint32_t *pool,
+			  uint32_t *p0, uint32_t n)
 {
 	uint32_t i, w, e, p, seg = HWS_POOL_NONE, first = HWS_NONE;
 	bool fill = h->cfg.fillup_first;
@@ -818,14 +881,14 @@ static uint32_t pick_hws(struct hws *restrict h, uint64_t now,
 		if (p == HWS_POOL_P && *p0 == HWS_NONE)
 			*p0 = e;
 		/* nothing it may use is ready: no need to look further */
-		for (w = 0, any = 0; w < HWS_MASK_WORDS; w++) {
+		for (w = 0, any = 0; w < n; w++) {
 			usable.w[w] = h->allowed[e].w[w] & ready->w[w];
 			any |= usable.w[w];
 		}
 		if (!any)
 			continue;
 		if (p == HWS_POOL_R) {
-			if (try_r(h, e, &usable, early, &out->sips)) {
+			if (try_r(h, e, &usable, early, &out->sips, n)) {
 				*pool = p;
 				return e;
 			}
@@ -833,15 +896,16 @@ static uint32_t pick_hws(struct hws *restrict h, uint64_t now,
 		}
 		if (!fill) {
 			if (try_entry(h, e, now, &usable, early, &out->sips,
-				      NULL)) {
+				      NULL, n)) {
 				*pool = p;
 				return e;
 			}
 			continue;
 		}
-		if (!try_entry(h, e, now, &usable, early, &tsips, &target))
+		if (!try_entry(h, e, now, &usable, early, &tsips, &target,
+			       n))
 			continue;
-		if (fills_up(h, &tsips, &target)) {
+		if (fills_up(h, &tsips, &target, n)) {
 			if (first != HWS_NONE)
 				h->st.fillups++;
 			first = e;
@@ -855,17 +919,17 @@ static uint32_t pick_hws(struct hws *restrict h, uint64_t now,
 	}
 	if (first == HWS_NONE)
 		return HWS_NONE;
-	for (i = 0; i < HWS_MASK_WORDS; i++)
+	for (i = 0; i < n; i++)
 		out->sips.w[i] = fsips.w[i];
 	*pool = key_pool(h->key[first]);
 	return first;
 }
 
 /* PTO2's default: the oldest ready kernel that fits, the first free SIPs. */
-static uint32_t pick_fifo(const struct hws *h, const hws_mask *ready,
-			  struct hws_launch *out)
+HWS_HOT uint32_t pick_fifo(const struct hws *h, const hws_mask *ready,
+			   struct hws_launch *out, uint32_t n)
 {
-	uint32_t n = HWS_MASK_WORDS, i, j, e;
+	uint32_t i, j, e;
 	hws_mask usable;
 
 	for (j = 0; (e = h->age[j]) != HWS_NONE; j++) {
@@ -874,7 +938,7 @@ static uint32_t pick_fifo(const struct hws *h, const hws_mask *ready,
 		for (i = 0; i < n; i++)
 			usable.w[i] = h->allowed[e].w[i] & ready->w[i] &
 				      ~h->reserved.w[i];
-		if (place(h, &h->rs[e], &usable, false, false, &out->sips))
+		if (place(h, &h->rs[e], &usable, false, false, &out->sips, n))
 			return e;
 	}
 	return HWS_NONE;
@@ -929,10 +993,10 @@ static void rs_release(struct hws *h, uint32_t e, bool done)
  * its block until @end, a pre-idle one holds it in its shadow (early
  * launch). Returns the HWS_LAUNCH_EARLY and HWS_LAUNCH_BACKFILL flags.
  */
-static inline uint8_t launch_sips(struct hws *restrict h, uint32_t e,
-				  uint64_t end, struct hws_launch *restrict out)
+HWS_HOT uint8_t launch_sips(struct hws *restrict h, uint32_t e, uint64_t end,
+			    struct hws_launch *restrict out, uint32_t n)
 {
-	uint32_t n = HWS_MASK_WORDS, i, tn;
+	uint32_t i, tn;
 	struct hws_entry *k = &h->rs[e];
 	uint64_t bits;
 	uint16_t blk, thr = 0;
@@ -1046,13 +1110,20 @@ static inline void launch_last(struct hws *h, uint32_t e, uint32_t pool)
 }
 
 /* Launch @out->sips for entry @e, picked from @pool; fills in @out. */
-static void launch(struct hws *restrict h, uint64_t now, uint32_t e,
-		   uint32_t pool, struct hws_launch *restrict out)
+HWS_HOT void launch(struct hws *restrict h, uint64_t now, uint32_t e,
+		    uint32_t pool, struct hws_launch *restrict out, uint32_t n)
 {
 	struct hws_entry *k = &h->rs[e];
 	uint64_t end = now + k->est_time + h->cfg.launch_delay;
 	uint32_t nblk = (k->flags & HWS_E_COOP) ? k->block_num : 1;
-	uint8_t flags = launch_sips(h, e, end, out);
+	uint8_t flags = launch_sips(h, e, end, out, n);
+	uint32_t i;
+
+	/* the words past the layout's: no SIP there */
+	for (i = n; i < HWS_MASK_WORDS; i++) {
+		out->sips.w[i] = 0;
+		out->early.w[i] = 0;
+	}
 
 	out->cookie = k->cookie;
 	out->block_idx = k->launched;
@@ -1145,6 +1216,27 @@ static bool promote(struct hws *h, uint64_t now, uint32_t l, uint32_t l_pool,
 	return false;
 }
 
+/*
+ * Whether promote() may promote at all: the tests it starts with, inline,
+ * so that most decisions make no call. False only where promote() would
+ * return false having changed nothing.
+ */
+HWS_HOT bool promote_may(const struct hws *h, uint32_t l, uint32_t l_pool,
+			 uint32_t p0)
+{
+	uint32_t rule = h->cfg.promote_rule, ptp;
+
+	if (!rule || h->r_entry != HWS_NONE)
+		return false;
+	ptp = h->pset & h->eligible;
+	if (l != HWS_NONE)
+		ptp &= ~BIT(l);
+	if ((rule & PTO_HWS_PROMOTE_THRESHOLD) && (ptp & h->fail_over))
+		return true;
+	return (rule & ~PTO_HWS_PROMOTE_THRESHOLD) && l_pool != HWS_POOL_R &&
+	       p0 != HWS_NONE && p0 != l && (ptp & BIT(p0));
+}
+
 /* EARLY_LAUNCH_MODE = predict: busy SIPs with remaining <= the offset. */
 static void predict_refresh(struct hws *h, uint64_t now)
 {
@@ -1168,9 +1260,16 @@ static void predict_refresh(struct hws *h, uint64_t now)
 	h->pre_next = next;
 }
 
-int hws_decide(struct hws *h, uint64_t now, struct hws_launch *out)
+/*
+ * One decision on masks of @n words: a constant in each of the two
+ * instances hws_decide() chooses from, so that every mask loop unrolls.
+ * The words from h->words on are zero in every mask, so any n >= h->words
+ * decides the same.
+ */
+HWS_HOT int decide(struct hws *h, uint64_t now, struct hws_launch *out,
+		   uint32_t n)
 {
-	uint32_t n = HWS_MASK_WORDS, i, p0 = HWS_NONE, e, pool = HWS_POOL_NONE;
+	uint32_t i, p0 = HWS_NONE, e, pool = HWS_POOL_NONE;
 	bool early, l_cp = false;
 	hws_mask ready;
 
@@ -1186,22 +1285,30 @@ int hws_decide(struct hws *h, uint64_t now, struct hws_launch *out)
 	if (!m_any(&ready, n))
 		return 0;
 	if (h->cfg.policy == HWS_POLICY_FIFO) {
-		e = pick_fifo(h, &ready, out);
+		e = pick_fifo(h, &ready, out, n);
 		if (e == HWS_NONE)
 			return 0;
-		launch(h, now, e, HWS_POOL_O, out);
+		launch(h, now, e, HWS_POOL_O, out, n);
 		return 1;
 	}
 
-	e = pick_hws(h, now, &ready, early, out, &pool, &p0);
+	e = pick_hws(h, now, &ready, early, out, &pool, &p0, n);
 	if (e != HWS_NONE) {
 		l_cp = h->rs[e].flags & HWS_E_ON_CP;
-		launch(h, now, e, pool, out);
+		launch(h, now, e, pool, out, n);
 	}
-	if (h->cfg.promote_rule && promote(h, now, e, pool, l_cp, p0) &&
+	if (promote_may(h, e, pool, p0) && promote(h, now, e, pool, l_cp, p0) &&
 	    e != HWS_NONE)
 		out->flags |= HWS_LAUNCH_PROMOTED;
 	return e != HWS_NONE;
+}
+
+/* The device's layouts (up to 32 blocks) take the two-word instance. */
+int hws_decide(struct hws *h, uint64_t now, struct hws_launch *out)
+{
+	if (h->words <= 2)
+		return decide(h, now, out, 2);
+	return decide(h, now, out, HWS_MASK_WORDS);
 }
 
 /* ---- Layouts and configuration ------------------------------------------- */
