@@ -727,11 +727,18 @@ HWS_HOT bool place_n(const struct hws *restrict h,
 		return place_coop(h, k, target, early, desc, sips, n);
 	for (i = 0; i < n; i++)
 		m.w[i] = target->w[i] & h->idle.w[i];
-	group_starts(&m, tn, g, n, &si);
-	b = pick_bit(&si, n, desc);
-	if (b < 0 && early) {
-		group_starts(target, tn, g, n, &sr);
-		b = pick_bit(&sr, n, desc);
+	if (tn == 1) {
+		/* every SIP is a group of one (the common case) */
+		b = pick_bit(&m, n, desc);
+		if (b < 0 && early)
+			b = pick_bit(target, n, desc);
+	} else {
+		group_starts(&m, tn, g, n, &si);
+		b = pick_bit(&si, n, desc);
+		if (b < 0 && early) {
+			group_starts(target, tn, g, n, &sr);
+			b = pick_bit(&sr, n, desc);
+		}
 	}
 	if (b < 0)
 		return false;
@@ -805,8 +812,9 @@ HWS_HOT bool try_entry(const struct hws *restrict h, uint32_t e, uint64_t now,
 	const hws_mask *from;
 
 	if (h->r_entry == HWS_NONE || !m_meets(usable, &h->reserved, n)) {
+		/* no reservation in the way (the common case): inline */
 		from = usable;
-		if (!place(h, k, from, early, desc, sips, n))
+		if (!place_n(h, k, from, early, desc, sips, n))
 			return false;
 		goto found;
 	}
@@ -1050,10 +1058,12 @@ HWS_HOT uint8_t launch_sips(struct hws *restrict h, uint32_t e, uint64_t end,
 }
 
 /* Count a launch of @nblk blocks of @k: statistics and the checker's. */
-static inline void launch_count(struct hws *restrict h,
-				const struct hws_entry *k, uint32_t pool,
-				uint32_t nblk, uint8_t flags)
+HWS_HOT void launch_count(struct hws *restrict h, const struct hws_entry *k,
+			  uint32_t pool, uint32_t nblk, uint8_t flags,
+			  uint32_t n)
 {
+	uint32_t i;
+
 	if (flags & HWS_LAUNCH_BACKFILL)
 		h->st.backfills++;
 	if (flags & HWS_LAUNCH_EARLY)
@@ -1062,7 +1072,9 @@ static inline void launch_count(struct hws *restrict h,
 	h->st.launches_pool[pool]++;
 
 	h->chk.blocks_launched += nblk;
-	h->chk.last_affinity = k->affinity;
+	/* the words past @n are zero in both */
+	for (i = 0; i < n; i++)
+		h->chk.last_affinity.w[i] = k->affinity.w[i];
 	h->chk.last_ctx = k->ctx;
 	h->chk.last_cls = k->cls;
 	h->chk.last_cfg_gen = h->chk.cfg_gen;
@@ -1117,12 +1129,11 @@ HWS_HOT void launch(struct hws *restrict h, uint64_t now, uint32_t e,
 	uint64_t end = now + k->est_time + h->cfg.launch_delay;
 	uint32_t nblk = (k->flags & HWS_E_COOP) ? k->block_num : 1;
 	uint8_t flags = launch_sips(h, e, end, out, n);
-	uint32_t i;
 
 	/* the words past the layout's: no SIP there */
-	for (i = n; i < HWS_MASK_WORDS; i++) {
-		out->sips.w[i] = 0;
-		out->early.w[i] = 0;
+	if (n < HWS_MASK_WORDS) {
+		memset(&out->sips.w[n], 0, (HWS_MASK_WORDS - n) * 8);
+		memset(&out->early.w[n], 0, (HWS_MASK_WORDS - n) * 8);
 	}
 
 	out->cookie = k->cookie;
@@ -1132,7 +1143,7 @@ HWS_HOT void launch(struct hws *restrict h, uint64_t now, uint32_t e,
 	out->pool = (uint8_t)pool;
 	if (end < h->pre_next)
 		h->pre_next = end;
-	launch_count(h, k, pool, nblk, flags);
+	launch_count(h, k, pool, nblk, flags, n);
 	k->launched = (uint16_t)(k->launched + nblk);
 	if (k->launched < k->block_num) {
 		out->flags = flags;
