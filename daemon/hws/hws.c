@@ -874,8 +874,11 @@ HWS_HOT uint32_t pick_hws(struct hws *restrict h, uint64_t now,
 {
 	uint32_t i, w, e, p, seg = HWS_POOL_NONE, first = HWS_NONE;
 	bool fill = h->cfg.fillup_first;
-	hws_mask fsips = { { 0 } }, tsips, target, usable;
+	hws_mask fsips, tsips, target, usable;
 	uint64_t any;
+
+	for (i = 0; i < n; i++)
+		fsips.w[i] = 0;
 
 	for (i = 0; (e = h->order[i]) != HWS_NONE; i++) {
 		if (!(h->eligible & BIT(e)))
@@ -1317,7 +1320,7 @@ HWS_HOT int decide(struct hws *h, uint64_t now, struct hws_launch *out,
 /* The device's layouts (up to 32 blocks) take the two-word instance. */
 int hws_decide(struct hws *h, uint64_t now, struct hws_launch *out)
 {
-	if (h->words <= 2)
+	if (__builtin_expect(h->words <= 2, 1))
 		return decide(h, now, out, 2);
 	return decide(h, now, out, HWS_MASK_WORDS);
 }
