@@ -1239,6 +1239,48 @@ static void test_fifo(void)
 	   "FIFO: no promotion, no reservation");
 }
 
+/* ---- layouts of more than two mask words --------------------------------- */
+
+/*
+ * hws_decide() has an instance for two mask words (the device's layouts)
+ * and one for all of them. On a layout of five words a kernel bound to the
+ * last cluster launches there and a cooperative kernel spans two words;
+ * on the device layout the launch's words past the layout's two are zero
+ * whatever the caller's struct held.
+ */
+static void test_wide(void)
+{
+	const hws_mask none = { { 0 } };
+	struct hws_kernel k;
+	struct hws_launch o;
+	uint32_t last;
+
+	init_uniform(300, 4);	/* 75 clusters, SIP positions 0..299 */
+	hws_dag_open(&H, 0, 0, true);
+	last = L.nr_sips - 4;
+	k = kern(1, 0, 3, 1, 100, 50);
+	k.affinity = range(last, last + 3);
+	memset(&o, 0xff, sizeof(o));
+	ok(H.words == 5 && hws_add(&H, &k, 0) == 0 && dec(0, &o) == 1 &&
+	   o.cookie == 1 && meq(&o.sips, range(last, last + 2)) &&
+	   meq(&o.early, none),
+	   "five-word layout: a 3-SIP kernel bound to the last cluster launches on SIPs %u-%u",
+	   last, last + 2);
+	k = kern(2, 0, 4, 2, 100, 50);
+	k.coop = true;
+	k.affinity = range(124, 131);
+	ok(hws_add(&H, &k, 0) == 0 && dec(0, &o) == 1 && o.cookie == 2 &&
+	   o.nr_blocks == 2 && meq(&o.sips, range(124, 131)),
+	   "five-word layout: a cooperative 2 x 4 across words 1 and 2");
+
+	init_device(24);
+	hws_dag_open(&H, 0, 0, true);
+	memset(&o, 0xff, sizeof(o));
+	ok(add(3, 0, 1, 1, 100, 50) == 0 && dec(0, &o) == 1 &&
+	   hws_mask_weight(&o.sips) == 1 && meq(&o.early, none),
+	   "device layout: a launch's mask words past the layout's two are zero");
+}
+
 /* ---- randomized: every mechanism at once, checked after every step ------- */
 
 static uint64_t srng = 0x243f6a8885a308d3ULL;
@@ -1526,6 +1568,7 @@ int main(void)
 	test_trigger();
 	test_fillup();
 	test_fifo();
+	test_wide();
 	test_stress();
 	test_checker();
 	ok(check_failures == 0, "hws_check passed after every one of %lu decisions",
