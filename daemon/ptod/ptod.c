@@ -13,7 +13,7 @@
  *             [-K all|nonroot|none] [-w TASK_WINDOW] [-H HEAP_BYTES]
  *             [-S AICORE_SPINS] [-x UID=CTX]... [-R FILE]
  *             [-m MODE] [-g GROUP] [-u UID]... [-c CONNS] [-C CONNS]
- *             [-Q BYTES] [-T MS] [-q MIB] [-v]
+ *             [-Q BYTES] [-T MS] [-q MIB] [-q UID=MIB]... [-G MS] [-v]
  *
  * DEVICE is pto.ko's /dev/ptoN (default /dev/pto0), or "user": a
  * user-mode device that ptod creates and runs itself (ptod_udev.c).
@@ -392,6 +392,7 @@ static void exec_down(struct ptod *d, pid_t pid, bool backoff)
 	ptod_log(PTOD_LOG_ERR, "%s", d->exec_death);
 	d->ops->exec_gone(d, pid);
 	d->exec_pid = 0;
+	d->exec_kill_why[0] = 0;
 	ptod_sbx_ctl_close(d);
 	d->exec_dead_since = pto_mono_ns();
 	set_exec_ready(d, false);
@@ -413,7 +414,11 @@ static void exec_reaped(struct ptod *d, pid_t pid, int status,
 			const char *event)
 {
 	PTO_PROBE2(ptod, exec_death, pid, status);
-	if (event && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+	if (d->exec_kill_why[0])
+		snprintf(d->exec_death, sizeof(d->exec_death),
+			 "pto-aicore (pid %d) was killed by ptod: %s",
+			 (int)pid, d->exec_kill_why);
+	else if (event && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
 		snprintf(d->exec_death, sizeof(d->exec_death),
 			 "pto-aicore (pid %d) closed the device while it ran (%s); ptod killed it",
 			 (int)pid, event);
@@ -507,8 +512,14 @@ void ptod_exec_gone_event(struct ptod *d, pid_t pid, const char *event)
 			break;
 		usleep(1000);
 	}
-	snprintf(d->exec_death, sizeof(d->exec_death),
-		 "pto-aicore (pid %d) closed the device (%s)", (int)pid, event);
+	if (d->exec_kill_why[0])
+		snprintf(d->exec_death, sizeof(d->exec_death),
+			 "pto-aicore (pid %d) was killed by ptod: %s",
+			 (int)pid, d->exec_kill_why);
+	else
+		snprintf(d->exec_death, sizeof(d->exec_death),
+			 "pto-aicore (pid %d) closed the device (%s)",
+			 (int)pid, event);
 	d->exec_old = pid;
 	exec_down(d, pid, false);
 }
@@ -625,6 +636,7 @@ static void client_stop(struct client *c, int err)
 	int exp = 0;
 
 	atomic_compare_exchange_strong(&c->stop_err, &exp, err);
+	ptod_drain_watch(c);
 	if (c->efd >= 0 && write(c->efd, &one, sizeof(one)) < 0)
 		ptod_log(PTOD_LOG_ERR, "eventfd: %m");
 	/* a run in progress: abort it (its cores drain, then it ends) */
@@ -1202,6 +1214,7 @@ static void shutdown_begin(struct ptod *d, int sig)
 	d->shutting_down = true;
 	pthread_cond_broadcast(&d->dev_cond);
 	pthread_mutex_unlock(&d->dev_lock);
+	ptod_drain_shutdown(d);
 	for (c = d->clients; c; c = next) {
 		next = c->next;
 		if (!c->runner_live) {
@@ -1253,7 +1266,7 @@ static void usage(void)
 		"            [-K all|nonroot|none] [-w TASK_WINDOW] [-H HEAP_BYTES]\n"
 		"            [-S AICORE_SPINS] [-x UID=CTX]... [-R FILE]\n"
 		"            [-m MODE] [-g GROUP] [-u UID]... [-c CONNS] [-C CONNS]\n"
-		"            [-Q BYTES] [-T MS] [-q MIB] [-v]\n"
+		"            [-Q BYTES] [-T MS] [-q MIB] [-q UID=MIB]... [-G MS] [-v]\n"
 		"  -K WHO      whose kernels run in a sandbox, a process of the\n"
 		"              client's uid and gid that maps only its buffers\n"
 		"              (default nonroot; root's run in pto-aicore);\n"
@@ -1269,6 +1282,10 @@ static void usage(void)
 		"  -T MS       a client that takes none of its queued replies for MS\n"
 		"              is dropped (default %d)\n"
 		"  -q MIB      GM each user but root may hold (default: no limit)\n"
+		"  -q UID=MIB  user UID's own GM quota instead (0: no limit)\n"
+		"  -G MS       a stopped client's run (it hung up, or ptod stops)\n"
+		"              may drain for MS; then its kernels' sandbox, or\n"
+		"              pto-aicore, is killed (default %d)\n"
 		"  -d user     a user-mode device ptod creates (no pto.ko): PTO_USER_NR_AIC\n"
 		"              (24), PTO_USER_GM_MB (256), PTO_USER_PROFILE (a2a3) size it\n"
 		"  -R FILE     append every client's completed runs to FILE as DAGs\n"
@@ -1276,7 +1293,7 @@ static void usage(void)
 		"  -x UID=CTX  the tasks of user UID's clients use HWS context CTX\n"
 		"              (0-%d; its usage masks); everyone else's use 0\n",
 		PTOD_MAX_CONN_UID, PTOD_MAX_CONN, PTOD_OUT_MAX, PTOD_OUT_MS,
-		PTO_HWS_NR_CTX - 1);
+		PTOD_DRAIN_GRACE_MS, PTO_HWS_NR_CTX - 1);
 }
 
 /* -x UID=CTX */
@@ -1333,7 +1350,7 @@ static int parse_args(struct ptod *d, int argc, char **argv)
 	d->def_task_window = 16384;
 	d->def_heap = 32ULL << 20;
 	ptod_guard_defaults(d);
-	while ((opt = getopt(argc, argv, "d:s:a:b:w:H:S:K:x:R:m:g:u:c:C:Q:T:q:vh")) != -1) {
+	while ((opt = getopt(argc, argv, "d:s:a:b:w:H:S:K:x:R:m:g:u:c:C:Q:T:q:G:vh")) != -1) {
 		ret = ptod_guard_option(d, opt, optarg);
 		if (ret == -EINVAL) {
 			fprintf(stderr, "ptod: bad -%c '%s'\n", opt, optarg);
@@ -1411,7 +1428,7 @@ static int loop_setup(struct ptod *d)
 	sigdelset(&set, SIGPIPE);
 	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 	d->ev_timer = evtimer_new(d->base, on_timer, d);
-	if (!d->ev_timer)
+	if (!d->ev_timer || ptod_drain_setup(d))
 		return -ENOMEM;
 	d->fin_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (d->fin_efd < 0) {
@@ -1434,6 +1451,7 @@ static void loop_teardown(struct ptod *d)
 			event_free(d->ev_sig[i]);
 	if (d->ev_timer)
 		event_free(d->ev_timer);
+	ptod_drain_teardown(d);
 	if (d->ev_fin)
 		event_free(d->ev_fin);
 	if (d->ev_ready)

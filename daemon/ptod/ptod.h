@@ -43,6 +43,7 @@
 #define PTOD_NR_SIGS		3	/* signals the loop handles */
 #define PTOD_MAX_CTX_RULES	64	/* -x options */
 #define PTOD_MAX_ALLOW		64	/* -u options */
+#define PTOD_MAX_QUOTA_RULES	64	/* -q UID=MIB options */
 #define PTOD_DEFAULT_GROUP	"pto"	/* the group of /dev/ptoN (60-pto.rules) */
 #define PTOD_MAX_CONN_UID	16	/* -c: connections per user but root */
 #define PTOD_MAX_CONN		256	/* -C: connections in all */
@@ -50,6 +51,8 @@
 #define PTOD_OUT_MS		2000	/* -T: ms a queue may make no progress */
 #define PTOD_WARN_MAX		20	/* error replies logged per client */
 #define PTOD_TRACE_RING		8192	/* blocks waiting for trace subscribers */
+#define PTOD_DRAIN_GRACE_MS	5000	/* -G: a stopped client's run may drain */
+#define PTOD_DRAIN_EXIT_MS	5000	/* then, shutting down, ptod exits anyway */
 
 struct ptod;
 struct client;
@@ -171,6 +174,9 @@ struct client {
 	bool runner_live;
 	_Atomic int stop_err;		/* != 0: stop (client gone, shutdown) */
 	_Atomic int in_run;		/* a run of it is in progress */
+	/* main thread (ptod_drain.c): when it was stopped, 0 = not yet */
+	int64_t stop_ns;
+	bool drain_forced;		/* its kernels' executor was killed */
 	/*
 	 * send_lock protects the output queue (@out_head .. @out_since) and
 	 * serializes writes to @sock (ptod_client.c).
@@ -258,7 +264,9 @@ struct ptod {
 	uint32_t max_conn;		/* -C, 0 = unlimited */
 	size_t out_max;			/* -Q */
 	uint32_t out_ms;		/* -T */
-	uint64_t gm_quota;		/* -q, bytes; 0 = none */
+	uint64_t gm_quota;		/* -q MIB, bytes; 0 = none */
+	struct { uid_t uid; uint64_t bytes; } quota_rule[PTOD_MAX_QUOTA_RULES];
+	uint32_t nr_quota_rules;	/* -q UID=MIB */
 	const char *rec_path;		/* -R: recordings of the runs */
 	FILE *rec_file;
 	int64_t start_ns;		/* the recordings' time 0 */
@@ -282,6 +290,9 @@ struct ptod {
 	struct event *ev_timer;		/* executor restart / crash fix-up */
 	struct event *ev_fin;		/* runner finished (fin_efd) */
 	struct event *ev_ready;		/* executor ready pipe */
+	struct event *ev_drain;		/* stopped clients' runs (ptod_drain.c) */
+	uint32_t drain_grace_ms;	/* -G */
+	int64_t shutdown_ns;		/* 0 = not shutting down */
 	int fin_efd;
 
 	struct client *clients;		/* main thread */
@@ -308,7 +319,8 @@ struct ptod {
 	int exec_ready_fd;
 	uint32_t exec_restarts;
 	int64_t exec_dead_since;	/* ns, 0 = alive */
-	char exec_death[256];
+	char exec_death[384];
+	char exec_kill_why[256];	/* ptod killed it: why ("" = it died) */
 
 	/*
 	 * The device's scheduler: every client's runtime is created over it
@@ -419,6 +431,11 @@ void ptod_graph_end(struct client *c, int status,
 int ptod_trace_setup(struct ptod *d);
 void ptod_trace_fini(struct ptod *d);
 void ptod_trace_client_gone(struct client *c);
+/* ptod_drain.c */
+void ptod_drain_watch(struct client *c);
+void ptod_drain_shutdown(struct ptod *d);
+int ptod_drain_setup(struct ptod *d);
+void ptod_drain_teardown(struct ptod *d);
 /* ptod_runner.c */
 void *ptod_runner_main(void *arg);
 /* ptod_pins.c */

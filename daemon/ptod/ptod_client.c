@@ -494,6 +494,7 @@ void ptod_guard_defaults(struct ptod *d)
 	d->max_conn = PTOD_MAX_CONN;
 	d->out_max = PTOD_OUT_MAX;
 	d->out_ms = PTOD_OUT_MS;
+	d->drain_grace_ms = PTOD_DRAIN_GRACE_MS;
 }
 
 static int parse_u64(const char *arg, uint64_t max, uint64_t *out)
@@ -509,21 +510,44 @@ static int parse_u64(const char *arg, uint64_t max, uint64_t *out)
 	return 0;
 }
 
+/* -q UID=MIB: user UID's own quota (0: no limit). 0 or -EINVAL. */
+static int quota_rule(struct ptod *d, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	char uid[16];
+	uint64_t u, v;
+
+	if (!eq || eq == arg || (size_t)(eq - arg) >= sizeof(uid) ||
+	    d->nr_quota_rules == PTOD_MAX_QUOTA_RULES)
+		return -EINVAL;
+	memcpy(uid, arg, (size_t)(eq - arg));
+	uid[eq - arg] = 0;
+	if (parse_u64(uid, UINT32_MAX - 1, &u) ||
+	    parse_u64(eq + 1, 1ULL << 40, &v))
+		return -EINVAL;
+	d->quota_rule[d->nr_quota_rules].uid = (uid_t)u;
+	d->quota_rule[d->nr_quota_rules].bytes = v << 20;
+	d->nr_quota_rules++;
+	return 0;
+}
+
 /*
- * One of the options of this file (-m -g -u -c -C -Q -T -q): 0, -EINVAL
- * for a bad value, or -ENOENT if @opt is not one of them.
+ * One of the options of this file (-m -g -u -c -C -Q -T -q -G): 0,
+ * -EINVAL for a bad value, or -ENOENT if @opt is not one of them.
  */
 int ptod_guard_option(struct ptod *d, int opt, const char *arg)
 {
 	uint64_t v;
 	int ret;
 
-	if (!strchr("mguCcQTq", opt))
+	if (!strchr("mguCcQTqG", opt))
 		return -ENOENT;
 	if (opt == 'g') {
 		d->sock_group = arg;
 		return 0;
 	}
+	if (opt == 'q' && strchr(arg, '='))
+		return quota_rule(d, arg);
 	ret = parse_u64(arg, opt == 'm' ? 0777 : opt == 'q' ? (1ULL << 40) :
 			UINT32_MAX, &v);
 	if (ret)
@@ -548,6 +572,7 @@ int ptod_guard_option(struct ptod *d, int opt, const char *arg)
 		d->out_ms = (uint32_t)v;
 		break;
 	case 'q': d->gm_quota = v << 20; break;
+	case 'G': d->drain_grace_ms = (uint32_t)v; break;
 	default: return -ENOENT;
 	}
 	return 0;
@@ -570,15 +595,39 @@ static int gm_quota_set(struct ptod *d, uint32_t flags, uid_t uid,
 	return ioctl(d->dev_fd, PTO_IOC_GM_QUOTA, &q) ? -errno : 0;
 }
 
+/* -q UID=MIB: the users' own quotas. 0 or -errno. */
+static int gm_quota_rules(struct ptod *d)
+{
+	uint32_t i;
+	int ret;
+
+	for (i = 0; i < d->nr_quota_rules; i++) {
+		ret = gm_quota_set(d, PTO_GM_QUOTA_SET | PTO_GM_QUOTA_UID,
+				   d->quota_rule[i].uid, d->quota_rule[i].bytes);
+		if (ret) {
+			ptod_log(PTOD_LOG_ERR, "-q %u=...: cannot set the user's GM quota: %s",
+				 (unsigned int)d->quota_rule[i].uid,
+				 strerror(-ret));
+			return ret;
+		}
+		ptod_log(PTOD_LOG_INFO, "GM quota of user %u: %" PRIu64 " MiB%s",
+			 (unsigned int)d->quota_rule[i].uid,
+			 d->quota_rule[i].bytes >> 20,
+			 d->quota_rule[i].bytes ? "" : " (no limit)");
+	}
+	return 0;
+}
+
 /*
- * -q: every user may hold that much GM through its own buffers (pto.ko
- * enforces it at GM_ALLOC with -EDQUOT); root is not limited. 0 or -errno.
+ * -q MIB: every user may hold that much GM through its own buffers
+ * (pto.ko enforces it at GM_ALLOC with -EDQUOT); root is not limited.
+ * -q UID=MIB, after it: user UID's own quota instead. 0 or -errno.
  */
 int ptod_gm_quota_setup(struct ptod *d)
 {
 	int ret;
 
-	if (!d->gm_quota)
+	if (!d->gm_quota && !d->nr_quota_rules)
 		return 0;
 	if (d->ops != &ptod_kdev_ops) {
 		ptod_log(PTOD_LOG_ERR,
@@ -587,7 +636,7 @@ int ptod_gm_quota_setup(struct ptod *d)
 		return -EOPNOTSUPP;
 	}
 	ret = gm_quota_set(d, PTO_GM_QUOTA_SET, 0, d->gm_quota);
-	if (!ret)
+	if (!ret && d->gm_quota)
 		ret = gm_quota_set(d, PTO_GM_QUOTA_SET | PTO_GM_QUOTA_UID, 0, 0);
 	if (ret) {
 		ptod_log(PTOD_LOG_ERR, "-q: cannot set the GM quota: %s%s",
@@ -595,7 +644,8 @@ int ptod_gm_quota_setup(struct ptod *d)
 			 " (pto.ko older than ABI 3.1)" : "");
 		return ret;
 	}
-	ptod_log(PTOD_LOG_INFO, "GM quota: %" PRIu64 " MiB per user (root: none)",
-		 d->gm_quota >> 20);
-	return 0;
+	if (d->gm_quota)
+		ptod_log(PTOD_LOG_INFO, "GM quota: %" PRIu64 " MiB per user (root: none)",
+			 d->gm_quota >> 20);
+	return gm_quota_rules(d);
 }

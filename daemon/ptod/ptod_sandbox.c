@@ -11,8 +11,9 @@
  * A sandbox that dies is reaped here: pto-aicore is told (REMOVE, which
  * fails the tasks waiting on it with -EOWNERDEAD), the client's run gets
  * a note saying why, and a sandbox killed by a signal (a crashed kernel)
- * is started again for the client's next run. A client that goes takes
- * its sandbox with it.
+ * is started again for the client's next run, unless the client is being
+ * stopped (ptod_drain.c kills the sandbox of a run that does not drain).
+ * A client that goes takes its sandbox with it.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -353,7 +354,7 @@ bool ptod_sbx_reaped(struct ptod *d, pid_t pid, int status)
 	 * tasks waiting on the old one fail), so that no task of the client
 	 * finds no sandbox in between.
 	 */
-	if (WIFSIGNALED(status)) {
+	if (WIFSIGNALED(status) && !atomic_load(&c->stop_err)) {
 		c->sbx_mfd = mailbox_create(d->info.nr_cores);
 		if (c->sbx_mfd >= 0 && !sbx_spawn(c) &&
 		    !ctl_send(d, PTO_SBX_CTL_ADD, c)) {

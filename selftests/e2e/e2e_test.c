@@ -84,6 +84,9 @@
 
 /* ptod -q: GM each user but root may hold, MiB */
 #define QUOTA_MIB	64
+/* ptod -q QUOTA_OWN_UID=QUOTA_OWN_MIB: a user with a quota of its own */
+#define QUOTA_OWN_UID	65533
+#define QUOTA_OWN_MIB	128
 /* ptod's default connections per user (ptod -c) */
 #define CONNS_PER_UID	16
 
@@ -1680,6 +1683,88 @@ TEST_F_TIMEOUT(e2e, sandbox_coop_launch_runs_together, 150)
 		      ARGS("rendezvous", "8"), ARGS("rendezvous/8"), NULL);
 }
 
+/* ---- kernels that never return -------------------------------------------------- */
+
+/* The next run must end this soon after a stuck client was killed. */
+#define STUCK_BOUND_MS	60000
+
+/*
+ * Kernels that never return keep no core once their client is gone:
+ * client @uid puts a kernel that sleeps an hour on every core
+ * (pto_e2e hang, ready once all of them run) and is killed; ptod kills
+ * what runs them when its drain grace (ptod -G, 5 s) is over. With
+ * @exec_dies (the kernels ran in pto-aicore), the next client starts once
+ * pto-aicore was replaced: killing it fails whatever it had, other
+ * clients' dispatches included (Documentation/ptod.rst); else at once.
+ * The next client's run, which needs cores, completes.
+ */
+static void stuck_client_killed(struct __test_metadata *_metadata, uid_t uid,
+				bool exec_dies)
+{
+	pid_t exec = executor_pid();
+	struct proc h, v;
+	int64_t t0;
+	int ret;
+
+	ASSERT_LT(0, exec);
+	ASSERT_EQ(0, e2e_start_as(&h, "hang", uid, true, NULL, ARGS("hang")));
+	ret = proc_ready(&h, READY_MS);
+	if (ret) {
+		proc_wait(&h, 0);
+		proc_free(&h);
+	}
+	ASSERT_EQ(0, ret) TH_LOG("hang: %s", strerror(-ret));
+	ASSERT_EQ(0, kill(h.pid, SIGKILL));
+	ASSERT_EQ(0, proc_wait(&h, CLIENT_MS));
+	proc_free(&h);
+	t0 = mono_ms();
+	while (exec_dies && executor_pid() == exec &&
+	       mono_ms() - t0 < STUCK_BOUND_MS)
+		usleep(100000);
+	if (exec_dies)
+		note("pto-aicore (pid %d) %s %lld ms after the stuck client was killed",
+		     exec, executor_pid() == exec ? "still ran" : "was replaced",
+		     (long long)(mono_ms() - t0));
+	ASSERT_EQ(0, e2e_start(&v, "next", false, NULL, ARGS("vector", "Const")));
+	ret = proc_wait(&v, STUCK_BOUND_MS);
+	note("the next run ended %lld ms after the stuck client was killed",
+	     (long long)(mono_ms() - t0));
+	EXPECT_EQ(0, ret)
+		TH_LOG("the stuck kernels kept the cores for %d s", STUCK_BOUND_MS / 1000);
+	EXPECT_TRUE(exited_ok(&v));
+	EXPECT_TRUE(v.text && case_passed(v.text, "vector/Const"));
+	proc_free(&v);
+	if (exec_dies) {
+		EXPECT_NE(exec, executor_pid()) TH_LOG("pto-aicore was not replaced");
+	} else {
+		EXPECT_EQ(exec, executor_pid()) TH_LOG("pto-aicore was replaced");
+	}
+	if (!E->user) {
+		EXPECT_EQ(E->nr_cores, cnt(_metadata, "cores_online"));
+	}
+}
+
+/*
+ * An unprivileged client's stuck kernels run in its sandbox: ptod kills
+ * the sandbox, and only it: pto-aicore (and every other client's kernels)
+ * live on.
+ */
+TEST_F_TIMEOUT(e2e, stuck_kernels_sandbox_client_killed, 150)
+{
+	if (E->user)
+		SKIP(return, SANDBOX_ON_USER_DEVICE);
+	stuck_client_killed(_metadata, NOBODY, false);
+}
+
+/*
+ * root's stuck kernels run in pto-aicore (no sandbox; on the user-mode
+ * device everyone's do): ptod kills pto-aicore and starts a new one.
+ */
+TEST_F_TIMEOUT(e2e, stuck_kernels_client_killed, 150)
+{
+	stuck_client_killed(_metadata, 0, true);
+}
+
 TEST_F_TIMEOUT(e2e, deadlock_clean_error, 150)
 {
 	char want[32];
@@ -2015,6 +2100,28 @@ TEST_F_TIMEOUT(e2e, gm_quota_per_user, 60)
 	ret = e2e_start_grp(&p, "quota", NOBODY, true, false,
 			    ARGS("PTO2_RING_HEAP=65536"),
 			    ARGS("quota", STR(QUOTA_MIB)));
+	if (!ret)
+		ret = proc_wait(&p, CLIENT_MS);
+	EXPECT_EQ(0, ret) TH_LOG("pto_e2e quota: %s", strerror(-ret));
+	EXPECT_TRUE(p.text && case_passed(p.text, "quota"));
+	proc_free(&p);
+}
+
+/*
+ * ptod -q UID=MIB: a user with a quota of its own gets that one instead
+ * of the default: QUOTA_OWN_UID may hold QUOTA_OWN_MIB (twice the
+ * default), and not a byte more.
+ */
+TEST_F_TIMEOUT(e2e, gm_quota_own_per_user, 60)
+{
+	struct proc p;
+	int ret;
+
+	if (E->user)
+		SKIP(return, "the user-mode device has no GM quota (ptod -q)");
+	ret = e2e_start_grp(&p, "quota-own", QUOTA_OWN_UID, true, false,
+			    ARGS("PTO2_RING_HEAP=65536"),
+			    ARGS("quota", STR(QUOTA_OWN_MIB)));
 	if (!ret)
 		ret = proc_wait(&p, CLIENT_MS);
 	EXPECT_EQ(0, ret) TH_LOG("pto_e2e quota: %s", strerror(-ret));
@@ -2481,30 +2588,50 @@ TEST_F_TIMEOUT(e2e, pto_run_unchanged_orch, 150)
 }
 
 /*
- * SIGTERM with a client in the middle of a graph (its first task ran):
- * the client gets -ESHUTDOWN, ptod exits 0 (status from the keeper), the
- * device is released. Last: ptod is gone afterwards.
+ * SIGTERM with a client in the middle of a graph (its first task ran) and
+ * another whose kernels never return (12 of them, in pto-aicore): the
+ * first client gets -ESHUTDOWN, ptod kills pto-aicore once its drain
+ * grace is over, the second client's run ends too, ptod exits 0 (status
+ * from the keeper) within a bound, the device is released. Last: ptod is
+ * gone afterwards.
  */
 TEST_F_TIMEOUT(e2e, sigterm_shutdown, 120)
 {
 	pid_t exec = executor_pid();
 	char want[32], st[64];
-	struct proc t;
+	struct proc t, h;
+	int64_t t0;
 	int ret;
 
-	ASSERT_EQ(0, e2e_start(&t, "client", true, NULL, ARGS("stream", "60")));
+	ASSERT_EQ(0, e2e_start(&h, "hang", true, NULL, ARGS("hang", "12")));
+	ret = proc_ready(&h, READY_MS);
+	if (!ret)
+		ret = e2e_start(&t, "client", true, NULL, ARGS("stream", "60"));
+	if (ret) {
+		proc_wait(&h, 0);
+		proc_free(&h);
+	}
+	ASSERT_EQ(0, ret) TH_LOG("hang: %s", strerror(-ret));
 	ret = proc_ready(&t, READY_MS);
-	if (ret)
+	if (ret) {
 		proc_free(&t);
+		proc_free(&h);
+	}
 	ASSERT_EQ(0, ret) TH_LOG("client: %s", strerror(-ret));
+	t0 = mono_ms();
 	ASSERT_EQ(0, kill(E->ptod, SIGTERM));
 	ret = ptod_wait(30000);
+	note("ptod %s %lld ms after SIGTERM", ret == 1 ? "exited" : "still ran",
+	     (long long)(mono_ms() - t0));
 	EXPECT_EQ(1, ret) TH_LOG("ptod did not exit within 30 s");
 	EXPECT_EQ(0, proc_wait(&t, CLIENT_MS));
+	EXPECT_EQ(0, proc_wait(&h, CLIENT_MS));
 	snprintf(want, sizeof(want), "status=%d ", -ESHUTDOWN);
 	EXPECT_TRUE(t.reaped && WIFEXITED(t.status));
 	EXPECT_TRUE(has_text(t.text, want)) TH_LOG("no \"%s\"", want);
+	EXPECT_TRUE(h.reaped && WIFEXITED(h.status));
 	proc_free(&t);
+	proc_free(&h);
 	ASSERT_EQ(1, ret);
 	note("ptod: %s", wstatus_str(E->ptod_status, st, sizeof(st)));
 	EXPECT_TRUE(WIFEXITED(E->ptod_status) && WEXITSTATUS(E->ptod_status) == 0);
@@ -2560,7 +2687,9 @@ static void keeper(int status_w)
 		else
 			execl(ptod, "ptod", "-d", DEV_PATH, "-s", E->sock, "-x",
 			      STR(NOBODY) "=" STR(NOBODY_CTX), "-q",
-			      STR(QUOTA_MIB), (char *)NULL);
+			      STR(QUOTA_MIB), "-q",
+			      STR(QUOTA_OWN_UID) "=" STR(QUOTA_OWN_MIB),
+			      (char *)NULL);
 		dprintf(2, "exec %s: %s\n", ptod, strerror(errno));
 		_exit(127);
 	}

@@ -19,6 +19,8 @@
  *   pto_e2e stream SECONDS        keeps submitting small tasks (to be
  *                                 killed mid-stream); ready once its
  *                                 first task has run on a core
+ *   pto_e2e hang [N]              N kernels (default: one per core) that
+ *                                 never return; ready once all run
  *   pto_e2e probe SECONDS         keeps submitting probe tasks (AIC and
  *                                 AIV) for SECONDS or until SIGTERM;
  *                                 ready once its first task has run;
@@ -1100,6 +1102,62 @@ static int run_stream(double seconds)
 	return ret ? 1 : 0;
 }
 
+/*
+ * hang [N]: N probe tasks (default one per core; else one AIC for two
+ * AIV), each sleeping an hour (kernels that do not return); ready once
+ * every one of them has started on its core. Never ends by itself: the
+ * test kills it, or ptod stops.
+ */
+#define HANG_HOLD_NS	3600000000000ULL
+
+static long hang_tasks;
+
+static int orch_hang(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	double until = now_ms() + PROBE_READY_MS;
+	long i, started = 0;
+
+	(void)args;
+	(void)argc;
+	probe_hold_ns = HANG_HOLD_NS;
+	for (i = 0; i < hang_tasks; i++)
+		probe_submit(rt, i, (uint32_t)i + 1,
+			     hang_tasks == (long)(pto_nr_aic(cl) + pto_nr_aiv(cl)) ?
+			     i < (long)pto_nr_aic(cl) : i % 3 == 0);
+	while (started < hang_tasks) {
+		for (started = 0, i = 0; i < hang_tasks; i++)
+			started += __atomic_load_n(&probe_rec(i)->start_ns,
+						   __ATOMIC_RELAXED) != 0;
+		if (pto2_rt_get_error(rt))
+			return pto2_rt_get_error(rt);
+		if (now_ms() > until) {
+			fprintf(stderr, "hang: %ld of %ld tasks started within %d s\n",
+				started, hang_tasks, PROBE_READY_MS / 1000);
+			return -ETIMEDOUT;
+		}
+		usleep(1000);
+	}
+	printf("hang: %ld tasks on their cores\n", hang_tasks);
+	return signal_ready();
+}
+
+static int run_hang(long n)
+{
+	long cores = (long)(pto_nr_aic(cl) + pto_nr_aiv(cl));
+	char msg[4096];
+	int ret;
+
+	hang_tasks = n > 0 && n < cores ? n : cores;
+	if (load_probe())
+		return 1;
+	pr_buf = gm_copy(NULL, (size_t)hang_tasks * sizeof(struct pto_probe_rec));
+	if (!pr_buf)
+		return 1;
+	ret = pto_run(cl, orch_hang, NULL, 0, msg, sizeof(msg));
+	printf("CASE hang: %s status=%d %s\n", ret ? "FAIL" : "PASS", ret, msg);
+	return ret ? 1 : 0;
+}
+
 static int orch_badbuf(PTO2Runtime *rt, uint64_t *args, int argc)
 {
 	uint64_t shape[1] = { 1024 };
@@ -1911,6 +1969,8 @@ static int run_case(int argc, char **argv)
 		ret = run_hostile(argc - 1, argv + 1);
 	else if (!strcmp(argv[0], "stream"))
 		ret = run_stream(argc > 1 ? atof(argv[1]) : 10);
+	else if (!strcmp(argv[0], "hang"))
+		ret = run_hang(argc > 1 ? atol(argv[1]) : 0);
 	else if (!strcmp(argv[0], "probe"))
 		ret = run_probe(argc > 1 ? atof(argv[1]) : 5, 0);
 	else if (!strcmp(argv[0], "probe-n"))
@@ -1972,7 +2032,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|closedev|rerun|rendezvous|crash-next|hostile|stream|probe|probe-n|prio|badbuf|hazards|proto|freed|freed-tensor|unpriv|idle|flood|pings|quota|peer|conns ...\n");
+		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|closedev|rerun|rendezvous|crash-next|hostile|stream|hang|probe|probe-n|prio|badbuf|hazards|proto|freed|freed-tensor|unpriv|idle|flood|pings|quota|peer|conns ...\n");
 		return 2;
 	}
 	/* without libpto: the socket alone */
