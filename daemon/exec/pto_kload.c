@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -80,9 +81,14 @@ static int kentry_load(struct pto_exec *ex, struct pto_kentry *k,
 	return 0;
 }
 
-/* The blob's header and .so bytes at @addr, checked; 0 or -errno. */
+/*
+ * The blob's header at @addr, copied once into *@hc and checked, and its
+ * .so bytes; 0 or -errno. The header lies in the client's memory, which
+ * the client may change at any time: everything after the check uses the
+ * copy, never the header again.
+ */
 static int kblob_find(struct pto_exec *ex, uint64_t addr, uint32_t core,
-		      const struct pto_kblob_hdr **hp, const uint8_t **sop)
+		      struct pto_kblob_hdr *hc, const uint8_t **sop)
 {
 	const struct pto_kblob_hdr *h = pto_gm_ptr(&ex->gm, addr, sizeof(*h));
 
@@ -91,27 +97,27 @@ static int kblob_find(struct pto_exec *ex, uint64_t addr, uint32_t core,
 			     core, addr);
 		return -EFAULT;
 	}
-	if (h->magic != PTO_KBLOB_MAGIC || h->version != PTO_KBLOB_VERSION) {
+	memcpy(hc, h, sizeof(*hc));
+	if (hc->magic != PTO_KBLOB_MAGIC || hc->version != PTO_KBLOB_VERSION) {
 		pto_exec_log(ex, "core %u: no kernel blob at 0x%" PRIx64, core,
 			     addr);
 		return -ENOEXEC;
 	}
-	*sop = pto_gm_ptr(&ex->gm, addr + PTO_KBLOB_HDR_SIZE, h->size);
-	if (!*sop || !h->size || h->size > PTO_KBLOB_MAX_SIZE)
+	if (!hc->size || hc->size > PTO_KBLOB_MAX_SIZE)
 		return -ENOEXEC;
-	*hp = h;
-	return 0;
+	*sop = pto_gm_ptr(&ex->gm, addr + PTO_KBLOB_HDR_SIZE, hc->size);
+	return *sop ? 0 : -ENOEXEC;
 }
 
 int pto_kcache_get(struct pto_kcache *kc, struct pto_exec *ex, uint64_t addr,
 		   uint32_t core, pto_kernel_entry_fn *out)
 {
-	const struct pto_kblob_hdr *h;
+	struct pto_kblob_hdr hc, *h = &hc;
 	const uint8_t *so;
 	struct pto_kentry *k;
 	int ret;
 
-	ret = kblob_find(ex, addr, core, &h, &so);
+	ret = kblob_find(ex, addr, core, &hc, &so);
 	if (ret)
 		return ret;
 	pthread_mutex_lock(&kc->lock);
