@@ -660,6 +660,7 @@ static bool reserve(struct hws *h, uint32_t e, uint64_t now)
 	h->r_entry = (uint8_t)e;
 	rekey(h, e);
 	h->st.promotions++;
+	h->st.reservations++;
 	return true;
 }
 
@@ -1743,6 +1744,15 @@ int hws_sip_pre_complete(struct hws *h, const hws_mask *sips)
 		return 0;
 	for (i = 0; i < n; i++)
 		h->pre_idle.w[i] |= sips->w[i] & ~h->shadow.w[i];
+	return 0;
+}
+
+int hws_reservation(const struct hws *h, uint64_t *cookie, hws_mask *sips)
+{
+	if (h->r_entry == HWS_NONE)
+		return -ENOENT;
+	*cookie = h->rs[h->r_entry].cookie;
+	*sips = h->reserved;
 	return 0;
 }
 

@@ -89,6 +89,17 @@ static inline bool hws_mask_empty(const hws_mask *m)
 	return !x;
 }
 
+/* The lowest SIP in @m, or -1 if it is empty. */
+static inline int hws_mask_first(const hws_mask *m)
+{
+	int i;
+
+	for (i = 0; i < HWS_MASK_WORDS; i++)
+		if (m->w[i])
+			return i * 64 + __builtin_ctzll(m->w[i]);
+	return -1;
+}
+
 static inline uint32_t hws_mask_weight(const hws_mask *m)
 {
 	uint32_t n = 0;
@@ -280,6 +291,7 @@ struct hws_stats {
 	uint64_t early_launches;
 	uint64_t fillups;	/* launches chosen by fill-up-first */
 	uint64_t trigger_waits;	/* kernels held by block_trigger_cnt */
+	uint64_t reservations;	/* groups reserved for an R-task */
 };
 
 /**
@@ -486,6 +498,8 @@ void hws_status(const struct hws *h, uint64_t now, hws_mask *idle,
  * past its estimate) plus the est_time of a waiting early launch; 0 idle. */
 uint64_t hws_sip_remaining(const struct hws *h, uint32_t sip, uint64_t now);
 void hws_get_stats(const struct hws *h, struct hws_stats *st);
+/* The R-task and the SIPs it holds reserved: 0, or -ENOENT if none. */
+int hws_reservation(const struct hws *h, uint64_t *cookie, hws_mask *sips);
 /* Kernel @cookie as the HWS sees it: 0, or -ENOENT if not in the RS. */
 int hws_kernel_state(const struct hws *h, uint64_t cookie,
 		     struct hws_kernel_state *st);

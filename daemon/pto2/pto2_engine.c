@@ -99,6 +99,7 @@ struct pto2_engine {
 	pthread_mutex_t lock;		/* see the file comment */
 	pthread_cond_t slot_cond;	/* a DAG slot freed */
 	struct hws hws;
+	uint64_t rsv_seen;		/* hws.st.reservations probed (lock) */
 	PTO2Runtime *rts[HWS_MAX_DAGS];
 	_Atomic(PTO2Runtime *) rts_pub[HWS_MAX_DAGS];
 	uint32_t rr;			/* admission round robin */
@@ -706,6 +707,31 @@ static uint32_t plan(struct pto2_engine *e, const struct hws_launch *l,
 	return n;
 }
 
+/*
+ * task_reserve: the HWS reserved cores for a promoted kernel (R pool)
+ * since the last look. extra: the reserved cores; core: the first.
+ */
+static void probe_reserve(struct pto2_engine *e)
+{
+	PTO2TaskDescriptor *d;
+	PTO2Runtime *rt;
+	uint64_t cookie;
+	hws_mask sips;
+	int first;
+
+	if (e->hws.st.reservations == e->rsv_seen)
+		return;
+	e->rsv_seen = e->hws.st.reservations;
+	if (hws_reservation(&e->hws, &cookie, &sips))
+		return;
+	rt = e->rts[cookie_slot(cookie)];
+	d = task_desc(rt, cookie_task(cookie));
+	first = hws_mask_first(&sips);
+	PTO2_TASK_PROBE(task_reserve, rt, cookie_task(cookie), d->kernel_id,
+			first < 0 ? -1 : (int32_t)e->hws.layout.core[first],
+			hws_mask_weight(&sips));
+}
+
 static void check_hws(struct pto2_engine *e)
 {
 	char msg[256];
@@ -738,10 +764,14 @@ static int schedule(struct pto2_ethread *t, bool wait)
 		load_regs_locked(e);
 	admitted = admit(e, t->index, now);
 	while (n < PTO2_ENGINE_BATCH && hws_decide(&e->hws, now, &l) == 1) {
+		if (PTO_USDT_ENABLED(pto2, task_reserve))
+			probe_reserve(e);
 		units += plan(e, &l, t->units + units);
 		check_hws(e);
 		n++;
 	}
+	if (PTO_USDT_ENABLED(pto2, task_reserve))
+		probe_reserve(e);
 	if (n < PTO2_ENGINE_BATCH && e->rs_n)
 		PTO_PROBE2(pto2, hws_wait, e->rs_n,
 			   atomic_load_explicit(&e->busy_cores,

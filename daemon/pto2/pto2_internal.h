@@ -174,6 +174,7 @@ PTO_USDT_DECLARE(pto2, task_done);
 PTO_USDT_DECLARE(pto2, task_consumed);
 PTO_USDT_DECLARE(pto2, task_retire);
 PTO_USDT_DECLARE(pto2, hws_wait);
+PTO_USDT_DECLARE(pto2, task_reserve);
 #define PTO2_TASK_PROBE(name, rt, id, kernel, core, extra)		\
 	PTO_PROBE6(pto2, name, (rt)->trace_client, (rt)->trace_graph,	\
 		   (int32_t)(id), (int32_t)(kernel), (int32_t)(core),	\

@@ -596,6 +596,7 @@ PTO_USDT_DEFINE(pto2, task_done);
 PTO_USDT_DEFINE(pto2, task_consumed);
 PTO_USDT_DEFINE(pto2, task_retire);
 PTO_USDT_DEFINE(pto2, hws_wait);
+PTO_USDT_DEFINE(pto2, task_reserve);
 
 void pto2_runtime_set_trace(PTO2Runtime *rt, uint32_t client, uint64_t graph)
 {
@@ -603,6 +604,13 @@ void pto2_runtime_set_trace(PTO2Runtime *rt, uint32_t client, uint64_t graph)
 	rt->trace_client = client;
 	rt->trace_graph = graph;
 	pthread_mutex_unlock(&rt->lock);
+}
+
+int32_t pto2_rt_last_task_id(PTO2Runtime *rt)
+{
+	if (atomic_load_explicit(&rt->error, memory_order_relaxed))
+		return -1;
+	return rt->task_ring.current_index - 1;
 }
 
 int pto2_runtime_set_context(PTO2Runtime *rt, uint32_t ctx)

@@ -191,6 +191,11 @@ int pto2_runtime_record(PTO2Runtime *rt, FILE *f, const char *name,
  * (Documentation/tracing.rst; default 0, 0); set between runs.
  */
 void pto2_runtime_set_trace(PTO2Runtime *rt, uint32_t client, uint64_t graph);
+/*
+ * The id of the task the orchestrator submitted last, or -1 if the run
+ * has failed (its last submit may not have made a task).
+ */
+int32_t pto2_rt_last_task_id(PTO2Runtime *rt);
 /* The HWS context of this runtime's tasks (0 .. 3; default 0). */
 int pto2_runtime_set_context(PTO2Runtime *rt, uint32_t ctx);
 /* The engine this runtime's tasks are scheduled by. */

@@ -191,6 +191,7 @@ struct client {
 
 	/* current graph: runner thread only */
 	uint64_t tag;
+	uint32_t seq;			/* SUBMIT records of it so far */
 	struct ptod_pinset run_pins;	/* its tensors', until it drained */
 	uint64_t *ph;			/* placeholder idx -> device address */
 	uint32_t ph_cap;

@@ -316,6 +316,7 @@ static void handle_submit(struct client *c, const struct pto_rec *r)
 	PTO2TaskAttr attr;
 	int i;
 
+	c->seq++;	/* this record's place in the graph, from 1 */
 	if (r->len < sizeof(*s) || s->nparams < 0 ||
 	    s->nparams > PTO2_MAX_TASK_PARAMS ||
 	    r->len < sizeof(*s) + (size_t)s->nparams * sizeof(s->p[0])) {
@@ -335,10 +336,12 @@ static void handle_submit(struct client *c, const struct pto_rec *r)
 			return;
 		}
 	}
-	PTO_PROBE3(ptod, submit, c->id, s->kernel_id, s->nparams);
 	atomic_fetch_add_explicit(&c->submitted, 1, memory_order_relaxed);
 	pto2_rt_submit_task_attr(c->rt, s->kernel_id, s->worker_type, p,
 				 s->nparams, &attr);
+	/* joins libpto:submit (client, graph, seq) to the task id */
+	PTO_PROBE5(ptod, submit, c->id, c->tag, c->seq - 1,
+		   pto2_rt_last_task_id(c->rt), s->kernel_id);
 	for (i = 0; i < s->nparams; i++)
 		if (bind[i] > 0 && t[i].addr &&
 		    ph_bind(c, (uint32_t)bind[i], t[i].addr))
@@ -542,7 +545,8 @@ static void run_graph(struct client *c)
 		send_done(c, ret, stop_reason(ret));
 		return;
 	}
-	PTO_PROBE2(ptod, graph_start, c->id, c->tag);
+	c->seq = 0;
+	PTO_PROBE3(ptod, graph_start, c->id, c->tag, c->pid);
 	ptod_graph_begin(c);
 	pto2_runtime_set_trace(c->rt, c->id, c->tag);
 	ret = pto2_runtime_orchestrate(c->rt, reader_entry, &arg, 1);

@@ -743,6 +743,15 @@ static void test_promote_threshold(void)
 	   "threshold 4: K promoted at its 4th failure");
 	ok(meq(&st.reserved, range(0, 3)) && meq(&H.reserved, st.reserved),
 	   "K reserves the group that frees soonest: SIPs 0..3 (free by 170), not 4..7 (busy to 1100+)");
+	{
+		uint64_t rc = 0;
+		hws_mask rm;
+
+		ok(!hws_reservation(&H, &rc, &rm) && rc == 1 &&
+		   meq(&rm, range(0, 3)) && H.st.reservations == 1,
+		   "hws_reservation: K (1) holds SIPs 0..3, one reservation counted (%llu)",
+		   (unsigned long long)H.st.reservations);
+	}
 
 	/* backfill onto the reserved group (free at 170) at time 140 */
 	done(3, 140);
@@ -780,6 +789,13 @@ static void test_promote_threshold(void)
 	ok(dec(184, &o) == 1 && o.cookie == 1 && o.pool == HWS_POOL_R &&
 	   meq(&o.sips, range(0, 3)) && !hws_mask_weight(&H.reserved),
 	   "the R-task launches on its reserved SIPs once they are all free; the reservation goes");
+	{
+		uint64_t rc;
+		hws_mask rm;
+
+		ok(hws_reservation(&H, &rc, &rm) == -ENOENT,
+		   "hws_reservation: none once the R-task launched");
+	}
 
 	/* the same without the threshold bit: never promoted */
 	threshold_setup(0, 4);

@@ -45,6 +45,7 @@ struct pto_client {
 	struct pto_device *dev;		/* our device, role CLIENT */
 	struct pto_info info;
 	uint32_t nr_aic, nr_aiv;
+	uint32_t client_id;	/* ptod's id of this connection (probes) */
 
 	/* submission stream */
 	pto_buf *stream;
@@ -62,6 +63,7 @@ struct pto_client {
 	bool cur_done;		/* DONE of the graph being built arrived */
 	uint32_t next_ph;	/* placeholder index of the current graph */
 	uint32_t next_cluster;	/* cluster vid of the current graph */
+	uint32_t next_seq;	/* submits of the current graph so far */
 	bool stat;		/* the current graph is static: records go to
 				 * @sbuf until pto_graph_end ranks them */
 	uint8_t *sbuf;

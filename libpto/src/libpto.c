@@ -302,6 +302,7 @@ static int hello(pto_client *c)
 		return seterr(NULL, ret, "%s", c->last_error);
 	c->nr_aic = m.u.hello_reply.nr_aic;
 	c->nr_aiv = m.u.hello_reply.nr_aiv;
+	c->client_id = m.u.hello_reply.ctx_id;
 	return 0;
 }
 
@@ -636,6 +637,7 @@ PTO_EXPORT int pto_graph_begin_ex(pto_client *c, uint32_t flags, uint64_t *tag)
 	c->cur_done = false;
 	c->next_ph = 0;
 	c->next_cluster = 0;
+	c->next_seq = 0;
 	c->err = 0;
 	c->errmsg[0] = 0;
 	c->stat = flags & PTO_GRAPH_STATIC;
@@ -857,7 +859,9 @@ PTO_EXPORT void pto2_rt_submit_task_attr(PTO2Runtime *rt, int32_t kernel_id,
 			return;
 	if (c->chk && check_task(c, kernel_id, params, num_params))
 		return;
-	PTO_PROBE3(libpto, submit, c->cur_tag, kernel_id, num_params);
+	PTO_PROBE5(libpto, submit, c->client_id, c->cur_tag, c->next_seq,
+		   kernel_id, num_params);
+	c->next_seq++;
 	rec_commit(c, len);
 }
 

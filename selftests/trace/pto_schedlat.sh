@@ -6,15 +6,17 @@
 #
 #   scripts/vm-run --module kmod/pto.ko -- prove -v selftests/trace/pto_schedlat.sh
 #
-# ptod runs; pto-schedlat.bt, pto-cores.bt, pto-slowest.bt and ptolat
-# attach together (READY from each); pto_e2e bgemm runs its graphs
+# ptod runs; pto-schedlat.bt, pto-cores.bt, pto-slowest.bt,
+# pto-submitlat.bt and ptolat attach together (READY from each); pto_e2e bgemm runs its graphs
 # through ptod; then Ctrl-C. ptod's log says how many tasks each graph ran; each
 # per-task probe (submit, ready, done, retire) must have counted exactly
 # that many, each per-core-execution probe (dispatch, start, end,
 # complete) as many as the others, the phases must add up to the total,
 # the cores' task counts to the core executions, and the slowest tasks'
 # phases to no more than their totals; ptolat's histograms must hold as
-# many tasks and core executions.
+# many tasks and core executions; every client submit (libpto) must join
+# ptod's, with the task id the runtime announced; with a promotion
+# threshold of 1 the HWS must reserve cores (task_reserve).
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 B=$TOP/build
 BT=$TOP/tools/bpftrace
@@ -24,28 +26,58 @@ PTOD_PID=
 # shellcheck source-path=SCRIPTDIR/../.. source=scripts/ptod-lib.sh
 . "$TOP/scripts/ptod-lib.sh"
 
-echo "1..7"
+echo "1..9"
 ptod_start "$DIR" || exit 1
+# the probe stream below has thousands of tasks in flight at once
+export BPFTRACE_MAP_KEYS_MAX=65536
 pids=
 for s in schedlat cores slowest; do
 	bpftrace "$BT/pto-$s.bt" "$B/daemon/ptod" "$B/daemon/pto-aicore" \
 		> "$DIR/$s.out" 2>&1 &
 	pids="$pids $!"
 done
+bpftrace "$BT/pto-submitlat.bt" "$B/libpto/libpto.so.1" "$B/daemon/ptod" \
+	> "$DIR/submitlat.out" 2>&1 &
+pids="$pids $!"
 "$B/tools/ptolat/ptolat" > "$DIR/ptolat.out" 2>&1 &
 pids="$pids $!"
+# a tracer that cannot attach (e.g. a probe missing from a binary) exits
 i=0
+gone=
 until grep -q READY "$DIR/schedlat.out" && grep -q READY "$DIR/cores.out" &&
-      grep -q READY "$DIR/slowest.out" && grep -q READY "$DIR/ptolat.out"; do
+      grep -q READY "$DIR/slowest.out" && grep -q READY "$DIR/ptolat.out" &&
+      grep -q READY "$DIR/submitlat.out"; do
 	i=$((i + 1))
-	[ $i -ge 3000 ] && break
+	for p in $pids; do
+		kill -0 "$p" 2>/dev/null || gone="$gone $p"
+	done
+	[ $i -ge 3000 ] || [ -n "$gone" ] && break
 	sleep 0.1
 done
-if [ $i -ge 3000 ]; then
-	echo "not ok 1 - the three scripts and ptolat attached"
+if [ $i -ge 3000 ] || [ -n "$gone" ]; then
+	echo "not ok 1 - the four scripts and ptolat attached (exited:${gone:- none})"
+	for s in schedlat cores slowest submitlat ptolat; do
+		sed "s/^/# $s: /" "$DIR/$s.out"
+	done
 else
-	echo "ok 1 - the three scripts and ptolat attached after $((i / 10)) s"
+	echo "ok 1 - the four scripts and ptolat attached after $((i / 10)) s"
 fi
+# A kernel that fails to launch once is promoted and reserves cores
+# (task_reserve): a cooperative kernel of 48 AIV blocks, which needs every
+# AIV core at once, while a stream of probe tasks keeps launching on them
+# (bgemm's one-core kernels alone fit any free core and never fail).
+"$B/tools/ptoctl/ptoctl" hws set promote-threshold=1 | sed 's/^/# /'
+"$B/selftests/e2e/pto_e2e" probe 2 > "$DIR/probe.out" 2>&1 &
+prb=$!
+i=0
+until grep -q READY "$DIR/probe.out" || [ $i -ge 300 ]; do
+	i=$((i + 1))
+	sleep 0.1
+done
+"$B/selftests/e2e/pto_e2e" rendezvous 48 | grep CASE | sed 's/^/# /'
+wait $prb
+grep '^CASE' "$DIR/probe.out" | sed 's/^/# /'
+"$B/tools/ptoctl/ptoctl" hws set promote-threshold=4 | sed 's/^/# /'
 "$B/selftests/e2e/pto_e2e" bgemm | sed 's/^/# /'
 # Ctrl-C each tracer. bpftrace 0.17 can miss a SIGINT that comes while
 # it is between two polls and then sleeps until the next event, which
@@ -66,7 +98,7 @@ for p in $pids; do
 	wait "$p"
 done
 ptod_stop
-for s in schedlat cores slowest; do
+for s in schedlat cores slowest submitlat; do
 	echo "# ---- pto-$s.bt"
 	grep -v '^$' "$DIR/$s.out" | sed 's/^/# /'
 done
@@ -139,5 +171,22 @@ if [ "$(lat 'submit -> ready')" = "$ran" ] &&
 	echo "ok 7 - ptolat: $ran tasks, $units core executions in its histograms"
 else
 	echo "not ok 7 - ptolat's histograms (want $ran tasks, $units core executions)"
+fi
+U=$DIR/submitlat.out
+one() {		# one MAP: the value of a map without keys
+	sed -n "s/^@$1: \([0-9]*\)$/\1/p" "$U"
+}
+if [ "$(one lib)" = "$ran" ] && [ "$(one joined)" = "$ran" ] &&
+   [ "$(one tasked)" = "$ran" ]; then
+	echo "ok 8 - pto-submitlat.bt: the $ran client submits joined ptod's, each with the task id pto2 announced"
+else
+	echo "not ok 8 - pto-submitlat.bt: lib=$(one lib) joined=$(one joined) tasked=$(one tasked) (want $ran)"
+fi
+rsv=$(sed -n 's/^@reserve\[[0-9]*, [0-9]*\]: \([0-9]*\)$/\1/p' "$U" |
+	awk '{ n += $1 } END { printf "%.0f\n", n }')
+if [ "$rsv" -gt 0 ]; then
+	echo "ok 9 - task_reserve: $rsv core reservations (promote-threshold=1, a cooperative kernel of 48 blocks)"
+else
+	echo "not ok 9 - task_reserve never fired with promote-threshold=1"
 fi
 rm -rf "$DIR"

@@ -63,6 +63,8 @@
 	PTO_USDT_IF(prov, name, DTRACE_PROBE3(prov, name, a, b, c))
 #define PTO_PROBE4(prov, name, a, b, c, d)				\
 	PTO_USDT_IF(prov, name, DTRACE_PROBE4(prov, name, a, b, c, d))
+#define PTO_PROBE5(prov, name, a, b, c, d, e)			\
+	PTO_USDT_IF(prov, name, DTRACE_PROBE5(prov, name, a, b, c, d, e))
 #define PTO_PROBE6(prov, name, a, b, c, d, e, f)			\
 	PTO_USDT_IF(prov, name, DTRACE_PROBE6(prov, name, a, b, c, d, e, f))
 #define PTO_PROBE8(prov, name, a, b, c, d, e, f, g, h)		\
@@ -80,6 +82,11 @@
 	do { (void)(a); (void)(b); (void)(c); } while (0)
 #define PTO_PROBE4(prov, name, a, b, c, d)	\
 	do { (void)(a); (void)(b); (void)(c); (void)(d); } while (0)
+#define PTO_PROBE5(prov, name, a, b, c, d, e)			\
+	do {								\
+		PTO_PROBE3(prov, name, a, b, c);			\
+		PTO_PROBE2(prov, name, d, e);				\
+	} while (0)
 #define PTO_PROBE6(prov, name, a, b, c, d, e, f)			\
 	do {								\
 		PTO_PROBE3(prov, name, a, b, c);			\

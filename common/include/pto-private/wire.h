@@ -258,7 +258,7 @@ struct pto_msg_hello {
 };
 
 struct pto_msg_hello_reply {
-	uint32_t ctx_id;
+	uint32_t ctx_id;		/* ptod's id of the client (probes, log) */
 	uint32_t nr_aic;
 	uint32_t nr_aiv;
 	uint32_t task_window;
