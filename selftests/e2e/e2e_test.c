@@ -2083,28 +2083,34 @@ TEST_F_TIMEOUT(e2e, connections_per_user_limited, 60)
 }
 
 /*
- * ptod -q QUOTA_MIB: an unprivileged client's GM allocations beyond the
- * quota fail with -EDQUOT and a message that says so (pto.ko enforces
- * it), within it they pass, and a freed buffer counts no more. (The
- * client's kernels run sandboxed, so its heap ring is a buffer of its own
- * file and counts too: it asks for a heap of 64 KiB, which leaves the
+ * User @uid's client allocates around @mib, its quota: beyond it GM_ALLOC
+ * fails with -EDQUOT and a message that says so (pto.ko enforces it),
+ * within it the allocations pass, and a freed buffer counts no more.
+ * (The client's kernels run sandboxed, so its heap ring is a buffer of its
+ * own file and counts too: it asks for a heap of 64 KiB, which leaves the
  * quota's boundaries where the test puts them.)
  */
-TEST_F_TIMEOUT(e2e, gm_quota_per_user, 60)
+static void quota_client(struct __test_metadata *_metadata, uid_t uid,
+			 const char *mib)
 {
 	struct proc p;
 	int ret;
 
-	if (E->user)
-		SKIP(return, "the user-mode device has no GM quota (ptod -q)");
-	ret = e2e_start_grp(&p, "quota", NOBODY, true, false,
-			    ARGS("PTO2_RING_HEAP=65536"),
-			    ARGS("quota", STR(QUOTA_MIB)));
+	ret = e2e_start_grp(&p, "quota", uid, true, false,
+			    ARGS("PTO2_RING_HEAP=65536"), ARGS("quota", mib));
 	if (!ret)
 		ret = proc_wait(&p, CLIENT_MS);
 	EXPECT_EQ(0, ret) TH_LOG("pto_e2e quota: %s", strerror(-ret));
 	EXPECT_TRUE(p.text && case_passed(p.text, "quota"));
 	proc_free(&p);
+}
+
+/* ptod -q QUOTA_MIB: the default quota of every user but root. */
+TEST_F_TIMEOUT(e2e, gm_quota_per_user, 60)
+{
+	if (E->user)
+		SKIP(return, "the user-mode device has no GM quota (ptod -q)");
+	quota_client(_metadata, NOBODY, STR(QUOTA_MIB));
 }
 
 /*
@@ -2114,19 +2120,9 @@ TEST_F_TIMEOUT(e2e, gm_quota_per_user, 60)
  */
 TEST_F_TIMEOUT(e2e, gm_quota_own_per_user, 60)
 {
-	struct proc p;
-	int ret;
-
 	if (E->user)
 		SKIP(return, "the user-mode device has no GM quota (ptod -q)");
-	ret = e2e_start_grp(&p, "quota-own", QUOTA_OWN_UID, true, false,
-			    ARGS("PTO2_RING_HEAP=65536"),
-			    ARGS("quota", STR(QUOTA_OWN_MIB)));
-	if (!ret)
-		ret = proc_wait(&p, CLIENT_MS);
-	EXPECT_EQ(0, ret) TH_LOG("pto_e2e quota: %s", strerror(-ret));
-	EXPECT_TRUE(p.text && case_passed(p.text, "quota"));
-	proc_free(&p);
+	quota_client(_metadata, QUOTA_OWN_UID, STR(QUOTA_OWN_MIB));
 }
 
 /*
