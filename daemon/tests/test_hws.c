@@ -796,8 +796,15 @@ static void test_promote_threshold(void)
 		ok(hws_reservation(&H, &rc, &rm) == -ENOENT,
 		   "hws_reservation: none once the R-task launched");
 	}
+}
 
-	/* the same without the threshold bit: never promoted */
+/* test_promote_threshold without the threshold bit: never promoted */
+static void test_promote_threshold_off(void)
+{
+	struct hws_launch o;
+	struct hws_kernel_state st;
+	int i;
+
 	threshold_setup(0, 4);
 	for (i = 0; i < 8; i++) {
 		done(7 - (uint32_t)(i % 4), 100 + 10 * (uint64_t)i);
@@ -1572,6 +1579,7 @@ int main(void)
 	test_online_priority();
 	test_fail_counts();
 	test_promote_threshold();
+	test_promote_threshold_off();
 	test_promote_most_failures();
 	test_reserve_soonest();
 	test_promote_top1_skipped();
