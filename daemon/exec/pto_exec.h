@@ -148,6 +148,11 @@ struct pto_exec_pool;
  *	thread took for this long gets a new thread (0: the default).
  * @retire_ns: a thread beyond @workers that had nothing to do for this
  *	long exits (0: the default).
+ * @linger_ns: a thread that has just run a task polls for work this long
+ *	before it parks, instead of the executor's spins and spin_ns (0: the
+ *	default; negative: no lingering): the AICPU dispatches the task's
+ *	dependents as soon as it sees the completion, and a thread still
+ *	polling takes one without a park, a kick and a wake-up.
  * @name: thread name prefix (at most 8 characters are used).
  */
 struct pto_exec_pool_config {
@@ -155,11 +160,13 @@ struct pto_exec_pool_config {
 	uint32_t workers;
 	uint64_t grow_ns;
 	uint64_t retire_ns;
+	int64_t linger_ns;
 	const char *name;
 };
 
 #define PTO_EXEC_GROW_NS	200000		/* 200 us */
 #define PTO_EXEC_RETIRE_NS	50000000	/* 50 ms */
+#define PTO_EXEC_LINGER_NS	50000		/* 50 us */
 
 /**
  * struct pto_exec_pool_stats - what a pool did.

@@ -6,7 +6,8 @@
  * A core is taken by one thread at a time: its claim flag. A thread looks
  * for a core whose DATA_MAIN_BASE moved since the value last acted on
  * (@last), claims it, acts (pto_exec_run_task() for a dispatch), and lets
- * it go. With nothing to take it spins briefly, then sleeps on all of the
+ * it go. With nothing to take it spins briefly (longer right after a task:
+ * linger_ns, for the task's dependents), then sleeps on all of the
  * pool's cores at once: under @lock it counts itself idle and sets the
  * parked flag of every core not claimed, fences, looks once more, and
  * calls ops->park_any. The AICPU kicks a parked core after it dispatches
@@ -24,6 +25,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +44,8 @@ PTO_USDT_DEFINE(pto_aicore, wake);
 
 /* A thread in park_any looks at the AICPU this often anyway. */
 #define POOL_PARK_NS	100000000LL
+/* A lingering thread scans the cores and yields after this many polls. */
+#define POOL_LINGER_YIELD	64
 
 struct pool_core {
 	_Atomic uint32_t claim;		/* 1 while a thread acts for it */
@@ -308,8 +312,11 @@ static bool runs_together(const PTO2DispatchPayload *pl)
 	return pl && ((pl->flags & PTO2_PAYLOAD_COOP) || pl->thread_num > 1);
 }
 
-/* Act on claimed core @c's new DATA_MAIN_BASE, then let the core go. */
-static void step(struct pto_exec_pool *p, uint32_t c)
+/*
+ * Act on claimed core @c's new DATA_MAIN_BASE, then let the core go;
+ * true if it ran a task.
+ */
+static bool step(struct pto_exec_pool *p, uint32_t c)
 {
 	struct pto_core_regs *r = pregs(p, c);
 	struct pool_core *pc = &p->core[c];
@@ -318,7 +325,7 @@ static void step(struct pto_exec_pool *p, uint32_t c)
 	atomic_store_explicit(&pc->last, dmb, memory_order_relaxed);
 	if (dmb == PTO_DMB_EXIT) {
 		core_done(p, c);	/* stays claimed: nobody looks again */
-		return;
+		return false;
 	}
 	if (dmb == PTO_DMB_IDLE) {
 		reg_store_release(&r->cond, PTO_COND_IDLE);
@@ -336,6 +343,7 @@ static void step(struct pto_exec_pool *p, uint32_t c)
 		atomic_fetch_sub(&p->busy, 1);
 	}
 	atomic_store_explicit(&pc->claim, 0, memory_order_release);
+	return dmb != PTO_DMB_IDLE;
 }
 
 /* ---- Sleeping ------------------------------------------------------------- */
@@ -455,22 +463,57 @@ static int spin(struct pto_exec_pool *p)
 	return -1;
 }
 
+/*
+ * Right after a task: look for work for linger_ns rather than spin()'s
+ * bounds; a claimed core or -1. The AICPU dispatches the task's
+ * dependents once it has seen the completion, and a thread still looking
+ * takes one without the park, kick and wake-up. Every POOL_LINGER_YIELD
+ * polls it also scans the cores (an AICPU that does not announce in
+ * SIP_LAUNCH_PENDING; PTO_DMB_EXIT) and yields the CPU, so that on a
+ * host with fewer CPUs than busy threads it does not keep the AICPU from
+ * making the very dispatch it waits for.
+ */
+static int linger(struct pto_exec_pool *p)
+{
+	int64_t t0 = pto_mono_ns();
+	uint32_t i;
+	int c;
+
+	for (i = 1;; i++) {
+		c = take(p);
+		if (c >= 0 || finished(p))
+			return c;
+		if (i % POOL_LINGER_YIELD) {
+			cpu_relax();
+			continue;
+		}
+		c = take_scan(p);
+		if (c >= 0 || pto_mono_ns() - t0 >= p->cfg.linger_ns)
+			return c;
+		sched_yield();
+	}
+}
+
 static void *worker_main(void *arg)
 {
 	struct pool_thread *t = arg;
 	struct pto_exec_pool *p = t->p;
+	bool ran = false;
 
 	while (!finished(p)) {
 		int c = take(p);
 
-		if (c < 0)
+		if (c < 0 && ran && p->cfg.linger_ns > 0)
+			c = linger(p);
+		else if (c < 0)
 			c = spin(p);
+		ran = false;
 		if (c < 0 && !finished(p))
 			c = sleep_on_cores(p);
 		if (c == -2)
 			break;
 		if (c >= 0)
-			step(p, (uint32_t)c);
+			ran = step(p, (uint32_t)c);
 	}
 	pthread_mutex_lock(&p->lock);
 	exit_locked(p, t);
@@ -500,6 +543,8 @@ static int pool_init(struct pto_exec *ex, const struct pto_exec_pool_config *cfg
 		p->cfg.grow_ns = PTO_EXEC_GROW_NS;
 	if (!p->cfg.retire_ns)
 		p->cfg.retire_ns = PTO_EXEC_RETIRE_NS;
+	if (!p->cfg.linger_ns)
+		p->cfg.linger_ns = PTO_EXEC_LINGER_NS;
 	for (c = 0; c < PTO_MAX_CORES; c++) {
 		if (!(cfg->cores[c / 64] & (1ULL << (c % 64))))
 			continue;

@@ -58,12 +58,13 @@ struct rig {
  * are also added for dispatches that wait (else only for launches that
  * run together).
  */
-static int rig_open(struct rig *g, uint32_t aic, uint32_t aiv,
-		    uint32_t workers, bool grow)
+static int rig_open_linger(struct rig *g, uint32_t aic, uint32_t aiv,
+			   uint32_t workers, bool grow, int64_t linger_ns)
 {
 	struct pto_exec_pool_config pc = {
 		.workers = workers,
 		.grow_ns = grow ? 0 : 3600000000000ULL,
+		.linger_ns = linger_ns,
 	};
 	int ret;
 
@@ -83,6 +84,12 @@ static int rig_open(struct rig *g, uint32_t aic, uint32_t aiv,
 	g->counter = sim_dev_to_host(g->sd, g->counter_dev);
 	g->announce = true;
 	return 0;
+}
+
+static int rig_open(struct rig *g, uint32_t aic, uint32_t aiv,
+		    uint32_t workers, bool grow)
+{
+	return rig_open_linger(g, aic, aiv, workers, grow, 0);
 }
 
 /* Dispatch @kernel on @core with @args (arg 0 the counter if @tensor0). */
@@ -276,6 +283,42 @@ static void t_every_dispatch_once(bool announce)
 	sim_device_destroy(g.sd);
 }
 
+/*
+ * 1 thread, 1 core, linger_ns of 10 s: the thread that ran a task is
+ * still polling 5 ms later (far beyond spin_ns), so the next dispatch is
+ * taken without the thread parking (the executor's park count does not
+ * move) and without a kick (the core is not parked). With linger_ns
+ * negative the thread parks within spin_ns and the park count moves.
+ * Whether the thread runs in time does not matter: only a 10 s stall
+ * would turn the first case red.
+ */
+static void t_linger(bool on)
+{
+	uint64_t parks0, parks1;
+	uint32_t id1, id2;
+	bool fin;
+	struct rig g;
+	int ret = rig_open_linger(&g, 0, 1, 1, false,
+				  on ? 10000000000LL : -1);
+
+	if (ret) {
+		ok(0, "setup: %d", ret);
+		return;
+	}
+	id1 = dispatch(&g, 0, K_COUNT, 0, true, 1, 1, 0);
+	fin = wait_fin(&g, 0, id1, 5000, NULL);
+	parks0 = atomic_load(&g.sd->exec.parks);
+	pto_sleep_ns(5000000);
+	id2 = dispatch(&g, 0, K_COUNT, 0, true, 1, 1, 0);
+	fin = wait_fin(&g, 0, id2, 5000, NULL) && fin;
+	parks1 = atomic_load(&g.sd->exec.parks);
+	ok(fin && (on ? parks1 == parks0 : parks1 > parks0),
+	   "linger %s: the next dispatch 5 ms after a task %s (parks %llu -> %llu)",
+	   on ? "10 s" : "off", on ? "needs no park" : "finds the thread parked",
+	   (unsigned long long)parks0, (unsigned long long)parks1);
+	sim_device_destroy(g.sd);
+}
+
 int main(void)
 {
 	t_grow_and_retire();
@@ -283,5 +326,7 @@ int main(void)
 	t_block_together();
 	t_every_dispatch_once(true);
 	t_every_dispatch_once(false);
+	t_linger(true);
+	t_linger(false);
 	return tap_done();
 }
