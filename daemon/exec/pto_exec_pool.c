@@ -73,6 +73,7 @@ struct pto_exec_pool {
 	_Atomic uint32_t scan;		/* where the next look starts */
 	_Atomic uint32_t busy;		/* threads running a kernel */
 	_Atomic uint32_t live;		/* threads running (@nthreads) */
+	_Atomic uint32_t lingering;	/* threads in linger() */
 	/*
 	 * Protects @nthreads, @idle, @slots, the statistics and the parked
 	 * flags of the cores as a set (set while @idle > 0).
@@ -471,27 +472,36 @@ static int spin(struct pto_exec_pool *p)
  * polls it also scans the cores (an AICPU that does not announce in
  * SIP_LAUNCH_PENDING; PTO_DMB_EXIT) and yields the CPU, so that on a
  * host with fewer CPUs than busy threads it does not keep the AICPU from
- * making the very dispatch it waits for.
+ * making the very dispatch it waits for. At most one thread fewer than
+ * cfg.workers (the host's CPUs) lingers at once, at least one: a CPU is
+ * left to the AICPU when a layer of tasks ends together.
  */
 static int linger(struct pto_exec_pool *p)
 {
+	uint32_t max = p->cfg.workers > 1 ? p->cfg.workers - 1 : 1;
 	int64_t t0 = pto_mono_ns();
 	uint32_t i;
-	int c;
+	int c = -1;
 
+	if (atomic_fetch_add(&p->lingering, 1) >= max) {
+		atomic_fetch_sub(&p->lingering, 1);
+		return spin(p);
+	}
 	for (i = 1;; i++) {
 		c = take(p);
 		if (c >= 0 || finished(p))
-			return c;
+			break;
 		if (i % POOL_LINGER_YIELD) {
 			cpu_relax();
 			continue;
 		}
 		c = take_scan(p);
 		if (c >= 0 || pto_mono_ns() - t0 >= p->cfg.linger_ns)
-			return c;
+			break;
 		sched_yield();
 	}
+	atomic_fetch_sub(&p->lingering, 1);
+	return c;
 }
 
 static void *worker_main(void *arg)
