@@ -25,6 +25,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "pto2_internal.h"
@@ -1090,6 +1091,12 @@ static void *ethread_main(void *arg)
 	 */
 	uint64_t idle_ns = e->dev.irq_wake ? e->cfg.idle_ns : 0;
 
+	/*
+	 * The sleep that ends predict_ns before a completion must end on
+	 * time: with the default 50 us of timer slack it ended after the
+	 * completion as often as not, which the interrupt then reported.
+	 */
+	prctl(PR_SET_TIMERSLACK, PTO2_ENGINE_TIMER_SLACK_NS, 0, 0, 0);
 	while (!atomic_load_explicit(&e->stop, memory_order_acquire)) {
 		int work;
 

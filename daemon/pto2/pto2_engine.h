@@ -87,6 +87,8 @@ struct pto2_engine_config {
 #define PTO2_BLOCKS_PER_SCHED_THREAD	8
 #define PTO2_ENGINE_PREDICT_NS		50000	/* 50 us */
 #define PTO2_ENGINE_PREDICT_LATE_NS	500000	/* 500 us */
+/* Timer slack of the scheduler threads (PR_SET_TIMERSLACK; default 50 us). */
+#define PTO2_ENGINE_TIMER_SLACK_NS	1000UL	/* 1 us */
 
 /* Defaults: 3 threads, the runtime's idle and sleep bounds, HWS defaults. */
 void pto2_engine_config_default(struct pto2_engine_config *cfg);

@@ -5,10 +5,12 @@
  * clusters, affinity, runtimes sharing one engine, refused shapes
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <pto/pto_kernel.h>
 
@@ -879,6 +881,78 @@ static void t_record(void)
 	env_close(&e);
 }
 
+/*
+ * Threads of this process whose timer slack is @slack; -1 if a thread's
+ * cannot be read (reading another thread's needs CAP_SYS_NICE).
+ */
+static int threads_with_slack(unsigned long slack)
+{
+	struct dirent *de;
+	DIR *d = opendir("/proc/self/task");
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while (n >= 0 && (de = readdir(d))) {
+		char path[320];
+		unsigned long v;
+		FILE *f;
+
+		if (de->d_name[0] == '.')
+			continue;
+		/* only /proc/TID has it, not /proc/self/task/TID */
+		snprintf(path, sizeof(path), "/proc/%s/timerslack_ns",
+			 de->d_name);
+		f = fopen(path, "r");
+		if (!f || fscanf(f, "%lu", &v) != 1)
+			n = -1;
+		else if (v == slack)
+			n++;
+		if (f)
+			fclose(f);
+	}
+	closedir(d);
+	return n;
+}
+
+/*
+ * The scheduler threads run with PTO2_ENGINE_TIMER_SLACK_NS of timer
+ * slack, so that the sleep that ends predict_ns before a completion ends
+ * on time (the default slack, 50 us, made it end after the completion).
+ * Waits for the threads to have set it, up to 10 s.
+ */
+static void t_timer_slack(void)
+{
+	struct pto2_engine_config ec;
+	struct pto2_engine *eng = NULL;
+	struct sim_device *sd = NULL;
+	int n = 0, want = 0, i, ret;
+
+	ret = sim_device_create(2, 4, 1 << 20, &sd);
+	if (!ret) {
+		pto2_engine_config_default(&ec);
+		ret = pto2_engine_create(&sd->dev, &ec, &eng);
+	}
+	if (!ret) {
+		want = (int)pto2_engine_threads(eng);
+		for (i = 0; i < 1000; i++) {
+			n = threads_with_slack(PTO2_ENGINE_TIMER_SLACK_NS);
+			if (n < 0 || n >= want)
+				break;
+			nanosleep(&(struct timespec){ 0, 10000000 }, NULL);
+		}
+	}
+	if (n < 0)
+		printf("ok %d # SKIP timer slack: cannot read the threads' (%s)\n",
+		       ++tap_n, strerror(errno));
+	else
+		ok(!ret && want > 0 && n == want,
+		   "the %d scheduler thread(s) run with %lu ns of timer slack: %d do (ret %d)",
+		   want, PTO2_ENGINE_TIMER_SLACK_NS, n, ret);
+	pto2_engine_destroy(eng);
+	sim_device_destroy(sd);
+}
+
 int main(void)
 {
 	t_blocks();
@@ -892,5 +966,6 @@ int main(void)
 	t_shared_engine();
 	t_follow_regs();
 	t_record();
+	t_timer_slack();
 	return tap_done();
 }
