@@ -166,7 +166,7 @@ struct pto_exec_pool_config {
 
 #define PTO_EXEC_GROW_NS	200000		/* 200 us */
 #define PTO_EXEC_RETIRE_NS	50000000	/* 50 ms */
-#define PTO_EXEC_LINGER_NS	50000		/* 50 us */
+#define PTO_EXEC_LINGER_NS	20000		/* 20 us */
 
 /**
  * struct pto_exec_pool_stats - what a pool did.
