@@ -315,13 +315,16 @@ static bool runs_together(const PTO2DispatchPayload *pl)
 
 /*
  * Act on claimed core @c's new DATA_MAIN_BASE, then let the core go;
- * true if it ran a task.
+ * true if it ran a task whose completion the AICPU polls for (no
+ * completion interrupt asked): the AICPU is awake and may dispatch the
+ * task's dependents at once, worth lingering for.
  */
 static bool step(struct pto_exec_pool *p, uint32_t c)
 {
 	struct pto_core_regs *r = pregs(p, c);
 	struct pool_core *pc = &p->core[c];
 	uint32_t dmb = reg_load_acquire(&r->data_main_base);
+	bool polled = false;
 
 	atomic_store_explicit(&pc->last, dmb, memory_order_relaxed);
 	if (dmb == PTO_DMB_EXIT) {
@@ -342,9 +345,11 @@ static bool step(struct pto_exec_pool *p, uint32_t c)
 			poke_monitor(p);
 		pto_exec_run_task(p->ex, c, dmb - 1);
 		atomic_fetch_sub(&p->busy, 1);
+		polled = !reg_load_relaxed(&r->irq_en) &&
+			 !reg_load_relaxed(&pto_regs_info(p->ex->regs)->aicpu_irq_en);
 	}
 	atomic_store_explicit(&pc->claim, 0, memory_order_release);
-	return dmb != PTO_DMB_IDLE;
+	return polled;
 }
 
 /* ---- Sleeping ------------------------------------------------------------- */
