@@ -150,9 +150,10 @@ struct pto_exec_pool;
  *	long exits (0: the default).
  * @linger_ns: a thread that has just run a task polls for work this long
  *	before it parks, instead of the executor's spins and spin_ns (0: the
- *	default; negative: no lingering): the AICPU dispatches the task's
- *	dependents as soon as it sees the completion, and a thread still
- *	polling takes one without a park, a kick and a wake-up.
+ *	default, PTO_EXEC_LINGER_NS; negative: no lingering): the AICPU
+ *	dispatches the task's dependents as soon as it sees the completion,
+ *	and a thread still polling takes one without a park, a kick and a
+ *	wake-up.
  * @name: thread name prefix (at most 8 characters are used).
  */
 struct pto_exec_pool_config {
@@ -166,7 +167,13 @@ struct pto_exec_pool_config {
 
 #define PTO_EXEC_GROW_NS	200000		/* 200 us */
 #define PTO_EXEC_RETIRE_NS	50000000	/* 50 ms */
-#define PTO_EXEC_LINGER_NS	20000		/* 20 us */
+/*
+ * No lingering by default: on a host whose CPUs other work keeps busy, a
+ * lingering thread held up the scheduler thread it waited for (the serial
+ * chain of bench-peers went from 18-20 to up to 400 us per hop);
+ * performance.md, "Dispatch latency to sleeping cores".
+ */
+#define PTO_EXEC_LINGER_NS	(-1)
 
 /**
  * struct pto_exec_pool_stats - what a pool did.
