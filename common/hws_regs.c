@@ -21,10 +21,10 @@ void pto_hws_cfg_default(struct pto_hws_cfg *cfg, uint32_t nr_cores)
 	cfg->cluster_sip_num = PTO_HWS_CLUSTER_SIPS;
 	cfg->early_launch_mode = PTO_HWS_EL_SIP_REPORT;
 	cfg->promote_rule = PTO_HWS_PROMOTE_THRESHOLD;
-	cfg->promote_threshold = 4;
-	/* the HWS design's example table: rank i scales by i + 1 */
+	cfg->promote_threshold = PTO_HWS_PROMOTE_THRESHOLD_DEF;
+	/* the HWS design's example table */
 	for (i = 0; i < PTO_HWS_SCALE_RANKS; i++)
-		cfg->scale_ratio[i] = 100 * (i + 1);
+		cfg->scale_ratio[i] = PTO_HWS_SCALE_DEF(i);
 	/* every context and thread_num class may use every core */
 	for (ctx = 0; ctx < PTO_HWS_NR_CTX; ctx++)
 		for (i = 0; i < PTO_HWS_USAGE_CLASSES; i++)

@@ -45,13 +45,10 @@ static void pto_hws_defaults(struct pto_dev *pdev)
 	cfg->early_launch_en = 0;
 	cfg->early_launch_mode = PTO_HWS_EL_SIP_REPORT;
 	cfg->promote_rule = PTO_HWS_PROMOTE_THRESHOLD;
-	cfg->promote_threshold = 4;
-	/*
-	 * The HWS design's example table: rank i (remaining tasks from
-	 * (100 - 5i)% down) scales by (i + 1), in 1/100 units.
-	 */
+	cfg->promote_threshold = PTO_HWS_PROMOTE_THRESHOLD_DEF;
+	/* The HWS design's example table */
 	for (i = 0; i < PTO_HWS_SCALE_RANKS; i++)
-		cfg->scale_ratio[i] = 100 * (i + 1);
+		cfg->scale_ratio[i] = PTO_HWS_SCALE_DEF(i);
 	/* Every context and thread_num class may use every core. */
 	bitmap_zero(all, PTO_MAX_CORES);
 	bitmap_set(all, 0, pdev->nr_cores);

@@ -40,20 +40,6 @@
 #define PTO_REGS_PAGES		(PTO_REGS_MAP_SIZE >> PAGE_SHIFT)
 #define PTO_GM_PGOFF		(PTO_MMAP_GM >> PAGE_SHIFT)
 
-/*
- * Cores per HWS cluster (CLUSTER_SIP_NUM): the device's cluster is one
- * block, 1 AIC + 2 AIV, the only value HWS_CONFIG accepts.
- */
-#define PTO_HWS_CLUSTER_SIPS	(1 + PTO_AIV_PER_AIC)
-
-/*
- * HWS_CONFIG limits the uapi does not fix (Documentation/kmod.rst):
- * promote_threshold lies in 1 .. PTO_HWS_PROMOTE_THRESHOLD_MAX, and
- * launch_delay and pre_idle_offset in 0 .. PTO_HWS_TIME_MAX_NS (1 s).
- */
-#define PTO_HWS_PROMOTE_THRESHOLD_MAX	255
-#define PTO_HWS_TIME_MAX_NS		1000000000U
-
 /* Core id reported by the irq tracepoint for an interrupt the device raises
  * itself (an executor died).
  */

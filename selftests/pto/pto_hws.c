@@ -11,9 +11,8 @@
 #include "pto_test.h"
 
 /*
- * The limits of Documentation/kmod.rst that the uapi does not define, and
- * the defaults, as the user-mode device has them (common/hws_regs.c, built
- * in): the module must agree.
+ * The limits (uapi) and the defaults as the user-mode device builds them
+ * (common/hws_regs.c, built in): the module must agree.
  */
 #include <pto-private/hws_regs.h>
 

@@ -206,6 +206,24 @@ struct pto_regs_info {
 /* Largest scale_ratio entry (1/100 units). */
 #define PTO_HWS_SCALE_MAX	100000U
 
+/*
+ * The other limits PTO_IOC_HWS_CONFIG enforces: cluster_sip_num is
+ * PTO_HWS_CLUSTER_SIPS (one block, 1 AIC + 2 AIV) and nothing else;
+ * promote_threshold lies in 1 .. PTO_HWS_PROMOTE_THRESHOLD_MAX;
+ * launch_delay and pre_idle_offset in 0 .. PTO_HWS_TIME_MAX_NS (1 s).
+ */
+#define PTO_HWS_CLUSTER_SIPS		(1 + PTO_AIV_PER_AIC)
+#define PTO_HWS_PROMOTE_THRESHOLD_MAX	255
+#define PTO_HWS_TIME_MAX_NS		1000000000U
+
+/*
+ * Defaults at load: promotion by fail count at PTO_HWS_PROMOTE_THRESHOLD_DEF
+ * failures; scale_ratio rank i (remaining tasks from (100 - 5i)% down)
+ * scales by i + 1, PTO_HWS_SCALE_DEF(i) in 1/100 units.
+ */
+#define PTO_HWS_PROMOTE_THRESHOLD_DEF	4
+#define PTO_HWS_SCALE_DEF(rank)		(100U * ((rank) + 1))
+
 /**
  * struct pto_hws_cfg - HWS configuration registers (FW -> HWS).
  *

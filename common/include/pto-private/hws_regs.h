@@ -15,11 +15,6 @@
 
 #include <linux/pto.h>
 
-/* Limits of the configuration registers (as pto.ko's pto_dev.h). */
-#define PTO_HWS_CLUSTER_SIPS		(1 + PTO_AIV_PER_AIC)
-#define PTO_HWS_PROMOTE_THRESHOLD_MAX	255
-#define PTO_HWS_TIME_MAX_NS		1000000000U
-
 /* The defaults of a device of @nr_cores cores. */
 void pto_hws_cfg_default(struct pto_hws_cfg *cfg, uint32_t nr_cores);
 /* 0 if @cfg may be written to a device of @nr_cores cores, else -EINVAL. */
