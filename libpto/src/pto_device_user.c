@@ -43,12 +43,15 @@ static int request(struct pto_device *d, struct pto_msg *m, int *fds,
 	union pto_fd_cmsg cm;
 	ssize_t n;
 
+	*nfds = 0;
 	m->text[0] = 0;
 	do
 		n = send(d->sock, m, iov.iov_len, MSG_NOSIGNAL);
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return -errno;
+	if ((size_t)n != iov.iov_len)
+		return -EIO;
 	iov.iov_len = sizeof(*m);
 	pto_msg_want_fds(&mh, &cm);
 	do
