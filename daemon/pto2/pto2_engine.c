@@ -472,6 +472,7 @@ static void dispatch(struct pto2_engine *e, const struct pto2_unit *u)
 	if (unlikely(atomic_load_explicit(&ec->refused,
 					  memory_order_relaxed))) {
 		p->status = -EOWNERDEAD;	/* complete() fails it */
+		pto2_engine_wake(e);		/* no completion irq comes */
 		return;
 	}
 	reg64_store_relaxed(&r->ts_dispatch,
@@ -866,14 +867,18 @@ static void measure(struct pto2_engine *e, PTO2Runtime *rt, int32_t id,
 			      memory_order_relaxed);
 }
 
-/* A core execution of @rt's task @id finished with @status. */
+/*
+ * A core execution of @rt's task @id finished with @status; @ran: it ran
+ * (a refused dispatch did not: no times to measure, its failure said).
+ */
 static void finish_unit(struct pto2_ethread *t, PTO2Runtime *rt, int32_t id,
-			uint32_t core, int32_t status)
+			uint32_t core, int32_t status, bool ran)
 {
 	PTO2TaskDescriptor *d = task_desc(rt, id);
 
-	measure(t->e, rt, id, d->kernel_id, core);
-	if (unlikely(status < 0))
+	if (ran)
+		measure(t->e, rt, id, d->kernel_id, core);
+	if (unlikely(status < 0) && ran)
 		pto2_rt_fail(rt, -EIO,
 			     "kernel %d failed with %d (task %d on core %u)",
 			     d->kernel_id, status, id, core);
@@ -896,17 +901,19 @@ static int complete(struct pto2_ethread *t)
 		struct pto2_ecore *ec = &e->cores[c];
 		PTO2Runtime *rt;
 		int32_t status;
+		bool refused;
 
 		if (!atomic_load_explicit(&ec->busy, memory_order_acquire))
 			continue;
-		if (!atomic_load_explicit(&ec->refused, memory_order_relaxed) &&
+		refused = atomic_load_explicit(&ec->refused,
+					       memory_order_relaxed);
+		if (!refused &&
 		    reg_load_acquire(&pto_regs_core(e->dev.regs, c)->cond) !=
 		    PTO_COND_DONE(ec->dispatch))
 			continue;
 		rt = ec->rt;
 		status = pto2_payload(rt, c)->status;
-		if (unlikely(atomic_load_explicit(&ec->refused,
-						  memory_order_relaxed))) {
+		if (unlikely(refused)) {
 			atomic_store_explicit(&ec->refused, false,
 					      memory_order_relaxed);
 			pto2_rt_fail(rt, -EIO,
@@ -919,7 +926,7 @@ static int complete(struct pto2_ethread *t)
 		atomic_store_explicit(&ec->busy, false, memory_order_relaxed);
 		atomic_fetch_sub_explicit(&e->busy_cores, 1,
 					  memory_order_relaxed);
-		finish_unit(t, rt, ec->task, c, status);
+		finish_unit(t, rt, ec->task, c, status, !refused);
 		hws_mask_set(&done, e->sip_of[c]);
 		n++;
 	}

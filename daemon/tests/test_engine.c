@@ -321,6 +321,7 @@ static void withheld_run(bool give_back)
 {
 	PTO2TaskAttr a = { .block_num = 1, .affinity = { 1ULL << 7 } };
 	uint64_t mask[PTO_CORE_MASK_WORDS] = { 1ULL << 7 };
+	struct pto2_stats st;
 	struct pto2_config c;
 	struct env e;
 	struct where *w;
@@ -356,6 +357,10 @@ static void withheld_run(bool give_back)
 			  "core 7 is attached by another executor"),
 		   "core 7 withheld: the task fails, never dispatched there (ret %d, seen %" PRId64 ", DATA_MAIN_BASE %#x: %s)",
 		   ret, w->seen, dmb, pto2_rt_get_error_msg(e.rt));
+	pto2_runtime_get_stats(e.rt, &st);
+	ok(st.blocks == (give_back ? 1 : 0),
+	   "core 7 %s: %" PRIu64 " blocks counted (a refused dispatch ran nowhere)",
+	   give_back ? "given back" : "withheld", st.blocks);
 	env_close(&e);
 }
 
