@@ -214,6 +214,7 @@ struct client {
 	int sbx_mfd;
 	void *heap_pin;
 	size_t heap_len;
+	uint32_t heap_handle;		/* its GM_ALLOC handle, 0: none */
 
 	/* set by the main thread under d->dev_lock (executor or sandbox death) */
 	char note[512];

@@ -233,6 +233,18 @@ static int sbx_spawn(struct client *c)
 	return 0;
 }
 
+/* Free the heap ring's buffer: the client's file may outlive its hello. */
+static void sbx_heap_free(struct client *c)
+{
+	struct pto_gm_free gf = { .size = sizeof(gf),
+				  .handle = c->heap_handle };
+
+	if (c->heap_handle && ioctl(c->cfd, PTO_IOC_GM_FREE, &gf))
+		ptod_log(PTOD_LOG_WARN, "client %u: GM_FREE of its heap: %m",
+			 c->id);
+	c->heap_handle = 0;
+}
+
 /* The heap ring in a buffer of the client's file, pinned by our mapping. */
 static int sbx_heap(struct client *c)
 {
@@ -242,10 +254,11 @@ static int sbx_heap(struct client *c)
 
 	if (ioctl(c->cfd, PTO_IOC_GM_ALLOC, &ga))
 		return -errno;
+	c->heap_handle = ga.handle;
 	pin = mmap(NULL, ga.len, PROT_READ, MAP_SHARED, c->cfd,
 		   (off_t)ga.mmap_offset);
 	if (pin == MAP_FAILED)
-		return -errno;	/* the buffer goes with the client's file */
+		return -errno;	/* ptod_sbx_client_stop() frees it */
 	c->heap_pin = pin;
 	c->heap_len = ga.len;
 	c->cfg.heap_dev = ga.dev_addr;
@@ -317,6 +330,7 @@ void ptod_sbx_client_stop(struct client *c)
 	if (c->heap_pin)
 		munmap(c->heap_pin, c->heap_len);
 	c->heap_pin = NULL;
+	sbx_heap_free(c);
 	if (c->sbx)
 		d->sbx_used[c->sbx] = false;
 	c->sbx = 0;

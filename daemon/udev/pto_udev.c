@@ -297,13 +297,18 @@ int pto_udev_open_fds(int regs_fd, int gm_fd, struct pto_udev **out)
 	int ret;
 
 	*out = NULL;
-	if (fstat(regs_fd, &st) || st.st_size < PTO_UDEV_REGS_MAP)
-		return -ENODEV;
 	u = udev_new();
-	if (!u)
+	if (!u) {
+		close(regs_fd);
+		close(gm_fd);
 		return -ENOMEM;
+	}
 	u->regs_fd = regs_fd;
 	u->gm_fd = gm_fd;
+	if (fstat(regs_fd, &st) || st.st_size < PTO_UDEV_REGS_MAP) {
+		pto_udev_destroy(u);
+		return -ENODEV;
+	}
 	ret = fstat(gm_fd, &st) ? -errno :
 	      map_fds(u, (uint64_t)st.st_size, true);
 	if (!ret) {

@@ -132,7 +132,8 @@ int pto_udev_create(const struct pto_udev_config *cfg, struct pto_udev **out);
  * The executor: the device behind inherited @regs_fd and @gm_fd, the
  * register file mapped as pto.ko maps it for an EXECUTOR. -ENODEV if they
  * are not a user-mode device's, -EPROTO if its ABI major version is not
- * PTO_ABI_MAJOR.
+ * PTO_ABI_MAJOR. Takes both descriptors: they are closed on failure, and
+ * by pto_udev_destroy().
  */
 int pto_udev_open_fds(int regs_fd, int gm_fd, struct pto_udev **out);
 /* Unmap and close (the device goes with its last user). */

@@ -176,8 +176,10 @@ static int ptod_list(const char *path, uint32_t type, size_t size,
 		if (!e)
 			goto out;
 		more = realloc(all, (*n + m.u.list.n) * size + 1);
-		if (!more)
+		if (!more) {
+			fprintf(stderr, "ptoctl: %s: out of memory\n", what);
 			goto out;
+		}
 		all = more;
 		memcpy((char *)all + *n * size, e, m.u.list.n * size);
 		*n += m.u.list.n;
