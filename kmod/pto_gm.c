@@ -533,12 +533,14 @@ int pto_gm_pin(struct pto_ucmd *ucmd)
 	/* once in the table, a concurrent GM_UNPIN may drop the buffer */
 	start = buf->dev_addr;
 	len = buf->len;
+	/* counted first: an unpin may follow the moment it is in the table */
+	atomic64_inc(&pf->pdev->cnt.pins);
 	ret = xa_alloc(&pf->pins, &id, buf, xa_limit_32b, GFP_KERNEL);
 	if (ret) {
+		atomic64_dec(&pf->pdev->cnt.pins);
 		pto_buf_put(buf);
 		return ret == -EBUSY ? -ENOSPC : ret;
 	}
-	atomic64_inc(&pf->pdev->cnt.pins);
 
 	arg->pin = id;
 	arg->buf_dev_addr = start;

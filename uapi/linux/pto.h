@@ -750,8 +750,8 @@ struct pto_hws_config {
  * @uid: In: with PTO_GM_QUOTA_UID, a uid of the caller's user namespace
  *	(-EINVAL if it maps to none); zero otherwise.
  * @pad: In: zero; Out: zero.
- * @bytes: In, with PTO_GM_QUOTA_SET: the quota in bytes, 0 = unlimited.
- *	Out: the quota in force (of @uid with PTO_GM_QUOTA_UID, else the
+ * @bytes: In, with PTO_GM_QUOTA_SET: the quota in bytes, 0 = unlimited;
+ *	zero otherwise (-EINVAL). Out: the quota in force (of @uid with PTO_GM_QUOTA_UID, else the
  *	default). Lowering a quota below what a user holds frees nothing;
  *	its next allocations fail until it is below the quota again.
  * @used: Out: bytes charged to @uid with PTO_GM_QUOTA_UID, else to all
