@@ -114,9 +114,7 @@ static int sbx_map(struct aicore_sbxs *t, int fd, pid_t pid, struct sbx **out)
 	mb = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (mb == MAP_FAILED)
 		return -errno;
-	if (mb->magic != PTO_SBX_MAGIC || mb->version != PTO_SBX_VERSION ||
-	    mb->nr_cores != t->nr_cores ||
-	    mb->slot_size != sizeof(struct pto_sbx_slot)) {
+	if (!pto_sbx_hdr_ok(mb, t->nr_cores)) {
 		munmap(mb, size);
 		return -EPROTO;
 	}

@@ -405,7 +405,7 @@ static int sbx_setup(struct sandbox *sb, int mfd)
 	if (sb->mb == MAP_FAILED)
 		return -errno;
 	close(mfd);
-	if (sb->mb->magic != PTO_SBX_MAGIC || sb->mb->nr_cores != sb->info.nr_cores)
+	if (!pto_sbx_hdr_ok(sb->mb, sb->info.nr_cores))
 		return -EPROTO;
 	gm = mmap(NULL, sb->info.gm_size, PROT_NONE,
 		  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);

@@ -107,6 +107,15 @@ static inline size_t pto_sbx_size(uint32_t nr_cores)
 				    sizeof(struct pto_sbx_slot), 4096);
 }
 
+/* Whether mapped mailbox @h is one of this layout for @nr_cores cores. */
+static inline int pto_sbx_hdr_ok(const struct pto_sbx_hdr *h,
+				 uint32_t nr_cores)
+{
+	return h->magic == PTO_SBX_MAGIC && h->version == PTO_SBX_VERSION &&
+	       h->nr_cores == nr_cores &&
+	       h->slot_size == sizeof(struct pto_sbx_slot);
+}
+
 static inline struct pto_sbx_slot *pto_sbx_slot(struct pto_sbx_hdr *h,
 						uint32_t core)
 {
