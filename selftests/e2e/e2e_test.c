@@ -2374,8 +2374,9 @@ static bool tracer_seen(struct __test_metadata *_metadata, int ms)
 
 /*
  * ptoctl trace -n 9 -o FILE over pto_e2e prio (9 single-block tasks):
- * one line per block, all of graph 1, none lost; FILE has 9 block lines
- * and pto-trace turns it into JSON.
+ * one line per block, all of graph 1, none lost; FILE has 9 task lines
+ * numbered in dispatch order and 9 block lines, each of its own task, in
+ * that order; pto-trace turns it into JSON.
  */
 TEST_F_TIMEOUT(e2e, ptoctl_trace_blocks, 150)
 {
@@ -2384,7 +2385,7 @@ TEST_F_TIMEOUT(e2e, ptoctl_trace_blocks, 150)
 	struct proc t;
 	FILE *f;
 	char line[256];
-	int st, nblk = 0;
+	int st, nblk = 0, ntask = 0;
 
 	snprintf(rec, sizeof(rec), "%s/trace.dag", E->tmp);
 	snprintf(prog, sizeof(prog), "%s/tools/ptoctl", E->build);
@@ -2406,9 +2407,17 @@ TEST_F_TIMEOUT(e2e, ptoctl_trace_blocks, 150)
 	proc_free(&t);
 	f = fopen(rec, "r");
 	ASSERT_NE(NULL, f);
-	while (fgets(line, sizeof(line), f))
-		nblk += !strncmp(line, "block ", 6);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned int id;
+
+		/* task ids follow first dispatch; blocks are in that order */
+		if (sscanf(line, "task %u ", &id) == 1)
+			EXPECT_EQ(ntask++, (int)id) TH_LOG("%s", line);
+		if (sscanf(line, "block %u ", &id) == 1)
+			EXPECT_EQ(nblk++, (int)id) TH_LOG("%s", line);
+	}
 	fclose(f);
+	EXPECT_EQ(9, ntask);
 	EXPECT_EQ(9, nblk);
 	json = tool_output(_metadata, "pto-trace", 0, ARGS("-f", "json", rec),
 			   &st);

@@ -348,11 +348,19 @@ static void block_line(const struct pto_trace_block *b, bool json)
 		       b->end > b->start ? (b->end - b->start) / 1e3 : 0.0);
 }
 
-/* Keep @b for -o: 0 or -ENOMEM. */
+/*
+ * -o keeps every block until the trace ends (a recording lists a DAG's
+ * tasks before its blocks): at most this many, 224 MiB.
+ */
+#define TRACE_KEEP_MAX	(4UL << 20)
+
+/* Keep @b for -o: 0, -ENOSPC (TRACE_KEEP_MAX kept) or -ENOMEM. */
 static int keep(struct trace *t, const struct pto_trace_block *b)
 {
 	struct pto_trace_block *n;
 
+	if (t->nb == TRACE_KEEP_MAX)
+		return -ENOSPC;
 	if (t->nb == t->cap) {
 		t->cap = t->cap ? 2 * t->cap : 1024;
 		n = realloc(t->b, t->cap * sizeof(*n));
@@ -374,14 +382,23 @@ static int trace_data(struct trace *t, const struct pto_msg *m, ssize_t len)
 		return 1;
 	t->lost = m->u.list.dropped;
 	for (i = 0; i < m->u.list.n; i++) {
+		int ret;
+
 		if (t->max && t->seen >= t->max)
 			return 0;
-		block_line(&b[i], t->o->json);
-		t->seen++;
-		if (t->out && keep(t, &b[i])) {
+		ret = t->out ? keep(t, &b[i]) : 0;
+		if (ret == -ENOSPC) {
+			fprintf(stderr, "ptoctl: trace: -o holds at most %lu blocks: trace ended\n",
+				TRACE_KEEP_MAX);
+			t->max = t->seen;
+			return 0;
+		}
+		if (ret) {
 			fprintf(stderr, "ptoctl: trace: out of memory\n");
 			return 1;
 		}
+		block_line(&b[i], t->o->json);
+		t->seen++;
 	}
 	fflush(stdout);
 	return 0;
@@ -474,40 +491,92 @@ static int block_cmp(const void *a, const void *b)
 	return 0;
 }
 
-/*
- * The tasks of one DAG (@b[0 .. @n), one client's graph) as task lines:
- * ids in order of first dispatch into @id (per block), the longest block
- * as the cost.
- */
-static void write_tasks(FILE *f, const struct pto_trace_block *b, size_t n,
-			uint32_t *id)
+/* A block of one DAG: its task and its position in dispatch order. */
+struct blk_ref {
+	int32_t task;
+	uint32_t pos;
+};
+
+/* A task of one DAG: its blocks are refs[start .. start + len). */
+struct task_ref {
+	uint32_t first;		/* position of its first dispatch */
+	uint32_t start, len;
+};
+
+static int ref_by_task(const void *a, const void *b)
 {
-	size_t i, j;
-	uint32_t nt = 0;
+	const struct blk_ref *x = a, *y = b;
 
+	if (x->task != y->task)
+		return x->task < y->task ? -1 : 1;
+	return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+static int task_by_first(const void *a, const void *b)
+{
+	const struct task_ref *x = a, *y = b;
+
+	return x->first < y->first ? -1 : x->first > y->first;
+}
+
+/* One task line from the blocks of @t; their ids in @id. */
+static void write_task(FILE *f, const struct pto_trace_block *b,
+		       const struct blk_ref *r, const struct task_ref *t,
+		       uint32_t tid, uint32_t *id)
+{
+	struct pto_dagf_task ft = {
+		.id = tid, .block_num = 0, .thread_num = 1,
+		.func = -1, .prio = -1, .cp = -1,
+	};
+	uint32_t i;
+
+	for (i = t->start; i < t->start + t->len; i++) {
+		const struct pto_trace_block *x = &b[r[i].pos];
+
+		id[r[i].pos] = tid;
+		if (x->end - x->start > ft.cost)
+			ft.cost = x->end - x->start;
+		ft.type = x->aic ? PTO_DAGF_AIC : PTO_DAGF_AIV;
+		ft.func = x->kernel;
+		ft.block_num++;
+	}
+	ft.est = ft.cost;
+	pto_dagf_write_task(f, &ft);
+}
+
+/*
+ * The tasks of one DAG (@b[0 .. @n), one client's graph, in dispatch
+ * order) as task lines: ids in order of first dispatch into @id (per
+ * block), the longest block as the cost. Sorts, no search: a trace of a
+ * long run has millions of blocks. 0 or -ENOMEM.
+ */
+static int write_tasks(FILE *f, const struct pto_trace_block *b, uint32_t n,
+		       uint32_t *id)
+{
+	struct blk_ref *r = calloc(n, sizeof(*r));
+	struct task_ref *t = calloc(n, sizeof(*t));
+	uint32_t i, nt = 0;
+
+	if (!r || !t) {
+		free(r);
+		free(t);
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++)
+		r[i] = (struct blk_ref){ .task = b[i].task, .pos = i };
+	qsort(r, n, sizeof(*r), ref_by_task);
 	for (i = 0; i < n; i++) {
-		for (j = 0; j < i && b[j].task != b[i].task; j++)
-			;
-		id[i] = j < i ? id[j] : nt++;
+		if (!i || r[i].task != r[i - 1].task)
+			t[nt++] = (struct task_ref){ .first = r[i].pos,
+						     .start = i };
+		t[nt - 1].len++;
 	}
-	for (i = 0; i < nt; i++) {
-		struct pto_dagf_task ft = {
-			.id = (uint32_t)i, .block_num = 0, .thread_num = 1,
-			.func = -1, .prio = -1, .cp = -1,
-		};
-
-		for (j = 0; j < n; j++) {
-			if (id[j] != i)
-				continue;
-			if (b[j].end - b[j].start > ft.cost)
-				ft.cost = b[j].end - b[j].start;
-			ft.type = b[j].aic ? PTO_DAGF_AIC : PTO_DAGF_AIV;
-			ft.func = b[j].kernel;
-			ft.block_num++;
-		}
-		ft.est = ft.cost;
-		pto_dagf_write_task(f, &ft);
-	}
+	qsort(t, nt, sizeof(*t), task_by_first);
+	for (i = 0; i < nt; i++)
+		write_task(f, b, r, &t[i], i, id);
+	free(r);
+	free(t);
+	return 0;
 }
 
 /* One DAG: its line, its tasks, its blocks (times from @t0). */
@@ -523,7 +592,10 @@ static int write_dag(FILE *f, const struct pto_trace_block *b, size_t n,
 	snprintf(name, sizeof(name), "uid%u.client%u.%" PRIu64, b[0].uid,
 		 b[0].client, b[0].graph);
 	pto_dagf_write_dag(f, name, b[0].dispatch - t0, true, 0);
-	write_tasks(f, b, n, id);
+	if (write_tasks(f, b, (uint32_t)n, id)) {
+		free(id);
+		return -ENOMEM;
+	}
 	for (i = 0; i < n; i++) {
 		struct pto_dagf_block fb = {
 			.task = id[i], .core = b[i].core,
