@@ -131,9 +131,10 @@ int pto2_tensormap_init(struct pto2_tensormap *tm, uint32_t num_buckets,
 	tm->window_size = window_size;
 	tm->buckets = malloc(sizeof(int32_t) * num_buckets);
 	tm->pool = calloc(pool_size, sizeof(*tm->pool));
+	tm->keys = calloc(pool_size, sizeof(*tm->keys));
 	tm->free_entry_list = malloc(sizeof(int32_t) * pool_size);
 	tm->task_entry_head = malloc(sizeof(int32_t) * window_size);
-	if (!tm->buckets || !tm->pool || !tm->free_entry_list ||
+	if (!tm->buckets || !tm->pool || !tm->keys || !tm->free_entry_list ||
 	    !tm->task_entry_head) {
 		pto2_tensormap_destroy(tm);
 		return -ENOMEM;
@@ -146,6 +147,7 @@ void pto2_tensormap_destroy(struct pto2_tensormap *tm)
 {
 	free(tm->buckets);
 	free(tm->pool);
+	free(tm->keys);
 	free(tm->free_entry_list);
 	free(tm->task_entry_head);
 	memset(tm, 0, sizeof(*tm));
@@ -163,29 +165,34 @@ void pto2_tensormap_reset(struct pto2_tensormap *tm)
 	tm->stat_cleaned = 0;
 }
 
-static void unlink_bucket(struct pto2_tensormap *tm, struct pto2_tm_entry *e)
+static void unlink_bucket(struct pto2_tensormap *tm, int32_t idx)
 {
+	struct pto2_tm_entry *e = &tm->pool[idx];
+	struct pto2_tm_key *k = &tm->keys[idx];
+
 	if (!e->in_bucket)
 		return;
 	if (e->prev_in_bucket >= 0)
-		tm->pool[e->prev_in_bucket].next_in_bucket = e->next_in_bucket;
+		tm->keys[e->prev_in_bucket].next_in_bucket = k->next_in_bucket;
 	else
-		tm->buckets[e->bucket] = e->next_in_bucket;
-	if (e->next_in_bucket >= 0)
-		tm->pool[e->next_in_bucket].prev_in_bucket = e->prev_in_bucket;
+		tm->buckets[e->bucket] = k->next_in_bucket;
+	if (k->next_in_bucket >= 0)
+		tm->pool[k->next_in_bucket].prev_in_bucket = e->prev_in_bucket;
 	e->in_bucket = false;
-	e->next_in_bucket = e->prev_in_bucket = -1;
+	k->next_in_bucket = e->prev_in_bucket = -1;
 }
 
-static void unlink_task(struct pto2_tensormap *tm, struct pto2_tm_entry *e)
+static void unlink_task(struct pto2_tensormap *tm, int32_t idx)
 {
+	struct pto2_tm_entry *e = &tm->pool[idx];
+
 	if (e->prev_in_task >= 0) {
 		tm->pool[e->prev_in_task].next_in_task = e->next_in_task;
 	} else {
-		uint32_t slot = (uint32_t)e->producer_task_id &
+		uint32_t slot = (uint32_t)tm->keys[idx].producer &
 				(tm->window_size - 1);
 
-		if (tm->task_entry_head[slot] == (int32_t)(e - tm->pool))
+		if (tm->task_entry_head[slot] == idx)
 			tm->task_entry_head[slot] = e->next_in_task;
 	}
 	if (e->next_in_task >= 0)
@@ -207,8 +214,8 @@ void pto2_tensormap_remove_entry(struct pto2_tensormap *tm, int32_t idx)
 
 	if (!e->in_use)
 		return;
-	unlink_bucket(tm, e);
-	unlink_task(tm, e);
+	unlink_bucket(tm, idx);
+	unlink_task(tm, idx);
 	free_entry(tm, idx);
 }
 
@@ -221,10 +228,10 @@ int pto2_tensormap_lookup(struct pto2_tensormap *tm, const struct pto2_region *r
 
 	res->count = 0;
 	while (off >= 0) {
-		struct pto2_tm_entry *e = &tm->pool[off];
+		struct pto2_tm_key *k = &tm->keys[off];
 		enum pto2_overlap st;
 
-		if (!pto2_tensormap_entry_valid(tm, e)) {
+		if (!pto2_tensormap_key_valid(tm, k)) {
 			/*
 			 * Chain truncation: chains are newest-first, so every
 			 * entry from here on is stale. Cut the chain; the
@@ -232,25 +239,30 @@ int pto2_tensormap_lookup(struct pto2_tensormap *tm, const struct pto2_region *r
 			 */
 			*prev_ptr = -1;
 			while (off >= 0) {
-				struct pto2_tm_entry *s = &tm->pool[off];
+				struct pto2_tm_key *s = &tm->keys[off];
 
+				tm->pool[off].in_bucket = false;
+				tm->pool[off].prev_in_bucket = -1;
 				off = s->next_in_bucket;
-				s->in_bucket = false;
-				s->next_in_bucket = s->prev_in_bucket = -1;
+				s->next_in_bucket = -1;
 				tm->stat_truncated++;
 			}
 			return 0;
 		}
-		st = pto2_region_overlap(r, &e->region);
-		if (st != PTO2_NO_OVERLAP) {
-			if (res->count >= PTO2_LOOKUP_MAX)
-				return -E2BIG;
-			res->entry[res->count] = off;
-			res->status[res->count] = st;
-			res->count++;
+		/* the full test only for the same buffer's touching bytes */
+		if (k->addr == r->addr && k->begin < r->end &&
+		    r->begin < k->end) {
+			st = pto2_region_overlap(r, &tm->pool[off].region);
+			if (st != PTO2_NO_OVERLAP) {
+				if (res->count >= PTO2_LOOKUP_MAX)
+					return -E2BIG;
+				res->entry[res->count] = off;
+				res->status[res->count] = st;
+				res->count++;
+			}
 		}
-		prev_ptr = &e->next_in_bucket;
-		off = e->next_in_bucket;
+		prev_ptr = &k->next_in_bucket;
+		off = k->next_in_bucket;
 	}
 	return 0;
 }
@@ -260,6 +272,7 @@ int pto2_tensormap_insert(struct pto2_tensormap *tm, const struct pto2_region *r
 {
 	uint32_t slot = (uint32_t)producer & (tm->window_size - 1);
 	struct pto2_tm_entry *e;
+	struct pto2_tm_key *k;
 	int32_t idx;
 	uint32_t b;
 
@@ -271,17 +284,21 @@ int pto2_tensormap_insert(struct pto2_tensormap *tm, const struct pto2_region *r
 		return -ENOSPC;
 
 	e = &tm->pool[idx];
+	k = &tm->keys[idx];
 	e->region = *r;
-	e->producer_task_id = producer;
+	k->addr = r->addr;
+	k->begin = r->begin;
+	k->end = r->end;
+	k->producer = producer;
 	e->with_alloc = with_alloc;
 	e->in_use = true;
 	/* bucket head: newest first */
 	b = tm_hash(tm, r->addr);
 	e->bucket = b;
 	e->prev_in_bucket = -1;
-	e->next_in_bucket = tm->buckets[b];
-	if (e->next_in_bucket >= 0)
-		tm->pool[e->next_in_bucket].prev_in_bucket = idx;
+	k->next_in_bucket = tm->buckets[b];
+	if (k->next_in_bucket >= 0)
+		tm->pool[k->next_in_bucket].prev_in_bucket = idx;
 	tm->buckets[b] = idx;
 	e->in_bucket = true;
 	/* per-task chain */
@@ -309,14 +326,14 @@ void pto2_tensormap_cleanup_retired(struct pto2_tensormap *tm, int32_t old_la,
 			struct pto2_tm_entry *e = &tm->pool[off];
 			int32_t next = e->next_in_task;
 
-			if (e->producer_task_id >= new_la) {
+			if (tm->keys[off].producer >= new_la) {
 				/* a newer task's entry: keep (cannot happen
 				 * while the orchestrator cleans before reuse) */
 				off = next;
 				continue;
 			}
-			unlink_bucket(tm, e);
-			unlink_task(tm, e);
+			unlink_bucket(tm, off);
+			unlink_task(tm, off);
 			free_entry(tm, off);
 			tm->stat_cleaned++;
 			off = next;
@@ -355,7 +372,7 @@ uint32_t pto2_tensormap_linked(const struct pto2_tensormap *tm)
 
 		while (off >= 0) {
 			n++;
-			off = tm->pool[off].next_in_bucket;
+			off = tm->keys[off].next_in_bucket;
 		}
 	}
 	return n;
@@ -379,7 +396,7 @@ int pto2_tensormap_deps(struct pto2_tensormap *tm, const struct pto2_region *reg
 		for (k = 0; k < lr.count; k++) {
 			struct pto2_tm_entry *e = &tm->pool[lr.entry[k]];
 
-			ret = add(ctx, e->producer_task_id);
+			ret = add(ctx, tm->keys[lr.entry[k]].producer);
 			if (ret < 0)
 				return ret;
 			if (types[i] == PTO_PARAM_INOUT &&

@@ -146,18 +146,18 @@ static void test_lookup_insert(void)
 	pto2_tensormap_insert(&tm, &rbot, 4, false);
 
 	pto2_tensormap_lookup(&tm, &rtop, &lr);
-	ok(lr.count == 2 && tm.pool[lr.entry[0]].producer_task_id == 3 &&
+	ok(lr.count == 2 && pto2_tensormap_producer(&tm, lr.entry[0]) == 3 &&
 	   lr.status[0] == PTO2_OVERLAP_COVERED &&
-	   tm.pool[lr.entry[1]].producer_task_id == 1 &&
+	   pto2_tensormap_producer(&tm, lr.entry[1]) == 1 &&
 	   lr.status[1] == PTO2_OVERLAP_OTHER,
 	   "lookup(top): newest first: 3 COVERED, then 1 OTHER; skips bot and other buffer");
 	pto2_tensormap_lookup(&tm, &ra, &lr);
-	ok(lr.count == 3 && tm.pool[lr.entry[0]].producer_task_id == 4 &&
-	   tm.pool[lr.entry[1]].producer_task_id == 3 &&
-	   tm.pool[lr.entry[2]].producer_task_id == 1,
+	ok(lr.count == 3 && pto2_tensormap_producer(&tm, lr.entry[0]) == 4 &&
+	   pto2_tensormap_producer(&tm, lr.entry[1]) == 3 &&
+	   pto2_tensormap_producer(&tm, lr.entry[2]) == 1,
 	   "lookup(whole): 4, 3, 1");
 	pto2_tensormap_lookup(&tm, &ro, &lr);
-	ok(lr.count == 1 && tm.pool[lr.entry[0]].producer_task_id == 2,
+	ok(lr.count == 1 && pto2_tensormap_producer(&tm, lr.entry[0]) == 2,
 	   "colliding key of another buffer found only by its own lookup");
 
 	/* chain truncation: threshold 3 makes tasks 1 and 2 stale */
@@ -172,7 +172,7 @@ static void test_lookup_insert(void)
 	   "forced sync frees the truncated entries to the free list");
 	pto2_tensormap_remove_entry(&tm, lr.entry[0]);
 	pto2_tensormap_lookup(&tm, &ra, &lr);
-	ok(lr.count == 1 && tm.pool[lr.entry[0]].producer_task_id == 3,
+	ok(lr.count == 1 && pto2_tensormap_producer(&tm, lr.entry[0]) == 3,
 	   "remove_entry unlinks from bucket and task chains");
 	pto2_tensormap_destroy(&tm);
 }
@@ -200,7 +200,7 @@ static void test_cleanup(void)
 	   "cleanup_retired ran every 64 retired tasks (last at 128, %u used)",
 	   pto2_tensormap_used(&tm));
 	pto2_tensormap_lookup(&tm, &r[190], &lr);
-	ok(lr.count == 1 && tm.pool[lr.entry[0]].producer_task_id == 190,
+	ok(lr.count == 1 && pto2_tensormap_producer(&tm, lr.entry[0]) == 190,
 	   "live entry survives cleanup of its slot's older tasks");
 	pto2_tensormap_sync(&tm, 200, true);
 	ok(pto2_tensormap_used(&tm) == 0 && pto2_tensormap_linked(&tm) == 0,

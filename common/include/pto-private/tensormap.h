@@ -69,10 +69,22 @@ void pto2_region_from_valid_tensor(struct pto2_region *r, const Tensor *t);
 enum pto2_overlap pto2_region_overlap(const struct pto2_region *newr,
 				      const struct pto2_region *oldr);
 
+/*
+ * What a lookup reads of every entry on its chain, kept apart from the
+ * entries (keys[i] belongs to pool[i]): a chain walk touches 32 bytes per
+ * entry, not an entry's 250. Sub-tensors of one buffer share a chain, so
+ * a chain holds every live producer of that buffer.
+ */
+struct pto2_tm_key {
+	uint64_t addr;			/* region.addr, .begin, .end */
+	uint64_t begin;
+	uint64_t end;
+	int32_t producer;		/* producer task id */
+	int32_t next_in_bucket;		/* -1 = end */
+};
+
 struct pto2_tm_entry {
 	struct pto2_region region;
-	int32_t producer_task_id;
-	int32_t next_in_bucket;		/* -1 = end */
 	int32_t prev_in_bucket;		/* -1 = bucket head */
 	int32_t next_in_task;		/* -1 = end */
 	int32_t prev_in_task;		/* -1 = task head */
@@ -87,6 +99,7 @@ struct pto2_tensormap {
 	uint32_t num_buckets;		/* power of 2 */
 	uint32_t bucket_shift;		/* 64 - log2(num_buckets) */
 	struct pto2_tm_entry *pool;	/* [pool_size] */
+	struct pto2_tm_key *keys;	/* [pool_size] */
 	uint32_t pool_size;
 	uint32_t next_entry_idx;	/* bump allocator */
 	int32_t *free_entry_list;	/* [pool_size] */
@@ -132,10 +145,17 @@ void pto2_tensormap_cleanup_retired(struct pto2_tensormap *tm, int32_t old_la,
 uint32_t pto2_tensormap_sync(struct pto2_tensormap *tm, int32_t last_task_alive,
 			     bool force);
 
-static inline bool pto2_tensormap_entry_valid(const struct pto2_tensormap *tm,
-					      const struct pto2_tm_entry *e)
+static inline bool pto2_tensormap_key_valid(const struct pto2_tensormap *tm,
+					    const struct pto2_tm_key *k)
 {
-	return e->producer_task_id >= tm->last_task_alive;
+	return k->producer >= tm->last_task_alive;
+}
+
+/* The producer task of entry @idx. */
+static inline int32_t pto2_tensormap_producer(const struct pto2_tensormap *tm,
+					      int32_t idx)
+{
+	return tm->keys[idx].producer;
 }
 
 static inline bool pto2_tensormap_pool_empty(const struct pto2_tensormap *tm)
