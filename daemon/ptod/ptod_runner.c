@@ -79,8 +79,9 @@ static struct pto_rec *stream_next(struct client *c)
 			goto bad;
 		memcpy(&r, c->sdata + off, sizeof(r));
 		len = r.len;
-		if (len < sizeof(r) || len % 8 || len > PTOD_REC_MAX ||
-		    len > c->ssize - off || len > head - c->tail)
+		if (len < sizeof(r) || len % PTO_REC_ALIGN ||
+		    len > PTOD_REC_MAX || len > c->ssize - off ||
+		    len > head - c->tail)
 			goto bad;
 		if (r.type == PTO_REC_PAD) {
 			c->tail += len;

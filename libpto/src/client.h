@@ -86,7 +86,7 @@ struct pto_client {
 /* libpto.c */
 __attribute__((format(printf, 3, 4)))
 void graph_fail(pto_client *c, int err, const char *fmt, ...);
-/* Room for a record of @len bytes (a multiple of 16) in the stream:
+/* Room for a record of @len bytes (PTO_REC_LEN()) in the stream:
  * blocks while the ring is full; NULL after an error. */
 void *stream_reserve(pto_client *c, uint32_t len);
 void stream_commit(pto_client *c, uint32_t len);

@@ -477,7 +477,7 @@ void graph_fail(pto_client *c, int err, const char *fmt, ...)
 }
 
 /*
- * Room for a record of @len bytes (a multiple of 16) at the head; a PAD
+ * Room for a record of @len bytes (PTO_REC_LEN()) at the head; a PAD
  * record fills the end of the ring first if needed. Blocks while the ring
  * is full: writer_waiting = 1, full fence, recheck, then wait for
  * MSG_SPACE on the socket.
@@ -844,8 +844,7 @@ PTO_EXPORT void pto2_rt_submit_task_attr(PTO2Runtime *rt, int32_t kernel_id,
 
 	if (!submit_ok(c, kernel_id, params, num_params))
 		return;
-	len = (uint32_t)(sizeof(*s) + (size_t)num_params * sizeof(s->p[0]));
-	len = (len + 15) & ~15u;
+	len = PTO_REC_LEN(sizeof(*s) + (size_t)num_params * sizeof(s->p[0]));
 	s = rec_init(c, rec_reserve(c, len), PTO_REC_SUBMIT, len);
 	if (!s)
 		return;

@@ -713,7 +713,10 @@ static int sf_doorbell(struct sf_w *w)
 	return sf_request(w, PTO_MSG_DOORBELL);
 }
 
-/* One stream record at @rec (room: @room bytes, a multiple of 8). */
+/*
+ * One stream record at @rec (room: @room bytes, a multiple of
+ * PTO_REC_ALIGN); now and then one of a bad length.
+ */
 static uint32_t sf_record(struct sf_w *w, struct sf_stream *s, uint8_t *rec,
 			  uint32_t room)
 {
@@ -744,7 +747,8 @@ static uint32_t sf_record(struct sf_w *w, struct sf_stream *s, uint8_t *rec,
 
 		if (sf_pct(w, 5))
 			n = 100;
-		len = sizeof(*sm) + (uint32_t)(n > 0 ? n : 0) * sizeof(sm->p[0]);
+		len = PTO_REC_LEN(sizeof(*sm) +
+				  (uint32_t)(n > 0 ? n : 0) * sizeof(sm->p[0]));
 		if (len > room)
 			return 0;
 		sf_fill(w, sm, len);
@@ -780,11 +784,11 @@ static uint32_t sf_record(struct sf_w *w, struct sf_stream *s, uint8_t *rec,
 		break;
 	}
 	case PTO_REC_PAD:
-		len = 8 * (2 + (uint32_t)sf_rand(w, 8));
+		len = PTO_REC_ALIGN * (1 + (uint32_t)sf_rand(w, 8));
 		break;
 	}
 	if (sf_pct(w, 5)) {	/* a bad length */
-		static const uint32_t bad[] = { 0, 8, 12, 17, 4104, 1u << 31 };
+		static const uint32_t bad[] = { 0, 8, 24, 17, 4112, 1u << 31 };
 
 		len = bad[sf_rand(w, 6)];
 	}
@@ -824,7 +828,7 @@ static int sf_stream(struct sf_w *w)
 		room = size - off;
 		if (room > size - (uint32_t)(head - tail))
 			room = size - (uint32_t)(head - tail);
-		room &= ~7u;
+		room &= ~(PTO_REC_ALIGN - 1);
 		if (room < 64)
 			break;
 		len = sf_record(w, s, data + off, room);

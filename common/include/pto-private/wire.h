@@ -92,8 +92,19 @@ struct pto_stream_hdr {
 _Static_assert(sizeof(struct pto_stream_hdr) <= PTO_STREAM_HDR_SIZE,
 	       "stream header too large");
 
-/* Record types. Every record starts with struct pto_rec, 8-byte aligned,
- * and never wraps: a PAD record fills the end of the ring instead. */
+/*
+ * Record types. Every record starts with struct pto_rec; its length is
+ * PTO_REC_LEN() of its contents' size, a multiple of PTO_REC_ALIGN (a
+ * header's size), and ptod refuses any other. As the ring's size is a
+ * power of two no smaller, every record starts on a multiple of
+ * PTO_REC_ALIGN and the end of the ring is either reached exactly or at
+ * least a header away. A record never wraps: a PAD record fills the end
+ * of the ring instead.
+ */
+#define PTO_REC_ALIGN		16u
+#define PTO_REC_LEN(bytes)	\
+	((uint32_t)(((bytes) + PTO_REC_ALIGN - 1) & ~(PTO_REC_ALIGN - 1)))
+
 enum {
 	PTO_REC_PAD = 1,
 	PTO_REC_GRAPH_BEGIN,	/* struct pto_rec_graph */
@@ -108,9 +119,12 @@ enum {
 
 struct pto_rec {
 	uint32_t type;
-	uint32_t len;		/* bytes including this header, multiple of 8 */
+	uint32_t len;		/* bytes including this header: PTO_REC_LEN() */
 	uint64_t tag;		/* GRAPH_BEGIN / GRAPH_END: the graph's tag */
 };
+
+_Static_assert(sizeof(struct pto_rec) == PTO_REC_ALIGN,
+	       "a record's alignment is a header's size");
 
 /*
  * Intermediate tensors (make_tensor(), addr 0) get a placeholder address
@@ -140,6 +154,7 @@ struct pto_rec_graph {
 	struct pto_rec h;
 	uint32_t flags;
 	uint32_t total_tasks;
+	uint64_t reserved;	/* zero: the length is PTO_REC_LEN() */
 };
 
 /* KCOST: pto2_rt_set_kernel_cost(kernel_id, est_ns). */
@@ -159,7 +174,14 @@ struct pto_rec_cluster {
 	struct pto_rec h;
 	int32_t vid;
 	uint32_t pad;
+	uint64_t reserved;	/* zero: the length is PTO_REC_LEN() */
 };
+
+/* The records of fixed size are written with sizeof() as their length. */
+_Static_assert(sizeof(struct pto_rec_graph) % PTO_REC_ALIGN == 0 &&
+	       sizeof(struct pto_rec_kcost) % PTO_REC_ALIGN == 0 &&
+	       sizeof(struct pto_rec_cluster) % PTO_REC_ALIGN == 0,
+	       "a fixed-size record's length is not PTO_REC_LEN()");
 
 struct pto_rec_param {
 	int32_t type;		/* PTO_PARAM_* */
@@ -187,7 +209,7 @@ struct pto_rec_submit {
 /* The device libpto uses when $PTO_DEVICE is this: ptod's user-mode one. */
 #define PTO_DEVICE_USER		"user"
 
-#define PTO_WIRE_VERSION	4
+#define PTO_WIRE_VERSION	5
 #define PTO_DEFAULT_SOCKET	"/run/pto/ptod.sock"
 #define PTO_MSG_TEXT		3072
 
