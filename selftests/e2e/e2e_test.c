@@ -1395,6 +1395,17 @@ TEST_F_TIMEOUT(e2e, killed_client_gm_freed, 30)
 }
 
 /*
+ * A task that meets the end of the submission stream's ring with the
+ * smallest gap the records' lengths allow before it: libpto pads the end,
+ * ptod reads on; two such graphs pass (pto_e2e streampad).
+ */
+TEST_F_TIMEOUT(e2e, stream_pad_smallest_gap, 150)
+{
+	run_client(_metadata, "streampad", NULL, ARGS("streampad"),
+		   ARGS("streampad"), NULL);
+}
+
+/*
  * A kernel that segfaults: its task fails with -EIO and a message naming
  * the executor (the pid the device shows as the cores' owner), the signal
  * and the task.

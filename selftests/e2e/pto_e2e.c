@@ -13,6 +13,9 @@
  *   pto_e2e deadlock N            one scope of N tasks (expects -EDEADLK
  *                                 when PTO2_RING_TASK_WINDOW < N + 1)
  *   pto_e2e crash                 a kernel that segfaults (expects -EIO)
+ *   pto_e2e streampad             graphs whose task meets the end of the
+ *                                 stream's ring with the smallest gap
+ *                                 before it (libpto pads, ptod reads on)
  *   pto_e2e closedev              a kernel that makes pto-aicore release
  *                                 the device and live on (expects -EIO
  *                                 and ptod's "closed the device")
@@ -693,6 +696,55 @@ static int run_rerun(void)
 		printf("CASE rerun/%s: %s\n", i ? "second" : "first",
 		       ret ? "FAIL" : "PASS");
 	}
+	return ret ? 1 : 0;
+}
+
+/*
+ * streampad: a fresh connection's stream starts at 0. The graph's
+ * records (GRAPH_BEGIN, then KCOST records) end the smallest gap the
+ * records' lengths allow before the end of the ring; the ADD_SCALAR task
+ * after them does not fit there, so libpto pads the end and writes it at
+ * the start. Two such graphs (the second starts elsewhere in the ring):
+ * both must pass.
+ */
+static int orch_streampad(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	Tensor x = buf_tensor(sc_x);
+	uint64_t i;
+
+	if (argc != 1)
+		return -EINVAL;
+	for (i = 0; i < args[0]; i++)
+		pto2_rt_set_kernel_cost(rt, VEC_FUNC_ADD_SCALAR, 1000);
+	submit_add_scalar(rt, &x);
+	return 0;
+}
+
+static int run_streampad(void)
+{
+	const uint32_t size = PTO_STREAM_DEFAULT_SIZE;
+	const uint32_t begin = sizeof(struct pto_rec_graph);
+	const uint32_t kcost = sizeof(struct pto_rec_kcost);
+	uint32_t gap = (size - begin) % kcost;
+	uint64_t n;
+	char msg[4096];
+	int ret = 0, i;
+
+	if (load_kernels("vector_example", add_scalar_k, 1))
+		return 1;
+	sc_x = gm_copy(NULL, 4096);
+	if (!sc_x)
+		return 1;
+	if (!gap)
+		gap = kcost;
+	n = (size - begin - gap) / kcost;
+	printf("streampad: %" PRIu64 " KCOST records leave %u bytes before the end of the ring\n",
+	       n, gap);
+	for (i = 0; i < 2 && !ret; i++) {
+		ret = pto_run(cl, orch_streampad, &n, 1, msg, sizeof(msg));
+		printf("run %d: status=%d %s\n", i, ret, msg);
+	}
+	printf("CASE streampad: %s\n", ret ? "FAIL" : "PASS");
 	return ret ? 1 : 0;
 }
 
@@ -1963,6 +2015,8 @@ static int run_case(int argc, char **argv)
 		ret = run_crash_next();
 	else if (!strcmp(argv[0], "rerun"))
 		ret = run_rerun();
+	else if (!strcmp(argv[0], "streampad"))
+		ret = run_streampad();
 	else if (!strcmp(argv[0], "rendezvous"))
 		ret = run_rendezvous(argc - 1, argv + 1);
 	else if (!strcmp(argv[0], "hostile"))
@@ -2032,7 +2086,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|closedev|rerun|rendezvous|crash-next|hostile|stream|hang|probe|probe-n|prio|badbuf|hazards|proto|freed|freed-tensor|unpriv|idle|flood|pings|quota|peer|conns ...\n");
+		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|closedev|rerun|streampad|rendezvous|crash-next|hostile|stream|hang|probe|probe-n|prio|badbuf|hazards|proto|freed|freed-tensor|unpriv|idle|flood|pings|quota|peer|conns ...\n");
 		return 2;
 	}
 	/* without libpto: the socket alone */
