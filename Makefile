@@ -45,6 +45,7 @@ tools/pto-hws-sim bench/hws bench/peers: daemon
 bench/peers: libpto daemon/ptod daemon/aicore
 bench/hws tools/pto-trace: tools/pto-hws-sim
 tools/pto-run selftests/e2e bench/e2e: libpto
+tools/ptoctl: common
 selftests/e2e: selftests/pto
 bench/e2e: daemon
 
