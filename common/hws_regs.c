@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * hws_regs.c - defaults, validation and sequenced access of the HWS
- * configuration registers (see hws_regs.h)
+ * hws_regs.c - defaults and sequenced access of the HWS configuration
+ * registers (see hws_regs.h; their validation is hws_rules.h's)
  */
 #define _GNU_SOURCE
-#include <errno.h>
 #include <string.h>
 
 #include <pto-private/compiler.h>
@@ -31,54 +30,6 @@ void pto_hws_cfg_default(struct pto_hws_cfg *cfg, uint32_t nr_cores)
 			for (c = 0; c < nr_cores && c < PTO_MAX_CORES; c++)
 				cfg->usage_mask[ctx][i][c / 64] |=
 					1ULL << (c % 64);
-}
-
-/* No bit at or beyond @nr_cores in core mask @m. */
-static int mask_fits(const __u64 *m, uint32_t nr_cores)
-{
-	uint32_t w;
-
-	for (w = 0; w < PTO_CORE_MASK_WORDS; w++) {
-		uint64_t ok = nr_cores >= (w + 1) * 64 ? ~0ULL :
-			      nr_cores <= w * 64 ? 0 :
-			      (1ULL << (nr_cores - w * 64)) - 1;
-
-		if (m[w] & ~ok)
-			return 0;
-	}
-	return 1;
-}
-
-int pto_hws_cfg_check(const struct pto_hws_cfg *cfg, uint32_t nr_cores)
-{
-	uint32_t i, ctx;
-
-	if (cfg->policy > PTO_HWS_POLICY_PTO2 ||
-	    cfg->work_mode > PTO_HWS_MODE_FW ||
-	    cfg->cluster_sip_num != PTO_HWS_CLUSTER_SIPS ||
-	    cfg->second_rsc_sch)
-		return -EINVAL;
-	if (cfg->early_launch_en > 1 || cfg->fillup_first > 1 ||
-	    cfg->rsvd_first > 1 || cfg->report_en > 1 ||
-	    cfg->early_launch_mode > PTO_HWS_EL_HWS_PREDICT)
-		return -EINVAL;
-	if ((cfg->promote_rule & ~PTO_HWS_PROMOTE_ALL) ||
-	    !cfg->promote_threshold ||
-	    cfg->promote_threshold > PTO_HWS_PROMOTE_THRESHOLD_MAX)
-		return -EINVAL;
-	if (cfg->launch_delay > PTO_HWS_TIME_MAX_NS ||
-	    cfg->pre_idle_offset > PTO_HWS_TIME_MAX_NS ||
-	    cfg->pad[0] || cfg->pad[1])
-		return -EINVAL;
-	for (i = 0; i < PTO_HWS_SCALE_RANKS; i++)
-		if (!cfg->scale_ratio[i] ||
-		    cfg->scale_ratio[i] > PTO_HWS_SCALE_MAX)
-			return -EINVAL;
-	for (ctx = 0; ctx < PTO_HWS_NR_CTX; ctx++)
-		for (i = 0; i < PTO_HWS_USAGE_CLASSES; i++)
-			if (!mask_fits(cfg->usage_mask[ctx][i], nr_cores))
-				return -EINVAL;
-	return 0;
 }
 
 void pto_hws_cfg_write(struct pto_regs_hws *hws, const struct pto_hws_cfg *cfg)

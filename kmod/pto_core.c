@@ -22,6 +22,8 @@
 #include <linux/timekeeping.h>
 #include <linux/wait.h>
 
+#include <pto-private/hws_rules.h>
+
 #include "pto_dev.h"
 #include "pto_trace.h"
 
@@ -737,58 +739,11 @@ int pto_irq_wait(struct pto_ucmd *ucmd)
 /* ------------------------------------------------------------------------
  * HWS configuration
  * ------------------------------------------------------------------------
+ *
+ * A write (PTO_IOC_HWS_CONFIG here, hws-set in pto_netlink.c) is validated
+ * by pto_hws_cfg_check(), the rules the user-mode device shares
+ * (common/include/pto-private/hws_rules.h).
  */
-/*
- * Validation of PTO_IOC_HWS_CONFIG's and hws-set's (pto_netlink.c) writes;
- * the rules are listed in Documentation/kmod.rst. The usage masks need the
- * device's core count.
- */
-int pto_hws_check(const struct pto_dev *pdev, const struct pto_hws_cfg *cfg)
-{
-	DECLARE_BITMAP(bits, PTO_MAX_CORES);
-	u32 i, ctx;
-
-	if (cfg->policy > PTO_HWS_POLICY_PTO2)
-		return -EINVAL;
-	if (cfg->work_mode > PTO_HWS_MODE_FW)
-		return -EINVAL;
-	if (cfg->cluster_sip_num != PTO_HWS_CLUSTER_SIPS)
-		return -EINVAL;
-	/* No second resource is emulated. */
-	if (cfg->second_rsc_sch)
-		return -EINVAL;
-	if (cfg->early_launch_en > 1 || cfg->fillup_first > 1 ||
-	    cfg->rsvd_first > 1 || cfg->report_en > 1)
-		return -EINVAL;
-	if (cfg->early_launch_mode > PTO_HWS_EL_HWS_PREDICT)
-		return -EINVAL;
-	if (cfg->promote_rule & ~PTO_HWS_PROMOTE_ALL)
-		return -EINVAL;
-	if (!cfg->promote_threshold ||
-	    cfg->promote_threshold > PTO_HWS_PROMOTE_THRESHOLD_MAX)
-		return -EINVAL;
-	if (cfg->launch_delay > PTO_HWS_TIME_MAX_NS ||
-	    cfg->pre_idle_offset > PTO_HWS_TIME_MAX_NS)
-		return -EINVAL;
-	if (memchr_inv(cfg->pad, 0, sizeof(cfg->pad)))
-		return -EINVAL;
-	for (i = 0; i < PTO_HWS_SCALE_RANKS; i++) {
-		if (!cfg->scale_ratio[i] ||
-		    cfg->scale_ratio[i] > PTO_HWS_SCALE_MAX)
-			return -EINVAL;
-	}
-	/* A mask may be empty, but may not name a core the device lacks. */
-	for (ctx = 0; ctx < PTO_HWS_NR_CTX; ctx++) {
-		for (i = 0; i < PTO_HWS_USAGE_CLASSES; i++) {
-			bitmap_from_arr64(bits, cfg->usage_mask[ctx][i],
-					  PTO_MAX_CORES);
-			if (!pto_bits_fit(pdev, bits))
-				return -EINVAL;
-		}
-	}
-	return 0;
-}
-
 /*
  * Write the configuration registers under their sequence count (uapi
  * @cfg_seq): odd while they change, even and new once they are whole.
@@ -826,7 +781,7 @@ int pto_hws_config(struct pto_ucmd *ucmd)
 				task_tgid_nr(current));
 			return -EACCES;
 		}
-		ret = pto_hws_check(pdev, &arg->cfg);
+		ret = pto_hws_cfg_check(&arg->cfg, pdev->nr_cores);
 		if (ret)
 			return ret;
 	}

@@ -379,7 +379,6 @@ int pto_kick(struct pto_ucmd *ucmd);
 int pto_raise_irq_ioctl(struct pto_ucmd *ucmd);
 int pto_irq_wait(struct pto_ucmd *ucmd);
 int pto_hws_config(struct pto_ucmd *ucmd);
-int pto_hws_check(const struct pto_dev *pdev, const struct pto_hws_cfg *cfg);
 void pto_hws_write(struct pto_dev *pdev, const struct pto_hws_cfg *cfg);
 void pto_release_roles(struct pto_file *pf);
 void pto_core_counts(struct pto_dev *pdev, struct pto_core_counts *n);

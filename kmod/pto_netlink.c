@@ -18,6 +18,7 @@
 #include <linux/slab.h>
 #include <net/genetlink.h>
 #include <net/netlink.h>
+#include <pto-private/hws_rules.h>
 
 #include "pto_dev.h"
 
@@ -446,7 +447,7 @@ static int pto_nl_hws_set_doit(struct sk_buff *skb, struct genl_info *info)
 	memcpy(cfg, &pdev->hws->cfg, sizeof(*cfg));
 	ret = pto_nl_merge_hws(cfg, info->attrs[PTO_A_DEV_HWS], info->extack);
 	if (!ret) {
-		ret = pto_hws_check(pdev, cfg);
+		ret = pto_hws_cfg_check(cfg, pdev->nr_cores);
 		if (ret)
 			NL_SET_ERR_MSG_ATTR(info->extack,
 					    info->attrs[PTO_A_DEV_HWS],

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * hws_rules.h - the rules a write of the HWS configuration registers
+ * (struct pto_hws_cfg) must follow
+ *
+ * The one copy of these rules: pto.ko (PTO_IOC_HWS_CONFIG and netlink's
+ * hws-set) and the user-mode device (ptod -d user) both compile this
+ * header, so a device of either kind accepts and refuses the same values.
+ * Documentation/kmod.rst ("HWS_CONFIG validation") lists the rules. Only
+ * uapi types and constants: no libc, no kernel API.
+ */
+#ifndef PTO_PRIVATE_HWS_RULES_H
+#define PTO_PRIVATE_HWS_RULES_H
+
+#include <linux/errno.h>
+#include <linux/pto.h>
+
+/**
+ * pto_core_mask_fits() - whether a core mask names only cores a device has
+ * @mask: a core mask of PTO_CORE_MASK_WORDS words, core c at bit c % 64 of
+ *	word c / 64.
+ * @nr_cores: the device's cores, 0 .. @nr_cores - 1.
+ *
+ * Return: 1 if @mask has no bit at or beyond @nr_cores (an empty mask
+ * fits), else 0.
+ */
+static inline int pto_core_mask_fits(const __u64 *mask, __u32 nr_cores)
+{
+	__u32 w;
+
+	for (w = 0; w < PTO_CORE_MASK_WORDS; w++) {
+		__u64 ok;
+
+		if (nr_cores >= (w + 1) * 64)
+			ok = ~(__u64)0;
+		else if (nr_cores <= w * 64)
+			ok = 0;
+		else
+			ok = ((__u64)1 << (nr_cores - w * 64)) - 1;
+		if (mask[w] & ~ok)
+			return 0;
+	}
+	return 1;
+}
+
+/**
+ * pto_hws_cfg_check() - whether a configuration may be written
+ * @cfg: the whole configuration to write.
+ * @nr_cores: the device's cores, 0 .. @nr_cores - 1.
+ *
+ * Return: 0 if @cfg may be written to a device of @nr_cores cores, else
+ * -EINVAL.
+ */
+static inline int pto_hws_cfg_check(const struct pto_hws_cfg *cfg,
+				    __u32 nr_cores)
+{
+	__u32 i, ctx;
+
+	if (cfg->policy > PTO_HWS_POLICY_PTO2)
+		return -EINVAL;
+	if (cfg->work_mode > PTO_HWS_MODE_FW)
+		return -EINVAL;
+	/* The device's cluster is one block (1 AIC + 2 AIV). */
+	if (cfg->cluster_sip_num != PTO_HWS_CLUSTER_SIPS)
+		return -EINVAL;
+	/* No second resource is emulated. */
+	if (cfg->second_rsc_sch)
+		return -EINVAL;
+	if (cfg->early_launch_en > 1 || cfg->fillup_first > 1 ||
+	    cfg->rsvd_first > 1 || cfg->report_en > 1)
+		return -EINVAL;
+	if (cfg->early_launch_mode > PTO_HWS_EL_HWS_PREDICT)
+		return -EINVAL;
+	/* backfill_margin: any value. */
+	if (cfg->promote_rule & ~PTO_HWS_PROMOTE_ALL)
+		return -EINVAL;
+	if (!cfg->promote_threshold ||
+	    cfg->promote_threshold > PTO_HWS_PROMOTE_THRESHOLD_MAX)
+		return -EINVAL;
+	if (cfg->launch_delay > PTO_HWS_TIME_MAX_NS ||
+	    cfg->pre_idle_offset > PTO_HWS_TIME_MAX_NS)
+		return -EINVAL;
+	for (i = 0; i < sizeof(cfg->pad); i++) {
+		if (((const __u8 *)cfg->pad)[i])
+			return -EINVAL;
+	}
+	for (i = 0; i < PTO_HWS_SCALE_RANKS; i++) {
+		if (!cfg->scale_ratio[i] ||
+		    cfg->scale_ratio[i] > PTO_HWS_SCALE_MAX)
+			return -EINVAL;
+	}
+	/* A mask may be empty, but may not name a core the device lacks. */
+	for (ctx = 0; ctx < PTO_HWS_NR_CTX; ctx++) {
+		for (i = 0; i < PTO_HWS_USAGE_CLASSES; i++) {
+			if (!pto_core_mask_fits(cfg->usage_mask[ctx][i],
+						nr_cores))
+				return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+#endif /* PTO_PRIVATE_HWS_RULES_H */
