@@ -238,23 +238,19 @@ void pto_core_counts(struct pto_dev *pdev, struct pto_core_counts *n)
 	mutex_unlock(&pdev->lock);
 }
 
-/* True if the core bitmap @bits names no core at or beyond nr_cores. */
-static bool pto_bits_fit(const struct pto_dev *pdev, const unsigned long *bits)
-{
-	return find_next_bit(bits, PTO_MAX_CORES, pdev->nr_cores) >=
-	       PTO_MAX_CORES;
-}
-
-/* A core mask: not empty, no bit at or beyond nr_cores. */
+/*
+ * A core mask: not empty, no bit at or beyond nr_cores (the rule the HWS
+ * usage masks follow too, pto_core_mask_fits()).
+ */
 static int pto_mask_get(struct pto_dev *pdev, u32 flags, const __u64 *mask,
 			unsigned long *bits)
 {
 	if (flags)
 		return -EINVAL;
+	if (!pto_core_mask_fits(mask, pdev->nr_cores))
+		return -EINVAL;
 	bitmap_from_arr64(bits, mask, PTO_MAX_CORES);
 	if (bitmap_empty(bits, PTO_MAX_CORES))
-		return -EINVAL;
-	if (!pto_bits_fit(pdev, bits))
 		return -EINVAL;
 	return 0;
 }
