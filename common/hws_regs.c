@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * hws_regs.c - defaults and sequenced access of the HWS configuration
- * registers (see hws_regs.h; their validation is hws_rules.h's)
+ * hws_regs.c - sequenced access of the HWS configuration registers (see
+ * hws_regs.h; their defaults and validation are hws_rules.h's)
  */
 #define _GNU_SOURCE
 #include <string.h>
@@ -9,28 +9,6 @@
 #include <pto-private/compiler.h>
 #include <pto-private/hws_regs.h>
 #include <pto-private/regs.h>
-
-void pto_hws_cfg_default(struct pto_hws_cfg *cfg, uint32_t nr_cores)
-{
-	uint32_t i, ctx, c;
-
-	memset(cfg, 0, sizeof(*cfg));
-	cfg->policy = PTO_HWS_POLICY_HWS;
-	cfg->work_mode = PTO_HWS_MODE_HW;
-	cfg->cluster_sip_num = PTO_HWS_CLUSTER_SIPS;
-	cfg->early_launch_mode = PTO_HWS_EL_SIP_REPORT;
-	cfg->promote_rule = PTO_HWS_PROMOTE_THRESHOLD;
-	cfg->promote_threshold = PTO_HWS_PROMOTE_THRESHOLD_DEF;
-	/* the HWS design's example table */
-	for (i = 0; i < PTO_HWS_SCALE_RANKS; i++)
-		cfg->scale_ratio[i] = PTO_HWS_SCALE_DEF(i);
-	/* every context and thread_num class may use every core */
-	for (ctx = 0; ctx < PTO_HWS_NR_CTX; ctx++)
-		for (i = 0; i < PTO_HWS_USAGE_CLASSES; i++)
-			for (c = 0; c < nr_cores && c < PTO_MAX_CORES; c++)
-				cfg->usage_mask[ctx][i][c / 64] |=
-					1ULL << (c % 64);
-}
 
 void pto_hws_cfg_write(struct pto_regs_hws *hws, const struct pto_hws_cfg *cfg)
 {

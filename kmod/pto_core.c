@@ -34,32 +34,6 @@
  * Register file
  * ------------------------------------------------------------------------
  */
-static void pto_hws_defaults(struct pto_dev *pdev)
-{
-	struct pto_hws_cfg *cfg = &pdev->hws->cfg;
-	DECLARE_BITMAP(all, PTO_MAX_CORES);
-	u32 i, ctx;
-
-	memset(cfg, 0, sizeof(*cfg));
-	cfg->policy = PTO_HWS_POLICY_HWS;
-	cfg->work_mode = PTO_HWS_MODE_HW;
-	cfg->cluster_sip_num = PTO_HWS_CLUSTER_SIPS;
-	cfg->early_launch_en = 0;
-	cfg->early_launch_mode = PTO_HWS_EL_SIP_REPORT;
-	cfg->promote_rule = PTO_HWS_PROMOTE_THRESHOLD;
-	cfg->promote_threshold = PTO_HWS_PROMOTE_THRESHOLD_DEF;
-	/* The HWS design's example table */
-	for (i = 0; i < PTO_HWS_SCALE_RANKS; i++)
-		cfg->scale_ratio[i] = PTO_HWS_SCALE_DEF(i);
-	/* Every context and thread_num class may use every core. */
-	bitmap_zero(all, PTO_MAX_CORES);
-	bitmap_set(all, 0, pdev->nr_cores);
-	for (ctx = 0; ctx < PTO_HWS_NR_CTX; ctx++)
-		for (i = 0; i < PTO_HWS_USAGE_CLASSES; i++)
-			bitmap_to_arr64(cfg->usage_mask[ctx][i], all,
-					PTO_MAX_CORES);
-}
-
 /* At load, before the device is registered. */
 void pto_regs_init(struct pto_dev *pdev)
 {
@@ -79,7 +53,7 @@ void pto_regs_init(struct pto_dev *pdev)
 	info->sys_cnt_freq = PTO_SYS_CNT_FREQ;
 	info->sys_cnt_epoch_ns = pdev->epoch_ns;
 
-	pto_hws_defaults(pdev);
+	pto_hws_cfg_default(&pdev->hws->cfg, pdev->nr_cores);
 
 	for (i = 0; i < pdev->nr_cores; i++) {
 		struct pto_core_regs *regs = pdev->cores[i].regs;

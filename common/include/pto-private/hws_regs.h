@@ -5,9 +5,10 @@
  *
  * pto.ko sets the block's defaults at load and validates and writes it for
  * PTO_IOC_HWS_CONFIG (kmod/pto_core.c); the user-mode device, whose device
- * side runs in ptod, does the same with these. Both validate a write with
- * pto_hws_cfg_check(), the one copy of the rules, in hws_rules.h (which
- * pto.ko compiles too; Documentation/kmod.rst, "HWS_CONFIG validation").
+ * side runs in ptod, does the same with these. Both take the defaults from
+ * pto_hws_cfg_default() and validate a write with pto_hws_cfg_check(),
+ * the one copy of each, in hws_rules.h (which pto.ko compiles too;
+ * Documentation/kmod.rst, "HWS_CONFIG validation").
  */
 #ifndef PTO_PRIVATE_HWS_REGS_H
 #define PTO_PRIVATE_HWS_REGS_H
@@ -17,8 +18,6 @@
 #include <linux/pto.h>
 #include <pto-private/hws_rules.h>
 
-/* The defaults of a device of @nr_cores cores. */
-void pto_hws_cfg_default(struct pto_hws_cfg *cfg, uint32_t nr_cores);
 /* Write @cfg into @hws under its CFG_SEQ (odd while it changes). */
 void pto_hws_cfg_write(struct pto_regs_hws *hws, const struct pto_hws_cfg *cfg);
 /* A consistent copy of @hws's configuration (waits out a writer). */

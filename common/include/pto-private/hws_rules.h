@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
- * hws_rules.h - the rules a write of the HWS configuration registers
- * (struct pto_hws_cfg) must follow
+ * hws_rules.h - the HWS configuration registers' (struct pto_hws_cfg)
+ * values at load, and the rules a write of them must follow
  *
- * The one copy of these rules: pto.ko (PTO_IOC_HWS_CONFIG and netlink's
+ * The one copy of both: pto.ko (at load, PTO_IOC_HWS_CONFIG and netlink's
  * hws-set) and the user-mode device (ptod -d user) both compile this
- * header, so a device of either kind accepts and refuses the same values.
- * Documentation/kmod.rst ("HWS_CONFIG validation") lists the rules. Only
- * uapi types and constants: no libc, no kernel API.
+ * header, so a device of either kind starts with the same values and
+ * accepts and refuses the same writes. Documentation/kmod.rst ("HWS_CONFIG
+ * validation") lists the rules. Only uapi types and constants: no libc,
+ * no kernel API.
  */
 #ifndef PTO_PRIVATE_HWS_RULES_H
 #define PTO_PRIVATE_HWS_RULES_H
@@ -41,6 +42,45 @@ static inline int pto_core_mask_fits(const __u64 *mask, __u32 nr_cores)
 			return 0;
 	}
 	return 1;
+}
+
+/**
+ * pto_hws_cfg_default() - the configuration a device starts with
+ * @cfg: filled whole.
+ * @nr_cores: the device's cores, 0 .. @nr_cores - 1.
+ *
+ * The HWS policy working in HW mode; promotion by fail count at
+ * PTO_HWS_PROMOTE_THRESHOLD_DEF; the design's example scale table
+ * (PTO_HWS_SCALE_DEF); early launch off; every context and thread_num
+ * class may use every core. Everything else is 0.
+ */
+static inline void pto_hws_cfg_default(struct pto_hws_cfg *cfg,
+				       __u32 nr_cores)
+{
+	__u32 i, ctx, w;
+
+	*cfg = (struct pto_hws_cfg){ 0 };
+	cfg->policy = PTO_HWS_POLICY_HWS;
+	cfg->work_mode = PTO_HWS_MODE_HW;
+	cfg->cluster_sip_num = PTO_HWS_CLUSTER_SIPS;
+	cfg->early_launch_en = 0;
+	cfg->early_launch_mode = PTO_HWS_EL_SIP_REPORT;
+	cfg->promote_rule = PTO_HWS_PROMOTE_THRESHOLD;
+	cfg->promote_threshold = PTO_HWS_PROMOTE_THRESHOLD_DEF;
+	for (i = 0; i < PTO_HWS_SCALE_RANKS; i++)
+		cfg->scale_ratio[i] = PTO_HWS_SCALE_DEF(i);
+	for (ctx = 0; ctx < PTO_HWS_NR_CTX; ctx++) {
+		for (i = 0; i < PTO_HWS_USAGE_CLASSES; i++) {
+			for (w = 0; w < PTO_CORE_MASK_WORDS; w++) {
+				__u64 *m = &cfg->usage_mask[ctx][i][w];
+
+				if (nr_cores >= (w + 1) * 64)
+					*m = ~(__u64)0;
+				else if (nr_cores > w * 64)
+					*m = ((__u64)1 << (nr_cores - w * 64)) - 1;
+			}
+		}
+	}
 }
 
 /**
