@@ -34,8 +34,8 @@
  * is the same code.
  *
  * usage: pto-aicore [-d /dev/pto0 | -u REGS_FD,GM_FD] [-c CORES]
- *                   [-w WORKERS] [-s SPINS] [-t SPIN_NS] [-r READY_FD]
- *                   [-C CTL_FD] [-v]
+ *                   [-w WORKERS] [-k KERNELS] [-s SPINS] [-t SPIN_NS]
+ *                   [-r READY_FD] [-C CTL_FD] [-v]
  *   CORES: "all" (default) or a list like 0-23,30,32
  */
 #define _GNU_SOURCE
@@ -113,12 +113,18 @@ void aicore_msg(const char *fmt, ...)
 /* ---- The executor's device ------------------------------------------------- */
 
 static int aicore_kernel(struct pto_exec *ex, const PTO2DispatchPayload *p,
-			 uint32_t core, pto_kernel_entry_fn *fn)
+			 uint32_t core, pto_kernel_entry_fn *fn, void **ref)
 {
-	if (!p->function_bin_addr)
-		return -ENOSYS;
-	return pto_kcache_get(&((struct aicore *)ex->priv)->kcache, ex,
-			      p->function_bin_addr, core, fn);
+	struct aicore *a = ex->priv;
+
+	return pto_kcache_task(&a->kcache, ex, p, core, fn, ref);
+}
+
+static void aicore_kernel_put(struct pto_exec *ex, void *ref)
+{
+	struct aicore *a = ex->priv;
+
+	pto_kcache_put(&a->kcache, ex, ref);
 }
 
 static int aicore_hand_off(struct pto_exec *ex, uint32_t core,
@@ -154,6 +160,7 @@ static void aicore_log(struct pto_exec *ex, const char *msg)
 
 static const struct pto_exec_ops aicore_exec_ops = {
 	.kernel = aicore_kernel,
+	.kernel_put = aicore_kernel_put,
 	.park_any = aicore_park_any,
 	.raise_irq = aicore_raise_irq,
 	.hand_off = aicore_hand_off,
@@ -363,30 +370,38 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: pto-aicore [-d DEVICE | -u REGS_FD,GM_FD] [-c all|LIST]\n"
-		"                  [-w WORKERS] [-s SPINS] [-t SPIN_NS] [-r READY_FD]\n"
-		"                  [-C CTL_FD] [-v]\n"
+		"                  [-w WORKERS] [-k KERNELS] [-s SPINS] [-t SPIN_NS]\n"
+		"                  [-r READY_FD] [-C CTL_FD] [-v]\n"
 		"  -u      the user-mode device ptod created: its two memfds, inherited\n"
 		"  -C      ptod's control channel: the clients' sandboxes\n"
 		"  -w      host threads running the cores (default: PTO_AICORE_WORKERS,\n"
 		"          else the host's CPUs); more start only while dispatches\n"
 		"          wait on kernels that do not finish\n"
+		"  -k      kernels kept loaded, least recently used unloaded first\n"
+		"          (default: PTO_AICORE_KERNELS, else %u; at most %u)\n"
 		"  -s, -t  an idle thread polls the cores at most SPINS times (%u) or\n"
 		"          SPIN_NS ns (%u), whichever ends first, before it parks\n",
-		PTO_EXEC_SPINS, PTO_EXEC_SPIN_NS);
+		PTO_KCACHE_MAX, PTO_KCACHE_MAX_LIMIT, PTO_EXEC_SPINS,
+		PTO_EXEC_SPIN_NS);
 }
 
-/* -w, else PTO_AICORE_WORKERS, else 0 (the host's CPUs); -1 if invalid. */
-static long workers_arg(const char *w)
+/*
+ * A count of 1 .. @max from the option's @arg, else the environment's
+ * @env, else 0 (the default); -1 if invalid. *@from: what was parsed.
+ */
+static long count_arg(const char *arg, const char *env, long max,
+		      const char **from)
 {
 	char *end;
 	long n;
 
-	if (!w)
-		w = getenv("PTO_AICORE_WORKERS");
-	if (!w || !*w)
+	if (!arg)
+		arg = getenv(env);
+	*from = arg;
+	if (!arg || !*arg)
 		return 0;
-	n = strtol(w, &end, 10);
-	return *end || n < 1 || n > PTO_MAX_CORES ? -1 : n;
+	n = strtol(arg, &end, 10);
+	return *end || n < 1 || n > max ? -1 : n;
 }
 
 /* Run the attached cores until they stop; 0 or -errno. */
@@ -425,19 +440,21 @@ static int run_cores(struct aicore *a, const uint64_t *cores, uint32_t workers,
 int main(int argc, char **argv)
 {
 	const char *dev = "/dev/pto0", *cores_arg = "all", *workers = NULL;
+	const char *kernels = NULL, *from;
 	uint64_t cores[PTO_CORE_MASK_WORDS];
 	struct aicore a = { .fd = -1, .dev = &kdev };
 	uint32_t spins = PTO_EXEC_SPINS;
 	int64_t spin_ns = PTO_EXEC_SPIN_NS;
 	int opt, ready_fd = -1, ctl_fd = -1, ret;
-	long nworkers;
+	long nworkers, nkernels;
 
-	while ((opt = getopt(argc, argv, "d:u:c:w:s:t:r:C:vh")) != -1) {
+	while ((opt = getopt(argc, argv, "d:u:c:w:k:s:t:r:C:vh")) != -1) {
 		switch (opt) {
 		case 'd': dev = optarg; a.dev = &kdev; break;
 		case 'u': dev = optarg; a.dev = &udev; break;
 		case 'c': cores_arg = optarg; break;
 		case 'w': workers = optarg; break;
+		case 'k': kernels = optarg; break;
 		case 's': spins = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case 't': spin_ns = strtoll(optarg, NULL, 0); break;
 		case 'r': ready_fd = atoi(optarg); break;
@@ -446,16 +463,23 @@ int main(int argc, char **argv)
 		default: usage(); return 2;
 		}
 	}
-	nworkers = workers_arg(workers);
+	nworkers = count_arg(workers, "PTO_AICORE_WORKERS", PTO_MAX_CORES,
+			     &from);
 	if (nworkers < 0) {
-		aicore_msg("bad worker count '%s' (1 .. %d)",
-		     workers ? workers : getenv("PTO_AICORE_WORKERS"),
-		     PTO_MAX_CORES);
+		aicore_msg("bad worker count '%s' (1 .. %d)", from,
+			   PTO_MAX_CORES);
+		return 2;
+	}
+	nkernels = count_arg(kernels, "PTO_AICORE_KERNELS",
+			     PTO_KCACHE_MAX_LIMIT, &from);
+	if (nkernels < 0) {
+		aicore_msg("bad kernel count '%s' (1 .. %d)", from,
+			   PTO_KCACHE_MAX_LIMIT);
 		return 2;
 	}
 	/* ptod's death must not leave us orphaned on the device */
 	prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
-	pto_kcache_init(&a.kcache, a.verbose);
+	pto_kcache_init(&a.kcache, (uint32_t)nkernels, a.verbose);
 
 	a.pid = getpid();
 	if (a.dev->open(&a, dev))

@@ -109,17 +109,20 @@ int pto_exec_run_payload(struct pto_exec *ex, uint32_t core,
 	uint64_t args[PTO2_MAX_TASK_PARAMS];
 	struct pto_kernel_ctx kc;
 	pto_kernel_entry_fn fn = NULL;
+	void *ref = NULL;
 	int ret;
 
 	ret = decode_args(ex, p, args);
 	if (ret)
 		return ret;
-	ret = ex->ops->kernel(ex, p, core, &fn);
+	ret = ex->ops->kernel(ex, p, core, &fn, &ref);
 	if (ret)
 		return ret;
 	kernel_ctx(ex, core, p, &kc);
 	PTO_PROBE3(pto_aicore, task_start, core, p->task_id, p->kernel_id);
 	ret = fn(&kc, args, p->num_args);
+	if (ex->ops->kernel_put)
+		ex->ops->kernel_put(ex, ref);
 	return ret > 0 ? -EIO : ret;
 }
 

@@ -45,8 +45,12 @@ struct pto_exec;
 
 /**
  * struct pto_exec_ops - what an executor's device provides.
- * @kernel: find the kernel of the task in @p, which runs on @core; 0 and
- *	*@fn, or a negative errno (the task then fails with it).
+ * @kernel: find the kernel of the task in @p, which runs on @core; 0,
+ *	*@fn and *@ref (what keeps the kernel loaded while it runs: given
+ *	to @kernel_put once it returned), or a negative errno (the task
+ *	then fails with it) and nothing to put.
+ * @kernel_put: optional: the kernel of @ref returned (a kernel that never
+ *	returns keeps its reference).
  * @park_any: sleep until one of the cores of @mask (PTO_CORE_MASK_WORDS
  *	words) is kicked, at most until @deadline_ns (CLOCK_MONOTONIC, 0:
  *	none); the caller has set their parked flags and rechecked. 0 on a
@@ -62,7 +66,8 @@ struct pto_exec;
  */
 struct pto_exec_ops {
 	int (*kernel)(struct pto_exec *ex, const PTO2DispatchPayload *p,
-		      uint32_t core, pto_kernel_entry_fn *fn);
+		      uint32_t core, pto_kernel_entry_fn *fn, void **ref);
+	void (*kernel_put)(struct pto_exec *ex, void *ref);
 	int (*park_any)(struct pto_exec *ex, const uint64_t *mask,
 			int64_t deadline_ns, uint32_t *core);
 	void (*raise_irq)(struct pto_exec *ex, uint32_t core);

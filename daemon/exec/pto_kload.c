@@ -19,29 +19,158 @@
 #include "pto_exec.h"
 #include "pto_kload.h"
 
+/**
+ * struct pto_kentry - one loaded kernel.
+ * @prev: the next more recently used kernel in the cache (NULL: first).
+ * @next: the next less recently used one (NULL: last); in a list of
+ *	kernels to unload once out of the cache.
+ * @addr: device address of its blob.
+ * @uid: upload id of its blob.
+ * @func_id: the kernel id it was registered as (messages).
+ * @refs: cores running it (pto_kcache_get() without its put).
+ * @cached: in the cache's list.
+ * @memfd: the .so bytes; open while loaded (/proc/self/fd/N names it).
+ * @dl: the dlopen handle.
+ * @fn: the entry point.
+ *
+ * Every field but @memfd, @dl and @fn is the cache's (under its lock).
+ */
 struct pto_kentry {
+	struct pto_kentry *prev;
 	struct pto_kentry *next;
 	uint64_t addr;
 	uint64_t uid;
+	int32_t func_id;
+	uint32_t refs;
+	bool cached;
 	int memfd;
 	void *dl;
 	pto_kernel_entry_fn fn;
 };
 
-void pto_kcache_init(struct pto_kcache *kc, bool verbose)
+void pto_kcache_init(struct pto_kcache *kc, uint32_t max, bool verbose)
 {
+	memset(kc, 0, sizeof(*kc));
 	pthread_mutex_init(&kc->lock, NULL);
-	kc->head = NULL;
+	kc->max = max ? max : PTO_KCACHE_MAX;
 	kc->verbose = verbose;
 }
 
-static void kentry_free(struct pto_kentry *k)
+static void kentry_path(const struct pto_kentry *k, char *buf, size_t len)
 {
-	if (k->dl)
+	snprintf(buf, len, "/proc/self/fd/%d", k->memfd);
+}
+
+/*
+ * Unload @k and free it: true if dlclose left the object loaded (then
+ * its memfd stays open, for glibc matches dlopen names against loaded
+ * objects: a new kernel's memfd must never get its number).
+ */
+static bool kentry_free(struct pto_kentry *k)
+{
+	bool kept = false;
+	char path[64];
+
+	if (k->dl) {
+		void *again;
+
 		dlclose(k->dl);
-	if (k->memfd >= 0)
+		kentry_path(k, path, sizeof(path));
+		again = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
+		if (again) {
+			dlclose(again);
+			kept = true;
+		}
+	}
+	if (k->memfd >= 0 && !kept)
 		close(k->memfd);
 	free(k);
+	return kept;
+}
+
+/* ---- The list, most recently used first (under kc->lock) -------------------- */
+
+static void list_del(struct pto_kcache *kc, struct pto_kentry *k)
+{
+	if (k->prev)
+		k->prev->next = k->next;
+	else
+		kc->mru = k->next;
+	if (k->next)
+		k->next->prev = k->prev;
+	else
+		kc->lru = k->prev;
+	k->prev = NULL;
+	k->next = NULL;
+	k->cached = false;
+	kc->nr--;
+}
+
+static void list_add(struct pto_kcache *kc, struct pto_kentry *k)
+{
+	k->prev = NULL;
+	k->next = kc->mru;
+	if (kc->mru)
+		kc->mru->prev = k;
+	else
+		kc->lru = k;
+	kc->mru = k;
+	k->cached = true;
+	kc->nr++;
+}
+
+/*
+ * Take @k out of the cache: onto *@dead if no core runs it, else it is
+ * unloaded when the last one returns (pto_kcache_put()).
+ */
+static void kentry_drop(struct pto_kcache *kc, struct pto_kentry *k,
+			struct pto_kentry **dead)
+{
+	list_del(kc, k);
+	if (k->refs) {
+		kc->held++;
+		return;
+	}
+	k->next = *dead;
+	*dead = k;
+}
+
+/* Past kc->max: the least recently used kernels no core runs go. */
+static void kcache_trim(struct pto_kcache *kc, struct pto_kentry **dead)
+{
+	struct pto_kentry *k = kc->lru, *prev;
+
+	for (; k && kc->nr > kc->max; k = prev) {
+		prev = k->prev;
+		if (!k->refs)
+			kentry_drop(kc, k, dead);
+	}
+}
+
+/* Unload the kernels of @dead (outside kc->lock) and count them. */
+static void kcache_unload(struct pto_kcache *kc, struct pto_exec *ex,
+			  struct pto_kentry *dead)
+{
+	uint64_t unloads = 0, kept = 0;
+
+	while (dead) {
+		struct pto_kentry *k = dead;
+
+		dead = k->next;
+		if (kc->verbose)
+			pto_exec_log(ex, "unloading kernel %d from 0x%" PRIx64,
+				     k->func_id, k->addr);
+		if (kentry_free(k))
+			kept++;
+		else
+			unloads++;
+	}
+	if (!unloads && !kept)
+		return;
+	pthread_mutex_lock(&kc->lock);
+	kc->unloads += unloads;
+	kc->kept += kept;
+	pthread_mutex_unlock(&kc->lock);
 }
 
 /* Copy the .so bytes of a blob into a memfd and dlopen it. */
@@ -64,7 +193,7 @@ static int kentry_load(struct pto_exec *ex, struct pto_kentry *k,
 			return n < 0 ? -errno : -EIO;
 		off += (size_t)n;
 	}
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", k->memfd);
+	kentry_path(k, path, sizeof(path));
 	k->dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (!k->dl) {
 		pto_exec_log(ex, "core %u: cannot load kernel %d: %s", core,
@@ -109,43 +238,139 @@ static int kblob_find(struct pto_exec *ex, uint64_t addr, uint32_t core,
 	return *sop ? 0 : -ENOEXEC;
 }
 
-int pto_kcache_get(struct pto_kcache *kc, struct pto_exec *ex, uint64_t addr,
-		   uint32_t core, pto_kernel_entry_fn *out)
+/*
+ * The cached kernel of (@addr, @uid), most recently used now; a kernel
+ * of another upload at @addr is stale (its buffer holds this one now)
+ * and goes.
+ */
+static struct pto_kentry *kcache_find(struct pto_kcache *kc, uint64_t addr,
+				      uint64_t uid, struct pto_kentry **dead)
 {
-	struct pto_kblob_hdr hc, *h = &hc;
-	const uint8_t *so;
 	struct pto_kentry *k;
+
+	for (k = kc->mru; k; k = k->next)
+		if (k->addr == addr)
+			break;
+	if (!k)
+		return NULL;
+	if (k->uid != uid) {
+		kentry_drop(kc, k, dead);
+		return NULL;
+	}
+	list_del(kc, k);
+	list_add(kc, k);
+	return k;
+}
+
+/* A new entry for the blob @h at @addr, loaded; 0 or -errno. */
+static int kcache_load(struct pto_kcache *kc, struct pto_exec *ex,
+		       uint64_t addr, const struct pto_kblob_hdr *h,
+		       const uint8_t *so, uint32_t core,
+		       struct pto_kentry **out)
+{
+	struct pto_kentry *k = calloc(1, sizeof(*k));
 	int ret;
 
-	ret = kblob_find(ex, addr, core, &hc, &so);
+	if (!k)
+		return -ENOMEM;
+	k->addr = addr;
+	k->uid = h->uid;
+	k->func_id = h->func_id;
+	k->memfd = -1;
+	ret = kentry_load(ex, k, h, so, core);
+	if (ret) {
+		if (kentry_free(k))
+			kc->kept++;
+		return ret;
+	}
+	if (kc->verbose)
+		pto_exec_log(ex, "loaded kernel %d (%" PRIu64 " bytes) from 0x%" PRIx64,
+			     h->func_id, h->size, addr);
+	kc->loads++;
+	list_add(kc, k);
+	*out = k;
+	return 0;
+}
+
+int pto_kcache_get(struct pto_kcache *kc, struct pto_exec *ex, uint64_t addr,
+		   uint32_t core, pto_kernel_entry_fn *fn,
+		   struct pto_kentry **ref)
+{
+	struct pto_kentry *k, *dead = NULL;
+	struct pto_kblob_hdr h;
+	const uint8_t *so;
+	int ret;
+
+	ret = kblob_find(ex, addr, core, &h, &so);
 	if (ret)
 		return ret;
 	pthread_mutex_lock(&kc->lock);
-	for (k = kc->head; k; k = k->next)
-		if (k->addr == addr && k->uid == h->uid)
-			break;
-	if (!k) {
-		k = calloc(1, sizeof(*k));
-		if (!k) {
-			ret = -ENOMEM;
-			goto out_unlock;
-		}
-		k->addr = addr;
-		k->uid = h->uid;
-		k->memfd = -1;
-		ret = kentry_load(ex, k, h, so, core);
-		if (ret) {
-			kentry_free(k);
-			goto out_unlock;
-		}
-		if (kc->verbose)
-			pto_exec_log(ex, "loaded kernel %d (%" PRIu64 " bytes) from 0x%" PRIx64,
-				     h->func_id, h->size, addr);
-		k->next = kc->head;
-		kc->head = k;
+	k = kcache_find(kc, addr, h.uid, &dead);
+	if (!k)
+		ret = kcache_load(kc, ex, addr, &h, so, core, &k);
+	if (!ret) {
+		k->refs++;
+		*fn = k->fn;
+		*ref = k;
+		kcache_trim(kc, &dead);
 	}
-	*out = k->fn;
-out_unlock:
 	pthread_mutex_unlock(&kc->lock);
+	kcache_unload(kc, ex, dead);
 	return ret;
+}
+
+int pto_kcache_task(struct pto_kcache *kc, struct pto_exec *ex,
+		    const PTO2DispatchPayload *p, uint32_t core,
+		    pto_kernel_entry_fn *fn, void **ref)
+{
+	struct pto_kentry *k;
+	int ret;
+
+	if (!p->function_bin_addr)
+		return -ENOSYS;
+	ret = pto_kcache_get(kc, ex, p->function_bin_addr, core, fn, &k);
+	if (!ret)
+		*ref = k;
+	return ret;
+}
+
+void pto_kcache_put(struct pto_kcache *kc, struct pto_exec *ex,
+		    struct pto_kentry *k)
+{
+	struct pto_kentry *dead = NULL;
+
+	pthread_mutex_lock(&kc->lock);
+	if (!--k->refs) {
+		if (k->cached) {
+			kcache_trim(kc, &dead);
+		} else {
+			kc->held--;
+			dead = k;
+		}
+	}
+	pthread_mutex_unlock(&kc->lock);
+	kcache_unload(kc, ex, dead);
+}
+
+void pto_kcache_get_stats(struct pto_kcache *kc, struct pto_kcache_stats *st)
+{
+	pthread_mutex_lock(&kc->lock);
+	st->entries = kc->nr;
+	st->held = kc->held;
+	st->loads = kc->loads;
+	st->unloads = kc->unloads;
+	st->kept = kc->kept;
+	pthread_mutex_unlock(&kc->lock);
+}
+
+void pto_kcache_destroy(struct pto_kcache *kc, struct pto_exec *ex)
+{
+	struct pto_kentry *dead = NULL;
+
+	pthread_mutex_lock(&kc->lock);
+	while (kc->mru)
+		kentry_drop(kc, kc->mru, &dead);
+	pthread_mutex_unlock(&kc->lock);
+	kcache_unload(kc, ex, dead);
+	pthread_mutex_destroy(&kc->lock);
 }

@@ -263,13 +263,18 @@ static int map_task(struct sandbox *sb, const PTO2DispatchPayload *p,
 
 /* The kernel blob is mapped (map_task()). */
 static int sbx_kernel(struct pto_exec *ex, const PTO2DispatchPayload *p,
-		      uint32_t core, pto_kernel_entry_fn *fn)
+		      uint32_t core, pto_kernel_entry_fn *fn, void **ref)
 {
 	struct sandbox *sb = ex->priv;
 
-	if (!p->function_bin_addr)
-		return -ENOSYS;
-	return pto_kcache_get(&sb->kcache, ex, p->function_bin_addr, core, fn);
+	return pto_kcache_task(&sb->kcache, ex, p, core, fn, ref);
+}
+
+static void sbx_kernel_put(struct pto_exec *ex, void *ref)
+{
+	struct sandbox *sb = ex->priv;
+
+	pto_kcache_put(&sb->kcache, ex, ref);
 }
 
 static void sbx_exec_log(struct pto_exec *ex, const char *msg)
@@ -279,6 +284,7 @@ static void sbx_exec_log(struct pto_exec *ex, const char *msg)
 
 static const struct pto_exec_ops sbx_exec_ops = {
 	.kernel = sbx_kernel,
+	.kernel_put = sbx_kernel_put,
 	.log = sbx_exec_log,
 };
 
@@ -450,7 +456,7 @@ int main(int argc, char **argv)
 	if (sb.cfd < 0 || mfd < 0 || !sb.id || sb.id > PTO_SBX_MAX)
 		goto usage;
 	pthread_mutex_init(&sb.map_lock, NULL);
-	pto_kcache_init(&sb.kcache, sb.verbose);
+	pto_kcache_init(&sb.kcache, 0, sb.verbose);
 	ret = sbx_setup(&sb, mfd);
 	if (!ret)
 		ret = sbx_seccomp_install();

@@ -89,11 +89,12 @@ static void sim_irq_wake(void *ctx)
 /* ---- Executor ops (core side) ------------------------------------------- */
 
 static int sim_exec_kernel(struct pto_exec *ex, const PTO2DispatchPayload *p,
-			   uint32_t core, pto_kernel_entry_fn *fn)
+			   uint32_t core, pto_kernel_entry_fn *fn, void **ref)
 {
 	struct sim_device *sd = ex->priv;
 
 	(void)core;
+	(void)ref;	/* registered kernels stay: nothing to put */
 	if (p->kernel_id < 0 || p->kernel_id >= SIM_MAX_KERNELS ||
 	    !sd->kernels[p->kernel_id])
 		return -ENOSYS;
