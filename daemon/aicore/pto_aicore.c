@@ -16,7 +16,7 @@
  * AICPU interrupt is PTO_IOC_RAISE_IRQ, and a kernel is the shared object
  * a client uploaded into GM (function_bin_addr: struct pto_kblob_hdr +
  * .so bytes), loaded through a memfd and dlopen, cached by address and
- * upload id (daemon/exec/pto_kload.c).
+ * upload id, at most -k of them (daemon/exec/pto_kload.c).
  *
  * Kernels of clients that ptod sandboxes do not run here: their payloads
  * name a sandbox (exec_ctx), a process of the client's own user that

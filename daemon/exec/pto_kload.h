@@ -26,13 +26,15 @@
 
 #include <pto/pto_kernel.h>
 #include <pto-private/dispatch.h>
+#include <pto-private/wire.h>
 
 struct pto_exec;
 struct pto_kentry;
 
-/* Kernels a cache keeps loaded by default (pto-aicore -k). */
-#define PTO_KCACHE_MAX		256
-/* The most pto-aicore -k accepts: each kernel holds a descriptor. */
+/*
+ * Kernels a cache keeps: PTO_KCACHE_MAX (wire.h) by default, at most
+ * this many (pto-aicore -k): each holds a descriptor.
+ */
 #define PTO_KCACHE_MAX_LIMIT	65536
 
 /**

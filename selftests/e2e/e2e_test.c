@@ -53,6 +53,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -1403,6 +1404,64 @@ TEST_F_TIMEOUT(e2e, stream_pad_smallest_gap, 150)
 {
 	run_client(_metadata, "streampad", NULL, ARGS("streampad"),
 		   ARGS("streampad"), NULL);
+}
+
+/* Descriptors process @pid has open, or -errno. */
+static int count_fds(pid_t pid)
+{
+	struct dirent *de;
+	char path[64];
+	int n = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return -errno;
+	while ((de = readdir(d)))
+		if (de->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n;
+}
+
+/* reloaded_kernels_stay_bounded: uploads, and the executor's fd limit */
+#define RELOAD_KERNELS	2000
+#define RELOAD_NOFILE	1024
+
+/*
+ * A client that keeps loading new kernels, as a JIT does: RELOAD_KERNELS
+ * uploads, each a new blob in a buffer of its own, each run once.
+ * pto-aicore, its descriptors limited to RELOAD_NOFILE (the usual soft
+ * limit), keeps at most PTO_KCACHE_MAX of them loaded (a memfd each):
+ * every run passes and its descriptors grow by no more than that. On the
+ * user-mode device only: under TCG the runs take minutes, and the cache
+ * is the executor's code on either device.
+ */
+TEST_F_TIMEOUT(e2e, reloaded_kernels_stay_bounded, 300)
+{
+	struct rlimit old, lim;
+	int before, after;
+	pid_t exec;
+
+	if (!E->user)
+		SKIP(return, "runs on the user-mode device only (its cost under TCG)");
+	exec = executor_pid();
+	ASSERT_LT(0, exec);
+	ASSERT_EQ(0, prlimit(exec, RLIMIT_NOFILE, NULL, &old));
+	lim.rlim_max = old.rlim_max;
+	lim.rlim_cur = old.rlim_max < RELOAD_NOFILE ? old.rlim_max : RELOAD_NOFILE;
+	ASSERT_EQ(0, prlimit(exec, RLIMIT_NOFILE, &lim, NULL));
+	before = count_fds(exec);
+	run_client(_metadata, "reload", NULL,
+		   ARGS("reload", STR(RELOAD_KERNELS)),
+		   ARGS("reload/" STR(RELOAD_KERNELS)), NULL);
+	after = count_fds(exec);
+	note("pto-aicore (pid %d): %d descriptors before, %d after", exec,
+	     before, after);
+	EXPECT_LT(0, before);
+	EXPECT_LE(after, before + PTO_KCACHE_MAX);
+	EXPECT_EQ(0, prlimit(exec, RLIMIT_NOFILE, &old, NULL));
 }
 
 /*

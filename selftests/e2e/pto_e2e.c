@@ -19,6 +19,10 @@
  *   pto_e2e closedev              a kernel that makes pto-aicore release
  *                                 the device and live on (expects -EIO
  *                                 and ptod's "closed the device")
+ *   pto_e2e reload N              N times: register the ADD_SCALAR
+ *                                 kernel anew (a buffer of its own each
+ *                                 time, as a JIT would) and run one task
+ *                                 of it (case reload/N)
  *   pto_e2e stream SECONDS        keeps submitting small tasks (to be
  *                                 killed mid-stream); ready once its
  *                                 first task has run on a core
@@ -745,6 +749,37 @@ static int run_streampad(void)
 		printf("run %d: status=%d %s\n", i, ret, msg);
 	}
 	printf("CASE streampad: %s\n", ret ? "FAIL" : "PASS");
+	return ret ? 1 : 0;
+}
+
+/*
+ * reload N: a client that keeps loading new kernels. Each upload is a new
+ * blob (libpto puts it in a buffer of its own), which the executor loads
+ * when the task runs; its cache must not keep them all.
+ */
+static int run_reload(long n)
+{
+	char path[PATH_MAX + 192], msg[4096] = "";
+	const struct kdesc *k = &add_scalar_k[0];
+	int ret = 0;
+	long i;
+
+	sc_x = gm_copy(NULL, 4096);
+	if (!sc_x)
+		return 1;
+	snprintf(path, sizeof(path), "%s/vector_example/%s", exdir, k->so);
+	for (i = 0; i < n && !ret; i++) {
+		ret = pto_kernel_load(cl, k->id, k->type, path);
+		if (ret)
+			snprintf(msg, sizeof(msg), "%s", pto_last_error(cl));
+		else
+			ret = pto_run(cl, orch_add_scalar, NULL, 0, msg,
+				      sizeof(msg));
+	}
+	if (ret)
+		printf("upload %ld: status=%d (%s)\n%s\n", i, ret, strerror(-ret),
+		       msg);
+	printf("CASE reload/%ld: %s\n", n, ret ? "FAIL" : "PASS");
 	return ret ? 1 : 0;
 }
 
@@ -2017,6 +2052,8 @@ static int run_case(int argc, char **argv)
 		ret = run_rerun();
 	else if (!strcmp(argv[0], "streampad"))
 		ret = run_streampad();
+	else if (!strcmp(argv[0], "reload"))
+		ret = run_reload(argc > 1 ? atol(argv[1]) : 10);
 	else if (!strcmp(argv[0], "rendezvous"))
 		ret = run_rendezvous(argc - 1, argv + 1);
 	else if (!strcmp(argv[0], "hostile"))
@@ -2086,7 +2123,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|closedev|rerun|streampad|rendezvous|crash-next|hostile|stream|hang|probe|probe-n|prio|badbuf|hazards|proto|freed|freed-tensor|unpriv|idle|flood|pings|quota|peer|conns ...\n");
+		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|closedev|rerun|streampad|reload|rendezvous|crash-next|hostile|stream|hang|probe|probe-n|prio|badbuf|hazards|proto|freed|freed-tensor|unpriv|idle|flood|pings|quota|peer|conns ...\n");
 		return 2;
 	}
 	/* without libpto: the socket alone */

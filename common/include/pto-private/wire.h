@@ -52,6 +52,12 @@
  * @func_id: the kernel id it was registered as (diagnostics).
  * @core_type: PTO2_WORKER_CUBE or PTO2_WORKER_VECTOR (diagnostics).
  */
+/*
+ * Kernels an executor (pto-aicore, a sandbox) keeps loaded by default,
+ * least recently used unloaded first (daemon/exec/pto_kload.h).
+ */
+#define PTO_KCACHE_MAX		256
+
 struct pto_kblob_hdr {
 	uint32_t magic;
 	uint32_t version;
