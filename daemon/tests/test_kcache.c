@@ -12,6 +12,7 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -323,6 +324,60 @@ static void t_nodelete(void)
 	rig_close(&r);
 }
 
+#define THR_N		4	/* threads */
+#define THR_SLOTS	16	/* kernels they run, 4 cached */
+#define THR_RUNS	2000	/* runs each */
+
+static void *thr_main(void *arg)
+{
+	struct rig *r = arg;
+	uintptr_t bad = 0;
+	uint32_t i, x = (uint32_t)(uintptr_t)pthread_self();
+
+	for (i = 0; i < THR_RUNS; i++) {
+		uint32_t slot;
+
+		x = x * 1103515245u + 12345u;
+		slot = (x >> 16) % THR_SLOTS;
+		if (run(r, slot) != so_values[slot % 2 ? SO_K2 : SO_K1])
+			bad++;
+	}
+	return (void *)bad;
+}
+
+/*
+ * Cores running kernels while others evict them: every run finds its
+ * kernel loaded (a kernel unloaded under a core would crash it).
+ */
+static void t_threads(void)
+{
+	pthread_t t[THR_N];
+	uintptr_t bad = 0;
+	uint32_t slot;
+	struct rig r;
+	int i, n = 0;
+
+	if (!ok(!rig_open(&r, 4), "threads: rig"))
+		return;
+	for (slot = 0; slot < THR_SLOTS; slot++)
+		upload(&r, slot, slot % 2 ? SO_K2 : SO_K1);
+	for (i = 0; i < THR_N; i++)
+		if (!pthread_create(&t[i], NULL, thr_main, &r))
+			n++;
+	for (i = 0; i < n; i++) {
+		void *ret;
+
+		pthread_join(t[i], &ret);
+		bad += (uintptr_t)ret;
+	}
+	ok(n == THR_N && !bad, "threads: %d x %d runs over %d kernels, %lu wrong",
+	   n, THR_RUNS, THR_SLOTS, (unsigned long)bad);
+	ok(stats(&r).entries <= 4 && stats(&r).held == 0,
+	   "threads: %u cached, %u held after", stats(&r).entries,
+	   stats(&r).held);
+	rig_close(&r);
+}
+
 /* The executor core puts what it got: after a kernel, a failing one. */
 static void t_exec_puts(void)
 {
@@ -361,6 +416,7 @@ int main(void)
 	t_bounded();
 	t_held();
 	t_nodelete();
+	t_threads();
 	t_exec_puts();
 	return tap_done();
 }
