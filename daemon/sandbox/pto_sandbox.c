@@ -57,6 +57,7 @@
 
 #define SBX_IDLE_WAIT_S	1	/* an idle thread looks again after 1 s */
 #define SBX_MAX_MAPS	4096	/* buffers mapped at once */
+#define SBX_SWEEP_STEP	8	/* buffers an idle thread looks at */
 
 /* A client buffer mapped at its place in the reservation. */
 struct sbx_map {
@@ -66,8 +67,8 @@ struct sbx_map {
 };
 
 /*
- * The process. @map_lock protects @maps and @nr_maps; @threads and
- * @busy count the threads and those running a task.
+ * The process. @map_lock protects @maps, @nr_maps and @sweep_at; @threads
+ * and @busy count the threads and those running a task.
  */
 struct sandbox {
 	uint32_t id;
@@ -79,6 +80,7 @@ struct sandbox {
 	pthread_mutex_t map_lock;
 	struct sbx_map maps[SBX_MAX_MAPS];
 	uint32_t nr_maps;
+	uint32_t sweep_at;	/* where the next idle sweep starts */
 	_Atomic uint32_t threads;
 	_Atomic uint32_t busy;
 	bool verbose;
@@ -117,7 +119,7 @@ static struct sbx_map *map_find(struct sandbox *sb, uint64_t dev,
 	return NULL;
 }
 
-static void map_sweep_locked(struct sandbox *sb);
+static void map_sweep_locked(struct sandbox *sb, uint32_t budget);
 
 /* Map the buffer of the client's file that holds [@dev, @dev + @len). */
 static struct sbx_map *map_new(struct sandbox *sb, uint64_t dev,
@@ -130,8 +132,11 @@ static struct sbx_map *map_new(struct sandbox *sb, uint64_t dev,
 	void *want;
 
 	*err = -ENOMEM;
-	if (sb->nr_maps == SBX_MAX_MAPS)
-		map_sweep_locked(sb);
+	if (sb->nr_maps == SBX_MAX_MAPS) {
+		/* all of them, once each */
+		sb->sweep_at = 0;
+		map_sweep_locked(sb, SBX_MAX_MAPS);
+	}
 	if (sb->nr_maps == SBX_MAX_MAPS)
 		return NULL;
 	if (ioctl(sb->cfd, PTO_IOC_GM_LOOKUP, &lk)) {
@@ -194,19 +199,24 @@ static void map_release(struct sandbox *sb, struct sbx_held *held)
 }
 
 /*
- * Unmap (back to PROT_NONE) every buffer no task holds that the client
- * has freed, so that its memory is not kept allocated by the sandbox.
- * map_lock held.
+ * Unmap (back to PROT_NONE) the buffers no task holds that the client has
+ * freed, so that their memory is not kept allocated by the sandbox:
+ * @budget of them from where the last sweep stopped, round the table (a
+ * GM_LOOKUP each). map_lock held.
  */
-static void map_sweep_locked(struct sandbox *sb)
+static void map_sweep_locked(struct sandbox *sb, uint32_t budget)
 {
-	uint32_t i = 0;
+	uint32_t i = sb->sweep_at;
 
-	while (i < sb->nr_maps) {
-		struct sbx_map *m = &sb->maps[i];
-		struct pto_gm_lookup lk = { .size = sizeof(lk), .dev_addr = m->dev,
-					    .len = m->len };
+	for (; budget && sb->nr_maps; budget--) {
+		struct pto_gm_lookup lk = { .size = sizeof(lk) };
+		struct sbx_map *m;
 
+		if (i >= sb->nr_maps)
+			i = 0;
+		m = &sb->maps[i];
+		lk.dev_addr = m->dev;
+		lk.len = m->len;
 		if (m->refs || (!ioctl(sb->cfd, PTO_IOC_GM_LOOKUP, &lk) &&
 				lk.buf_dev_addr == m->dev && lk.buf_len == m->len)) {
 			i++;
@@ -217,14 +227,22 @@ static void map_sweep_locked(struct sandbox *sb)
 			 MAP_FIXED | MAP_NORESERVE, -1, 0) == MAP_FAILED)
 			logm(sb, "cannot unmap 0x%" PRIx64 ": %s", m->dev,
 			     strerror(errno));
+		/* the last entry moves here: look at i again */
 		*m = sb->maps[--sb->nr_maps];
 	}
+	sb->sweep_at = i;
 }
 
-static void map_sweep(struct sandbox *sb)
+/*
+ * An idle thread's share of the sweep: @budget buffers. Between tasks a
+ * few, not all of them, so that a client with thousands of buffers does
+ * not pay a system call per buffer each time a thread of its sandbox
+ * waits; all of them once a thread waited a second for nothing.
+ */
+static void map_sweep(struct sandbox *sb, uint32_t budget)
 {
 	pthread_mutex_lock(&sb->map_lock);
-	map_sweep_locked(sb);
+	map_sweep_locked(sb, budget);
 	pthread_mutex_unlock(&sb->map_lock);
 }
 
@@ -353,12 +371,16 @@ static void maybe_grow(struct sandbox *sb)
 	pthread_attr_destroy(&at);
 }
 
-/* Sleep until the executor posts something (or a second passes). */
-static void idle_wait(struct sandbox *sb)
+/*
+ * Sleep until the executor posts something (or a second passes): true if
+ * the second passed with nothing posted.
+ */
+static bool idle_wait(struct sandbox *sb)
 {
 	struct pto_sbx_hdr *mb = sb->mb;
 	uint32_t db, w;
 	bool any = false;
+	int ret = 0;
 
 	atomic_fetch_add(&mb->sleepers, 1);
 	atomic_thread_fence(memory_order_seq_cst);
@@ -366,23 +388,27 @@ static void idle_wait(struct sandbox *sb)
 	for (w = 0; w < PTO_CORE_MASK_WORDS; w++)
 		any |= atomic_load(&mb->pending[w]) != 0;
 	if (!any)
-		pto_futex_wait_shared(&mb->doorbell, db, pto_mono_ns() +
-				      SBX_IDLE_WAIT_S * 1000000000LL);
+		ret = pto_futex_wait_shared(&mb->doorbell, db, pto_mono_ns() +
+					    SBX_IDLE_WAIT_S * 1000000000LL);
 	atomic_fetch_sub(&mb->sleepers, 1);
+	return ret == -ETIMEDOUT;
 }
 
 static void *worker_main(void *arg)
 {
 	struct sandbox *sb = arg;
+	bool quiet = false;
 
 	for (;;) {
 		int core = take(sb->mb);
 
 		if (core < 0 || (uint32_t)core >= sb->info.nr_cores) {
-			map_sweep(sb);
-			idle_wait(sb);
+			/* a few between tasks; all after a quiet second */
+			map_sweep(sb, quiet ? SBX_MAX_MAPS : SBX_SWEEP_STEP);
+			quiet = idle_wait(sb);
 			continue;
 		}
+		quiet = false;
 		atomic_fetch_add(&sb->busy, 1);
 		maybe_grow(sb);
 		run_slot(sb, (uint32_t)core);
