@@ -173,6 +173,8 @@ struct client {
 	pthread_t runner;
 	bool runner_live;
 	_Atomic int stop_err;		/* != 0: stop (client gone, shutdown) */
+	char serr[192];			/* runner: why it refused the stream
+					 * (stop_err -EPROTO) */
 	_Atomic int in_run;		/* a run of it is in progress */
 	/* main thread (ptod_drain.c): when it was stopped, 0 = not yet */
 	int64_t stop_ns;

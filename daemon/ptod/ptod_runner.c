@@ -35,6 +35,65 @@ PTO_USDT_DEFINE(ptod, graph_done);
 /* ---- Stream ------------------------------------------------------------------ */
 
 /*
+ * The stream's state before a record is read at the tail (ring offset
+ * @off), @head being what the client published: the head is at most a
+ * ring ahead, and a header fits before the end of the ring. 0, or
+ * -EPROTO with the reason in c->serr.
+ */
+static int stream_at_check(struct client *c, uint64_t head, uint32_t off)
+{
+	if (head - c->tail > c->ssize)
+		snprintf(c->serr, sizeof(c->serr),
+			 "corrupt submission stream: the head (%" PRIu64
+			 ") is more than the ring's %u bytes past the tail (%"
+			 PRIu64 ")", head, c->ssize, c->tail);
+	else if (off + sizeof(struct pto_rec) > c->ssize)
+		snprintf(c->serr, sizeof(c->serr),
+			 "corrupt submission stream: the record at %" PRIu64
+			 " has %u bytes before the end of the ring, less than a header's %zu",
+			 c->tail, c->ssize - off, sizeof(struct pto_rec));
+	else
+		return 0;
+	return -EPROTO;
+}
+
+/*
+ * The length of the record at the tail: PTO_REC_LEN() of its contents
+ * (wire.h), at most PTOD_REC_MAX, within the ring and what the client
+ * published (@head). 0, or -EPROTO with the reason, which names the
+ * length, in c->serr.
+ */
+static int rec_len_check(struct client *c, uint64_t head, uint32_t off,
+			 uint32_t len)
+{
+	char why[80];
+
+	if (len < sizeof(struct pto_rec))
+		snprintf(why, sizeof(why), "less than its header's %zu",
+			 sizeof(struct pto_rec));
+	else if (len % PTO_REC_ALIGN)
+		snprintf(why, sizeof(why), "not a multiple of %u",
+			 PTO_REC_ALIGN);
+	else if (len > PTOD_REC_MAX)
+		snprintf(why, sizeof(why), "more than the longest record's %d",
+			 PTOD_REC_MAX);
+	else if (len > c->ssize - off)
+		snprintf(why, sizeof(why),
+			 "more than the %u bytes to the end of the ring",
+			 c->ssize - off);
+	else if (len > head - c->tail)
+		snprintf(why, sizeof(why),
+			 "more than the %" PRIu64 " bytes the client published",
+			 head - c->tail);
+	else
+		return 0;
+	snprintf(c->serr, sizeof(c->serr),
+		 "corrupt submission stream: the record at %" PRIu64
+		 " is %u bytes long, %s", c->tail, len, why);
+	return -EPROTO;
+}
+
+/*
  * Next record, copied into c->rec (the client can write its buffer at any
  * time; we only ever look at our copy). Blocks: spins briefly, then parks
  * (reader_parked = 1, full fence, recheck, sleep on the eventfd the main
@@ -75,13 +134,11 @@ static struct pto_rec *stream_next(struct client *c)
 			continue;
 		}
 		off = (uint32_t)(c->tail & (c->ssize - 1));
-		if (head - c->tail > c->ssize || off + sizeof(r) > c->ssize)
+		if (stream_at_check(c, head, off))
 			goto bad;
 		memcpy(&r, c->sdata + off, sizeof(r));
 		len = r.len;
-		if (len < sizeof(r) || len % PTO_REC_ALIGN ||
-		    len > PTOD_REC_MAX || len > c->ssize - off ||
-		    len > head - c->tail)
+		if (rec_len_check(c, head, off, len))
 			goto bad;
 		if (r.type == PTO_REC_PAD) {
 			c->tail += len;
@@ -94,8 +151,7 @@ static struct pto_rec *stream_next(struct client *c)
 		return (struct pto_rec *)(void *)c->rec;
 	}
 bad:
-	ptod_log(PTOD_LOG_ERR, "client %u: corrupt submission stream at %" PRIu64,
-		 c->id, c->tail);
+	ptod_log(PTOD_LOG_ERR, "client %u: %s", c->id, c->serr);
 	{
 		int exp = 0;
 
@@ -124,11 +180,12 @@ static void stream_consume(struct client *c, const struct pto_rec *r)
 
 /* ---- Graph errors -------------------------------------------------------------- */
 
-static const char *stop_reason(int err)
+/* Why @c stopped with @err (its stop_err); -EPROTO: what stream_next() found. */
+static const char *stop_reason(const struct client *c, int err)
 {
 	switch (err) {
 	case -ESHUTDOWN: return "ptod is shutting down: the graph was cancelled";
-	case -EPROTO: return "corrupt submission stream";
+	case -EPROTO: return c->serr[0] ? c->serr : "corrupt submission stream";
 	case -ECONNRESET: return "client disconnected: the graph was cancelled";
 	default: return strerror(-err);
 	}
@@ -411,7 +468,7 @@ static int reader_entry(PTO2Runtime *rt, uint64_t *args, int argc)
 		if (!r) {
 			int err = atomic_load(&c->stop_err);
 
-			graph_fail(c, err, "%s", stop_reason(err));
+			graph_fail(c, err, "%s", stop_reason(c, err));
 			return err;
 		}
 		switch (r->type) {
@@ -543,7 +600,7 @@ static void run_graph(struct client *c)
 	ret = run_enter(c);
 	if (ret) {
 		drain_graph(c);
-		send_done(c, ret, stop_reason(ret));
+		send_done(c, ret, stop_reason(c, ret));
 		return;
 	}
 	c->seq = 0;
@@ -568,7 +625,7 @@ static void run_graph(struct client *c)
 	if (atomic_load(&c->stop_err)) {
 		/* stopped from outside (the main thread aborted the run) */
 		ret = atomic_load(&c->stop_err);
-		snprintf(msg, sizeof(msg), "%s", stop_reason(ret));
+		snprintf(msg, sizeof(msg), "%s", stop_reason(c, ret));
 	} else {
 		snprintf(msg, sizeof(msg), "%s%s%s", ret ? graph_msg(c) : "",
 			 ret && c->note[0] ? "\n" : "", ret ? c->note : "");
