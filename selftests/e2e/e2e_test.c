@@ -1465,6 +1465,44 @@ TEST_F_TIMEOUT(e2e, reloaded_kernels_stay_bounded, 300)
 }
 
 /*
+ * A client that writes its own stream (pto_e2e reclen, no libpto) puts in
+ * a graph a record whose length is not PTO_REC_LEN() of anything: 24 and
+ * 4088 (multiples of 8 but not of PTO_REC_ALIGN, 16; GRAPH_BEGIN and the
+ * cluster records were once 24 bytes), 8 and 0 (less than a header; a
+ * record of 0 bytes would hold the tail where it is). ptod refuses each:
+ * the graph fails with -EPROTO and a message that names the record's
+ * position (after pto_e2e's GRAPH_BEGIN) and its length. ptod goes on:
+ * the same process's next client, then another client's vector run, pass.
+ */
+TEST_F_TIMEOUT(e2e, stream_record_length_refused, 150)
+{
+	static const char *const len[] = { "24", "4088", "8", "0" };
+	char want[ARRAY_SIZE(len)][160], why[48];
+	const char *texts[ARRAY_SIZE(len) + 1] = { NULL };
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(len); i++) {
+		if (atoi(len[i]) < (int)sizeof(struct pto_rec))
+			snprintf(why, sizeof(why), "less than its header's %zu",
+				 sizeof(struct pto_rec));
+		else
+			snprintf(why, sizeof(why), "not a multiple of %u",
+				 PTO_REC_ALIGN);
+		snprintf(want[i], sizeof(want[i]),
+			 "reclen %s: status=%d corrupt submission stream: the record at %zu is %s bytes long, %s",
+			 len[i], -EPROTO, sizeof(struct pto_rec_graph), len[i],
+			 why);
+		texts[i] = want[i];
+	}
+	run_client(_metadata, "reclen", NULL,
+		   ARGS("reclen", len[0], len[1], len[2], len[3]),
+		   ARGS("reclen/24", "reclen/4088", "reclen/8", "reclen/0"),
+		   texts);
+	run_client(_metadata, "vector", NULL, ARGS("vector", "Const"),
+		   ARGS("vector/Const"), NULL);
+}
+
+/*
  * A kernel that segfaults: its task fails with -EIO and a message naming
  * the executor (the pid the device shows as the cores' owner), the signal
  * and the task.

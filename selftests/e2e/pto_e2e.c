@@ -71,6 +71,11 @@
  *                                 and sends a ping: prints the outcome
  *   pto_e2e conns N               (no libpto) up to N connections, each
  *                                 with a ping, until ptod refuses one
+ *   pto_e2e reclen LEN...         (no libpto) for each LEN, a client that
+ *                                 writes its own stream: a graph with a
+ *                                 record LEN bytes long (expects -EPROTO),
+ *                                 then, on a new connection, a graph of
+ *                                 well-formed records (expects 0)
  *
  * Build directory of the examples: -d DIR (default: build/examples next to
  * this program's build/selftests/e2e). Prints one line per case:
@@ -2022,6 +2027,246 @@ static int run_unpriv(void)
 	return ok ? 0 : 1;
 }
 
+/* ---- a client that writes its own stream: record lengths ----------------------- */
+
+/*
+ * A client without libpto (pto_e2e reclen): its connection to ptod, its
+ * device file (pto.ko's, or the one ptod makes on a connection that opens
+ * the user-mode device), the file its buffers map from, and its stream.
+ */
+struct raw_client {
+	int sock;
+	int udev;		/* user-mode device: the device connection */
+	int file;		/* handed over at hello */
+	int map_fd;		/* its buffers map from it (pto.ko: @file) */
+	struct gm_buf sbuf;	/* the stream buffer */
+	struct pto_stream_hdr *sh;
+	uint8_t *data;
+	uint64_t head;
+};
+
+#define RAW_STREAM	8192	/* the stream's data area */
+#define RAW_TAG		1	/* the tag of the raw client's graph */
+
+/*
+ * A request on the user-mode device's connection @s: the reply in @m, its
+ * descriptors (up to PTO_FDPASS_MAX) in @fds; the reply's status or -errno.
+ */
+static int udev_request(int s, struct pto_msg *m, int *fds, unsigned int *nfds)
+{
+	struct iovec iov = { m, sizeof(*m) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	union pto_fd_cmsg cm;
+	ssize_t n;
+
+	*nfds = 0;
+	if (send(s, m, offsetof(struct pto_msg, text) + 1, MSG_NOSIGNAL) < 0)
+		return -errno;
+	pto_msg_want_fds(&mh, &cm);
+	n = recvmsg(s, &mh, MSG_CMSG_CLOEXEC);
+	if (n > 0)
+		*nfds = pto_msg_take_fds(&mh, fds, PTO_FDPASS_MAX);
+	if (n < (ssize_t)offsetof(struct pto_msg, text) + 1 ||
+	    m->type != PTO_MSG_REPLY)
+		return n < 0 ? -errno : -EPROTO;
+	return m->status;
+}
+
+/* Open the device as a client: pto.ko's node, or ptod's user-mode device. */
+static int raw_dev_open(struct raw_client *r)
+{
+	const char *dev = getenv("PTO_DEVICE");
+	int fds[PTO_FDPASS_MAX], ret;
+	unsigned int n;
+	struct pto_msg m;
+
+	if (!dev || strcmp(dev, PTO_DEVICE_USER)) {
+		r->file = r->map_fd = dev_client();
+		return r->file < 0 ? -errno : 0;
+	}
+	r->udev = raw_connect();
+	if (r->udev < 0)
+		return -errno;
+	memset(&m, 0, sizeof(m));
+	m.type = PTO_MSG_DEV_OPEN;
+	ret = udev_request(r->udev, &m, fds, &n);
+	if (!ret && n != 2)
+		ret = -EPROTO;
+	if (ret) {
+		while (n)
+			close(fds[--n]);
+		return ret;
+	}
+	r->file = fds[0];
+	r->map_fd = fds[1];
+	return 0;
+}
+
+/* A GM buffer of @len bytes of the client's, mapped: its address or NULL. */
+static void *raw_buf(struct raw_client *r, uint64_t len, struct gm_buf *b)
+{
+	int fds[PTO_FDPASS_MAX];
+	unsigned int n;
+	struct pto_msg m;
+	int ret;
+
+	if (r->udev < 0)
+		return gm_alloc(r->file, len, b) ? NULL : gm_map(r->file, b);
+	memset(&m, 0, sizeof(m));
+	m.type = PTO_MSG_GM_ALLOC;
+	m.u.gm.len = len;
+	ret = udev_request(r->udev, &m, fds, &n);
+	while (n)
+		close(fds[--n]);
+	if (ret)
+		return NULL;
+	*b = (struct gm_buf){ .handle = m.u.gm.handle, .dev = m.u.gm.dev_addr,
+			      .len = m.u.gm.len, .off = m.u.gm.mmap_offset };
+	return gm_map(r->map_fd, b);
+}
+
+static void raw_close(struct raw_client *r)
+{
+	if (r->sh)
+		munmap(r->sh, r->sbuf.len);
+	if (r->sock >= 0)
+		close(r->sock);
+	if (r->map_fd >= 0 && r->map_fd != r->file)
+		close(r->map_fd);
+	if (r->file >= 0)
+		close(r->file);
+	if (r->udev >= 0)
+		close(r->udev);
+}
+
+/* Device, stream buffer, connection and hello, as libpto does them. */
+static int raw_open(struct raw_client *r)
+{
+	struct pto_msg m;
+	int ret;
+
+	*r = (struct raw_client){ .sock = -1, .udev = -1, .file = -1,
+				  .map_fd = -1 };
+	ret = raw_dev_open(r);
+	if (ret)
+		return ret;
+	r->sh = raw_buf(r, PTO_STREAM_HDR_SIZE + RAW_STREAM, &r->sbuf);
+	if (!r->sh)
+		return -ENOMEM;
+	r->data = (uint8_t *)r->sh + PTO_STREAM_HDR_SIZE;
+	r->sh->magic = PTO_STREAM_MAGIC;
+	r->sh->data_size = RAW_STREAM;
+	r->sock = raw_connect();
+	if (r->sock < 0)
+		return -errno;
+	memset(&m, 0, sizeof(m));
+	m.type = PTO_MSG_HELLO;
+	m.u.hello.wire_version = PTO_WIRE_VERSION;
+	m.u.hello.stream_addr = r->sbuf.dev;
+	m.u.hello.stream_len = r->sbuf.len;
+	return raw_expect(r->sock, &m, sizeof(m), r->file, 0, "hello") ?
+	       0 : -EPROTO;
+}
+
+/*
+ * Append a record of @type that says it is @len bytes long: its header,
+ * then zeros up to @len; the next one starts after both.
+ */
+static void raw_rec(struct raw_client *r, uint32_t type, uint32_t len)
+{
+	struct pto_rec *h = (struct pto_rec *)(void *)(r->data + r->head);
+	uint32_t n = len > sizeof(*h) ? len : sizeof(*h);
+
+	memset(h, 0, n);
+	h->type = type;
+	h->len = len;
+	h->tag = RAW_TAG;
+	r->head += n;
+}
+
+/* Wait for the DONE of the graph: its status, its text in @msg. */
+static int raw_done(struct raw_client *r, char *msg, size_t msglen)
+{
+	struct pto_msg m;
+	ssize_t n;
+
+	snprintf(msg, msglen, "no DONE: ptod hung up");
+	for (;;) {
+		memset(&m, 0, sizeof(m));
+		n = recv(r->sock, &m, sizeof(m), 0);
+		if (n < (ssize_t)offsetof(struct pto_msg, text))
+			return n < 0 ? -errno : -ECONNRESET;
+		m.text[sizeof(m.text) - 1] = 0;
+		if (m.type == PTO_MSG_DONE && m.tag == RAW_TAG) {
+			snprintf(msg, msglen, "%s", m.text);
+			return m.status;
+		}
+	}
+}
+
+/*
+ * One graph on a new raw client: GRAPH_BEGIN, a SCOPE_BEGIN record that
+ * says it is @len bytes long, SCOPE_END, GRAPH_END. Its status and
+ * message.
+ */
+static int raw_graph(uint32_t len, char *msg, size_t msglen)
+{
+	struct raw_client r;
+	struct pto_msg m;
+	int ret;
+
+	snprintf(msg, msglen, "no graph");
+	ret = raw_open(&r);
+	if (!ret) {
+		raw_rec(&r, PTO_REC_GRAPH_BEGIN, sizeof(struct pto_rec_graph));
+		raw_rec(&r, PTO_REC_SCOPE_BEGIN, len);
+		raw_rec(&r, PTO_REC_SCOPE_END, sizeof(struct pto_rec));
+		raw_rec(&r, PTO_REC_GRAPH_END, sizeof(struct pto_rec));
+		atomic_store_explicit(&r.sh->head, r.head, memory_order_release);
+		memset(&m, 0, sizeof(m));
+		m.type = PTO_MSG_DOORBELL;
+		if (send(r.sock, &m, offsetof(struct pto_msg, text) + 1,
+			 MSG_NOSIGNAL) < 0)
+			ret = -errno;
+	}
+	if (!ret)
+		ret = raw_done(&r, msg, msglen);
+	raw_close(&r);
+	return ret;
+}
+
+/*
+ * Stream records of a length wire.h does not allow (a multiple of
+ * PTO_REC_ALIGN, at least a header) are refused: for each length of
+ * @argv, a raw client's graph with a record of that length must fail with
+ * -EPROTO, then the same process's next client (a new connection) must
+ * run a graph of well-formed records. The messages are printed for the
+ * caller to check.
+ */
+static int run_reclen(int argc, char **argv)
+{
+	char msg[PTO_MSG_TEXT], name[32];
+	int i, bad, good, failed = 0;
+
+	for (i = 0; i < argc; i++) {
+		uint32_t len = (uint32_t)strtoul(argv[i], NULL, 0);
+
+		if (len > RAW_STREAM / 2) {
+			printf("reclen: %u is too long for our stream\n", len);
+			return 2;
+		}
+		bad = raw_graph(len, msg, sizeof(msg));
+		printf("reclen %u: status=%d %s\n", len, bad, msg);
+		good = raw_graph(sizeof(struct pto_rec), msg, sizeof(msg));
+		printf("reclen %u, the next client: status=%d %s\n", len,
+		       good, msg);
+		snprintf(name, sizeof(name), "reclen/%u", len);
+		failed += report_case(name, bad == -EPROTO && !good, bad,
+				      "");
+	}
+	return failed ? 1 : 0;
+}
+
 static int run_badbuf(void)
 {
 	if (load_kernels("vector_example", add_scalar_k, 1))
@@ -2123,7 +2368,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|closedev|rerun|streampad|reload|rendezvous|crash-next|hostile|stream|hang|probe|probe-n|prio|badbuf|hazards|proto|freed|freed-tensor|unpriv|idle|flood|pings|quota|peer|conns ...\n");
+		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|closedev|rerun|streampad|reload|rendezvous|crash-next|hostile|stream|hang|probe|probe-n|prio|badbuf|hazards|proto|freed|freed-tensor|unpriv|reclen|idle|flood|pings|quota|peer|conns ...\n");
 		return 2;
 	}
 	/* without libpto: the socket alone */
@@ -2134,6 +2379,8 @@ int main(int argc, char **argv)
 				 optind + 2 < argc ? atol(argv[optind + 2]) : 0);
 	if (!strcmp(argv[optind], "conns"))
 		return run_conns(optind + 1 < argc ? atol(argv[optind + 1]) : 20);
+	if (!strcmp(argv[optind], "reclen"))
+		return run_reclen(argc - optind - 1, argv + optind + 1);
 	ret = pto_connect(NULL, &cl);
 	if (ret) {
 		printf("CASE connect: FAIL %s\n", pto_last_error(NULL));
