@@ -664,6 +664,7 @@ static void client_destroy(struct client *c)
 		pto2_runtime_destroy(c->rt);
 	/* no run of it is left: nothing touches its buffers any more */
 	ptod_pins_free(d, &c->run_pins);
+	ptod_pins_free(d, &c->old_kpins);
 	ptod_pins_free(d, &c->life_pins);
 	if (c->rt_handle)
 		d->ops->gm_free(d, c->rt_handle);
@@ -751,6 +752,7 @@ static int hello_check(struct client *c, const struct pto_msg_hello *h,
 		      "the stream buffer is not a GM buffer of the client's file");
 		return -EACCES;
 	}
+	c->stream_dev = h->stream_addr;
 	c->sh = ptod_gm(d, h->stream_addr, h->stream_len);
 	if (!c->sh || h->stream_len < PTO_STREAM_HDR_SIZE + 4096 ||
 	    c->sh->magic != PTO_STREAM_MAGIC) {
@@ -906,10 +908,85 @@ static int handle_hello(struct client *c, struct pto_msg *m, int fd)
 	return 0;
 }
 
+/* Does the client name [@start, @end) for its life (stream, a kernel)? */
+static bool life_named(struct client *c, uint64_t start, uint64_t end)
+{
+	int i;
+
+	if (c->stream_dev >= start && c->stream_dev < end)
+		return true;
+	for (i = 0; i < PTOD_MAX_FUNC; i++)
+		if (atomic_load(&c->ktype[i]) >= 0 &&
+		    c->kaddrs[i] >= start && c->kaddrs[i] < end)
+			return true;
+	return false;
+}
+
+/*
+ * The client may have stopped naming the buffer that holds @addr (a
+ * kernel id's blob moved to another buffer, or a registration failed):
+ * unless its stream buffer or a registered kernel's blob lies in it, its
+ * life pin goes. Not at once while a run is in flight: its tasks read a
+ * kernel's address from c->kaddrs[] at dispatch, and a core reads the
+ * blob when it first runs it, so a task of that run may still run the
+ * old blob. The pin then goes to c->old_kpins, which the runner drops
+ * once the run has drained (run_leave). A run that starts later
+ * (run_enter takes d->dev_lock after us) sees the new addresses only.
+ */
+static void life_unpin_unnamed(struct client *c, uint64_t addr)
+{
+	struct ptod *d = c->d;
+	const struct ptod_pin *p = ptod_pin_find(&c->life_pins, addr);
+	int ret = 0;
+
+	if (!p || life_named(c, p->start, p->end))
+		return;
+	pthread_mutex_lock(&d->dev_lock);
+	if (atomic_load(&c->in_run))
+		ret = ptod_pin_move(d, &c->life_pins, &c->old_kpins, addr);
+	else
+		ptod_pin_drop(d, &c->life_pins, addr);
+	pthread_mutex_unlock(&d->dev_lock);
+	if (ret)
+		ptod_log(PTOD_LOG_WARN,
+			 "client %u: the buffer at 0x%" PRIx64 " stays pinned until the client goes: %s",
+			 c->id, addr, strerror(-ret));
+}
+
+/*
+ * Pin kernel blob @k->blob_addr for the client's life (cores run it
+ * until the client goes or the kernel id moves): the header, then the
+ * whole blob must lie in one of the client's buffers. 0, or -errno and
+ * the client has its reply.
+ */
+static int kreg_pin_blob(struct client *c, const struct pto_msg_kreg *k,
+			 uint64_t *size)
+{
+	struct pto_kblob_hdr *h = ptod_gm(c->d, k->blob_addr,
+					  PTO_KBLOB_HDR_SIZE);
+
+	if (!h || ptod_pin_range(c, &c->life_pins, k->blob_addr,
+				 PTO_KBLOB_HDR_SIZE)) {
+		ptod_reply(c, -EACCES, "kernel %d: blob address 0x%" PRIx64 " is not in a GM buffer of this client",
+		      k->func_id, k->blob_addr);
+		return -EACCES;
+	}
+	*size = h->size;
+	if (h->magic != PTO_KBLOB_MAGIC || !*size ||
+	    *size > PTO_KBLOB_MAX_SIZE ||
+	    ptod_pin_range(c, &c->life_pins, k->blob_addr,
+			   PTO_KBLOB_HDR_SIZE + *size)) {
+		ptod_reply(c, -ENOEXEC, "kernel %d: no valid kernel blob at 0x%" PRIx64,
+		      k->func_id, k->blob_addr);
+		return -ENOEXEC;
+	}
+	return 0;
+}
+
 static void handle_kreg(struct client *c, struct pto_msg *m)
 {
 	struct pto_msg_kreg *k = &m->u.kreg;
-	struct pto_kblob_hdr *h;
+	uint64_t old, size;
 
 	if (k->func_id < 0 || k->func_id >= PTOD_MAX_FUNC) {
 		ptod_reply(c, -EINVAL, "kernel id %d out of range 0..%d", k->func_id,
@@ -933,30 +1010,24 @@ static void handle_kreg(struct client *c, struct pto_msg *m)
 		      k->func_id, need, pto_profile_name(c->d->info.profile));
 		return;
 	}
-	/* pinned for the client's life: cores run it until the client goes */
-	h = ptod_gm(c->d, k->blob_addr, PTO_KBLOB_HDR_SIZE);
-	if (!h || ptod_pin_range(c, &c->life_pins, k->blob_addr,
-				 PTO_KBLOB_HDR_SIZE)) {
-		ptod_reply(c, -EACCES, "kernel %d: blob address 0x%" PRIx64 " is not in a GM buffer of this client",
-		      k->func_id, k->blob_addr);
+	if (kreg_pin_blob(c, k, &size)) {
+		/* a buffer pinned for nothing */
+		life_unpin_unnamed(c, k->blob_addr);
 		return;
 	}
-	if (h->magic != PTO_KBLOB_MAGIC || !h->size ||
-	    h->size > PTO_KBLOB_MAX_SIZE ||
-	    ptod_pin_range(c, &c->life_pins, k->blob_addr,
-			   PTO_KBLOB_HDR_SIZE + h->size)) {
-		ptod_reply(c, -ENOEXEC, "kernel %d: no valid kernel blob at 0x%" PRIx64,
-		      k->func_id, k->blob_addr);
-		return;
-	}
+	old = atomic_load(&c->ktype[k->func_id]) >= 0 ?
+	      c->kaddrs[k->func_id] : 0;
 	__atomic_store_n(&c->kaddrs[k->func_id], k->blob_addr, __ATOMIC_RELEASE);
 	atomic_store(&c->ktype[k->func_id], k->core_type);
+	/* the kernel id's previous blob, if no longer needed */
+	if (old && old != k->blob_addr)
+		life_unpin_unnamed(c, old);
 	if (k->est_ns)
 		pto2_rt_set_kernel_cost(c->rt, k->func_id, k->est_ns);
 	ptod_log(PTOD_LOG_DEBUG, "client %u: kernel %d (%s, %" PRIu64 " bytes)",
 		 c->id, k->func_id,
 		 k->core_type == PTO2_WORKER_CUBE ? "AIC" :
-		 k->core_type == PTO2_WORKER_VECTOR ? "AIV" : "AIC+AIV", h->size);
+		 k->core_type == PTO2_WORKER_VECTOR ? "AIV" : "AIC+AIV", size);
 	ptod_reply(c, 0, NULL);
 }
 

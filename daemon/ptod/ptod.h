@@ -118,7 +118,10 @@ struct ptod_pin {
 	uint32_t id;			/* the device's pin id (ops->pin) */
 };
 
-/* Pins of distinct buffers, sorted by start; one thread uses a set. */
+/*
+ * Pins of distinct buffers, sorted by start; one thread uses a set at a
+ * time (its owner, or whoever holds the lock that protects it).
+ */
 struct ptod_pinset {
 	struct ptod_pin *v;
 	uint32_t n, cap;
@@ -143,9 +146,13 @@ struct client {
 
 	/*
 	 * The client's buffers ptod touches for the client's life: the
-	 * stream buffer, kernel blobs (main thread; dropped at destruction).
+	 * stream buffer (at @stream_dev) and the blobs of the registered
+	 * kernels (c->kaddrs[]); main thread. A buffer the client stops
+	 * naming leaves it (ptod.c, life_unpin_unnamed); the rest is
+	 * dropped at destruction.
 	 */
 	struct ptod_pinset life_pins;
+	uint64_t stream_dev;
 
 	/* submission stream (in the client's GM buffer) */
 	struct pto_stream_hdr *sh;
@@ -168,6 +175,14 @@ struct client {
 	 */
 	uint64_t kaddrs[PTOD_MAX_FUNC];
 	_Atomic int32_t ktype[PTOD_MAX_FUNC];	/* -1: not registered */
+
+	/*
+	 * Blobs a kernel id stopped naming while a run was in flight (its
+	 * tasks may have read the old address from c->kaddrs[]): d->dev_lock
+	 * protects them; the runner drops them when that run has drained
+	 * (run_leave), the main thread at destruction.
+	 */
+	struct ptod_pinset old_kpins;
 
 	/* runner thread */
 	pthread_t runner;
@@ -333,8 +348,9 @@ struct ptod {
 	struct pto2_engine *engine;
 
 	/*
-	 * dev_lock protects @exec_ready, @shutting_down, client->note and
-	 * client->in_run transitions; dev_cond signals their changes.
+	 * dev_lock protects @exec_ready, @shutting_down, client->note,
+	 * client->old_kpins and client->in_run transitions; dev_cond signals
+	 * their changes.
 	 */
 	pthread_mutex_t dev_lock;
 	pthread_cond_t dev_cond;
@@ -445,6 +461,11 @@ void *ptod_runner_main(void *arg);
 /* ptod_pins.c */
 int ptod_pin_range(struct client *c, struct ptod_pinset *s, uint64_t addr,
 		   uint64_t len);
+const struct ptod_pin *ptod_pin_find(const struct ptod_pinset *s,
+				     uint64_t addr);
+int ptod_pin_drop(struct ptod *d, struct ptod_pinset *s, uint64_t addr);
+int ptod_pin_move(struct ptod *d, struct ptod_pinset *from,
+		  struct ptod_pinset *to, uint64_t addr);
 void ptod_pins_release(struct ptod *d, struct ptod_pinset *s);
 void ptod_pins_free(struct ptod *d, struct ptod_pinset *s);
 

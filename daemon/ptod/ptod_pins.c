@@ -11,6 +11,11 @@
  * the AICPU file, with the client's own file: while pinned, the memory
  * cannot go to anyone else, whatever the client does.
  *
+ * A kernel blob the client stops naming (its kernel id moved to another
+ * buffer) is no longer needed for the client's life, only by the run in
+ * flight, if any: ptod.c moves its pin out of the life set (ptod_pin_move,
+ * ptod_pin_drop), see Documentation/runtime.rst.
+ *
  * A pin set holds one pin per distinct buffer, sorted by address; a range
  * inside a buffer already pinned costs a binary search and no system
  * call. Pinned buffers never overlap (a pinned buffer's memory stays out
@@ -96,6 +101,85 @@ int ptod_pin_range(struct client *c, struct ptod_pinset *s, uint64_t addr,
 	if (ret)
 		pin_drop(d, p.id);
 	return ret;
+}
+
+/* The index of the entry of @s whose buffer holds @addr, or -1. */
+static int64_t pinset_find(const struct ptod_pinset *s, uint64_t addr)
+{
+	uint32_t at = pinset_upper(s, addr);
+
+	return at && addr < s->v[at - 1].end ? (int64_t)at - 1 : -1;
+}
+
+static void pinset_remove(struct ptod_pinset *s, uint32_t at)
+{
+	memmove(&s->v[at], &s->v[at + 1], sizeof(*s->v) * (s->n - at - 1));
+	s->n--;
+}
+
+/**
+ * ptod_pin_find() - the pin of @s on the buffer that holds @addr, or NULL.
+ * @s: the pin set.
+ * @addr: device address.
+ */
+const struct ptod_pin *ptod_pin_find(const struct ptod_pinset *s,
+				     uint64_t addr)
+{
+	int64_t at = pinset_find(s, addr);
+
+	return at < 0 ? NULL : &s->v[at];
+}
+
+/**
+ * ptod_pin_drop() - drop the pin of @s on the buffer that holds @addr.
+ * @d: the daemon.
+ * @s: the pin set.
+ * @addr: device address.
+ *
+ * Return: 0, or -ENOENT if @s pins no buffer holding @addr.
+ */
+int ptod_pin_drop(struct ptod *d, struct ptod_pinset *s, uint64_t addr)
+{
+	int64_t at = pinset_find(s, addr);
+
+	if (at < 0)
+		return -ENOENT;
+	pin_drop(d, s->v[at].id);
+	pinset_remove(s, (uint32_t)at);
+	return 0;
+}
+
+/**
+ * ptod_pin_move() - hand the pin of @from on the buffer that holds @addr
+ * over to @to.
+ * @d: the daemon.
+ * @from: the pin set that has the pin.
+ * @to: the pin set that keeps it from now on; if it pins that buffer
+ *	already, that pin is enough and @from's is dropped.
+ * @addr: device address.
+ *
+ * Return: 0; -ENOENT if @from pins no buffer holding @addr, -ENOMEM:
+ * nothing changed.
+ */
+int ptod_pin_move(struct ptod *d, struct ptod_pinset *from,
+		  struct ptod_pinset *to, uint64_t addr)
+{
+	int64_t at = pinset_find(from, addr);
+	struct ptod_pin p;
+	int ret;
+
+	if (at < 0)
+		return -ENOENT;
+	p = from->v[at];
+	if (pinset_find(to, p.start) >= 0) {
+		pin_drop(d, p.id);
+	} else {
+		ret = pinset_insert(to, pinset_upper(to, p.start), &p);
+		if (ret)
+			return ret;
+	}
+	pinset_remove(from, (uint32_t)at);
+	return 0;
 }
 
 /**

@@ -538,6 +538,8 @@ static void run_leave(struct client *c)
 
 	pthread_mutex_lock(&d->dev_lock);
 	atomic_store(&c->in_run, 0);
+	/* the run drained: no task of it can run a replaced kernel blob */
+	ptod_pins_release(d, &c->old_kpins);
 	pthread_cond_broadcast(&d->dev_cond);
 	pthread_mutex_unlock(&d->dev_lock);
 }

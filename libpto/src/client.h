@@ -28,6 +28,7 @@ struct PTO2Runtime {
 struct pto_buf {
 	struct pto_client *c;
 	struct pto_buf *next;	/* c->kblobs (kernel blobs only) */
+	int32_t kfunc;		/* kernel blobs: the kernel id */
 	struct pto_dev_buf db;	/* what the device backend handed out */
 };
 
@@ -78,7 +79,10 @@ struct pto_client {
 	bool have_stats;
 	size_t ndone, capdone;
 
-	pto_buf *kblobs;	/* kernel blobs, kept while connected */
+	pto_buf *kblobs;	/* kernel blobs of the registered kernels */
+	pto_buf *kblobs_old;	/* blobs replaced while a graph was in
+				 * flight: freed once none is (kblobs_gc) */
+	uint64_t graphs_out;	/* graphs sent whose DONE did not come */
 	uint64_t kcost[PTO2_MAX_KERNELS];	/* declared ns per kernel */
 	char last_error[PTO_MSG_TEXT];
 };

@@ -106,6 +106,38 @@ static void done_push(pto_client *c, const struct pto_msg *m)
 }
 
 /*
+ * Kernel @func_id now runs another blob: the one it ran before goes to
+ * c->kblobs_old, freed by kblobs_gc() once no graph of ours is in flight.
+ * A task of a graph in flight may have been dispatched with the old blob
+ * and not yet started: ptod keeps the memory pinned for that run, but a
+ * sandbox maps only buffers the client still has, and the user-mode
+ * device has no pins.
+ */
+static void kblob_replaced(pto_client *c, int32_t func_id)
+{
+	pto_buf **pp, *b;
+
+	for (pp = &c->kblobs; (b = *pp); pp = &b->next)
+		if (b->kfunc == func_id) {
+			*pp = b->next;
+			b->next = c->kblobs_old;
+			c->kblobs_old = b;
+			return;
+		}
+}
+
+/* Free the replaced blobs if no graph is in flight. */
+static void kblobs_gc(pto_client *c)
+{
+	pto_buf *b;
+
+	while (!c->graphs_out && (b = c->kblobs_old)) {
+		c->kblobs_old = b->next;
+		pto_buf_free(b);
+	}
+}
+
+/*
  * Receive and handle one message. Returns its type (> 0), 0 if none was
  * waiting (non-blocking), or -errno (-ECONNRESET: ptod went away).
  */
@@ -147,6 +179,8 @@ static int msg_recv(pto_client *c, struct pto_msg *m, bool block)
 			}
 		}
 		done_push(c, m);
+		if (c->graphs_out && !--c->graphs_out)
+			kblobs_gc(c);
 		break;
 	default:
 		break;
@@ -362,6 +396,8 @@ PTO_EXPORT void pto_disconnect(pto_client *c)
 		c->kblobs = b->next;
 		pto_buf_free(b);
 	}
+	c->graphs_out = 0;
+	kblobs_gc(c);
 	pto_buf_free(c->stream);
 	static_free(c);
 	pto_check_free(c->chk);
@@ -417,6 +453,9 @@ PTO_EXPORT int pto_kernel_load_mem(pto_client *c, int32_t func_id,
 		pto_buf_free(b);
 		return ret;
 	}
+	kblob_replaced(c, func_id);
+	kblobs_gc(c);
+	b->kfunc = func_id;
 	b->next = c->kblobs;
 	c->kblobs = b;
 	return 0;
@@ -589,6 +628,7 @@ int graph_begin_rec(pto_client *c, uint32_t flags, uint32_t total)
 	g->flags = flags;
 	g->total_tasks = total;
 	stream_commit(c, sizeof(*g));
+	c->graphs_out++;	/* ptod answers it with a DONE */
 	return 0;
 }
 

@@ -74,6 +74,11 @@ size_t pto_buf_size(const pto_buf *b);
  * PTO2_WORKER_MIXED: blocks of 2 AIV + 1 AIC). The capabilities it
  * declares with PTO_KERNEL_REQUIRES are checked against the device's
  * profile: -EOPNOTSUPP if one is missing.
+ *
+ * Loading @func_id again replaces its kernel (a JIT may do so at every
+ * new version): tasks dispatched from then on run the new one, so a
+ * graph in flight may run both. The old blob's GM buffer is freed once
+ * none of this client's graphs is in flight (at once between graphs).
  */
 int pto_kernel_load(pto_client *c, int32_t func_id, PTO2WorkerType worker_type,
 		    const char *so_path);
