@@ -88,6 +88,14 @@
 /* ptod -q QUOTA_OWN_UID=QUOTA_OWN_MIB: a user with a quota of its own */
 #define QUOTA_OWN_UID	65533
 #define QUOTA_OWN_MIB	128
+/*
+ * kernel_reload_unpins_old_blob: a kernel loaded RELOAD_QUOTA_COUNT times
+ * from blobs of RELOAD_QUOTA_MIB, more than QUOTA_MIB in all
+ */
+#define RELOAD_QUOTA_COUNT	12
+#define RELOAD_QUOTA_MIB	8
+_Static_assert(RELOAD_QUOTA_COUNT * RELOAD_QUOTA_MIB > QUOTA_MIB + 16,
+	       "the replaced blobs must not fit in the quota");
 /* ptod's default connections per user (ptod -c) */
 #define CONNS_PER_UID	16
 
@@ -1933,6 +1941,40 @@ TEST_F_TIMEOUT(e2e, freed_buffers_stay_pinned, 150)
 TEST_F_TIMEOUT(e2e, freed_tensor_stays_pinned, 150)
 {
 	run_as_nobody(_metadata, "freed-tensor");
+}
+
+/*
+ * A JIT-style client, as a local user under its GM quota (QUOTA_MIB):
+ * it loads one kernel id again and again, each time from a fresh blob
+ * (libpto frees the one it replaces), and runs a task of it. Its blobs
+ * add up to more than the quota: every load and run passes only if ptod
+ * lets go of each replaced blob, which it pinned.
+ */
+TEST_F_TIMEOUT(e2e, kernel_reload_unpins_old_blob, 150)
+{
+	if (E->user)
+		SKIP(return, "the user-mode device has no pins and no GM quota");
+	run_client_as(_metadata, "reload-quota", NOBODY, ARGS("PTO2_RING_HEAP=65536"),
+		      ARGS("reload-quota", STR(RELOAD_QUOTA_COUNT), STR(RELOAD_QUOTA_MIB)),
+		      ARGS("reload-quota"), NULL);
+}
+
+/*
+ * A kernel id registered again while a task of its old blob runs, and
+ * the old blob's buffer freed at once (a raw client: libpto waits for its
+ * graphs to end before it frees a replaced blob): another tenant that
+ * allocates all of GM gets none of the old blob while that run is in
+ * flight (ptod hands its pin to the run), the run completes (its next
+ * task runs the new blob), and the memory comes back after it. As root:
+ * its kernels run in pto-aicore, which holds no buffer of the client's
+ * (a sandbox's mapping of the blob would keep it allocated by itself).
+ */
+TEST_F_TIMEOUT(e2e, kernel_reload_in_flight_run_passes, 150)
+{
+	if (E->user)
+		SKIP(return, "the user-mode device has no pins: a freed blob goes back to GM at once");
+	run_client(_metadata, "reload-busy", NULL, ARGS("reload-busy"),
+		   ARGS("reload-busy"), NULL);
 }
 
 /*

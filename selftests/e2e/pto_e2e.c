@@ -53,6 +53,16 @@
  *                                 allocating all of GM gets none of it,
  *                                 the run completes, the memory comes
  *                                 back once the run is over
+ *   pto_e2e reload-quota COUNT MIB COUNT times: loads the probe kernel
+ *                                 again from a fresh MIB MiB blob (libpto
+ *                                 frees the one it replaces) and runs one
+ *                                 task of it; every load and run passes
+ *   pto_e2e reload-busy           (raw client) registers a kernel again
+ *                                 while a task of its old blob runs and
+ *                                 frees the old blob: another tenant
+ *                                 allocating all of GM gets none of it,
+ *                                 the run completes, the memory comes
+ *                                 back once it is over
  *   pto_e2e unpriv                as a local user: no AICPU or executor
  *                                 role, no GM beyond its own buffers, no
  *                                 register file, no pins
@@ -120,6 +130,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 
 #include <linux/pto.h>
@@ -1955,6 +1966,282 @@ static int run_freed_tensor(void)
 	return ok ? 0 : 1;
 }
 
+/* ---- a kernel id loaded again and again, its old blobs freed (JIT) ----------------- */
+
+/* e2edir's @so in a zeroed buffer of at least @min bytes (*@len), or NULL. */
+static void *kernel_image(const char *so, size_t min, size_t *len)
+{
+	char path[PATH_MAX + 192];
+	struct stat st;
+	uint8_t *img = NULL;
+	ssize_t n = -1;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", e2edir, so);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) || st.st_size <= 0)
+		goto out;
+	*len = (size_t)st.st_size > min ? (size_t)st.st_size : min;
+	img = calloc(1, *len);
+	if (img)
+		n = read(fd, img, (size_t)st.st_size);
+	if (n != st.st_size) {
+		free(img);
+		img = NULL;
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	if (!img)
+		fprintf(stderr, "%s: cannot read it\n", path);
+	return img;
+}
+
+static int orch_reload_quota(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	(void)argc;
+	probe_submit(rt, 0, (uint32_t)args[0], 0);
+	return 0;
+}
+
+/*
+ * reload-quota COUNT MIB: COUNT times, load probe_kernel.so again as
+ * PROBE_AIV from a fresh blob of MIB MiB (the .so, padded: the loader
+ * ignores the tail; libpto frees the blob it replaces) and run one task
+ * of it, which must leave its record. Under a GM quota below COUNT * MIB
+ * it passes only if ptod lets go of each replaced blob.
+ */
+static int run_reload_quota(long count, long mib)
+{
+	char msg[PTO_MSG_TEXT];
+	size_t len;
+	void *img = kernel_image("probe_kernel.so", (size_t)mib << 20, &len);
+	uint64_t seq;
+	long i;
+	int ret = img ? pto_buf_alloc(cl, 4096, &pr_buf) : -ENOENT;
+
+	for (i = 0; !ret && i < count; i++) {
+		ret = pto_kernel_load_mem(cl, PROBE_AIV, PTO2_WORKER_VECTOR,
+					  img, len);
+		if (ret) {
+			printf("load %ld of %ld MiB: %s\n", i + 1, mib,
+			       pto_last_error(cl));
+			break;
+		}
+		seq = (uint64_t)i + 1;
+		ret = pto_run(cl, orch_reload_quota, &seq, 1, msg, sizeof(msg));
+		if (!ret && probe_rec(0)->seq != seq)
+			ret = -ENODATA;
+		if (ret)
+			printf("run %ld: %s %s\n", i + 1, strerror(-ret), msg);
+	}
+	free(img);
+	printf("CASE reload-quota: %s after %ld loads of %ld MiB\n",
+	       ret ? "FAIL" : "PASS", i, mib);
+	return ret ? 1 : 0;
+}
+
+/* Until *@count (the rendezvous kernel's counter) is @want (bounded). */
+static int count_wait(const uint32_t *count, uint32_t want)
+{
+	double until = now_ms() + PROBE_READY_MS;
+
+	while (__atomic_load_n(count, __ATOMIC_ACQUIRE) < want) {
+		if (now_ms() > until)
+			return -ETIMEDOUT;
+		usleep(1000);
+	}
+	return 0;
+}
+
+/*
+ * reload-busy, a raw client (no libpto, so that it frees the replaced
+ * blob itself, at once): its stream, kernel blobs A and B of
+ * rendezvous_kernel.so, the rendezvous counter.
+ */
+struct kbusy {
+	int dev, sock;
+	struct gm_buf st, a, b, cnt;
+	struct pto_stream_hdr *sh;
+	uint32_t *count;
+	uint64_t head;
+};
+
+/* rendezvous_kernel.so as a blob in @buf (allocated here). */
+static int kbusy_blob(struct kbusy *k, const void *so, size_t len,
+		      struct gm_buf *buf)
+{
+	struct pto_kblob_hdr *h;
+
+	if (gm_alloc(k->dev, PTO_KBLOB_HDR_SIZE + len, buf))
+		return -1;
+	h = gm_map(k->dev, buf);
+	if (!h)
+		return -1;
+	h->magic = PTO_KBLOB_MAGIC;
+	h->version = PTO_KBLOB_VERSION;
+	h->size = len;
+	h->uid = buf->dev ^ (uint64_t)getpid() << 32;
+	h->core_type = PTO2_WORKER_VECTOR;
+	memcpy((uint8_t *)h + PTO_KBLOB_HDR_SIZE, so, len);
+	munmap(h, buf->len);
+	return 0;
+}
+
+static int kbusy_kreg(struct kbusy *k, const struct gm_buf *blob,
+		      const char *what)
+{
+	struct pto_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.type = PTO_MSG_KERNEL_REG;
+	m.u.kreg.core_type = PTO2_WORKER_VECTOR;
+	m.u.kreg.blob_addr = blob->dev;
+	return raw_expect(k->sock, &m, sizeof(m), -1, 0, what);
+}
+
+static int kbusy_setup(struct kbusy *k)
+{
+	struct pto_msg m;
+	size_t len;
+	void *so = kernel_image("rendezvous_kernel.so", 0, &len);
+	int ok = so && k->dev >= 0 && k->sock >= 0 &&
+		 !gm_alloc(k->dev, 65536, &k->st) &&
+		 !gm_alloc(k->dev, 4096, &k->cnt) &&
+		 !kbusy_blob(k, so, len, &k->a) && !kbusy_blob(k, so, len, &k->b);
+
+	free(so);
+	k->sh = ok ? gm_map(k->dev, &k->st) : NULL;
+	k->count = ok ? gm_map(k->dev, &k->cnt) : NULL;
+	if (!k->sh || !k->count)
+		return 0;
+	k->sh->magic = PTO_STREAM_MAGIC;
+	k->sh->data_size = 32768;
+	memset(&m, 0, sizeof(m));
+	m.type = PTO_MSG_HELLO;
+	m.u.hello.wire_version = PTO_WIRE_VERSION;
+	m.u.hello.stream_addr = k->st.dev;
+	m.u.hello.stream_len = k->st.len;
+	return raw_expect(k->sock, &m, sizeof(m), k->dev, 0, "hello") &&
+	       kbusy_kreg(k, &k->a, "kernel 0 from blob A");
+}
+
+/* Append record @r of @bytes (padded to PTO_REC_LEN) to the stream, ring. */
+static void kbusy_rec(struct kbusy *k, struct pto_rec *r, uint32_t bytes)
+{
+	uint8_t *at = (uint8_t *)k->sh + PTO_STREAM_HDR_SIZE + k->head;
+	struct pto_msg m;
+
+	r->len = PTO_REC_LEN(bytes);
+	memset(at, 0, r->len);
+	memcpy(at, r, bytes);
+	k->head += r->len;
+	atomic_store_explicit(&k->sh->head, k->head, memory_order_release);
+	memset(&m, 0, sizeof(m));
+	m.type = PTO_MSG_DOORBELL;
+	send(k->sock, &m, sizeof(m), MSG_NOSIGNAL);
+}
+
+/* A task of kernel 0 that counts itself, then waits for *count >= @n. */
+static void kbusy_submit(struct kbusy *k, uint64_t n)
+{
+	uint64_t shape[1] = { 16 };
+	union {
+		struct pto_rec_submit s;
+		uint8_t b[sizeof(struct pto_rec_submit) +
+			  2 * sizeof(struct pto_rec_param)];
+	} u;
+
+	memset(&u, 0, sizeof(u));
+	u.s.h.type = PTO_REC_SUBMIT;
+	u.s.worker_type = PTO2_WORKER_VECTOR;
+	u.s.nparams = 2;
+	u.s.p[0].type = PTO_PARAM_INOUT;
+	u.s.p[0].tensor = make_tensor_external((void *)(uintptr_t)k->cnt.dev,
+					       shape, 1, PTO_DT_INT32);
+	u.s.p[1].type = PTO_PARAM_SCALAR;
+	u.s.p[1].scalar = n;
+	kbusy_rec(k, &u.s.h, sizeof(u));
+}
+
+static void kbusy_graph(struct kbusy *k, uint32_t type)
+{
+	struct pto_rec_graph g = { .h = { .type = type, .tag = 1 } };
+
+	kbusy_rec(k, &g.h, type == PTO_REC_GRAPH_BEGIN ? sizeof(g) :
+						      sizeof(g.h));
+}
+
+/* The DONE of the graph: its status, or -errno. */
+static int kbusy_done(struct kbusy *k)
+{
+	struct pto_msg m;
+	ssize_t n;
+
+	do {
+		n = recv(k->sock, &m, sizeof(m), 0);
+		m.text[sizeof(m.text) - 1] = 0;
+	} while (n > 0 && m.type != PTO_MSG_DONE);
+	if (n <= 0)
+		return n < 0 ? -errno : -ECONNRESET;
+	printf("run: status=%d %s\n", m.status, m.text);
+	return m.status;
+}
+
+/*
+ * Kernel 0 is registered again, from blob B, while a task of blob A runs
+ * (it waits for us), and the client frees A at once. Another tenant
+ * allocating all of GM then must get none of A (ptod handed its pin to
+ * the run), the run must complete (its next task, dispatched after the
+ * re-registration, runs B), and A's memory come back once it has.
+ */
+static int kbusy_check(struct kbusy *k)
+{
+	struct gm_buf t[256];
+	uint64_t free1;
+	int tenant, n, ok, ret;
+
+	kbusy_graph(k, PTO_REC_GRAPH_BEGIN);
+	kbusy_submit(k, 2);
+	if (count_wait(k->count, 1)) {
+		printf("the task of blob A did not start\n");
+		return 0;
+	}
+	ok = kbusy_kreg(k, &k->b, "kernel 0 from blob B, a task of A running");
+	ok &= !gm_free(k->dev, k->a.handle);
+	tenant = dev_client();
+	n = tenant >= 0 ? tenant_fill(tenant, t, 256) : 0;
+	printf("the other tenant got %d buffers\n", n);
+	ok &= tenant >= 0 && !tenant_overlaps(tenant, t, n, "old kernel blob",
+					      k->a.dev, k->a.len);
+	if (tenant >= 0)
+		close(tenant);
+	free1 = gm_free_bytes(k->dev);
+	kbusy_submit(k, 3);
+	kbusy_graph(k, PTO_REC_GRAPH_END);
+	__atomic_fetch_add(k->count, 1, __ATOMIC_ACQ_REL);
+	ret = kbusy_done(k);
+	ok &= !ret && __atomic_load_n(k->count, __ATOMIC_ACQUIRE) == 3;
+	return ok && freed_returned(k->dev, free1 + k->a.len);
+}
+
+static int run_reload_busy(void)
+{
+	struct kbusy k = { .dev = dev_client(), .sock = raw_connect() };
+	int ok = kbusy_setup(&k) && kbusy_check(&k);
+
+	if (k.sh)
+		munmap(k.sh, k.st.len);
+	if (k.count)
+		munmap(k.count, k.cnt.len);
+	if (k.sock >= 0)
+		close(k.sock);
+	if (k.dev >= 0)
+		close(k.dev);
+	printf("CASE reload-busy: %s\n", ok ? "PASS" : "FAIL");
+	return ok ? 0 : 1;
+}
+
 /* One check of run_unpriv(): @got is the result, @want the errno expected. */
 static int unpriv_expect(const char *what, int got, int want)
 {
@@ -2327,6 +2614,11 @@ static int run_case(int argc, char **argv)
 		ret = run_freed();
 	else if (!strcmp(argv[0], "freed-tensor"))
 		ret = run_freed_tensor();
+	else if (!strcmp(argv[0], "reload-quota"))
+		ret = run_reload_quota(argc > 1 ? atol(argv[1]) : 12,
+				  argc > 2 ? atol(argv[2]) : 8);
+	else if (!strcmp(argv[0], "reload-busy"))
+		ret = run_reload_busy();
 	else if (!strcmp(argv[0], "unpriv"))
 		ret = run_unpriv();
 	else if (!strcmp(argv[0], "idle")) {
@@ -2368,7 +2660,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|closedev|rerun|streampad|reload|rendezvous|crash-next|hostile|stream|hang|probe|probe-n|prio|badbuf|hazards|proto|freed|freed-tensor|unpriv|reclen|idle|flood|pings|quota|peer|conns ...\n");
+		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|closedev|rerun|streampad|reload|rendezvous|crash-next|hostile|stream|hang|probe|probe-n|prio|badbuf|hazards|proto|freed|freed-tensor|reload-quota|reload-busy|unpriv|reclen|idle|flood|pings|quota|peer|conns ...\n");
 		return 2;
 	}
 	/* without libpto: the socket alone */
