@@ -1978,6 +1978,20 @@ TEST_F_TIMEOUT(e2e, kernel_reload_in_flight_run_passes, 150)
 }
 
 /*
+ * libpto, loading a kernel id again while a task of its old blob runs,
+ * keeps the old blob's buffer until that graph is over (a sandbox could
+ * not map it any more), then frees it. On the user-mode device only: on
+ * pto.ko ptod's pin keeps a freed blob's buffer in the device's count.
+ */
+TEST_F_TIMEOUT(e2e, kernel_reload_freed_after_graph, 150)
+{
+	if (!E->user)
+		SKIP(return, "on pto.ko ptod's pin hides when libpto frees the blob");
+	run_client(_metadata, "reload-defer", NULL, ARGS("reload-defer"),
+		   ARGS("reload-defer"), NULL);
+}
+
+/*
  * Defect 3: pto-aicore dies while a run is in flight and, before ptod has
  * noticed, someone attaches every core (CORE_ATTACH resets the cores'
  * registers, erasing the in-flight dispatch). The run still ends, its

@@ -63,6 +63,10 @@
  *                                 allocating all of GM gets none of it,
  *                                 the run completes, the memory comes
  *                                 back once it is over
+ *   pto_e2e reload-defer          (user-mode device) loads a kernel
+ *                                 again while a task of its old blob
+ *                                 runs: libpto frees the old blob only
+ *                                 once that graph is over
  *   pto_e2e unpriv                as a local user: no AICPU or executor
  *                                 role, no GM beyond its own buffers, no
  *                                 register file, no pins
@@ -2242,6 +2246,78 @@ static int run_reload_busy(void)
 	return ok ? 0 : 1;
 }
 
+/* Counter @key of the user-mode device (ptod's DEV_STATUS), or -1. */
+static long long udev_counter(const char *key)
+{
+	struct pto_msg m;
+	int s = raw_connect();
+	size_t klen = strlen(key);
+	long long v = -1;
+	ssize_t n = -1;
+	char *line;
+
+	memset(&m, 0, sizeof(m));
+	m.type = PTO_MSG_DEV_STATUS;
+	if (s >= 0 && send(s, &m, sizeof(m), MSG_NOSIGNAL) == sizeof(m))
+		n = recv(s, &m, sizeof(m), 0);
+	if (s >= 0)
+		close(s);
+	if (n < (ssize_t)offsetof(struct pto_msg, text) + 1 || m.status)
+		return -1;
+	m.text[sizeof(m.text) - 1] = 0;
+	for (line = m.text; line; line = strchr(line, '\n')) {
+		line += *line == '\n';
+		if (!strncmp(line, key, klen) && line[klen] == ' ')
+			v = atoll(line + klen + 1);
+	}
+	return v;
+}
+
+/*
+ * reload-defer (user-mode device): libpto loads RENDEZVOUS_K again while
+ * a task of the old blob runs (it waits for us). It must keep the old
+ * blob's buffer while that graph is in flight (the device's gm_buffers
+ * one up: the new blob's), and free it once the graph is over.
+ */
+static int run_reload_defer(void)
+{
+	PTO2Runtime *rt = pto_client_runtime(cl);
+	uint64_t shape[1] = { 16 };
+	char msg[PTO_MSG_TEXT] = "";
+	long long n0, n1, n2;
+	uint64_t tag;
+	int ret;
+
+	if (load_e2e_kernel(RENDEZVOUS_K, "rendezvous_kernel.so") ||
+	    !(sc_x = gm_copy(NULL, 4096)) || pto_graph_begin(cl, &tag)) {
+		printf("CASE reload-defer: FAIL setup\n");
+		return 1;
+	}
+	{
+		Tensor t = make_tensor_external((void *)(uintptr_t)pto_buf_dev_addr(sc_x),
+						shape, 1, PTO_DT_INT32);
+		PTOParam p[] = { make_inout_param(&t), make_scalar_param(2) };
+
+		pto2_rt_submit_task(rt, RENDEZVOUS_K, PTO2_WORKER_VECTOR, p, 2);
+	}
+	ret = pto_graph_end(cl);
+	if (!ret)
+		ret = count_wait(pto_buf_ptr(sc_x), 1);
+	n0 = udev_counter("gm_buffers");
+	if (!ret)
+		ret = load_e2e_kernel(RENDEZVOUS_K, "rendezvous_kernel.so");
+	n1 = udev_counter("gm_buffers");
+	__atomic_fetch_add((uint32_t *)pto_buf_ptr(sc_x), 1, __ATOMIC_ACQ_REL);
+	if (!ret)
+		ret = pto_graph_wait(cl, tag, msg, sizeof(msg));
+	n2 = udev_counter("gm_buffers");
+	printf("status=%d %s; gm_buffers %lld before the reload, %lld after, %lld once the graph was over\n",
+	       ret, msg, n0, n1, n2);
+	ret = !ret && n0 >= 0 && n1 == n0 + 1 && n2 == n0;
+	printf("CASE reload-defer: %s\n", ret ? "PASS" : "FAIL");
+	return ret ? 0 : 1;
+}
+
 /* One check of run_unpriv(): @got is the result, @want the errno expected. */
 static int unpriv_expect(const char *what, int got, int want)
 {
@@ -2619,6 +2695,8 @@ static int run_case(int argc, char **argv)
 				  argc > 2 ? atol(argv[2]) : 8);
 	else if (!strcmp(argv[0], "reload-busy"))
 		ret = run_reload_busy();
+	else if (!strcmp(argv[0], "reload-defer"))
+		ret = run_reload_defer();
 	else if (!strcmp(argv[0], "unpriv"))
 		ret = run_unpriv();
 	else if (!strcmp(argv[0], "idle")) {
@@ -2660,7 +2738,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|closedev|rerun|streampad|reload|rendezvous|crash-next|hostile|stream|hang|probe|probe-n|prio|badbuf|hazards|proto|freed|freed-tensor|reload-quota|reload-busy|unpriv|reclen|idle|flood|pings|quota|peer|conns ...\n");
+		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|closedev|rerun|streampad|reload|rendezvous|crash-next|hostile|stream|hang|probe|probe-n|prio|badbuf|hazards|proto|freed|freed-tensor|reload-quota|reload-busy|reload-defer|unpriv|reclen|idle|flood|pings|quota|peer|conns ...\n");
 		return 2;
 	}
 	/* without libpto: the socket alone */
