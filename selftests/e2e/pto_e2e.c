@@ -2058,194 +2058,6 @@ static int count_wait(const uint32_t *count, uint32_t want)
 	return 0;
 }
 
-/*
- * reload-busy, a raw client (no libpto, so that it frees the replaced
- * blob itself, at once): its stream, kernel blobs A and B of
- * rendezvous_kernel.so, the rendezvous counter.
- */
-struct kbusy {
-	int dev, sock;
-	struct gm_buf st, a, b, cnt;
-	struct pto_stream_hdr *sh;
-	uint32_t *count;
-	uint64_t head;
-};
-
-/* rendezvous_kernel.so as a blob in @buf (allocated here). */
-static int kbusy_blob(struct kbusy *k, const void *so, size_t len,
-		      struct gm_buf *buf)
-{
-	struct pto_kblob_hdr *h;
-
-	if (gm_alloc(k->dev, PTO_KBLOB_HDR_SIZE + len, buf))
-		return -1;
-	h = gm_map(k->dev, buf);
-	if (!h)
-		return -1;
-	h->magic = PTO_KBLOB_MAGIC;
-	h->version = PTO_KBLOB_VERSION;
-	h->size = len;
-	h->uid = buf->dev ^ (uint64_t)getpid() << 32;
-	h->core_type = PTO2_WORKER_VECTOR;
-	memcpy((uint8_t *)h + PTO_KBLOB_HDR_SIZE, so, len);
-	munmap(h, buf->len);
-	return 0;
-}
-
-static int kbusy_kreg(struct kbusy *k, const struct gm_buf *blob,
-		      const char *what)
-{
-	struct pto_msg m;
-
-	memset(&m, 0, sizeof(m));
-	m.type = PTO_MSG_KERNEL_REG;
-	m.u.kreg.core_type = PTO2_WORKER_VECTOR;
-	m.u.kreg.blob_addr = blob->dev;
-	return raw_expect(k->sock, &m, sizeof(m), -1, 0, what);
-}
-
-static int kbusy_setup(struct kbusy *k)
-{
-	struct pto_msg m;
-	size_t len;
-	void *so = kernel_image("rendezvous_kernel.so", 0, &len);
-	int ok = so && k->dev >= 0 && k->sock >= 0 &&
-		 !gm_alloc(k->dev, 65536, &k->st) &&
-		 !gm_alloc(k->dev, 4096, &k->cnt) &&
-		 !kbusy_blob(k, so, len, &k->a) && !kbusy_blob(k, so, len, &k->b);
-
-	free(so);
-	k->sh = ok ? gm_map(k->dev, &k->st) : NULL;
-	k->count = ok ? gm_map(k->dev, &k->cnt) : NULL;
-	if (!k->sh || !k->count)
-		return 0;
-	k->sh->magic = PTO_STREAM_MAGIC;
-	k->sh->data_size = 32768;
-	memset(&m, 0, sizeof(m));
-	m.type = PTO_MSG_HELLO;
-	m.u.hello.wire_version = PTO_WIRE_VERSION;
-	m.u.hello.stream_addr = k->st.dev;
-	m.u.hello.stream_len = k->st.len;
-	return raw_expect(k->sock, &m, sizeof(m), k->dev, 0, "hello") &&
-	       kbusy_kreg(k, &k->a, "kernel 0 from blob A");
-}
-
-/* Append record @r of @bytes (padded to PTO_REC_LEN) to the stream, ring. */
-static void kbusy_rec(struct kbusy *k, struct pto_rec *r, uint32_t bytes)
-{
-	uint8_t *at = (uint8_t *)k->sh + PTO_STREAM_HDR_SIZE + k->head;
-	struct pto_msg m;
-
-	r->len = PTO_REC_LEN(bytes);
-	memset(at, 0, r->len);
-	memcpy(at, r, bytes);
-	k->head += r->len;
-	atomic_store_explicit(&k->sh->head, k->head, memory_order_release);
-	memset(&m, 0, sizeof(m));
-	m.type = PTO_MSG_DOORBELL;
-	send(k->sock, &m, sizeof(m), MSG_NOSIGNAL);
-}
-
-/* A task of kernel 0 that counts itself, then waits for *count >= @n. */
-static void kbusy_submit(struct kbusy *k, uint64_t n)
-{
-	uint64_t shape[1] = { 16 };
-	union {
-		struct pto_rec_submit s;
-		uint8_t b[sizeof(struct pto_rec_submit) +
-			  2 * sizeof(struct pto_rec_param)];
-	} u;
-
-	memset(&u, 0, sizeof(u));
-	u.s.h.type = PTO_REC_SUBMIT;
-	u.s.worker_type = PTO2_WORKER_VECTOR;
-	u.s.nparams = 2;
-	u.s.p[0].type = PTO_PARAM_INOUT;
-	u.s.p[0].tensor = make_tensor_external((void *)(uintptr_t)k->cnt.dev,
-					       shape, 1, PTO_DT_INT32);
-	u.s.p[1].type = PTO_PARAM_SCALAR;
-	u.s.p[1].scalar = n;
-	kbusy_rec(k, &u.s.h, sizeof(u));
-}
-
-static void kbusy_graph(struct kbusy *k, uint32_t type)
-{
-	struct pto_rec_graph g = { .h = { .type = type, .tag = 1 } };
-
-	kbusy_rec(k, &g.h, type == PTO_REC_GRAPH_BEGIN ? sizeof(g) :
-						      sizeof(g.h));
-}
-
-/* The DONE of the graph: its status, or -errno. */
-static int kbusy_done(struct kbusy *k)
-{
-	struct pto_msg m;
-	ssize_t n;
-
-	do {
-		n = recv(k->sock, &m, sizeof(m), 0);
-		m.text[sizeof(m.text) - 1] = 0;
-	} while (n > 0 && m.type != PTO_MSG_DONE);
-	if (n <= 0)
-		return n < 0 ? -errno : -ECONNRESET;
-	printf("run: status=%d %s\n", m.status, m.text);
-	return m.status;
-}
-
-/*
- * Kernel 0 is registered again, from blob B, while a task of blob A runs
- * (it waits for us), and the client frees A at once. Another tenant
- * allocating all of GM then must get none of A (ptod handed its pin to
- * the run), the run must complete (its next task, dispatched after the
- * re-registration, runs B), and A's memory come back once it has.
- */
-static int kbusy_check(struct kbusy *k)
-{
-	struct gm_buf t[256];
-	uint64_t free1;
-	int tenant, n, ok, ret;
-
-	kbusy_graph(k, PTO_REC_GRAPH_BEGIN);
-	kbusy_submit(k, 2);
-	if (count_wait(k->count, 1)) {
-		printf("the task of blob A did not start\n");
-		return 0;
-	}
-	ok = kbusy_kreg(k, &k->b, "kernel 0 from blob B, a task of A running");
-	ok &= !gm_free(k->dev, k->a.handle);
-	tenant = dev_client();
-	n = tenant >= 0 ? tenant_fill(tenant, t, 256) : 0;
-	printf("the other tenant got %d buffers\n", n);
-	ok &= tenant >= 0 && !tenant_overlaps(tenant, t, n, "old kernel blob",
-					      k->a.dev, k->a.len);
-	if (tenant >= 0)
-		close(tenant);
-	free1 = gm_free_bytes(k->dev);
-	kbusy_submit(k, 3);
-	kbusy_graph(k, PTO_REC_GRAPH_END);
-	__atomic_fetch_add(k->count, 1, __ATOMIC_ACQ_REL);
-	ret = kbusy_done(k);
-	ok &= !ret && __atomic_load_n(k->count, __ATOMIC_ACQUIRE) == 3;
-	return ok && freed_returned(k->dev, free1 + k->a.len);
-}
-
-static int run_reload_busy(void)
-{
-	struct kbusy k = { .dev = dev_client(), .sock = raw_connect() };
-	int ok = kbusy_setup(&k) && kbusy_check(&k);
-
-	if (k.sh)
-		munmap(k.sh, k.st.len);
-	if (k.count)
-		munmap(k.count, k.cnt.len);
-	if (k.sock >= 0)
-		close(k.sock);
-	if (k.dev >= 0)
-		close(k.dev);
-	printf("CASE reload-busy: %s\n", ok ? "PASS" : "FAIL");
-	return ok ? 0 : 1;
-}
-
 /* Counter @key of the user-mode device (ptod's DEV_STATUS), or -1. */
 static long long udev_counter(const char *key)
 {
@@ -2547,6 +2359,18 @@ static void raw_rec(struct raw_client *r, uint32_t type, uint32_t len)
 	r->head += n;
 }
 
+/* Publish the records appended so far and ring the doorbell. */
+static int raw_publish(struct raw_client *r)
+{
+	struct pto_msg m;
+
+	atomic_store_explicit(&r->sh->head, r->head, memory_order_release);
+	memset(&m, 0, sizeof(m));
+	m.type = PTO_MSG_DOORBELL;
+	return send(r->sock, &m, offsetof(struct pto_msg, text) + 1,
+		    MSG_NOSIGNAL) < 0 ? -errno : 0;
+}
+
 /* Wait for the DONE of the graph: its status, its text in @msg. */
 static int raw_done(struct raw_client *r, char *msg, size_t msglen)
 {
@@ -2575,7 +2399,6 @@ static int raw_done(struct raw_client *r, char *msg, size_t msglen)
 static int raw_graph(uint32_t len, char *msg, size_t msglen)
 {
 	struct raw_client r;
-	struct pto_msg m;
 	int ret;
 
 	snprintf(msg, msglen, "no graph");
@@ -2585,12 +2408,7 @@ static int raw_graph(uint32_t len, char *msg, size_t msglen)
 		raw_rec(&r, PTO_REC_SCOPE_BEGIN, len);
 		raw_rec(&r, PTO_REC_SCOPE_END, sizeof(struct pto_rec));
 		raw_rec(&r, PTO_REC_GRAPH_END, sizeof(struct pto_rec));
-		atomic_store_explicit(&r.sh->head, r.head, memory_order_release);
-		memset(&m, 0, sizeof(m));
-		m.type = PTO_MSG_DOORBELL;
-		if (send(r.sock, &m, offsetof(struct pto_msg, text) + 1,
-			 MSG_NOSIGNAL) < 0)
-			ret = -errno;
+		ret = raw_publish(&r);
 	}
 	if (!ret)
 		ret = raw_done(&r, msg, msglen);
@@ -2628,6 +2446,140 @@ static int run_reclen(int argc, char **argv)
 				      "");
 	}
 	return failed ? 1 : 0;
+}
+
+/* ---- a kernel registered again while its old blob runs (raw client) ----------- */
+
+/* Append the whole record @rec of @bytes (zeros up to PTO_REC_LEN), publish. */
+static int raw_put(struct raw_client *r, const void *rec, uint32_t bytes)
+{
+	struct pto_rec *h = (struct pto_rec *)(void *)(r->data + r->head);
+	uint32_t len = PTO_REC_LEN(bytes);
+
+	memset(h, 0, len);
+	memcpy(h, rec, bytes);
+	h->len = len;
+	h->tag = RAW_TAG;
+	r->head += len;
+	return raw_publish(r);
+}
+
+/* rendezvous_kernel.so as a blob in a new buffer @b, not left mapped. */
+static int raw_blob(struct raw_client *r, const void *so, size_t len,
+		    struct gm_buf *b)
+{
+	struct pto_kblob_hdr *h = raw_buf(r, PTO_KBLOB_HDR_SIZE + len, b);
+
+	if (!h)
+		return -ENOMEM;
+	h->magic = PTO_KBLOB_MAGIC;
+	h->version = PTO_KBLOB_VERSION;
+	h->size = len;
+	h->uid = b->dev ^ (uint64_t)getpid() << 32;
+	h->core_type = PTO2_WORKER_VECTOR;
+	memcpy((uint8_t *)h + PTO_KBLOB_HDR_SIZE, so, len);
+	munmap(h, b->len);
+	return 0;
+}
+
+static int raw_kreg(struct raw_client *r, const struct gm_buf *blob,
+		    const char *what)
+{
+	struct pto_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.type = PTO_MSG_KERNEL_REG;
+	m.u.kreg.core_type = PTO2_WORKER_VECTOR;
+	m.u.kreg.blob_addr = blob->dev;
+	return raw_expect(r->sock, &m, sizeof(m), -1, 0, what);
+}
+
+/* A task of kernel 0 that counts itself in @cnt, then waits for @n. */
+static int raw_rendezvous(struct raw_client *r, const struct gm_buf *cnt,
+			  uint64_t n)
+{
+	uint64_t shape[1] = { 16 };
+	union {
+		struct pto_rec_submit s;
+		uint8_t b[sizeof(struct pto_rec_submit) +
+			  2 * sizeof(struct pto_rec_param)];
+	} u;
+
+	memset(&u, 0, sizeof(u));
+	u.s.h.type = PTO_REC_SUBMIT;
+	u.s.worker_type = PTO2_WORKER_VECTOR;
+	u.s.nparams = 2;
+	u.s.p[0].type = PTO_PARAM_INOUT;
+	u.s.p[0].tensor = make_tensor_external((void *)(uintptr_t)cnt->dev,
+					       shape, 1, PTO_DT_INT32);
+	u.s.p[1].type = PTO_PARAM_SCALAR;
+	u.s.p[1].scalar = n;
+	return raw_put(r, &u, sizeof(u));
+}
+
+/*
+ * Kernel 0 is registered again, from blob B, while a task of blob A runs
+ * (it waits for us), and the client frees A at once. Another tenant
+ * allocating all of GM then must get none of A (ptod handed its pin to
+ * the run), the run must complete (its next task, dispatched after the
+ * re-registration, runs B), and A's memory come back once it has.
+ */
+static int reload_busy_check(struct raw_client *r, const struct gm_buf *a,
+			     const struct gm_buf *b, const struct gm_buf *cnt,
+			     uint32_t *count)
+{
+	struct pto_rec_graph g = { .h = { .type = PTO_REC_GRAPH_BEGIN } };
+	struct pto_rec end = { .type = PTO_REC_GRAPH_END };
+	char msg[PTO_MSG_TEXT];
+	struct gm_buf t[256];
+	uint64_t free1;
+	int tenant, n, ok, ret;
+
+	if (raw_put(r, &g, sizeof(g)) || raw_rendezvous(r, cnt, 2) ||
+	    count_wait(count, 1)) {
+		printf("the task of blob A did not start\n");
+		return 0;
+	}
+	ok = raw_kreg(r, b, "kernel 0 from blob B, a task of A running");
+	ok &= !gm_free(r->file, a->handle);
+	tenant = dev_client();
+	n = tenant >= 0 ? tenant_fill(tenant, t, 256) : 0;
+	printf("the other tenant got %d buffers\n", n);
+	ok &= tenant >= 0 && !tenant_overlaps(tenant, t, n, "old kernel blob",
+					      a->dev, a->len);
+	if (tenant >= 0)
+		close(tenant);
+	free1 = gm_free_bytes(r->file);
+	ok &= !raw_rendezvous(r, cnt, 3) && !raw_put(r, &end, sizeof(end));
+	__atomic_fetch_add(count, 1, __ATOMIC_ACQ_REL);
+	ret = raw_done(r, msg, sizeof(msg));
+	printf("run: status=%d %s\n", ret, msg);
+	ok &= !ret && __atomic_load_n(count, __ATOMIC_ACQUIRE) == 3;
+	return ok && freed_returned(r->file, free1 + a->len);
+}
+
+/* reload-busy (pto.ko): see reload_busy_check(). */
+static int run_reload_busy(void)
+{
+	struct raw_client r;
+	struct gm_buf a, b, cnt;
+	uint32_t *count = NULL;
+	size_t len;
+	void *so = kernel_image("rendezvous_kernel.so", 0, &len);
+	bool opened = so && !raw_open(&r);
+	int ok = opened && !raw_blob(&r, so, len, &a) &&
+		 !raw_blob(&r, so, len, &b) &&
+		 (count = raw_buf(&r, 4096, &cnt)) &&
+		 raw_kreg(&r, &a, "kernel 0 from blob A") &&
+		 reload_busy_check(&r, &a, &b, &cnt, count);
+
+	free(so);
+	if (count)
+		munmap(count, cnt.len);
+	if (opened)
+		raw_close(&r);
+	printf("CASE reload-busy: %s\n", ok ? "PASS" : "FAIL");
+	return ok ? 0 : 1;
 }
 
 static int run_badbuf(void)
