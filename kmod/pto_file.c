@@ -196,6 +196,16 @@ static long pto_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return -EACCES;
 	}
 
+	/*
+	 * The answer must be deliverable before anything is done: a buffer
+	 * allocated, a pin taken or a kick consumed for an argument that
+	 * cannot be written back would be lost to the caller. Writing back
+	 * what was just read proves it (short of the caller unmapping it
+	 * from another thread meanwhile, which loses only its own).
+	 */
+	if (op->out && copy_to_user(uarg, &ucmd.cmd, min(usize, op->size)))
+		return -EFAULT;
+
 	ret = op->execute(&ucmd);
 	if (ret)
 		return ret;

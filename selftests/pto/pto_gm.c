@@ -55,6 +55,27 @@ TEST_F(gm, alloc_free)
 	EXPECT_EQ(i->gm_size, gm_free(self->a));
 }
 
+/*
+ * An argument the module can read but not write back: -EFAULT, and no
+ * buffer was allocated (the caller could never have freed it).
+ */
+TEST_F(gm, alloc_readonly_arg_allocates_nothing)
+{
+	struct pto_gm_alloc *a;
+	void *page;
+
+	page = mmap(NULL, PTO_PAGE, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, page);
+	a = page;
+	a->size = sizeof(*a);
+	a->len = 3 * PTO_PAGE;
+	ASSERT_EQ(0, mprotect(page, PTO_PAGE, PROT_READ));
+	EXPECT_EQ(-EFAULT, pto_ioc(self->a, PTO_IOC_GM_ALLOC, a));
+	EXPECT_EQ(self->info.gm_size, gm_free(self->a));
+	munmap(page, PTO_PAGE);
+}
+
 TEST_F(gm, aicpu_alloc_free)
 {
 	int fd = pto_open_role(PTO_ROLE_AICPU);

@@ -131,6 +131,34 @@ TEST_F(pin, whole_buffer)
 	EXPECT_EQ(0, unpin(self->aicpu, p.pin));
 }
 
+/*
+ * An argument the module can read but not write back: -EFAULT, and no
+ * pin was taken (the caller would never learn its id to drop it).
+ */
+TEST_F(pin, readonly_arg_pins_nothing)
+{
+	struct pto_gm_alloc a;
+	struct pto_gm_pin *p;
+	void *page;
+
+	ASSERT_EQ(0, pto_gm_alloc(self->client, PTO_PAGE, 0, &a));
+	page = mmap(NULL, PTO_PAGE, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, page);
+	p = page;
+	p->size = sizeof(*p);
+	p->fd = self->client;
+	p->dev_addr = a.dev_addr;
+	p->len = PTO_PAGE;
+	ASSERT_EQ(0, mprotect(page, PTO_PAGE, PROT_READ));
+	EXPECT_EQ(-EFAULT, pto_ioc(self->aicpu, PTO_IOC_GM_PIN, p));
+	EXPECT_EQ(0ULL, counter("pins"));
+	munmap(page, PTO_PAGE);
+	/* nothing holds the buffer: freed, its memory is back at once */
+	EXPECT_EQ(0, pto_gm_free(self->client, a.handle));
+	EXPECT_EQ(self->info.gm_size, gm_free(self->aicpu));
+}
+
 /* Every pin is a reference of its own: the buffer goes with the last. */
 TEST_F(pin, two_pins_two_references)
 {
