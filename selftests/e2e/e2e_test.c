@@ -1978,6 +1978,20 @@ TEST_F_TIMEOUT(e2e, kernel_reload_in_flight_run_passes, 150)
 }
 
 /*
+ * Two kernels from one buffer: when one moves to another buffer and the
+ * client frees the first, ptod keeps it pinned for the other (another
+ * tenant filling GM gets none of it, and that kernel still runs), and
+ * lets it go once the other moves too. As root (kernels in pto-aicore).
+ */
+TEST_F_TIMEOUT(e2e, kernel_blob_buffer_shared_stays_pinned, 150)
+{
+	if (E->user)
+		SKIP(return, "the user-mode device has no pins: a freed blob goes back to GM at once");
+	run_client(_metadata, "kshare", NULL, ARGS("kshare"), ARGS("kshare"),
+		   NULL);
+}
+
+/*
  * libpto, loading a kernel id again while a task of its old blob runs,
  * keeps the old blob's buffer until that graph is over (a sandbox could
  * not map it any more), then frees it. On the user-mode device only: on

@@ -57,6 +57,9 @@
  *                                 again from a fresh MIB MiB blob (libpto
  *                                 frees the one it replaces) and runs one
  *                                 task of it; every load and run passes
+ *   pto_e2e kshare                (raw client) two kernels from one
+ *                                 buffer, one moved, the buffer freed: it
+ *                                 stays pinned for the other (pto.ko)
  *   pto_e2e reload-busy           (raw client) registers a kernel again
  *                                 while a task of its old blob runs and
  *                                 frees the old blob: another tenant
@@ -2558,6 +2561,137 @@ static int reload_busy_check(struct raw_client *r, const struct gm_buf *a,
 	return ok && freed_returned(r->file, free1 + a->len);
 }
 
+/* rendezvous_kernel.so as two blobs in one new buffer @b, at 0 and *@off2. */
+static int raw_blob2(struct raw_client *r, const void *so, size_t len,
+		     struct gm_buf *b, uint64_t *off2)
+{
+	uint64_t one = (PTO_KBLOB_HDR_SIZE + len + 4095) & ~4095ULL;
+	uint8_t *p = raw_buf(r, 2 * one, b);
+	int i;
+
+	if (!p)
+		return -ENOMEM;
+	for (i = 0; i < 2; i++) {
+		struct pto_kblob_hdr *h = (void *)(p + i * one);
+
+		h->magic = PTO_KBLOB_MAGIC;
+		h->version = PTO_KBLOB_VERSION;
+		h->size = len;
+		h->uid = (b->dev + i * one) ^ (uint64_t)getpid() << 32;
+		h->core_type = PTO2_WORKER_VECTOR;
+		memcpy((uint8_t *)h + PTO_KBLOB_HDR_SIZE, so, len);
+	}
+	munmap(p, b->len);
+	*off2 = one;
+	return 0;
+}
+
+/* Register kernel @id from the blob at @dev. */
+static int raw_kreg_at(struct raw_client *r, int32_t id, uint64_t dev,
+		       const char *what)
+{
+	struct pto_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.type = PTO_MSG_KERNEL_REG;
+	m.u.kreg.func_id = id;
+	m.u.kreg.core_type = PTO2_WORKER_VECTOR;
+	m.u.kreg.blob_addr = dev;
+	return raw_expect(r->sock, &m, sizeof(m), -1, 0, what);
+}
+
+/* A graph of one task of kernel @id that counts itself in @cnt: status. */
+static int raw_count_graph(struct raw_client *r, int32_t id,
+			   const struct gm_buf *cnt)
+{
+	struct pto_rec_graph g = { .h = { .type = PTO_REC_GRAPH_BEGIN } };
+	struct pto_rec end = { .type = PTO_REC_GRAPH_END };
+	uint64_t shape[1] = { 16 };
+	char msg[PTO_MSG_TEXT];
+	union {
+		struct pto_rec_submit s;
+		uint8_t b[sizeof(struct pto_rec_submit) +
+			  2 * sizeof(struct pto_rec_param)];
+	} u;
+	int ret;
+
+	memset(&u, 0, sizeof(u));
+	u.s.h.type = PTO_REC_SUBMIT;
+	u.s.kernel_id = id;
+	u.s.worker_type = PTO2_WORKER_VECTOR;
+	u.s.nparams = 2;
+	u.s.p[0].type = PTO_PARAM_INOUT;
+	u.s.p[0].tensor = make_tensor_external((void *)(uintptr_t)cnt->dev,
+					       shape, 1, PTO_DT_INT32);
+	u.s.p[1].type = PTO_PARAM_SCALAR;
+	u.s.p[1].scalar = 1;	/* itself: waits for nobody */
+	if (raw_put(r, &g, sizeof(g)) || raw_put(r, &u, sizeof(u)) ||
+	    raw_put(r, &end, sizeof(end)))
+		return -EIO;
+	ret = raw_done(r, msg, sizeof(msg));
+	printf("kernel %d: status=%d %s\n", id, ret, msg);
+	return ret;
+}
+
+/*
+ * Kernels 0 and 1 come from two blobs in one buffer S. Kernel 0 is
+ * registered again from another buffer and the client frees S: kernel 1
+ * still lies in S, so ptod keeps S pinned (another tenant filling GM
+ * gets none of it) and kernel 1 still runs; once kernel 1 moves too, S's
+ * memory comes back.
+ */
+static int kshare_check(struct raw_client *r, const struct gm_buf *s,
+			uint64_t off2, const struct gm_buf *b0,
+			const struct gm_buf *b1, const struct gm_buf *cnt,
+			const uint32_t *count)
+{
+	struct gm_buf t[256];
+	uint64_t free1;
+	int tenant, n, ok;
+
+	ok = raw_kreg_at(r, 0, s->dev, "kernel 0 from S") &&
+	     raw_kreg_at(r, 1, s->dev + off2, "kernel 1 from S") &&
+	     raw_kreg_at(r, 0, b0->dev, "kernel 0 again, from another buffer");
+	ok &= !gm_free(r->file, s->handle);
+	tenant = dev_client();
+	n = tenant >= 0 ? tenant_fill(tenant, t, 256) : 0;
+	printf("the other tenant got %d buffers\n", n);
+	ok &= tenant >= 0 && !tenant_overlaps(tenant, t, n,
+					      "kernel 1's blob buffer",
+					      s->dev, s->len);
+	if (tenant >= 0)
+		close(tenant);
+	ok &= !raw_count_graph(r, 1, cnt) &&
+	      __atomic_load_n(count, __ATOMIC_ACQUIRE) == 1;
+	free1 = gm_free_bytes(r->file);
+	ok &= raw_kreg_at(r, 1, b1->dev, "kernel 1 again, from another buffer");
+	return ok && freed_returned(r->file, free1 + s->len);
+}
+
+/* kshare (pto.ko): see kshare_check(). */
+static int run_kshare(void)
+{
+	struct raw_client r;
+	struct gm_buf s, b0, b1, cnt;
+	uint32_t *count = NULL;
+	uint64_t off2 = 0;
+	size_t len;
+	void *so = kernel_image("rendezvous_kernel.so", 0, &len);
+	bool opened = so && !raw_open(&r);
+	int ok = opened && !raw_blob2(&r, so, len, &s, &off2) &&
+		 !raw_blob(&r, so, len, &b0) && !raw_blob(&r, so, len, &b1) &&
+		 (count = raw_buf(&r, 4096, &cnt)) &&
+		 kshare_check(&r, &s, off2, &b0, &b1, &cnt, count);
+
+	free(so);
+	if (count)
+		munmap(count, cnt.len);
+	if (opened)
+		raw_close(&r);
+	printf("CASE kshare: %s\n", ok ? "PASS" : "FAIL");
+	return ok ? 0 : 1;
+}
+
 /* reload-busy (pto.ko): see reload_busy_check(). */
 static int run_reload_busy(void)
 {
@@ -2647,6 +2781,8 @@ static int run_case(int argc, char **argv)
 				  argc > 2 ? atol(argv[2]) : 8);
 	else if (!strcmp(argv[0], "reload-busy"))
 		ret = run_reload_busy();
+	else if (!strcmp(argv[0], "kshare"))
+		ret = run_kshare();
 	else if (!strcmp(argv[0], "reload-defer"))
 		ret = run_reload_defer();
 	else if (!strcmp(argv[0], "unpriv"))
@@ -2690,7 +2826,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|closedev|rerun|streampad|reload|rendezvous|crash-next|hostile|stream|hang|probe|probe-n|prio|badbuf|hazards|proto|freed|freed-tensor|reload-quota|reload-busy|reload-defer|unpriv|reclen|idle|flood|pings|quota|peer|conns ...\n");
+		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|closedev|rerun|streampad|reload|rendezvous|crash-next|hostile|stream|hang|probe|probe-n|prio|badbuf|hazards|proto|freed|freed-tensor|reload-quota|reload-busy|kshare|reload-defer|unpriv|reclen|idle|flood|pings|quota|peer|conns ...\n");
 		return 2;
 	}
 	/* without libpto: the socket alone */
