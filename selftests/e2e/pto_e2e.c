@@ -2467,39 +2467,52 @@ static int raw_put(struct raw_client *r, const void *rec, uint32_t bytes)
 	return raw_publish(r);
 }
 
-/* rendezvous_kernel.so as a blob in a new buffer @b, not left mapped. */
-static int raw_blob(struct raw_client *r, const void *so, size_t len,
-		    struct gm_buf *b)
+/*
+ * rendezvous_kernel.so as @n blobs in a new buffer @b, not left mapped:
+ * blob i at i * *@stride (whole pages; @stride may be NULL for one).
+ */
+static int raw_blobs(struct raw_client *r, const void *so, size_t len, int n,
+		     struct gm_buf *b, uint64_t *stride)
 {
-	struct pto_kblob_hdr *h = raw_buf(r, PTO_KBLOB_HDR_SIZE + len, b);
+	uint64_t one = (PTO_KBLOB_HDR_SIZE + len + 4095) & ~4095ULL;
+	uint8_t *p = raw_buf(r, n * one, b);
+	int i;
 
-	if (!h)
+	if (!p)
 		return -ENOMEM;
-	h->magic = PTO_KBLOB_MAGIC;
-	h->version = PTO_KBLOB_VERSION;
-	h->size = len;
-	h->uid = b->dev ^ (uint64_t)getpid() << 32;
-	h->core_type = PTO2_WORKER_VECTOR;
-	memcpy((uint8_t *)h + PTO_KBLOB_HDR_SIZE, so, len);
-	munmap(h, b->len);
+	for (i = 0; i < n; i++) {
+		struct pto_kblob_hdr *h = (void *)(p + i * one);
+
+		h->magic = PTO_KBLOB_MAGIC;
+		h->version = PTO_KBLOB_VERSION;
+		h->size = len;
+		h->uid = (b->dev + i * one) ^ (uint64_t)getpid() << 32;
+		h->core_type = PTO2_WORKER_VECTOR;
+		memcpy((uint8_t *)h + PTO_KBLOB_HDR_SIZE, so, len);
+	}
+	munmap(p, b->len);
+	if (stride)
+		*stride = one;
 	return 0;
 }
 
-static int raw_kreg(struct raw_client *r, const struct gm_buf *blob,
+/* Register kernel @id from the blob at @dev. */
+static int raw_kreg(struct raw_client *r, int32_t id, uint64_t dev,
 		    const char *what)
 {
 	struct pto_msg m;
 
 	memset(&m, 0, sizeof(m));
 	m.type = PTO_MSG_KERNEL_REG;
+	m.u.kreg.func_id = id;
 	m.u.kreg.core_type = PTO2_WORKER_VECTOR;
-	m.u.kreg.blob_addr = blob->dev;
+	m.u.kreg.blob_addr = dev;
 	return raw_expect(r->sock, &m, sizeof(m), -1, 0, what);
 }
 
-/* A task of kernel 0 that counts itself in @cnt, then waits for @n. */
-static int raw_rendezvous(struct raw_client *r, const struct gm_buf *cnt,
-			  uint64_t n)
+/* A task of kernel @id that counts itself in @cnt, then waits for @n. */
+static int raw_rendezvous(struct raw_client *r, int32_t id,
+			  const struct gm_buf *cnt, uint64_t n)
 {
 	uint64_t shape[1] = { 16 };
 	union {
@@ -2510,6 +2523,7 @@ static int raw_rendezvous(struct raw_client *r, const struct gm_buf *cnt,
 
 	memset(&u, 0, sizeof(u));
 	u.s.h.type = PTO_REC_SUBMIT;
+	u.s.kernel_id = id;
 	u.s.worker_type = PTO2_WORKER_VECTOR;
 	u.s.nparams = 2;
 	u.s.p[0].type = PTO_PARAM_INOUT;
@@ -2538,12 +2552,12 @@ static int reload_busy_check(struct raw_client *r, const struct gm_buf *a,
 	uint64_t free1;
 	int tenant, n, ok, ret;
 
-	if (raw_put(r, &g, sizeof(g)) || raw_rendezvous(r, cnt, 2) ||
+	if (raw_put(r, &g, sizeof(g)) || raw_rendezvous(r, 0, cnt, 2) ||
 	    count_wait(count, 1)) {
 		printf("the task of blob A did not start\n");
 		return 0;
 	}
-	ok = raw_kreg(r, b, "kernel 0 from blob B, a task of A running");
+	ok = raw_kreg(r, 0, b->dev, "kernel 0 from blob B, a task of A running");
 	ok &= !gm_free(r->file, a->handle);
 	tenant = dev_client();
 	n = tenant >= 0 ? tenant_fill(tenant, t, 256) : 0;
@@ -2553,51 +2567,12 @@ static int reload_busy_check(struct raw_client *r, const struct gm_buf *a,
 	if (tenant >= 0)
 		close(tenant);
 	free1 = gm_free_bytes(r->file);
-	ok &= !raw_rendezvous(r, cnt, 3) && !raw_put(r, &end, sizeof(end));
+	ok &= !raw_rendezvous(r, 0, cnt, 3) && !raw_put(r, &end, sizeof(end));
 	__atomic_fetch_add(count, 1, __ATOMIC_ACQ_REL);
 	ret = raw_done(r, msg, sizeof(msg));
 	printf("run: status=%d %s\n", ret, msg);
 	ok &= !ret && __atomic_load_n(count, __ATOMIC_ACQUIRE) == 3;
 	return ok && freed_returned(r->file, free1 + a->len);
-}
-
-/* rendezvous_kernel.so as two blobs in one new buffer @b, at 0 and *@off2. */
-static int raw_blob2(struct raw_client *r, const void *so, size_t len,
-		     struct gm_buf *b, uint64_t *off2)
-{
-	uint64_t one = (PTO_KBLOB_HDR_SIZE + len + 4095) & ~4095ULL;
-	uint8_t *p = raw_buf(r, 2 * one, b);
-	int i;
-
-	if (!p)
-		return -ENOMEM;
-	for (i = 0; i < 2; i++) {
-		struct pto_kblob_hdr *h = (void *)(p + i * one);
-
-		h->magic = PTO_KBLOB_MAGIC;
-		h->version = PTO_KBLOB_VERSION;
-		h->size = len;
-		h->uid = (b->dev + i * one) ^ (uint64_t)getpid() << 32;
-		h->core_type = PTO2_WORKER_VECTOR;
-		memcpy((uint8_t *)h + PTO_KBLOB_HDR_SIZE, so, len);
-	}
-	munmap(p, b->len);
-	*off2 = one;
-	return 0;
-}
-
-/* Register kernel @id from the blob at @dev. */
-static int raw_kreg_at(struct raw_client *r, int32_t id, uint64_t dev,
-		       const char *what)
-{
-	struct pto_msg m;
-
-	memset(&m, 0, sizeof(m));
-	m.type = PTO_MSG_KERNEL_REG;
-	m.u.kreg.func_id = id;
-	m.u.kreg.core_type = PTO2_WORKER_VECTOR;
-	m.u.kreg.blob_addr = dev;
-	return raw_expect(r->sock, &m, sizeof(m), -1, 0, what);
 }
 
 /* A graph of one task of kernel @id that counts itself in @cnt: status. */
@@ -2606,26 +2581,11 @@ static int raw_count_graph(struct raw_client *r, int32_t id,
 {
 	struct pto_rec_graph g = { .h = { .type = PTO_REC_GRAPH_BEGIN } };
 	struct pto_rec end = { .type = PTO_REC_GRAPH_END };
-	uint64_t shape[1] = { 16 };
 	char msg[PTO_MSG_TEXT];
-	union {
-		struct pto_rec_submit s;
-		uint8_t b[sizeof(struct pto_rec_submit) +
-			  2 * sizeof(struct pto_rec_param)];
-	} u;
 	int ret;
 
-	memset(&u, 0, sizeof(u));
-	u.s.h.type = PTO_REC_SUBMIT;
-	u.s.kernel_id = id;
-	u.s.worker_type = PTO2_WORKER_VECTOR;
-	u.s.nparams = 2;
-	u.s.p[0].type = PTO_PARAM_INOUT;
-	u.s.p[0].tensor = make_tensor_external((void *)(uintptr_t)cnt->dev,
-					       shape, 1, PTO_DT_INT32);
-	u.s.p[1].type = PTO_PARAM_SCALAR;
-	u.s.p[1].scalar = 1;	/* itself: waits for nobody */
-	if (raw_put(r, &g, sizeof(g)) || raw_put(r, &u, sizeof(u)) ||
+	/* it counts itself, so it waits for nobody */
+	if (raw_put(r, &g, sizeof(g)) || raw_rendezvous(r, id, cnt, 1) ||
 	    raw_put(r, &end, sizeof(end)))
 		return -EIO;
 	ret = raw_done(r, msg, sizeof(msg));
@@ -2649,9 +2609,9 @@ static int kshare_check(struct raw_client *r, const struct gm_buf *s,
 	uint64_t free1;
 	int tenant, n, ok;
 
-	ok = raw_kreg_at(r, 0, s->dev, "kernel 0 from S") &&
-	     raw_kreg_at(r, 1, s->dev + off2, "kernel 1 from S") &&
-	     raw_kreg_at(r, 0, b0->dev, "kernel 0 again, from another buffer");
+	ok = raw_kreg(r, 0, s->dev, "kernel 0 from S") &&
+	     raw_kreg(r, 1, s->dev + off2, "kernel 1 from S") &&
+	     raw_kreg(r, 0, b0->dev, "kernel 0 again, from another buffer");
 	ok &= !gm_free(r->file, s->handle);
 	tenant = dev_client();
 	n = tenant >= 0 ? tenant_fill(tenant, t, 256) : 0;
@@ -2664,7 +2624,7 @@ static int kshare_check(struct raw_client *r, const struct gm_buf *s,
 	ok &= !raw_count_graph(r, 1, cnt) &&
 	      __atomic_load_n(count, __ATOMIC_ACQUIRE) == 1;
 	free1 = gm_free_bytes(r->file);
-	ok &= raw_kreg_at(r, 1, b1->dev, "kernel 1 again, from another buffer");
+	ok &= raw_kreg(r, 1, b1->dev, "kernel 1 again, from another buffer");
 	return ok && freed_returned(r->file, free1 + s->len);
 }
 
@@ -2678,8 +2638,9 @@ static int run_kshare(void)
 	size_t len;
 	void *so = kernel_image("rendezvous_kernel.so", 0, &len);
 	bool opened = so && !raw_open(&r);
-	int ok = opened && !raw_blob2(&r, so, len, &s, &off2) &&
-		 !raw_blob(&r, so, len, &b0) && !raw_blob(&r, so, len, &b1) &&
+	int ok = opened && !raw_blobs(&r, so, len, 2, &s, &off2) &&
+		 !raw_blobs(&r, so, len, 1, &b0, NULL) &&
+		 !raw_blobs(&r, so, len, 1, &b1, NULL) &&
 		 (count = raw_buf(&r, 4096, &cnt)) &&
 		 kshare_check(&r, &s, off2, &b0, &b1, &cnt, count);
 
@@ -2701,10 +2662,10 @@ static int run_reload_busy(void)
 	size_t len;
 	void *so = kernel_image("rendezvous_kernel.so", 0, &len);
 	bool opened = so && !raw_open(&r);
-	int ok = opened && !raw_blob(&r, so, len, &a) &&
-		 !raw_blob(&r, so, len, &b) &&
+	int ok = opened && !raw_blobs(&r, so, len, 1, &a, NULL) &&
+		 !raw_blobs(&r, so, len, 1, &b, NULL) &&
 		 (count = raw_buf(&r, 4096, &cnt)) &&
-		 raw_kreg(&r, &a, "kernel 0 from blob A") &&
+		 raw_kreg(&r, 0, a.dev, "kernel 0 from blob A") &&
 		 reload_busy_check(&r, &a, &b, &cnt, count);
 
 	free(so);
