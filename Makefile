@@ -78,6 +78,7 @@ check-native: user
 	python3 selftests/pto/pto_nlspec.py header
 	$(MAKE) -C daemon test test-asan test-tsan $(SUB)
 	$(MAKE) -C daemon/ptod test $(SUB)
+	daemon/aicore/check_args.sh $(BUILD)/daemon/pto-aicore
 	tools/pto-hws-sim/check.sh $(BUILD)/tools/pto-hws-sim \
 		$(BUILD)/bench/hws/pto-bench-makespan
 	tools/pto-trace/check.sh $(BUILD)/tools/pto-trace \

@@ -1,0 +1,41 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# check_args.sh [PTO-AICORE] - pto-aicore refuses a bad worker or kernel
+# count (-w, -k, PTO_AICORE_WORKERS, PTO_AICORE_KERNELS) with exit status 2
+# and a message naming the value, before it touches a device; a good one
+# gets past the check (on a device that is not there it then exits 1).
+set -u
+AICORE=${1:-build/daemon/pto-aicore}
+fail=0
+
+# expect STATUS TEXT [ENV=VALUE] -- ARGS...
+expect() {
+	local want=$1 text=$2 env=() out rc
+
+	shift 2
+	while [ "$1" != -- ]; do
+		env+=("$1")
+		shift
+	done
+	shift
+	out=$(env "${env[@]}" "$AICORE" -d /dev/pto-none "$@" 2>&1 >/dev/null)
+	rc=$?
+	if [ "$rc" != "$want" ] || ! grep -qF -- "$text" <<<"$out"; then
+		echo "not ok: ${env[*]} pto-aicore $*: status $rc (want $want), said: $out"
+		fail=1
+	else
+		echo "ok: ${env[*]} pto-aicore $*: $rc"
+	fi
+}
+
+for v in 0 -1 x 3x 65537 99999999999999999999; do
+	expect 2 "bad kernel count '$v' (1 .. 65536)" -- -k "$v"
+done
+expect 2 "bad kernel count 'abc'" PTO_AICORE_KERNELS=abc --
+expect 2 "bad worker count '0'" -- -w 0
+expect 2 "bad worker count 'many'" PTO_AICORE_WORKERS=many --
+# -k wins over the environment; good values pass the check
+expect 1 "" PTO_AICORE_KERNELS=0 -- -k 1
+expect 1 "" -- -k 65536 -w 2
+exit $fail
