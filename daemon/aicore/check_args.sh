@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 #
-# check_args.sh [PTO-AICORE] - pto-aicore refuses a bad worker or kernel
-# count (-w, -k, PTO_AICORE_WORKERS, PTO_AICORE_KERNELS) with exit status 2
+# check_args.sh [PTO-AICORE] - pto-aicore refuses a bad value of an option
+# (a worker or kernel count: -w, -k, PTO_AICORE_WORKERS, PTO_AICORE_KERNELS;
+# the idle spins -s and -t; the descriptors -r and -C) with exit status 2
 # and a message naming the value, before it touches a device; a good one
 # gets past the check (on a device that is not there it then exits 1).
 set -u
@@ -38,4 +39,17 @@ expect 2 "bad worker count 'many'" PTO_AICORE_WORKERS=many --
 # -k wins over the environment; good values pass the check
 expect 1 "" PTO_AICORE_KERNELS=0 -- -k 1
 expect 1 "" -- -k 65536 -w 2
+for v in -1 x 1x 4294967296 ""; do
+	expect 2 "bad -s '$v' (0 .. 4294967295)" -- -s "$v"
+done
+for v in -1 1000000001 0x10 9223372036854775808; do
+	expect 2 "bad -t '$v' (0 .. 1000000000)" -- -t "$v"
+done
+for o in r C; do
+	for v in -1 x 2147483648; do
+		expect 2 "bad -$o '$v' (0 .. 2147483647)" -- "-$o" "$v"
+	done
+done
+expect 1 "" -- -s 0 -t 0
+expect 1 "" -- -s 4294967295 -t 1000000000
 exit $fail

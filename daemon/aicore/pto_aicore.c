@@ -43,6 +43,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -66,6 +67,9 @@
 #include "pto_exec.h"
 #include "pto_kload.h"
 #include "pto_udev.h"
+
+/* -t: an idle thread polls at most a second before it parks */
+#define AICORE_SPIN_NS_MAX	1000000000LL
 
 struct aicore;
 
@@ -385,6 +389,17 @@ static void usage(void)
 		PTO_EXEC_SPIN_NS);
 }
 
+/* @s as a decimal integer from @min to @max, else -1 (@min >= 0). */
+static long long num_arg(const char *s, long long min, long long max)
+{
+	long long n;
+	char *end;
+
+	errno = 0;
+	n = strtoll(s, &end, 10);
+	return errno || end == s || *end || n < min || n > max ? -1 : n;
+}
+
 /*
  * A count of 1 .. @max from the option's @arg, else the environment's
  * @env, else 0 (the default); -1 if invalid. *@from: what was parsed.
@@ -392,16 +407,27 @@ static void usage(void)
 static long count_arg(const char *arg, const char *env, long max,
 		      const char **from)
 {
-	char *end;
-	long n;
-
 	if (!arg)
 		arg = getenv(env);
 	*from = arg;
 	if (!arg || !*arg)
 		return 0;
-	n = strtol(arg, &end, 10);
-	return *end || n < 1 || n > max ? -1 : n;
+	return (long)num_arg(arg, 1, max);
+}
+
+/*
+ * The value of -s SPINS, -t SPIN_NS, -r READY_FD or -C CTL_FD (@opt), or
+ * -1 after saying it is bad.
+ */
+static long long num_option(int opt, const char *arg)
+{
+	long long max = opt == 's' ? UINT32_MAX :
+			opt == 't' ? AICORE_SPIN_NS_MAX : INT_MAX;
+	long long v = num_arg(arg, 0, max);
+
+	if (v < 0)
+		aicore_msg("bad -%c '%s' (0 .. %lld)", opt, arg, max);
+	return v;
 }
 
 /* Run the attached cores until they stop; 0 or -errno. */
@@ -447,6 +473,7 @@ int main(int argc, char **argv)
 	int64_t spin_ns = PTO_EXEC_SPIN_NS;
 	int opt, ready_fd = -1, ctl_fd = -1, ret;
 	long nworkers, nkernels;
+	long long v;
 
 	while ((opt = getopt(argc, argv, "d:u:c:w:k:s:t:r:C:vh")) != -1) {
 		switch (opt) {
@@ -455,10 +482,22 @@ int main(int argc, char **argv)
 		case 'c': cores_arg = optarg; break;
 		case 'w': workers = optarg; break;
 		case 'k': kernels = optarg; break;
-		case 's': spins = (uint32_t)strtoul(optarg, NULL, 0); break;
-		case 't': spin_ns = strtoll(optarg, NULL, 0); break;
-		case 'r': ready_fd = atoi(optarg); break;
-		case 'C': ctl_fd = atoi(optarg); break;
+		case 's':
+		case 't':
+		case 'r':
+		case 'C':
+			v = num_option(opt, optarg);
+			if (v < 0)
+				return 2;
+			if (opt == 's')
+				spins = (uint32_t)v;
+			else if (opt == 't')
+				spin_ns = v;
+			else if (opt == 'r')
+				ready_fd = (int)v;
+			else
+				ctl_fd = (int)v;
+			break;
 		case 'v': a.verbose = true; break;
 		default: usage(); return 2;
 		}

@@ -102,40 +102,69 @@ static const struct env_rule env_rules[PTO_ENV_N] = {
 				"an integer from 1 to 16" },
 };
 
+static int parse_var(enum pto_env_var var, const char *s, uint64_t *out,
+		     char *err, size_t errlen)
+{
+	const struct env_rule *r = &env_rules[var];
+	uint64_t v;
+
+	if (parse_u64(s, r->suffix, &v) || v < r->min || v > r->max ||
+	    (r->pow2 && (v & (v - 1)))) {
+		if (err && errlen)
+			snprintf(err, errlen, "must be %s", r->rule);
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
+static void config_store(struct pto2_config *cfg, enum pto_env_var var,
+			 uint64_t v)
+{
+	switch (var) {
+	case PTO_ENV_TASK_WINDOW: cfg->task_window = (uint32_t)v; break;
+	case PTO_ENV_HEAP: cfg->heap_size = v; break;
+	case PTO_ENV_DEP_POOL: cfg->dep_pool_size = (uint32_t)v; break;
+	case PTO_ENV_RQ_SHARDS: cfg->ready_queue_shards = (uint32_t)v; break;
+	case PTO_ENV_N: break;
+	}
+}
+
+int pto2_config_set_var(struct pto2_config *cfg, enum pto_env_var var,
+			const char *s, char *err, size_t errlen)
+{
+	uint64_t v;
+	int ret = parse_var(var, s, &v, err, errlen);
+
+	if (!ret)
+		config_store(cfg, var, v);
+	return ret;
+}
+
 int pto2_config_from_getenv(struct pto2_config *cfg,
 			    const char *(*getenv_fn)(void *ctx, const char *name),
 			    void *ctx, char *err, size_t errlen)
 {
 	uint64_t vals[PTO_ENV_N];
 	bool set[PTO_ENV_N];
-	size_t i;
+	char why[128];
+	int i;
 
 	for (i = 0; i < PTO_ENV_N; i++) {
-		const struct env_rule *r = &env_rules[i];
 		const char *s = getenv_fn(ctx, pto_env_names[i]);
-		uint64_t v;
 
 		set[i] = s != NULL;
-		if (!s)
-			continue;
-		if (parse_u64(s, r->suffix, &v) || v < r->min || v > r->max ||
-		    (r->pow2 && (v & (v - 1)))) {
+		if (s && parse_var((enum pto_env_var)i, s, &vals[i], why,
+				   sizeof(why))) {
 			if (err && errlen)
-				snprintf(err, errlen,
-					 "%s=\"%s\" is invalid: must be %s",
-					 pto_env_names[i], s, r->rule);
+				snprintf(err, errlen, "%s=\"%s\" is invalid: %s",
+					 pto_env_names[i], s, why);
 			return -EINVAL;
 		}
-		vals[i] = v;
 	}
-	if (set[PTO_ENV_TASK_WINDOW])
-		cfg->task_window = (uint32_t)vals[PTO_ENV_TASK_WINDOW];
-	if (set[PTO_ENV_HEAP])
-		cfg->heap_size = vals[PTO_ENV_HEAP];
-	if (set[PTO_ENV_DEP_POOL])
-		cfg->dep_pool_size = (uint32_t)vals[PTO_ENV_DEP_POOL];
-	if (set[PTO_ENV_RQ_SHARDS])
-		cfg->ready_queue_shards = (uint32_t)vals[PTO_ENV_RQ_SHARDS];
+	for (i = 0; i < PTO_ENV_N; i++)
+		if (set[i])
+			config_store(cfg, (enum pto_env_var)i, vals[i]);
 	return 0;
 }
 

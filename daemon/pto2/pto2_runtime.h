@@ -34,6 +34,8 @@
 
 #include <linux/pto.h>
 
+#include <pto-private/env.h>
+
 #include "pto2_types.h"
 
 /**
@@ -140,6 +142,13 @@ int pto2_config_from_env(struct pto2_config *cfg, char *err, size_t errlen);
 int pto2_config_from_getenv(struct pto2_config *cfg,
 			    const char *(*getenv_fn)(void *ctx, const char *name),
 			    void *ctx, char *err, size_t errlen);
+/*
+ * Set @var's field of @cfg from the text @s by the rule the variable has
+ * (e.g. "a power of 2 from 4 to 4194304"), or -EINVAL with "must be
+ * <rule>" in @err: ptod's options for its defaults use the same rules.
+ */
+int pto2_config_set_var(struct pto2_config *cfg, enum pto_env_var var,
+			const char *s, char *err, size_t errlen);
 /* -EINVAL with a message if @cfg is out of range. */
 int pto2_config_validate(const struct pto2_config *cfg, char *err, size_t errlen);
 

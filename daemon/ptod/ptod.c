@@ -1403,6 +1403,42 @@ void ptod_sibling_path(char *buf, size_t len, const char *name)
 	snprintf(buf, len, "%s", name);
 }
 
+/*
+ * -w TASK_WINDOW, -H HEAP (the clients' defaults, by the rules of the
+ * variables PTO2_RING_TASK_WINDOW and PTO2_RING_HEAP that override them),
+ * -S AICORE_SPINS. 0, or -EINVAL after saying why.
+ */
+static int default_option(struct ptod *d, int opt, const char *arg)
+{
+	struct pto2_config cfg;
+	unsigned long long v;
+	char why[128], *end;
+
+	if (opt == 'S') {
+		errno = 0;
+		v = strtoull(arg, &end, 10);
+		if (errno || end == arg || *end || *arg == '-' ||
+		    v > UINT32_MAX) {
+			fprintf(stderr, "ptod: bad -S '%s': must be an integer from 0 to %u\n",
+				arg, UINT32_MAX);
+			return -EINVAL;
+		}
+		d->aicore_spins = (uint32_t)v;
+		return 0;
+	}
+	pto2_config_default(&cfg);
+	if (pto2_config_set_var(&cfg, opt == 'w' ? PTO_ENV_TASK_WINDOW :
+				PTO_ENV_HEAP, arg, why, sizeof(why))) {
+		fprintf(stderr, "ptod: bad -%c '%s': %s\n", opt, arg, why);
+		return -EINVAL;
+	}
+	if (opt == 'w')
+		d->def_task_window = cfg.task_window;
+	else
+		d->def_heap = cfg.heap_size;
+	return 0;
+}
+
 /* 0, or the exit status for a bad command line. */
 static int parse_args(struct ptod *d, int argc, char **argv)
 {
@@ -1446,9 +1482,14 @@ static int parse_args(struct ptod *d, int argc, char **argv)
 				return 2;
 			}
 			break;
-		case 'w': d->def_task_window = (uint32_t)strtoul(optarg, NULL, 0); break;
-		case 'H': d->def_heap = strtoull(optarg, NULL, 0); break;
-		case 'S': d->aicore_spins = (uint32_t)strtoul(optarg, NULL, 0); break;
+		case 'w':
+		case 'H':
+		case 'S':
+			if (default_option(d, opt, optarg)) {
+				usage();
+				return 2;
+			}
+			break;
 		case 'x':
 			if (parse_ctx_rule(d, optarg)) {
 				fprintf(stderr, "ptod: bad -x '%s'\n", optarg);

@@ -1,0 +1,40 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# check_args.sh [PTOD] - ptod refuses a bad default for its clients (-w
+# TASK_WINDOW, -H HEAP: the rules of PTO2_RING_TASK_WINDOW and
+# PTO2_RING_HEAP) or a bad -S AICORE_SPINS with exit status 2 and a message
+# naming the value, before it touches a device; a good one gets past the
+# check (on a device that is not there ptod then exits 1).
+set -u
+PTOD=${1:-build/daemon/ptod}
+SOCK=$(mktemp -u /tmp/ptod-args.XXXXXX)
+fail=0
+
+# expect STATUS TEXT ARGS...
+expect() {
+	local want=$1 text=$2 out rc
+
+	shift 2
+	out=$("$PTOD" -d /dev/pto-none -s "$SOCK" "$@" 2>&1 >/dev/null)
+	rc=$?
+	if [ "$rc" != "$want" ] || ! grep -qF -- "$text" <<<"$out"; then
+		echo "not ok: ptod $*: status $rc (want $want), said: $out"
+		fail=1
+	else
+		echo "ok: ptod $*: $rc"
+	fi
+}
+
+for v in 0 2 3 12 8388608 0x10 x ""; do
+	expect 2 "bad -w '$v': must be a power of 2 from 4 to 4194304" -w "$v"
+done
+for v in 0 1023 1T 2048X -1 99999999999999999999; do
+	expect 2 "bad -H '$v': must be bytes from 1024" -H "$v"
+done
+for v in -1 x 4294967296; do
+	expect 2 "bad -S '$v': must be an integer from 0 to 4294967295" -S "$v"
+done
+expect 1 "open /dev/pto-none" -w 4 -H 1024 -S 0
+expect 1 "open /dev/pto-none" -w 4194304 -H 64M -S 4294967295
+exit $fail
