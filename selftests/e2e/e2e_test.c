@@ -1511,6 +1511,35 @@ TEST_F_TIMEOUT(e2e, stream_record_length_refused, 150)
 }
 
 /*
+ * A client that writes its own stream (pto_e2e rawhead) breaks the ring's
+ * rules in a graph, after ptod has consumed its GRAPH_BEGIN: a head more
+ * than the ring (8192 bytes) past the tail; a tail started 8 bytes off
+ * the records' alignment, so that a record lies where its header does not
+ * fit before the end of the ring; a 48-byte record 32 bytes before the
+ * end; a 64-byte record of which 32 bytes are published. ptod fails each
+ * graph with -EPROTO and a message that says which rule, at which
+ * position; the same process's next client passes, then another client.
+ */
+TEST_F_TIMEOUT(e2e, stream_head_and_ring_end_refused, 150)
+{
+	static const char *const want[] = {
+		"rawhead ahead: status=-71 corrupt submission stream: the head (8240) is more than the ring's 8192 bytes past the tail (32)",
+		"rawhead edge: status=-71 corrupt submission stream: the record at 8184 has 8 bytes before the end of the ring, less than a header's 16",
+		"rawhead end: status=-71 corrupt submission stream: the record at 8160 is 48 bytes long, more than the 32 bytes to the end of the ring",
+		"rawhead published: status=-71 corrupt submission stream: the record at 32 is 64 bytes long, more than the 32 bytes the client published",
+		NULL
+	};
+
+	run_client(_metadata, "rawhead", NULL,
+		   ARGS("rawhead", "ahead", "edge", "end", "published"),
+		   ARGS("rawhead/ahead", "rawhead/edge", "rawhead/end",
+			"rawhead/published"),
+		   want);
+	run_client(_metadata, "vector", NULL, ARGS("vector", "Const"),
+		   ARGS("vector/Const"), NULL);
+}
+
+/*
  * A kernel that segfaults: its task fails with -EIO and a message naming
  * the executor (the pid the device shows as the cores' owner), the signal
  * and the task.

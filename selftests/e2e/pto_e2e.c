@@ -93,6 +93,9 @@
  *                                 record LEN bytes long (expects -EPROTO),
  *                                 then, on a new connection, a graph of
  *                                 well-formed records (expects 0)
+ *   pto_e2e rawhead HOW...        (no libpto) the same with a stream
+ *                                 whose head or records break the ring's
+ *                                 rules: ahead, edge, end, published
  *
  * Build directory of the examples: -d DIR (default: build/examples next to
  * this program's build/selftests/e2e). Prints one line per case:
@@ -2317,8 +2320,11 @@ static void raw_close(struct raw_client *r)
 		close(r->udev);
 }
 
-/* Device, stream buffer, connection and hello, as libpto does them. */
-static int raw_open(struct raw_client *r)
+/*
+ * Device, stream buffer, connection and hello, as libpto does them; the
+ * stream's head and tail start at @start (libpto: 0).
+ */
+static int raw_open_at(struct raw_client *r, uint64_t start)
 {
 	struct pto_msg m;
 	int ret;
@@ -2334,6 +2340,7 @@ static int raw_open(struct raw_client *r)
 	r->data = (uint8_t *)r->sh + PTO_STREAM_HDR_SIZE;
 	r->sh->magic = PTO_STREAM_MAGIC;
 	r->sh->data_size = RAW_STREAM;
+	r->sh->head = r->sh->tail = r->head = start;
 	r->sock = raw_connect();
 	if (r->sock < 0)
 		return -errno;
@@ -2344,6 +2351,11 @@ static int raw_open(struct raw_client *r)
 	m.u.hello.stream_len = r->sbuf.len;
 	return raw_expect(r->sock, &m, sizeof(m), r->file, 0, "hello") ?
 	       0 : -EPROTO;
+}
+
+static int raw_open(struct raw_client *r)
+{
+	return raw_open_at(r, 0);
 }
 
 /*
@@ -2447,6 +2459,109 @@ static int run_reclen(int argc, char **argv)
 		snprintf(name, sizeof(name), "reclen/%u", len);
 		failed += report_case(name, bad == -EPROTO && !good, bad,
 				      "");
+	}
+	return failed ? 1 : 0;
+}
+
+/*
+ * Wait up to 10 s for ptod to have consumed everything @r published (its
+ * tail at our head): 0 or -ETIMEDOUT.
+ */
+static int raw_drained(struct raw_client *r)
+{
+	int i;
+
+	for (i = 0; i < 10000; i++) {
+		if (atomic_load_explicit(&r->sh->tail, memory_order_acquire) ==
+		    r->head)
+			return 0;
+		usleep(1000);
+	}
+	return -ETIMEDOUT;
+}
+
+/* PADs from @r's head up to ring offset @to (head < to <= RAW_STREAM). */
+static void raw_pad_to(struct raw_client *r, uint64_t to)
+{
+	while (r->head < to) {
+		uint64_t n = to - r->head;
+
+		raw_rec(r, PTO_REC_PAD, n > 4096 ? 4096 : (uint32_t)n);
+	}
+}
+
+/*
+ * One graph of a raw client whose stream breaks a rule of its head or of
+ * where a record lies (@how, see run_rawhead()). Its status and message.
+ */
+static int raw_bad_head(const char *how, char *msg, size_t msglen)
+{
+	bool edge = !strcmp(how, "edge");
+	struct raw_client r;
+	struct pto_rec *h;
+	int ret;
+
+	snprintf(msg, msglen, "no graph");
+	/* edge: a tail 8 bytes off the records' alignment, set before hello */
+	ret = raw_open_at(&r, edge ? 8 : 0);
+	if (!ret) {
+		raw_rec(&r, PTO_REC_GRAPH_BEGIN, sizeof(struct pto_rec_graph));
+		ret = raw_publish(&r);
+	}
+	if (!ret)
+		ret = raw_drained(&r);	/* the graph has begun */
+	if (ret)
+		goto out;
+	if (!strcmp(how, "ahead")) {
+		r.head += RAW_STREAM + PTO_REC_ALIGN;
+	} else if (edge) {
+		/* a record at 8184: 8 bytes before the end of the ring */
+		raw_pad_to(&r, RAW_STREAM - 8);
+		r.head += sizeof(*h);
+	} else if (!strcmp(how, "end")) {
+		/* a 48-byte record 32 bytes before the end of the ring */
+		raw_pad_to(&r, RAW_STREAM - 32);
+		h = (struct pto_rec *)(void *)(r.data + r.head);
+		memset(h, 0, sizeof(*h));
+		h->type = PTO_REC_SCOPE_BEGIN;
+		h->len = 48;
+		h->tag = RAW_TAG;
+		r.head += 48;
+	} else {
+		/* a 64-byte record of which the client published 32 bytes */
+		raw_rec(&r, PTO_REC_SCOPE_BEGIN, 64);
+		r.head -= 32;
+	}
+	ret = raw_publish(&r);
+	if (!ret)
+		ret = raw_done(&r, msg, msglen);
+out:
+	raw_close(&r);
+	return ret;
+}
+
+/*
+ * A raw client's stream whose head or records break the ring's rules,
+ * each case in a graph (its GRAPH_BEGIN consumed first): "ahead" (the
+ * head more than a ring past the tail), "edge" (a record whose header
+ * does not fit before the end of the ring), "end" (a record that runs
+ * past the end of the ring), "published" (a record longer than what the
+ * client published). Each must fail its graph with -EPROTO, then the same
+ * process's next client must pass; the messages are printed.
+ */
+static int run_rawhead(int argc, char **argv)
+{
+	char msg[PTO_MSG_TEXT], name[32];
+	int i, bad, good, failed = 0;
+
+	for (i = 0; i < argc; i++) {
+		bad = raw_bad_head(argv[i], msg, sizeof(msg));
+		printf("rawhead %s: status=%d %s\n", argv[i], bad, msg);
+		good = raw_graph(sizeof(struct pto_rec), msg, sizeof(msg));
+		printf("rawhead %s, the next client: status=%d %s\n", argv[i],
+		       good, msg);
+		snprintf(name, sizeof(name), "rawhead/%s", argv[i]);
+		failed += report_case(name, bad == -EPROTO && !good, bad, "");
 	}
 	return failed ? 1 : 0;
 }
@@ -2787,7 +2902,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|closedev|rerun|streampad|reload|rendezvous|crash-next|hostile|stream|hang|probe|probe-n|prio|badbuf|hazards|proto|freed|freed-tensor|reload-quota|reload-busy|kshare|reload-defer|unpriv|reclen|idle|flood|pings|quota|peer|conns ...\n");
+		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|closedev|rerun|streampad|reload|rendezvous|crash-next|hostile|stream|hang|probe|probe-n|prio|badbuf|hazards|proto|freed|freed-tensor|reload-quota|reload-busy|kshare|reload-defer|unpriv|reclen|rawhead|idle|flood|pings|quota|peer|conns ...\n");
 		return 2;
 	}
 	/* without libpto: the socket alone */
@@ -2800,6 +2915,8 @@ int main(int argc, char **argv)
 		return run_conns(optind + 1 < argc ? atol(argv[optind + 1]) : 20);
 	if (!strcmp(argv[optind], "reclen"))
 		return run_reclen(argc - optind - 1, argv + optind + 1);
+	if (!strcmp(argv[optind], "rawhead"))
+		return run_rawhead(argc - optind - 1, argv + optind + 1);
 	ret = pto_connect(NULL, &cl);
 	if (ret) {
 		printf("CASE connect: FAIL %s\n", pto_last_error(NULL));
