@@ -113,10 +113,36 @@ static inline uint32_t tm_hash(const struct pto2_tensormap *tm, uint64_t addr)
 	       (tm->num_buckets - 1);
 }
 
+/* The index chain of (@addr, @granule); the key test still compares addr. */
+static inline uint32_t tm_index_hash(const struct pto2_tensormap *tm,
+				     uint64_t addr, uint64_t granule)
+{
+	return tm_hash(tm, addr ^ (granule * 0xC2B2AE3D27D4EB4FULL));
+}
+
+/* Granules of the non-empty hull [begin, end): first and last. */
+static inline uint64_t tm_g0(const struct pto2_region *r)
+{
+	return r->begin >> PTO2_TM_GRANULE_SHIFT;
+}
+
+static inline uint64_t tm_g1(const struct pto2_region *r)
+{
+	return (r->end - 1) >> PTO2_TM_GRANULE_SHIFT;
+}
+
+/* Non-empty and spanning at most PTO2_TM_INDEX_SPAN granules. */
+static inline bool tm_small(const struct pto2_region *r)
+{
+	return r->begin < r->end &&
+	       tm_g1(r) - tm_g0(r) < PTO2_TM_INDEX_SPAN;
+}
+
 int pto2_tensormap_init(struct pto2_tensormap *tm, uint32_t num_buckets,
 			uint32_t pool_size, uint32_t window_size)
 {
 	uint32_t lg = 0;
+	int c;
 
 	memset(tm, 0, sizeof(*tm));
 	if (!num_buckets || (num_buckets & (num_buckets - 1)) || !pool_size ||
@@ -129,13 +155,14 @@ int pto2_tensormap_init(struct pto2_tensormap *tm, uint32_t num_buckets,
 	tm->bucket_shift = 64 - (lg ? lg : 1);
 	tm->pool_size = pool_size;
 	tm->window_size = window_size;
-	tm->buckets = malloc(sizeof(int32_t) * num_buckets);
+	for (c = 0; c < PTO2_TM_NCHAINS; c++)
+		tm->heads[c] = malloc(sizeof(*tm->heads[c]) * num_buckets);
 	tm->pool = calloc(pool_size, sizeof(*tm->pool));
 	tm->keys = calloc(pool_size, sizeof(*tm->keys));
 	tm->free_entry_list = malloc(sizeof(int32_t) * pool_size);
 	tm->task_entry_head = malloc(sizeof(int32_t) * window_size);
-	if (!tm->buckets || !tm->pool || !tm->keys || !tm->free_entry_list ||
-	    !tm->task_entry_head) {
+	if (!tm->heads[PTO2_TM_BUF] || !tm->heads[PTO2_TM_IDX] || !tm->pool ||
+	    !tm->keys || !tm->free_entry_list || !tm->task_entry_head) {
 		pto2_tensormap_destroy(tm);
 		return -ENOMEM;
 	}
@@ -145,7 +172,10 @@ int pto2_tensormap_init(struct pto2_tensormap *tm, uint32_t num_buckets,
 
 void pto2_tensormap_destroy(struct pto2_tensormap *tm)
 {
-	free(tm->buckets);
+	int c;
+
+	for (c = 0; c < PTO2_TM_NCHAINS; c++)
+		free(tm->heads[c]);
 	free(tm->pool);
 	free(tm->keys);
 	free(tm->free_entry_list);
@@ -155,31 +185,52 @@ void pto2_tensormap_destroy(struct pto2_tensormap *tm)
 
 void pto2_tensormap_reset(struct pto2_tensormap *tm)
 {
-	memset(tm->buckets, 0xff, sizeof(int32_t) * tm->num_buckets);
+	int c;
+
+	for (c = 0; c < PTO2_TM_NCHAINS; c++)
+		memset(tm->heads[c], 0xff, sizeof(int32_t) * tm->num_buckets);
 	memset(tm->task_entry_head, 0xff, sizeof(int32_t) * tm->window_size);
+	tm->short_chain = PTO2_TM_SHORT_CHAIN;
 	tm->next_entry_idx = 0;
 	tm->free_num = 0;
 	tm->last_task_alive = 0;
 	tm->last_cleanup = 0;
+	tm->next_seq = 0;
 	tm->stat_truncated = 0;
 	tm->stat_cleaned = 0;
 }
 
-static void unlink_bucket(struct pto2_tensormap *tm, int32_t idx)
+/* Put entry @idx at the head of chain @h of kind @c (newest first). */
+static void link_chain(struct pto2_tensormap *tm, int32_t idx, int c,
+		       uint32_t h)
 {
 	struct pto2_tm_entry *e = &tm->pool[idx];
 	struct pto2_tm_key *k = &tm->keys[idx];
 
-	if (!e->in_bucket)
+	e->head[c] = h;
+	e->prev[c] = -1;
+	k->next[c] = tm->heads[c][h];
+	if (k->next[c] >= 0)
+		tm->pool[k->next[c]].prev[c] = idx;
+	tm->heads[c][h] = idx;
+	e->linked[c] = true;
+}
+
+static void unlink_chain(struct pto2_tensormap *tm, int32_t idx, int c)
+{
+	struct pto2_tm_entry *e = &tm->pool[idx];
+	struct pto2_tm_key *k = &tm->keys[idx];
+
+	if (!e->linked[c])
 		return;
-	if (e->prev_in_bucket >= 0)
-		tm->keys[e->prev_in_bucket].next_in_bucket = k->next_in_bucket;
+	if (e->prev[c] >= 0)
+		tm->keys[e->prev[c]].next[c] = k->next[c];
 	else
-		tm->buckets[e->bucket] = k->next_in_bucket;
-	if (k->next_in_bucket >= 0)
-		tm->pool[k->next_in_bucket].prev_in_bucket = e->prev_in_bucket;
-	e->in_bucket = false;
-	k->next_in_bucket = e->prev_in_bucket = -1;
+		tm->heads[c][e->head[c]] = k->next[c];
+	if (k->next[c] >= 0)
+		tm->pool[k->next[c]].prev[c] = e->prev[c];
+	e->linked[c] = false;
+	k->next[c] = e->prev[c] = -1;
 }
 
 static void unlink_task(struct pto2_tensormap *tm, int32_t idx)
@@ -200,71 +251,182 @@ static void unlink_task(struct pto2_tensormap *tm, int32_t idx)
 	e->next_in_task = e->prev_in_task = -1;
 }
 
-static void free_entry(struct pto2_tensormap *tm, int32_t idx)
+/* Unlink entry @idx from every chain and free it. */
+static void drop_entry(struct pto2_tensormap *tm, int32_t idx)
 {
 	struct pto2_tm_entry *e = &tm->pool[idx];
 
+	unlink_chain(tm, idx, PTO2_TM_BUF);
+	unlink_chain(tm, idx, PTO2_TM_IDX);
+	unlink_task(tm, idx);
 	e->in_use = false;
 	tm->free_entry_list[tm->free_num++] = idx;
 }
 
 void pto2_tensormap_remove_entry(struct pto2_tensormap *tm, int32_t idx)
 {
-	struct pto2_tm_entry *e = &tm->pool[idx];
+	if (tm->pool[idx].in_use)
+		drop_entry(tm, idx);
+}
 
-	if (!e->in_use)
-		return;
-	unlink_bucket(tm, idx);
-	unlink_task(tm, idx);
-	free_entry(tm, idx);
+/*
+ * Chain truncation: the buffer's chain is newest-first, so every entry
+ * from @off on is stale. Cut the chain at @prev_ptr; the entries stay on
+ * their index chain and their task chains until cleanup.
+ */
+static void truncate_chain(struct pto2_tensormap *tm, int32_t *prev_ptr,
+			   int32_t off)
+{
+	*prev_ptr = -1;
+	while (off >= 0) {
+		struct pto2_tm_key *s = &tm->keys[off];
+
+		tm->pool[off].linked[PTO2_TM_BUF] = false;
+		tm->pool[off].prev[PTO2_TM_BUF] = -1;
+		off = s->next[PTO2_TM_BUF];
+		s->next[PTO2_TM_BUF] = -1;
+		tm->stat_truncated++;
+	}
+}
+
+/*
+ * Append to @res the entries of chain @h of kind @c that overlap @r;
+ * -EAGAIN if the chain is longer than @limit entries. The buffer's chain
+ * is cut at its first stale entry; an index chain, whose order is not
+ * insertion order, skips stale entries (cleanup frees them).
+ */
+static inline __attribute__((always_inline)) int
+walk_chain(struct pto2_tensormap *tm, int c, uint32_t h,
+	   const struct pto2_region *r, struct pto2_lookup_result *res,
+	   uint32_t limit)
+{
+	int32_t *prev_ptr = &tm->heads[c][h];
+	int32_t off = *prev_ptr;
+
+	for (; off >= 0; prev_ptr = &tm->keys[off].next[c], off = *prev_ptr) {
+		struct pto2_tm_key *k = &tm->keys[off];
+		enum pto2_overlap st;
+
+		if (!pto2_tensormap_key_valid(tm, k)) {
+			if (c == PTO2_TM_IDX)
+				continue;
+			truncate_chain(tm, prev_ptr, off);
+			return 0;
+		}
+		if (!limit--)
+			return -EAGAIN;
+		/* the full test only for the same buffer's touching bytes */
+		if (k->addr != r->addr || k->begin >= r->end ||
+		    r->begin >= k->end)
+			continue;
+		st = pto2_region_overlap(r, &tm->pool[off].region);
+		if (st == PTO2_NO_OVERLAP)
+			continue;
+		if (res->count >= PTO2_LOOKUP_MAX)
+			return -E2BIG;
+		res->entry[res->count] = off;
+		res->status[res->count] = st;
+		res->count++;
+	}
+	return 0;
+}
+
+/* Newest first, as on the buffer's chain (hits are few: insertion sort). */
+static void sort_hits(const struct pto2_tensormap *tm,
+		      struct pto2_lookup_result *res)
+{
+	int i, j;
+
+	for (i = 1; i < res->count; i++) {
+		int32_t e = res->entry[i];
+		enum pto2_overlap st = res->status[i];
+		uint64_t seq = tm->pool[e].seq;
+
+		for (j = i; j > 0 && tm->pool[res->entry[j - 1]].seq < seq; j--) {
+			res->entry[j] = res->entry[j - 1];
+			res->status[j] = res->status[j - 1];
+		}
+		res->entry[j] = e;
+		res->status[j] = st;
+	}
+}
+
+/*
+ * Put on their index chains the entries of buffer chain @b not indexed
+ * yet: they are its newest ones (the chain holds them, then indexed
+ * entries down to its first stale one), so the walk stops at the first
+ * indexed or stale entry. Empty hulls match nothing: no index chain.
+ */
+static void index_new_entries(struct pto2_tensormap *tm, uint32_t b)
+{
+	int32_t off = tm->heads[PTO2_TM_BUF][b];
+
+	while (off >= 0) {
+		struct pto2_tm_key *k = &tm->keys[off];
+		const struct pto2_region *r = &tm->pool[off].region;
+
+		if (k->indexed || !pto2_tensormap_key_valid(tm, k))
+			return;
+		k->indexed = 1;
+		if (r->begin < r->end)
+			link_chain(tm, off, PTO2_TM_IDX,
+				   tm_index_hash(tm, r->addr,
+						 tm_small(r) ? tm_g0(r) :
+							       PTO2_TM_WIDE));
+		off = k->next[PTO2_TM_BUF];
+	}
+}
+
+/* Adds @h to the @n chains in @hs unless there (colliding probes). */
+static int add_probe(uint32_t *hs, int n, uint32_t h)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (hs[i] == h)
+			return n;
+	hs[n] = h;
+	return n + 1;
+}
+
+/* Lookup of a small view (tm_small) through the index chains. */
+static int lookup_index(struct pto2_tensormap *tm, const struct pto2_region *r,
+			struct pto2_lookup_result *res)
+{
+	uint32_t hs[2 * PTO2_TM_INDEX_SPAN];
+	uint64_t g, g0 = tm_g0(r), g1 = tm_g1(r);
+	int i, n = 0, ret;
+
+	/* entries overlapping r begin at most SPAN - 1 granules before g0 */
+	g = g0 >= PTO2_TM_INDEX_SPAN - 1 ? g0 - (PTO2_TM_INDEX_SPAN - 1) : 0;
+	for (; g <= g1; g++)
+		n = add_probe(hs, n, tm_index_hash(tm, r->addr, g));
+	n = add_probe(hs, n, tm_index_hash(tm, r->addr, PTO2_TM_WIDE));
+	for (i = 0; i < n; i++) {
+		ret = walk_chain(tm, PTO2_TM_IDX, hs[i], r, res, UINT32_MAX);
+		if (ret)
+			return ret;
+	}
+	sort_hits(tm, res);
+	return 0;
 }
 
 int pto2_tensormap_lookup(struct pto2_tensormap *tm, const struct pto2_region *r,
 			  struct pto2_lookup_result *res)
 {
 	uint32_t b = tm_hash(tm, r->addr);
-	int32_t *prev_ptr = &tm->buckets[b];
-	int32_t off = *prev_ptr;
+	int ret;
 
 	res->count = 0;
-	while (off >= 0) {
-		struct pto2_tm_key *k = &tm->keys[off];
-		enum pto2_overlap st;
-
-		if (!pto2_tensormap_key_valid(tm, k)) {
-			/*
-			 * Chain truncation: chains are newest-first, so every
-			 * entry from here on is stale. Cut the chain; the
-			 * entries stay on their task chains until cleanup.
-			 */
-			*prev_ptr = -1;
-			while (off >= 0) {
-				struct pto2_tm_key *s = &tm->keys[off];
-
-				tm->pool[off].in_bucket = false;
-				tm->pool[off].prev_in_bucket = -1;
-				off = s->next_in_bucket;
-				s->next_in_bucket = -1;
-				tm->stat_truncated++;
-			}
-			return 0;
-		}
-		/* the full test only for the same buffer's touching bytes */
-		if (k->addr == r->addr && k->begin < r->end &&
-		    r->begin < k->end) {
-			st = pto2_region_overlap(r, &tm->pool[off].region);
-			if (st != PTO2_NO_OVERLAP) {
-				if (res->count >= PTO2_LOOKUP_MAX)
-					return -E2BIG;
-				res->entry[res->count] = off;
-				res->status[res->count] = st;
-				res->count++;
-			}
-		}
-		prev_ptr = &k->next_in_bucket;
-		off = k->next_in_bucket;
-	}
-	return 0;
+	if (!tm_small(r))
+		return walk_chain(tm, PTO2_TM_BUF, b, r, res, UINT32_MAX);
+	/* a short chain is walked; a long one left for the index */
+	ret = walk_chain(tm, PTO2_TM_BUF, b, r, res, tm->short_chain);
+	if (ret != -EAGAIN)
+		return ret;
+	res->count = 0;
+	index_new_entries(tm, b);
+	return lookup_index(tm, r, res);
 }
 
 int pto2_tensormap_insert(struct pto2_tensormap *tm, const struct pto2_region *r,
@@ -274,7 +436,6 @@ int pto2_tensormap_insert(struct pto2_tensormap *tm, const struct pto2_region *r
 	struct pto2_tm_entry *e;
 	struct pto2_tm_key *k;
 	int32_t idx;
-	uint32_t b;
 
 	if (tm->free_num)
 		idx = tm->free_entry_list[--tm->free_num];
@@ -290,17 +451,12 @@ int pto2_tensormap_insert(struct pto2_tensormap *tm, const struct pto2_region *r
 	k->begin = r->begin;
 	k->end = r->end;
 	k->producer = producer;
+	k->indexed = 0;		/* index_new_entries() does, when needed */
+	e->seq = tm->next_seq++;
 	e->with_alloc = with_alloc;
 	e->in_use = true;
-	/* bucket head: newest first */
-	b = tm_hash(tm, r->addr);
-	e->bucket = b;
-	e->prev_in_bucket = -1;
-	k->next_in_bucket = tm->buckets[b];
-	if (k->next_in_bucket >= 0)
-		tm->pool[k->next_in_bucket].prev_in_bucket = idx;
-	tm->buckets[b] = idx;
-	e->in_bucket = true;
+	link_chain(tm, idx, PTO2_TM_BUF, tm_hash(tm, r->addr));
+	e->linked[PTO2_TM_IDX] = false;
 	/* per-task chain */
 	e->prev_in_task = -1;
 	e->next_in_task = tm->task_entry_head[slot];
@@ -332,9 +488,7 @@ void pto2_tensormap_cleanup_retired(struct pto2_tensormap *tm, int32_t old_la,
 				off = next;
 				continue;
 			}
-			unlink_bucket(tm, off);
-			unlink_task(tm, off);
-			free_entry(tm, off);
+			drop_entry(tm, off);
 			tm->stat_cleaned++;
 			off = next;
 		}
@@ -363,19 +517,29 @@ uint32_t pto2_tensormap_used(const struct pto2_tensormap *tm)
 	return tm->next_entry_idx - tm->free_num;
 }
 
-uint32_t pto2_tensormap_linked(const struct pto2_tensormap *tm)
+static uint32_t count_linked(const struct pto2_tensormap *tm, int c)
 {
 	uint32_t i, n = 0;
 
 	for (i = 0; i < tm->num_buckets; i++) {
-		int32_t off = tm->buckets[i];
+		int32_t off = tm->heads[c][i];
 
 		while (off >= 0) {
 			n++;
-			off = tm->keys[off].next_in_bucket;
+			off = tm->keys[off].next[c];
 		}
 	}
 	return n;
+}
+
+uint32_t pto2_tensormap_linked(const struct pto2_tensormap *tm)
+{
+	return count_linked(tm, PTO2_TM_BUF);
+}
+
+uint32_t pto2_tensormap_indexed(const struct pto2_tensormap *tm)
+{
+	return count_linked(tm, PTO2_TM_IDX);
 }
 
 int pto2_tensormap_deps(struct pto2_tensormap *tm, const struct pto2_region *reg,

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * test_tensormap.c - TensorMap: overlap classes, lookup order, chain
- * truncation, cleanup_retired, pool exhaustion
+ * truncation, cleanup_retired, pool exhaustion; the granule index against
+ * a brute-force model
  */
 #include <errno.h>
 #include <string.h>
@@ -232,11 +233,457 @@ static void test_pool_exhaustion(void)
 	pto2_tensormap_destroy(&tm);
 }
 
+/* ---- The granule index ---------------------------------------------------- */
+
+#define GR (1ULL << PTO2_TM_GRANULE_SHIFT)
+#define SPAN PTO2_TM_INDEX_SPAN
+
+/* Every chain: its entries are in use, linked, and their prev links and
+ * heads mirror the next links; none is on a chain twice. */
+static int chains_consistent(const struct pto2_tensormap *tm)
+{
+	uint32_t h, n, total;
+	int c;
+
+	for (c = 0; c < PTO2_TM_NCHAINS; c++) {
+		for (h = 0, total = 0; h < tm->num_buckets; h++) {
+			int32_t prev = -1, off = tm->heads[c][h];
+
+			for (n = 0; off >= 0; n++) {
+				const struct pto2_tm_entry *e = &tm->pool[off];
+
+				if (!e->in_use || !e->linked[c] ||
+				    e->prev[c] != prev || e->head[c] != h)
+					return 0;
+				prev = off;
+				off = tm->keys[off].next[c];
+			}
+			total += n;
+		}
+		for (n = 0; n < tm->next_entry_idx; n++)
+			total -= tm->pool[n].linked[c];
+		if (total)
+			return 0;
+	}
+	return 1;
+}
+
+/* A 1-D fp32 buffer of @n elements at @addr and its view [@o, @o + @len). */
+static struct pto2_region span1(uint64_t addr, uint64_t n, uint64_t o,
+				uint64_t len)
+{
+	uint64_t s[1] = { n }, vs[1] = { len }, vo[1] = { o };
+	Tensor t = make_tensor_external((void *)(uintptr_t)addr, s, 1,
+					PTO_DT_FP32);
+	Tensor v = pto_tensor_view(&t, vs, vo);
+
+	return R(&v);
+}
+
+static int32_t producer_at(struct pto2_tensormap *tm,
+			   const struct pto2_region *r, int i)
+{
+	struct pto2_lookup_result lr;
+
+	if (pto2_tensormap_lookup(tm, r, &lr) || i >= lr.count)
+		return -1;
+	return pto2_tensormap_producer(tm, lr.entry[i]);
+}
+
+static int hits(struct pto2_tensormap *tm, const struct pto2_region *r)
+{
+	struct pto2_lookup_result lr;
+
+	return pto2_tensormap_lookup(tm, r, &lr) ? -1 : lr.count;
+}
+
+/* Insert @r[i] as written by task i + 1 (OUTPUT). */
+static void insert_seq(struct pto2_tensormap *tm,
+		       const struct pto2_region *const *r, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		pto2_tensormap_insert(tm, r[i], i + 1, true);
+}
+
+/* Lookback, WIDE chain, order across chains; index forced (short_chain 0). */
+static void test_index_probes(void)
+{
+	const uint64_t n = 64 * GR / 4, a = BASE;
+	struct pto2_tensormap tm;
+	/* begins in granule 8, ends in granule 8 + SPAN - 1 */
+	struct pto2_region straddle = span1(a, n, (8 * GR + GR / 2) / 4,
+					    ((SPAN - 1) * GR) / 4);
+	struct pto2_region whole = span1(a, n, 0, n);
+	struct pto2_region wide = span1(a, n, 40 * GR / 4, (SPAN + 1) * GR / 4);
+	struct pto2_region last = span1(a, n, (8 + SPAN - 1) * GR / 4 + 2, 1);
+	struct pto2_region tile8 = span1(a, n, (8 * GR + GR / 2) / 4 + 1, 2);
+	struct pto2_region far = span1(a, n, 30 * GR / 4, 4);
+	struct pto2_region other = span1(a + 64 * GR, n, 8 * GR / 4, 4);
+
+	pto2_tensormap_init(&tm, 64, 64, 64);
+	tm.short_chain = 0;
+	insert_seq(&tm, (const struct pto2_region *[]){ &whole, &straddle,
+							&far, &other, &wide },
+		   5);
+	ok(pto2_tensormap_indexed(&tm) == 0 && hits(&tm, &far) == 2 &&
+	   pto2_tensormap_indexed(&tm) == 4 && chains_consistent(&tm),
+	   "a buffer's entries join the index at the first lookup of the buffer that uses it (4 of 5: not the other buffer's); chain links agree");
+	ok(hits(&tm, &last) == 2 && producer_at(&tm, &last, 0) == 2 &&
+	   producer_at(&tm, &last, 1) == 1,
+	   "a tile in the last granule of a %d-granule entry finds it (lookback) and the whole buffer (WIDE), newest first",
+	   SPAN);
+	ok(hits(&tm, &tile8) == 2 && producer_at(&tm, &tile8, 0) == 2,
+	   "a tile in the entry's first granule finds it");
+	ok(hits(&tm, &far) == 2 && producer_at(&tm, &far, 0) == 3 &&
+	   producer_at(&tm, &far, 1) == 1,
+	   "far tile: itself and the WIDE whole buffer, not the straddling entry");
+	pto2_tensormap_insert(&tm, &tile8, 6, true);
+	ok(hits(&tm, &last) == 2 && hits(&tm, &tile8) == 3 &&
+	   producer_at(&tm, &tile8, 0) == 6 &&
+	   producer_at(&tm, &tile8, 1) == 2 &&
+	   producer_at(&tm, &tile8, 2) == 1,
+	   "hits of three chains come newest first (6, 2, 1)");
+	pto2_tensormap_remove_entry(&tm, 1);	/* straddle: the 2nd insert */
+	ok(hits(&tm, &last) == 1 && pto2_tensormap_indexed(&tm) == 4 &&
+	   pto2_tensormap_linked(&tm) == 5 && chains_consistent(&tm),
+	   "remove_entry unlinks from both chains");
+	pto2_tensormap_destroy(&tm);
+}
+
+/* Address 0 and 2^64: granule 0 lookback, hulls wrapped past 2^64. */
+static void test_index_edges(void)
+{
+	const uint64_t n = 4 * GR / 4, top = 0 - 4 * GR, wrap = 0 - GR;
+	struct pto2_tensormap tm;
+	struct pto2_region z0 = span1(0, n, GR / 4 - 1, 1);
+	struct pto2_region z1 = span1(0, n, GR / 4 - 1, 2);	/* straddles */
+	struct pto2_region zt = span1(0, n, GR / 4, 1);
+	struct pto2_region t_end = span1(top, n, n - 2, 2);	/* end 2^64 */
+	struct pto2_region t_in = span1(top, n, n - GR / 8, 4);
+	struct pto2_region w_across = span1(wrap, n, GR / 4 - 2, 4);
+	struct pto2_region w_low = span1(wrap, n, GR / 4 + 8, 4);
+	struct pto2_region w_all = span1(wrap, n, 0, n);
+	struct pto2_region empty = span1(0, n, 5, 0);
+
+	ok(t_end.end == 0 && t_end.begin > t_end.end &&
+	   w_across.begin > w_across.end && w_low.begin < w_low.end &&
+	   w_low.end < GR, "hulls: one ending at 2^64 (end 0), one wrapped, one past 2^64");
+	pto2_tensormap_init(&tm, 1024, 64, 64);
+	tm.short_chain = 0;
+	insert_seq(&tm, (const struct pto2_region *[]){ &z1, &t_end, &t_in,
+							&w_across, &w_low,
+							&empty },
+		   6);
+	ok(hits(&tm, &z0) == 1 && hits(&tm, &zt) == 1 &&
+	   producer_at(&tm, &zt, 0) == 1,
+	   "address 0: a tile of granule 0 and one of granule 1 find the straddling tile");
+	ok(hits(&tm, &t_in) == 1 && hits(&tm, &t_end) == 0,
+	   "top granule: a tile is found; the view ending at 2^64 touches nothing (as its hull is empty)");
+	ok(hits(&tm, &w_low) == 1 && hits(&tm, &w_across) == 0 &&
+	   hits(&tm, &w_all) == 0 && hits(&tm, &empty) == 0,
+	   "past 2^64: the low tile is found; wrapped and empty views touch nothing");
+	ok(pto2_tensormap_linked(&tm) == 6 && pto2_tensormap_indexed(&tm) == 3 &&
+	   chains_consistent(&tm),
+	   "empty and wrapped hulls are on no index chain; chains consistent");
+	pto2_tensormap_destroy(&tm);
+}
+
+/* Reshaped views and colliding keys of different buffers (1 bucket). */
+static void test_index_layouts(void)
+{
+	struct pto2_tensormap tm;
+	Tensor a = t2d(BASE, 64, 256), b = t2d(BASE + GR, 64, 256);
+	Tensor row = view2(&a, 3, 1, 0, 256), brow = view2(&b, 3, 1, 0, 256);
+	uint64_t s1[1] = { 64 * 256 }, fs[1] = { 128 }, fo[1] = { 3 * 256 };
+	Tensor flat = make_tensor_external((void *)(uintptr_t)BASE, s1, 1,
+					   PTO_DT_FP32);
+	Tensor half = pto_tensor_view(&flat, fs, fo);
+	struct pto2_region rrow = R(&row), rb = R(&brow), rhalf = R(&half);
+	struct pto2_lookup_result lr;
+
+	pto2_tensormap_init(&tm, 1, 64, 64);
+	tm.short_chain = 0;
+	pto2_tensormap_insert(&tm, &rhalf, 1, false);
+	pto2_tensormap_insert(&tm, &rb, 2, true);
+	pto2_tensormap_lookup(&tm, &rrow, &lr);
+	ok(lr.count == 1 && lr.status[0] == PTO2_OVERLAP_COVERED &&
+	   pto2_tensormap_producer(&tm, lr.entry[0]) == 1,
+	   "a 2-D row covers a reshaped 1-D half row (byte hulls); one bucket: the other buffer's bytes at the same offsets are not reported, no probe walks a chain twice");
+	pto2_tensormap_insert(&tm, &rrow, 3, true);
+	pto2_tensormap_lookup(&tm, &rhalf, &lr);
+	ok(lr.count == 2 && lr.status[0] == PTO2_OVERLAP_OTHER &&
+	   pto2_tensormap_producer(&tm, lr.entry[0]) == 3 &&
+	   lr.status[1] == PTO2_OVERLAP_COVERED,
+	   "the half row finds the row (OTHER), then itself (COVERED)");
+	pto2_tensormap_destroy(&tm);
+}
+
+/* ---- Randomized: the TensorMap against a brute-force model ---------------- */
+
+#define RND_POOL	96
+#define RND_STEPS	6000
+#define RND_NLAYOUTS	8
+
+struct model_ent {
+	struct pto2_region r;
+	int32_t producer;
+	uint64_t seq;
+	bool with_alloc;
+	bool gone;		/* removed or cleaned */
+};
+
+struct model {
+	struct model_ent e[RND_STEPS];
+	int n;
+	uint64_t seq;
+	int32_t la, last_cleanup;
+	uint32_t used;
+	int lookups, removed, nospc;	/* what a run exercised */
+	uint64_t truncated;
+};
+
+static uint64_t rnd_state;
+
+static uint64_t rnd(void)
+{
+	rnd_state ^= rnd_state << 13;
+	rnd_state ^= rnd_state >> 7;
+	rnd_state ^= rnd_state << 17;
+	return rnd_state;
+}
+
+static uint64_t rnd_below(uint64_t n)
+{
+	return n ? rnd() % n : 0;
+}
+
+/* A few buffers: tiles of one big tensor, reshaped views of it, wide
+ * strided tiles, buffers at 0, ending at 2^64 and wrapping past it. */
+static Tensor rnd_layout(int i)
+{
+	static const struct {
+		uint64_t addr;
+		uint32_t ndims, dtype;
+		uint64_t s[3];
+	} l[RND_NLAYOUTS] = {
+		{ BASE, 2, PTO_DT_INT64, { 256, 8 } },		/* slots */
+		{ BASE, 1, PTO_DT_INT64, { 2048 } },		/* reshaped */
+		{ BASE, 3, PTO_DT_FP32, { 16, 32, 8 } },	/* reshaped */
+		{ BASE + 0x100000, 2, PTO_DT_FP32, { 64, 512 } },
+		{ 0, 2, PTO_DT_FP32, { 32, 64 } },
+		{ 0x40, 1, PTO_DT_FP16, { 8192 } },
+		{ 0 - 3 * GR, 2, PTO_DT_FP32, { 3, GR / 4 } },
+		{ 0 - GR - 64, 1, PTO_DT_FP32, { 2 * GR / 4 } },
+	};
+
+	return make_tensor_external((void *)(uintptr_t)l[i].addr,
+				    l[i].s, l[i].ndims, (DataType)l[i].dtype);
+}
+
+/* A random view: a tiny tile, a row range, the whole buffer, an empty or
+ * an arbitrary box. */
+static struct pto2_region rnd_view(void)
+{
+	Tensor t = rnd_layout((int)rnd_below(RND_NLAYOUTS)), v;
+	uint64_t s[PTO2_MAX_TENSOR_DIMS], o[PTO2_MAX_TENSOR_DIMS];
+	uint32_t i, kind = (uint32_t)rnd_below(8);
+
+	for (i = 0; i < t.ndims; i++) {
+		uint64_t raw = t.raw_shapes[i];
+
+		if (kind == 0) {		/* whole */
+			o[i] = 0;
+			s[i] = raw;
+		} else if (kind <= 3) {		/* tiny */
+			s[i] = i + 1 < t.ndims ? 1 : 1 + rnd_below(raw < 8 ? raw : 8);
+			o[i] = rnd_below(raw - s[i] + 1);
+		} else {			/* any box */
+			o[i] = rnd_below(raw);
+			s[i] = 1 + rnd_below(raw - o[i]);
+		}
+	}
+	if (kind == 7)
+		s[rnd_below(t.ndims)] = 0;	/* empty */
+	v = pto_tensor_view(&t, s, o);
+	return R(&v);
+}
+
+static uint32_t model_sync(struct model *m, int32_t la, bool force)
+{
+	uint32_t freed = 0;
+	int i;
+
+	if (la > m->la)
+		m->la = la;
+	if (m->la - m->last_cleanup < PTO2_TENSORMAP_CLEANUP_INTERVAL &&
+	    !(force && m->la > m->last_cleanup))
+		return 0;
+	for (i = 0; i < m->n; i++) {
+		if (!m->e[i].gone && m->e[i].producer < m->la) {
+			m->e[i].gone = true;
+			freed++;
+		}
+	}
+	m->last_cleanup = m->la;
+	m->used -= freed;
+	return freed;
+}
+
+/* Compare one lookup, in order: producer, status, insertion. */
+static int check_lookup(struct pto2_tensormap *tm, struct model *m,
+			const struct pto2_region *r,
+			struct pto2_lookup_result *lr, int *hit)
+{
+	int i, n = 0;
+
+	if (pto2_tensormap_lookup(tm, r, lr))
+		return 0;
+	for (i = m->n - 1; i >= 0; i--) {
+		const struct model_ent *e = &m->e[i];
+		enum pto2_overlap st;
+
+		if (e->gone || e->producer < m->la)
+			continue;
+		st = pto2_region_overlap(r, &e->r);
+		if (st == PTO2_NO_OVERLAP)
+			continue;
+		if (n >= lr->count || lr->status[n] != st ||
+		    tm->pool[lr->entry[n]].seq != e->seq ||
+		    pto2_tensormap_producer(tm, lr->entry[n]) != e->producer)
+			return 0;
+		hit[n++] = i;
+	}
+	return n == lr->count;
+}
+
+static int model_insert(struct pto2_tensormap *tm, struct model *m,
+			const struct pto2_region *r, int32_t producer,
+			bool with_alloc)
+{
+	int ret = pto2_tensormap_insert(tm, r, producer, with_alloc);
+
+	if (ret == -ENOSPC) {
+		if (m->used != RND_POOL)
+			return 0;
+		m->nospc++;
+		model_sync(m, m->la, true);
+		pto2_tensormap_sync(tm, m->la, true);
+		ret = pto2_tensormap_insert(tm, r, producer, with_alloc);
+		if (ret == -ENOSPC)
+			return m->used == RND_POOL;	/* all live: dropped */
+	}
+	if (ret || m->used == RND_POOL)
+		return 0;
+	m->e[m->n++] = (struct model_ent){ *r, producer, m->seq++,
+					   with_alloc, false };
+	m->used++;
+	return 1;
+}
+
+/* INOUT: the lookup, drop covered non-allocating writes, then insert. */
+static int model_inout(struct pto2_tensormap *tm, struct model *m,
+		       const struct pto2_region *r, int32_t producer)
+{
+	static struct pto2_lookup_result lr;
+	int i, hit[PTO2_LOOKUP_MAX];
+
+	if (!check_lookup(tm, m, r, &lr, hit))
+		return 0;
+	for (i = 0; i < lr.count; i++) {
+		struct model_ent *e = &m->e[hit[i]];
+
+		if (lr.status[i] != PTO2_OVERLAP_COVERED || e->with_alloc)
+			continue;
+		pto2_tensormap_remove_entry(tm, lr.entry[i]);
+		e->gone = true;
+		m->used--;
+		m->removed++;
+	}
+	return model_insert(tm, m, r, producer, false);
+}
+
+/* One run of RND_STEPS steps on @m; returns the step that failed, or -1. */
+static int rnd_run(struct model *m, uint64_t seed, uint32_t buckets,
+		   uint32_t short_chain)
+{
+	static struct pto2_lookup_result lr;
+	struct pto2_tensormap tm;
+	int hit[PTO2_LOOKUP_MAX], step, good = 1;
+	int32_t producer = 0;
+
+	memset(m, 0, sizeof(*m));
+	rnd_state = seed;
+	pto2_tensormap_init(&tm, buckets, RND_POOL, 128);
+	tm.short_chain = short_chain;
+	for (step = 0; step < RND_STEPS && good; step++) {
+		struct pto2_region r = rnd_view();
+		uint32_t op = (uint32_t)rnd_below(16);
+
+		if (rnd_below(3))
+			producer++;	/* else one more write of this task */
+		if (op < 6) {
+			good = check_lookup(&tm, m, &r, &lr, hit);
+			m->lookups++;
+		} else if (op < 10) {
+			good = model_insert(&tm, m, &r, producer, true);
+		} else if (op < 14) {
+			good = model_inout(&tm, m, &r, producer);
+			m->lookups++;
+		} else {
+			/* retire, at most a window (128) behind; every
+			 * other 1000 steps far behind: the pool runs out */
+			int32_t lag = (step / 1000) % 2 ? 96 : 0;
+			int32_t la = producer - lag - (int32_t)rnd_below(32);
+			bool force = rnd_below(2);
+
+			good = pto2_tensormap_sync(&tm, la, force) ==
+			       model_sync(m, la, force);
+		}
+		if (good)
+			good = pto2_tensormap_used(&tm) == m->used &&
+			       chains_consistent(&tm);
+	}
+	m->truncated = tm.stat_truncated;
+	pto2_tensormap_destroy(&tm);
+	return good ? -1 : step - 1;
+}
+
+static void test_index_random(void)
+{
+	static const struct {
+		uint32_t buckets, short_chain;
+	} cfg[] = { { 64, 0 }, { 4, 0 }, { 1, 0 }, { 64, PTO2_TM_SHORT_CHAIN } };
+	static struct model m;
+	uint64_t seed;
+	size_t c;
+
+	for (c = 0; c < sizeof(cfg) / sizeof(cfg[0]); c++) {
+		for (seed = 1; seed <= 3; seed++) {
+			int bad = rnd_run(&m, seed * 0x9E3779B97F4A7C15ULL,
+					  cfg[c].buckets, cfg[c].short_chain);
+
+			ok(bad < 0,
+			   "random run (seed %llu, %u buckets, short_chain %u) agrees with the model: %d lookups, %d removals, %d pool exhaustions, %llu links truncated",
+			   (unsigned long long)seed, cfg[c].buckets,
+			   cfg[c].short_chain, m.lookups, m.removed, m.nospc,
+			   (unsigned long long)m.truncated);
+			if (bad >= 0)
+				tap_diag("first disagreement at step %d", bad);
+		}
+	}
+}
+
 int main(void)
 {
 	test_regions();
 	test_lookup_insert();
 	test_cleanup();
 	test_pool_exhaustion();
+	test_index_probes();
+	test_index_edges();
+	test_index_layouts();
+	test_index_random();
 	return tap_done();
 }

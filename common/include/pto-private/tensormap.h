@@ -8,10 +8,12 @@
  * graph before release. Owned by one thread at a time; no locking.
  *
  * - Key: the buffer's base address; all views of one buffer hash to the
- *   same bucket, so overlap is decided among them.
- * - Bucket chains are newest-first (insert prepends), so in lookup the
- *   first stale entry (producer < last_task_alive) means the rest of the
- *   chain is stale too: the tail is cut off (Layer 1, chain truncation).
+ *   same bucket, so overlap is decided among them. A granule index (below)
+ *   lets a lookup of a small view skip the producers far from it.
+ * - Buffer chains are newest-first (insert prepends; producers are
+ *   inserted in task order), so in lookup the first stale entry (producer
+ *   < last_task_alive) means the rest of the chain is stale too: the tail
+ *   is cut off (Layer 1, chain truncation).
  * - Each task's entries are chained (task_entry_head[slot]); every
  *   PTO2_TENSORMAP_CLEANUP_INTERVAL retired tasks, cleanup_retired() frees
  *   the entries of the retired tasks (Layer 2).
@@ -70,34 +72,80 @@ enum pto2_overlap pto2_region_overlap(const struct pto2_region *newr,
 				      const struct pto2_region *oldr);
 
 /*
+ * The granule index. Every entry is on the buffer's chain (PTO2_TM_BUF,
+ * keyed by the buffer's base address: every live producer of the buffer,
+ * and of buffers whose keys collide), and once indexed on one index chain
+ * (PTO2_TM_IDX), keyed by (addr, begin >> PTO2_TM_GRANULE_SHIFT) when its
+ * byte hull spans at most PTO2_TM_INDEX_SPAN granules, else by (addr,
+ * PTO2_TM_WIDE). Empty entries (begin >= end, which includes a hull
+ * wrapped past 2^64) match nothing and are on no index chain.
+ *
+ * A lookup whose hull spans at most PTO2_TM_INDEX_SPAN granules g0..g1
+ * walks the buffer's chain while it has at most tm->short_chain entries
+ * (the common case of a buffer with a writer or two: probing would cost
+ * more). On a longer chain it indexes the chain's entries not indexed yet
+ * (the newest ones: insert does not index, so a buffer that is never
+ * looked up this way costs nothing more), then probes the index chains of
+ * granules g0 - (SPAN - 1) .. g1 and the WIDE chain: an entry overlapping
+ * the view begins at most SPAN - 1 granules before g0 or is WIDE. Hits
+ * from several chains are put back in insertion order (newest first, by
+ * seq), so the result is the one the buffer's chain gives. A larger
+ * lookup walks the buffer's chain.
+ *
+ * Index chains are not in insertion order (entries join them late), so
+ * their walks skip stale entries instead of cutting the chain; cleanup
+ * unlinks them. Removal unlinks an entry from both chains in O(1).
+ *
+ * 1 KiB granules and spans of 2: a lookup of a small view probes 3 or 4
+ * chains (its 1 or 2 granules, the one before, WIDE); hulls up to 1 KiB
+ * (any alignment) and up to 2 KiB (aligned) are indexed. Larger granules
+ * put more small tiles on a chain (64-byte slots: 16 per granule), wider
+ * spans add probes to every lookup; views with larger hulls (big or
+ * strided tiles) share the WIDE chain (Documentation/decisions.rst).
+ */
+#define PTO2_TM_GRANULE_SHIFT	10
+#define PTO2_TM_INDEX_SPAN	2
+#define PTO2_TM_WIDE		UINT64_MAX	/* no granule is this large */
+/* Default tm->short_chain. */
+#define PTO2_TM_SHORT_CHAIN	8
+
+enum pto2_tm_chain {
+	PTO2_TM_BUF = 0,	/* per-buffer chain */
+	PTO2_TM_IDX,		/* granule index chain */
+	PTO2_TM_NCHAINS,
+};
+
+/*
  * What a lookup reads of every entry on its chain, kept apart from the
- * entries (keys[i] belongs to pool[i]): a chain walk touches 32 bytes per
- * entry, not an entry's 250. Sub-tensors of one buffer share a chain, so
- * a chain holds every live producer of that buffer.
+ * entries (keys[i] belongs to pool[i]): a chain walk touches 40 bytes per
+ * entry, not an entry's 192.
  */
 struct pto2_tm_key {
 	uint64_t addr;			/* region.addr, .begin, .end */
 	uint64_t begin;
 	uint64_t end;
 	int32_t producer;		/* producer task id */
-	int32_t next_in_bucket;		/* -1 = end */
+	int32_t next[PTO2_TM_NCHAINS];	/* per chain; -1 = end */
+	uint32_t indexed;		/* considered for the index */
 };
 
 struct pto2_tm_entry {
 	struct pto2_region region;
-	int32_t prev_in_bucket;		/* -1 = bucket head */
+	uint64_t seq;			/* insertion order */
+	int32_t prev[PTO2_TM_NCHAINS];	/* per chain; -1 = chain head */
+	uint32_t head[PTO2_TM_NCHAINS];	/* its head in heads[chain] */
+	bool linked[PTO2_TM_NCHAINS];	/* linked in that chain */
 	int32_t next_in_task;		/* -1 = end */
 	int32_t prev_in_task;		/* -1 = task head */
-	uint32_t bucket;
-	bool in_bucket;			/* linked in a bucket chain */
 	bool with_alloc;		/* inserted by OUTPUT (not INOUT) */
 	bool in_use;			/* allocated (not on the free list) */
 };
 
 struct pto2_tensormap {
-	int32_t *buckets;		/* [num_buckets], -1 = empty */
+	int32_t *heads[PTO2_TM_NCHAINS];	/* [num_buckets] each; -1 = empty */
 	uint32_t num_buckets;		/* power of 2 */
 	uint32_t bucket_shift;		/* 64 - log2(num_buckets) */
+	uint32_t short_chain;		/* see above; tests set 0 */
 	struct pto2_tm_entry *pool;	/* [pool_size] */
 	struct pto2_tm_key *keys;	/* [pool_size] */
 	uint32_t pool_size;
@@ -108,6 +156,7 @@ struct pto2_tensormap {
 	uint32_t window_size;
 	int32_t last_task_alive;	/* validity threshold */
 	int32_t last_cleanup;		/* cleanup done for ids < this */
+	uint64_t next_seq;		/* seq of the next insert */
 	uint64_t stat_truncated;	/* entries cut by chain truncation */
 	uint64_t stat_cleaned;		/* entries freed by cleanup */
 };
@@ -180,7 +229,9 @@ int pto2_tensormap_deps(struct pto2_tensormap *tm, const struct pto2_region *reg
 
 /* Entries in use (debug/tests). */
 uint32_t pto2_tensormap_used(const struct pto2_tensormap *tm);
-/* Entries linked in bucket chains (debug/tests). */
+/* Entries linked in per-buffer chains (debug/tests). */
 uint32_t pto2_tensormap_linked(const struct pto2_tensormap *tm);
+/* Entries linked in index chains (debug/tests). */
+uint32_t pto2_tensormap_indexed(const struct pto2_tensormap *tm);
 
 #endif /* PTO_PRIVATE_TENSORMAP_H */
