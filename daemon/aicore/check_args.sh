@@ -3,7 +3,8 @@
 #
 # check_args.sh [PTO-AICORE] - pto-aicore refuses a bad value of an option
 # (a worker or kernel count: -w, -k, PTO_AICORE_WORKERS, PTO_AICORE_KERNELS;
-# the idle spins -s and -t; the descriptors -r and -C) with exit status 2
+# the idle spins -s and -t and PTO_EXEC_SPIN_YIELD; the descriptors -r
+# and -C) with exit status 2
 # and a message naming the value, before it touches a device; a good one
 # gets past the check (on a device that is not there it then exits 1).
 set -u
@@ -50,6 +51,11 @@ for o in r C; do
 		expect 2 "bad -$o '$v' (0 .. 2147483647)" -- "-$o" "$v"
 	done
 done
+for v in 2 yes ""; do
+	expect 2 "bad PTO_EXEC_SPIN_YIELD '$v' (0 or 1)" PTO_EXEC_SPIN_YIELD="$v" --
+done
+expect 1 "" PTO_EXEC_SPIN_YIELD=0 --
+expect 1 "" PTO_EXEC_SPIN_YIELD=1 --
 expect 1 "" -- -s 0 -t 0
 expect 1 "" -- -s 4294967295 -t 1000000000
 exit $fail

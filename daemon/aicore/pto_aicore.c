@@ -384,7 +384,9 @@ static void usage(void)
 		"  -k      kernels kept loaded, least recently used unloaded first\n"
 		"          (default: PTO_AICORE_KERNELS, else %u; at most %u)\n"
 		"  -s, -t  an idle thread polls the cores at most SPINS times (%u) or\n"
-		"          SPIN_NS ns (%u), whichever ends first, before it parks\n",
+		"          SPIN_NS ns (%u), whichever ends first, before it parks,\n"
+		"          yielding its CPU every 16 polls while the host is not\n"
+		"          busy (PTO_EXEC_SPIN_YIELD=0: never, 1: always)\n",
 		PTO_KCACHE_MAX, PTO_KCACHE_MAX_LIMIT, PTO_EXEC_SPINS,
 		PTO_EXEC_SPIN_NS);
 }
@@ -474,6 +476,7 @@ int main(int argc, char **argv)
 	int opt, ready_fd = -1, ctl_fd = -1, ret;
 	long nworkers, nkernels;
 	long long v;
+	uint8_t yield;
 
 	while ((opt = getopt(argc, argv, "d:u:c:w:k:s:t:r:C:vh")) != -1) {
 		switch (opt) {
@@ -514,6 +517,11 @@ int main(int argc, char **argv)
 	if (nkernels < 0) {
 		aicore_msg("bad kernel count '%s' (1 .. %d)", from,
 			   PTO_KCACHE_MAX_LIMIT);
+		return 2;
+	}
+	if (pto_exec_spin_yield_env(&yield)) {
+		aicore_msg("bad %s '%s' (0 or 1)", PTO_EXEC_SPIN_YIELD_ENV,
+			   getenv(PTO_EXEC_SPIN_YIELD_ENV));
 		return 2;
 	}
 	/* ptod's death must not leave us orphaned on the device */

@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <pto-private/compiler.h>
@@ -32,6 +33,21 @@ void pto_exec_log(struct pto_exec *ex, const char *fmt, ...)
 		fprintf(stderr, "pto-exec: %s\n", buf);
 }
 
+int pto_exec_spin_yield_env(uint8_t *mode)
+{
+	const char *v = getenv(PTO_EXEC_SPIN_YIELD_ENV);
+
+	*mode = PTO_EXEC_YIELD_AUTO;
+	if (!v)
+		return 0;
+	if (!strcmp(v, "0") || !strcmp(v, "1")) {
+		*mode = v[0] == '1' ? PTO_EXEC_YIELD_ALWAYS :
+				      PTO_EXEC_YIELD_NEVER;
+		return 0;
+	}
+	return -EINVAL;
+}
+
 void pto_exec_init(struct pto_exec *ex, void *regs,
 		   const struct pto_exec_ops *ops, void *priv)
 {
@@ -45,6 +61,8 @@ void pto_exec_init(struct pto_exec *ex, void *regs,
 	ex->caps = ri->caps;
 	ex->spins = PTO_EXEC_SPINS;
 	ex->spin_ns = PTO_EXEC_SPIN_NS;
+	/* an invalid value keeps the default (pto-aicore refuses it) */
+	pto_exec_spin_yield_env(&ex->spin_yield);
 	ex->ops = ops;
 	ex->priv = priv;
 	atomic_init(&ex->tasks, 0);

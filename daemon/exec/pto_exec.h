@@ -104,6 +104,7 @@ struct pto_exec {
 	uint64_t caps;
 	uint32_t spins;
 	int64_t spin_ns;
+	uint8_t spin_yield;		/* enum pto_exec_yield */
 	const struct pto_exec_ops *ops;
 	void *priv;
 	_Atomic uint64_t tasks;
@@ -116,6 +117,23 @@ struct pto_exec {
  */
 #define PTO_EXEC_SPINS		2000
 #define PTO_EXEC_SPIN_NS	4000
+
+/*
+ * Whether a spinning thread yields its CPU every 16 polls (spin_yield;
+ * pto_exec_pool.c, spin()): PTO_EXEC_YIELD_AUTO (the default) while the
+ * host runs no more threads than it has CPUs and a few, NEVER, ALWAYS.
+ * PTO_EXEC_SPIN_YIELD in the environment: unset = auto, 0 = never, 1 =
+ * always. pto_exec_spin_yield_env() reads it into *@mode: 0, or -EINVAL
+ * (and the default) for any other value.
+ */
+enum pto_exec_yield {
+	PTO_EXEC_YIELD_AUTO,
+	PTO_EXEC_YIELD_NEVER,
+	PTO_EXEC_YIELD_ALWAYS,
+};
+
+#define PTO_EXEC_SPIN_YIELD_ENV	"PTO_EXEC_SPIN_YIELD"
+int pto_exec_spin_yield_env(uint8_t *mode);
 
 /* Fill @ex's defaults and the geometry of the device at @regs. */
 void pto_exec_init(struct pto_exec *ex, void *regs,

@@ -24,6 +24,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -46,6 +47,14 @@ PTO_USDT_DEFINE(pto_aicore, wake);
 #define POOL_PARK_NS	100000000LL
 /* A lingering thread scans the cores and yields after this many polls. */
 #define POOL_LINGER_YIELD	64
+/*
+ * spin()'s yields in PTO_EXEC_YIELD_AUTO: the host's runnable threads are
+ * sampled at most every POOL_YIELD_SAMPLE_NS; more than its CPUs plus
+ * POOL_YIELD_SLACK stops the yields for POOL_YIELD_HOLD_NS.
+ */
+#define POOL_YIELD_SAMPLE_NS	10000000LL
+#define POOL_YIELD_HOLD_NS	200000000LL
+#define POOL_YIELD_SLACK	2
 
 struct pool_core {
 	_Atomic uint32_t claim;		/* 1 while a thread acts for it */
@@ -74,6 +83,11 @@ struct pto_exec_pool {
 	_Atomic uint32_t busy;		/* threads running a kernel */
 	_Atomic uint32_t live;		/* threads running (@nthreads) */
 	_Atomic uint32_t lingering;	/* threads in linger() */
+	/* spin()'s yields in auto mode (yield_pays()) */
+	_Atomic bool yield_ok;
+	_Atomic int64_t yield_sampled;	/* last sample (mono ns) */
+	_Atomic int64_t yield_held;	/* no yields before (mono ns) */
+	uint32_t host_cpus;
 	/*
 	 * Protects @nthreads, @idle, @slots, the statistics and the parked
 	 * flags of the cores as a set (set while @idle > 0).
@@ -449,7 +463,75 @@ static int sleep_on_cores(struct pto_exec_pool *p)
 
 /* ---- The worker ----------------------------------------------------------- */
 
-/* Look for work a little before sleeping; a claimed core or -1. */
+/* Runnable threads on the host (the fourth field of /proc/loadavg), 0 if unknown. */
+static uint32_t host_runnable(void)
+{
+	char buf[128];
+	unsigned int n = 0;
+	ssize_t len;
+	int fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return 0;
+	buf[len] = 0;
+	if (sscanf(buf, "%*s %*s %*s %u/", &n) != 1)
+		return 0;
+	return n;
+}
+
+/*
+ * Whether spin() yields (PTO_EXEC_YIELD_AUTO): not for POOL_YIELD_HOLD_NS
+ * after a sample found more runnable threads than CPUs plus
+ * POOL_YIELD_SLACK (other work on the host, whose threads a yield would
+ * hand the CPU to), or none could be taken. One thread samples at a time.
+ */
+static bool yield_pays(struct pto_exec_pool *p, int64_t now)
+{
+	int64_t last = atomic_load_explicit(&p->yield_sampled,
+					    memory_order_relaxed);
+	uint32_t n;
+
+	if (now - last >= POOL_YIELD_SAMPLE_NS &&
+	    atomic_compare_exchange_strong(&p->yield_sampled, &last, now)) {
+		n = host_runnable();
+		if (!n || n > p->host_cpus + POOL_YIELD_SLACK)
+			atomic_store_explicit(&p->yield_held,
+					      now + POOL_YIELD_HOLD_NS,
+					      memory_order_relaxed);
+		atomic_store_explicit(&p->yield_ok,
+				      now >= atomic_load_explicit(&p->yield_held,
+								  memory_order_relaxed),
+				      memory_order_relaxed);
+	}
+	return atomic_load_explicit(&p->yield_ok, memory_order_relaxed);
+}
+
+/*
+ * Look for work a little before sleeping; a claimed core or -1. It yields
+ * its CPU every 16 polls (ex->spin_yield; in auto mode while the host is
+ * not busy, yield_pays()): on a host with fewer CPUs than busy threads,
+ * the AICPU thread that is to dispatch the next task may be waiting for
+ * the very CPU this thread holds; a thread that only polls keeps it there
+ * until it parks, to be kicked and woken a moment later (on two CPUs a
+ * fan of 72 no-op tasks took 250-330 us a graph that way, 86-127
+ * yielding). On a host other work keeps busy a yield may give the CPU to
+ * another process for its whole slice while the dispatch waits for this
+ * thread, which is not parked and so is not woken: hence auto
+ * (performance.md, "Spinning threads yield").
+ */
+static bool spin_yields(struct pto_exec_pool *p)
+{
+	switch (p->ex->spin_yield) {
+	case PTO_EXEC_YIELD_ALWAYS: return true;
+	case PTO_EXEC_YIELD_NEVER: return false;
+	default: return yield_pays(p, pto_mono_ns());
+	}
+}
+
 static int spin(struct pto_exec_pool *p)
 {
 	struct pto_exec *ex = p->ex;
@@ -464,7 +546,10 @@ static int spin(struct pto_exec_pool *p)
 		if (ex->spin_ns && !(i & 15) &&
 		    pto_mono_ns() - t0 >= ex->spin_ns)
 			break;
-		cpu_relax();
+		if (!(i & 15) && i && spin_yields(p))
+			sched_yield();
+		else
+			cpu_relax();
 	}
 	return -1;
 }
@@ -552,8 +637,9 @@ static int pool_init(struct pto_exec *ex, const struct pto_exec_pool_config *cfg
 
 	p->ex = ex;
 	p->cfg = *cfg;
+	p->host_cpus = host_cpus();
 	if (!p->cfg.workers)
-		p->cfg.workers = host_cpus();
+		p->cfg.workers = p->host_cpus;
 	if (!p->cfg.grow_ns)
 		p->cfg.grow_ns = PTO_EXEC_GROW_NS;
 	if (!p->cfg.retire_ns)

@@ -5,7 +5,9 @@
  * than cores, kernels that sleep or wait for each other, growth and
  * retirement of threads, every dispatch run once.
  */
+#define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -319,6 +321,47 @@ static void t_linger(bool on)
 	sim_device_destroy(g.sd);
 }
 
+/*
+ * PTO_EXEC_SPIN_YIELD: unset yields while the host is not busy (auto), 0
+ * never, 1 always; any other value is refused (pto-aicore exits on it)
+ * and the executor keeps auto.
+ */
+static void t_spin_yield_env(void)
+{
+	static const char *const name[] = { "auto", "never", "always" };
+	static const struct { const char *v; int ret; uint8_t mode; } c[] = {
+		{ NULL, 0, PTO_EXEC_YIELD_AUTO },
+		{ "1", 0, PTO_EXEC_YIELD_ALWAYS },
+		{ "0", 0, PTO_EXEC_YIELD_NEVER },
+		{ "", -EINVAL, PTO_EXEC_YIELD_AUTO },
+		{ "2", -EINVAL, PTO_EXEC_YIELD_AUTO },
+		{ "00", -EINVAL, PTO_EXEC_YIELD_AUTO },
+	};
+	struct sim_device *sd;
+	unsigned int i;
+	uint8_t mode;
+	int ret;
+
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		if (c[i].v)
+			setenv(PTO_EXEC_SPIN_YIELD_ENV, c[i].v, 1);
+		else
+			unsetenv(PTO_EXEC_SPIN_YIELD_ENV);
+		ret = pto_exec_spin_yield_env(&mode);
+		ok(ret == c[i].ret && mode == c[i].mode, "%s=%s: %d, %s",
+		   PTO_EXEC_SPIN_YIELD_ENV, c[i].v ? c[i].v : "(unset)", ret,
+		   mode < 3 ? name[mode] : "?");
+		if (sim_device_create(1, 0, 1 << 20, &sd)) {
+			ok(0, "sim_device_create");
+			continue;
+		}
+		ok(sd->exec.spin_yield == c[i].mode, "the sim's executor: %s",
+		   name[c[i].mode]);
+		sim_device_destroy(sd);
+	}
+	unsetenv(PTO_EXEC_SPIN_YIELD_ENV);
+}
+
 int main(void)
 {
 	t_grow_and_retire();
@@ -328,5 +371,6 @@ int main(void)
 	t_every_dispatch_once(false);
 	t_linger(true);
 	t_linger(false);
+	t_spin_yield_env();
 	return tap_done();
 }
