@@ -31,16 +31,20 @@ ptod_start "$DIR" || exit 1
 # the probe stream below has thousands of tasks in flight at once
 export BPFTRACE_MAP_KEYS_MAX=65536
 pids=
+pidfiles=
 for s in schedlat cores slowest; do
 	bpftrace "$BT/pto-$s.bt" "$B/daemon/ptod" "$B/daemon/pto-aicore" \
 		> "$DIR/$s.out" 2>&1 &
 	pids="$pids $!"
+	pidfiles="$pidfiles $!:$DIR/$s.out"
 done
 bpftrace "$BT/pto-submitlat.bt" "$B/libpto/libpto.so.1" "$B/daemon/ptod" \
 	> "$DIR/submitlat.out" 2>&1 &
 pids="$pids $!"
+pidfiles="$pidfiles $!:$DIR/submitlat.out"
 "$B/tools/ptolat/ptolat" > "$DIR/ptolat.out" 2>&1 &
 pids="$pids $!"
+pidfiles="$pidfiles $!:$DIR/ptolat.out"
 # a tracer that cannot attach (e.g. a probe missing from a binary) exits
 i=0
 gone=
@@ -81,18 +85,33 @@ grep '^CASE' "$DIR/probe.out" | sed 's/^/# /'
 "$B/selftests/e2e/pto_e2e" bgemm | sed 's/^/# /'
 # Ctrl-C each tracer. bpftrace 0.17 can miss a SIGINT that comes while
 # it is between two polls and then sleeps until the next event, which
-# never comes once the workload is over: repeat it until each is gone.
+# never comes once the workload is over: repeat it until each is gone,
+# but not while it prints its maps (its output grows; under TCG that
+# takes seconds, and a run whose last map was missing was seen once).
 alive() {	# alive PID: running, not a zombie waiting to be reaped
 	case $(sed -n 's/^State:[[:space:]]*\(.\).*/\1/p' "/proc/$1/status" 2>/dev/null) in
 	'' | Z) return 1 ;;
 	esac
 }
-for p in $pids; do
+size() {	# size FILE
+	stat -c %s "$1" 2>/dev/null || echo 0
+}
+for pf in $pidfiles; do
+	p=${pf%%:*}
+	f=${pf#*:}
 	i=0
-	while alive "$p" && [ $i -lt 60 ]; do
-		kill -INT "$p"
+	last=-1
+	while alive "$p" && [ $i -lt 120 ]; do
+		now=$(size "$f")
+		# again every 5 s of an unchanged output
+		if [ "$now" != "$last" ]; then
+			quiet=0
+			last=$now
+		fi
+		[ $((quiet % 10)) = 0 ] && kill -INT "$p"
+		quiet=$((quiet + 1))
 		i=$((i + 1))
-		sleep 1
+		sleep 0.5
 	done
 	alive "$p" && kill -KILL "$p" && echo "# $p killed: it ignored SIGINT"
 	wait "$p"
