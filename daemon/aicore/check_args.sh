@@ -52,10 +52,11 @@ for o in r C; do
 	done
 done
 for v in 2 yes ""; do
-	expect 2 "bad PTO_EXEC_SPIN_YIELD '$v' (0 or 1)" PTO_EXEC_SPIN_YIELD="$v" --
+	expect 2 "bad PTO_EXEC_SPIN_YIELD '$v' (0, 1 or auto)" PTO_EXEC_SPIN_YIELD="$v" --
 done
 expect 1 "" PTO_EXEC_SPIN_YIELD=0 --
 expect 1 "" PTO_EXEC_SPIN_YIELD=1 --
+expect 1 "" PTO_EXEC_SPIN_YIELD=auto --
 expect 1 "" -- -s 0 -t 0
 expect 1 "" -- -s 4294967295 -t 1000000000
 exit $fail

@@ -385,8 +385,8 @@ static void usage(void)
 		"          (default: PTO_AICORE_KERNELS, else %u; at most %u)\n"
 		"  -s, -t  an idle thread polls the cores at most SPINS times (%u) or\n"
 		"          SPIN_NS ns (%u), whichever ends first, before it parks,\n"
-		"          yielding its CPU every 16 polls while the host is not\n"
-		"          busy (PTO_EXEC_SPIN_YIELD=0: never, 1: always)\n",
+		"          yielding its CPU every 16 polls with PTO_EXEC_SPIN_YIELD=1\n"
+		"          (auto: while the host is not busy; default 0: never)\n",
 		PTO_KCACHE_MAX, PTO_KCACHE_MAX_LIMIT, PTO_EXEC_SPINS,
 		PTO_EXEC_SPIN_NS);
 }
@@ -520,7 +520,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (pto_exec_spin_yield_env(&yield)) {
-		aicore_msg("bad %s '%s' (0 or 1)", PTO_EXEC_SPIN_YIELD_ENV,
+		aicore_msg("bad %s '%s' (0, 1 or auto)", PTO_EXEC_SPIN_YIELD_ENV,
 			   getenv(PTO_EXEC_SPIN_YIELD_ENV));
 		return 2;
 	}

@@ -37,9 +37,13 @@ int pto_exec_spin_yield_env(uint8_t *mode)
 {
 	const char *v = getenv(PTO_EXEC_SPIN_YIELD_ENV);
 
-	*mode = PTO_EXEC_YIELD_AUTO;
+	*mode = PTO_EXEC_YIELD_NEVER;
 	if (!v)
 		return 0;
+	if (!strcmp(v, "auto")) {
+		*mode = PTO_EXEC_YIELD_AUTO;
+		return 0;
+	}
 	if (!strcmp(v, "0") || !strcmp(v, "1")) {
 		*mode = v[0] == '1' ? PTO_EXEC_YIELD_ALWAYS :
 				      PTO_EXEC_YIELD_NEVER;

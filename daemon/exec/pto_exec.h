@@ -120,9 +120,9 @@ struct pto_exec {
 
 /*
  * Whether a spinning thread yields its CPU every 16 polls (spin_yield;
- * pto_exec_pool.c, spin()): PTO_EXEC_YIELD_AUTO (the default) while the
- * host runs no more threads than it has CPUs and a few, NEVER, ALWAYS.
- * PTO_EXEC_SPIN_YIELD in the environment: unset = auto, 0 = never, 1 =
+ * pto_exec_pool.c, spin()): NEVER (the default), AUTO while the host
+ * runs no more threads than it has CPUs and a few, ALWAYS.
+ * PTO_EXEC_SPIN_YIELD in the environment: unset or 0 = never, auto, 1 =
  * always. pto_exec_spin_yield_env() reads it into *@mode: 0, or -EINVAL
  * (and the default) for any other value.
  */

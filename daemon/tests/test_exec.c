@@ -322,20 +322,21 @@ static void t_linger(bool on)
 }
 
 /*
- * PTO_EXEC_SPIN_YIELD: unset yields while the host is not busy (auto), 0
- * never, 1 always; any other value is refused (pto-aicore exits on it)
- * and the executor keeps auto.
+ * PTO_EXEC_SPIN_YIELD: unset or 0 never yields, auto while the host is
+ * not busy, 1 always; any other value is refused (pto-aicore exits on
+ * it) and the executor keeps the default, never.
  */
 static void t_spin_yield_env(void)
 {
 	static const char *const name[] = { "auto", "never", "always" };
 	static const struct { const char *v; int ret; uint8_t mode; } c[] = {
-		{ NULL, 0, PTO_EXEC_YIELD_AUTO },
+		{ NULL, 0, PTO_EXEC_YIELD_NEVER },
 		{ "1", 0, PTO_EXEC_YIELD_ALWAYS },
 		{ "0", 0, PTO_EXEC_YIELD_NEVER },
-		{ "", -EINVAL, PTO_EXEC_YIELD_AUTO },
-		{ "2", -EINVAL, PTO_EXEC_YIELD_AUTO },
-		{ "00", -EINVAL, PTO_EXEC_YIELD_AUTO },
+		{ "auto", 0, PTO_EXEC_YIELD_AUTO },
+		{ "", -EINVAL, PTO_EXEC_YIELD_NEVER },
+		{ "2", -EINVAL, PTO_EXEC_YIELD_NEVER },
+		{ "00", -EINVAL, PTO_EXEC_YIELD_NEVER },
 	};
 	struct sim_device *sd;
 	unsigned int i;
