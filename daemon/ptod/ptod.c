@@ -1411,14 +1411,11 @@ void ptod_sibling_path(char *buf, size_t len, const char *name)
 static int default_option(struct ptod *d, int opt, const char *arg)
 {
 	struct pto2_config cfg;
-	unsigned long long v;
-	char why[128], *end;
+	char why[128];
+	uint64_t v;
 
 	if (opt == 'S') {
-		errno = 0;
-		v = strtoull(arg, &end, 10);
-		if (errno || end == arg || *end || *arg == '-' ||
-		    v > UINT32_MAX) {
+		if (ptod_parse_u64(arg, UINT32_MAX, &v)) {
 			fprintf(stderr, "ptod: bad -S '%s': must be an integer from 0 to %u\n",
 				arg, UINT32_MAX);
 			return -EINVAL;

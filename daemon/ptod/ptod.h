@@ -434,6 +434,8 @@ int ptod_accept_check(struct ptod *d, int s, const struct ucred *cred);
 int ptod_socket_perms(struct ptod *d);
 void ptod_guard_defaults(struct ptod *d);
 int ptod_guard_option(struct ptod *d, int opt, const char *arg);
+/* @arg as an integer (C syntax: decimal, 0x, 0) of at most @max; 0 or -EINVAL. */
+int ptod_parse_u64(const char *arg, uint64_t max, uint64_t *out);
 int ptod_guard_setup(struct ptod *d);
 int ptod_gm_quota_setup(struct ptod *d);
 /* The same with @len bytes of @m (binary replies). */

@@ -497,7 +497,7 @@ void ptod_guard_defaults(struct ptod *d)
 	d->drain_grace_ms = PTOD_DRAIN_GRACE_MS;
 }
 
-static int parse_u64(const char *arg, uint64_t max, uint64_t *out)
+int ptod_parse_u64(const char *arg, uint64_t max, uint64_t *out)
 {
 	unsigned long long v;
 	char *end;
@@ -522,8 +522,8 @@ static int quota_rule(struct ptod *d, const char *arg)
 		return -EINVAL;
 	memcpy(uid, arg, (size_t)(eq - arg));
 	uid[eq - arg] = 0;
-	if (parse_u64(uid, UINT32_MAX - 1, &u) ||
-	    parse_u64(eq + 1, 1ULL << 40, &v))
+	if (ptod_parse_u64(uid, UINT32_MAX - 1, &u) ||
+	    ptod_parse_u64(eq + 1, 1ULL << 40, &v))
 		return -EINVAL;
 	d->quota_rule[d->nr_quota_rules].uid = (uid_t)u;
 	d->quota_rule[d->nr_quota_rules].bytes = v << 20;
@@ -548,7 +548,7 @@ int ptod_guard_option(struct ptod *d, int opt, const char *arg)
 	}
 	if (opt == 'q' && strchr(arg, '='))
 		return quota_rule(d, arg);
-	ret = parse_u64(arg, opt == 'm' ? 0777 : opt == 'q' ? (1ULL << 40) :
+	ret = ptod_parse_u64(arg, opt == 'm' ? 0777 : opt == 'q' ? (1ULL << 40) :
 			UINT32_MAX, &v);
 	if (ret)
 		return ret;
