@@ -2432,6 +2432,25 @@ static int raw_graph(uint32_t len, char *msg, size_t msglen)
 }
 
 /*
+ * Case @what/@arg of a raw client whose graph ended with @bad and @msg
+ * (printed): passed if it was refused with -EPROTO and the same process's
+ * next client (a new connection) runs a graph of well-formed records.
+ * 0 if it passed, else 1.
+ */
+static int raw_refused_then_next(const char *what, const char *arg, int bad,
+				 const char *msg)
+{
+	char next[PTO_MSG_TEXT], name[48];
+	int good;
+
+	printf("%s %s: status=%d %s\n", what, arg, bad, msg);
+	good = raw_graph(sizeof(struct pto_rec), next, sizeof(next));
+	printf("%s %s, the next client: status=%d %s\n", what, arg, good, next);
+	snprintf(name, sizeof(name), "%s/%s", what, arg);
+	return report_case(name, bad == -EPROTO && !good, bad, "");
+}
+
+/*
  * Stream records of a length wire.h does not allow (a multiple of
  * PTO_REC_ALIGN, at least a header) are refused: for each length of
  * @argv, a raw client's graph with a record of that length must fail with
@@ -2441,8 +2460,8 @@ static int raw_graph(uint32_t len, char *msg, size_t msglen)
  */
 static int run_reclen(int argc, char **argv)
 {
-	char msg[PTO_MSG_TEXT], name[32];
-	int i, bad, good, failed = 0;
+	char msg[PTO_MSG_TEXT];
+	int i, bad, failed = 0;
 
 	for (i = 0; i < argc; i++) {
 		uint32_t len = (uint32_t)strtoul(argv[i], NULL, 0);
@@ -2452,13 +2471,7 @@ static int run_reclen(int argc, char **argv)
 			return 2;
 		}
 		bad = raw_graph(len, msg, sizeof(msg));
-		printf("reclen %u: status=%d %s\n", len, bad, msg);
-		good = raw_graph(sizeof(struct pto_rec), msg, sizeof(msg));
-		printf("reclen %u, the next client: status=%d %s\n", len,
-		       good, msg);
-		snprintf(name, sizeof(name), "reclen/%u", len);
-		failed += report_case(name, bad == -EPROTO && !good, bad,
-				      "");
+		failed += raw_refused_then_next("reclen", argv[i], bad, msg);
 	}
 	return failed ? 1 : 0;
 }
@@ -2551,17 +2564,18 @@ out:
  */
 static int run_rawhead(int argc, char **argv)
 {
-	char msg[PTO_MSG_TEXT], name[32];
-	int i, bad, good, failed = 0;
+	char msg[PTO_MSG_TEXT];
+	int i, bad, failed = 0;
 
 	for (i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "ahead") && strcmp(argv[i], "edge") &&
+		    strcmp(argv[i], "end") && strcmp(argv[i], "published")) {
+			printf("rawhead: no case '%s' (ahead, edge, end, published)\n",
+			       argv[i]);
+			return 2;
+		}
 		bad = raw_bad_head(argv[i], msg, sizeof(msg));
-		printf("rawhead %s: status=%d %s\n", argv[i], bad, msg);
-		good = raw_graph(sizeof(struct pto_rec), msg, sizeof(msg));
-		printf("rawhead %s, the next client: status=%d %s\n", argv[i],
-		       good, msg);
-		snprintf(name, sizeof(name), "rawhead/%s", argv[i]);
-		failed += report_case(name, bad == -EPROTO && !good, bad, "");
+		failed += raw_refused_then_next("rawhead", argv[i], bad, msg);
 	}
 	return failed ? 1 : 0;
 }
