@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include <pto/pto_kernel.h>
+#include <pto-private/compiler.h>
 #include <pto-private/regs.h>
 #include <pto-private/time.h>
 
@@ -343,7 +344,7 @@ static void t_spin_yield_env(void)
 	uint8_t mode;
 	int ret;
 
-	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+	for (i = 0; i < PTO_ARRAY_SIZE(c); i++) {
 		if (c[i].v)
 			setenv(PTO_EXEC_SPIN_YIELD_ENV, c[i].v, 1);
 		else
