@@ -70,7 +70,9 @@ fi
 # (task_reserve): a cooperative kernel of 48 AIV blocks, which needs every
 # AIV core at once, while a stream of probe tasks keeps launching on them
 # (bgemm's one-core kernels alone fit any free core and never fail).
-"$B/tools/ptoctl/ptoctl" hws set promote-threshold=1 | sed 's/^/# /'
+thr1=ok
+"$B/tools/ptoctl" hws set promote-threshold=1 > "$DIR/hws1.out" 2>&1 || thr1=
+sed 's/^/# /' "$DIR/hws1.out"
 "$B/selftests/e2e/pto_e2e" probe 2 > "$DIR/probe.out" 2>&1 &
 prb=$!
 i=0
@@ -81,7 +83,7 @@ done
 "$B/selftests/e2e/pto_e2e" rendezvous 48 | grep CASE | sed 's/^/# /'
 wait $prb
 grep '^CASE' "$DIR/probe.out" | sed 's/^/# /'
-"$B/tools/ptoctl/ptoctl" hws set promote-threshold=4 | sed 's/^/# /'
+"$B/tools/ptoctl" hws set promote-threshold=4 | sed 's/^/# /'
 "$B/selftests/e2e/pto_e2e" bgemm | sed 's/^/# /'
 # Ctrl-C each tracer. bpftrace 0.17 can miss a SIGINT that comes while
 # it is between two polls and then sleeps until the next event, which
@@ -108,7 +110,7 @@ for pf in $pidfiles; do
 			quiet=0
 			last=$now
 		fi
-		[ $((quiet % 10)) = 0 ] && kill -INT "$p"
+		[ $((quiet % 10)) = 0 ] && kill -INT "$p" 2>/dev/null
 		quiet=$((quiet + 1))
 		i=$((i + 1))
 		sleep 0.5
@@ -203,7 +205,9 @@ else
 fi
 rsv=$(sed -n 's/^@reserve\[[0-9]*, [0-9]*\]: \([0-9]*\)$/\1/p' "$U" |
 	awk '{ n += $1 } END { printf "%.0f\n", n }')
-if [ "$rsv" -gt 0 ]; then
+if [ -z "$thr1" ]; then
+	echo "not ok 9 - ptoctl hws set promote-threshold=1 failed"
+elif [ "$rsv" -gt 0 ]; then
 	echo "ok 9 - task_reserve: $rsv core reservations (promote-threshold=1, a cooperative kernel of 48 blocks)"
 else
 	echo "not ok 9 - task_reserve never fired with promote-threshold=1"
