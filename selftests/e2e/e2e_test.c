@@ -285,6 +285,34 @@ static int proc_entries(pid_t pid, const char *sub)
 }
 
 /*
+ * Log where each of @pid's descriptors points ("fd -> target"), for a
+ * failure about a descriptor count: the ones a test did not expect are
+ * among them.
+ */
+static void log_fds(struct __test_metadata *_metadata, pid_t pid,
+		    const char *when)
+{
+	char path[64], link[PATH_MAX], target[256];
+	struct dirent *de;
+	ssize_t len;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(link, sizeof(link), "%s/%s", path, de->d_name);
+		len = readlink(link, target, sizeof(target) - 1);
+		target[len < 0 ? 0 : len] = '\0';
+		TH_LOG("%s: fd %s -> %s", when, de->d_name, target);
+	}
+	closedir(d);
+}
+
+/*
  * The pid that owns the online cores, from the device's own table
  * (debugfs cores: "core type state pid ..."); -errno, or -EBADE if the
  * online cores do not all have one owner.
@@ -2738,7 +2766,10 @@ TEST_F_TIMEOUT(e2e, sockfuzz, 1800)
 	EXPECT_EQ(E->gm_idle, used);
 	EXPECT_EQ(E->bufs_idle, bufs);
 	/* no more than before (a startup pipe may have closed since) */
-	EXPECT_GE(fds0, fds) TH_LOG("ptod's open descriptors");
+	EXPECT_GE(fds0, fds) {
+		TH_LOG("ptod's open descriptors");
+		log_fds(_metadata, E->ptod, "after the fuzz");
+	}
 	EXPECT_GE(thr0, thr) TH_LOG("ptod's threads");
 	EXPECT_EQ(E->nr_cores, online);
 	EXPECT_EQ(0, dead);
