@@ -952,26 +952,31 @@ static int complete(struct pto2_ethread *t)
 /* ---- Threads ---------------------------------------------------------------------- */
 
 /* Scan and drain every attached runtime. Returns the work done. */
+/*
+ * With every core busy, what becomes ready can wait for a core to free:
+ * scanning the tasks the orchestrators publish as they publish them only
+ * steals their cache lines (the ready station keeps filling from what is
+ * already staged), and the completion that frees a core wakes a thread.
+ */
+static bool feed_deferred(struct pto2_engine *e)
+{
+	return atomic_load_explicit(&e->busy_cores, memory_order_relaxed) >=
+	       e->nr_cores;
+}
+
 static int feed(struct pto2_ethread *t)
 {
 	struct pto2_engine *e = t->e;
 	uint32_t s;
 	int n = 0;
 
-	/*
-	 * With every core busy, what becomes ready can wait for a core to
-	 * free: scanning the tasks the orchestrators publish as they publish
-	 * them only steals their cache lines (the ready station keeps
-	 * filling from what is already staged).
-	 */
-	if (atomic_load_explicit(&e->busy_cores, memory_order_relaxed) >=
-	    e->nr_cores)
+	if (feed_deferred(e))
 		return 0;
 	for (s = 0; s < HWS_MAX_DAGS; s++) {
 		PTO2Runtime *rt = atomic_load_explicit(&e->rts_pub[s],
 						       memory_order_acquire);
 
-		if (!rt)
+		if (!rt || atomic_load_explicit(&rt->held, memory_order_acquire))
 			continue;
 		n += pto2_rt_scan(rt, t->index);
 		n += pto2_rt_drain(rt, t->index);
@@ -995,10 +1000,13 @@ static bool work_pending(struct pto2_ethread *t)
 		     PTO_COND_DONE(ec->dispatch)))
 			return true;
 	}
+	/* feed() would not take them: no reason to stay awake */
+	if (feed_deferred(e))
+		return false;
 	for (s = 0; s < HWS_MAX_DAGS; s++) {
 		PTO2Runtime *rt = atomic_load(&e->rts_pub[s]);
 
-		if (rt && pto2_rt_feed_pending(rt))
+		if (rt && !atomic_load(&rt->held) && pto2_rt_feed_pending(rt))
 			return true;
 	}
 	return false;

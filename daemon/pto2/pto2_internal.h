@@ -125,6 +125,14 @@ struct PTO2Runtime {
 	uint32_t hws_ctx;		/* HWS context 0 .. HWS_NR_CTX-1 */
 	uint32_t dag_total;		/* kernels of the DAG, 0: unknown */
 	bool dag_dynamic;		/* priorities are submission order */
+	/*
+	 * A static DAG of known size is held: the engine takes none of its
+	 * tasks until dag_total are submitted, the orchestration ends or
+	 * the orchestrator waits for room or a cluster (pto2_rt_unhold()),
+	 * so that it sees the whole DAG's ready set at once. Set by
+	 * run_begin, cleared once per run by whoever releases it.
+	 */
+	_Atomic bool held;
 
 	/* clusters this orchestration holds: id and the scope depth that
 	 * allocated it (orchestrator thread only) */
@@ -233,6 +241,14 @@ void pto2_engine_wake_for_publish(struct pto2_engine *e);
 static inline void pto2_wake_schedulers(PTO2Runtime *rt)
 {
 	pto2_engine_wake(rt->engine);
+}
+
+/* Release a held DAG (see PTO2Runtime.held): the engine takes its tasks. */
+static inline void pto2_rt_unhold(PTO2Runtime *rt)
+{
+	if (atomic_load_explicit(&rt->held, memory_order_relaxed) &&
+	    atomic_exchange(&rt->held, false))
+		pto2_wake_schedulers(rt);
 }
 
 static inline void pto2_wake_schedulers_for_publish(PTO2Runtime *rt)

@@ -19,6 +19,8 @@ static uint64_t flow_completions(const struct pto2_flow *f)
 void pto2_flow_wait_init(const struct pto2_flow *f, struct pto2_flow_wait *w,
 			 uint64_t mark)
 {
+	if (f->on_wait)
+		f->on_wait(f->on_wait_arg);
 	pto2_spinner_reset(&w->sp);
 	w->mark = mark;
 	w->completions = flow_completions(f);

@@ -43,6 +43,9 @@ struct pto2_flow {
 	_Atomic uint64_t *completions;
 	char *errmsg;
 	size_t errlen;
+	/* called when a wait begins (may be NULL): what waits must not hold */
+	void (*on_wait)(void *arg);
+	void *on_wait_arg;
 };
 
 /* State of one blocking wait. */

@@ -435,6 +435,12 @@ static int runtime_alloc(PTO2Runtime *rt)
 	return pto2_heap_init(&rt->staged, w);
 }
 
+/* The orchestrator waits for room or a cluster: a held DAG goes. */
+static void flow_on_wait(void *arg)
+{
+	pto2_rt_unhold(arg);
+}
+
 static void flow_init(PTO2Runtime *rt)
 {
 	rt->flow.log = &rt->log;
@@ -445,6 +451,8 @@ static void flow_init(PTO2Runtime *rt)
 	rt->flow.completions = &rt->completions;
 	rt->flow.errmsg = rt->flow_msg;
 	rt->flow.errlen = sizeof(rt->flow_msg);
+	rt->flow.on_wait = flow_on_wait;
+	rt->flow.on_wait_arg = rt;
 }
 
 /*
@@ -721,17 +729,19 @@ static void cluster_deadlock(PTO2Runtime *rt, uint32_t spins)
 int32_t pto2_rt_allocate_cluster(PTO2Runtime *rt)
 {
 	struct pto2_flow_wait w;
-	bool mine;
+	bool mine, waiting;
 	int ret;
 
 	if (atomic_load_explicit(&rt->error, memory_order_relaxed))
 		return -1;
-	pto2_flow_wait_init(&rt->flow, &w,
-			    pto2_engine_cluster_frees(rt->engine));
-	for (;;) {
+	for (waiting = false;; waiting = true) {
+		uint64_t frees = pto2_engine_cluster_frees(rt->engine);
+
 		ret = pto2_engine_cluster_alloc(rt->engine, rt, &mine);
 		if (ret >= 0)
 			break;
+		if (!waiting)
+			pto2_flow_wait_init(&rt->flow, &w, frees);
 		ret = pto2_flow_wait_step(&rt->flow, &w,
 					  pto2_engine_cluster_frees(rt->engine));
 		if (ret == 1) {
@@ -1362,6 +1372,11 @@ static void submit_publish(struct submit *s, bool ready)
 			      rt->task_ring.current_index,
 			      memory_order_release);
 	rt->stat_submitted++;
+	if (atomic_load_explicit(&rt->held, memory_order_relaxed)) {
+		if (rt->stat_submitted >= rt->dag_total)
+			pto2_rt_unhold(rt);
+		return;		/* nobody takes it yet: nobody to wake */
+	}
 	if (ready)
 		pto2_wake_schedulers_for_publish(rt);
 }
@@ -1460,6 +1475,7 @@ void pto2_rt_orchestration_done(PTO2Runtime *rt)
 	if (rt->orch_done)
 		return;
 	rt->orch_done = true;
+	pto2_rt_unhold(rt);
 	atomic_store_explicit(&rt->hdr->orchestrator_done, 1,
 			      memory_order_seq_cst);
 	pto2_try_advance(rt);	/* signals run_done if all is consumed */
@@ -1481,6 +1497,7 @@ static int run_begin(PTO2Runtime *rt, pto2_orchestration_entry_fn entry,
 		return -EBUSY;
 	}
 	runtime_reset(rt);
+	atomic_store(&rt->held, !rt->dag_dynamic && rt->dag_total);
 	pto2_record_run_begin(rt);
 	rt->entry = entry;
 	rt->args = args;

@@ -180,7 +180,10 @@ void pto2_runtime_destroy(PTO2Runtime *rt);
  * Between runs: the DAG of the next runs, as the HWS sees it: its number
  * of tasks (0: unknown) and whether it is dynamic (streamed: offline
  * priority is submission order) or static (tasks carry their priority,
- * PTO2_ATTR_PRIORITY). -EBUSY during a run.
+ * PTO2_ATTR_PRIORITY). A static DAG with a task count is held: none of
+ * its tasks runs before @total_tasks are submitted, the orchestration
+ * ends or the orchestrator waits for room or a cluster. -EBUSY during a
+ * run.
  */
 int pto2_runtime_set_dag(PTO2Runtime *rt, uint32_t total_tasks, bool dynamic);
 /*

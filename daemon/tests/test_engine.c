@@ -23,7 +23,7 @@
 #include "test_kernels.h"
 
 
-enum { K_WHERE, K_BARRIER, K_BLOCK, K_NOP };
+enum { K_WHERE, K_BARRIER, K_BLOCK, K_NOP, K_STAMP, K_QUIET };
 
 /* One record per (block, thread) of a launch. */
 struct where {
@@ -80,9 +80,55 @@ static int k_nop(const struct pto_kernel_ctx *c, const uint64_t *a,
 	return 0;
 }
 
+/* args: a record (OUTPUT, int64): when the kernel started (ns) */
+static int k_stamp(const struct pto_kernel_ctx *c, const uint64_t *a,
+		   uint32_t n)
+{
+	(void)c;
+	if (n != 1)
+		return -EINVAL;
+	*(int64_t *)(uintptr_t)a[0] = pto_mono_ns();
+	return 0;
+}
+
+static int64_t cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/*
+ * args: a record (OUTPUT, 2 x int64), ms to sleep. After 20 ms (the
+ * orchestrator is done by then) it writes the process's CPU time and
+ * the wall time over the rest of its sleep; only the sleeper (a[1]) of
+ * the two kernels measures.
+ */
+static int k_quiet(const struct pto_kernel_ctx *c, const uint64_t *a,
+		   uint32_t n)
+{
+	int64_t *r = (int64_t *)(uintptr_t)a[0], c0, w0;
+
+	(void)c;
+	if (n != 3)
+		return -EINVAL;
+	pto_sleep_ns(20000000);
+	c0 = cpu_ns();
+	w0 = pto_mono_ns();
+	pto_sleep_ns((a[1] - 20) * 1000000ULL);
+	if (a[2]) {
+		r[0] = cpu_ns() - c0;
+		r[1] = pto_mono_ns() - w0;
+	}
+	return 0;
+}
+
 static void kernels(struct sim_device *sd)
 {
 	sim_device_set_kernel(sd, K_NOP, k_nop);
+	sim_device_set_kernel(sd, K_STAMP, k_stamp);
+	sim_device_set_kernel(sd, K_QUIET, k_quiet);
 	sim_device_set_kernel(sd, K_WHERE, k_where);
 	sim_device_set_kernel(sd, K_BARRIER, k_barrier);
 	sim_device_set_kernel(sd, K_BLOCK, k_block);
@@ -958,6 +1004,147 @@ static void t_timer_slack(void)
 	sim_device_destroy(sd);
 }
 
+/* ---- static DAGs are held; a device with every core busy is quiet ----------- */
+
+/*
+ * args: stamps (int64 x n + 1), n, ms to wait before the last submit (0:
+ * none), tasks to submit (fewer than n: the orchestration ends early),
+ * the stamps' host address. Independent K_STAMP tasks, each in its own
+ * scope; stamps[n] gets the time of the last submit.
+ */
+static int orch_stamps(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	int64_t *when = (int64_t *)(uintptr_t)args[4];
+	uint64_t i;
+
+	(void)argc;
+	for (i = 0; i < args[3]; i++) {
+		Tensor t = ext1(args[0] + 8 * i, 1, PTO_DT_INT64);
+		PTOParam p[] = { make_output_param(&t) };
+
+		if (i + 1 == args[3] && args[2]) {
+			pto_sleep_ns(args[2] * 1000000ULL);
+			when[args[1]] = pto_mono_ns();
+		}
+		/* a scope each: a task's slot frees once it ran */
+		pto2_rt_scope_begin(rt);
+		pto2_rt_submit_task(rt, K_STAMP, PTO2_WORKER_VECTOR, p, 1);
+		pto2_rt_scope_end(rt);
+	}
+	return 0;
+}
+
+static void t_static_held(void)
+{
+	struct pto2_config c;
+	struct env e;
+	uint64_t dev, args[5];
+	int64_t *st;
+	int ret, i, ran;
+
+	cfg_small(&c);
+	c.task_window = 16;
+	env_open(&e, 1, 2, &c);
+	kernels(e.sd);
+	dev = gm(8 * 1025);
+	st = host(dev);
+
+	/* held until the last of its tasks is submitted */
+	memset(st, 0, 8 * 3);
+	args[0] = dev, args[1] = 2, args[2] = 30, args[3] = 2;
+	args[4] = (uint64_t)(uintptr_t)st;
+	pto2_runtime_set_dag(e.rt, 2, false);
+	ret = run(&e, orch_stamps, args, 5);
+	tap_ok(!ret && st[0] && st[1] && st[0] >= st[2],
+	       "a static DAG of 2 tasks: the first starts after the second is submitted (%+.1f ms; ret %d)",
+	       (double)(st[0] - st[2]) / 1e6, ret);
+
+	/* a dynamic one is not held */
+	memset(st, 0, 8 * 3);
+	pto2_runtime_set_dag(e.rt, 0, true);
+	ret = run(&e, orch_stamps, args, 5);
+	tap_ok(!ret && st[0] && st[1] && st[0] < st[2],
+	       "a dynamic DAG: the first task starts before the second is submitted (%+.1f ms; ret %d)",
+	       (double)(st[0] - st[2]) / 1e6, ret);
+
+	/* an orchestration that ends short of the total releases it */
+	memset(st, 0, 8 * 101);
+	args[1] = 100, args[2] = 0, args[3] = 3;
+	pto2_runtime_set_dag(e.rt, 100, false);
+	ret = run(&e, orch_stamps, args, 5);
+	tap_ok(!ret && st[0] && st[1] && st[2],
+	       "a static DAG declared with 100 tasks, 3 submitted: they run when the orchestration ends (ret %d)",
+	       ret);
+
+	/* more tasks than the window: the orchestrator's wait releases it */
+	memset(st, 0, 8 * 1025);
+	args[1] = 1024, args[2] = 0, args[3] = 1024;
+	pto2_runtime_set_dag(e.rt, 1024, false);
+	ret = run(&e, orch_stamps, args, 5);
+	for (i = 0, ran = 0; i < 1024; i++)
+		ran += st[i] != 0;
+	tap_ok(!ret && ran == 1024,
+	       "a static DAG of 1024 tasks in a window of 16: released when the ring is full, all ran (%d, ret %d)",
+	       ran, ret);
+	env_close(&e);
+}
+
+/*
+ * args: records (2 x int64), ms: a sleeper per core, then, once they
+ * run, 32 no-ops
+ */
+static int orch_quiet(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	Tensor r = ext1(args[0], 2, PTO_DT_INT64);
+	Tensor s = ext1(args[0] + 64, 2, PTO_DT_INT64);
+	PTOParam a[] = { make_output_param(&r), make_scalar_param(args[1]),
+			 make_scalar_param(1) };
+	PTOParam b[] = { make_output_param(&s), make_scalar_param(args[1]),
+			 make_scalar_param(0) };
+	int i;
+
+	(void)argc;
+	pto2_rt_submit_task(rt, K_QUIET, PTO2_WORKER_CUBE, a, 3);
+	pto2_rt_submit_task(rt, K_QUIET, PTO2_WORKER_VECTOR, b, 3);
+	pto_sleep_ns(5000000);	/* the sleepers hold every core */
+	for (i = 0; i < 32; i++) {
+		Tensor t = ext1(args[0] + 128 + 64 * (uint64_t)i, 1,
+				PTO_DT_INT64);
+		PTOParam p[] = { make_output_param(&t) };
+
+		pto2_rt_submit_task(rt, K_NOP, i % 2 ? PTO2_WORKER_CUBE :
+				    PTO2_WORKER_VECTOR, p, 1);
+	}
+	return 0;
+}
+
+/*
+ * Every core runs a kernel that sleeps and tasks wait for a core: the
+ * scheduler threads sleep until a completion (they used to spin on the
+ * waiting tasks, taking a host CPU from the kernels).
+ */
+static void t_busy_device_quiet(void)
+{
+	struct pto2_config c;
+	struct env e;
+	uint64_t dev, args[2];
+	int64_t *r;
+	int ret;
+
+	cfg_small(&c);
+	env_open(&e, 1, 1, &c);
+	kernels(e.sd);
+	dev = gm(4096);
+	r = host(dev);
+	args[0] = dev;
+	args[1] = 300;
+	ret = run(&e, orch_quiet, args, 2);
+	tap_ok(!ret && r[1] > 0 && r[0] * 4 < r[1],
+	       "every core busy, 32 tasks waiting: the process used %.1f ms of CPU in %.1f ms (at most a quarter; ret %d)",
+	       (double)r[0] / 1e6, (double)r[1] / 1e6, ret);
+	env_close(&e);
+}
+
 int main(void)
 {
 	t_blocks();
@@ -972,5 +1159,7 @@ int main(void)
 	t_follow_regs();
 	t_record();
 	t_timer_slack();
+	t_static_held();
+	t_busy_device_quiet();
 	return tap_done();
 }
