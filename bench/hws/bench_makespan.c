@@ -97,7 +97,7 @@ struct res {
 	double live[2];		/* hws, pto2: makespan / measured bound */
 	double sim;		/* simulator (hws): makespan / nominal bound */
 	double overshoot;	/* mean measured - nominal task time (ns) */
-	double lat[4];		/* hws: latencies() */
+	double lat[5];		/* hws: latencies(), turnaround() */
 };
 
 static int k_sleep(const struct pto_kernel_ctx *c, const uint64_t *a,
@@ -337,6 +337,64 @@ out:
 	free(eng);
 	free(core);
 	return ret;
+}
+
+/* A task's run on a core, for sorting by (core, start). */
+struct run_at {
+	int64_t core, start;
+	uint32_t task;
+};
+
+static int cmp_run_at(const void *a, const void *b)
+{
+	const struct run_at *x = a, *y = b;
+
+	if (x->core != y->core)
+		return (x->core > y->core) - (x->core < y->core);
+	return (x->start > y->start) - (x->start < y->start);
+}
+
+/*
+ * A core's turnaround: from the end of one of its tasks to the start of
+ * its next, when that next task was ready (its predecessors ended, or it
+ * had none) by the end of the first: the core was free while work
+ * waited, for the completion to be seen, the successors resolved, the
+ * decision and the dispatch. Median (ns) in *@out, 0 if no such pair.
+ */
+static int turnaround(const struct sim_dag *d, const struct rec *rec,
+		      double *out)
+{
+	struct run_at *run = calloc(d->ntask, sizeof(*run));
+	int64_t *gap = calloc(d->ntask, sizeof(*gap));
+	uint32_t i, k, m = 0;
+
+	if (!run || !gap) {
+		free(run);
+		free(gap);
+		return -ENOMEM;
+	}
+	for (i = 0; i < d->ntask; i++)
+		run[i] = (struct run_at){ rec[i].core, rec[i].start, i };
+	qsort(run, d->ntask, sizeof(*run), cmp_run_at);
+	for (i = 1; i < d->ntask; i++) {
+		const struct rec *p = &rec[run[i - 1].task];
+		const struct rec *n = &rec[run[i].task];
+		const struct sim_task *t = &d->task[run[i].task];
+		int64_t ready = INT64_MIN;
+
+		if (p->core != n->core)
+			continue;
+		for (k = 0; k < t->npred; k++)
+			if (rec[t->pred[k]].end > ready)
+				ready = rec[t->pred[k]].end;
+		if (ready <= p->end)
+			gap[m++] = n->start - p->end;
+	}
+	qsort(gap, m, sizeof(*gap), cmp_i64);
+	*out = m ? (double)gap[m / 2] : 0;
+	free(run);
+	free(gap);
+	return 0;
 }
 
 /*
@@ -662,6 +720,8 @@ static int run_cores(const struct workload *w, const struct opts *o,
 		if (!ret)
 			ret = latencies(&w->dag[i], L.rec, res[i].lat);
 		if (!ret)
+			ret = turnaround(&w->dag[i], L.rec, &res[i].lat[4]);
+		if (!ret)
 			ret = run_live(&L, &w->dag[i], cores, HWS_POLICY_FIFO,
 				       &res[i].live[1], &over);
 		if (!ret)
@@ -701,12 +761,12 @@ static void report(const struct workload *w, uint32_t cores,
 		{ "pto2", offsetof(struct res, live[1]) },
 		{ "sim-hws", offsetof(struct res, sim) },
 	};
-	double mean, max, over = 0, lat[4] = { 0 };
+	double mean, max, over = 0, lat[5] = { 0 };
 	uint32_t i, k, within;
 
 	for (i = 0; i < w->ndag; i++) {
 		over += res[i].overshoot / w->ndag / 1000.0;
-		for (k = 0; k < 4; k++)
+		for (k = 0; k < 5; k++)
 			lat[k] += res[i].lat[k] / w->ndag / 1000.0;
 	}
 	for (i = 0; i < sizeof(col) / sizeof(col[0]); i++) {
@@ -714,8 +774,8 @@ static void report(const struct workload *w, uint32_t cores,
 		printf("%-5u  %-8s  %8.4f  %8.4f  %6u/%-4u\n", cores,
 		       col[i].name, mean, max, within, w->ndag);
 	}
-	printf("       hws dispatch latency (ready -> start): median %.1f us, p99 %.1f us; medians ready -> dispatch %.1f us, dispatch -> start %.1f us; sleep overshoot %.1f us\n",
-	       lat[0], lat[1], lat[2], lat[3], over);
+	printf("       hws dispatch latency (ready -> start): median %.1f us, p99 %.1f us; medians ready -> dispatch %.1f us, dispatch -> start %.1f us; sleep overshoot %.1f us; core turnaround (end -> next start, work waiting) median %.1f us\n",
+	       lat[0], lat[1], lat[2], lat[3], over, lat[4]);
 }
 
 int main(int argc, char **argv)
