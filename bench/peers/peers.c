@@ -10,7 +10,8 @@
  * (ours first, then the peers, always in that order) in which it runs
  * every shape: one unmeasured run, then the measured one (the fan shape:
  * 50 graphs, each to completion). A turn starts the system and stops it,
- * so that no thread of one spins through another's turn. Before the
+ * then waits 300 ms (settle()), so that no thread of one spins through
+ * another's turn. Before the
  * rounds, a check round runs every shape on every system with every task
  * stamped and verifies that no task started before all its predecessors
  * ended (nothing of it is reported but failures).
@@ -34,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bench_stat.h"
@@ -182,6 +184,22 @@ static int run_shape(const struct peers_sys *sys, void *ctx,
 	return ret;
 }
 
+/*
+ * A pause after a turn, so that what a system leaves running when it is
+ * stopped does not spin through the next one's turn: libomp's workers
+ * spin for KMP_BLOCKTIME (200 ms by default) after their last parallel
+ * region, and a stopped ptod's pto-aicore exits a moment after ptod.
+ */
+#define SETTLE_NS	300000000L
+
+static void settle(void)
+{
+	struct timespec ts = { 0, SETTLE_NS };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
 /* @sys's turn: every shape (@check: stamped, not recorded). */
 static void turn(struct bench *b, unsigned int si, bool check)
 {
@@ -228,6 +246,7 @@ static void turn(struct bench *b, unsigned int si, bool check)
 	}
 	if (ctx)
 		sys->close(ctx);
+	settle();
 }
 
 /* ---- Report -------------------------------------------------------------- */
