@@ -169,6 +169,8 @@ static const struct pto_exec_ops aicore_exec_ops = {
 	.raise_irq = aicore_raise_irq,
 	.hand_off = aicore_hand_off,
 	.log = aicore_log,
+	/* the VM suite failed twice in four runs with AUTO: not explained */
+	.spin_yield = PTO_EXEC_YIELD_NEVER,
 };
 
 /* ---- Setup ------------------------------------------------------------------------- */
@@ -476,7 +478,7 @@ int main(int argc, char **argv)
 	int opt, ready_fd = -1, ctl_fd = -1, ret;
 	long nworkers, nkernels;
 	long long v;
-	uint8_t yield;
+	uint8_t yield = PTO_EXEC_YIELD_NEVER;
 
 	while ((opt = getopt(argc, argv, "d:u:c:w:k:s:t:r:C:vh")) != -1) {
 		switch (opt) {

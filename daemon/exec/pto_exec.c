@@ -37,7 +37,6 @@ int pto_exec_spin_yield_env(uint8_t *mode)
 {
 	const char *v = getenv(PTO_EXEC_SPIN_YIELD_ENV);
 
-	*mode = PTO_EXEC_YIELD_NEVER;
 	if (!v)
 		return 0;
 	if (!strcmp(v, "auto")) {
@@ -65,7 +64,9 @@ void pto_exec_init(struct pto_exec *ex, void *regs,
 	ex->caps = ri->caps;
 	ex->spins = PTO_EXEC_SPINS;
 	ex->spin_ns = PTO_EXEC_SPIN_NS;
-	/* an invalid value keeps the default (pto-aicore refuses it) */
+	/* the backend's default; an invalid value keeps it (pto-aicore
+	 * refuses it) */
+	ex->spin_yield = ops->spin_yield;
 	pto_exec_spin_yield_env(&ex->spin_yield);
 	ex->ops = ops;
 	ex->priv = priv;

@@ -74,6 +74,8 @@ struct pto_exec_ops {
 	int (*hand_off)(struct pto_exec *ex, uint32_t core,
 			const PTO2DispatchPayload *p);
 	void (*log)(struct pto_exec *ex, const char *msg);
+	/* spin_yield when PTO_EXEC_SPIN_YIELD is unset (enum pto_exec_yield) */
+	uint8_t spin_yield;
 };
 
 /**
@@ -120,15 +122,18 @@ struct pto_exec {
 
 /*
  * Whether a spinning thread yields its CPU every 16 polls (spin_yield;
- * pto_exec_pool.c, spin()): NEVER (the default), AUTO while the host
- * runs no more threads than it has CPUs and a few, ALWAYS.
- * PTO_EXEC_SPIN_YIELD in the environment: unset or 0 = never, auto, 1 =
- * always. pto_exec_spin_yield_env() reads it into *@mode: 0, or -EINVAL
- * (and the default) for any other value.
+ * pto_exec_pool.c, spin()): NEVER; AUTO while the host has more runnable
+ * threads than CPUs (someone waits for one) but no more than a few more
+ * (no other work keeps it busy); ALWAYS. The backend's default is its
+ * ops' spin_yield: NEVER for pto-aicore, AUTO for the in-process sim
+ * device. PTO_EXEC_SPIN_YIELD in the environment overrides it: 0 =
+ * never, auto, 1 = always. pto_exec_spin_yield_env() reads it into
+ * *@mode: 0 (*@mode unchanged when it is unset), or -EINVAL (*@mode
+ * unchanged) for any other value.
  */
 enum pto_exec_yield {
-	PTO_EXEC_YIELD_AUTO,
 	PTO_EXEC_YIELD_NEVER,
+	PTO_EXEC_YIELD_AUTO,
 	PTO_EXEC_YIELD_ALWAYS,
 };
 

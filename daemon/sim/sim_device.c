@@ -162,6 +162,8 @@ static const struct pto_exec_ops sim_exec_ops = {
 	.kernel = sim_exec_kernel,
 	.park_any = sim_exec_park_any,
 	.raise_irq = sim_exec_raise_irq,
+	/* in-process: the scheduler threads a spinning core holds up are ours */
+	.spin_yield = PTO_EXEC_YIELD_AUTO,
 };
 
 /* ---- Create / destroy ------------------------------------------------------ */
