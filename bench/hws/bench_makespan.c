@@ -292,6 +292,20 @@ static int cmp_i64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* When task @i became ready: its last predecessor's end (INT64_MIN: none). */
+static int64_t ready_at(const struct sim_dag *d, const struct rec *rec,
+			uint32_t i)
+{
+	const struct sim_task *t = &d->task[i];
+	int64_t ready = INT64_MIN;
+	uint32_t k;
+
+	for (k = 0; k < t->npred; k++)
+		if (rec[t->pred[k]].end > ready)
+			ready = rec[t->pred[k]].end;
+	return ready;
+}
+
 /*
  * Dispatch latency: for each task with predecessors, from the end of the
  * last of them (it became ready) to its start, split at its dispatch
@@ -306,18 +320,14 @@ static int latencies(const struct sim_dag *d, const struct rec *rec,
 	int64_t *all = calloc(d->ntask, sizeof(*all));
 	int64_t *eng = calloc(d->ntask, sizeof(*eng));
 	int64_t *core = calloc(d->ntask, sizeof(*core));
-	uint32_t i, k, m = 0;
+	uint32_t i, m = 0;
 	int ret = -ENOMEM;
 
 	if (!all || !eng || !core)
 		goto out;
 	for (i = 0; i < d->ntask; i++) {
-		const struct sim_task *t = &d->task[i];
-		int64_t ready = INT64_MIN;
+		int64_t ready = ready_at(d, rec, i);
 
-		for (k = 0; k < t->npred; k++)
-			if (rec[t->pred[k]].end > ready)
-				ready = rec[t->pred[k]].end;
 		if (ready == INT64_MIN)
 			continue;
 		all[m] = rec[i].start - ready;
@@ -366,7 +376,7 @@ static int turnaround(const struct sim_dag *d, const struct rec *rec,
 {
 	struct run_at *run = calloc(d->ntask, sizeof(*run));
 	int64_t *gap = calloc(d->ntask, sizeof(*gap));
-	uint32_t i, k, m = 0;
+	uint32_t i, m = 0;
 
 	if (!run || !gap) {
 		free(run);
@@ -379,15 +389,9 @@ static int turnaround(const struct sim_dag *d, const struct rec *rec,
 	for (i = 1; i < d->ntask; i++) {
 		const struct rec *p = &rec[run[i - 1].task];
 		const struct rec *n = &rec[run[i].task];
-		const struct sim_task *t = &d->task[run[i].task];
-		int64_t ready = INT64_MIN;
 
-		if (p->core != n->core)
-			continue;
-		for (k = 0; k < t->npred; k++)
-			if (rec[t->pred[k]].end > ready)
-				ready = rec[t->pred[k]].end;
-		if (ready <= p->end)
+		if (p->core == n->core &&
+		    ready_at(d, rec, run[i].task) <= p->end)
 			gap[m++] = n->start - p->end;
 	}
 	qsort(gap, m, sizeof(*gap), cmp_i64);
