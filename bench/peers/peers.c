@@ -10,7 +10,7 @@
  * (ours first, then the peers, always in that order) in which it runs
  * every shape: one unmeasured run, then the measured one (the fan shape:
  * 50 graphs, each to completion). A turn starts the system and stops it,
- * then waits 300 ms (settle()), so that no thread of one spins through
+ * then waits 300 ms (SETTLE_NS), so that no thread of one spins through
  * another's turn. Before the
  * rounds, a check round runs every shape on every system with every task
  * stamped and verifies that no task started before all its predecessors
@@ -35,8 +35,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
+
+#include <pto-private/time.h>
 
 #include "bench_stat.h"
 #include "peers.h"
@@ -190,15 +191,7 @@ static int run_shape(const struct peers_sys *sys, void *ctx,
  * spin for KMP_BLOCKTIME (200 ms by default) after their last parallel
  * region, and a stopped ptod's pto-aicore exits a moment after ptod.
  */
-#define SETTLE_NS	300000000L
-
-static void settle(void)
-{
-	struct timespec ts = { 0, SETTLE_NS };
-
-	while (nanosleep(&ts, &ts) && errno == EINTR)
-		;
-}
+#define SETTLE_NS	300000000ULL
 
 /* @sys's turn: every shape (@check: stamped, not recorded). */
 static void turn(struct bench *b, unsigned int si, bool check)
@@ -246,7 +239,7 @@ static void turn(struct bench *b, unsigned int si, bool check)
 	}
 	if (ctx)
 		sys->close(ctx);
-	settle();
+	pto_sleep_ns(SETTLE_NS);
 }
 
 /* ---- Report -------------------------------------------------------------- */
