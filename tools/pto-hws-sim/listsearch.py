@@ -43,6 +43,8 @@ def load(path):
                 pred = []
                 if 'pred' in w:
                     pred = [int(x) for x in w[w.index('pred') + 1].split(',')]
+                if any(p < 0 or p >= len(dags[-1]) for p in pred):
+                    sys.exit(f'listsearch.py: task {w[1]}: a predecessor is not an earlier task')
                 dags[-1].append((cost, pred))
     return dags
 
@@ -91,9 +93,19 @@ def list_schedule(dag, succ, prio, cores):
 def main():
     if len(sys.argv) not in (3, 4):
         sys.exit(__doc__.split('\n')[0])
-    dags = load(sys.argv[1])
-    cores = int(sys.argv[2])
-    tries = int(sys.argv[3]) if len(sys.argv) == 4 else 100
+    try:
+        cores = int(sys.argv[2])
+        tries = int(sys.argv[3]) if len(sys.argv) == 4 else 100
+    except ValueError:
+        sys.exit('listsearch.py: CORES and TRIES are integers')
+    if cores < 1 or tries < 0:
+        sys.exit('listsearch.py: CORES must be at least 1, TRIES at least 0')
+    try:
+        dags = load(sys.argv[1])
+    except OSError as e:
+        sys.exit(f'listsearch.py: {sys.argv[1]}: {e.strerror}')
+    if not dags or not all(dags):
+        sys.exit(f'listsearch.py: {sys.argv[1]}: no DAG, or a DAG without tasks')
     rng = random.Random(1)
     by_rank = best = 0.0
     for dag in dags:
