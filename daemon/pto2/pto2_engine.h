@@ -58,6 +58,11 @@ struct pto2_engine;
  *	interrupt and a wake-up (0: never).
  * @predict_late_ns: ...and at most this long past the expected end (an
  *	estimate that was too short).
+ * @yield_polls: a polling thread gives up its CPU (sched_yield()) once
+ *	every this many empty polls (0: never): on a host with fewer CPUs
+ *	than runnable threads, the orchestrator that is to submit the next
+ *	task, or the thread that is to run the kernel a poll waits for, may
+ *	be waiting for the very CPU the poller holds.
  * @hws: the HWS registers (hws_config_default() for the device's layout
  *	if @hws_set is false).
  * @hws_set: @hws is given.
@@ -76,6 +81,7 @@ struct pto2_engine_config {
 	uint64_t wake_sleep_ns;
 	uint64_t predict_ns;
 	uint64_t predict_late_ns;
+	uint32_t yield_polls;
 	struct hws_config hws;
 	bool hws_set;
 	bool check;
@@ -87,6 +93,7 @@ struct pto2_engine_config {
 #define PTO2_BLOCKS_PER_SCHED_THREAD	8
 #define PTO2_ENGINE_PREDICT_NS		50000	/* 50 us */
 #define PTO2_ENGINE_PREDICT_LATE_NS	500000	/* 500 us */
+#define PTO2_ENGINE_YIELD_POLLS		16
 /* Timer slack of the scheduler threads (PR_SET_TIMERSLACK; default 50 us). */
 #define PTO2_ENGINE_TIMER_SLACK_NS	1000UL	/* 1 us */
 
