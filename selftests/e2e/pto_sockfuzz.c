@@ -20,7 +20,11 @@
  *
  * A probe operation connects and pings ptod: it must answer within
  * SF_PROBE_MS, and ptod must still accept connections; otherwise that is
- * a finding, as is a malformed reply or a worker dead of a signal.
+ * a finding, as is a malformed reply or a worker dead of a signal. The
+ * workers share one uid, whose connections can reach ptod's limit per
+ * user (-c, 16; SF_PROCS x SF_CONNS is more): a probe refused at a limit
+ * (-EUSERS, -EMFILE) was answered, and dials again SF_PROBE_RETRY_MS
+ * later, as long as its SF_PROBE_MS last.
  *
  *   PTO_SOCKET=/path/ptod.sock pto_sockfuzz
  *
@@ -65,6 +69,7 @@
  */
 #define SF_PROBE_MS	5000
 #define SF_PROBE_PINGS	5
+#define SF_PROBE_RETRY_MS	20
 /* ptod lets go of a client that reads nothing within this (its socket full) */
 #define SF_HANGUP_MS	10000
 #define SF_BLOB_LEN	(64 * 1024)
@@ -97,6 +102,7 @@ struct sf_stats {
 	uint64_t hellos_ok;		/* hellos ptod accepted */
 	uint64_t replies;		/* messages read and checked */
 	uint64_t probes;
+	uint64_t probe_retries;		/* probes refused at a limit, dialed again */
 	int64_t probe_max_ns;		/* slowest probe */
 	uint64_t records;		/* stream records written */
 };
@@ -964,6 +970,18 @@ static int sf_probe(struct sf_w *w)
 			SF_FAIL(w, "ptod answered %d of %d pings within %d ms",
 				i, SF_PROBE_PINGS, SF_PROBE_MS);
 			ret = -ETIMEDOUT;
+		} else if (!ret && !i && (st == -EUSERS || st == -EMFILE) &&
+			   left > SF_PROBE_RETRY_MS) {
+			/* refused at a connection limit: again, a bit later */
+			close(c.s);
+			__atomic_fetch_add(&w->st->probe_retries, 1,
+					   __ATOMIC_RELAXED);
+			usleep(SF_PROBE_RETRY_MS * 1000);
+			c = (struct sf_conn){ .s = -1, .reads = true };
+			c.s = sf_dial(w, SOCK_SEQPACKET);
+			if (c.s < 0)
+				return c.s == -EAGAIN ? 0 : c.s;
+			i = -1;
 		} else if (!ret && st != -EPROTO) {
 			SF_FAIL(w, "a ping before hello got status %d", st);
 			ret = -EPROTO;
@@ -1079,11 +1097,12 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	pto_fz_report(fz, stdout);
-	printf("# %llu hellos accepted, %llu stream records, %llu messages from ptod checked, %llu probes (slowest %.1f ms)\n",
+	printf("# %llu hellos accepted, %llu stream records, %llu messages from ptod checked, %llu probes (slowest %.1f ms; %llu refused at a connection limit and dialed again)\n",
 	       (unsigned long long)st->hellos_ok,
 	       (unsigned long long)st->records,
 	       (unsigned long long)st->replies,
-	       (unsigned long long)st->probes, st->probe_max_ns / 1e6);
+	       (unsigned long long)st->probes, st->probe_max_ns / 1e6,
+	       (unsigned long long)st->probe_retries);
 	for (ret = 0; ret < (int)fz->nr_findings && ret < PTO_FZ_MAX_FINDINGS; ret++)
 		printf("FINDING: %s\n", fz->finding[ret]);
 	printf("pto_sockfuzz: %u findings; PTO_SOCKFUZZ_SEED=%#llx repeats the run\n",
