@@ -169,8 +169,8 @@ static const struct pto_exec_ops aicore_exec_ops = {
 	.raise_irq = aicore_raise_irq,
 	.hand_off = aicore_hand_off,
 	.log = aicore_log,
-	/* the VM suite failed twice in four runs with AUTO: not explained */
-	.spin_yield = PTO_EXEC_YIELD_NEVER,
+	/* runtime.rst, "Spinning threads yield" */
+	.spin_yield = PTO_EXEC_YIELD_AUTO,
 };
 
 /* ---- Setup ------------------------------------------------------------------------- */
@@ -387,8 +387,9 @@ static void usage(void)
 		"          (default: PTO_AICORE_KERNELS, else %u; at most %u)\n"
 		"  -s, -t  an idle thread polls the cores at most SPINS times (%u) or\n"
 		"          SPIN_NS ns (%u), whichever ends first, before it parks,\n"
-		"          yielding its CPU every 16 polls with PTO_EXEC_SPIN_YIELD=1\n"
-		"          (auto: while the host is not busy; default 0: never)\n",
+		"          yielding its CPU every 16 polls: PTO_EXEC_SPIN_YIELD=auto\n"
+		"          (the default) while a thread waits for a CPU and the host\n"
+		"          is not busy, 1 always, 0 never\n",
 		PTO_KCACHE_MAX, PTO_KCACHE_MAX_LIMIT, PTO_EXEC_SPINS,
 		PTO_EXEC_SPIN_NS);
 }
@@ -451,9 +452,9 @@ static int run_cores(struct aicore *a, const uint64_t *cores, uint32_t workers,
 		return ret;
 	}
 	pto_exec_pool_get_stats(pool, &st);
-	if (a->verbose)
-		aicore_msg("cores online on %u threads (%u AIC + %u AIV on the device)",
-		     st.threads, a->info.nr_aic, a->info.nr_aiv);
+	aicore_msg("cores online on %u threads (%u AIC + %u AIV on the device); idle threads yield: %s",
+		   st.threads, a->info.nr_aic, a->info.nr_aiv,
+		   pto_exec_spin_yield_name(a->exec.spin_yield));
 	if (ready_fd >= 0) {
 		char b = 'R';
 
@@ -478,7 +479,7 @@ int main(int argc, char **argv)
 	int opt, ready_fd = -1, ctl_fd = -1, ret;
 	long nworkers, nkernels;
 	long long v;
-	uint8_t yield = PTO_EXEC_YIELD_NEVER;
+	uint8_t yield = aicore_exec_ops.spin_yield;	/* checked here only */
 
 	while ((opt = getopt(argc, argv, "d:u:c:w:k:s:t:r:C:vh")) != -1) {
 		switch (opt) {

@@ -51,6 +51,16 @@ int pto_exec_spin_yield_env(uint8_t *mode)
 	return -EINVAL;
 }
 
+const char *pto_exec_spin_yield_name(uint8_t mode)
+{
+	switch (mode) {
+	case PTO_EXEC_YIELD_NEVER: return "never";
+	case PTO_EXEC_YIELD_AUTO: return "auto";
+	case PTO_EXEC_YIELD_ALWAYS: return "always";
+	default: return "?";
+	}
+}
+
 void pto_exec_init(struct pto_exec *ex, void *regs,
 		   const struct pto_exec_ops *ops, void *priv)
 {

@@ -125,8 +125,8 @@ struct pto_exec {
  * pto_exec_pool.c, spin()): NEVER; AUTO while the host has more runnable
  * threads than CPUs (someone waits for one) but no more than a few more
  * (no other work keeps it busy); ALWAYS. The backend's default is its
- * ops' spin_yield: NEVER for pto-aicore, AUTO for the in-process sim
- * device. PTO_EXEC_SPIN_YIELD in the environment overrides it: 0 =
+ * ops' spin_yield: AUTO for pto-aicore and the in-process sim device
+ * alike. PTO_EXEC_SPIN_YIELD in the environment overrides it: 0 =
  * never, auto, 1 = always. pto_exec_spin_yield_env() reads it into
  * *@mode: 0 (*@mode unchanged when it is unset), or -EINVAL (*@mode
  * unchanged) for any other value.
@@ -139,6 +139,9 @@ enum pto_exec_yield {
 
 #define PTO_EXEC_SPIN_YIELD_ENV	"PTO_EXEC_SPIN_YIELD"
 int pto_exec_spin_yield_env(uint8_t *mode);
+
+/* "never", "auto" or "always" (enum pto_exec_yield); "?" if none. */
+const char *pto_exec_spin_yield_name(uint8_t mode);
 
 /* Fill @ex's defaults and the geometry of the device at @regs. */
 void pto_exec_init(struct pto_exec *ex, void *regs,

@@ -525,8 +525,9 @@ static bool yield_pays(struct pto_exec_pool *p, int64_t now)
  * fan of 72 no-op tasks took 250-330 us a graph that way, 86-127
  * yielding). On a host other work keeps busy a yield may give the CPU to
  * another process for its whole slice while the dispatch waits for this
- * thread, which is not parked and so is not woken: hence auto, and off
- * by default (runtime.rst, performance.md, "Spinning threads yield").
+ * thread, which is not parked and so is not woken: hence auto, the
+ * default of both backends (runtime.rst, performance.md, "Spinning
+ * threads yield").
  */
 static bool spin_yields(struct pto_exec_pool *p)
 {

@@ -1032,6 +1032,43 @@ TEST_F_TIMEOUT(e2e, ptod_ready, 30)
 	ASSERT_LT(0, executor_pid());
 }
 
+/*
+ * pto-aicore's idle threads yield in auto mode unless
+ * PTO_EXEC_SPIN_YIELD (which ptod and pto-aicore inherit from us) says
+ * otherwise: its line "cores online ...; idle threads yield: MODE" in
+ * ptod's log, the same in every pto-aicore ptod has started.
+ */
+TEST_F_TIMEOUT(e2e, aicore_yield_mode, 30)
+{
+	static const char key[] = "idle threads yield: ";
+	const char *env = getenv("PTO_EXEC_SPIN_YIELD");
+	const char *want = !env ? "auto" : !strcmp(env, "0") ? "never" :
+			   !strcmp(env, "1") ? "always" : env;
+	char line[1024], *p;
+	int seen = 0, other = 0;
+	FILE *f = fopen(E->log, "re");
+
+	ASSERT_NE(NULL, f) TH_LOG("%s: %s", E->log, strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		p = strstr(line, key);
+		if (!p || !strstr(line, "pto-aicore["))
+			continue;
+		p += sizeof(key) - 1;
+		p[strcspn(p, "\n")] = 0;
+		if (strcmp(p, want)) {
+			note("pto-aicore: idle threads yield: %s (want %s)", p,
+			     want);
+			other++;
+		}
+		seen++;
+	}
+	fclose(f);
+	note("%d pto-aicore start(s) in ptod's log, %d not in mode %s", seen,
+	     other, want);
+	ASSERT_LT(0, seen);
+	ASSERT_EQ(0, other);
+}
+
 TEST_F_TIMEOUT(e2e, vector_golden, 150)
 {
 	run_client(_metadata, "vector", NULL, ARGS("vector"),
