@@ -325,13 +325,12 @@ static void t_linger(bool on)
 /*
  * PTO_EXEC_SPIN_YIELD: 0 never yields, auto while a thread waits for a
  * CPU and the host is not busy, 1 always; unset, the backend's default
- * (the sim's: auto; pto-aicore's: never); any other value is refused
+ * (auto for the sim and pto-aicore alike); any other value is refused
  * (pto-aicore exits on it) and the executor keeps its default. The reader
  * leaves the mode as it was when the variable is unset or bad.
  */
 static void t_spin_yield_env(void)
 {
-	static const char *const name[] = { "never", "auto", "always" };
 	static const struct { const char *v; int ret; uint8_t mode, sim; } c[] = {
 		{ NULL, 0, PTO_EXEC_YIELD_ALWAYS, PTO_EXEC_YIELD_AUTO },
 		{ "1", 0, PTO_EXEC_YIELD_ALWAYS, PTO_EXEC_YIELD_ALWAYS },
@@ -355,13 +354,13 @@ static void t_spin_yield_env(void)
 		ret = pto_exec_spin_yield_env(&mode);
 		ok(ret == c[i].ret && mode == c[i].mode, "%s=%s: %d, %s",
 		   PTO_EXEC_SPIN_YIELD_ENV, c[i].v ? c[i].v : "(unset)", ret,
-		   mode < 3 ? name[mode] : "?");
+		   pto_exec_spin_yield_name(mode));
 		if (sim_device_create(1, 0, 1 << 20, &sd)) {
 			ok(0, "sim_device_create");
 			continue;
 		}
 		ok(sd->exec.spin_yield == c[i].sim, "the sim's executor: %s",
-		   name[c[i].sim]);
+		   pto_exec_spin_yield_name(c[i].sim));
 		sim_device_destroy(sd);
 	}
 	unsetenv(PTO_EXEC_SPIN_YIELD_ENV);
