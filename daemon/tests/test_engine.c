@@ -1179,6 +1179,7 @@ static int gives_way_run(const cpu_set_t *one, const cpu_set_t *all,
 	int64_t t0;
 	int ret;
 
+	*us = 0;
 	if (sched_setaffinity(0, sizeof(*one), one))
 		return -errno;
 	cfg_small(&c);
@@ -1188,8 +1189,7 @@ static int gives_way_run(const cpu_set_t *one, const cpu_set_t *all,
 		ret = env_runtime(&e, &c);
 	sched_setaffinity(0, sizeof(*all), all);
 	if (ret) {
-		if (e.sd)
-			env_close(&e);
+		env_close(&e);	/* what env_device() and env_runtime() made */
 		return ret;
 	}
 	kernels(e.sd);
