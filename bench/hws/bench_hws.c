@@ -24,6 +24,10 @@
  * (the timer's own cost, included in every figure) and the FIFO policy
  * (PTO2's default) deciding from the same states.
  *
+ * After each HWS case, the invariant checker (hws_check(), what ptod
+ * runs after every decision under PTO_HWS_CHECK=1) on the state a
+ * decision left: one line ending "check cycles median N p99 M".
+ *
  * Cycles are TSC ticks (constant rate; on a VM the host's nominal clock).
  *
  * bench_hws --replay DAGS KERNELS POLICY runs the same decisions untimed
@@ -195,6 +199,40 @@ static void measure(int (*fn)(struct hws *, uint64_t, struct hws_launch *),
 	*hit = (double)launched / n;
 }
 
+/*
+ * The invariant checker as ptod runs it (PTO_HWS_CHECK=1): on the state a
+ * decision leaves, after every decision. Median and p99 of NSAMP timed
+ * hws_check() calls, each state ROUNDS / NSTATES times in a row (warm, as
+ * measure()'s final figures); the decisions themselves are not timed.
+ * Returns the calls that found the state broken (0).
+ */
+static int measure_check(uint64_t *med, uint64_t *p99)
+{
+	struct hws_launch o;
+	uint64_t t0, t1;
+	int r, s, n = 0, bad = 0;
+
+	for (r = 0; r < ROUNDS; r++) {
+		for (s = 0; s < NSTATES; s++) {
+			memcpy(&work, &saved[r * NSTATES / ROUNDS],
+			       state_bytes);
+			hws_decide(&work, 20, &o);
+			warm(&work);
+			_mm_mfence();
+			_mm_lfence();
+			t0 = __rdtsc();
+			_mm_lfence();
+			bad += hws_check(&work, NULL, 0) != 0;
+			_mm_lfence();
+			t1 = __rdtsc();
+			_mm_lfence();
+			samples[n++] = t1 - t0;
+		}
+	}
+	stats(samples, n, med, p99);
+	return bad;
+}
+
 static __attribute__((noipa)) int one_decision(struct hws *h,
 					      struct hws_launch *o)
 {
@@ -267,6 +305,15 @@ int main(int argc, char **argv)
 				       d, k, hit * 100, (unsigned long long)rmed,
 				       (unsigned long long)rp99, rmean, mean,
 				       (unsigned long long)med,
+				       (unsigned long long)p99);
+				if (policy != HWS_POLICY_HWS)
+					continue;
+				if (measure_check(&med, &p99)) {
+					fprintf(stderr, "bench_hws: the invariant checker failed a state\n");
+					return 1;
+				}
+				printf("invariant checker after a decision, dags %2u kernels %2u: check cycles median %llu p99 %llu\n",
+				       d, k, (unsigned long long)med,
 				       (unsigned long long)p99);
 			}
 		}

@@ -1566,6 +1566,46 @@ static void test_checker(void)
 	ok(hws_check(&H, msg, sizeof(msg)) == 0, "checker: the real state is clean");
 }
 
+/* The checker's one-thread and empty-DAG shortcuts still see corruption. */
+static void test_checker_one_thread(void)
+{
+	static struct hws saved;
+	char msg[256];
+	int s;
+
+	init_uniform(8, 4);
+	hws_dag_open(&H, 0, 0, true);
+	add(1, 0, 1, 1, 10, 100);
+	add(2, 0, 1, 1, 5, 100);
+	dec(0, NULL);
+	s = lowest(&H.busy);
+	ok(s >= 0 && H.sip[s].run.thread_num == 1 && H.occupied,
+	   "checker: a one-thread block runs, another kernel waits");
+	if (s < 0)
+		return;
+	saved = H;
+	H.sip[s].run.thread_idx = 1;
+	ok(hws_check(&H, msg, sizeof(msg)) == -EUCLEAN,
+	   "checker: a one-thread block as thread 1 (%s)", msg);
+	H = saved;
+	H.sip[s].run.thread_num = 0;
+	ok(hws_check(&H, msg, sizeof(msg)) == -EUCLEAN,
+	   "checker: a block of no threads (%s)", msg);
+	H = saved;
+	hws_mask_set(&H.shadow, (uint32_t)s);
+	hws_mask_clear(&H.pre_idle, (uint32_t)s);
+	H.sip[s].shadow = H.sip[s].run;
+	ok(hws_check(&H, msg, sizeof(msg)) == -EUCLEAN,
+	   "checker: a one-thread block held twice by its SIP (%s)", msg);
+	H = saved;
+	H.dag[5].head = (uint8_t)__builtin_ctz(H.occupied);
+	ok(hws_check(&H, msg, sizeof(msg)) == -EUCLEAN,
+	   "checker: a DAG with no members but a top kernel (%s)", msg);
+	H = saved;
+	ok(hws_check(&H, msg, sizeof(msg)) == 0,
+	   "checker: the real one-thread state is clean");
+}
+
 int main(void)
 {
 	test_device_layout();
@@ -1595,6 +1635,7 @@ int main(void)
 	test_wide();
 	test_stress();
 	test_checker();
+	test_checker_one_thread();
 	ok(check_failures == 0, "hws_check passed after every one of %lu decisions",
 	   decisions);
 	return tap_done();
