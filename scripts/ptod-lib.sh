@@ -9,15 +9,16 @@
 #                    DIR/ptod.log), export PTO_SOCKET, set PTOD_PID, wait
 #                    until it says it is ready; 1 and the log on stderr if
 #                    it does not within 20 s; $PTOD_ARGS (unquoted: words)
-#                    are added to ptod's command line
+#                    are added to ptod's command line; the HWS
+#                    invariant checker is on (PTO_HWS_CHECK=1: a
+#                    violation aborts ptod) unless PTOD_HWS_CHECK=0
 #   ptod_stop        SIGTERM, wait; returns ptod's exit status
 
 ptod_start() {
 	PTO_SOCKET=$1/ptod.sock
 	export PTO_SOCKET
-	# the HWS invariant checker on: a violation aborts ptod
 	# shellcheck disable=SC2086 # PTOD_ARGS is a list of words
-	PTO_HWS_CHECK=1 "$PTO_TOP/build/daemon/ptod" -s "$PTO_SOCKET" \
+	PTO_HWS_CHECK=${PTOD_HWS_CHECK:-1} "$PTO_TOP/build/daemon/ptod" -s "$PTO_SOCKET" \
 		${PTOD_ARGS:-} >"$1/ptod.log" 2>&1 &
 	PTOD_PID=$!
 	_ptod_i=0

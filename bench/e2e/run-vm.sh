@@ -15,7 +15,9 @@
 # the kernels of this (root) client in pto-aicore with the same kernels
 # in a sandbox (Documentation/execution-model.rst).
 #
-# Environment: VM_TIMEOUT (seconds, default 240).
+# Environment: VM_TIMEOUT (seconds, default 240); PTOD_HWS_CHECK (default
+# 0: ptod as it is installed, without the HWS invariant checker that the
+# tests turn on, as the sim baseline runs; 1 to measure with it).
 # Inside the VM the script runs itself again with --in-vm.
 
 set -u
@@ -24,9 +26,11 @@ TOP=$(cd "$(dirname "$(readlink -f "$0")")/../.." && pwd)
 . "$TOP/tools/ptod-vm/ptod-vm.sh"
 
 if [ "${1:-}" != --in-vm ]; then
-	ptod_vm_boot "$TOP/bench/e2e/run-vm.sh" -- "$@"
+	ptod_vm_boot "$TOP/bench/e2e/run-vm.sh" \
+		--env PTOD_HWS_CHECK="${PTOD_HWS_CHECK:-0}" -- "$@"
 fi
 shift
+export PTOD_HWS_CHECK="${PTOD_HWS_CHECK:-0}"
 
 modes=default
 if [ "${1:-}" = -K ]; then
