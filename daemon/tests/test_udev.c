@@ -368,12 +368,137 @@ static void t_death(void)
 	pto_udev_destroy(u);
 }
 
+/* A thread of t_kick_burst(): parks on every core, records what it got. */
+struct parker {
+	pthread_t th;
+	struct pto_udev *u;
+	_Atomic pid_t tid;
+	int ret;
+	uint32_t core;
+	int64_t woke;		/* when pto_udev_park_any() returned */
+};
+
+static void *parker_main(void *arg)
+{
+	struct parker *p = arg;
+	uint64_t m[PTO_CORE_MASK_WORDS];
+
+	atomic_store(&p->tid, gettid());
+	all_cores(p->u, m);
+	p->ret = pto_udev_park_any(p->u, getpid(), m,
+				   pto_mono_ns() + 3000 * MS, &p->core);
+	p->woke = pto_mono_ns();
+	return NULL;
+}
+
+/* Is thread @tid of this process asleep (state S)? */
+static bool asleep(pid_t tid)
+{
+	char path[64], buf[256], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && p[2] == 'S';
+}
+
+/*
+ * Wait (bounded) until both parkers are counted and asleep (in the
+ * futex: nothing else blocks them).
+ */
+static bool wait_parkers(struct pto_udev *u, struct parker *p)
+{
+	int64_t until = pto_mono_ns() + 5000 * MS;
+
+	while (atomic_load(&u->sh->parkers) != 2 ||
+	       !atomic_load(&p[0].tid) || !asleep(atomic_load(&p[0].tid)) ||
+	       !atomic_load(&p[1].tid) || !asleep(atomic_load(&p[1].tid)))
+		if (pto_mono_ns() > until)
+			return false;
+		else
+			pto_sleep_ns(MS / 10);
+	return true;
+}
+
+/*
+ * Kicks against parked threads: one system call for a burst of kicks
+ * while the one parked thread has not yet run; two threads parked, two
+ * kicks wake both (each with a core of its own).
+ */
+static void t_kick_burst(void)
+{
+	struct pto_udev *u = small_udev();
+	uint64_t m[PTO_CORE_MASK_WORDS], calls;
+	struct parker p[2];
+	int64_t t0;
+	uint32_t c;
+	int i, made = 0;
+
+	if (!u)
+		return (void)ok(0, "a device");
+	all_cores(u, m);
+	ok(!pto_udev_attach(u, getpid(), m), "attach every core");
+	for (c = 0; c < u->info.nr_cores; c++)
+		reg_store_relaxed(&pto_regs_core(u->regs, c)->parked, 1);
+	/* one thread counted as parked, not running yet (held here) */
+	atomic_store(&u->sh->parkers, 1);
+	calls = atomic_load(&u->sh->kick_wakeups);
+	for (c = 0; c < 6; c++)
+		pto_udev_kick(u, c);
+	ok(atomic_load(&u->sh->kick_wakeups) == calls + 1 &&
+	   atomic_load(&u->sh->signaled) == 1,
+	   "6 kicks while the one parked thread has not run: 1 wake-up (%llu)",
+	   (unsigned long long)(atomic_load(&u->sh->kick_wakeups) - calls));
+	/* a second thread parks: the next kicks wake it, once */
+	atomic_store(&u->sh->parkers, 2);
+	for (c = 0; c < 6; c++)
+		pto_udev_kick(u, c);
+	ok(atomic_load(&u->sh->kick_wakeups) == calls + 2 &&
+	   atomic_load(&u->sh->signaled) == 2,
+	   "a second thread parked unwoken: 6 more kicks, 1 more wake-up (%llu in all)",
+	   (unsigned long long)(atomic_load(&u->sh->kick_wakeups) - calls));
+	atomic_store(&u->sh->signaled, 0);
+	atomic_store(&u->sh->parkers, 0);
+	for (c = 0; c < PTO_CORE_MASK_WORDS; c++)
+		atomic_store(&u->sh->kick_pending[c], 0);
+
+	for (i = 0; i < 2; i++) {
+		p[i] = (struct parker){ .u = u, .ret = 1, .tid = 0 };
+		made += !pthread_create(&p[i].th, NULL, parker_main, &p[i]);
+	}
+	ok(made == 2 && wait_parkers(u, p), "two threads parked, asleep");
+	t0 = pto_mono_ns();
+	pto_udev_kick(u, 1);
+	pto_udev_kick(u, 2);
+	for (i = 0; i < made; i++)
+		pthread_join(p[i].th, NULL);
+	/* a thread not woken takes its kick when its 3 s deadline ends */
+	ok(made == 2 && !p[0].ret && !p[1].ret && p[0].core != p[1].core &&
+	   p[0].woke - t0 < 1000 * MS && p[1].woke - t0 < 1000 * MS,
+	   "two kicks woke both parked threads at once, one core each (%d %d, %lld %lld ms)",
+	   p[0].ret, p[1].ret, (long long)((p[0].woke - t0) / MS),
+	   (long long)((p[1].woke - t0) / MS));
+	ok(!atomic_load(&u->sh->parkers) && !atomic_load(&u->sh->signaled),
+	   "no thread counted as parked or woken afterwards");
+	pto_udev_destroy(u);
+}
+
 int main(void)
 {
 	t_config();
 	t_registers();
 	t_gm();
 	t_kick_irq();
+	t_kick_burst();
 	t_death();
 	t_executor_view();
 	return tap_done();

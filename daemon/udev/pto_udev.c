@@ -11,7 +11,11 @@
  * interrupt skip the system call when nobody sleeps: the waker bumps the
  * word, then reads the count of sleepers; a sleeper counts itself, then
  * sleeps only while the word holds the value it read before looking for
- * work (seq_cst on both sides), so no wake-up is lost.
+ * work (seq_cst on both sides), so no wake-up is lost. A kick also skips
+ * it when every parked thread has been woken already and has not yet
+ * left (@signaled): the kicks that come before the woken thread runs stay
+ * latched, and it or the next thread to park takes them without
+ * sleeping; while another thread sleeps unwoken, a kick wakes it.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -495,6 +499,39 @@ int pto_udev_executor_gone(struct pto_udev *u, pid_t pid)
 
 /* ---- Kicks and parking ----------------------------------------------------- */
 
+/*
+ * Wake one parked thread that no kick has woken yet, if there is one:
+ * @signaled < @parkers, claimed by the increment.
+ */
+static void signal_parker(struct pto_udev *u)
+{
+	uint32_t s = atomic_load(&u->sh->signaled);
+
+	while (s < atomic_load(&u->sh->parkers)) {
+		if (atomic_compare_exchange_weak(&u->sh->signaled, &s, s + 1)) {
+			atomic_fetch_add_explicit(&u->sh->kick_wakeups, 1,
+						  memory_order_relaxed);
+			pto_futex_wake_shared(&u->sh->kick_seq, 1);
+			return;
+		}
+	}
+}
+
+/*
+ * A parked thread leaves the futex, woken or not: it takes one wake-up
+ * with it if any is outstanding (one meant for another parker then goes
+ * again to the next kick), then uncounts itself; in that order
+ * @signaled never exceeds @parkers.
+ */
+static void unpark(struct pto_udev *u)
+{
+	uint32_t s = atomic_load(&u->sh->signaled);
+
+	while (s && !atomic_compare_exchange_weak(&u->sh->signaled, &s, s - 1))
+		;
+	atomic_fetch_sub(&u->sh->parkers, 1);
+}
+
 int pto_udev_kick(struct pto_udev *u, uint32_t core)
 {
 	struct pto_core_regs *r;
@@ -512,8 +549,7 @@ int pto_udev_kick(struct pto_udev *u, uint32_t core)
 	atomic_fetch_add_explicit(&u->sh->kicks, 1, memory_order_relaxed);
 	touch_sys_cnt(u);
 	atomic_fetch_add(&u->sh->kick_seq, 1);
-	if (atomic_load(&u->sh->parkers))
-		pto_futex_wake_shared(&u->sh->kick_seq, 1);
+	signal_parker(u);
 	return 0;
 }
 
@@ -586,7 +622,7 @@ int pto_udev_park_any(struct pto_udev *u, pid_t pid, const uint64_t *mask,
 		}
 		atomic_fetch_add(&u->sh->parkers, 1);
 		ret = pto_futex_wait_shared(&u->sh->kick_seq, seq, deadline_ns);
-		atomic_fetch_sub(&u->sh->parkers, 1);
+		unpark(u);
 		if (ret == -EINTR)
 			break;
 	}

@@ -42,7 +42,7 @@
 #define PTO_UDEV_SHARED_OFFSET	(((PTO_REGS_SIZE) + 4095) & ~4095)
 #define PTO_UDEV_REGS_MAP	(PTO_UDEV_SHARED_OFFSET + 4096)
 #define PTO_UDEV_MAGIC		0x56445550	/* "PUDV" */
-#define PTO_UDEV_VERSION	1
+#define PTO_UDEV_VERSION	2
 
 /*
  * Default geometry: the a2a3 profile's blocks and pto.ko's GM size;
@@ -62,9 +62,13 @@
  *	and executor death bumps it.
  * @parkers: threads in pto_udev_park_any() (a kick wakes only if any).
  * @irq_waiters: AICPU threads in pto_udev_irq_wait().
+ * @signaled: of @parkers, those a kick has woken and that have not yet
+ *	left: a kick wakes one more only while @signaled < @parkers, so a
+ *	burst of kicks before the woken thread runs makes one system call.
  * @kick_pending: latched kicks, a core bitmap (pto.ko's kick_pending).
  * @owner: per core, the pid of the executor that attached it (0: none).
  * @parks, @kicks, @wakes, @irqs: counters, as pto.ko's sysfs ones.
+ * @kick_wakeups: the futex wake-ups kicks made (system calls).
  */
 struct pto_udev_shared {
 	uint32_t magic;
@@ -73,13 +77,14 @@ struct pto_udev_shared {
 	_Atomic uint32_t kick_seq;
 	_Atomic uint32_t parkers;
 	_Atomic uint32_t irq_waiters;
-	uint32_t pad;
+	_Atomic uint32_t signaled;
 	_Atomic uint64_t kick_pending[PTO_CORE_MASK_WORDS];
 	_Atomic int32_t owner[PTO_MAX_CORES];
 	_Atomic uint64_t parks;
 	_Atomic uint64_t kicks;
 	_Atomic uint64_t wakes;
 	_Atomic uint64_t irqs;
+	_Atomic uint64_t kick_wakeups;
 };
 
 _Static_assert(sizeof(struct pto_udev_shared) <= 4096,
