@@ -443,6 +443,14 @@ static int sleep_on_cores(struct pto_exec_pool *p)
 	pthread_mutex_lock(&p->lock);
 	if (!--p->idle)
 		unpark_cores_locked(p);
+	else if (!ret)
+		/*
+		 * Others sleep on: the device may have cleared the parked
+		 * flags when it woke this thread (every sleeper woken, as it
+		 * saw it: one was still on its way in), so set them again,
+		 * that a kick reaches the sleepers.
+		 */
+		park_cores_locked(p, mask);
 	if (ret == -ETIMEDOUT && surplus && p->nthreads > p->cfg.workers) {
 		p->st.retired++;
 		pthread_mutex_unlock(&p->lock);
