@@ -185,6 +185,12 @@ struct pto_exec_pool;
  *	dispatches the task's dependents as soon as it sees the completion,
  *	and a thread still polling takes one without a park, a kick and a
  *	wake-up.
+ * @hand_over_ns: a thread whose task ran at least this long and whose
+ *	completion the AICPU polls for gives its CPU away once (sched_yield)
+ *	after posting the completion (0: the default, PTO_EXEC_HAND_OVER_NS;
+ *	negative: never). The thread of a long kernel often wakes on the CPU
+ *	the polling AICPU thread holds, which then sees the completion only
+ *	when that CPU is given back; elsewhere the yield returns at once.
  * @name: thread name prefix (at most 8 characters are used).
  */
 struct pto_exec_pool_config {
@@ -193,6 +199,7 @@ struct pto_exec_pool_config {
 	uint64_t grow_ns;
 	uint64_t retire_ns;
 	int64_t linger_ns;
+	int64_t hand_over_ns;
 	const char *name;
 };
 
@@ -205,6 +212,11 @@ struct pto_exec_pool_config {
  * performance.md, "Dispatch latency to sleeping cores".
  */
 #define PTO_EXEC_LINGER_NS	(-1)
+/*
+ * A yield costs about 0.5 us on these machines: after a task of 50 us or
+ * more, at most 1% (hws.rst, "Target a, live on the sim device").
+ */
+#define PTO_EXEC_HAND_OVER_NS	50000		/* 50 us */
 
 /**
  * struct pto_exec_pool_stats - what a pool did.
@@ -213,12 +225,14 @@ struct pto_exec_pool_config {
  * @grown: threads started beyond @workers (stalled dispatches,
  *	launches whose kernels run together).
  * @retired: threads that exited for lack of work.
+ * @hand_overs: yields after a long task (pto_exec_pool_config.hand_over_ns).
  */
 struct pto_exec_pool_stats {
 	uint32_t threads;
 	uint32_t peak;
 	uint64_t grown;
 	uint64_t retired;
+	uint64_t hand_overs;
 };
 
 /*

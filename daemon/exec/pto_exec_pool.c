@@ -89,6 +89,9 @@ struct pto_exec_pool {
 	_Atomic int64_t yield_sampled;	/* last sample (mono ns) */
 	_Atomic int64_t yield_held;	/* no yields before (mono ns) */
 	uint32_t host_cpus;
+	/* cfg.hand_over_ns in system counter ticks, UINT64_MAX: never */
+	uint64_t hand_over_cnt;
+	_Atomic uint64_t hand_overs;
 	/*
 	 * Protects @nthreads, @idle, @slots, the statistics and the parked
 	 * flags of the cores as a set (set while @idle > 0).
@@ -364,6 +367,13 @@ static bool step(struct pto_exec_pool *p, uint32_t c)
 			 !reg_load_relaxed(&pto_regs_info(p->ex->regs)->aicpu_irq_en);
 	}
 	atomic_store_explicit(&pc->claim, 0, memory_order_release);
+	if (polled && reg64_load_acquire(&r->ts_end) -
+		      reg64_load_acquire(&r->ts_start) >= p->hand_over_cnt) {
+		/* cfg.hand_over_ns: the polling AICPU may share this CPU */
+		atomic_fetch_add_explicit(&p->hand_overs, 1,
+					  memory_order_relaxed);
+		sched_yield();
+	}
 	return polled;
 }
 
@@ -644,6 +654,14 @@ static uint32_t host_cpus(void)
 	return n > 0 ? (uint32_t)n : 1;
 }
 
+/* @ns (negative: never) in ticks of a @freq Hz counter; UINT64_MAX: never. */
+static uint64_t hand_over_cnt(int64_t ns, uint64_t freq)
+{
+	if (ns < 0 || !freq || (uint64_t)ns > UINT64_MAX / freq)
+		return UINT64_MAX;
+	return (uint64_t)ns * freq / 1000000000ULL;
+}
+
 static int pool_init(struct pto_exec *ex, const struct pto_exec_pool_config *cfg,
 		     struct pto_exec_pool *p)
 {
@@ -660,6 +678,10 @@ static int pool_init(struct pto_exec *ex, const struct pto_exec_pool_config *cfg
 		p->cfg.retire_ns = PTO_EXEC_RETIRE_NS;
 	if (!p->cfg.linger_ns)
 		p->cfg.linger_ns = PTO_EXEC_LINGER_NS;
+	if (!p->cfg.hand_over_ns)
+		p->cfg.hand_over_ns = PTO_EXEC_HAND_OVER_NS;
+	p->hand_over_cnt = hand_over_cnt(p->cfg.hand_over_ns,
+					 pto_regs_info(ex->regs)->sys_cnt_freq);
 	for (c = 0; c < PTO_MAX_CORES; c++) {
 		if (!(cfg->cores[c / 64] & (1ULL << (c % 64))))
 			continue;
@@ -749,5 +771,7 @@ void pto_exec_pool_get_stats(struct pto_exec_pool *p,
 	pthread_mutex_lock(&p->lock);
 	*st = p->st;
 	st->threads = p->nthreads;
+	st->hand_overs = atomic_load_explicit(&p->hand_overs,
+					      memory_order_relaxed);
 	pthread_mutex_unlock(&p->lock);
 }

@@ -61,13 +61,15 @@ struct rig {
  * are also added for dispatches that wait (else only for launches that
  * run together).
  */
-static int rig_open_linger(struct rig *g, uint32_t aic, uint32_t aiv,
-			   uint32_t workers, bool grow, int64_t linger_ns)
+static int rig_open_full(struct rig *g, uint32_t aic, uint32_t aiv,
+			 uint32_t workers, bool grow, int64_t linger_ns,
+			 int64_t hand_over_ns)
 {
 	struct pto_exec_pool_config pc = {
 		.workers = workers,
 		.grow_ns = grow ? 0 : 3600000000000ULL,
 		.linger_ns = linger_ns,
+		.hand_over_ns = hand_over_ns,
 	};
 	int ret;
 
@@ -87,6 +89,12 @@ static int rig_open_linger(struct rig *g, uint32_t aic, uint32_t aiv,
 	g->counter = sim_dev_to_host(g->sd, g->counter_dev);
 	g->announce = true;
 	return 0;
+}
+
+static int rig_open_linger(struct rig *g, uint32_t aic, uint32_t aiv,
+			   uint32_t workers, bool grow, int64_t linger_ns)
+{
+	return rig_open_full(g, aic, aiv, workers, grow, linger_ns, 0);
 }
 
 static int rig_open(struct rig *g, uint32_t aic, uint32_t aiv,
@@ -323,6 +331,35 @@ static void t_linger(bool on)
 }
 
 /*
+ * hand_over_ns: after a polled task of 1 ms the thread gives its CPU away
+ * once (counted in the pool's hand_overs), after a no-op task it does
+ * not; with hand_over_ns negative, not after the long task either.
+ */
+static void t_hand_over(bool on)
+{
+	struct pto_exec_pool_stats st;
+	uint32_t id;
+	bool fin;
+	struct rig g;
+	int ret = rig_open_full(&g, 0, 1, 1, false, 0, on ? 0 : -1);
+
+	if (ret) {
+		ok(0, "setup: %d", ret);
+		return;
+	}
+	id = dispatch(&g, 0, K_SLEEP, 1, false, 1, 1, 0);
+	fin = wait_fin(&g, 0, id, 5000, NULL);
+	id = dispatch(&g, 0, K_COUNT, 0, true, 1, 1, 0);
+	fin = wait_fin(&g, 0, id, 5000, NULL) && fin;
+	pto_sleep_ns(10000000);	/* the thread is past its step() */
+	st = stats(&g);
+	ok(fin && st.hand_overs == (on ? 1 : 0),
+	   "hand-over %s: %llu yields after a 1 ms task and a no-op one",
+	   on ? "at 50 us (default)" : "off", (unsigned long long)st.hand_overs);
+	sim_device_destroy(g.sd);
+}
+
+/*
  * PTO_EXEC_SPIN_YIELD: 0 never yields, auto while a thread waits for a
  * CPU and the host is not busy, 1 always; unset, the backend's default
  * (auto for the sim and pto-aicore alike); any other value is refused
@@ -375,6 +412,8 @@ int main(void)
 	t_every_dispatch_once(false);
 	t_linger(true);
 	t_linger(false);
+	t_hand_over(true);
+	t_hand_over(false);
 	t_spin_yield_env();
 	return tap_done();
 }
