@@ -115,6 +115,12 @@ static struct pto_core_regs *pregs(struct pto_exec_pool *p, uint32_t c)
 	return pto_regs_core(p->ex->regs, c);
 }
 
+/* Is @c (a core number from the device, any value) one this pool serves? */
+static bool serves(const struct pto_exec_pool *p, uint32_t c)
+{
+	return c < PTO_MAX_CORES && (p->cfg.cores[c / 64] >> (c % 64) & 1);
+}
+
 static bool finished(struct pto_exec_pool *p)
 {
 	return atomic_load(&p->ndone) == p->ncores ||
@@ -426,7 +432,7 @@ static int sleep_on_cores(struct pto_exec_pool *p)
 	uint64_t mask[PTO_CORE_MASK_WORDS];
 	int64_t now = pto_mono_ns(), deadline;
 	uint32_t hint = UINT32_MAX;
-	bool surplus;
+	bool surplus, woken = false;
 	int c, ret;
 
 	pthread_mutex_lock(&p->lock);
@@ -448,19 +454,24 @@ static int sleep_on_cores(struct pto_exec_pool *p)
 					  memory_order_relaxed);
 		ret = p->ex->ops->park_any(p->ex, mask, deadline, &hint);
 		PTO_PROBE2(pto_aicore, wake, hint, ret);
+		woken = !ret;
 	}
 
 	pthread_mutex_lock(&p->lock);
-	if (!--p->idle)
+	if (!--p->idle) {
 		unpark_cores_locked(p);
-	else if (!ret)
+	} else if (woken) {
 		/*
 		 * Others sleep on: the device may have cleared the parked
 		 * flags when it woke this thread (every sleeper woken, as it
 		 * saw it: one was still on its way in), so set them again,
-		 * that a kick reaches the sleepers.
+		 * that a kick reaches the sleepers; but not the core it woke
+		 * this thread for, which this thread is about to take.
 		 */
 		park_cores_locked(p, mask);
+		if (serves(p, hint))
+			reg_store_relaxed(&pregs(p, hint)->parked, 0);
+	}
 	if (ret == -ETIMEDOUT && surplus && p->nthreads > p->cfg.workers) {
 		p->st.retired++;
 		pthread_mutex_unlock(&p->lock);
@@ -471,9 +482,7 @@ static int sleep_on_cores(struct pto_exec_pool *p)
 		atomic_store(&p->error, ret);
 		return -1;
 	}
-	if (c < 0 && !ret && hint < PTO_MAX_CORES &&
-	    (p->cfg.cores[hint / 64] >> (hint % 64) & 1) &&
-	    take_core(p, hint) > 0)
+	if (c < 0 && !ret && serves(p, hint) && take_core(p, hint) > 0)
 		c = (int)hint;
 	if (c < 0)
 		check_aicpu(p);
