@@ -167,10 +167,12 @@ static void warm(const struct hws *h)
  * Median, p99 and mean of NSAMP timed calls of @fn. @rotate: every sample
  * from the next state (branch predictors see a new state each time);
  * else each state ROUNDS times in a row (predictors warm, as caches are).
+ * @decided: a decision is made on the state first, untimed. *@hit: the
+ * mean of @fn's results.
  */
 static void measure(int (*fn)(struct hws *, uint64_t, struct hws_launch *),
-		    bool rotate, uint64_t *med, uint64_t *p99, double *mean,
-		    double *hit)
+		    bool rotate, bool decided, uint64_t *med, uint64_t *p99,
+		    double *mean, double *hit)
 {
 	struct hws_launch o;
 	uint64_t t0, t1, launched = 0, sum = 0;
@@ -180,6 +182,8 @@ static void measure(int (*fn)(struct hws *, uint64_t, struct hws_launch *),
 		for (i = 0; i < NSTATES; i++) {
 			s = rotate ? i : r * NSTATES / ROUNDS;
 			memcpy(&work, &saved[s], state_bytes);
+			if (decided)	/* untimed: fn sees what it left */
+				hws_decide(&work, 20, &o);
 			warm(&work);
 			/* drain the copy's stores before the clock starts */
 			_mm_mfence();
@@ -200,37 +204,16 @@ static void measure(int (*fn)(struct hws *, uint64_t, struct hws_launch *),
 }
 
 /*
- * The invariant checker as ptod runs it (PTO_HWS_CHECK=1): on the state a
- * decision leaves, after every decision. Median and p99 of NSAMP timed
- * hws_check() calls, each state ROUNDS / NSTATES times in a row (warm, as
- * measure()'s final figures); the decisions themselves are not timed.
- * Returns the calls that found the state broken (0).
+ * The invariant checker as ptod runs it (PTO_HWS_CHECK=1), on the state a
+ * decision left: 1 if it finds the state broken. Timed by measure() with
+ * @decided (the decision itself untimed).
  */
-static int measure_check(uint64_t *med, uint64_t *p99)
+static __attribute__((noinline)) int check_broken(struct hws *h, uint64_t now,
+						  struct hws_launch *o)
 {
-	struct hws_launch o;
-	uint64_t t0, t1;
-	int r, s, n = 0, bad = 0;
-
-	for (r = 0; r < ROUNDS; r++) {
-		for (s = 0; s < NSTATES; s++) {
-			memcpy(&work, &saved[r * NSTATES / ROUNDS],
-			       state_bytes);
-			hws_decide(&work, 20, &o);
-			warm(&work);
-			_mm_mfence();
-			_mm_lfence();
-			t0 = __rdtsc();
-			_mm_lfence();
-			bad += hws_check(&work, NULL, 0) != 0;
-			_mm_lfence();
-			t1 = __rdtsc();
-			_mm_lfence();
-			samples[n++] = t1 - t0;
-		}
-	}
-	stats(samples, n, med, p99);
-	return bad;
+	(void)now;
+	(void)o;
+	return hws_check(h, NULL, 0) != 0;
 }
 
 static __attribute__((noipa)) int one_decision(struct hws *h,
@@ -283,7 +266,7 @@ int main(int argc, char **argv)
 
 	for (s = 0; s < NSTATES; s++)
 		build(&saved[s], &l, HWS_POLICY_HWS, 1, 1);
-	measure(empty, false, &med, &p99, &mean, &hit);
+	measure(empty, false, false, &med, &p99, &mean, &hit);
 	printf("baseline empty call (timer overhead, mean %.1f): cycles median %llu p99 %llu\n",
 	       mean, (unsigned long long)med, (unsigned long long)p99);
 
@@ -296,10 +279,10 @@ int main(int argc, char **argv)
 					continue;
 				for (s = 0; s < NSTATES; s++)
 					build(&saved[s], &l, (uint32_t)policy, d, k);
-				measure(hws_decide, true, &rmed, &rp99, &rmean,
-					&hit);
-				measure(hws_decide, false, &med, &p99, &mean,
-					&hit);
+				measure(hws_decide, true, false, &rmed, &rp99,
+					&rmean, &hit);
+				measure(hws_decide, false, false, &med, &p99,
+					&mean, &hit);
 				printf("%s dags %2u kernels %2u (%3.0f%% launch; rotating: median %3llu p99 %3llu mean %5.1f; warm: mean %5.1f): decision cycles median %llu p99 %llu\n",
 				       policy == HWS_POLICY_FIFO ? "baseline fifo" : "hws",
 				       d, k, hit * 100, (unsigned long long)rmed,
@@ -308,7 +291,9 @@ int main(int argc, char **argv)
 				       (unsigned long long)p99);
 				if (policy != HWS_POLICY_HWS)
 					continue;
-				if (measure_check(&med, &p99)) {
+				measure(check_broken, false, true, &med, &p99,
+					&mean, &hit);
+				if (hit > 0) {
 					fprintf(stderr, "bench_hws: the invariant checker failed a state\n");
 					return 1;
 				}
