@@ -1,15 +1,24 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 #
-# bench/idle/run.sh [SECONDS] - what ptod and pto-aicore cost while no
-# client has work: CPU time of both processes (and their threads) over
-# SECONDS (default 10) with the user-mode device up and nothing submitted,
-# against a baseline of `sleep` over the same interval, in one run.
-# Prints per process the CPU time used and its share of one CPU.
+# bench/idle/run.sh [-k] [SECONDS] - what ptod and pto-aicore cost while
+# no client has work: CPU time of both processes (and their threads) over
+# SECONDS (default 10) with the device up and nothing submitted, against a
+# baseline of `sleep` over the same interval, in one run. The device is
+# the user-mode one, or with -k pto.ko's /dev/pto0 (in the VM). Prints
+# per process the CPU time used and its share of one CPU.
 #
 #   bench/idle/run.sh          (after make user)
+#   scripts/vm-run --module kmod/pto.ko -- bench/idle/run.sh -k
 set -eu -o pipefail
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
+DEV=(-d user)
+DEVNAME="user-mode device"
+if [ "${1:-}" = -k ]; then
+	DEV=()
+	DEVNAME="pto.ko (/dev/pto0)"
+	shift
+fi
 SECS=${1:-10}
 tmp=$(mktemp -d)
 ptod_pid=
@@ -19,9 +28,9 @@ cleanup() {
 }
 trap cleanup EXIT
 # ns on a CPU of a process's threads (schedstat: exact, not in ticks)
-cpu_ns() { cat /proc/"$1"/task/*/schedstat | awk '{ n += $1 } END { print n + 0 }'; }
+cpu_ns() { cat /proc/"$1"/task/*/schedstat | awk '{ n += $1 } END { printf "%.0f\n", n }'; }
 
-"$TOP/build/daemon/ptod" -d user -s "$tmp/ptod.sock" > "$tmp/ptod.log" 2>&1 &
+"$TOP/build/daemon/ptod" "${DEV[@]}" -s "$tmp/ptod.sock" > "$tmp/ptod.log" 2>&1 &
 ptod_pid=$!
 for _ in $(seq 200); do
 	grep -q "is ready" "$tmp/ptod.log" && break
@@ -44,9 +53,9 @@ t1=$(date +%s.%N)
 wait "$base_pid" || true
 
 awk -v p="$((p1 - p0))" -v a="$((a1 - a0))" -v b="$((b1 - b0))" \
-    -v t0="$t0" -v t1="$t1" 'BEGIN {
+    -v t0="$t0" -v t1="$t1" -v dev="$DEVNAME" 'BEGIN {
 	el = (t1 - t0) * 1e9
-	printf "idle over %.2f s, user-mode device\n", el / 1e9
+	printf "idle over %.2f s, %s\n", el / 1e9, dev
 	printf "%-12s %10s %12s\n", "process", "cpu ms", "% of a CPU"
 	printf "%-12s %10.3f %12.4f\n", "ptod", p / 1e6, p * 100 / el
 	printf "%-12s %10.3f %12.4f\n", "pto-aicore", a / 1e6, a * 100 / el
