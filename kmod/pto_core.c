@@ -702,7 +702,9 @@ int pto_raise_irq_ioctl(struct pto_ucmd *ucmd)
 
 	if (arg->flags || arg->pad)
 		return -EINVAL;
-	if (!pto_core_owned(pf, arg->core))
+	/* the AICPU wakes its own threads; no core is involved */
+	if (pto_file_role(pf) == PTO_ROLE_AICPU ?
+	    arg->core != PTO_CORE_NONE : !pto_core_owned(pf, arg->core))
 		return -EINVAL;
 	pto_raise_irq(pf->pdev, arg->core);
 	return 0;

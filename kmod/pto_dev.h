@@ -40,11 +40,6 @@
 #define PTO_REGS_PAGES		(PTO_REGS_MAP_SIZE >> PAGE_SHIFT)
 #define PTO_GM_PGOFF		(PTO_MMAP_GM >> PAGE_SHIFT)
 
-/* Core id reported by the irq tracepoint for an interrupt the device raises
- * itself (an executor died).
- */
-#define PTO_CORE_NONE		U32_MAX
-
 struct pto_dev;
 struct pto_file;
 

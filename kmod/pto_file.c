@@ -141,7 +141,7 @@ static const struct pto_ioctl_op pto_ioctl_ops[] = {
 	PTO_IOCTL_OP(KICK, pto_kick, struct pto_cores,
 		     mask, PTO_R_AICPU, false),
 	PTO_IOCTL_OP(RAISE_IRQ, pto_raise_irq_ioctl, struct pto_raise_irq,
-		     pad, PTO_R_EXECUTOR, false),
+		     pad, PTO_R_EXECUTOR | PTO_R_AICPU, false),
 	PTO_IOCTL_OP(IRQ_WAIT, pto_irq_wait, struct pto_irq_wait,
 		     timeout_ns, PTO_R_AICPU, true),
 	/* Setting is restricted to the AICPU by the handler. */

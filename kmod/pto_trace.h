@@ -125,7 +125,8 @@ DEFINE_EVENT(pto_cores_class, pto_detach,
  * last_dmb). val is: park: the core's park_count; wake: PTO_WAKE_* (0 if
  * none); kick: the core's kick_count; irq: the interrupt count. ret is the
  * return value of CORE_WAIT for wake, 0 otherwise. irq reports core
- * 4294967295 (PTO_CORE_NONE) when the device raised it for a dead executor.
+ * 4294967295 (PTO_CORE_NONE) when the device raised it for a dead executor
+ * or the AICPU raised it to wake its own threads.
  * The class prints wake's format; the others override it.
  */
 DECLARE_EVENT_CLASS(pto_core_class,

@@ -293,6 +293,7 @@ struct ptod {
 	/* device, AICPU role: set up before any thread starts */
 	const struct ptod_dev_ops *ops;
 	int dev_fd;			/* pto.ko: the AICPU's file */
+	atomic_bool irq_wake_failed;	/* pto.ko: a wake-up failed (said once) */
 	dev_t dev_rdev;
 	struct ptod_udev *udev;		/* the user-mode device */
 	const char *exec_opt;		/* pto-aicore's device option... */

@@ -4,8 +4,8 @@
  *
  * The device backend given to pto2: regs = the mapped register file,
  * kick = PTO_IOC_KICK, irq_count = the register, irq_wait =
- * PTO_IOC_IRQ_WAIT. irq_wake is not provided (the AICPU cannot raise its
- * own interrupt); the engine's threads rely on their bounded sleep. A
+ * PTO_IOC_IRQ_WAIT, irq_wake = PTO_IOC_RAISE_IRQ with no core (ABI 3.3 on;
+ * on an older module the engine's threads poll and sleep bounded). A
  * client's file is its own open /dev/ptoN, whose buffers the device
  * checks (GM_LOOKUP).
  */
@@ -56,6 +56,25 @@ static int kdev_irq_wait(void *ctx, uint32_t *count, int64_t deadline_ns)
 	}
 	*count = w.count;
 	return 0;
+}
+
+/*
+ * Wake the engine's threads out of IRQ_WAIT: the AICPU raises its own
+ * interrupt. It cannot fail on a module that offers it (ABI 3.3); if it
+ * did, a sleeping thread would still wake at its bound, so say it once.
+ */
+static void kdev_irq_wake(void *ctx)
+{
+	struct ptod *d = ctx;
+	struct pto_raise_irq r;
+
+	memset(&r, 0, sizeof(r));
+	r.size = sizeof(r);
+	r.core = PTO_CORE_NONE;
+	if (ioctl(d->dev_fd, PTO_IOC_RAISE_IRQ, &r) &&
+	    !atomic_exchange_explicit(&d->irq_wake_failed, true,
+				      memory_order_relaxed))
+		ptod_log(PTOD_LOG_ERR, "RAISE_IRQ (wake-up): %m");
 }
 
 /* Register file and all of GM, as the AICPU maps them. */
@@ -121,7 +140,14 @@ static int kdev_open(struct ptod *d)
 	d->pdev.kick = kdev_kick;
 	d->pdev.irq_count = kdev_irq_count;
 	d->pdev.irq_wait = kdev_irq_wait;
-	d->pdev.irq_wake = NULL;	/* schedulers sleep bounded instead */
+	/* ABI 3.2 and older: no wake-up, the schedulers sleep bounded */
+	d->pdev.irq_wake = (d->info.abi_version & 0xffff) >= 3 ?
+			   kdev_irq_wake : NULL;
+	if (!d->pdev.irq_wake)
+		ptod_log(PTOD_LOG_WARN,
+			 "%s: pto.ko ABI %u.%u cannot wake the schedulers; they poll (ABI 3.3 can)",
+			 d->dev_path, d->info.abi_version >> 16,
+			 d->info.abi_version & 0xffff);
 	d->exec_opt = "-d";
 	snprintf(d->exec_arg, sizeof(d->exec_arg), "%s", d->dev_path);
 	return 0;

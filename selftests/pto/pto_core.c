@@ -992,6 +992,23 @@ TEST_F(core, raise_irq_not_attached)
 {
 	EXPECT_EQ(-EINVAL, pto_raise_irq(self->exec, 0));
 	EXPECT_EQ(-EINVAL, pto_raise_irq(self->exec, self->info.nr_cores));
+	/* "no core" is the AICPU's alone */
+	ASSERT_EQ(0, pto_attach(self->exec, 0));
+	EXPECT_EQ(-EINVAL, pto_raise_irq(self->exec, PTO_CORE_NONE));
+}
+
+/* The AICPU raises the interrupt without a core, and only so. */
+TEST_F(core, aicpu_raise_irq_no_core)
+{
+	volatile struct pto_regs_info *ri = ainfo(self);
+	__u32 irq0 = ri->irq_count;
+
+	ASSERT_EQ(0, pto_attach(self->exec, 0));
+	EXPECT_EQ(-EINVAL, pto_raise_irq(self->aicpu, 0));
+	EXPECT_EQ(-EINVAL, pto_raise_irq(self->aicpu, self->info.nr_cores));
+	EXPECT_EQ(irq0, ri->irq_count);
+	EXPECT_EQ(0, pto_raise_irq(self->aicpu, PTO_CORE_NONE));
+	EXPECT_EQ(irq0 + 1, ri->irq_count);
 }
 
 /* Works with no AICPU at all (the interrupt is just counted). */
@@ -1053,6 +1070,21 @@ TEST_F(core, irq_wait_woken_by_raise)
 	ASSERT_EQ(0, pthread_create(&th, NULL, irq_waiter_main, &w));
 	pto_sleep_ms(50);
 	ASSERT_EQ(0, pto_raise_irq(self->exec, 0));
+	ASSERT_EQ(0, pthread_join(th, NULL));
+	EXPECT_EQ(0, w.ret);
+	EXPECT_EQ(w.count + 1, w.out);
+}
+
+/* One AICPU thread wakes another out of IRQ_WAIT (new work for it). */
+TEST_F(core, irq_wait_woken_by_aicpu)
+{
+	struct irq_waiter w = { .fd = self->aicpu,
+				.count = ainfo(self)->irq_count };
+	pthread_t th;
+
+	ASSERT_EQ(0, pthread_create(&th, NULL, irq_waiter_main, &w));
+	pto_sleep_ms(50);
+	ASSERT_EQ(0, pto_raise_irq(self->aicpu, PTO_CORE_NONE));
 	ASSERT_EQ(0, pthread_join(th, NULL));
 	EXPECT_EQ(0, w.ret);
 	EXPECT_EQ(w.count + 1, w.out);

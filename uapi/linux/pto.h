@@ -40,7 +40,7 @@ extern "C" {
  * the PTO_ABI_MAJOR it was built with.
  */
 #define PTO_ABI_MAJOR		3
-#define PTO_ABI_MINOR		2
+#define PTO_ABI_MINOR		3
 #define PTO_ABI_VERSION		((PTO_ABI_MAJOR << 16) | PTO_ABI_MINOR)
 
 /* Limits of the device model. */
@@ -48,6 +48,11 @@ extern "C" {
 #define PTO_AIV_PER_AIC		2	/* each block = 1 AIC + 2 AIV */
 #define PTO_MAX_CORES		256	/* size of core bitmaps */
 #define PTO_CORE_MASK_WORDS	(PTO_MAX_CORES / 64)
+/*
+ * No core: the @core of the AICPU's own PTO_IOC_RAISE_IRQ, and the core the
+ * irq tracepoint reports for an interrupt the device raised itself.
+ */
+#define PTO_CORE_NONE		0xffffffffU
 #define PTO_HWS_NR_CTX		4	/* HWS contexts (usage mask sets) */
 #define PTO_HWS_SCALE_RANKS	20	/* one rank per 5% of remaining tasks */
 #define PTO_SYS_CNT_FREQ	50000000ULL	/* system counter, 50 MHz */
@@ -620,10 +625,19 @@ struct pto_core_wait_any {
 };
 
 /**
- * struct pto_raise_irq - PTO_IOC_RAISE_IRQ argument (executor).
+ * struct pto_raise_irq - PTO_IOC_RAISE_IRQ argument (executor, AICPU).
+ *
+ * Raises the AICPU interrupt: the count goes up by one and every
+ * PTO_IOC_IRQ_WAIT, read() and poll() waiter wakes. An executor raises it
+ * for a core it finished; the AICPU raises it to wake its own threads out
+ * of PTO_IOC_IRQ_WAIT (new work for a scheduler that sleeps there), since
+ * a wake-up carried by the count cannot be lost between a thread's last
+ * look and its sleep.
+ *
  * @size: In: sizeof(struct pto_raise_irq).
  * @flags: In: zero.
- * @core: In: a core this file attached (recorded by the tracepoint).
+ * @core: In: executor: a core this file attached; AICPU: PTO_CORE_NONE.
+ *	Recorded by the tracepoint.
  * @pad: In: zero.
  */
 struct pto_raise_irq {
