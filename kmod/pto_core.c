@@ -10,10 +10,7 @@
  *
  * CORE_WAIT rechecks DATA_MAIN_BASE after queueing itself, and a kick is
  * latched in pto_core.kick_pending until a CORE_WAIT consumes it, so no
- * wakeup is lost whichever side runs first. Once kicks have woken every
- * CORE_WAIT_ANY thread of a file, the device clears parked on their
- * cores (pto_any_all_woken()): each of them rechecks its cores before it
- * sleeps again, so further dispatches need no KICK.
+ * wakeup is lost whichever side runs first.
  */
 #include <linux/capability.h>
 #include <linux/bitmap.h>
@@ -438,67 +435,29 @@ int pto_core_wait(struct pto_ucmd *ucmd)
 	return ret;
 }
 
-/* A thread in CORE_WAIT_ANY. @signaled: under pdev->any_wq.lock. */
+/* A thread in CORE_WAIT_ANY. */
 struct pto_any_waiter {
 	struct wait_queue_entry wq;
 	struct pto_file *pf;
 	DECLARE_BITMAP(mask, PTO_MAX_CORES);
 	u32 core;
 	u32 reason;
-	bool signaled;
 };
-
-/*
- * Every CORE_WAIT_ANY thread of @w's file has been woken by a kick: each
- * looks at all the cores of its set before it sleeps again (it sets
- * their parked flags, fences and rechecks them), so a kick of a core of
- * @w's set would wake no one and find nothing to latch for. Clear their
- * parked flags: the AICPU then dispatches to them without KICK until a
- * thread parks again. Under pdev->any_wq.lock.
- */
-static void pto_any_all_woken(struct pto_dev *pdev, struct pto_any_waiter *w)
-{
-	unsigned int i;
-
-	if (atomic_read(&w->pf->any_signaled) < atomic_read(&w->pf->any_parkers))
-		return;
-	for_each_set_bit(i, w->mask, pdev->nr_cores)
-		if (READ_ONCE(pdev->cores[i].owner) == w->pf &&
-		    !wq_has_sleeper(&pdev->cores[i].wq))
-			WRITE_ONCE(pdev->cores[i].regs->parked, 0);
-}
 
 /*
  * Wake-up filter of a CORE_WAIT_ANY waiter: a kick of core k (key k + 1)
  * wakes it only if k is in its set, and only then counts as the one
- * exclusive wake-up of the kick. Other wake-ups (key 0) always do. A
- * kick that wakes it marks it signaled.
+ * exclusive wake-up of the kick. Other wake-ups (key 0) always do.
  */
 static int pto_any_wake(struct wait_queue_entry *wq, unsigned int mode,
 			int sync, void *key)
 {
 	struct pto_any_waiter *w = container_of(wq, struct pto_any_waiter, wq);
 	unsigned long core = (unsigned long)key;
-	int ret;
 
 	if (core && !test_bit(core - 1, w->mask))
 		return 0;
-	ret = default_wake_function(wq, mode, sync, key);
-	if (ret && core && !w->signaled) {
-		w->signaled = true;
-		atomic_inc(&w->pf->any_signaled);
-		pto_any_all_woken(w->pf->pdev, w);
-	}
-	return ret;
-}
-
-/* @w no longer counts as woken (it sleeps again, or leaves). */
-static void pto_any_unsignal(struct pto_any_waiter *w)
-{
-	if (w->signaled) {
-		w->signaled = false;
-		atomic_dec(&w->pf->any_signaled);
-	}
+	return default_wake_function(wq, mode, sync, key);
 }
 
 /*
@@ -550,7 +509,6 @@ static int pto_any_sleep(struct pto_dev *pdev, struct pto_any_waiter *w,
 	init_waitqueue_func_entry(&w->wq, pto_any_wake);
 	w->wq.private = current;
 	INIT_LIST_HEAD(&w->wq.entry);	/* prepare_to_wait queues it once */
-	atomic_inc(&w->pf->any_parkers);
 	for (;;) {
 		prepare_to_wait_exclusive(&pdev->any_wq, &w->wq,
 					  TASK_INTERRUPTIBLE);
@@ -568,15 +526,8 @@ static int pto_any_sleep(struct pto_dev *pdev, struct pto_any_waiter *w,
 			schedule_hrtimeout(&expires, HRTIMER_MODE_ABS);
 		else
 			schedule();
-		/* woken for a kick another thread took: unwoken again */
-		spin_lock_irq(&pdev->any_wq.lock);
-		pto_any_unsignal(w);
-		spin_unlock_irq(&pdev->any_wq.lock);
 	}
 	finish_wait(&pdev->any_wq, &w->wq);
-	/* off the queue: no waker sees @w any more */
-	pto_any_unsignal(w);
-	atomic_dec(&w->pf->any_parkers);
 	if (ret)
 		pto_any_pass_on(pdev, w);
 	return ret;

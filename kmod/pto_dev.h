@@ -231,13 +231,6 @@ struct pto_file {
 	struct xarray bufs;
 	u32 irq_seen;
 	struct xarray pins;
-	/*
-	 * This file's threads in CORE_WAIT_ANY, and those of them a kick
-	 * has woken that have not yet gone back to sleep or left (changed
-	 * under pdev->any_wq.lock, read anywhere).
-	 */
-	atomic_t any_parkers;
-	atomic_t any_signaled;
 };
 
 /**

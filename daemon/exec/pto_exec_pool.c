@@ -432,7 +432,7 @@ static int sleep_on_cores(struct pto_exec_pool *p)
 	uint64_t mask[PTO_CORE_MASK_WORDS];
 	int64_t now = pto_mono_ns(), deadline;
 	uint32_t hint = UINT32_MAX;
-	bool surplus, woken = false;
+	bool surplus;
 	int c, ret;
 
 	pthread_mutex_lock(&p->lock);
@@ -454,24 +454,11 @@ static int sleep_on_cores(struct pto_exec_pool *p)
 					  memory_order_relaxed);
 		ret = p->ex->ops->park_any(p->ex, mask, deadline, &hint);
 		PTO_PROBE2(pto_aicore, wake, hint, ret);
-		woken = !ret;
 	}
 
 	pthread_mutex_lock(&p->lock);
-	if (!--p->idle) {
+	if (!--p->idle)
 		unpark_cores_locked(p);
-	} else if (woken) {
-		/*
-		 * Others sleep on: the device may have cleared the parked
-		 * flags when it woke this thread (every sleeper woken, as it
-		 * saw it: one was still on its way in), so set them again,
-		 * that a kick reaches the sleepers; but not the core it woke
-		 * this thread for, which this thread is about to take.
-		 */
-		park_cores_locked(p, mask);
-		if (serves(p, hint))
-			reg_store_relaxed(&pregs(p, hint)->parked, 0);
-	}
 	if (ret == -ETIMEDOUT && surplus && p->nthreads > p->cfg.workers) {
 		p->st.retired++;
 		pthread_mutex_unlock(&p->lock);

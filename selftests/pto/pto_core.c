@@ -648,39 +648,6 @@ TEST_F(core, wait_any_kick_goes_to_its_set)
 	pthread_join(tb, NULL);
 }
 
-/*
- * While a thread of the file sleeps unwoken the parked flags stay (a
- * kick must reach it); once a kick has woken every one, the device
- * clears the parked flags of their cores, and the AICPU dispatches
- * without KICK until a thread parks again.
- */
-TEST_F(core, wait_any_all_woken_unparks)
-{
-	struct any_thread a, b;
-	pthread_t ta, tb;
-
-	ASSERT_EQ(0, pto_cores_range(self->exec, PTO_IOC_CORE_ATTACH, 0, 4));
-	any_park(self, 0, 4);
-	ASSERT_EQ(0, any_start(self, &a, &ta, 0, 4));
-	ASSERT_EQ(0, any_start(self, &b, &tb, 0, 4));
-	ASSERT_EQ(0, pto_kick(self->aicpu, 1));
-	usleep(100 * 1000);
-	EXPECT_EQ(1, any_done(&a) + any_done(&b));
-	EXPECT_EQ(1U, acore(self, 0)->parked);
-	EXPECT_EQ(1U, acore(self, 2)->parked);
-	EXPECT_EQ(1U, acore(self, 3)->parked);
-	ASSERT_EQ(0, pto_kick(self->aicpu, 2));
-	EXPECT_TRUE(any_wait_done(&a, 2000));
-	EXPECT_TRUE(any_wait_done(&b, 2000));
-	EXPECT_EQ(0, a.ret);
-	EXPECT_EQ(0, b.ret);
-	EXPECT_EQ(3U, a.core + b.core);
-	EXPECT_EQ(0U, acore(self, 0)->parked);
-	EXPECT_EQ(0U, acore(self, 3)->parked);
-	pthread_join(ta, NULL);
-	pthread_join(tb, NULL);
-}
-
 /* A core of the set detached while a thread waits: -ENODEV. */
 TEST_F(core, wait_any_core_detached)
 {
