@@ -43,8 +43,12 @@
 PTO_USDT_DEFINE(pto_aicore, park);
 PTO_USDT_DEFINE(pto_aicore, wake);
 
-/* A thread in park_any looks at the AICPU this often anyway. */
-#define POOL_PARK_NS	100000000LL
+/*
+ * A thread in park_any looks at the AICPU this often anyway. Kicks end
+ * the sleep (for work, and on both devices for the AICPU's going), so
+ * this bound is only a safety net; each wake of an idle thread costs.
+ */
+#define POOL_PARK_NS	1000000000LL
 /* A lingering thread scans the cores and yields after this many polls. */
 #define POOL_LINGER_YIELD	64
 /*

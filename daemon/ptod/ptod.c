@@ -580,7 +580,18 @@ void ptod_foreign_attach(struct ptod *d, pid_t pid, const uint64_t *mask)
 }
 
 /*
- * Events were lost: a core of a ready executor that is not ONLINE says
+ * The HWS registers changed: in force now, not at the schedulers' next
+ * look (which an idle engine takes only when it wakes).
+ */
+void ptod_hws_changed(struct ptod *d)
+{
+	if (d->engine)
+		pto2_engine_load_regs(d->engine);
+}
+
+/*
+ * Events were lost (a change of the HWS registers among them, maybe): a
+ * core of a ready executor that is not ONLINE says
  * the executor closed the device. (Who attached cores cannot be read
  * back; an executor of ptod's attaches them all or none.)
  */
@@ -589,6 +600,7 @@ void ptod_events_resync(struct ptod *d)
 	uint32_t i;
 	bool ready;
 
+	ptod_hws_changed(d);
 	pthread_mutex_lock(&d->dev_lock);
 	ready = d->exec_ready;
 	pthread_mutex_unlock(&d->dev_lock);

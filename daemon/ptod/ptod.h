@@ -407,12 +407,13 @@ void ptod_sibling_path(char *buf, size_t len, const char *name);
  * The device's events (ptod_nl.c calls them; main thread): the executor
  * @pid closed the device (@event names how we know); cores of @mask were
  * attached by ptod's executor, or by @pid, which is not ptod's; events
- * were lost, look at the device instead.
+ * were lost, look at the device instead; the HWS registers changed.
  */
 void ptod_exec_gone_event(struct ptod *d, pid_t pid, const char *event);
 void ptod_own_attach(struct ptod *d, const uint64_t *mask);
 void ptod_foreign_attach(struct ptod *d, pid_t pid, const uint64_t *mask);
 void ptod_events_resync(struct ptod *d);
+void ptod_hws_changed(struct ptod *d);
 /* ptod_nl.c */
 int ptod_nl_start(struct ptod *d);
 void ptod_nl_stop(struct ptod *d);

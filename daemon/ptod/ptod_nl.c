@@ -131,6 +131,7 @@ static void nl_act(struct ptod *d, const struct nl_event *ev)
 			 "%s: pid %d (%s) wrote the HWS registers (CFG_SEQ %u)",
 			 name, (int)ev->pid, nl_comm(ev->pid, comm, sizeof(comm)),
 			 ev->cfg_seq);
+		ptod_hws_changed(d);
 		break;
 	default:	/* AICPU_GONE: our own role, at exit */
 		ptod_log(PTOD_LOG_DEBUG, "%s: pid %d", name, (int)ev->pid);

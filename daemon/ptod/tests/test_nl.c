@@ -21,7 +21,7 @@
 
 /* What the stubs saw. */
 static struct {
-	int gone, own, foreign, resync;
+	int gone, own, foreign, resync, hws;
 	pid_t pid;
 	uint64_t mask0;
 } seen;
@@ -59,6 +59,12 @@ void ptod_events_resync(struct ptod *d)
 {
 	(void)d;
 	seen.resync++;
+}
+
+void ptod_hws_changed(struct ptod *d)
+{
+	(void)d;
+	seen.hws++;
 }
 
 enum { NO_PID = 1, SHORT_CORES = 2 };
@@ -101,7 +107,8 @@ static int feed(struct ptod *d, int family, uint8_t cmd, uint32_t dev,
 
 static int nothing(void)
 {
-	return !seen.gone && !seen.own && !seen.foreign && !seen.resync;
+	return !seen.gone && !seen.own && !seen.foreign && !seen.resync &&
+	       !seen.hws;
 }
 
 int main(void)
@@ -126,7 +133,9 @@ int main(void)
 	tap_ok(r == NL_OK && seen.foreign == 1 && seen.pid == 200 &&
 	       seen.mask0 == 0xf0, "exec-attach by pid 200: foreign, cores 4-7");
 	r = feed(&d, FAMILY, PTO_CMD_HWS_CHANGED, DEV, 200, 0, 0);
-	tap_ok(r == NL_OK && nothing(), "hws-changed: logged only");
+	tap_ok(r == NL_OK && seen.hws == 1 && !seen.gone && !seen.own &&
+	       !seen.foreign && !seen.resync,
+	       "hws-changed: the registers are put in force, nothing else");
 	r = feed(&d, FAMILY, PTO_CMD_CORE_FAULT, DEV + 1, EXEC, 0, 0);
 	tap_ok(r == NL_SKIP && nothing(), "another device's event: skipped");
 	r = feed(&d, FAMILY + 1, PTO_CMD_CORE_FAULT, DEV, EXEC, 0, 0);
