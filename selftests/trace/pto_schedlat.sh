@@ -25,6 +25,8 @@ PTO_TOP=$TOP
 PTOD_PID=
 # shellcheck source-path=SCRIPTDIR/../.. source=scripts/ptod-lib.sh
 . "$TOP/scripts/ptod-lib.sh"
+# shellcheck source-path=SCRIPTDIR source=selftests/trace/bt-lib.sh
+. "$TOP/selftests/trace/bt-lib.sh"
 
 echo "1..9"
 ptod_start "$DIR" || exit 1
@@ -85,38 +87,9 @@ wait $prb
 grep '^CASE' "$DIR/probe.out" | sed 's/^/# /'
 "$B/tools/ptoctl" hws set promote-threshold=4 | sed 's/^/# /'
 "$B/selftests/e2e/pto_e2e" bgemm | sed 's/^/# /'
-# Ctrl-C each tracer. bpftrace 0.17 can miss a SIGINT that comes while
-# it is between two polls and then sleeps until the next event, which
-# never comes once the workload is over: repeat it until each is gone,
-# but not while it prints its maps (its output grows; under TCG that
-# takes seconds, and a run whose last map was missing was seen once).
-alive() {	# alive PID: running, not a zombie waiting to be reaped
-	case $(sed -n 's/^State:[[:space:]]*\(.\).*/\1/p' "/proc/$1/status" 2>/dev/null) in
-	'' | Z) return 1 ;;
-	esac
-}
-size() {	# size FILE
-	stat -c %s "$1" 2>/dev/null || echo 0
-}
+# Ctrl-C each tracer (bt-lib.sh)
 for pf in $pidfiles; do
-	p=${pf%%:*}
-	f=${pf#*:}
-	i=0
-	last=-1
-	while alive "$p" && [ $i -lt 120 ]; do
-		now=$(size "$f")
-		# again every 5 s of an unchanged output
-		if [ "$now" != "$last" ]; then
-			quiet=0
-			last=$now
-		fi
-		[ $((quiet % 10)) = 0 ] && kill -INT "$p" 2>/dev/null
-		quiet=$((quiet + 1))
-		i=$((i + 1))
-		sleep 0.5
-	done
-	alive "$p" && kill -KILL "$p" && echo "# $p killed: it ignored SIGINT"
-	wait "$p"
+	bt_stop "${pf%%:*}" "${pf#*:}"
 done
 ptod_stop
 for s in schedlat cores slowest submitlat; do

@@ -15,6 +15,8 @@
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 B=$TOP/build
 OUT=$(mktemp /tmp/pto-trace.XXXXXX)
+# shellcheck source-path=SCRIPTDIR source=selftests/trace/bt-lib.sh
+. "$TOP/selftests/trace/bt-lib.sh"
 
 echo "1..4"
 bpftrace -e '
@@ -39,8 +41,7 @@ echo "ok 1 - bpftrace attached to tracepoint:pto:* after $((i / 10)) s"
 
 "$B/bench/pto-bench-roundtrip" -n 50 -w 5 > /dev/null 2>&1
 "$B/tools/pto-gm" > /dev/null 2>&1
-kill -INT $bt
-wait $bt
+bt_stop $bt "$OUT"
 sed 's/^/# /' "$OUT"
 missing=
 for ev in alloc free map fault attach detach park wake kick irq; do
@@ -77,8 +78,7 @@ else
 	echo "not ok 3 - pto-kicklat.bt attached"
 fi
 "$B/selftests/e2e/pto_e2e" bgemm | sed 's/^/# /'
-kill -INT $bt
-wait $bt
+bt_stop $bt "$OUT"
 ptod_stop
 sed 's/^/# /' "$OUT"
 grep -q "^@kick_to_wake_us:" "$OUT" && grep -q "^@task_run_us:" "$OUT"
