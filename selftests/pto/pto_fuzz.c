@@ -1299,13 +1299,16 @@ static int fz_core_wait(struct fz_w *w)
 static int fz_raise_irq(struct fz_w *w)
 {
 	static const unsigned short pads[] = { 12, 0 };
-	struct fz_file *f = fz_pick_role(w, PTO_ROLE_EXECUTOR, false);
+	/* executors for their cores, the AICPU for itself (no core) */
+	bool aicpu = fz_pct(w, 30);
+	struct fz_file *f = fz_pick_role(w, aicpu ? PTO_ROLE_AICPU :
+					 PTO_ROLE_EXECUTOR, false);
 	struct pto_raise_irq s = { .size = sizeof(s) };
 	int ret;
 
 	if (!f)
 		return FZ_SKIP;
-	s.core = fz_core(w, f);
+	s.core = fz_pct(w, aicpu ? 80 : 5) ? PTO_CORE_NONE : fz_core(w, f);
 	fz_note(w, (uint64_t)f->fd[0], s.core, 0, 0);
 	ret = fz_ioctl(w, fz_fd(w, f), PTO_IOC_RAISE_IRQ, &s, sizeof(s), pads);
 	fz_errno_ok(w, "RAISE_IRQ", ret);
