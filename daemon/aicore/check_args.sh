@@ -3,6 +3,7 @@
 #
 # check_args.sh [PTO-AICORE] - pto-aicore refuses a bad value of an option
 # (a worker or kernel count: -w, -k, PTO_AICORE_WORKERS, PTO_AICORE_KERNELS;
+# the park bound PTO_AICORE_PARK_MS;
 # the idle spins -s and -t and PTO_EXEC_SPIN_YIELD; the descriptors -r
 # and -C) with exit status 2
 # and a message naming the value, before it touches a device; a good one
@@ -58,5 +59,9 @@ expect 1 "" PTO_EXEC_SPIN_YIELD=0 --
 expect 1 "" PTO_EXEC_SPIN_YIELD=1 --
 expect 1 "" PTO_EXEC_SPIN_YIELD=auto --
 expect 1 "" -- -s 0 -t 0
+for v in 0 -5 x 3600001; do
+	expect 2 "bad PTO_AICORE_PARK_MS '$v' (1 .. 3600000)" PTO_AICORE_PARK_MS="$v" --
+done
+expect 1 "" PTO_AICORE_PARK_MS=60000 --
 expect 1 "" -- -s 4294967295 -t 1000000000
 exit $fail

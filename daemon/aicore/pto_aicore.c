@@ -70,6 +70,8 @@
 
 /* -t: an idle thread polls at most a second before it parks */
 #define AICORE_SPIN_NS_MAX	1000000000LL
+/* PTO_AICORE_PARK_MS at most: an hour */
+#define AICORE_PARK_MS_MAX	3600000
 
 struct aicore;
 
@@ -389,9 +391,11 @@ static void usage(void)
 		"          SPIN_NS ns (%u), whichever ends first, before it parks,\n"
 		"          yielding its CPU every 16 polls: PTO_EXEC_SPIN_YIELD=auto\n"
 		"          (the default) while a thread waits for a CPU and the host\n"
-		"          is not busy, 1 always, 0 never\n",
+		"          is not busy, 1 always, 0 never\n"
+		"  PTO_AICORE_PARK_MS: the longest park of an idle thread (%u ms;\n"
+		"          kicks end it, so it only caps what a lost kick costs)\n",
 		PTO_KCACHE_MAX, PTO_KCACHE_MAX_LIMIT, PTO_EXEC_SPINS,
-		PTO_EXEC_SPIN_NS);
+		PTO_EXEC_SPIN_NS, PTO_EXEC_PARK_NS / 1000000);
 }
 
 /* @s as a decimal integer from @min to @max, else -1 (@min >= 0). */
@@ -437,9 +441,10 @@ static long long num_option(int opt, const char *arg)
 
 /* Run the attached cores until they stop; 0 or -errno. */
 static int run_cores(struct aicore *a, const uint64_t *cores, uint32_t workers,
-		     int ready_fd)
+		     uint32_t park_ms, int ready_fd)
 {
 	struct pto_exec_pool_config pc = { .workers = workers,
+					   .park_ns = park_ms * 1000000ULL,
 					   .name = "aicore" };
 	struct pto_exec_pool_stats st;
 	struct pto_exec_pool *pool;
@@ -477,7 +482,7 @@ int main(int argc, char **argv)
 	uint32_t spins = PTO_EXEC_SPINS;
 	int64_t spin_ns = PTO_EXEC_SPIN_NS;
 	int opt, ready_fd = -1, ctl_fd = -1, ret;
-	long nworkers, nkernels;
+	long nworkers, nkernels, park_ms;
 	long long v;
 	uint8_t yield = aicore_exec_ops.spin_yield;	/* checked here only */
 
@@ -522,6 +527,13 @@ int main(int argc, char **argv)
 			   PTO_KCACHE_MAX_LIMIT);
 		return 2;
 	}
+	park_ms = count_arg(NULL, "PTO_AICORE_PARK_MS", AICORE_PARK_MS_MAX,
+			    &from);
+	if (park_ms < 0) {
+		aicore_msg("bad PTO_AICORE_PARK_MS '%s' (1 .. %d)", from,
+			   AICORE_PARK_MS_MAX);
+		return 2;
+	}
 	if (pto_exec_spin_yield_env(&yield)) {
 		aicore_msg("bad %s '%s' (0, 1 or auto)", PTO_EXEC_SPIN_YIELD_ENV,
 			   getenv(PTO_EXEC_SPIN_YIELD_ENV));
@@ -550,7 +562,8 @@ int main(int argc, char **argv)
 		aicore_msg("CORE_ATTACH: %s", strerror(-ret));
 		return 1;
 	}
-	if (run_cores(&a, cores, (uint32_t)nworkers, ready_fd))
+	if (run_cores(&a, cores, (uint32_t)nworkers, (uint32_t)park_ms,
+		      ready_fd))
 		return 1;	/* the device marks the cores DEAD: ptod restarts us */
 	/* clean exit: detach so that the cores go OFFLINE, not DEAD */
 	ret = a.dev->detach(&a, cores);

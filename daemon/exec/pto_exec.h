@@ -191,6 +191,11 @@ struct pto_exec_pool;
  *	negative: never). The thread of a long kernel often wakes on the CPU
  *	the polling AICPU thread holds, which then sees the completion only
  *	when that CPU is given back; elsewhere the yield returns at once.
+ * @park_ns: longest sleep of a thread that parked for want of work (0: the
+ *	default, PTO_EXEC_PARK_NS). Kicks end a park (for work, and on both
+ *	devices for the AICPU's going), so this bound only caps what a lost
+ *	kick would cost; each wake of an idle thread costs CPU. A test makes
+ *	it long so that a lost kick shows as a stall.
  * @name: thread name prefix (at most 8 characters are used).
  */
 struct pto_exec_pool_config {
@@ -200,11 +205,13 @@ struct pto_exec_pool_config {
 	uint64_t retire_ns;
 	int64_t linger_ns;
 	int64_t hand_over_ns;
+	uint64_t park_ns;
 	const char *name;
 };
 
 #define PTO_EXEC_GROW_NS	200000		/* 200 us */
 #define PTO_EXEC_RETIRE_NS	50000000	/* 50 ms */
+#define PTO_EXEC_PARK_NS	1000000000	/* 1 s */
 /*
  * No lingering by default: on a host whose CPUs other work keeps busy, a
  * lingering thread held up the scheduler thread it waited for (the serial

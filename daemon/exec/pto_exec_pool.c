@@ -43,12 +43,6 @@
 PTO_USDT_DEFINE(pto_aicore, park);
 PTO_USDT_DEFINE(pto_aicore, wake);
 
-/*
- * A thread in park_any looks at the AICPU this often anyway. Kicks end
- * the sleep (for work, and on both devices for the AICPU's going), so
- * this bound is only a safety net; each wake of an idle thread costs.
- */
-#define POOL_PARK_NS	1000000000LL
 /* A lingering thread scans the cores and yields after this many polls. */
 #define POOL_LINGER_YIELD	64
 /*
@@ -451,8 +445,8 @@ static int sleep_on_cores(struct pto_exec_pool *p)
 		c = take_scan(p);
 	ret = 0;
 	if (c < 0 && !finished(p)) {
-		deadline = now + (surplus ? (int64_t)p->cfg.retire_ns :
-				  POOL_PARK_NS);
+		deadline = now + (int64_t)(surplus ? p->cfg.retire_ns :
+					   p->cfg.park_ns);
 		PTO_PROBE1(pto_aicore, park, p->ncores);
 		atomic_fetch_add_explicit(&p->ex->parks, 1,
 					  memory_order_relaxed);
@@ -676,6 +670,8 @@ static int pool_init(struct pto_exec *ex, const struct pto_exec_pool_config *cfg
 		p->cfg.grow_ns = PTO_EXEC_GROW_NS;
 	if (!p->cfg.retire_ns)
 		p->cfg.retire_ns = PTO_EXEC_RETIRE_NS;
+	if (!p->cfg.park_ns)
+		p->cfg.park_ns = PTO_EXEC_PARK_NS;
 	if (!p->cfg.linger_ns)
 		p->cfg.linger_ns = PTO_EXEC_LINGER_NS;
 	if (!p->cfg.hand_over_ns)

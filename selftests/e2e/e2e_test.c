@@ -76,6 +76,14 @@
 
 /* How long a client may take (the old suite ran each under timeout 120). */
 #define CLIENT_MS	120000
+/*
+ * pto-aicore's park bound in this suite (PTO_AICORE_PARK_MS): kicks end
+ * a park, so the bound only caps what a lost kick costs; long here, a lost
+ * kick stalls its graph for all of it instead of hiding in the default
+ * second. CHAIN_LIMIT_MS: the longest a chain graph may take.
+ */
+#define PARK_MS		60000
+#define CHAIN_LIMIT_MS	20000
 /* How long a client may take to say it is ready. */
 #define READY_MS	30000
 
@@ -1398,6 +1406,29 @@ TEST_F_TIMEOUT(e2e, hws_priorities_order_tasks, 150)
  * executions, at least 200 ms of kernel time, a wall time no shorter than
  * the root, and a longest wait no longer than the whole run.
  */
+/*
+ * Serial chains, each hop a dispatch to a core whose thread may have just
+ * parked: a kick the device or pto-aicore loses leaves the next hop
+ * waiting for the park bound (PARK_MS here). pto.ko once lost one in
+ * about 4500 hops this way (it cleared the parked flags of threads that
+ * would sleep again without looking); 40 chains of 200 hops.
+ */
+TEST_F_TIMEOUT(e2e, chain_no_lost_kick, 150)
+{
+	const char *s;
+	struct proc p;
+
+	ASSERT_EQ(0, e2e_start(&p, "chain", false, NULL,
+			       ARGS("chain", "200", "40", STR(CHAIN_LIMIT_MS))));
+	EXPECT_EQ(0, proc_wait(&p, CLIENT_MS));
+	s = line_with(p.text, "CHAIN ");
+	if (s)
+		note("%.*s", (int)strcspn(s, "\n"), s);
+	EXPECT_TRUE(exited_ok(&p)) TH_LOG("%s", p.text);
+	EXPECT_TRUE(case_passed(p.text, "chain")) TH_LOG("%s", p.text);
+	proc_free(&p);
+}
+
 TEST_F_TIMEOUT(e2e, graph_stats_returned, 150)
 {
 	unsigned long long tasks, blocks, wall, busy, wait, wmax;
@@ -2985,7 +3016,9 @@ static void keeper(int status_w)
 		if (prctl(PR_SET_PDEATHSIG, SIGTERM) || log < 0 ||
 		    dup2(log, 1) < 0 || dup2(log, 2) < 0 ||
 		    setenv("NOTIFY_SOCKET", E->notify, 1) ||
-		    setenv("PTO_HWS_CHECK", "1", 1))	/* the invariant checker */
+		    setenv("PTO_HWS_CHECK", "1", 1) ||	/* the invariant checker */
+		    /* a lost kick stalls a graph a minute (chain_no_lost_kick) */
+		    setenv("PTO_AICORE_PARK_MS", STR(PARK_MS), 1))
 			_exit(127);
 		if (E->user)	/* the user-mode device has no GM quota */
 			execl(ptod, "ptod", "-d", PTO_DEVICE_USER, "-s", E->sock,

@@ -40,6 +40,10 @@
  *                                 that order, as a static graph (ranked)
  *                                 or streamed; prints the order they
  *                                 started in (below)
+ *   pto_e2e chain HOPS GRAPHS MS  GRAPHS graphs, each a serial chain of
+ *                                 HOPS probe tasks; fails if one took
+ *                                 longer than MS ms (a lost kick: one
+ *                                 parked core thread never woken)
  *   pto_e2e badbuf                names a buffer it does not own
  *                                 (expects -EACCES)
  *   pto_e2e freed                 hands ptod a stream buffer and a
@@ -1129,6 +1133,61 @@ static int orch_prio(PTO2Runtime *rt, uint64_t *args, int argc)
 	for (i = 0; i < PRIO_CHAIN; i++)
 		prio_submit(rt, 1 + PRIO_LEAVES + i, i ? PRIO_LEAVES + i : 0);
 	return 0;
+}
+
+/* Hop @slot of a chain: after hop @slot - 1, no hold. */
+static int orch_chain(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	long hops = argc > 0 ? (long)args[0] : 0, i;
+
+	for (i = 0; i < hops; i++) {
+		Tensor out = probe_tensor(i), in = probe_tensor(i ? i - 1 : 0);
+		PTOParam p[] = { make_output_param(&out),
+				 make_scalar_param((uint64_t)i + 1),
+				 make_scalar_param(0), make_input_param(&in) };
+
+		pto2_rt_submit_task(rt, PROBE_AIC, PTO2_WORKER_CUBE, p,
+				    i ? 4 : 3);
+	}
+	return 0;
+}
+
+static int run_chain(long hops, long graphs, long limit_ms)
+{
+	uint64_t arg = (uint64_t)hops;
+	double worst = 0;
+	char msg[4096] = "";
+	long g, i, late = 0;
+	int ret = 0;
+
+	if (hops < 1 || hops > PROBE_SLOTS || graphs < 1 || limit_ms < 1) {
+		fprintf(stderr, "chain: HOPS 1..%d, GRAPHS and MS at least 1\n",
+			PROBE_SLOTS);
+		return 1;
+	}
+	if (load_probe())
+		return 1;
+	pr_buf = gm_copy(NULL, (size_t)hops * sizeof(struct pto_probe_rec));
+	if (!pr_buf)
+		return 1;
+	for (g = 0; g < graphs && !ret; g++) {
+		double ms = now_ms();
+
+		ret = pto_run_ex(cl, orch_chain, &arg, 1, 0, msg, sizeof(msg));
+		ms = now_ms() - ms;
+		if (ms > worst)
+			worst = ms;
+		if (ms > (double)limit_ms)
+			late++;
+	}
+	for (i = 0; i < hops && !ret; i++)
+		if (__atomic_load_n(&probe_rec(i)->seq, __ATOMIC_ACQUIRE) !=
+		    (uint32_t)i + 1)
+			break;
+	printf("CHAIN graphs=%ld hops=%ld ran=%ld slowest=%.1f ms late=%ld (over %ld ms)\n",
+	       g, hops, i, worst, late, limit_ms);
+	return report_case("chain", !ret && g == graphs && i == hops && !late,
+			   ret, msg);
 }
 
 static int run_prio(const char *mode)
@@ -2852,6 +2911,10 @@ static int run_case(int argc, char **argv)
 		ret = run_probe(0, argc > 1 && atol(argv[1]) > 0 ? atol(argv[1]) : 96);
 	else if (!strcmp(argv[0], "prio"))
 		ret = run_prio(argc > 1 ? argv[1] : "static");
+	else if (!strcmp(argv[0], "chain"))
+		ret = run_chain(argc > 1 ? atol(argv[1]) : 200,
+				argc > 2 ? atol(argv[2]) : 20,
+				argc > 3 ? atol(argv[3]) : 10000);
 	else if (!strcmp(argv[0], "proto"))
 		ret = run_proto();
 	else if (!strcmp(argv[0], "badbuf"))
@@ -2916,7 +2979,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|closedev|rerun|streampad|reload|rendezvous|crash-next|hostile|stream|hang|probe|probe-n|prio|badbuf|hazards|proto|freed|freed-tensor|reload-quota|reload-busy|kshare|reload-defer|unpriv|reclen|rawhead|idle|flood|pings|quota|peer|conns ...\n");
+		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|closedev|rerun|streampad|reload|rendezvous|crash-next|hostile|stream|hang|probe|probe-n|prio|chain|badbuf|hazards|proto|freed|freed-tensor|reload-quota|reload-busy|kshare|reload-defer|unpriv|reclen|rawhead|idle|flood|pings|quota|peer|conns ...\n");
 		return 2;
 	}
 	/* without libpto: the socket alone */
