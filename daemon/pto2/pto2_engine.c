@@ -158,7 +158,7 @@ void pto2_engine_config_default(struct pto2_engine_config *cfg)
 	cfg->idle_spins = 2000;
 	cfg->idle_ns = 20000;
 	cfg->sleep_ns = 1000000;
-	cfg->wake_sleep_ns = 1000000000;
+	cfg->wake_sleep_ns = 100000000;
 	cfg->predict_ns = PTO2_ENGINE_PREDICT_NS;
 	cfg->predict_late_ns = PTO2_ENGINE_PREDICT_LATE_NS;
 	cfg->yield_polls = PTO2_ENGINE_YIELD_POLLS;
@@ -1063,7 +1063,7 @@ static bool completion_due(struct pto2_ethread *t, int64_t now)
  * predict_ns before a dispatch of ours should end. The bound is sleep_ns
  * while the engine is busy; after PTO2_QUIET_SLEEPS sleeps without work
  * in a row, and with irq_wake (which new work uses), wake_sleep_ns: an
- * idle engine wakes once a second instead of a thousand times.
+ * idle engine wakes ten times a second instead of a thousand.
  */
 static void sleep_in_device(struct pto2_ethread *t)
 {

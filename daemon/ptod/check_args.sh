@@ -3,7 +3,8 @@
 #
 # check_args.sh [PTOD] - ptod refuses a bad default for its clients (-w
 # TASK_WINDOW, -H HEAP: the rules of PTO2_RING_TASK_WINDOW and
-# PTO2_RING_HEAP) or a bad -S AICORE_SPINS with exit status 2 and a message
+# PTO2_RING_HEAP), a bad -S AICORE_SPINS or PTO_SCHED_SLEEP_MS with exit
+# status 2 and a message
 # naming the value, before it touches a device; a good one gets past the
 # check (on a device that is not there ptod then exits 1).
 set -u
@@ -35,6 +36,10 @@ done
 for v in -1 x 4294967296; do
 	expect 2 "bad -S '$v': must be an integer from 0 to 4294967295" -S "$v"
 done
+for v in 0 -1 x 1x 3600001 ""; do
+	PTO_SCHED_SLEEP_MS=$v expect 2 "bad PTO_SCHED_SLEEP_MS '$v' (1 .. 3600000)"
+done
+PTO_SCHED_SLEEP_MS=60000 expect 1 "open /dev/pto-none"
 expect 1 "open /dev/pto-none" -w 4 -H 1024 -S 0
 expect 1 "open /dev/pto-none" -w 4194304 -H 64M -S 4294967295
 exit $fail

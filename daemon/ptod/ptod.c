@@ -164,6 +164,8 @@ static int engine_start(struct ptod *d)
 	pto2_engine_config_default(&ec);
 	ec.check = getenv("PTO_HWS_CHECK") && !strcmp(getenv("PTO_HWS_CHECK"), "1");
 	ec.follow_regs = true;
+	if (d->sched_sleep_ns)
+		ec.wake_sleep_ns = d->sched_sleep_ns;
 	ret = pto2_engine_create(&d->pdev, &ec, &d->engine);
 	if (ret) {
 		ptod_log(PTOD_LOG_ERR, "cannot start the scheduler: %s",
@@ -1347,6 +1349,9 @@ static void sd_notify_ready(void)
 
 static void usage(void)
 {
+	struct pto2_engine_config ec;
+
+	pto2_engine_config_default(&ec);
 	fprintf(stderr,
 		"usage: ptod [-d DEVICE|user] [-s SOCKET] [-a PTO_AICORE] [-b PTO_SANDBOX]\n"
 		"            [-K all|nonroot|none] [-w TASK_WINDOW] [-H HEAP_BYTES]\n"
@@ -1380,9 +1385,12 @@ static void usage(void)
 		"              (0-%d; its usage masks); everyone else's use 0\n"
 		"  PTO_HWS_CHECK=1 (environment): the HWS invariant checker after\n"
 		"              every decision; a violation aborts ptod (the tests\n"
-		"              set it; it costs 0.2-0.4 us a decision)\n",
+		"              set it; it costs 0.2-0.4 us a decision)\n"
+		"  PTO_SCHED_SLEEP_MS=MS (environment): the longest sleep of an idle\n"
+		"              scheduler thread (%llu); work and completions end it\n",
 		PTOD_MAX_CONN_UID, PTOD_MAX_CONN, PTOD_OUT_MAX, PTOD_OUT_MS,
-		PTOD_DRAIN_GRACE_MS, PTO_HWS_NR_CTX - 1);
+		PTOD_DRAIN_GRACE_MS, PTO_HWS_NR_CTX - 1,
+		(unsigned long long)ec.wake_sleep_ns / 1000000);
 }
 
 /* -x UID=CTX */
@@ -1454,6 +1462,32 @@ static int default_option(struct ptod *d, int opt, const char *arg)
 	return 0;
 }
 
+/*
+ * PTO_SCHED_SLEEP_MS: the longest sleep of an idle scheduler thread (the
+ * engine's wake_sleep_ns; unset: its default). New work and completions
+ * end the sleep, so it only caps what a lost wake-up costs; the tests make
+ * it long so that one shows as a stall. 0, or -EINVAL after saying why.
+ */
+static int parse_quiet_sleep(struct ptod *d)
+{
+	const char *v = getenv("PTO_SCHED_SLEEP_MS");
+	unsigned long long ms;
+	char *end;
+
+	if (!v)
+		return 0;
+	errno = 0;
+	ms = strtoull(v, &end, 10);
+	if (errno || end == v || *end || *v == '-' || !ms ||
+	    ms > PTOD_SCHED_SLEEP_MS_MAX) {
+		fprintf(stderr, "ptod: bad PTO_SCHED_SLEEP_MS '%s' (1 .. %d)\n",
+			v, PTOD_SCHED_SLEEP_MS_MAX);
+		return -EINVAL;
+	}
+	d->sched_sleep_ns = ms * 1000000ULL;
+	return 0;
+}
+
 /* 0, or the exit status for a bad command line. */
 static int parse_args(struct ptod *d, int argc, char **argv)
 {
@@ -1518,6 +1552,8 @@ static int parse_args(struct ptod *d, int argc, char **argv)
 		}
 	}
 	if (ptod_sbx_settle_mode(d))
+		return 2;
+	if (parse_quiet_sleep(d))
 		return 2;
 	return ptod_guard_setup(d) ? 2 : 0;
 }

@@ -52,6 +52,7 @@
 #define PTOD_WARN_MAX		20	/* error replies logged per client */
 #define PTOD_TRACE_RING		8192	/* blocks waiting for trace subscribers */
 #define PTOD_DRAIN_GRACE_MS	5000	/* -G: a stopped client's run may drain */
+#define PTOD_SCHED_SLEEP_MS_MAX	3600000	/* PTO_SCHED_SLEEP_MS: an hour */
 #define PTOD_DRAIN_EXIT_MS	5000	/* then, shutting down, ptod exits anyway */
 
 struct ptod;
@@ -287,6 +288,7 @@ struct ptod {
 	struct { uid_t uid; uint64_t bytes; } quota_rule[PTOD_MAX_QUOTA_RULES];
 	uint32_t nr_quota_rules;	/* -q UID=MIB */
 	const char *rec_path;		/* -R: recordings of the runs */
+	uint64_t sched_sleep_ns;	/* PTO_SCHED_SLEEP_MS; 0: the engine's */
 	FILE *rec_file;
 	int64_t start_ns;		/* the recordings' time 0 */
 
