@@ -176,6 +176,13 @@ bool pto2_engine_core_dispatch(struct pto2_engine *e, uint32_t core,
 			       uint32_t *id, uint64_t *payload);
 
 /*
+ * Wake sleeping scheduler threads (if any) to look for work: for what no
+ * interrupt reports, e.g. a completion the caller wrote on behalf of a
+ * dead executor.
+ */
+void pto2_engine_wake(struct pto2_engine *e);
+
+/*
  * Withhold the cores of @mask (PTO_CORE_MASK_WORDS words; NULL: every
  * core) from dispatch, or give them back (@withhold false): a core another executor attached
  * is not the AICPU's to use. A dispatch the HWS plans onto a withheld

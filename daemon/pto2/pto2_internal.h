@@ -228,8 +228,6 @@ int pto2_engine_cluster_task(struct pto2_engine *e, PTO2Runtime *rt,
 uint64_t pto2_engine_cluster_frees(struct pto2_engine *e);
 /* A run failed: drop its kernels from the HWS (nothing new starts). */
 void pto2_engine_purge(struct pto2_engine *e, PTO2Runtime *rt);
-/* Wake sleeping scheduler threads (if any) to look for work. */
-void pto2_engine_wake(struct pto2_engine *e);
 /*
  * Wake them for a newly published task only if all of them sleep: an
  * awake one finds it (a thread about to sleep counts itself as a sleeper,

@@ -300,10 +300,11 @@ static int spawn_executor(struct ptod *d)
  * the run with "kernel K failed" and drains; @why goes into the owner's
  * note. Repeated while the executor is down and the run lasts (a
  * scheduler may still dispatch to a core before it has seen the error).
+ * The scheduler threads are woken, as the interrupt of a completion would.
  */
 static void fail_cores(struct ptod *d, const uint64_t *mask, const char *why)
 {
-	uint32_t i;
+	uint32_t i, failed = 0;
 
 	pthread_mutex_lock(&d->dev_lock);
 	for (i = 0; i < d->info.nr_cores; i++) {
@@ -334,8 +335,15 @@ static void fail_cores(struct ptod *d, const uint64_t *mask, const char *why)
 		ptod_log(PTOD_LOG_ERR, "%s while core %u ran task %d (kernel %d)",
 			 why, i, p ? p->task_id : -1, p ? p->kernel_id : -1);
 		reg_store_release(&r->cond, PTO_COND_DONE(id));
+		failed++;
 	}
 	pthread_mutex_unlock(&d->dev_lock);
+	/*
+	 * No executor raises the interrupt for these completions: wake the
+	 * scheduler threads, which may sleep until their bound otherwise.
+	 */
+	if (failed)
+		pto2_engine_wake(d->engine);
 }
 
 static void fail_dead_cores(struct ptod *d)

@@ -77,13 +77,13 @@
 /* How long a client may take (the old suite ran each under timeout 120). */
 #define CLIENT_MS	120000
 /*
- * pto-aicore's park bound in this suite (PTO_AICORE_PARK_MS): kicks end
- * a park, so the bound only caps what a lost kick costs; long here, a lost
- * kick stalls its graph for all of it instead of hiding in the default
- * second. CHAIN_LIMIT_MS: the longest a chain graph may take. (The same
- * for ptod's scheduler threads, PTO_SCHED_SLEEP_MS=60000, stalls a dozen
- * tests on pto.ko after stuck_kernels_client_killed: something there
- * still waits for a scheduler thread's own wake-up. Open.)
+ * pto-aicore's park bound and the longest sleep of an idle scheduler
+ * thread in this suite (PTO_AICORE_PARK_MS, PTO_SCHED_SLEEP_MS): kicks,
+ * new work and completions end those sleeps, so the bounds only cap what
+ * a lost wake-up costs; long here, one stalls its graph for all of it
+ * (chain_no_lost_kick, stuck_kernels_client_killed and others then fail)
+ * instead of hiding in the default. CHAIN_LIMIT_MS: the longest a chain
+ * graph may take.
  */
 #define PARK_MS		60000
 #define CHAIN_LIMIT_MS	20000
@@ -3020,8 +3020,9 @@ static void keeper(int status_w)
 		    dup2(log, 1) < 0 || dup2(log, 2) < 0 ||
 		    setenv("NOTIFY_SOCKET", E->notify, 1) ||
 		    setenv("PTO_HWS_CHECK", "1", 1) ||	/* the invariant checker */
-		    /* a lost kick stalls a graph a minute (chain_no_lost_kick) */
-		    setenv("PTO_AICORE_PARK_MS", STR(PARK_MS), 1))
+		    /* a lost wake-up stalls a graph a minute (PARK_MS) */
+		    setenv("PTO_AICORE_PARK_MS", STR(PARK_MS), 1) ||
+		    setenv("PTO_SCHED_SLEEP_MS", STR(PARK_MS), 1))
 			_exit(127);
 		if (E->user)	/* the user-mode device has no GM quota */
 			execl(ptod, "ptod", "-d", PTO_DEVICE_USER, "-s", E->sock,
