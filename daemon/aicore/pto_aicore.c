@@ -70,8 +70,6 @@
 
 /* -t: an idle thread polls at most a second before it parks */
 #define AICORE_SPIN_NS_MAX	1000000000LL
-/* PTO_AICORE_PARK_MS at most: an hour */
-#define AICORE_PARK_MS_MAX	3600000
 
 struct aicore;
 
@@ -441,10 +439,10 @@ static long long num_option(int opt, const char *arg)
 
 /* Run the attached cores until they stop; 0 or -errno. */
 static int run_cores(struct aicore *a, const uint64_t *cores, uint32_t workers,
-		     uint32_t park_ms, int ready_fd)
+		     uint64_t park_ns, int ready_fd)
 {
 	struct pto_exec_pool_config pc = { .workers = workers,
-					   .park_ns = park_ms * 1000000ULL,
+					   .park_ns = park_ns,
 					   .name = "aicore" };
 	struct pto_exec_pool_stats st;
 	struct pto_exec_pool *pool;
@@ -482,7 +480,8 @@ int main(int argc, char **argv)
 	uint32_t spins = PTO_EXEC_SPINS;
 	int64_t spin_ns = PTO_EXEC_SPIN_NS;
 	int opt, ready_fd = -1, ctl_fd = -1, ret;
-	long nworkers, nkernels, park_ms;
+	long nworkers, nkernels;
+	uint64_t park_ns;
 	long long v;
 	uint8_t yield = aicore_exec_ops.spin_yield;	/* checked here only */
 
@@ -527,11 +526,9 @@ int main(int argc, char **argv)
 			   PTO_KCACHE_MAX_LIMIT);
 		return 2;
 	}
-	park_ms = count_arg(NULL, "PTO_AICORE_PARK_MS", AICORE_PARK_MS_MAX,
-			    &from);
-	if (park_ms < 0) {
-		aicore_msg("bad PTO_AICORE_PARK_MS '%s' (1 .. %d)", from,
-			   AICORE_PARK_MS_MAX);
+	if (pto_env_bound_ms("PTO_AICORE_PARK_MS", &park_ns)) {
+		aicore_msg("bad PTO_AICORE_PARK_MS '%s' (1 .. %d)",
+			   getenv("PTO_AICORE_PARK_MS"), PTO_BOUND_MS_MAX);
 		return 2;
 	}
 	if (pto_exec_spin_yield_env(&yield)) {
@@ -562,8 +559,7 @@ int main(int argc, char **argv)
 		aicore_msg("CORE_ATTACH: %s", strerror(-ret));
 		return 1;
 	}
-	if (run_cores(&a, cores, (uint32_t)nworkers, (uint32_t)park_ms,
-		      ready_fd))
+	if (run_cores(&a, cores, (uint32_t)nworkers, park_ns, ready_fd))
 		return 1;	/* the device marks the cores DEAD: ptod restarts us */
 	/* clean exit: detach so that the cores go OFFLINE, not DEAD */
 	ret = a.dev->detach(&a, cores);

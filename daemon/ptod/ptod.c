@@ -1478,22 +1478,11 @@ static int default_option(struct ptod *d, int opt, const char *arg)
  */
 static int parse_quiet_sleep(struct ptod *d)
 {
-	const char *v = getenv("PTO_SCHED_SLEEP_MS");
-	unsigned long long ms;
-	char *end;
-
-	if (!v)
+	if (!pto_env_bound_ms("PTO_SCHED_SLEEP_MS", &d->sched_sleep_ns))
 		return 0;
-	errno = 0;
-	ms = strtoull(v, &end, 10);
-	if (errno || end == v || *end || *v == '-' || !ms ||
-	    ms > PTOD_SCHED_SLEEP_MS_MAX) {
-		fprintf(stderr, "ptod: bad PTO_SCHED_SLEEP_MS '%s' (1 .. %d)\n",
-			v, PTOD_SCHED_SLEEP_MS_MAX);
-		return -EINVAL;
-	}
-	d->sched_sleep_ns = ms * 1000000ULL;
-	return 0;
+	fprintf(stderr, "ptod: bad PTO_SCHED_SLEEP_MS '%s' (1 .. %d)\n",
+		getenv("PTO_SCHED_SLEEP_MS"), PTO_BOUND_MS_MAX);
+	return -EINVAL;
 }
 
 /* 0, or the exit status for a bad command line. */

@@ -52,7 +52,6 @@
 #define PTOD_WARN_MAX		20	/* error replies logged per client */
 #define PTOD_TRACE_RING		8192	/* blocks waiting for trace subscribers */
 #define PTOD_DRAIN_GRACE_MS	5000	/* -G: a stopped client's run may drain */
-#define PTOD_SCHED_SLEEP_MS_MAX	3600000	/* PTO_SCHED_SLEEP_MS: an hour */
 #define PTOD_DRAIN_EXIT_MS	5000	/* then, shutting down, ptod exits anyway */
 
 struct ptod;

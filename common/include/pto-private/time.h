@@ -8,8 +8,13 @@
 #ifndef PTO_PRIVATE_TIME_H
 #define PTO_PRIVATE_TIME_H
 
+#include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <time.h>
+
+/* Longest idle-sleep bound a variable may set (pto_env_bound_ms()). */
+#define PTO_BOUND_MS_MAX	3600000		/* an hour */
 
 /* CLOCK_MONOTONIC now, in ns. */
 static inline int64_t pto_mono_ns(void)
@@ -29,6 +34,30 @@ static inline struct timespec pto_ns_to_timespec(uint64_t ns)
 	};
 
 	return ts;
+}
+
+/*
+ * The bound on an idle thread's sleep that environment variable @name
+ * sets, in ms from 1 to PTO_BOUND_MS_MAX (pto-aicore's PTO_AICORE_PARK_MS,
+ * ptod's PTO_SCHED_SLEEP_MS): *@ns in ns, or 0 if unset (the default).
+ * 0, or -EINVAL if the value is not such a number.
+ */
+static inline int pto_env_bound_ms(const char *name, uint64_t *ns)
+{
+	const char *v = getenv(name);
+	unsigned long long ms;
+	char *end;
+
+	*ns = 0;
+	if (!v)
+		return 0;
+	errno = 0;
+	ms = strtoull(v, &end, 10);
+	if (errno || end == v || *end || *v < '0' || *v > '9' || !ms ||
+	    ms > PTO_BOUND_MS_MAX)
+		return -EINVAL;
+	*ns = ms * 1000000ULL;
+	return 0;
 }
 
 /* Sleep for @ns (an interrupted sleep returns early). */
