@@ -141,7 +141,7 @@ static int kdev_open(struct ptod *d)
 	d->pdev.irq_count = kdev_irq_count;
 	d->pdev.irq_wait = kdev_irq_wait;
 	/* ABI 3.2 and older: no wake-up, the schedulers sleep bounded */
-	d->pdev.irq_wake = (d->info.abi_version & 0xffff) >= 3 ?
+	d->pdev.irq_wake = pto_abi_aicpu_raises(d->info.abi_version) ?
 			   kdev_irq_wake : NULL;
 	if (!d->pdev.irq_wake)
 		ptod_log(PTOD_LOG_WARN,

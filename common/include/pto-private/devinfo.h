@@ -26,6 +26,15 @@ static inline bool pto_abi_supported(uint32_t abi_version)
 }
 
 /*
+ * Whether a device of ABI @abi_version lets the AICPU raise its own
+ * interrupt (PTO_IOC_RAISE_IRQ with PTO_CORE_NONE): since ABI 3.3.
+ */
+static inline bool pto_abi_aicpu_raises(uint32_t abi_version)
+{
+	return pto_abi_supported(abi_version) && (abi_version & 0xffff) >= 3;
+}
+
+/*
  * Fill @info from the device file @fd. 0, -errno of the ioctl, or
  * -EPROTO if the module's ABI major version is not PTO_ABI_MAJOR
  * (info->abi_version says which it is).
