@@ -1791,6 +1791,11 @@ uint64_t hws_sip_remaining(const struct hws *h, uint32_t sip, uint64_t now)
 	return sip_rem(h, sip, now);
 }
 
+void hws_busy(const struct hws *h, hws_mask *busy)
+{
+	*busy = h->busy;
+}
+
 void hws_get_stats(const struct hws *h, struct hws_stats *st)
 {
 	*st = h->st;

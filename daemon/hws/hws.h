@@ -497,6 +497,8 @@ void hws_status(const struct hws *h, uint64_t now, hws_mask *idle,
 /* Estimated remaining time of what @sip holds: its current work (0 once
  * past its estimate) plus the est_time of a waiting early launch; 0 idle. */
 uint64_t hws_sip_remaining(const struct hws *h, uint32_t sip, uint64_t now);
+/* The SIPs that hold work: hws_sip_remaining() is 0 for every other. */
+void hws_busy(const struct hws *h, hws_mask *busy);
 void hws_get_stats(const struct hws *h, struct hws_stats *st);
 /* The R-task and the SIPs it holds reserved: 0, or -ENOENT if none. */
 int hws_reservation(const struct hws *h, uint64_t *cookie, hws_mask *sips);

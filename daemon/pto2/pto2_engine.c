@@ -30,6 +30,7 @@
 
 #include "pto2_internal.h"
 #include "pto2_record.h"
+#include "pto2_status.h"
 
 /* Decisions per hold of the lock; more wait for the next loop. */
 #define PTO2_ENGINE_BATCH	16
@@ -101,6 +102,7 @@ struct pto2_engine {
 	pthread_cond_t slot_cond;	/* a DAG slot freed */
 	struct hws hws;
 	uint64_t rsv_seen;		/* hws.st.reservations probed (lock) */
+	struct pto2_status status;	/* the status registers (lock) */
 	PTO2Runtime *rts[HWS_MAX_DAGS];
 	_Atomic(PTO2Runtime *) rts_pub[HWS_MAX_DAGS];
 	uint32_t rr;			/* admission round robin */
@@ -269,17 +271,6 @@ static void cores_to_sips(const struct pto2_engine *e, const __u64 *cores,
 			hws_mask_set(m, e->sip_of[c]);
 }
 
-static void sips_to_cores(const struct pto2_engine *e, const hws_mask *m,
-			  __u64 *cores)
-{
-	uint32_t c;
-
-	memset(cores, 0, sizeof(__u64) * PTO_CORE_MASK_WORDS);
-	for (c = 0; c < e->nr_cores; c++)
-		if (hws_mask_test(m, e->sip_of[c]))
-			cores[c / 64] |= 1ULL << (c % 64);
-}
-
 /* The registers in host form (the usage masks: core bitmaps -> SIPs). */
 static void regs_to_config(const struct pto2_engine *e,
 			   const struct pto_hws_cfg *r, struct hws_config *c)
@@ -355,25 +346,8 @@ int pto2_engine_load_regs(struct pto2_engine *e)
 /* The status registers, from the HWS (engine lock held). */
 static void publish_status(struct pto2_engine *e, uint64_t now)
 {
-	struct pto_regs_hws *hw = pto_regs_hws(e->dev.regs);
-	hws_mask idle, pre, rsv;
-	__u64 w[PTO_CORE_MASK_WORDS];
-	uint32_t c;
-
-	hws_status(&e->hws, now, &idle, &pre, &rsv);
-	sips_to_cores(e, &idle, w);
-	memcpy((void *)hw->sip_idle_status, w, sizeof(w));
-	sips_to_cores(e, &pre, w);
-	memcpy((void *)hw->sip_pre_idle_status, w, sizeof(w));
-	sips_to_cores(e, &rsv, w);
-	memcpy((void *)hw->reserved_sip_mask, w, sizeof(w));
-	for (c = 0; c < e->nr_cores; c++) {
-		uint64_t us = hws_sip_remaining(&e->hws, e->sip_of[c], now) /
-			      1000;
-
-		reg_store_relaxed(&hw->sip_remain_exec_time[c],
-				  us > UINT32_MAX ? UINT32_MAX : (uint32_t)us);
-	}
+	pto2_status_publish(&e->status, &e->hws, pto_regs_hws(e->dev.regs),
+			    e->nr_cores, now);
 }
 
 /* ---- Wake-ups ---------------------------------------------------------------- */
@@ -1397,6 +1371,7 @@ static int engine_hws_init(struct pto2_engine *e)
 	for (sip = 0; sip < l.nr_sips; sip++)
 		if (hws_mask_test(&l.present, sip))
 			e->sip_of[l.core[sip]] = (uint16_t)sip;
+	pto2_status_reset(&e->status);
 	return 0;
 }
 
