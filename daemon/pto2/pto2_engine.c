@@ -82,10 +82,13 @@ struct pto2_ethread {
 	pthread_t thread;
 	bool live;
 	uint32_t first, count;		/* the cores it polls */
+	uint64_t own[PTO_CORE_MASK_WORDS];	/* the same, as a mask */
 	_Atomic uint64_t qs;		/* odd while it may touch runtimes */
 	uint32_t quiet;			/* sleeps since it last found work */
 	struct pto2_unit units[PTO_MAX_CORES];	/* one batch's dispatches */
 };
+
+_Static_assert(HWS_MAX_DAGS <= 32, "pto2_engine.rts_live is 32 bits");
 
 /* Sleeps without work after which a thread sleeps wake_sleep_ns. */
 #define PTO2_QUIET_SLEEPS	16
@@ -104,6 +107,7 @@ struct pto2_engine {
 	uint64_t rsv_seen;		/* hws.st.reservations probed (lock) */
 	struct pto2_status status;	/* the status registers (lock) */
 	PTO2Runtime *rts[HWS_MAX_DAGS];
+	uint32_t rts_live;		/* bit s: rts[s] is set */
 	_Atomic(PTO2Runtime *) rts_pub[HWS_MAX_DAGS];
 	uint32_t rr;			/* admission round robin */
 	uint64_t rs[HWS_RS_SIZE];	/* cookies in the ready station */
@@ -115,6 +119,12 @@ struct pto2_engine {
 	alignas(64) _Atomic bool dirty;	/* a decision may be possible */
 	_Atomic uint32_t next_dispatch;
 	_Atomic uint32_t busy_cores;	/* dispatches running */
+	/*
+	 * Bit c: cores[c].busy may be set. Set before the dispatch's
+	 * registers, cleared with @busy by the core's completion poller: the
+	 * cores complete() looks at.
+	 */
+	_Atomic uint64_t busy_bits[PTO_CORE_MASK_WORDS];
 	alignas(64) _Atomic int32_t sleepers;
 	_Atomic bool stop;
 	struct pto2_ethread *threads;
@@ -443,6 +453,8 @@ static void dispatch(struct pto2_engine *e, const struct pto2_unit *u)
 			      pto_mono_ns() + (int64_t)expected_time(rt, d),
 			      memory_order_relaxed);
 	atomic_store_explicit(&ec->busy, true, memory_order_release);
+	atomic_fetch_or_explicit(&e->busy_bits[u->core / 64],
+				 1ULL << (u->core % 64), memory_order_release);
 	atomic_fetch_add_explicit(&e->busy_cores, 1, memory_order_relaxed);
 	if (unlikely(atomic_load_explicit(&ec->refused,
 					  memory_order_relaxed))) {
@@ -604,16 +616,18 @@ void pto2_engine_purge(struct pto2_engine *e, PTO2Runtime *rt)
 static uint32_t admit(struct pto2_engine *e, uint32_t thread, uint64_t now)
 {
 	uint32_t n = 0, idle = 0;
+	uint32_t nlive = (uint32_t)__builtin_popcount(e->rts_live);
 
-	while (hws_rs_free(&e->hws) && idle < HWS_MAX_DAGS) {
-		uint32_t slot = e->rr++ % HWS_MAX_DAGS;
+	/* the attached runtimes in turn, until a whole turn admits none */
+	while (idle < nlive && hws_rs_free(&e->hws)) {
+		uint32_t from = e->rr % HWS_MAX_DAGS;
+		uint32_t after = e->rts_live & (~0U << from);
+		uint32_t slot = (uint32_t)__builtin_ctz(after ? after :
+							 e->rts_live);
 		PTO2Runtime *rt = e->rts[slot];
 		int32_t id;
 
-		if (!rt) {
-			idle++;
-			continue;
-		}
+		e->rr = slot + 1;
 		if (atomic_load_explicit(&rt->error, memory_order_relaxed)) {
 			if (rt->in_rs)
 				purge_locked(e, rt);
@@ -868,51 +882,69 @@ static int complete(struct pto2_ethread *t)
 {
 	struct pto2_engine *e = t->e;
 	struct pto2_unit pend[PTO_MAX_CORES];
-	uint32_t c, n = 0, np = 0, i;
+	uint32_t fin[PTO_MAX_CORES];
+	uint32_t c, n = 0, np = 0, i, w;
 	hws_mask done;
 
 	memset(&done, 0, sizeof(done));
-	for (c = t->first; c < t->first + t->count; c++) {
-		struct pto2_ecore *ec = &e->cores[c];
-		PTO2Runtime *rt;
-		int32_t status;
-		bool refused;
+	for (w = 0; w < PTO_CORE_MASK_WORDS; w++) {
+		uint64_t bits = t->own[w] ?
+				atomic_load_explicit(&e->busy_bits[w],
+						     memory_order_acquire) &
+				t->own[w] : 0;
 
-		if (!atomic_load_explicit(&ec->busy, memory_order_acquire))
-			continue;
-		refused = atomic_load_explicit(&ec->refused,
-					       memory_order_relaxed);
-		if (!refused &&
-		    reg_load_acquire(&pto_regs_core(e->dev.regs, c)->cond) !=
-		    PTO_COND_DONE(ec->dispatch))
-			continue;
-		rt = ec->rt;
-		status = pto2_payload(rt, c)->status;
-		if (unlikely(refused)) {
-			atomic_store_explicit(&ec->refused, false,
+		for (; bits; bits &= bits - 1) {
+			struct pto2_ecore *ec;
+			PTO2Runtime *rt;
+			int32_t status;
+			bool refused;
+
+			c = w * 64 + (uint32_t)__builtin_ctzll(bits);
+			ec = &e->cores[c];
+			if (!atomic_load_explicit(&ec->busy,
+						  memory_order_acquire))
+				continue;
+			refused = atomic_load_explicit(&ec->refused,
+						       memory_order_relaxed);
+			if (!refused &&
+			    reg_load_acquire(&pto_regs_core(e->dev.regs,
+							    c)->cond) !=
+			    PTO_COND_DONE(ec->dispatch))
+				continue;
+			rt = ec->rt;
+			status = pto2_payload(rt, c)->status;
+			if (unlikely(refused)) {
+				atomic_store_explicit(&ec->refused, false,
+						      memory_order_relaxed);
+				pto2_rt_fail(rt, -EIO,
+					     "kernel %d (task %d) was not dispatched: core %u is attached by another executor",
+					     task_desc(rt, ec->task)->kernel_id,
+					     ec->task, c);
+			}
+			PTO2_TASK_PROBE(task_complete, rt, ec->task,
+					task_desc(rt, ec->task)->kernel_id, c,
+					status);
+			atomic_store_explicit(&ec->busy, false,
 					      memory_order_relaxed);
-			pto2_rt_fail(rt, -EIO,
-				     "kernel %d (task %d) was not dispatched: core %u is attached by another executor",
-				     task_desc(rt, ec->task)->kernel_id,
-				     ec->task, c);
+			/* no dispatch to @c before hws_sip_complete() below */
+			atomic_fetch_and_explicit(&e->busy_bits[w],
+						  ~(1ULL << (c % 64)),
+						  memory_order_relaxed);
+			atomic_fetch_sub_explicit(&e->busy_cores, 1,
+						  memory_order_relaxed);
+			finish_unit(t, rt, ec->task, c, status, !refused);
+			hws_mask_set(&done, e->sip_of[c]);
+			fin[n++] = c;
 		}
-		PTO2_TASK_PROBE(task_complete, rt, ec->task,
-				task_desc(rt, ec->task)->kernel_id, c, status);
-		atomic_store_explicit(&ec->busy, false, memory_order_relaxed);
-		atomic_fetch_sub_explicit(&e->busy_cores, 1,
-					  memory_order_relaxed);
-		finish_unit(t, rt, ec->task, c, status, !refused);
-		hws_mask_set(&done, e->sip_of[c]);
-		n++;
 	}
 	if (!n)
 		return 0;
 	pthread_mutex_lock(&e->lock);
 	hws_sip_complete(&e->hws, &done, (uint64_t)pto_mono_ns());
-	for (c = t->first; c < t->first + t->count; c++) {
-		struct pto2_ecore *ec = &e->cores[c];
+	for (i = 0; i < n; i++) {
+		struct pto2_ecore *ec = &e->cores[fin[i]];
 
-		if (ec->pending && hws_mask_test(&done, e->sip_of[c])) {
+		if (ec->pending) {
 			ec->pending = false;
 			pend[np++] = ec->pend;
 		}
@@ -1281,6 +1313,7 @@ int pto2_engine_attach(struct pto2_engine *e, PTO2Runtime *rt)
 		rt->in_rs = 0;
 		pto2_heap_reset(&rt->staged);
 		e->rts[s] = rt;
+		e->rts_live |= 1U << s;
 		atomic_store_explicit(&e->rts_pub[s], rt, memory_order_release);
 	}
 	pthread_mutex_unlock(&e->lock);
@@ -1303,6 +1336,7 @@ void pto2_engine_detach(struct pto2_engine *e, PTO2Runtime *rt)
 	clusters_release_locked(e, rt);
 	atomic_store_explicit(&e->rts_pub[s], NULL, memory_order_release);
 	e->rts[s] = NULL;
+	e->rts_live &= ~(1U << s);
 	hws_dag_close(&e->hws, s);
 	rt->slot = -1;
 	pthread_cond_broadcast(&e->slot_cond);
@@ -1314,7 +1348,7 @@ void pto2_engine_detach(struct pto2_engine *e, PTO2Runtime *rt)
 
 static int engine_threads_start(struct pto2_engine *e)
 {
-	uint32_t i, n = e->nr_threads;
+	uint32_t i, c, n = e->nr_threads;
 	int ret;
 
 	for (i = 0; i < n; i++) {
@@ -1324,6 +1358,9 @@ static int engine_threads_start(struct pto2_engine *e)
 		t->index = i;
 		t->first = i * e->nr_cores / n;
 		t->count = (i + 1) * e->nr_cores / n - t->first;
+		memset(t->own, 0, sizeof(t->own));
+		for (c = t->first; c < t->first + t->count; c++)
+			t->own[c / 64] |= 1ULL << (c % 64);
 		ret = -pthread_create(&t->thread, NULL, ethread_main, t);
 		if (ret)
 			return ret;

@@ -808,6 +808,69 @@ static void t_follow_regs(void)
 	env_close(&e);
 }
 
+#define EARLY_TASKS	48
+
+/* args: records; EARLY_TASKS one-block vector tasks estimated at 1 ms */
+static int orch_early(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	PTO2TaskAttr a = { .block_num = 1, .est_time_ns = 1000000 };
+	uint64_t i, n = sizeof(struct where) / 8;
+
+	(void)argc;
+	for (i = 0; i < EARLY_TASKS; i++) {
+		Tensor t = ext1(args[0] + i * sizeof(struct where), n,
+				PTO_DT_INT64);
+		PTOParam p[] = { make_output_param(&t), make_scalar_param(1) };
+
+		pto2_rt_submit_task_attr(rt, K_WHERE, PTO2_WORKER_VECTOR, p, 2,
+					 &a);
+	}
+	return 0;
+}
+
+/*
+ * Early launches: with every busy core pre-idle (predicted, 50 ms ahead
+ * of 1 ms estimates), tasks beyond the idle cores are launched onto busy
+ * ones and wait there; the core's completion dispatches them. Every task
+ * runs once, some of them so.
+ */
+static void t_early_launch(void)
+{
+	struct pto2_engine_stats st;
+	struct pto_hws_cfg r;
+	struct pto2_config c;
+	struct where *w;
+	struct env e;
+	uint64_t d, args[1];
+	int ret, i, bad = 0;
+
+	cfg_small(&c);
+	ret = env_open_engine(&e, 2, 4, &c);
+	if (ret) {
+		ok(0, "early launch: setup failed (%d)", ret);
+		env_close(&e);
+		return;
+	}
+	kernels(e.sd);
+	d = gm(EARLY_TASKS * sizeof(struct where));
+	w = host(d);
+	memset(w, 0, EARLY_TASKS * sizeof(*w));
+	regs_mask(&r, 0x3c);			/* the four AIV */
+	r.early_launch_en = 1;
+	r.early_launch_mode = PTO_HWS_EL_HWS_PREDICT;
+	r.pre_idle_offset = 50000000;
+	regs_write(e.sd, &r, true);
+	args[0] = d;
+	ret = run(&e, orch_early, args, 1);
+	for (i = 0; i < EARLY_TASKS; i++)
+		bad += w[i].seen != 1;
+	pto2_engine_get_stats(e.eng, &st);
+	ok(ret == 0 && bad == 0 && st.early > 0,
+	   "early launch: %d tasks, each ran once (%d not), %" PRIu64 " of them waited on a busy core (ret %d: %s)",
+	   EARLY_TASKS, bad, st.early, ret, pto2_rt_get_error_msg(e.rt));
+	env_close(&e);
+}
+
 /* ---- recordings of runs ------------------------------------------------------- */
 
 /* args: a buffer of 4 x 8 int64: A -> (B, C) -> D through its quarters */
@@ -1248,6 +1311,7 @@ int main(void)
 	t_block_incore();
 	t_shared_engine();
 	t_follow_regs();
+	t_early_launch();
 	t_record();
 	t_timer_slack();
 	t_static_held();
