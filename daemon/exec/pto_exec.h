@@ -233,6 +233,10 @@ struct pto_exec_pool_config {
  *	launches whose kernels run together).
  * @retired: threads that exited for lack of work.
  * @hand_overs: yields after a long task (pto_exec_pool_config.hand_over_ns).
+ * @stale_kicks: kicks that woke a thread for work another thread had
+ *	taken; it slept again at once.
+ * @empty_wakes: sleeps that ended with no core to run (the park bound,
+ *	an interruption, a core not the pool's, the pool stopping).
  */
 struct pto_exec_pool_stats {
 	uint32_t threads;
@@ -240,6 +244,8 @@ struct pto_exec_pool_stats {
 	uint64_t grown;
 	uint64_t retired;
 	uint64_t hand_overs;
+	uint64_t stale_kicks;
+	uint64_t empty_wakes;
 };
 
 /*

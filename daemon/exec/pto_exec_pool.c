@@ -11,8 +11,10 @@
  * pool's cores at once: under @lock it counts itself idle and sets the
  * parked flag of every core not claimed, fences, looks once more, and
  * calls ops->park_any. The AICPU kicks a parked core after it dispatches
- * to it, which wakes one sleeping thread. The last idle thread to wake
- * clears the parked flags, so that a busy pool is not kicked.
+ * to it, which wakes one sleeping thread; a kick for work another thread
+ * took meanwhile stays latched, and a thread it wakes looks once more and
+ * sleeps again (stale_kicks). The last idle thread to wake clears the
+ * parked flags, so that a busy pool is not kicked.
  *
  * Growth: threads beyond cfg.workers start when a dispatch would wait on
  * kernels that do not finish: before a launch whose kernels run together
@@ -90,6 +92,7 @@ struct pto_exec_pool {
 	/* cfg.hand_over_ns in system counter ticks, UINT64_MAX: never */
 	uint64_t hand_over_cnt;
 	_Atomic uint64_t hand_overs;
+	_Atomic uint64_t stale_kicks;
 	/*
 	 * Protects @nthreads, @idle, @slots, the statistics and the parked
 	 * flags of the cores as a set (set while @idle > 0).
@@ -444,17 +447,42 @@ static int sleep_on_cores(struct pto_exec_pool *p)
 	if (c < 0)
 		c = take_scan(p);
 	ret = 0;
-	if (c < 0 && !finished(p)) {
-		deadline = now + (int64_t)(surplus ? p->cfg.retire_ns :
-					   p->cfg.park_ns);
+	deadline = now + (int64_t)(surplus ? p->cfg.retire_ns : p->cfg.park_ns);
+	while (c < 0 && !finished(p)) {
 		PTO_PROBE1(pto_aicore, park, p->ncores);
 		atomic_fetch_add_explicit(&p->ex->parks, 1,
 					  memory_order_relaxed);
 		ret = p->ex->ops->park_any(p->ex, mask, deadline, &hint);
 		PTO_PROBE2(pto_aicore, wake, hint, ret);
+		if (ret || !serves(p, hint))
+			break;
+		if (take_core(p, hint) > 0) {
+			c = (int)hint;
+			break;
+		}
+		/*
+		 * Kicked for work another thread took (it found the core in
+		 * SIP_LAUNCH_PENDING first): the kick stayed latched. Look
+		 * once more and sleep again rather than spin: after a burst of
+		 * dispatches every latched kick sent a thread through spin(),
+		 * and on two CPUs those spins held off the AICPU thread that
+		 * was dispatching (a 1 -> 72 -> 1 fan took 5-10 times as long).
+		 * The device cleared the core's parked flag with the kick: set
+		 * it again before looking, or the next dispatch to that core
+		 * would not kick.
+		 */
+		reg_store_relaxed(&pregs(p, hint)->parked, 1);
+		atomic_thread_fence(memory_order_seq_cst);
+		atomic_fetch_add_explicit(&p->stale_kicks, 1,
+					  memory_order_relaxed);
+		c = take(p);
+		if (c < 0)
+			c = take_scan(p);
 	}
 
 	pthread_mutex_lock(&p->lock);
+	if (c < 0)
+		p->st.empty_wakes++;
 	if (!--p->idle)
 		unpark_cores_locked(p);
 	if (ret == -ETIMEDOUT && surplus && p->nthreads > p->cfg.workers) {
@@ -467,8 +495,6 @@ static int sleep_on_cores(struct pto_exec_pool *p)
 		atomic_store(&p->error, ret);
 		return -1;
 	}
-	if (c < 0 && !ret && serves(p, hint) && take_core(p, hint) > 0)
-		c = (int)hint;
 	if (c < 0)
 		check_aicpu(p);
 	return c;
@@ -769,5 +795,7 @@ void pto_exec_pool_get_stats(struct pto_exec_pool *p,
 	st->threads = p->nthreads;
 	st->hand_overs = atomic_load_explicit(&p->hand_overs,
 					      memory_order_relaxed);
+	st->stale_kicks = atomic_load_explicit(&p->stale_kicks,
+					       memory_order_relaxed);
 	pthread_mutex_unlock(&p->lock);
 }

@@ -61,15 +61,16 @@ struct rig {
  * are also added for dispatches that wait (else only for launches that
  * run together).
  */
-static int rig_open_full(struct rig *g, uint32_t aic, uint32_t aiv,
+static int rig_open_park(struct rig *g, uint32_t aic, uint32_t aiv,
 			 uint32_t workers, bool grow, int64_t linger_ns,
-			 int64_t hand_over_ns)
+			 int64_t hand_over_ns, uint64_t park_ns)
 {
 	struct pto_exec_pool_config pc = {
 		.workers = workers,
 		.grow_ns = grow ? 0 : 3600000000000ULL,
 		.linger_ns = linger_ns,
 		.hand_over_ns = hand_over_ns,
+		.park_ns = park_ns,
 	};
 	int ret;
 
@@ -89,6 +90,14 @@ static int rig_open_full(struct rig *g, uint32_t aic, uint32_t aiv,
 	g->counter = sim_dev_to_host(g->sd, g->counter_dev);
 	g->announce = true;
 	return 0;
+}
+
+static int rig_open_full(struct rig *g, uint32_t aic, uint32_t aiv,
+			 uint32_t workers, bool grow, int64_t linger_ns,
+			 int64_t hand_over_ns)
+{
+	return rig_open_park(g, aic, aiv, workers, grow, linger_ns,
+			     hand_over_ns, 0);
 }
 
 static int rig_open_linger(struct rig *g, uint32_t aic, uint32_t aiv,
@@ -295,6 +304,56 @@ static void t_every_dispatch_once(bool announce)
 }
 
 /*
+ * Kicks for no work (as a kick is once another thread took the work it
+ * announced): the parked threads wake, find nothing and sleep again
+ * without leaving their sleep (no empty wake-up, the kicks counted
+ * stale); each core's next dispatch still wakes a thread. The threads
+ * park for a minute: a kick lost with a core's parked flag would show
+ * as a dispatch not finished in 5 s.
+ */
+static void t_stale_kicks(void)
+{
+	struct pto_exec_pool_stats st;
+	uint32_t c, r, parked, done = 0;
+	int64_t end;
+	struct rig g;
+	int ret = rig_open_park(&g, 4, 4, 2, false, 0, 0, 60000000000ULL);
+
+	if (ret) {
+		ok(0, "setup: %d", ret);
+		return;
+	}
+	/* both threads asleep: every core announced parked, then a while */
+	end = pto_mono_ns() + 5000000000LL;
+	do {
+		pto_sleep_ns(1000000);
+		for (c = 0, parked = 0; c < 8; c++)
+			parked += !!reg_load_acquire(&pto_regs_core(g.sd->regs,
+								    c)->parked);
+	} while (parked < 8 && pto_mono_ns() < end);
+	pto_sleep_ns(20000000);
+	for (r = 0; r < 20; r++) {
+		for (c = 0; c < 8; c++)
+			if (reg_load_acquire(&pto_regs_core(g.sd->regs,
+							    c)->parked))
+				g.sd->dev.kick(g.sd->dev.ctx, c);
+		pto_sleep_ns(1000000);
+	}
+	pto_sleep_ns(20000000);
+	st = stats(&g);
+	*g.counter = 0;
+	for (c = 0; c < 8; c++)
+		done += wait_fin(&g, c, dispatch(&g, c, K_COUNT, 0, true, 1, 1,
+						 0), 5000, NULL);
+	ok(parked == 8 && st.stale_kicks > 0 && st.empty_wakes == 0 &&
+	   done == 8 && *g.counter == 8,
+	   "kicks for no work: %llu stale, %llu empty wake-ups; then a dispatch to each of the 8 cores: %u finished",
+	   (unsigned long long)st.stale_kicks,
+	   (unsigned long long)st.empty_wakes, done);
+	sim_device_destroy(g.sd);
+}
+
+/*
  * 1 thread, 1 core, linger_ns of 10 s: the thread that ran a task is
  * still polling 5 ms later (far beyond spin_ns), so the next dispatch is
  * taken without the thread parking (the executor's park count does not
@@ -410,6 +469,7 @@ int main(void)
 	t_block_together();
 	t_every_dispatch_once(true);
 	t_every_dispatch_once(false);
+	t_stale_kicks();
 	t_linger(true);
 	t_linger(false);
 	t_hand_over(true);
