@@ -420,6 +420,27 @@ static int fz_ioctl_mutate(struct fz_w *w, void *arg, size_t len,
 }
 
 /*
+ * The page ioctl arguments are placed on read-only: a memfd page mapped
+ * twice, read-only (w->ro) and writable (w->ro_rw). 0 or -1 (errno).
+ */
+static int fz_ro_map(struct fz_w *w)
+{
+	int memfd = memfd_create("pto_fuzz_ro", MFD_CLOEXEC);
+
+	if (memfd < 0)
+		return -1;
+	if (ftruncate(memfd, PTO_PAGE)) {
+		close(memfd);
+		return -1;
+	}
+	w->ro = mmap(NULL, PTO_PAGE, PROT_READ, MAP_SHARED, memfd, 0);
+	w->ro_rw = mmap(NULL, PTO_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED,
+			memfd, 0);
+	close(memfd);
+	return w->ro == MAP_FAILED || w->ro_rw == MAP_FAILED ? -1 : 0;
+}
+
+/*
  * Lay @arg (@len bytes, @usize claimed, past @len zeros or junk if @junk)
  * out at @place; returns the pointer to pass the kernel.
  */
@@ -1977,6 +1998,15 @@ static int fz_fork(struct fz_w *w)
 		w->slot = NULL;
 		w->child = true;
 		w->r->s ^= 0x5bd1e995ULL;
+		/*
+		 * The read-only page is shared memory: a page of its own, or
+		 * the worker, running on meanwhile, would write its arguments
+		 * into the one this process's ioctls read theirs back from.
+		 */
+		munmap(w->ro, PTO_PAGE);
+		munmap(w->ro_rw, PTO_PAGE);
+		if (fz_ro_map(w))
+			_exit(1);
 		for (i = 0; i < FZ_FILES; i++) {
 			struct fz_file *f = &w->files[i];
 
@@ -2081,7 +2111,6 @@ static void fz_worker(struct pto_fz *fz, struct pto_fz_slot *s,
 {
 	static struct fz_w w;
 	struct sigaction sa = { .sa_handler = fz_alarm };
-	int memfd;
 
 	(void)ctx;
 	memset(&w, 0, sizeof(w));
@@ -2104,17 +2133,9 @@ static void fz_worker(struct pto_fz *fz, struct pto_fz_slot *s,
 	}
 	w.scratch = mmap(NULL, 3 * PTO_PAGE, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	memfd = memfd_create("pto_fuzz_ro", MFD_CLOEXEC);
-	if (w.scratch == MAP_FAILED || memfd < 0 || ftruncate(memfd, PTO_PAGE) ||
-	    mprotect(w.scratch + 2 * PTO_PAGE, PTO_PAGE, PROT_NONE)) {
-		FZ_FAIL(&w, "setup: %s", strerror(errno));
-		return;
-	}
-	w.ro = mmap(NULL, PTO_PAGE, PROT_READ, MAP_SHARED, memfd, 0);
-	w.ro_rw = mmap(NULL, PTO_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED,
-		       memfd, 0);
-	close(memfd);
-	if (w.ro == MAP_FAILED || w.ro_rw == MAP_FAILED) {
+	if (w.scratch == MAP_FAILED ||
+	    mprotect(w.scratch + 2 * PTO_PAGE, PTO_PAGE, PROT_NONE) ||
+	    fz_ro_map(&w)) {
 		FZ_FAIL(&w, "setup: %s", strerror(errno));
 		return;
 	}
