@@ -727,21 +727,29 @@ static void regs_mask(struct pto_hws_cfg *c, uint64_t cores)
 
 #define EACH_TASKS	12
 
-/* args: records; EACH_TASKS one-block vector tasks, one record each */
-static int orch_each_where(PTO2Runtime *rt, uint64_t *args, int argc)
+/* @count one-block vector K_WHERE tasks as @a says, record i at @dev's i. */
+static void submit_wheres(PTO2Runtime *rt, uint64_t dev, uint64_t count,
+			  const PTO2TaskAttr *a)
 {
-	PTO2TaskAttr a = { .block_num = 1 };
 	uint64_t i, n = sizeof(struct where) / 8;
 
-	(void)argc;
-	for (i = 0; i < EACH_TASKS; i++) {
-		Tensor t = ext1(args[0] + i * sizeof(struct where), n,
+	for (i = 0; i < count; i++) {
+		Tensor t = ext1(dev + i * sizeof(struct where), n,
 				PTO_DT_INT64);
 		PTOParam p[] = { make_output_param(&t), make_scalar_param(1) };
 
 		pto2_rt_submit_task_attr(rt, K_WHERE, PTO2_WORKER_VECTOR, p, 2,
-					 &a);
+					 a);
 	}
+}
+
+/* args: records; EACH_TASKS one-block vector tasks, one record each */
+static int orch_each_where(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	PTO2TaskAttr a = { .block_num = 1 };
+
+	(void)argc;
+	submit_wheres(rt, args[0], EACH_TASKS, &a);
 	return 0;
 }
 
@@ -814,17 +822,9 @@ static void t_follow_regs(void)
 static int orch_early(PTO2Runtime *rt, uint64_t *args, int argc)
 {
 	PTO2TaskAttr a = { .block_num = 1, .est_time_ns = 1000000 };
-	uint64_t i, n = sizeof(struct where) / 8;
 
 	(void)argc;
-	for (i = 0; i < EARLY_TASKS; i++) {
-		Tensor t = ext1(args[0] + i * sizeof(struct where), n,
-				PTO_DT_INT64);
-		PTOParam p[] = { make_output_param(&t), make_scalar_param(1) };
-
-		pto2_rt_submit_task_attr(rt, K_WHERE, PTO2_WORKER_VECTOR, p, 2,
-					 &a);
-	}
+	submit_wheres(rt, args[0], EARLY_TASKS, &a);
 	return 0;
 }
 
