@@ -443,12 +443,15 @@ static int sleep_on_cores(struct pto_exec_pool *p)
 	pthread_mutex_unlock(&p->lock);
 	atomic_thread_fence(memory_order_seq_cst);
 
-	c = take(p);
-	if (c < 0)
-		c = take_scan(p);
 	ret = 0;
 	deadline = now + (int64_t)(surplus ? p->cfg.retire_ns : p->cfg.park_ns);
-	while (c < 0 && !finished(p)) {
+	for (;;) {
+		/* once more after announcing the sleep, and after a stale kick */
+		c = take(p);
+		if (c < 0)
+			c = take_scan(p);
+		if (c >= 0 || finished(p))
+			break;
 		PTO_PROBE1(pto_aicore, park, p->ncores);
 		atomic_fetch_add_explicit(&p->ex->parks, 1,
 					  memory_order_relaxed);
@@ -475,9 +478,6 @@ static int sleep_on_cores(struct pto_exec_pool *p)
 		atomic_thread_fence(memory_order_seq_cst);
 		atomic_fetch_add_explicit(&p->stale_kicks, 1,
 					  memory_order_relaxed);
-		c = take(p);
-		if (c < 0)
-			c = take_scan(p);
 	}
 
 	pthread_mutex_lock(&p->lock);

@@ -93,13 +93,13 @@ void pto2_status_publish(struct pto2_status *s, const struct hws *h,
 		}
 	}
 	for (i = 0; i < PTO2_STATUS_SWEEP && l->nr_sips; i++) {
-		uint32_t sip = s->sweep++ % l->nr_sips;
+		uint32_t sip = s->sweep;
 		int core = core_of(l, sip, nr_cores);
 
+		s->sweep = (sip + 1) % l->nr_sips;
 		if (core >= 0)
 			write_time(h, hw, sip, core, now);
 	}
-	s->sweep %= l->nr_sips ? l->nr_sips : 1;
 	s->busy = busy;
 	s->valid = true;
 }
