@@ -15,6 +15,7 @@
 
 #include "hws.h"
 #include "tap.h"
+#include "test_rng.h"
 
 static struct hws H;
 static struct hws_layout L;
@@ -1310,10 +1311,7 @@ static uint64_t srng = 0x243f6a8885a308d3ULL;
 
 static uint32_t srnd(uint32_t n)
 {
-	srng ^= srng << 13;
-	srng ^= srng >> 7;
-	srng ^= srng << 17;
-	return (uint32_t)((srng >> 20) % n);
+	return (uint32_t)((test_rng_next(&srng) >> 20) % n);
 }
 
 /*

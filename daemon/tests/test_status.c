@@ -14,6 +14,7 @@
 #include "hws.h"
 #include "pto2_status.h"
 #include "tap.h"
+#include "test_rng.h"
 
 static struct hws H;
 static struct hws_layout L;
@@ -27,10 +28,7 @@ static uint64_t rng = 0x9e3779b97f4a7c15ULL;
 
 static uint32_t rnd(uint32_t n)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return (uint32_t)((rng >> 20) % n);
+	return (uint32_t)((test_rng_next(&rng) >> 20) % n);
 }
 
 /* SIP of core @c, or -1. */

@@ -10,6 +10,7 @@
 #include <pto-private/params.h>
 #include <pto-private/tensormap.h>
 #include "tap.h"
+#include "test_rng.h"
 
 #define BASE 0x100000000ULL
 
@@ -448,10 +449,7 @@ static uint64_t rnd_state;
 
 static uint64_t rnd(void)
 {
-	rnd_state ^= rnd_state << 13;
-	rnd_state ^= rnd_state >> 7;
-	rnd_state ^= rnd_state << 17;
-	return rnd_state;
+	return test_rng_next(&rnd_state);
 }
 
 static uint64_t rnd_below(uint64_t n)
