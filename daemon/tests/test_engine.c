@@ -770,6 +770,26 @@ static uint64_t cores_used(struct env *e, uint64_t d)
 }
 
 /*
+ * @e: 2 AIC + 4 AIV cores with their engine (env_open_engine()) and the
+ * test kernels; 0, or -1 after a failed test point naming @what.
+ */
+static int engine_env(struct env *e, const char *what)
+{
+	struct pto2_config c;
+	int ret;
+
+	cfg_small(&c);
+	ret = env_open_engine(e, 2, 4, &c);
+	if (ret) {
+		ok(0, "%s: setup failed (%d)", what, ret);
+		env_close(e);
+		return -1;
+	}
+	kernels(e->sd);
+	return 0;
+}
+
+/*
  * With follow_regs, the engine takes the register file's HWS block when
  * its CFG_SEQ moves: a new usage mask moves the next run's tasks, values
  * written half-way (CFG_SEQ odd) are not taken, refused values leave the
@@ -778,19 +798,11 @@ static uint64_t cores_used(struct env *e, uint64_t d)
 static void t_follow_regs(void)
 {
 	struct pto_hws_cfg r;
-	struct pto2_config c;
 	struct env e;
 	uint64_t d, u1, u2, u3, u4, u5;
-	int ret;
 
-	cfg_small(&c);
-	ret = env_open_engine(&e, 2, 4, &c);
-	if (ret) {
-		ok(0, "follow_regs: setup failed (%d)", ret);
-		env_close(&e);
+	if (engine_env(&e, "follow_regs"))
 		return;
-	}
-	kernels(e.sd);
 	d = gm(EACH_TASKS * sizeof(struct where));
 	regs_mask(&r, 0x0c);			/* AIV 0, 1 */
 	regs_write(e.sd, &r, true);
@@ -838,20 +850,13 @@ static void t_early_launch(void)
 {
 	struct pto2_engine_stats st;
 	struct pto_hws_cfg r;
-	struct pto2_config c;
 	struct where *w;
 	struct env e;
 	uint64_t d, args[1];
 	int ret, i, bad = 0;
 
-	cfg_small(&c);
-	ret = env_open_engine(&e, 2, 4, &c);
-	if (ret) {
-		ok(0, "early launch: setup failed (%d)", ret);
-		env_close(&e);
+	if (engine_env(&e, "early launch"))
 		return;
-	}
-	kernels(e.sd);
 	d = gm(EARLY_TASKS * sizeof(struct where));
 	w = host(d);
 	memset(w, 0, EARLY_TASKS * sizeof(*w));
