@@ -1404,12 +1404,6 @@ TEST_F_TIMEOUT(e2e, hws_priorities_order_tasks, 150)
 }
 
 /*
- * A run's statistics reach the client (pto_graph_stats()): prio's graph
- * of 9 single-block tasks whose root sleeps 200 ms: 9 tasks, 9 core
- * executions, at least 200 ms of kernel time, a wall time no shorter than
- * the root, and a longest wait no longer than the whole run.
- */
-/*
  * Serial chains, each hop a dispatch to a core whose thread may have just
  * parked: a kick the device or pto-aicore loses leaves the next hop
  * waiting for the park bound (PARK_MS here). pto.ko once lost one in a
@@ -1432,6 +1426,12 @@ TEST_F_TIMEOUT(e2e, chain_no_lost_kick, 150)
 	proc_free(&p);
 }
 
+/*
+ * A run's statistics reach the client (pto_graph_stats()): prio's graph
+ * of 9 single-block tasks whose root sleeps 200 ms: 9 tasks, 9 core
+ * executions, at least 200 ms of kernel time, a wall time no shorter than
+ * the root, and a longest wait no longer than the whole run.
+ */
 TEST_F_TIMEOUT(e2e, graph_stats_returned, 150)
 {
 	unsigned long long tasks, blocks, wall, busy, wait, wmax;

@@ -1135,7 +1135,10 @@ static int orch_prio(PTO2Runtime *rt, uint64_t *args, int argc)
 	return 0;
 }
 
-/* Hop @slot of a chain: after hop @slot - 1, no hold. */
+/*
+ * args[0] hops of a serial chain: task i writes probe slot i after
+ * reading slot i - 1 (no hold).
+ */
 static int orch_chain(PTO2Runtime *rt, uint64_t *args, int argc)
 {
 	long hops = argc > 0 ? (long)args[0] : 0, i;

@@ -419,25 +419,42 @@ static int fz_ioctl_mutate(struct fz_w *w, void *arg, size_t len,
 	return FZP_OK;
 }
 
+/* Unmap what fz_ro_map() mapped (either view may have failed). */
+static void fz_ro_unmap(struct fz_w *w)
+{
+	if (w->ro && w->ro != MAP_FAILED)
+		munmap(w->ro, PTO_PAGE);
+	if (w->ro_rw && w->ro_rw != MAP_FAILED)
+		munmap(w->ro_rw, PTO_PAGE);
+	w->ro = w->ro_rw = NULL;
+}
+
 /*
  * The page ioctl arguments are placed on read-only: a memfd page mapped
  * twice, read-only (w->ro) and writable (w->ro_rw). 0 or -1 (errno).
  */
 static int fz_ro_map(struct fz_w *w)
 {
-	int memfd = memfd_create("pto_fuzz_ro", MFD_CLOEXEC);
+	int memfd = memfd_create("pto_fuzz_ro", MFD_CLOEXEC), err;
 
 	if (memfd < 0)
 		return -1;
 	if (ftruncate(memfd, PTO_PAGE)) {
+		err = errno;
 		close(memfd);
+		errno = err;
 		return -1;
 	}
 	w->ro = mmap(NULL, PTO_PAGE, PROT_READ, MAP_SHARED, memfd, 0);
 	w->ro_rw = mmap(NULL, PTO_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED,
 			memfd, 0);
 	close(memfd);
-	return w->ro == MAP_FAILED || w->ro_rw == MAP_FAILED ? -1 : 0;
+	if (w->ro != MAP_FAILED && w->ro_rw != MAP_FAILED)
+		return 0;
+	err = errno;
+	fz_ro_unmap(w);
+	errno = err;
+	return -1;
 }
 
 /*
@@ -2003,8 +2020,7 @@ static int fz_fork(struct fz_w *w)
 		 * the worker, running on meanwhile, would write its arguments
 		 * into the one this process's ioctls read theirs back from.
 		 */
-		munmap(w->ro, PTO_PAGE);
-		munmap(w->ro_rw, PTO_PAGE);
+		fz_ro_unmap(w);
 		if (fz_ro_map(w))
 			_exit(1);
 		for (i = 0; i < FZ_FILES; i++) {
@@ -2104,6 +2120,7 @@ static void fz_cleanup(struct fz_w *w)
 		if (w->files[i].fd[1] >= 0)
 			close(w->files[i].fd[1]);
 	}
+	fz_ro_unmap(w);
 }
 
 static void fz_worker(struct pto_fz *fz, struct pto_fz_slot *s,
