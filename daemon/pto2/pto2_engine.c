@@ -106,6 +106,7 @@ struct pto2_engine {
 	struct hws hws;
 	uint64_t rsv_seen;		/* hws.st.reservations probed (lock) */
 	struct pto2_status status;	/* the status registers (lock) */
+	bool status_owed;		/* decisions not in them yet (lock) */
 	PTO2Runtime *rts[HWS_MAX_DAGS];
 	uint32_t rts_live;		/* bit s: rts[s] is set */
 	_Atomic(PTO2Runtime *) rts_pub[HWS_MAX_DAGS];
@@ -354,10 +355,12 @@ int pto2_engine_load_regs(struct pto2_engine *e)
 }
 
 /* The status registers, from the HWS (engine lock held). */
+/* Write the status registers (engine lock held). */
 static void publish_status(struct pto2_engine *e, uint64_t now)
 {
 	pto2_status_publish(&e->status, &e->hws, pto_regs_hws(e->dev.regs),
 			    e->nr_cores, now);
+	e->status_owed = false;
 }
 
 /* ---- Wake-ups ---------------------------------------------------------------- */
@@ -418,6 +421,7 @@ static void dispatch(struct pto2_engine *e, const struct pto2_unit *u)
 	PTO2DispatchPayload *p = pto2_payload(rt, u->core);
 	struct pto_core_regs *r = pto_regs_core(e->dev.regs, u->core);
 	struct pto2_ecore *ec = &e->cores[u->core];
+	int64_t now = pto_mono_ns();	/* one clock read: a vDSO call */
 	uint32_t mask = 0;
 	int i;
 
@@ -450,7 +454,7 @@ static void dispatch(struct pto2_engine *e, const struct pto2_unit *u)
 						   memory_order_acquire),
 			      memory_order_relaxed);
 	atomic_store_explicit(&ec->expect_ns,
-			      pto_mono_ns() + (int64_t)expected_time(rt, d),
+			      now + (int64_t)expected_time(rt, d),
 			      memory_order_relaxed);
 	atomic_store_explicit(&ec->busy, true, memory_order_release);
 	atomic_fetch_or_explicit(&e->busy_bits[u->core / 64],
@@ -463,7 +467,8 @@ static void dispatch(struct pto2_engine *e, const struct pto2_unit *u)
 		return;
 	}
 	reg64_store_relaxed(&r->ts_dispatch,
-			    pto_sys_cnt(pto_regs_info(e->dev.regs)));
+			    pto_sys_cnt_at(pto_regs_info(e->dev.regs)->sys_cnt_epoch_ns,
+					   now));
 	reg64_store_relaxed(&r->task, pto2_payload_dev(rt, u->core));
 	PTO2_TASK_PROBE(task_dispatch, rt, u->task, d->kernel_id, u->core,
 			ec->dispatch);
@@ -647,6 +652,33 @@ static uint32_t admit(struct pto2_engine *e, uint32_t thread, uint64_t now)
 
 /* ---- Decisions ----------------------------------------------------------------- */
 
+/* The @k'th SIP of launch @l, @sip: pending on its core or into @units. */
+static void plan_unit(struct pto2_engine *e, const struct hws_launch *l,
+		      PTO2Runtime *rt, const PTO2TaskDescriptor *d,
+		      uint32_t sip, uint32_t k, struct pto2_unit *units,
+		      uint32_t *n)
+{
+	uint32_t core = e->hws.layout.core[sip];
+	struct pto2_unit u = {
+		.rt = rt,
+		.task = cookie_task(l->cookie),
+		.core = core,
+		.block_idx = (uint16_t)(l->block_idx + k / l->thread_num),
+		.block_num = d->block_num,
+		.thread_idx = (uint16_t)(k % l->thread_num),
+		.thread_num = l->thread_num,
+	};
+
+	if (hws_mask_test(&l->early, sip)) {
+		e->cores[core].pending = true;
+		e->cores[core].pend = u;
+		atomic_fetch_add_explicit(&e->st_early, 1,
+					  memory_order_relaxed);
+		return;
+	}
+	units[(*n)++] = u;
+}
+
 /*
  * Turn a decision into core executions: the SIPs in ascending order are
  * block_idx's threads, then the next block's. Early SIPs get the unit as
@@ -658,34 +690,19 @@ static uint32_t plan(struct pto2_engine *e, const struct hws_launch *l,
 {
 	PTO2Runtime *rt = e->rts[cookie_slot(l->cookie)];
 	PTO2TaskDescriptor *d = task_desc(rt, cookie_task(l->cookie));
-	uint32_t sip, k = 0, n = 0;
+	uint32_t w, k = 0, n = 0;
 
-	for (sip = 0; sip < e->hws.layout.nr_sips; sip++) {
-		struct pto2_unit u;
-		uint32_t core;
+	/* the launch's SIPs in ascending order, word by word */
+	for (w = 0; w < e->hws.words; w++) {
+		uint64_t bits;
 
-		if (!hws_mask_test(&l->sips, sip))
-			continue;
-		core = e->hws.layout.core[sip];
-		u.rt = rt;
-		u.task = cookie_task(l->cookie);
-		u.core = core;
-		u.block_idx = (uint16_t)(l->block_idx + k / l->thread_num);
-		u.block_num = d->block_num;
-		u.thread_idx = (uint16_t)(k % l->thread_num);
-		u.thread_num = l->thread_num;
-		k++;
-		atomic_fetch_add_explicit(&rt->running, 1,
-					  memory_order_relaxed);
-		if (hws_mask_test(&l->early, sip)) {
-			e->cores[core].pending = true;
-			e->cores[core].pend = u;
-			atomic_fetch_add_explicit(&e->st_early, 1,
-						  memory_order_relaxed);
-			continue;
+		for (bits = l->sips.w[w]; bits; bits &= bits - 1) {
+			uint32_t sip = w * 64 + (uint32_t)__builtin_ctzll(bits);
+
+			plan_unit(e, l, rt, d, sip, k++, units, &n);
 		}
-		units[n++] = u;
 	}
+	atomic_fetch_add_explicit(&rt->running, k, memory_order_relaxed);
 	/* extra: flags | pool << 8 (bpftrace 0.17 reads arg0 .. arg5) */
 	PTO_PROBE8(pto2, task_pick, rt->trace_client, rt->trace_graph,
 		   cookie_task(l->cookie), d->kernel_id, -1,
@@ -770,10 +787,22 @@ static int schedule(struct pto2_ethread *t, bool wait)
 	if (n == PTO2_ENGINE_BATCH || (admitted && hws_rs_free(&e->hws) == 0))
 		atomic_store_explicit(&e->dirty, true, memory_order_relaxed);
 	if (n)
+		e->status_owed = true;
+	else if (e->status_owed)
 		publish_status(e, now);
 	pthread_mutex_unlock(&e->lock);
 	for (i = 0; i < units; i++)
 		dispatch(e, &t->units[i]);
+	/*
+	 * The status registers after the dispatches, not on their path; with
+	 * the lock taken meanwhile, a later schedule() publishes them (every
+	 * thread calls one that waits for the lock before it sleeps).
+	 */
+	if (n && !pthread_mutex_trylock(&e->lock)) {
+		if (e->status_owed)
+			publish_status(e, now);
+		pthread_mutex_unlock(&e->lock);
+	}
 	return (int)(n + admitted);
 }
 
@@ -941,6 +970,7 @@ static int complete(struct pto2_ethread *t)
 		return 0;
 	pthread_mutex_lock(&e->lock);
 	hws_sip_complete(&e->hws, &done, (uint64_t)pto_mono_ns());
+	e->status_owed = true;		/* idle SIPs: the next schedule() */
 	for (i = 0; i < n; i++) {
 		struct pto2_ecore *ec = &e->cores[fin[i]];
 

@@ -876,6 +876,44 @@ static void t_early_launch(void)
 	env_close(&e);
 }
 
+/*
+ * The HWS status registers follow completions, not only decisions: once a
+ * run has ended they show every core idle with no time remaining (they
+ * showed the last batch's cores busy until the next decision).
+ */
+static void t_status_idle(void)
+{
+	struct pto_regs_hws *hw;
+	struct pto_hws_cfg r;
+	struct env e;
+	uint64_t d, args[1], idle = 0;
+	uint32_t c, remain = 0;
+	int64_t until;
+	int ret;
+
+	if (engine_env(&e, "status after a run"))
+		return;
+	hw = pto_regs_hws(e.sd->regs);
+	d = gm(EARLY_TASKS * sizeof(struct where));
+	regs_mask(&r, 0x3c);			/* the four AIV */
+	regs_write(e.sd, &r, true);
+	args[0] = d;
+	ret = run(&e, orch_early, args, 1);
+	/* the thread that saw the last completion publishes after the run */
+	until = pto_mono_ns() + 5000000000LL;
+	do {
+		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+		idle = __atomic_load_n(&hw->sip_idle_status[0], __ATOMIC_ACQUIRE);
+		for (remain = 0, c = 0; c < 6; c++)
+			remain |= __atomic_load_n(&hw->sip_remain_exec_time[c],
+						  __ATOMIC_RELAXED);
+	} while ((idle != 0x3f || remain) && pto_mono_ns() < until);
+	ok(ret == 0 && idle == 0x3f && !remain,
+	   "after a run: status registers show cores 0x%" PRIx64 " idle (want 0x3f), remaining times %s (ret %d)",
+	   idle, remain ? "not all 0" : "0", ret);
+	env_close(&e);
+}
+
 /* ---- recordings of runs ------------------------------------------------------- */
 
 /* args: a buffer of 4 x 8 int64: A -> (B, C) -> D through its quarters */
@@ -1317,6 +1355,7 @@ int main(void)
 	t_shared_engine();
 	t_follow_regs();
 	t_early_launch();
+	t_status_idle();
 	t_record();
 	t_timer_slack();
 	t_static_held();
