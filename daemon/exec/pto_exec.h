@@ -237,6 +237,8 @@ struct pto_exec_pool_config {
  *	taken; it slept again at once.
  * @empty_wakes: sleeps that ended with no core to run (the park bound,
  *	an interruption, a core not the pool's, the pool stopping).
+ * @moves: threads that moved to an idle CPU, having found company on
+ *	theirs (pto_cpu_share.h).
  */
 struct pto_exec_pool_stats {
 	uint32_t threads;
@@ -246,6 +248,7 @@ struct pto_exec_pool_stats {
 	uint64_t hand_overs;
 	uint64_t stale_kicks;
 	uint64_t empty_wakes;
+	uint64_t moves;
 };
 
 /*

@@ -40,6 +40,7 @@
 #include <pto-private/time.h>
 #include <pto-private/usdt.h>
 
+#include "pto_cpu_share.h"
 #include "pto_exec.h"
 
 PTO_USDT_DEFINE(pto_aicore, park);
@@ -70,6 +71,7 @@ struct pool_thread {
 	pthread_t th;
 	uint32_t idx;
 	int state;			/* SLOT_*, under the pool's lock */
+	struct pto_cpu_share share;	/* its late yields (yield_cpu()) */
 };
 
 struct pto_exec_pool {
@@ -93,6 +95,8 @@ struct pto_exec_pool {
 	uint64_t hand_over_cnt;
 	_Atomic uint64_t hand_overs;
 	_Atomic uint64_t stale_kicks;
+	_Atomic uint64_t moves;		/* yield_cpu()'s */
+	int64_t late_ns;		/* pto_cpu_share_late_ns() */
 	/*
 	 * Protects @nthreads, @idle, @slots, the statistics and the parked
 	 * flags of the cores as a set (set while @idle > 0).
@@ -554,6 +558,27 @@ static bool yield_pays(struct pto_exec_pool *p, int64_t now)
 }
 
 /*
+ * sched_yield(), and what it tells: after a run of late yields (company on
+ * this CPU, pto_cpu_share.h), the thread moves to another CPU if the host
+ * runs no more threads than it has CPUs, so that one is idle. With more,
+ * as while an orchestrator submits beside the two, a move only trades
+ * company (independent tasks took 10% longer with every run moving).
+ */
+static void yield_cpu(struct pto_exec_pool *p, struct pto_cpu_share *sh)
+{
+	int64_t t0 = pto_mono_ns(), t1;
+	uint32_t n;
+
+	sched_yield();
+	t1 = pto_mono_ns();
+	if (!pto_cpu_share_yielded(sh, t1 - t0 >= p->late_ns, t1))
+		return;
+	n = host_runnable();	/* this thread included */
+	if (n && n <= p->host_cpus && !pto_cpu_move_off(sched_getcpu()))
+		atomic_fetch_add_explicit(&p->moves, 1, memory_order_relaxed);
+}
+
+/*
  * Look for work a little before sleeping; a claimed core or -1. It yields
  * its CPU every 16 polls (ex->spin_yield; in auto mode while the host is
  * not busy, yield_pays()): on a host with fewer CPUs than busy threads,
@@ -576,7 +601,7 @@ static bool spin_yields(struct pto_exec_pool *p)
 	}
 }
 
-static int spin(struct pto_exec_pool *p)
+static int spin(struct pto_exec_pool *p, struct pto_cpu_share *sh)
 {
 	struct pto_exec *ex = p->ex;
 	int64_t t0 = pto_mono_ns();
@@ -591,7 +616,7 @@ static int spin(struct pto_exec_pool *p)
 		    pto_mono_ns() - t0 >= ex->spin_ns)
 			break;
 		if (!(i & 15) && i && spin_yields(p))
-			sched_yield();
+			yield_cpu(p, sh);
 		else
 			cpu_relax();
 	}
@@ -610,7 +635,7 @@ static int spin(struct pto_exec_pool *p)
  * cfg.workers (the host's CPUs) lingers at once, at least one: a CPU is
  * left to the AICPU when a layer of tasks ends together.
  */
-static int linger(struct pto_exec_pool *p)
+static int linger(struct pto_exec_pool *p, struct pto_cpu_share *sh)
 {
 	uint32_t max = p->cfg.workers > 1 ? p->cfg.workers - 1 : 1;
 	int64_t t0 = pto_mono_ns();
@@ -619,7 +644,7 @@ static int linger(struct pto_exec_pool *p)
 
 	if (atomic_fetch_add(&p->lingering, 1) >= max) {
 		atomic_fetch_sub(&p->lingering, 1);
-		return spin(p);
+		return spin(p, sh);
 	}
 	for (i = 1;; i++) {
 		c = take(p);
@@ -632,7 +657,7 @@ static int linger(struct pto_exec_pool *p)
 		c = take_scan(p);
 		if (c >= 0 || pto_mono_ns() - t0 >= p->cfg.linger_ns)
 			break;
-		sched_yield();
+		yield_cpu(p, sh);
 	}
 	atomic_fetch_sub(&p->lingering, 1);
 	return c;
@@ -648,9 +673,9 @@ static void *worker_main(void *arg)
 		int c = take(p);
 
 		if (c < 0 && ran && p->cfg.linger_ns > 0)
-			c = linger(p);
+			c = linger(p, &t->share);
 		else if (c < 0)
-			c = spin(p);
+			c = spin(p, &t->share);
 		ran = false;
 		if (c < 0 && !finished(p))
 			c = sleep_on_cores(p);
@@ -690,6 +715,7 @@ static int pool_init(struct pto_exec *ex, const struct pto_exec_pool_config *cfg
 	p->ex = ex;
 	p->cfg = *cfg;
 	p->host_cpus = host_cpus();
+	p->late_ns = pto_cpu_share_late_ns();
 	if (!p->cfg.workers)
 		p->cfg.workers = p->host_cpus;
 	if (!p->cfg.grow_ns)
@@ -797,5 +823,6 @@ void pto_exec_pool_get_stats(struct pto_exec_pool *p,
 					      memory_order_relaxed);
 	st->stale_kicks = atomic_load_explicit(&p->stale_kicks,
 					       memory_order_relaxed);
+	st->moves = atomic_load_explicit(&p->moves, memory_order_relaxed);
 	pthread_mutex_unlock(&p->lock);
 }

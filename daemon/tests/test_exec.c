@@ -5,8 +5,9 @@
  * than cores, kernels that sleep or wait for each other, growth and
  * retirement of threads, every dispatch run once.
  */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -16,6 +17,7 @@
 #include <pto-private/regs.h>
 #include <pto-private/time.h>
 
+#include "pto_cpu_share.h"
 #include "sim_device.h"
 #include "tap.h"
 #include "test_kernels.h"
@@ -462,6 +464,87 @@ static void t_spin_yield_env(void)
 	unsetenv(PTO_EXEC_SPIN_YIELD_ENV);
 }
 
+/* @n late (@late) or early yields from *@now, 1 us apart: the looks. */
+static int yields(struct pto_cpu_share *sh, int64_t *now, int n, bool late)
+{
+	int looks = 0;
+
+	while (n-- > 0) {
+		*now += 1000;
+		looks += pto_cpu_share_yielded(sh, late, *now);
+	}
+	return looks;
+}
+
+/*
+ * When a polling thread looks for an idle CPU: after PTO_SHARE_RUN late
+ * yields in a row; an early one starts the run again; a look soon after
+ * the last doubles the run, a quiet PTO_SHARE_RESET_NS resets it.
+ */
+static void t_share_rule(void)
+{
+	struct pto_cpu_share sh = { 0 };
+	int64_t now = 1000000000LL, late;
+	int a, b, c, d, e, f;
+
+	a = yields(&sh, &now, PTO_SHARE_RUN - 1, true);
+	b = yields(&sh, &now, 1, true);
+	yields(&sh, &now, PTO_SHARE_RUN - 1, true);
+	c = yields(&sh, &now, 1, false) + yields(&sh, &now, PTO_SHARE_RUN - 1, true);
+	d = yields(&sh, &now, 1, true);	/* the second look, soon after */
+	e = yields(&sh, &now, 2 * PTO_SHARE_RUN - 1, true);
+	f = yields(&sh, &now, 1, true);
+	ok(!a && b == 1 && !c && d == 1 && !e && f == 1 &&
+	   sh.need == 4 * PTO_SHARE_RUN,
+	   "share: a look after %d late yields, not after an early one; %d then %d when looks come within %lld ms (looks %d %d %d %d %d %d, run now %u)",
+	   PTO_SHARE_RUN, PTO_SHARE_RUN, 2 * PTO_SHARE_RUN,
+	   PTO_SHARE_BACKOFF_NS / 1000000, a, b, c, d, e, f, sh.need);
+	now += PTO_SHARE_RESET_NS;
+	a = yields(&sh, &now, PTO_SHARE_RUN, true);
+	ok(a == 1 && sh.need == PTO_SHARE_RUN,
+	   "share: %lld ms without a look: a look after %d again (looks %d, run %u)",
+	   PTO_SHARE_RESET_NS / 1000000, PTO_SHARE_RUN, a, sh.need);
+	late = pto_cpu_share_late_ns();
+	ok(late >= PTO_SHARE_LATE_NS && late < 1000000000LL,
+	   "share: a yield is late from %lld ns here (at least %d)",
+	   (long long)late, PTO_SHARE_LATE_NS);
+}
+
+/*
+ * pto_cpu_move_off() moves the caller to another CPU its affinity allows
+ * and leaves the affinity as it was; with one CPU allowed it refuses.
+ */
+static void t_move_off(void)
+{
+	cpu_set_t was, now, one;
+	int cpu = -1, after = -1, ret = -1, i, single;
+
+	if (sched_getaffinity(0, sizeof(was), &was) || CPU_COUNT(&was) < 2) {
+		tap_skip(2, "move_off: fewer than two CPUs allowed");
+		return;
+	}
+	/* the kernel may move us back meanwhile: three tries */
+	for (i = 0; i < 3 && after == cpu; i++) {
+		cpu = sched_getcpu();
+		ret = pto_cpu_move_off(cpu);
+		after = sched_getcpu();
+	}
+	sched_getaffinity(0, sizeof(now), &now);
+	ok(ret == 0 && after != cpu && CPU_EQUAL(&was, &now),
+	   "move_off: from CPU %d to CPU %d, affinity as it was (%s; ret %d)",
+	   cpu, after, CPU_EQUAL(&was, &now) ? "same" : "changed", ret);
+	CPU_ZERO(&one);
+	CPU_SET(sched_getcpu(), &one);
+	sched_setaffinity(0, sizeof(one), &one);
+	single = pto_cpu_move_off(sched_getcpu());
+	sched_getaffinity(0, sizeof(now), &now);
+	sched_setaffinity(0, sizeof(was), &was);
+	ok(single == -EINVAL && CPU_EQUAL(&one, &now) &&
+	   pto_cpu_move_off(-1) == -EINVAL,
+	   "move_off: refused with one CPU allowed (%d), affinity untouched",
+	   single);
+}
+
 int main(void)
 {
 	t_grow_and_retire();
@@ -475,5 +558,7 @@ int main(void)
 	t_hand_over(true);
 	t_hand_over(false);
 	t_spin_yield_env();
+	t_share_rule();
+	t_move_off();
 	return tap_done();
 }
