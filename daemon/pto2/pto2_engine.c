@@ -108,7 +108,7 @@ struct pto2_engine {
 	struct hws hws;
 	uint64_t rsv_seen;		/* hws.st.reservations probed (lock) */
 	struct pto2_status status;	/* the status registers (lock) */
-	bool status_owed;		/* decisions not in them yet (lock) */
+	bool status_owed;		/* HWS changes not in them (lock) */
 	PTO2Runtime *rts[HWS_MAX_DAGS];
 	uint32_t rts_live;		/* bit s: rts[s] is set */
 	_Atomic(PTO2Runtime *) rts_pub[HWS_MAX_DAGS];
@@ -358,7 +358,6 @@ int pto2_engine_load_regs(struct pto2_engine *e)
 }
 
 /* The status registers, from the HWS (engine lock held). */
-/* Write the status registers (engine lock held). */
 static void publish_status(struct pto2_engine *e, uint64_t now)
 {
 	pto2_status_publish(&e->status, &e->hws, pto_regs_hws(e->dev.regs),
