@@ -110,9 +110,9 @@ struct pto2_engine {
 	struct pto2_status status;	/* the status registers (lock) */
 	bool status_owed;		/* HWS changes not in them (lock) */
 	PTO2Runtime *rts[HWS_MAX_DAGS];
-	uint32_t rts_live;		/* bit s: rts[s] is set */
+	/* bit s: rts[s] is set; changed under the lock, read without it */
+	_Atomic uint32_t rts_live;
 	_Atomic(PTO2Runtime *) rts_pub[HWS_MAX_DAGS];
-	_Atomic uint32_t rts_pub_mask;	/* bit s: rts_pub[s] may be set */
 	uint32_t rr;			/* admission round robin */
 	uint64_t rs[HWS_RS_SIZE];	/* cookies in the ready station */
 	uint32_t rs_n;
@@ -122,11 +122,11 @@ struct pto2_engine {
 
 	alignas(64) _Atomic bool dirty;	/* a decision may be possible */
 	_Atomic uint32_t next_dispatch;
-	_Atomic uint32_t busy_cores;	/* dispatches running */
 	/*
 	 * Bit c: cores[c].busy may be set. Set before the dispatch's
 	 * registers, cleared with @busy by the core's completion poller: the
-	 * cores complete() looks at.
+	 * cores complete() looks at, and how many dispatches run
+	 * (busy_count()).
 	 */
 	_Atomic uint64_t busy_bits[PTO_CORE_MASK_WORDS];
 	alignas(64) _Atomic int32_t sleepers;
@@ -386,6 +386,18 @@ void pto2_engine_wake_for_publish(struct pto2_engine *e)
 
 /* ---- Dispatch -------------------------------------------------------------- */
 
+/* Dispatches running: the cores with their busy_bits bit set. */
+static uint32_t busy_count(struct pto2_engine *e)
+{
+	uint32_t w, n = 0;
+
+	for (w = 0; w < PTO_CORE_MASK_WORDS; w++)
+		n += (uint32_t)__builtin_popcountll(
+			atomic_load_explicit(&e->busy_bits[w],
+					     memory_order_relaxed));
+	return n;
+}
+
 static uint32_t next_dispatch_id(struct pto2_engine *e, uint32_t last)
 {
 	uint32_t id;
@@ -461,7 +473,6 @@ static void dispatch(struct pto2_engine *e, const struct pto2_unit *u)
 	atomic_store_explicit(&ec->busy, true, memory_order_release);
 	atomic_fetch_or_explicit(&e->busy_bits[u->core / 64],
 				 1ULL << (u->core % 64), memory_order_release);
-	atomic_fetch_add_explicit(&e->busy_cores, 1, memory_order_relaxed);
 	if (unlikely(atomic_load_explicit(&ec->refused,
 					  memory_order_relaxed))) {
 		p->status = -EOWNERDEAD;	/* complete() fails it */
@@ -622,15 +633,15 @@ void pto2_engine_purge(struct pto2_engine *e, PTO2Runtime *rt)
  */
 static uint32_t admit(struct pto2_engine *e, uint32_t thread, uint64_t now)
 {
-	uint32_t n = 0, idle = 0;
-	uint32_t nlive = (uint32_t)__builtin_popcount(e->rts_live);
+	uint32_t live = atomic_load_explicit(&e->rts_live,
+					     memory_order_relaxed);
+	uint32_t n = 0, idle = 0, nlive = (uint32_t)__builtin_popcount(live);
 
 	/* the attached runtimes in turn, until a whole turn admits none */
 	while (idle < nlive && hws_rs_free(&e->hws)) {
 		uint32_t from = e->rr % HWS_MAX_DAGS;
-		uint32_t after = e->rts_live & (~0U << from);
-		uint32_t slot = (uint32_t)__builtin_ctz(after ? after :
-							 e->rts_live);
+		uint32_t after = live & (~0U << from);
+		uint32_t slot = (uint32_t)__builtin_ctz(after ? after : live);
 		PTO2Runtime *rt = e->rts[slot];
 		int32_t id;
 
@@ -784,8 +795,7 @@ static int schedule(struct pto2_ethread *t, bool wait)
 		probe_reserve(e);
 	if (n < PTO2_ENGINE_BATCH && e->rs_n)
 		PTO_PROBE2(pto2, hws_wait, e->rs_n,
-			   atomic_load_explicit(&e->busy_cores,
-						memory_order_relaxed));
+			   busy_count(e));
 	if (n == PTO2_ENGINE_BATCH || (admitted && hws_rs_free(&e->hws) == 0))
 		atomic_store_explicit(&e->dirty, true, memory_order_relaxed);
 	if (n)
@@ -961,8 +971,6 @@ static int complete(struct pto2_ethread *t)
 			atomic_fetch_and_explicit(&e->busy_bits[w],
 						  ~(1ULL << (c % 64)),
 						  memory_order_relaxed);
-			atomic_fetch_sub_explicit(&e->busy_cores, 1,
-						  memory_order_relaxed);
 			finish_unit(t, rt, ec->task, c, status, !refused);
 			hws_mask_set(&done, e->sip_of[c]);
 			fin[n++] = c;
@@ -999,8 +1007,7 @@ static int complete(struct pto2_ethread *t)
  */
 static bool feed_deferred(struct pto2_engine *e)
 {
-	return atomic_load_explicit(&e->busy_cores, memory_order_relaxed) >=
-	       e->nr_cores;
+	return busy_count(e) >= e->nr_cores;
 }
 
 static int feed(struct pto2_ethread *t)
@@ -1011,7 +1018,7 @@ static int feed(struct pto2_ethread *t)
 
 	if (feed_deferred(e))
 		return 0;
-	for (m = atomic_load_explicit(&e->rts_pub_mask, memory_order_acquire);
+	for (m = atomic_load_explicit(&e->rts_live, memory_order_acquire);
 	     m; m &= m - 1) {
 		uint32_t s = (uint32_t)__builtin_ctz(m);
 		PTO2Runtime *rt = atomic_load_explicit(&e->rts_pub[s],
@@ -1028,7 +1035,7 @@ static int feed(struct pto2_ethread *t)
 static bool work_pending(struct pto2_ethread *t)
 {
 	struct pto2_engine *e = t->e;
-	uint32_t c, s;
+	uint32_t c, m;
 
 	if (atomic_load(&e->stop) || atomic_load(&e->dirty))
 		return true;
@@ -1044,8 +1051,8 @@ static bool work_pending(struct pto2_ethread *t)
 	/* feed() would not take them: no reason to stay awake */
 	if (feed_deferred(e))
 		return false;
-	for (s = 0; s < HWS_MAX_DAGS; s++) {
-		PTO2Runtime *rt = atomic_load(&e->rts_pub[s]);
+	for (m = atomic_load(&e->rts_live); m; m &= m - 1) {
+		PTO2Runtime *rt = atomic_load(&e->rts_pub[__builtin_ctz(m)]);
 
 		if (rt && !atomic_load(&rt->held) && pto2_rt_feed_pending(rt))
 			return true;
@@ -1362,9 +1369,8 @@ int pto2_engine_attach(struct pto2_engine *e, PTO2Runtime *rt)
 		rt->in_rs = 0;
 		pto2_heap_reset(&rt->staged);
 		e->rts[s] = rt;
-		e->rts_live |= 1U << s;
 		atomic_store_explicit(&e->rts_pub[s], rt, memory_order_release);
-		atomic_fetch_or_explicit(&e->rts_pub_mask, 1U << s,
+		atomic_fetch_or_explicit(&e->rts_live, 1U << s,
 					 memory_order_release);
 	}
 	pthread_mutex_unlock(&e->lock);
@@ -1385,11 +1391,10 @@ void pto2_engine_detach(struct pto2_engine *e, PTO2Runtime *rt)
 	s = (uint32_t)rt->slot;
 	purge_locked(e, rt);
 	clusters_release_locked(e, rt);
-	atomic_fetch_and_explicit(&e->rts_pub_mask, ~(1U << s),
+	atomic_fetch_and_explicit(&e->rts_live, ~(1U << s),
 				  memory_order_relaxed);
 	atomic_store_explicit(&e->rts_pub[s], NULL, memory_order_release);
 	e->rts[s] = NULL;
-	e->rts_live &= ~(1U << s);
 	hws_dag_close(&e->hws, s);
 	rt->slot = -1;
 	pthread_cond_broadcast(&e->slot_cond);
