@@ -2,18 +2,20 @@
 /*
  * pto2_status.h - the HWS status registers (idle, pre-idle and reserved
  * cores, each core's remaining time) as the engine publishes them after
- * its decisions
+ * its decisions and completions
  *
- * The registers show the HWS at the time of the engine's last decision.
+ * The registers show the HWS at the time of the engine's last publication.
  * Rewriting every core's entry each time cost about 400 ns a decision on
  * a 72-core device; pto2_status_publish() writes what changed since the
  * last publication instead: the mask bits that flipped, and the remaining
  * times of the SIPs that hold work or held it then. The values written
- * are the same. The masks are rewritten whole every time; the executors
- * may write the page that holds these registers (it holds
- * SIP_LAUNCH_PENDING too), so each publication also rewrites the times of
- * PTO2_STATUS_SWEEP more SIP positions in turn: a value written by anyone
- * else lasts at most nr_sips / PTO2_STATUS_SWEEP publications.
+ * are the same. Each mask word is compared with the register and stored
+ * if it differs (reserved_sip_mask shares a cache line with
+ * SIP_LAUNCH_PENDING, which executor threads poll); the executors may
+ * write the page that holds these registers, so each publication also
+ * rewrites the times of PTO2_STATUS_SWEEP more SIP positions in turn: a
+ * time written by anyone else lasts at most nr_sips / PTO2_STATUS_SWEEP
+ * publications, a mask word until the next one.
  * pto2_status_reset() makes the next publication write everything.
  */
 #ifndef PTO2_STATUS_H
