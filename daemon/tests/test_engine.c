@@ -902,11 +902,10 @@ static void t_status_idle(void)
 	/* the thread that saw the last completion publishes after the run */
 	until = pto_mono_ns() + 5000000000LL;
 	do {
-		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
-		idle = __atomic_load_n(&hw->sip_idle_status[0], __ATOMIC_ACQUIRE);
+		pto_sleep_ns(1000000);
+		idle = reg64_load_acquire(&hw->sip_idle_status[0]);
 		for (remain = 0, c = 0; c < 6; c++)
-			remain |= __atomic_load_n(&hw->sip_remain_exec_time[c],
-						  __ATOMIC_RELAXED);
+			remain |= reg_load_relaxed(&hw->sip_remain_exec_time[c]);
 	} while ((idle != 0x3f || remain) && pto_mono_ns() < until);
 	ok(ret == 0 && idle == 0x3f && !remain,
 	   "after a run: status registers show cores 0x%" PRIx64 " idle (want 0x3f), remaining times %s (ret %d)",
