@@ -63,6 +63,15 @@
 #include <linux/pto.h>
 
 #include "hostile.h"
+
+/*
+ * The harness's messages (a failed assertion's, TH_LOG's) go to stderr as
+ * usual and into a file too (fail_note_write()), so that the end of the
+ * run can say again what failed.
+ */
+static FILE *th_log_stream(void);
+#define TH_LOG_STREAM	th_log_stream()
+
 #include "kselftest_harness.h"
 #include "pto_user.h"
 
@@ -120,6 +129,7 @@ struct e2e {
 	char sock[PATH_MAX + 16];
 	char notify[PATH_MAX + 16];
 	char log[PATH_MAX + 16];
+	char fails[PATH_MAX + 16];	/* what the failed tests said */
 	char bin[PATH_MAX];		/* build/selftests/e2e */
 	char build[PATH_MAX + 16];	/* build */
 	pid_t main_pid;
@@ -160,6 +170,144 @@ static void note(const char *fmt, ...)
 	vprintf(fmt, ap);
 	va_end(ap);
 	printf("\n");
+	fflush(stdout);
+}
+
+/* ---- what a failed test said, said again at the end ----------------------------- */
+
+/*
+ * A failed test's messages scroll by among hundreds of lines, and a log
+ * cut to its end loses them. So the harness's messages go to E->fails as
+ * well, after a line the fixture's setup writes for each test: "@@ NAME
+ * OFFSET", where OFFSET is the length of ptod's log when the test began.
+ * At the end, teardown() prints every test that said something there
+ * (an assertion that failed, a TH_LOG), with what ptod logged while it
+ * ran (fails_print()). The fixture's teardown cannot do it: the harness
+ * skips it after a failed ASSERT.
+ */
+#define FAIL_LOG_LINES	60	/* ptod's lines shown for a test */
+#define FAIL_LOG_BYTES	(1 << 20)
+
+static void fail_note_write(const char *buf, size_t len)
+{
+	ssize_t n;
+	int fd;
+
+	if (!E || !E->fails[0])
+		return;
+	fd = open(E->fails, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return;
+	n = write(fd, buf, len);
+	(void)n;		/* the message went to stderr anyway */
+	close(fd);
+}
+
+static ssize_t th_log_write(void *cookie, const char *buf, size_t len)
+{
+	ssize_t n = write(STDERR_FILENO, buf, len);
+
+	(void)cookie;
+	(void)n;
+	fail_note_write(buf, len);
+	return (ssize_t)len;
+}
+
+static FILE *th_log_stream(void)
+{
+	static FILE *f;		/* made once per process, unbuffered */
+	cookie_io_functions_t io = { .write = th_log_write };
+
+	if (!f) {
+		f = fopencookie(NULL, "w", io);
+		if (f)
+			setvbuf(f, NULL, _IONBF, 0);
+	}
+	return f ? f : stderr;
+}
+
+static off_t file_size(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) ? 0 : st.st_size;
+}
+
+/* The fixture's setup: the test's line in E->fails. */
+static void fail_mark_start(const char *name)
+{
+	char line[256];
+
+	snprintf(line, sizeof(line), "@@ %s %lld\n", name,
+		 (long long)file_size(E->log));
+	fail_note_write(line, strlen(line));
+}
+
+/* The last FAIL_LOG_LINES lines of ptod's log in [@from, @to). */
+static void log_slice_print(const char *name, off_t from, off_t to)
+{
+	int fd, total = 0, n_line = 0;
+	char *buf, *p;
+	ssize_t n = 0;
+
+	if (to - from > FAIL_LOG_BYTES)
+		from = to - FAIL_LOG_BYTES;
+	buf = to > from ? malloc((size_t)(to - from)) : NULL;
+	fd = buf ? open(E->log, O_RDONLY | O_CLOEXEC) : -1;
+	if (fd >= 0) {
+		n = pread(fd, buf, (size_t)(to - from), from);
+		close(fd);
+	}
+	if (n < 0)
+		n = 0;
+	for (p = buf; p && p < buf + n; p++)
+		total += *p == '\n';
+	note("--- %s: ptod's log while it ran (last %d of %d lines) ---", name,
+	     total < FAIL_LOG_LINES ? total : FAIL_LOG_LINES, total);
+	for (p = buf; p && p < buf + n; ) {
+		char *eol = memchr(p, '\n', (size_t)(buf + n - p));
+		int len = eol ? (int)(eol - p) : (int)(buf + n - p);
+
+		if (++n_line > total - FAIL_LOG_LINES)
+			printf("# %.*s\n", len, p);
+		p += len + 1;
+	}
+	free(buf);
+}
+
+/* At the end: each test that said something, with its part of ptod's log. */
+static void fails_print(void)
+{
+	char line[512], name[128] = "", next[128];
+	long long off = 0, next_off;
+	bool said = false, any = false;
+	off_t end = file_size(E->log);
+	FILE *f = fopen(E->fails, "re");
+
+	if (!f)
+		return;
+	for (;;) {
+		bool eof = !fgets(line, sizeof(line), f);
+
+		if (eof || sscanf(line, "@@ %127s %lld", next, &next_off) == 2) {
+			if (said)
+				log_slice_print(name, (off_t)off,
+						eof ? end : (off_t)next_off);
+			if (eof)
+				break;
+			snprintf(name, sizeof(name), "%s", next);
+			off = next_off;
+			said = false;
+			continue;
+		}
+		if (!said && !any)
+			note("--- what the tests said through the harness, again ---");
+		if (!said)
+			note("--- %s ---", name);
+		said = any = true;
+		fputs(line, stdout);
+	}
+	fclose(f);
 	fflush(stdout);
 }
 
@@ -1014,6 +1162,7 @@ FIXTURE(e2e) {
 
 FIXTURE_SETUP(e2e)
 {
+	fail_mark_start(_metadata->name);
 	if (!E->user && access(DEV_PATH, F_OK))
 		SKIP(return, "%s missing (pto.ko not loaded?)", DEV_PATH);
 	ASSERT_EQ(0, E->setup_err[0]) TH_LOG("%s", E->setup_err);
@@ -3309,6 +3458,7 @@ static void teardown(void)
 		fclose(f);
 		fflush(stdout);
 	}
+	fails_print();
 	if (E->tmp[0])
 		nftw(E->tmp, rm_one, 8, FTW_DEPTH | FTW_PHYS);
 }
@@ -3350,6 +3500,7 @@ int main(int argc, char **argv)
 	snprintf(E->sock, sizeof(E->sock), "%s/ptod.sock", E->tmp);
 	snprintf(E->notify, sizeof(E->notify), "%s/notify", E->tmp);
 	snprintf(E->log, sizeof(E->log), "%s/ptod.log", E->tmp);
+	snprintf(E->fails, sizeof(E->fails), "%s/failed.txt", E->tmp);
 	if (atexit(teardown)) {
 		perror("atexit");
 		return KSFT_FAIL;
