@@ -138,6 +138,60 @@ static inline bool tm_small(const struct pto2_region *r)
 	       tm_g1(r) - tm_g0(r) < PTO2_TM_INDEX_SPAN;
 }
 
+/*
+ * Empty every chain head and task slot. Each one that is not -1 names an
+ * entry in use (unlinking an entry moves the head it was past it), and
+ * every entry in use lies below next_entry_idx (the bump allocator's mark
+ * since the last reset): with few of them against the tables, clearing
+ * what those entries name is cheaper than clearing the tables (at the
+ * default sizes 576 KB, which a run of a few dozen tasks paid at its
+ * start). @whole: the tables themselves (at init nothing is known).
+ */
+static void reset_heads(struct pto2_tensormap *tm, bool whole)
+{
+	uint32_t i;
+	int c;
+
+	if (whole || tm->next_entry_idx >
+		     (tm->num_buckets + tm->window_size) / PTO2_TM_SPARSE_RESET) {
+		for (c = 0; c < PTO2_TM_NCHAINS; c++)
+			memset(tm->heads[c], 0xff,
+			       sizeof(int32_t) * tm->num_buckets);
+		memset(tm->task_entry_head, 0xff,
+		       sizeof(int32_t) * tm->window_size);
+		return;
+	}
+	for (i = 0; i < tm->next_entry_idx; i++) {
+		const struct pto2_tm_entry *e = &tm->pool[i];
+
+		if (!e->in_use)
+			continue;
+		for (c = 0; c < PTO2_TM_NCHAINS; c++)
+			if (e->linked[c])
+				tm->heads[c][e->head[c]] = -1;
+		tm->task_entry_head[(uint32_t)tm->keys[i].producer &
+				    (tm->window_size - 1)] = -1;
+	}
+}
+
+static void reset_state(struct pto2_tensormap *tm)
+{
+	tm->short_chain = PTO2_TM_SHORT_CHAIN;
+	tm->next_entry_idx = 0;
+	tm->free_num = 0;
+	tm->last_task_alive = 0;
+	tm->last_cleanup = 0;
+	tm->next_seq = 0;
+	tm->stat_truncated = 0;
+	tm->stat_cleaned = 0;
+}
+
+void pto2_tensormap_reset(struct pto2_tensormap *tm)
+{
+	reset_heads(tm, false);
+	reset_state(tm);
+}
+
 int pto2_tensormap_init(struct pto2_tensormap *tm, uint32_t num_buckets,
 			uint32_t pool_size, uint32_t window_size)
 {
@@ -166,7 +220,8 @@ int pto2_tensormap_init(struct pto2_tensormap *tm, uint32_t num_buckets,
 		pto2_tensormap_destroy(tm);
 		return -ENOMEM;
 	}
-	pto2_tensormap_reset(tm);
+	reset_heads(tm, true);
+	reset_state(tm);
 	return 0;
 }
 
@@ -181,23 +236,6 @@ void pto2_tensormap_destroy(struct pto2_tensormap *tm)
 	free(tm->free_entry_list);
 	free(tm->task_entry_head);
 	memset(tm, 0, sizeof(*tm));
-}
-
-void pto2_tensormap_reset(struct pto2_tensormap *tm)
-{
-	int c;
-
-	for (c = 0; c < PTO2_TM_NCHAINS; c++)
-		memset(tm->heads[c], 0xff, sizeof(int32_t) * tm->num_buckets);
-	memset(tm->task_entry_head, 0xff, sizeof(int32_t) * tm->window_size);
-	tm->short_chain = PTO2_TM_SHORT_CHAIN;
-	tm->next_entry_idx = 0;
-	tm->free_num = 0;
-	tm->last_task_alive = 0;
-	tm->last_cleanup = 0;
-	tm->next_seq = 0;
-	tm->stat_truncated = 0;
-	tm->stat_cleaned = 0;
 }
 
 /* Put entry @idx at the head of chain @h of kind @c (newest first). */

@@ -673,6 +673,73 @@ static void test_index_random(void)
 	}
 }
 
+/* Every chain head and task slot is empty. */
+static bool tables_empty(const struct pto2_tensormap *tm)
+{
+	uint32_t i;
+	int c;
+
+	for (c = 0; c < PTO2_TM_NCHAINS; c++)
+		for (i = 0; i < tm->num_buckets; i++)
+			if (tm->heads[c][i] != -1)
+				return false;
+	for (i = 0; i < tm->window_size; i++)
+		if (tm->task_entry_head[i] != -1)
+			return false;
+	return true;
+}
+
+/*
+ * A reset empties every chain head and task slot, whether it clears the
+ * tables (64 buckets: 48 entries are too many for the sparse way) or only
+ * what the entries in use name (4096 buckets), indexed entries included;
+ * the map works afterwards.
+ */
+static void test_reset(void)
+{
+	static const uint32_t buckets[] = { 4096, 64 };
+	static struct pto2_lookup_result lr;
+	static struct model m;
+	int hit[PTO2_LOOKUP_MAX];
+	size_t c;
+
+	for (c = 0; c < sizeof(buckets) / sizeof(buckets[0]); c++) {
+		struct pto2_tensormap tm;
+		uint32_t entries, indexed;
+		int32_t producer = 0;
+		int good = 1;
+
+		memset(&m, 0, sizeof(m));
+		rnd_state = 0x5eed + c;
+		pto2_tensormap_init(&tm, buckets[c], RND_POOL, 128);
+		tm.short_chain = 0;
+		while (good && tm.next_entry_idx < 48) {
+			struct pto2_region r = rnd_view();
+
+			good = model_insert(&tm, &m, &r, ++producer, true) &&
+			       check_lookup(&tm, &m, &r, &lr, hit);
+		}
+		entries = tm.next_entry_idx;
+		indexed = pto2_tensormap_indexed(&tm);
+		pto2_tensormap_reset(&tm);
+		ok(good && indexed && tables_empty(&tm) &&
+		   pto2_tensormap_used(&tm) == 0,
+		   "reset with %u buckets after %u entries (%u indexed): every chain head and task slot empty",
+		   buckets[c], entries, indexed);
+		memset(&m, 0, sizeof(m));
+		for (producer = 1; good && producer <= 16; producer++) {
+			struct pto2_region r = rnd_view();
+
+			good = model_insert(&tm, &m, &r, producer, true) &&
+			       check_lookup(&tm, &m, &r, &lr, hit) &&
+			       chains_consistent(&tm);
+		}
+		ok(good, "after the reset, 16 inserts and lookups agree with the model (%u buckets)",
+		   buckets[c]);
+		pto2_tensormap_destroy(&tm);
+	}
+}
+
 int main(void)
 {
 	test_regions();
@@ -683,5 +750,6 @@ int main(void)
 	test_index_edges();
 	test_index_layouts();
 	test_index_random();
+	test_reset();
 	return tap_done();
 }

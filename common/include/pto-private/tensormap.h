@@ -108,6 +108,13 @@ enum pto2_overlap pto2_region_overlap(const struct pto2_region *newr,
 #define PTO2_TM_WIDE		UINT64_MAX	/* no granule is this large */
 /* Default tm->short_chain. */
 #define PTO2_TM_SHORT_CHAIN	8
+/*
+ * A reset clears what the entries in use name, not the whole tables,
+ * while they number at most (buckets + window) / PTO2_TM_SPARSE_RESET:
+ * an entry costs a few scattered cache lines, the tables' clearing one
+ * sequential line per 16 heads.
+ */
+#define PTO2_TM_SPARSE_RESET	64
 
 enum pto2_tm_chain {
 	PTO2_TM_BUF = 0,	/* per-buffer chain */
