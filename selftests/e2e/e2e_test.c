@@ -181,8 +181,8 @@ static void note(const char *fmt, ...)
  * well, after a line the fixture's setup writes for each test: "@@ NAME
  * OFFSET", where OFFSET is the length of ptod's log when the test began.
  * At the end, teardown() prints every test that said something there
- * (an assertion that failed, a TH_LOG), with what ptod logged while it
- * ran (fails_print()). The fixture's teardown cannot do it: the harness
+ * (an assertion that failed, a TH_LOG; not a SKIP, which its TAP line
+ * says), with what ptod logged while it ran (fails_print()). The fixture's teardown cannot do it: the harness
  * skips it after a failed ASSERT.
  */
 #define FAIL_LOG_LINES	60	/* ptod's lines shown for a test */
@@ -300,6 +300,8 @@ static void fails_print(void)
 			said = false;
 			continue;
 		}
+		if (strstr(line, "SKIP      "))
+			continue;	/* ok N ... # SKIP says it */
 		if (!said && !any)
 			note("--- what the tests said through the harness, again ---");
 		if (!said)
