@@ -929,7 +929,8 @@ static int handle_hello(struct client *c, struct pto_msg *m, int fd)
 	r.u.hello_reply.nr_aiv = d->info.nr_aiv;
 	r.u.hello_reply.task_window = c->cfg.task_window;
 	r.u.hello_reply.heap_size = c->cfg.heap_size;
-	ptod_send(c, &r);
+	/* the doorbell: the client wakes the runner without us */
+	ptod_send_fds(c, &r, &c->efd, 1);
 	return 0;
 }
 

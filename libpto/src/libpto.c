@@ -139,20 +139,30 @@ static void kblobs_gc(pto_client *c)
 
 /*
  * Receive and handle one message. Returns its type (> 0), 0 if none was
- * waiting (non-blocking), or -errno (-ECONNRESET: ptod went away).
+ * waiting (non-blocking), or -errno (-ECONNRESET: ptod went away). A
+ * descriptor that came with a REPLY goes to *@fd if @fd is given (else,
+ * and with any other message, it is closed).
  */
-static int msg_recv(pto_client *c, struct pto_msg *m, bool block)
+static int msg_recv_fd(pto_client *c, struct pto_msg *m, bool block, int *fd)
 {
 	ssize_t n;
+	int got;
 
 	memset(m, 0, offsetof(struct pto_msg, text) + 1);
 	do
-		n = recv(c->sock, m, sizeof(*m), block ? 0 : MSG_DONTWAIT);
-	while (n < 0 && errno == EINTR);
-	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		n = pto_recv_with_fd(c->sock, m, sizeof(*m),
+				     block ? 0 : MSG_DONTWAIT, &got);
+	while (n == -EINTR);
+	if (got >= 0) {
+		if (fd && n > 0 && m->type == PTO_MSG_REPLY)
+			*fd = got;
+		else
+			close(got);
+	}
+	if (n == -EAGAIN || n == -EWOULDBLOCK)
 		return 0;
 	if (n < 0)
-		return -errno;
+		return (int)n;
 	if (n == 0)
 		return -ECONNRESET;
 	if ((size_t)n < offsetof(struct pto_msg, text) + 1)
@@ -188,15 +198,24 @@ static int msg_recv(pto_client *c, struct pto_msg *m, bool block)
 	return (int)m->type;
 }
 
-/* Send a request and wait for its REPLY (handling others meanwhile). */
-static int request(pto_client *c, struct pto_msg *m, int pass_fd)
+static int msg_recv(pto_client *c, struct pto_msg *m, bool block)
+{
+	return msg_recv_fd(c, m, block, NULL);
+}
+
+/*
+ * Send a request and wait for its REPLY (handling others meanwhile); a
+ * descriptor the REPLY carries goes to *@got_fd if given.
+ */
+static int request_fd(pto_client *c, struct pto_msg *m, int pass_fd,
+		      int *got_fd)
 {
 	int ret = msg_send(c, m, pass_fd);
 
 	if (ret)
 		return seterr(c, ret, "cannot talk to ptod: %s", strerror(-ret));
 	for (;;) {
-		ret = msg_recv(c, m, true);
+		ret = msg_recv_fd(c, m, true, got_fd);
 		if (ret < 0)
 			return seterr(c, ret, "ptod: %s", strerror(-ret));
 		if (ret == PTO_MSG_REPLY)
@@ -206,6 +225,11 @@ static int request(pto_client *c, struct pto_msg *m, int pass_fd)
 		seterr(c, m->status, "%s", m->text[0] ? m->text :
 		       strerror(-m->status));
 	return m->status;
+}
+
+static int request(pto_client *c, struct pto_msg *m, int pass_fd)
+{
+	return request_fd(c, m, pass_fd, NULL);
 }
 
 /* ---- Buffers ---------------------------------------------------------------------- */
@@ -331,7 +355,7 @@ static int hello(pto_client *c)
 	if (fd < 0)
 		return seterr(NULL, fd, "%s cannot hand its device to ptod",
 			      c->dev_ops->name);
-	ret = request(c, &m, fd);
+	ret = request_fd(c, &m, fd, &c->bell);
 	if (ret)
 		return seterr(NULL, ret, "%s", c->last_error);
 	c->nr_aic = m.u.hello_reply.nr_aic;
@@ -359,6 +383,7 @@ PTO_EXPORT int pto_connect(const char *socket_path, pto_client **out)
 		return -ENOMEM;
 	c->rt.c = c;
 	c->sock = -1;
+	c->bell = -1;
 	c->check_env = getenv("PTO_CHECK") && !strcmp(getenv("PTO_CHECK"), "1");
 	c->dev_ops = strcmp(dev, PTO_DEVICE_USER) ? &pto_dev_kernel_ops :
 						     &pto_dev_user_ops;
@@ -392,6 +417,8 @@ PTO_EXPORT void pto_disconnect(pto_client *c)
 		return;
 	if (c->sock >= 0)
 		close(c->sock);
+	if (c->bell >= 0)
+		close(c->bell);
 	while ((b = c->kblobs)) {
 		c->kblobs = b->next;
 		pto_buf_free(b);
@@ -494,11 +521,16 @@ static void stream_publish(pto_client *c)
 	atomic_thread_fence(memory_order_seq_cst);
 	if (atomic_load_explicit(&sh->reader_parked, memory_order_relaxed) &&
 	    atomic_exchange(&sh->reader_parked, 0)) {
+		uint64_t one = 1;
 		struct pto_msg m;
 
+		PTO_PROBE0(libpto, doorbell);
+		/* the reader's eventfd: it wakes without ptod's main thread */
+		if (c->bell >= 0 &&
+		    write(c->bell, &one, sizeof(one)) == sizeof(one))
+			return;
 		memset(&m, 0, sizeof(m));
 		m.type = PTO_MSG_DOORBELL;
-		PTO_PROBE0(libpto, doorbell);
 		msg_send(c, &m, -1);
 	}
 }

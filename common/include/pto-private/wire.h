@@ -81,8 +81,10 @@ struct pto_kblob_hdr {
  * @head: bytes produced (client, release), monotonic.
  * @tail: bytes consumed (ptod, release), monotonic.
  * @reader_parked: ptod sets it (seq_cst) before it sleeps; the client
- *	exchanges it with 0 after publishing and sends MSG_DOORBELL if it
- *	was 1.
+ *	exchanges it with 0 after publishing and, if it was 1, rings the
+ *	doorbell: it adds 1 to the eventfd that came with the REPLY to its
+ *	HELLO (the reader sleeps on it), or sends MSG_DOORBELL, which makes
+ *	ptod's main thread do the same.
  * @writer_waiting: the client sets it when the ring is full; ptod
  *	exchanges it with 0 after consuming and sends MSG_SPACE if it was 1.
  */
@@ -215,7 +217,7 @@ struct pto_rec_submit {
 /* The device libpto uses when $PTO_DEVICE is this: ptod's user-mode one. */
 #define PTO_DEVICE_USER		"user"
 
-#define PTO_WIRE_VERSION	5
+#define PTO_WIRE_VERSION	6
 #define PTO_DEFAULT_SOCKET	"/run/pto/ptod.sock"
 #define PTO_MSG_TEXT		3072
 
@@ -259,7 +261,9 @@ enum {
 	PTO_MSG_TRACE_STOP,	/* reply (after the last TRACE_DATA): REPLY,
 				 * tag: blocks this subscriber lost */
 	/* ptod -> client */
-	PTO_MSG_REPLY = 100,	/* to HELLO / KERNEL_REG / PING */
+	PTO_MSG_REPLY = 100,	/* to HELLO (+ SCM_RIGHTS: the stream
+				 * reader's doorbell eventfd) / KERNEL_REG /
+				 * PING */
 	PTO_MSG_SPACE,		/* stream has room again */
 	PTO_MSG_ERROR,		/* the running graph failed (early notice) */
 	PTO_MSG_DONE,		/* graph @tag finished with @status */
