@@ -1052,10 +1052,14 @@ static int submit_check_launch(struct submit *s)
 		why = "unknown worker type";
 	if (!why && a && (a->flags & ~PTO2_ATTR_ALL))
 		why = "unknown attribute flags";
-	for (w = 0; !why && a && w < PTO2_AFFINITY_WORDS; w++)
-		for (c = w * 64; c < w * 64 + 64; c++)
-			if (c >= rt->nr_cores && ((a->affinity[w] >> (c % 64)) & 1))
-				why = "the affinity names a core the device does not have";
+	for (w = 0; !why && a && w < PTO2_AFFINITY_WORDS; w++) {
+		/* the bits of word w below nr_cores: the device's cores */
+		c = w * 64;
+		if (a->affinity[w] &
+		    ~(rt->nr_cores >= c + 64 ? ~0ULL :
+		      rt->nr_cores <= c ? 0 : (1ULL << (rt->nr_cores - c)) - 1))
+			why = "the affinity names a core the device does not have";
+	}
 	if (!why && a && (a->flags & PTO2_ATTR_CLUSTER) &&
 	    (a->cluster_id < 0 ||
 	     (uint32_t)a->cluster_id >= pto2_nr_clusters(rt)))
