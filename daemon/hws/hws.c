@@ -111,25 +111,12 @@ static inline bool m_meets(const hws_mask *a, const hws_mask *b, uint32_t n)
 	return x != 0;
 }
 
-/* popcount without a libgcc call where the CPU has no POPCNT */
-static inline uint32_t popcnt64(uint64_t x)
-{
-#ifdef __POPCNT__
-	return (uint32_t)__builtin_popcountll(x);
-#else
-	x = x - ((x >> 1) & 0x5555555555555555ULL);
-	x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
-	x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
-	return (uint32_t)((x * 0x0101010101010101ULL) >> 56);
-#endif
-}
-
 static inline uint32_t m_weight(const hws_mask *m, uint32_t n)
 {
 	uint32_t i, c = 0;
 
 	for (i = 0; i < n; i++)
-		c += popcnt64(m->w[i]);
+		c += hws_popcount64(m->w[i]);
 	return c;
 }
 

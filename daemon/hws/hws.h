@@ -100,13 +100,30 @@ static inline int hws_mask_first(const hws_mask *m)
 	return -1;
 }
 
+/*
+ * The bits set in @x, inline: without POPCNT (the x86-64 baseline) the
+ * builtin is a call into libgcc, on the decision path and in the
+ * scheduler threads' every pass.
+ */
+static inline uint32_t hws_popcount64(uint64_t x)
+{
+#ifdef __POPCNT__
+	return (uint32_t)__builtin_popcountll(x);
+#else
+	x = x - ((x >> 1) & 0x5555555555555555ULL);
+	x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+	x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+	return (uint32_t)((x * 0x0101010101010101ULL) >> 56);
+#endif
+}
+
 static inline uint32_t hws_mask_weight(const hws_mask *m)
 {
 	uint32_t n = 0;
 	int i;
 
 	for (i = 0; i < HWS_MASK_WORDS; i++)
-		n += (uint32_t)__builtin_popcountll(m->w[i]);
+		n += hws_popcount64(m->w[i]);
 	return n;
 }
 

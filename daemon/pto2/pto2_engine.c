@@ -392,9 +392,8 @@ static uint32_t busy_count(struct pto2_engine *e)
 	uint32_t w, n = 0;
 
 	for (w = 0; w < PTO_CORE_MASK_WORDS; w++)
-		n += (uint32_t)__builtin_popcountll(
-			atomic_load_explicit(&e->busy_bits[w],
-					     memory_order_relaxed));
+		n += hws_popcount64(atomic_load_explicit(&e->busy_bits[w],
+							 memory_order_relaxed));
 	return n;
 }
 
@@ -635,7 +634,7 @@ static uint32_t admit(struct pto2_engine *e, uint32_t thread, uint64_t now)
 {
 	uint32_t live = atomic_load_explicit(&e->rts_live,
 					     memory_order_relaxed);
-	uint32_t n = 0, idle = 0, nlive = (uint32_t)__builtin_popcount(live);
+	uint32_t n = 0, idle = 0, nlive = hws_popcount64(live);
 
 	/* the attached runtimes in turn, until a whole turn admits none */
 	while (idle < nlive && hws_rs_free(&e->hws)) {
