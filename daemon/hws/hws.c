@@ -502,13 +502,22 @@ static void dag_set_rank(struct hws_dag *d)
 				  HWS_SCALE_RANKS);
 }
 
-/* Into its DAG's list: by offline priority, an equal one goes after. */
+/*
+ * Into its DAG's list: by offline priority, an equal one goes after. A
+ * streamed graph's kernels have their submission order as priority, so
+ * the next one goes last: straight after the tail, not down the list.
+ */
 static void dag_link(struct hws *h, uint32_t e)
 {
 	struct hws_entry *k = &h->rs[e];
 	struct hws_dag *d = &h->dag[k->dag];
 	uint32_t prev = HWS_NONE, cur = d->head;
 
+	if (d->tail != HWS_NONE &&
+	    h->rs[d->tail].offline_priority >= k->offline_priority) {
+		prev = d->tail;
+		cur = HWS_NONE;
+	}
 	while (cur != HWS_NONE &&
 	       h->rs[cur].offline_priority >= k->offline_priority) {
 		prev = cur;
@@ -522,6 +531,8 @@ static void dag_link(struct hws *h, uint32_t e)
 		h->rs[prev].dag_next = (uint8_t)e;
 	if (cur != HWS_NONE)
 		h->rs[cur].dag_prev = (uint8_t)e;
+	else
+		d->tail = (uint8_t)e;
 	d->members |= BIT(e);
 }
 
@@ -536,6 +547,8 @@ static void dag_unlink(struct hws *h, uint32_t e)
 		h->rs[k->dag_prev].dag_next = k->dag_next;
 	if (k->dag_next != HWS_NONE)
 		h->rs[k->dag_next].dag_prev = k->dag_prev;
+	else
+		d->tail = k->dag_prev;
 	d->members &= ~BIT(e);
 }
 
@@ -1485,7 +1498,7 @@ int hws_init(struct hws *h, const struct hws_layout *l,
 	h->pre_next = UINT64_MAX;
 	h->r_entry = HWS_NONE;
 	for (i = 0; i < HWS_MAX_DAGS; i++)
-		h->dag[i].head = HWS_NONE;
+		h->dag[i].head = h->dag[i].tail = HWS_NONE;
 	return 0;
 }
 
@@ -1540,7 +1553,7 @@ int hws_dag_open(struct hws *h, uint32_t dag, uint32_t total_kernels,
 	d->open = 1;
 	d->dynamic = dynamic;
 	d->total = total_kernels;
-	d->head = HWS_NONE;
+	d->head = d->tail = HWS_NONE;
 	dag_set_rank(d);
 	return 0;
 }
@@ -1555,7 +1568,7 @@ int hws_dag_close(struct hws *h, uint32_t dag)
 	if (d->members)
 		return -EBUSY;
 	memset(d, 0, sizeof(*d));
-	d->head = HWS_NONE;
+	d->head = d->tail = HWS_NONE;
 	return 0;
 }
 
@@ -2035,7 +2048,7 @@ static int check_dags(const struct hws *h, char *msg, size_t msglen)
 		const struct hws_dag *d = &h->dag[i];
 		uint32_t m = 0, c, prev = HWS_NONE;
 
-		if (!d->members && d->head == HWS_NONE)
+		if (!d->members && d->head == HWS_NONE && d->tail == HWS_NONE)
 			continue;	/* an empty DAG: nothing below applies */
 		if (d->members & dags_members)
 			BAD("DAG %u shares entries with another DAG", i);
@@ -2052,6 +2065,8 @@ static int check_dags(const struct hws *h, char *msg, size_t msglen)
 		}
 		if (m != d->members)
 			BAD("DAG %u: list and members differ", i);
+		if (d->tail != prev)
+			BAD("DAG %u: the tail is not the list's last entry", i);
 		if ((d->head != HWS_NONE) != !!(h->pset & m) ||
 		    (d->head != HWS_NONE && !(h->pset & BIT(d->head))) ||
 		    (h->pset & m & ~(d->head == HWS_NONE ? 0 : BIT(d->head))))

@@ -390,6 +390,7 @@ struct hws_dag {
 	uint8_t open;
 	uint8_t dynamic;
 	uint8_t head;			/* top kernel (RS entry), or HWS_NONE */
+	uint8_t tail;			/* last kernel of the list, or HWS_NONE */
 	uint32_t members;		/* RS entries of this DAG */
 };
 

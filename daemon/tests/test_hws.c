@@ -1600,12 +1600,67 @@ static void test_checker_one_thread(void)
 	ok(hws_check(&H, msg, sizeof(msg)) == -EUCLEAN,
 	   "checker: a DAG with no members but a top kernel (%s)", msg);
 	H = saved;
+	H.dag[5].tail = (uint8_t)__builtin_ctz(H.occupied);
+	ok(hws_check(&H, msg, sizeof(msg)) == -EUCLEAN,
+	   "checker: a DAG with no members but a last kernel (%s)", msg);
+	H = saved;
 	ok(hws_check(&H, msg, sizeof(msg)) == 0,
 	   "checker: the real one-thread state is clean");
 }
 
+/* DAG 3's list as cookies into @out (at most @max); how many. */
+static int dag_cookies(uint64_t *out, int max)
+{
+	uint32_t c;
+	int n = 0;
+
+	for (c = H.dag[3].head; c != HWS_NONE && n < max; c = H.rs[c].dag_next)
+		out[n++] = H.rs[c].cookie;
+	return n;
+}
+
+static bool dag_is(const uint64_t *want, int n)
+{
+	uint64_t got[HWS_RS_SIZE];
+	char msg[256];
+
+	return dag_cookies(got, HWS_RS_SIZE) == n &&
+	       !memcmp(got, want, (size_t)n * sizeof(*got)) &&
+	       H.rs[H.dag[3].tail].cookie == want[n - 1] &&
+	       hws_check(&H, msg, sizeof(msg)) == 0;
+}
+
+/*
+ * A DAG's list keeps offline priority order, an equal priority after
+ * those already there, whether a kernel joins after the last one (a
+ * streamed graph's next, of lower priority) or inside the list; removing
+ * the last one moves the tail.
+ */
+static void test_dag_list(void)
+{
+	static const uint32_t prio[] = { 50, 40, 40, 30, 45, 60, 30 };
+	static const uint64_t want1[] = { 6, 1, 5, 2, 3, 4, 7 };
+	static const uint64_t want2[] = { 6, 1, 5, 2, 3, 4, 8 };
+	static const uint64_t want3[] = { 6, 1, 5, 2, 3, 9, 4, 8 };
+	size_t i;
+
+	init_uniform(4, 4);
+	hws_dag_open(&H, 3, 0, true);
+	for (i = 0; i < PTO_ARRAY_SIZE(prio); i++)
+		add(i + 1, 3, 1, 1, prio[i], 10);
+	ok(dag_is(want1, 7),
+	   "DAG list: priorities 50 40 40 30 45 60 30 in the order 60 50 45 40 40 30 30, equal ones as they came");
+	hws_remove(&H, 7);
+	add(8, 3, 1, 1, 30, 10);
+	ok(dag_is(want2, 7),
+	   "DAG list: the last one removed, a kernel of the last one's priority goes after the new last");
+	add(9, 3, 1, 1, 35, 10);
+	ok(dag_is(want3, 8), "DAG list: 35 goes between the 40s and the 30s");
+}
+
 int main(void)
 {
+	test_dag_list();
 	test_device_layout();
 	test_uniform_layouts();
 	test_config_check();
