@@ -140,7 +140,7 @@ static inline bool tm_small(const struct pto2_region *r)
 
 /*
  * Empty every chain head and task slot. Each one that is not -1 names an
- * entry in use (unlinking an entry moves the head it was past it), and
+ * entry in use (unlinking the entry a head names moves the head on), and
  * every entry in use lies below next_entry_idx (the bump allocator's mark
  * since the last reset): with few of them against the tables, clearing
  * what those entries name is cheaper than clearing the tables (at the
