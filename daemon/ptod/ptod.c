@@ -703,6 +703,10 @@ static void client_destroy(struct client *c)
 		close(c->cfd);
 	if (c->efd >= 0)
 		close(c->efd);
+	if (c->bell[0] >= 0)
+		close(c->bell[0]);
+	if (c->bell[1] >= 0)
+		close(c->bell[1]);
 	close(c->sock);
 	pthread_mutex_destroy(&c->send_lock);
 	free(c->ph);
@@ -869,7 +873,7 @@ static int hello_runtime(struct client *c)
 	return ret;
 }
 
-/* Phase 4: the doorbell eventfd and the runner thread. */
+/* Phase 4: the runner's eventfd, the client's doorbell, the runner. */
 static int hello_start(struct client *c)
 {
 	int ret;
@@ -878,6 +882,11 @@ static int hello_start(struct client *c)
 	if (c->efd < 0) {
 		ret = -errno;
 		ptod_reply(c, ret, "eventfd: %s", strerror(-ret));
+		return ret;
+	}
+	if (pipe2(c->bell, O_CLOEXEC | O_NONBLOCK)) {
+		ret = -errno;
+		ptod_reply(c, ret, "pipe: %s", strerror(-ret));
 		return ret;
 	}
 	ret = -pthread_create(&c->runner, NULL, ptod_runner_main, c);
@@ -930,7 +939,7 @@ static int handle_hello(struct client *c, struct pto_msg *m, int fd)
 	r.u.hello_reply.task_window = c->cfg.task_window;
 	r.u.hello_reply.heap_size = c->cfg.heap_size;
 	/* the doorbell: the client wakes the runner without us */
-	ptod_send_fds(c, &r, &c->efd, 1);
+	ptod_send_fds(c, &r, &c->bell[1], 1);
 	return 0;
 }
 
@@ -1232,6 +1241,7 @@ static void on_accept(evutil_socket_t fd, short what, void *arg)
 	c->cfd = -1;
 	c->sbx_mfd = -1;
 	c->efd = -1;
+	c->bell[0] = c->bell[1] = -1;
 	for (i = 0; i < PTOD_MAX_FUNC; i++)
 		atomic_init(&c->ktype[i], -1);
 	pthread_mutex_init(&c->send_lock, NULL);

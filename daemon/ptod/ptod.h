@@ -159,7 +159,15 @@ struct client {
 	uint8_t *sdata;
 	uint32_t ssize;			/* copied at hello, never re-read */
 	uint64_t tail;			/* runner: bytes consumed */
-	int efd;			/* eventfd: doorbell / stop wake-ups */
+	int efd;			/* eventfd: stop and DOORBELL wake-ups */
+	/*
+	 * The client's doorbell: a pipe whose write end it got with the
+	 * reply to its hello. Its own open file, apart from ours: whatever
+	 * it does to it (flags, a full pipe) reaches no thread but its
+	 * runner. We keep the write end open too, so the read end never
+	 * sees an end of file.
+	 */
+	int bell[2];
 
 	/* runtime (memory in GM, allocated by the daemon for this client) */
 	struct pto2_config cfg;

@@ -94,11 +94,34 @@ static int rec_len_check(struct client *c, uint64_t head, uint32_t off,
 }
 
 /*
+ * Sleep until the client rings its doorbell (the pipe, c->bell), the main
+ * thread writes c->efd (a stop, or a DOORBELL message), or 1 s passes;
+ * then empty both. The pipe's read end is ours alone and non-blocking:
+ * a client that keeps it full only keeps its own runner reading.
+ */
+static void reader_sleep(struct client *c)
+{
+	struct pollfd pfd[2] = { { .fd = c->efd, .events = POLLIN },
+				 { .fd = c->bell[0], .events = POLLIN } };
+	char buf[64];
+	uint64_t v;
+	int i;
+
+	if (poll(pfd, 2, 1000) <= 0)
+		return;
+	if ((pfd[0].revents & POLLIN) && read(c->efd, &v, sizeof(v)) < 0)
+		(void)0;
+	for (i = 0; i < 16 && (pfd[1].revents & POLLIN); i++)
+		if (read(c->bell[0], buf, sizeof(buf)) < (ssize_t)sizeof(buf))
+			break;
+}
+
+/*
  * Next record, copied into c->rec (the client can write its buffer at any
  * time; we only ever look at our copy). Blocks: spins briefly, then parks
- * (reader_parked = 1, full fence, recheck, sleep on the eventfd the main
- * thread writes at DOORBELL). Returns NULL when the client must stop
- * (stop_err) or violated the format (then stop_err is set).
+ * (reader_parked = 1, full fence, recheck, reader_sleep()). Returns NULL
+ * when the client must stop (stop_err) or violated the format (then
+ * stop_err is set).
  */
 static struct pto_rec *stream_next(struct client *c)
 {
@@ -114,9 +137,6 @@ static struct pto_rec *stream_next(struct client *c)
 			return NULL;
 		head = atomic_load_explicit(&sh->head, memory_order_acquire);
 		if (head == c->tail) {
-			struct pollfd pfd = { .fd = c->efd, .events = POLLIN };
-			uint64_t v;
-
 			if (++spins < 2000) {
 				cpu_relax();
 				continue;
@@ -128,9 +148,7 @@ static struct pto_rec *stream_next(struct client *c)
 			if (atomic_load_explicit(&sh->head,
 						 memory_order_acquire) != c->tail)
 				continue;	/* the client clears the flag */
-			if (poll(&pfd, 1, 1000) > 0 &&
-			    read(c->efd, &v, sizeof(v)) < 0)
-				(void)0;
+			reader_sleep(c);
 			continue;
 		}
 		off = (uint32_t)(c->tail & (c->ssize - 1));

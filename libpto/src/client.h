@@ -42,7 +42,7 @@ struct done_ent {
 struct pto_client {
 	PTO2Runtime rt;
 	int sock;
-	int bell;			/* the stream reader's doorbell, or -1 */
+	int bell;			/* the stream reader's doorbell pipe, or -1 */
 	const struct pto_dev_ops *dev_ops;	/* the device backend */
 	struct pto_device *dev;		/* our device, role CLIENT */
 	struct pto_info info;

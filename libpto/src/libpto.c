@@ -521,13 +521,15 @@ static void stream_publish(pto_client *c)
 	atomic_thread_fence(memory_order_seq_cst);
 	if (atomic_load_explicit(&sh->reader_parked, memory_order_relaxed) &&
 	    atomic_exchange(&sh->reader_parked, 0)) {
-		uint64_t one = 1;
 		struct pto_msg m;
 
 		PTO_PROBE0(libpto, doorbell);
-		/* the reader's eventfd: it wakes without ptod's main thread */
+		/*
+		 * The doorbell pipe wakes the reader without ptod's main
+		 * thread; a full one (EAGAIN) will wake it anyway.
+		 */
 		if (c->bell >= 0 &&
-		    write(c->bell, &one, sizeof(one)) == sizeof(one))
+		    (write(c->bell, "", 1) == 1 || errno == EAGAIN))
 			return;
 		memset(&m, 0, sizeof(m));
 		m.type = PTO_MSG_DOORBELL;

@@ -2114,7 +2114,7 @@ TEST_F_TIMEOUT(e2e, sandbox_coop_launch_runs_together, 150)
  * The next client's run, which needs cores, completes.
  */
 static void stuck_client_killed(struct __test_metadata *_metadata, uid_t uid,
-				bool exec_dies)
+				bool exec_dies, const char *cmd)
 {
 	pid_t exec = executor_pid();
 	struct proc h, v;
@@ -2122,7 +2122,7 @@ static void stuck_client_killed(struct __test_metadata *_metadata, uid_t uid,
 	int ret;
 
 	ASSERT_LT(0, exec);
-	ASSERT_EQ(0, e2e_start_as(&h, "hang", uid, true, NULL, ARGS("hang")));
+	ASSERT_EQ(0, e2e_start_as(&h, "hang", uid, true, NULL, ARGS(cmd)));
 	ret = proc_ready(&h, READY_MS);
 	if (ret) {
 		proc_wait(&h, 0);
@@ -2168,7 +2168,7 @@ TEST_F_TIMEOUT(e2e, stuck_kernels_sandbox_client_killed, 150)
 {
 	if (E->user)
 		SKIP(return, SANDBOX_ON_USER_DEVICE);
-	stuck_client_killed(_metadata, NOBODY, false);
+	stuck_client_killed(_metadata, NOBODY, false, "hang");
 }
 
 /*
@@ -2177,7 +2177,18 @@ TEST_F_TIMEOUT(e2e, stuck_kernels_sandbox_client_killed, 150)
  */
 TEST_F_TIMEOUT(e2e, stuck_kernels_client_killed, 150)
 {
-	stuck_client_killed(_metadata, 0, true);
+	stuck_client_killed(_metadata, 0, true, "hang");
+}
+
+/*
+ * The same after the client did the worst to the doorbell ptod handed it
+ * (filled it, made it blocking) while ptod's runner waits for the run:
+ * nothing ptod does when the client goes may block on it (it did when the
+ * doorbell was the runner's own eventfd: ptod's main thread stopped).
+ */
+TEST_F_TIMEOUT(e2e, stuck_kernels_bell_abused, 150)
+{
+	stuck_client_killed(_metadata, 0, true, "hang-bell");
 }
 
 TEST_F_TIMEOUT(e2e, deadlock_clean_error, 150)

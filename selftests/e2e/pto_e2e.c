@@ -28,6 +28,10 @@
  *                                 first task has run on a core
  *   pto_e2e hang [N]              N kernels (default: one per core) that
  *                                 never return; ready once all run
+ *   pto_e2e hang-bell             hang's kernels on every core, the
+ *                                 graph submitted whole, then its
+ *                                 doorbell filled and made blocking;
+ *                                 ready after that
  *   pto_e2e probe SECONDS         keeps submitting probe tasks (AIC and
  *                                 AIV) for SECONDS or until SIGTERM;
  *                                 ready once its first task has run;
@@ -127,6 +131,7 @@
  *   CASE prio: PASS|FAIL status=S ...
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <errno.h>
@@ -1287,18 +1292,23 @@ static int run_stream(double seconds)
 
 static long hang_tasks;
 
-static int orch_hang(PTO2Runtime *rt, uint64_t *args, int argc)
+static void hang_submit(PTO2Runtime *rt)
 {
-	double until = now_ms() + PROBE_READY_MS;
-	long i, started = 0;
+	long i;
 
-	(void)args;
-	(void)argc;
 	probe_hold_ns = HANG_HOLD_NS;
 	for (i = 0; i < hang_tasks; i++)
 		probe_submit(rt, i, (uint32_t)i + 1,
 			     hang_tasks == (long)(pto_nr_aic(cl) + pto_nr_aiv(cl)) ?
 			     i < (long)pto_nr_aic(cl) : i % 3 == 0);
+}
+
+/* Until every hang task has started: 0, or -errno. */
+static int hang_started(PTO2Runtime *rt)
+{
+	double until = now_ms() + PROBE_READY_MS;
+	long i, started = 0;
+
 	while (started < hang_tasks) {
 		for (started = 0, i = 0; i < hang_tasks; i++)
 			started += __atomic_load_n(&probe_rec(i)->start_ns,
@@ -1313,7 +1323,18 @@ static int orch_hang(PTO2Runtime *rt, uint64_t *args, int argc)
 		usleep(1000);
 	}
 	printf("hang: %ld tasks on their cores\n", hang_tasks);
-	return signal_ready();
+	return 0;
+}
+
+static int orch_hang(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	int ret;
+
+	(void)args;
+	(void)argc;
+	hang_submit(rt);
+	ret = hang_started(rt);
+	return ret ? ret : signal_ready();
 }
 
 static int run_hang(long n)
@@ -1330,6 +1351,116 @@ static int run_hang(long n)
 		return 1;
 	ret = pto_run(cl, orch_hang, NULL, 0, msg, sizeof(msg));
 	printf("CASE hang: %s status=%d %s\n", ret ? "FAIL" : "PASS", ret, msg);
+	return ret ? 1 : 0;
+}
+
+/* The descriptors open before pto_connect(): not libpto's, not ptod's. */
+#define OLD_FDS_MAX	4096
+static bool old_fd[OLD_FDS_MAX];
+
+static void fds_before_connect(void)
+{
+	struct dirent *de;
+	DIR *d = opendir("/proc/self/fd");
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		int fd = atoi(de->d_name);
+
+		if (fd >= 0 && fd < OLD_FDS_MAX)
+			old_fd[fd] = true;
+	}
+	closedir(d);
+}
+
+/*
+ * Do the worst to the doorbell ptod handed over at hello (the write end
+ * of a pipe; an eventfd libpto holds would have come from ptod too): fill
+ * it (an eventfd: to its largest count), then make it blocking. Only what
+ * pto_connect() opened is touched (make's jobserver pipe, say, is not).
+ * Whatever ptod writes to what it shares with us must not block on that.
+ * How many descriptors were abused.
+ */
+static int bell_abuse(void)
+{
+	char link[64], path[64], junk[4096];
+	struct dirent *de;
+	int n = 0;
+	DIR *d = opendir("/proc/self/fd");
+
+	if (!d)
+		return 0;
+	memset(junk, 0, sizeof(junk));
+	while ((de = readdir(d))) {
+		int fd = atoi(de->d_name), fl;
+		uint64_t max = 0xfffffffffffffffeULL;
+		ssize_t len;
+
+		if (fd <= 2 || fd == dirfd(d) || fd == ready_fd ||
+		    (fd < OLD_FDS_MAX && old_fd[fd]))
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		len = readlink(path, link, sizeof(link) - 1);
+		fl = fcntl(fd, F_GETFL);
+		if (len <= 0 || fl < 0)
+			continue;
+		link[len] = 0;
+		if (!strncmp(link, "pipe:", 5) && (fl & O_ACCMODE) == O_WRONLY) {
+			fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+			while (write(fd, junk, sizeof(junk)) > 0)
+				;
+		} else if (!strcmp(link, "anon_inode:[eventfd]")) {
+			fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+			if (write(fd, &max, sizeof(max)) < 0)
+				(void)0;
+		} else {
+			continue;
+		}
+		fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+		printf("hang-bell: fd %d (%s) filled and made blocking\n", fd,
+		       link);
+		n++;
+	}
+	closedir(d);
+	return n;
+}
+
+/*
+ * hang-bell: hang's kernels, then (the graph submitted whole, so that
+ * ptod's runner waits for the run and no longer for records) the worst
+ * done to the doorbell (bell_abuse()); ready after that.
+ */
+static int run_hang_bell(void)
+{
+	long cores = (long)(pto_nr_aic(cl) + pto_nr_aiv(cl));
+	PTO2Runtime *rt = pto_client_runtime(cl);
+	char msg[4096];
+	uint64_t tag;
+	int ret;
+
+	hang_tasks = cores;
+	if (load_probe())
+		return 1;
+	pr_buf = gm_copy(NULL, (size_t)hang_tasks * sizeof(struct pto_probe_rec));
+	if (!pr_buf)
+		return 1;
+	ret = pto_graph_begin(cl, &tag);
+	if (!ret) {
+		hang_submit(rt);
+		ret = pto_graph_end(cl);
+	}
+	if (!ret)
+		ret = hang_started(rt);
+	if (ret) {
+		printf("CASE hang-bell: FAIL status=%d %s\n", ret, pto_last_error(cl));
+		return 1;
+	}
+	printf("hang-bell: %d descriptors abused\n", bell_abuse());
+	if (signal_ready())
+		return 1;
+	ret = pto_graph_wait(cl, tag, msg, sizeof(msg));
+	printf("CASE hang-bell: %s status=%d %s\n", ret ? "FAIL" : "PASS", ret, msg);
 	return ret ? 1 : 0;
 }
 
@@ -2908,6 +3039,8 @@ static int run_case(int argc, char **argv)
 		ret = run_stream(argc > 1 ? atof(argv[1]) : 10);
 	else if (!strcmp(argv[0], "hang"))
 		ret = run_hang(argc > 1 ? atol(argv[1]) : 0);
+	else if (!strcmp(argv[0], "hang-bell"))
+		ret = run_hang_bell();
 	else if (!strcmp(argv[0], "probe"))
 		ret = run_probe(argc > 1 ? atof(argv[1]) : 5, 0);
 	else if (!strcmp(argv[0], "probe-n"))
@@ -2997,6 +3130,7 @@ int main(int argc, char **argv)
 		return run_reclen(argc - optind - 1, argv + optind + 1);
 	if (!strcmp(argv[optind], "rawhead"))
 		return run_rawhead(argc - optind - 1, argv + optind + 1);
+	fds_before_connect();
 	ret = pto_connect(NULL, &cl);
 	if (ret) {
 		printf("CASE connect: FAIL %s\n", pto_last_error(NULL));

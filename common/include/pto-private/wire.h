@@ -82,9 +82,10 @@ struct pto_kblob_hdr {
  * @tail: bytes consumed (ptod, release), monotonic.
  * @reader_parked: ptod sets it (seq_cst) before it sleeps; the client
  *	exchanges it with 0 after publishing and, if it was 1, rings the
- *	doorbell: it adds 1 to the eventfd that came with the REPLY to its
- *	HELLO (the reader sleeps on it), or sends MSG_DOORBELL, which makes
- *	ptod's main thread do the same.
+ *	doorbell: it writes a byte to the pipe whose write end came with
+ *	the REPLY to its HELLO (the reader sleeps on its read end), or
+ *	sends MSG_DOORBELL, which wakes the reader through ptod's main
+ *	thread.
  * @writer_waiting: the client sets it when the ring is full; ptod
  *	exchanges it with 0 after consuming and sends MSG_SPACE if it was 1.
  */
@@ -261,9 +262,9 @@ enum {
 	PTO_MSG_TRACE_STOP,	/* reply (after the last TRACE_DATA): REPLY,
 				 * tag: blocks this subscriber lost */
 	/* ptod -> client */
-	PTO_MSG_REPLY = 100,	/* to HELLO (+ SCM_RIGHTS: the stream
-				 * reader's doorbell eventfd) / KERNEL_REG /
-				 * PING */
+	PTO_MSG_REPLY = 100,	/* to HELLO (+ SCM_RIGHTS: the write end of
+				 * the stream reader's doorbell pipe) /
+				 * KERNEL_REG / PING */
 	PTO_MSG_SPACE,		/* stream has room again */
 	PTO_MSG_ERROR,		/* the running graph failed (early notice) */
 	PTO_MSG_DONE,		/* graph @tag finished with @status */
