@@ -1033,7 +1033,7 @@ static int submit_check_launch(struct submit *s)
 {
 	PTO2Runtime *rt = s->rt;
 	const PTO2TaskAttr *a = s->attr;
-	uint32_t tn = attr_threads(s), w, c;
+	uint32_t tn = attr_threads(s), w;
 	const char *why = NULL;
 
 	if (s->wt == PTO2_WORKER_CUBE)
@@ -1052,14 +1052,9 @@ static int submit_check_launch(struct submit *s)
 		why = "unknown worker type";
 	if (!why && a && (a->flags & ~PTO2_ATTR_ALL))
 		why = "unknown attribute flags";
-	for (w = 0; !why && a && w < PTO2_AFFINITY_WORDS; w++) {
-		/* the bits of word w below nr_cores: the device's cores */
-		c = w * 64;
-		if (a->affinity[w] &
-		    ~(rt->nr_cores >= c + 64 ? ~0ULL :
-		      rt->nr_cores <= c ? 0 : (1ULL << (rt->nr_cores - c)) - 1))
+	for (w = 0; !why && a && w < PTO2_AFFINITY_WORDS; w++)
+		if (a->affinity[w] & ~pto_cores_in_word(rt->nr_cores, w))
 			why = "the affinity names a core the device does not have";
-	}
 	if (!why && a && (a->flags & PTO2_ATTR_CLUSTER) &&
 	    (a->cluster_id < 0 ||
 	     (uint32_t)a->cluster_id >= pto2_nr_clusters(rt)))

@@ -496,9 +496,40 @@ static void t_kick_burst(void)
 	pto_udev_destroy(u);
 }
 
+/*
+ * A core mask naming a core the device lacks, or none, is refused; the
+ * last core is the device's (6 cores here: 0 .. 5).
+ */
+static void t_masks(void)
+{
+	struct pto_udev *u = small_udev();
+	uint64_t m[PTO_CORE_MASK_WORDS];
+	uint32_t last;
+
+	if (!u)
+		return (void)ok(0, "masks: a 6-core device");
+	last = u->info.nr_cores - 1;
+	bit(last + 1, m);
+	ok(pto_udev_attach(u, getpid(), m) == -EINVAL,
+	   "attach core %u of %u cores: -EINVAL", last + 1, last + 1);
+	bit(last, m);
+	m[PTO_CORE_MASK_WORDS - 1] |= 1ULL << 63;
+	ok(pto_udev_attach(u, getpid(), m) == -EINVAL,
+	   "a mask with the last core and core %d: -EINVAL",
+	   PTO_CORE_MASK_WORDS * 64 - 1);
+	memset(m, 0, sizeof(m));
+	ok(pto_udev_attach(u, getpid(), m) == -EINVAL, "an empty mask: -EINVAL");
+	bit(last, m);
+	ok(!pto_udev_attach(u, getpid(), m) &&
+	   !pto_udev_detach(u, getpid(), m),
+	   "attach and detach core %u, the last", last);
+	pto_udev_destroy(u);
+}
+
 int main(void)
 {
 	t_config();
+	t_masks();
 	t_registers();
 	t_gm();
 	t_kick_irq();

@@ -378,10 +378,7 @@ static int mask_ok(struct pto_udev *u, const uint64_t *mask)
 	uint64_t any = 0;
 
 	for (w = 0; w < PTO_CORE_MASK_WORDS; w++) {
-		uint64_t ok = n >= (w + 1) * 64 ? ~0ULL :
-			      n <= w * 64 ? 0 : (1ULL << (n - w * 64)) - 1;
-
-		if (mask[w] & ~ok)
+		if (mask[w] & ~pto_cores_in_word(n, w))
 			return -EINVAL;
 		any |= mask[w];
 	}

@@ -90,6 +90,17 @@ static inline struct pto_core_regs *pto_regs_core(void *regs, uint32_t core)
 }
 
 /*
+ * The bits of word @w of a core mask (core c at bit c % 64 of word c / 64)
+ * that name one of a device's @nr_cores cores: a mask naming a core the
+ * device lacks has a bit outside them.
+ */
+static inline uint64_t pto_cores_in_word(uint32_t nr_cores, uint32_t w)
+{
+	return nr_cores >= (w + 1) * 64 ? ~0ULL :
+	       nr_cores <= w * 64 ? 0 : (1ULL << (nr_cores - w * 64)) - 1;
+}
+
+/*
  * SIP_LAUNCH_PENDING of @core (HWS block): the AICPU sets it after storing
  * the core's DATA_MAIN_BASE; an executor thread takes it.
  */
