@@ -86,8 +86,9 @@ struct pto_exec_pool {
 	_Atomic uint32_t busy;		/* threads running a kernel */
 	_Atomic uint32_t live;		/* threads running (@nthreads) */
 	_Atomic uint32_t lingering;	/* threads in linger() */
-	/* spin()'s yields in auto mode (yield_pays()) */
-	_Atomic bool yield_ok;
+	/* the host's load (host_sample()) and what spin()'s yields take */
+	_Atomic uint32_t runnable;	/* the last sample's runnable threads */
+	_Atomic bool yield_ok;		/* yield_pays() */
 	_Atomic int64_t yield_sampled;	/* last sample (mono ns) */
 	_Atomic int64_t yield_held;	/* no yields before (mono ns) */
 	uint32_t host_cpus;
@@ -527,33 +528,46 @@ static uint32_t host_runnable(void)
 }
 
 /*
- * Whether spin() yields (PTO_EXEC_YIELD_AUTO): only while the last sample
- * found more runnable threads than CPUs (a thread waits for the CPU the
- * spinner holds: with no one waiting, a yield is a system call that
- * delays the next take; a serial chain lost 0.5 us a hop to it), and not
- * for POOL_YIELD_HOLD_NS after a sample found more than CPUs plus
- * POOL_YIELD_SLACK (other work on the host, whose threads a yield would
- * hand the CPU to), or none could be taken. One thread samples at a time.
+ * The host's runnable threads, the pool's one reader of them: read at
+ * most every POOL_YIELD_SAMPLE_NS (one thread at a time; the others get
+ * the last sample), or now with @fresh (yield_cpu()'s move, which must
+ * see the host as it is). Each reading also decides spin()'s yields in
+ * PTO_EXEC_YIELD_AUTO: they pay only while the host runs more threads
+ * than CPUs (a thread waits for the CPU the spinner holds: with no one
+ * waiting, a yield is a system call that delays the next take; a serial
+ * chain lost 0.5 us a hop to it), and not for POOL_YIELD_HOLD_NS after a
+ * reading found more than CPUs plus POOL_YIELD_SLACK (other work on the
+ * host, whose threads a yield would hand the CPU to) or none. 0: unknown.
  */
-static bool yield_pays(struct pto_exec_pool *p, int64_t now)
+static uint32_t host_sample(struct pto_exec_pool *p, int64_t now, bool fresh)
 {
 	int64_t last = atomic_load_explicit(&p->yield_sampled,
 					    memory_order_relaxed);
 	uint32_t n;
 
-	if (now - last >= POOL_YIELD_SAMPLE_NS &&
-	    atomic_compare_exchange_strong(&p->yield_sampled, &last, now)) {
-		n = host_runnable();
-		if (!n || n > p->host_cpus + POOL_YIELD_SLACK)
-			atomic_store_explicit(&p->yield_held,
-					      now + POOL_YIELD_HOLD_NS,
-					      memory_order_relaxed);
-		atomic_store_explicit(&p->yield_ok,
-				      n > p->host_cpus &&
-				      now >= atomic_load_explicit(&p->yield_held,
-								  memory_order_relaxed),
+	if (fresh)
+		atomic_store_explicit(&p->yield_sampled, now,
 				      memory_order_relaxed);
-	}
+	else if (now - last < POOL_YIELD_SAMPLE_NS ||
+		 !atomic_compare_exchange_strong(&p->yield_sampled, &last, now))
+		return atomic_load_explicit(&p->runnable, memory_order_relaxed);
+	n = host_runnable();
+	atomic_store_explicit(&p->runnable, n, memory_order_relaxed);
+	if (!n || n > p->host_cpus + POOL_YIELD_SLACK)
+		atomic_store_explicit(&p->yield_held, now + POOL_YIELD_HOLD_NS,
+				      memory_order_relaxed);
+	atomic_store_explicit(&p->yield_ok,
+			      n > p->host_cpus &&
+			      now >= atomic_load_explicit(&p->yield_held,
+							  memory_order_relaxed),
+			      memory_order_relaxed);
+	return n;
+}
+
+/* Whether spin() yields (PTO_EXEC_YIELD_AUTO): host_sample() says. */
+static bool yield_pays(struct pto_exec_pool *p, int64_t now)
+{
+	host_sample(p, now, false);
 	return atomic_load_explicit(&p->yield_ok, memory_order_relaxed);
 }
 
@@ -573,7 +587,7 @@ static void yield_cpu(struct pto_exec_pool *p, struct pto_cpu_share *sh)
 	t1 = pto_mono_ns();
 	if (!pto_cpu_share_yielded(sh, t1 - t0 >= p->late_ns, t1))
 		return;
-	n = host_runnable();	/* this thread included */
+	n = host_sample(p, t1, true);	/* this thread included */
 	if (n && n <= p->host_cpus && !pto_cpu_move_off(sched_getcpu()))
 		atomic_fetch_add_explicit(&p->moves, 1, memory_order_relaxed);
 }
