@@ -140,8 +140,8 @@ static void kblobs_gc(pto_client *c)
 /*
  * Receive and handle one message. Returns its type (> 0), 0 if none was
  * waiting (non-blocking), or -errno (-ECONNRESET: ptod went away). A
- * descriptor that came with a REPLY goes to *@fd if @fd is given (else,
- * and with any other message, it is closed).
+ * descriptor that came with a REPLY goes to *@fd if @fd is given and
+ * holds none yet (else, and with any other message, it is closed).
  */
 static int msg_recv_fd(pto_client *c, struct pto_msg *m, bool block, int *fd)
 {
@@ -154,7 +154,7 @@ static int msg_recv_fd(pto_client *c, struct pto_msg *m, bool block, int *fd)
 				     block ? 0 : MSG_DONTWAIT, &got);
 	while (n == -EINTR);
 	if (got >= 0) {
-		if (fd && n > 0 && m->type == PTO_MSG_REPLY)
+		if (fd && *fd < 0 && n > 0 && m->type == PTO_MSG_REPLY)
 			*fd = got;
 		else
 			close(got);
