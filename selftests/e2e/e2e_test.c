@@ -182,11 +182,12 @@ static void note(const char *fmt, ...)
  * OFFSET", where OFFSET is the length of ptod's log when the test began.
  * At the end, teardown() prints every test that said something there
  * (an assertion that failed, a TH_LOG; not a SKIP, which its TAP line
- * says), with what ptod logged while it ran (fails_print()). The fixture's teardown cannot do it: the harness
- * skips it after a failed ASSERT.
+ * says), with what ptod logged while it ran (fails_print()). The
+ * fixture's teardown cannot do it: the harness skips it after a failed
+ * ASSERT.
  */
-#define FAIL_LOG_LINES	60	/* ptod's lines shown for a test */
-#define FAIL_LOG_BYTES	(1 << 20)
+#define LOG_TAIL_LINES	60	/* ptod's lines shown: of all, of a test */
+#define LOG_TAIL_BYTES	(1 << 20)	/* read from a log's end at most */
 
 static void fail_note_write(const char *buf, size_t len)
 {
@@ -243,15 +244,18 @@ static void fail_mark_start(const char *name)
 	fail_note_write(line, strlen(line));
 }
 
-/* The last FAIL_LOG_LINES lines of ptod's log in [@from, @to). */
-static void log_slice_print(const char *name, off_t from, off_t to)
+/*
+ * The last LOG_TAIL_LINES lines of ptod's log in [@from, @to), under
+ * "--- @what (last N of M lines) ---" (M: of the last LOG_TAIL_BYTES).
+ */
+static void log_tail_print(const char *what, off_t from, off_t to)
 {
 	int fd, total = 0, n_line = 0;
 	char *buf, *p;
 	ssize_t n = 0;
 
-	if (to - from > FAIL_LOG_BYTES)
-		from = to - FAIL_LOG_BYTES;
+	if (to - from > LOG_TAIL_BYTES)
+		from = to - LOG_TAIL_BYTES;
 	buf = to > from ? malloc((size_t)(to - from)) : NULL;
 	fd = buf ? open(E->log, O_RDONLY | O_CLOEXEC) : -1;
 	if (fd >= 0) {
@@ -262,23 +266,24 @@ static void log_slice_print(const char *name, off_t from, off_t to)
 		n = 0;
 	for (p = buf; p && p < buf + n; p++)
 		total += *p == '\n';
-	note("--- %s: ptod's log while it ran (last %d of %d lines) ---", name,
-	     total < FAIL_LOG_LINES ? total : FAIL_LOG_LINES, total);
+	note("--- %s (last %d of %d lines) ---", what,
+	     total < LOG_TAIL_LINES ? total : LOG_TAIL_LINES, total);
 	for (p = buf; p && p < buf + n; ) {
 		char *eol = memchr(p, '\n', (size_t)(buf + n - p));
 		int len = eol ? (int)(eol - p) : (int)(buf + n - p);
 
-		if (++n_line > total - FAIL_LOG_LINES)
+		if (++n_line > total - LOG_TAIL_LINES)
 			printf("# %.*s\n", len, p);
 		p += len + 1;
 	}
+	fflush(stdout);
 	free(buf);
 }
 
 /* At the end: each test that said something, with its part of ptod's log. */
 static void fails_print(void)
 {
-	char line[512], name[128] = "", next[128];
+	char line[512], name[128] = "", next[128], what[192];
 	long long off = 0, next_off;
 	bool said = false, any = false;
 	off_t end = file_size(E->log);
@@ -290,9 +295,11 @@ static void fails_print(void)
 		bool eof = !fgets(line, sizeof(line), f);
 
 		if (eof || sscanf(line, "@@ %127s %lld", next, &next_off) == 2) {
+			snprintf(what, sizeof(what),
+				 "%s: ptod's log while it ran", name);
 			if (said)
-				log_slice_print(name, (off_t)off,
-						eof ? end : (off_t)next_off);
+				log_tail_print(what, (off_t)off,
+					       eof ? end : (off_t)next_off);
 			if (eof)
 				break;
 			snprintf(name, sizeof(name), "%s", next);
@@ -3439,9 +3446,7 @@ static int rm_one(const char *path, const struct stat *st, int flag,
 /* atexit: stop ptod if a test did not, print its log, remove the files. */
 static void teardown(void)
 {
-	char line[512], st[64];
-	FILE *f;
-	int n = 0, total = 0;
+	char st[64];
 
 	if (getpid() != E->main_pid)
 		return;
@@ -3458,19 +3463,7 @@ static void teardown(void)
 			note("ptod stopped: %s",
 			     wstatus_str(E->ptod_status, st, sizeof(st)));
 	}
-	f = fopen(E->log, "re");
-	if (f) {
-		while (fgets(line, sizeof(line), f))
-			total++;
-		rewind(f);
-		note("--- ptod log (last %d of %d lines) ---",
-		     total < 60 ? total : 60, total);
-		while (fgets(line, sizeof(line), f))
-			if (++n > total - 60)
-				printf("# %s", line);
-		fclose(f);
-		fflush(stdout);
-	}
+	log_tail_print("ptod log", 0, file_size(E->log));
 	fails_print();
 	if (E->tmp[0])
 		nftw(E->tmp, rm_one, 8, FTW_DEPTH | FTW_PHYS);
