@@ -1337,17 +1337,24 @@ static int orch_hang(PTO2Runtime *rt, uint64_t *args, int argc)
 	return ret ? ret : signal_ready();
 }
 
-static int run_hang(long n)
+/* @n hang tasks (0, or more than cores: one per core), their records. */
+static int hang_setup(long n)
 {
 	long cores = (long)(pto_nr_aic(cl) + pto_nr_aiv(cl));
-	char msg[4096];
-	int ret;
 
 	hang_tasks = n > 0 && n < cores ? n : cores;
 	if (load_probe())
-		return 1;
+		return -1;
 	pr_buf = gm_copy(NULL, (size_t)hang_tasks * sizeof(struct pto_probe_rec));
-	if (!pr_buf)
+	return pr_buf ? 0 : -1;
+}
+
+static int run_hang(long n)
+{
+	char msg[4096];
+	int ret;
+
+	if (hang_setup(n))
 		return 1;
 	ret = pto_run(cl, orch_hang, NULL, 0, msg, sizeof(msg));
 	printf("CASE hang: %s status=%d %s\n", ret ? "FAIL" : "PASS", ret, msg);
@@ -1433,17 +1440,12 @@ static int bell_abuse(void)
  */
 static int run_hang_bell(void)
 {
-	long cores = (long)(pto_nr_aic(cl) + pto_nr_aiv(cl));
 	PTO2Runtime *rt = pto_client_runtime(cl);
 	char msg[4096];
 	uint64_t tag;
 	int ret;
 
-	hang_tasks = cores;
-	if (load_probe())
-		return 1;
-	pr_buf = gm_copy(NULL, (size_t)hang_tasks * sizeof(struct pto_probe_rec));
-	if (!pr_buf)
+	if (hang_setup(0))
 		return 1;
 	ret = pto_graph_begin(cl, &tag);
 	if (!ret) {
