@@ -301,6 +301,7 @@ static void t_coop(void)
 
 static void t_refused_shapes(void)
 {
+	static const uint32_t beyond[] = { 6, 40, 200 };	/* 6 cores */
 	static const struct {
 		PTO2WorkerType wt;
 		uint16_t threads;
@@ -329,16 +330,15 @@ static void t_refused_shapes(void)
 		   "refused: worker type %d with %u threads (%s)", (int)bad[i].wt,
 		   bad[i].threads, pto2_rt_get_error_msg(e.rt));
 	}
-	for (i = 0; i < 3; i++) {
-		static const uint32_t core[] = { 6, 40, 200 };
+	for (i = 0; i < PTO_ARRAY_SIZE(beyond); i++) {
 		PTO2TaskAttr a = { 0 };
 		int ret;
 
-		a.affinity[core[i] / 64] = 1ULL << (core[i] % 64) | 1ULL << 5;
+		a.affinity[beyond[i] / 64] = 1ULL << (beyond[i] % 64) | 1ULL << 5;
 		ret = launch(&e, K_WHERE, PTO2_WORKER_VECTOR, &a, d, 4096, 1);
 		ok(ret == -EINVAL && strstr(pto2_rt_get_error_msg(e.rt), "does not have"),
 		   "refused: an affinity naming cores 5 and %u of a 6-core device (%s)",
-		   core[i], pto2_rt_get_error_msg(e.rt));
+		   beyond[i], pto2_rt_get_error_msg(e.rt));
 	}
 	{
 		PTO2TaskAttr a = { .affinity = { 1ULL << 5 } };
