@@ -77,11 +77,7 @@ void pto2_status_publish(struct pto2_status *s, const struct hws *h,
 			flip.w[i] = cur[k].w[i] ^ s->sips[k].w[i];
 		flip_cores(l, &flip, nr_cores, s->cores[k]);
 		s->sips[k] = cur[k];
-		/*
-		 * Stored only when they differ: reserved_sip_mask shares a
-		 * cache line with SIP_LAUNCH_PENDING, which executor threads
-		 * poll and every dispatch writes.
-		 */
+		/* stored only when they differ (pto2_status.h says why) */
 		for (i = 0; i < PTO_CORE_MASK_WORDS; i++)
 			if (reg[k][i] != s->cores[k][i])
 				reg[k][i] = s->cores[k][i];
