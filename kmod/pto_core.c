@@ -29,6 +29,8 @@
 
 /* Internal CORE_WAIT outcome: the core is no longer this file's. */
 #define PTO_WAKE_GONE		0x100
+/* Internal CORE_WAIT_ANY outcome: a parked flag of the set is clear. */
+#define PTO_WAKE_UNPARKED	0x200
 
 /* ------------------------------------------------------------------------
  * Register file
@@ -403,6 +405,8 @@ int pto_core_wait(struct pto_ucmd *ucmd)
 		return -EINVAL;
 	w.core = core;
 
+	/* before it sleeps: from now on its parked flags stay as set */
+	WRITE_ONCE(pf->core_waits, true);
 	parks = atomic_inc_return(&core->park_count);
 	WRITE_ONCE(core->regs->park_count, parks);
 	atomic64_inc(&pdev->cnt.parks);
@@ -435,29 +439,100 @@ int pto_core_wait(struct pto_ucmd *ucmd)
 	return ret;
 }
 
-/* A thread in CORE_WAIT_ANY. */
+/*
+ * A thread in CORE_WAIT_ANY. @unwoken: counted in pf->any_unwoken (under
+ * pdev->any_wq.lock).
+ */
 struct pto_any_waiter {
 	struct wait_queue_entry wq;
 	struct pto_file *pf;
 	DECLARE_BITMAP(mask, PTO_MAX_CORES);
 	u32 core;
 	u32 reason;
+	bool unwoken;
 };
+
+/*
+ * A kick woke the last thread of the file that slept unwoken: nobody is
+ * left asleep for the cores of @w's set, and the woken thread sets their
+ * parked flags and rechecks them all before it sleeps again. Until then
+ * a dispatch to one of them would send a KICK that wakes nobody: clear
+ * the flags, so that the AICPU sends none. A thread that counts itself
+ * asleep later finds a flag clear and returns to redo the protocol
+ * (pto_any_unparked()). Under pdev->any_wq.lock.
+ */
+static void pto_any_unpark(struct pto_any_waiter *w)
+{
+	struct pto_dev *pdev = w->pf->pdev;
+	unsigned int i;
+
+	if (READ_ONCE(w->pf->core_waits))
+		return;
+	for_each_set_bit(i, w->mask, pdev->nr_cores) {
+		struct pto_core *core = &pdev->cores[i];
+
+		if (READ_ONCE(core->owner) == w->pf)
+			WRITE_ONCE(core->regs->parked, 0);
+	}
+}
 
 /*
  * Wake-up filter of a CORE_WAIT_ANY waiter: a kick of core k (key k + 1)
  * wakes it only if k is in its set, and only then counts as the one
  * exclusive wake-up of the kick. Other wake-ups (key 0) always do.
+ * Called under pdev->any_wq.lock.
  */
 static int pto_any_wake(struct wait_queue_entry *wq, unsigned int mode,
 			int sync, void *key)
 {
 	struct pto_any_waiter *w = container_of(wq, struct pto_any_waiter, wq);
 	unsigned long core = (unsigned long)key;
+	int ret;
 
 	if (core && !test_bit(core - 1, w->mask))
 		return 0;
-	return default_wake_function(wq, mode, sync, key);
+	ret = default_wake_function(wq, mode, sync, key);
+	if (w->unwoken) {
+		w->unwoken = false;
+		if (!--w->pf->any_unwoken && core)
+			pto_any_unpark(w);
+	}
+	return ret;
+}
+
+/* Count @w as asleep and unwoken (@asleep), or no longer. */
+static void pto_any_count(struct pto_dev *pdev, struct pto_any_waiter *w,
+			  bool asleep)
+{
+	spin_lock_irq(&pdev->any_wq.lock);
+	if (w->unwoken != asleep) {
+		w->unwoken = asleep;
+		if (asleep)
+			w->pf->any_unwoken++;
+		else
+			w->pf->any_unwoken--;
+	}
+	spin_unlock_irq(&pdev->any_wq.lock);
+}
+
+/*
+ * A core of the set whose parked flag is clear, found after counting
+ * itself asleep: pto_any_unpark() cleared it (or the caller never set
+ * it), so a dispatch to it would not kick. Return it (PTO_WAKE_UNPARKED):
+ * the caller sets the flags again and rechecks before it sleeps.
+ */
+static bool pto_any_unparked(struct pto_dev *pdev, struct pto_any_waiter *w)
+{
+	unsigned int i;
+
+	for_each_set_bit(i, w->mask, pdev->nr_cores) {
+		if (!READ_ONCE(pdev->cores[i].regs->parked)) {
+			w->core = i;
+			w->reason = PTO_WAKE_UNPARKED;
+			return true;
+		}
+	}
+	return false;
 }
 
 /*
@@ -512,7 +587,9 @@ static int pto_any_sleep(struct pto_dev *pdev, struct pto_any_waiter *w,
 	for (;;) {
 		prepare_to_wait_exclusive(&pdev->any_wq, &w->wq,
 					  TASK_INTERRUPTIBLE);
-		if (pto_any_woken(pdev, w))
+		/* again after every wake-up: a kick may have left it asleep */
+		pto_any_count(pdev, w, true);
+		if (pto_any_woken(pdev, w) || pto_any_unparked(pdev, w))
 			break;
 		if (signal_pending(current)) {
 			ret = -ERESTARTSYS;
@@ -528,6 +605,7 @@ static int pto_any_sleep(struct pto_dev *pdev, struct pto_any_waiter *w,
 			schedule();
 	}
 	finish_wait(&pdev->any_wq, &w->wq);
+	pto_any_count(pdev, w, false);
 	if (ret)
 		pto_any_pass_on(pdev, w);
 	return ret;
@@ -558,14 +636,16 @@ int pto_core_wait_any(struct pto_ucmd *ucmd)
 		return ret;
 
 	/* As CORE_WAIT: the core's parked flag, unless it changed hands. */
-	mutex_lock(&pdev->lock);
-	if (pdev->cores[w.core].owner == pf)
-		WRITE_ONCE(pdev->cores[w.core].regs->parked, 0);
-	mutex_unlock(&pdev->lock);
+	if (w.reason != PTO_WAKE_UNPARKED) {
+		mutex_lock(&pdev->lock);
+		if (pdev->cores[w.core].owner == pf)
+			WRITE_ONCE(pdev->cores[w.core].regs->parked, 0);
+		mutex_unlock(&pdev->lock);
+	}
 
 	arg->core = w.core;
 	arg->dmb = READ_ONCE(pdev->cores[w.core].regs->data_main_base);
-	if (!ret)
+	if (!ret && w.reason == PTO_WAKE_KICK)
 		atomic64_inc(&pdev->cnt.wakes);
 	pto_touch_sys_cnt(pdev);
 	trace_pto_wake(pdev, w.core, arg->dmb, w.reason, ret);

@@ -216,6 +216,13 @@ struct pto_gm_user {
  *	from 1. Needs no lock of ours: an id is taken out with xa_erase(),
  *	so exactly one caller gets its reference, and release() runs when no
  *	ioctl of the file can.
+ * @any_unwoken: executor: threads of this file in PTO_IOC_CORE_WAIT_ANY
+ *	that no wake-up has reached since they last went to sleep (under
+ *	pdev->any_wq.lock). A kick that takes it to 0 clears the parked
+ *	flags of the woken thread's set (pto_core.c).
+ * @core_waits: executor: the file has called PTO_IOC_CORE_WAIT, which
+ *	does not look at parked flags: the device then never clears them
+ *	(WRITE_ONCE/READ_ONCE).
  */
 struct pto_file {
 	struct pto_dev *pdev;
@@ -231,6 +238,8 @@ struct pto_file {
 	struct xarray bufs;
 	u32 irq_seen;
 	struct xarray pins;
+	u32 any_unwoken;
+	bool core_waits;
 };
 
 /**

@@ -14,7 +14,10 @@
  * to it, which wakes one sleeping thread; a kick for work another thread
  * took meanwhile stays latched, and a thread it wakes looks once more and
  * sleeps again (stale_kicks). The last idle thread to wake clears the
- * parked flags, so that a busy pool is not kicked.
+ * parked flags, so that a busy pool is not kicked (pto.ko clears them
+ * sooner, with the kick that wakes the last thread asleep in the
+ * device; a thread then finds one clear on its way to sleep, and is
+ * sent back to set them again: a stale kick too).
  *
  * Growth: threads beyond cfg.workers start when a dispatch would wait on
  * kernels that do not finish: before a launch whose kernels run together
@@ -407,6 +410,23 @@ static void park_cores_locked(struct pto_exec_pool *p, uint64_t *mask)
 	}
 }
 
+/* The parked flags of @mask again, after a wake-up that found no work. */
+static void repark_cores(struct pto_exec_pool *p, const uint64_t *mask)
+{
+	uint32_t w;
+
+	for (w = 0; w < PTO_CORE_MASK_WORDS; w++) {
+		uint64_t m = mask[w];
+
+		while (m) {
+			uint32_t c = w * 64 + (uint32_t)__builtin_ctzll(m);
+
+			m &= m - 1;
+			reg_store_relaxed(&pregs(p, c)->parked, 1);
+		}
+	}
+}
+
 static void unpark_cores_locked(struct pto_exec_pool *p)
 {
 	uint32_t k;
@@ -475,11 +495,12 @@ static int sleep_on_cores(struct pto_exec_pool *p)
 		 * dispatches every latched kick sent a thread through spin(),
 		 * and on two CPUs those spins held off the AICPU thread that
 		 * was dispatching (a 1 -> 72 -> 1 fan took 5-10 times as long).
-		 * The device cleared the core's parked flag with the kick: set
-		 * it again before looking, or the next dispatch to that core
-		 * would not kick.
+		 * The device cleared the core's parked flag with the kick, and
+		 * pto.ko may have cleared the others (it returns a core whose
+		 * flag it finds clear): set them all again before looking, or
+		 * a dispatch to one of them would not kick.
 		 */
-		reg_store_relaxed(&pregs(p, hint)->parked, 1);
+		repark_cores(p, mask);
 		atomic_thread_fence(memory_order_seq_cst);
 		atomic_fetch_add_explicit(&p->stale_kicks, 1,
 					  memory_order_relaxed);

@@ -538,6 +538,38 @@ TEST_F(core, wait_any_latched_kick)
 	EXPECT_EQ(0U, acore(self, 2)->parked);
 	EXPECT_EQ(1U, acore(self, 1)->parked);
 	EXPECT_EQ(1U, acore(self, 3)->parked);
+	any_park(self, 2, 1);
+	EXPECT_EQ(-ETIMEDOUT, pto_core_wait_any(self->exec, m,
+						pto_deadline_ms(50), NULL));
+}
+
+/*
+ * A set with a parked flag clear (the device clears them, see below):
+ * the call returns that core at once, so that the caller sets the flags
+ * again and looks once more. It is no wake-up: the device's wakes
+ * counter does not move.
+ */
+TEST_F(core, wait_any_flag_clear_returns)
+{
+	__u64 m[PTO_CORE_MASK_WORDS];
+	__u64 wakes0, wakes1;
+	__u32 core = ~0U;
+	__s64 t0 = pto_now_ns();
+
+	ASSERT_EQ(0, pto_sysfs_kv("counters", "wakes", &wakes0));
+	ASSERT_EQ(0, pto_cores_range(self->exec, PTO_IOC_CORE_ATTACH, 0, 4));
+	any_park(self, 0, 4);
+	PTO_STORE(pto_core(self->eregs, 2)->parked, 0);
+	PTO_FENCE();
+	any_mask(m, 0, 4);
+	EXPECT_EQ(0, pto_core_wait_any(self->exec, m, pto_deadline_ms(3000),
+				       &core));
+	EXPECT_EQ(2U, core);
+	EXPECT_GT(1000 * 1000000LL, pto_now_ns() - t0);
+	EXPECT_EQ(1U, acore(self, 1)->parked);
+	ASSERT_EQ(0, pto_sysfs_kv("counters", "wakes", &wakes1));
+	EXPECT_EQ(wakes0, wakes1);
+	any_park(self, 2, 1);
 	EXPECT_EQ(-ETIMEDOUT, pto_core_wait_any(self->exec, m,
 						pto_deadline_ms(50), NULL));
 }
@@ -612,14 +644,67 @@ TEST_F(core, wait_any_one_kick_one_waiter)
 	second = first == &a ? &b : &a;
 	EXPECT_EQ(0, first->ret);
 	EXPECT_EQ(1U, first->core);
+	/* the other thread still sleeps for core 0: its flag stays */
+	EXPECT_EQ(1U, acore(self, 0)->parked);
 	PTO_STORE(pto_core(self->eregs, 1)->parked, 1);
 	PTO_FENCE();
 	ASSERT_EQ(0, pto_kick(self->aicpu, 0));
 	EXPECT_TRUE(any_wait_done(second, 2000));
 	EXPECT_EQ(0, second->ret);
 	EXPECT_EQ(0U, second->core);
+	/* nobody sleeps any more: the kick cleared core 1's flag too */
+	EXPECT_EQ(0U, acore(self, 1)->parked);
 	pthread_join(ta, NULL);
 	pthread_join(tb, NULL);
+}
+
+/*
+ * The kick that wakes the last thread asleep in the device clears the
+ * parked flags of that thread's whole set (it looks at every core before
+ * it sleeps again), so that dispatches until then send no KICK.
+ */
+TEST_F(core, wait_any_last_wake_unparks)
+{
+	struct any_thread a;
+	pthread_t ta;
+
+	ASSERT_EQ(0, pto_cores_range(self->exec, PTO_IOC_CORE_ATTACH, 0, 4));
+	any_park(self, 0, 4);
+	ASSERT_EQ(0, any_start(self, &a, &ta, 0, 4));
+	ASSERT_EQ(0, pto_kick(self->aicpu, 1));
+	EXPECT_TRUE(any_wait_done(&a, 2000));
+	EXPECT_EQ(0, a.ret);
+	EXPECT_EQ(1U, a.core);
+	EXPECT_EQ(0U, acore(self, 0)->parked);
+	EXPECT_EQ(0U, acore(self, 2)->parked);
+	EXPECT_EQ(0U, acore(self, 3)->parked);
+	pthread_join(ta, NULL);
+}
+
+/*
+ * A file that has used CORE_WAIT, which does not look at parked flags,
+ * keeps its flags as it set them.
+ */
+TEST_F(core, wait_any_after_core_wait_keeps_flags)
+{
+	struct any_thread a;
+	pthread_t ta;
+
+	ASSERT_EQ(0, pto_cores_range(self->exec, PTO_IOC_CORE_ATTACH, 0, 4));
+	/* a deadline already passed: one look, then -ETIMEDOUT */
+	EXPECT_EQ(-ETIMEDOUT, pto_core_wait(self->exec, 0,
+					    acore(self, 0)->data_main_base,
+					    1, NULL));
+	any_park(self, 0, 4);
+	ASSERT_EQ(0, any_start(self, &a, &ta, 0, 4));
+	ASSERT_EQ(0, pto_kick(self->aicpu, 1));
+	EXPECT_TRUE(any_wait_done(&a, 2000));
+	EXPECT_EQ(0, a.ret);
+	EXPECT_EQ(1U, a.core);
+	EXPECT_EQ(1U, acore(self, 0)->parked);
+	EXPECT_EQ(1U, acore(self, 2)->parked);
+	EXPECT_EQ(1U, acore(self, 3)->parked);
+	pthread_join(ta, NULL);
 }
 
 /*

@@ -602,7 +602,11 @@ struct pto_core_wait {
  * thread waits is taken by the next call. The caller sets the @parked
  * register of every core of @mask and rechecks their DATA_MAIN_BASE
  * first, so that a kick is never lost; the device clears @parked of the
- * core it returns.
+ * core it returns. The kick that wakes the last thread of the file asleep
+ * in this call clears @parked of every core of that thread's @mask (a
+ * file that has called PTO_IOC_CORE_WAIT keeps its flags); a call that
+ * finds a flag of its @mask clear returns 0 with that core at once, and
+ * the caller sets the flags again, rechecks and calls again.
  *
  * @size: In: sizeof(struct pto_core_wait_any).
  * @flags: In: zero.
@@ -868,7 +872,9 @@ enum pto_dev_attrs {
  * @PTO_A_COUNTERS_MAPS: successful mmap() calls.
  * @PTO_A_COUNTERS_PARKS: PTO_IOC_CORE_WAIT(_ANY) calls.
  * @PTO_A_COUNTERS_KICKS: kicks delivered.
- * @PTO_A_COUNTERS_WAKES: PTO_IOC_CORE_WAIT(_ANY) calls that returned 0.
+ * @PTO_A_COUNTERS_WAKES: PTO_IOC_CORE_WAIT(_ANY) calls that returned 0
+ *	for a kick or a moved DATA_MAIN_BASE (not a CORE_WAIT_ANY that
+ *	found a parked flag of its set clear).
  * @PTO_A_COUNTERS_IRQS: AICPU interrupts.
  * @PTO_A_COUNTERS_FAULTS: page faults served.
  * @PTO_A_COUNTERS_CORES_ONLINE: cores attached to a live executor.
