@@ -61,7 +61,8 @@ enum {
 	FZ_GM_ALLOC, FZ_GM_FREE, FZ_GM_LOOKUP, FZ_CORE_ATTACH, FZ_CORE_DETACH,
 	FZ_CORE_WAIT, FZ_KICK, FZ_RAISE_IRQ, FZ_IRQ_WAIT, FZ_HWS_GET,
 	FZ_HWS_SET, FZ_BAD_IOCTL, FZ_MMAP, FZ_MUNMAP, FZ_MPROTECT, FZ_MREMAP,
-	FZ_TOUCH, FZ_READ, FZ_POLL, FZ_FORK, FZ_GM_PIN, FZ_GM_UNPIN, FZ_NR
+	FZ_TOUCH, FZ_READ, FZ_POLL, FZ_FORK, FZ_GM_PIN, FZ_GM_UNPIN,
+	FZ_CORE_WAIT_ANY, FZ_NR
 };
 
 static const char *const fz_names[FZ_NR] = {
@@ -69,7 +70,7 @@ static const char *const fz_names[FZ_NR] = {
 	"GM_ALLOC", "GM_FREE", "GM_LOOKUP", "CORE_ATTACH", "CORE_DETACH",
 	"CORE_WAIT", "KICK", "RAISE_IRQ", "IRQ_WAIT", "HWS_CONFIG get",
 	"HWS_CONFIG set", "bad ioctl", "mmap", "munmap", "mprotect", "mremap",
-	"touch", "read", "poll", "fork", "GM_PIN", "GM_UNPIN",
+	"touch", "read", "poll", "fork", "GM_PIN", "GM_UNPIN", "CORE_WAIT_ANY",
 };
 
 /* Relative frequency of each operation. */
@@ -82,7 +83,7 @@ static const unsigned int fz_weights[FZ_NR] = {
 	[FZ_HWS_SET] = 25, [FZ_BAD_IOCTL] = 25, [FZ_MMAP] = 80,
 	[FZ_MUNMAP] = 45, [FZ_MPROTECT] = 20, [FZ_MREMAP] = 20,
 	[FZ_TOUCH] = 100, [FZ_READ] = 20, [FZ_POLL] = 15, [FZ_FORK] = 3,
-	[FZ_GM_PIN] = 40, [FZ_GM_UNPIN] = 30,
+	[FZ_GM_PIN] = 40, [FZ_GM_UNPIN] = 30, [FZ_CORE_WAIT_ANY] = 30,
 };
 
 /* What the run knows of the device (in the engine's shared memory). */
@@ -1334,6 +1335,51 @@ static int fz_core_wait(struct fz_w *w)
 	return ret;
 }
 
+/*
+ * CORE_WAIT_ANY on a set (mostly of the file's own cores), parked as the
+ * protocol wants or not: a call that returns 0 returns a core of its set.
+ */
+static int fz_core_wait_any(struct fz_w *w)
+{
+	struct fz_file *f = fz_pick_role(w, PTO_ROLE_EXECUTOR, false);
+	struct pto_core_wait_any cw = { .size = sizeof(cw) };
+	uint32_t nc = w->dev->info.nr_cores;
+	void *regs = fz_regs(w);
+	unsigned int c;
+	bool arm;
+	int ret;
+
+	if (!f)
+		return FZ_SKIP;
+	if (fz_pct(w, 60)) {	/* its own cores, all or some */
+		for (c = 0; c < PTO_CORE_MASK_WORDS; c++)
+			cw.mask[c] = f->cores[c] & (fz_pct(w, 50) ? ~0ULL :
+						    pto_rng_next(w->r));
+	} else {
+		fz_mask(w, f, cw.mask);
+	}
+	cw.timeout_ns = fz_deadline(w, &arm);
+	if (regs && fz_pct(w, 70)) {
+		for (c = 0; c < nc && c < PTO_CORE_MASK_WORDS * 64; c++)
+			if (cw.mask[c / 64] & (1ULL << (c % 64)))
+				PTO_STORE(pto_core(regs, c)->parked, 1);
+		PTO_FENCE();
+	}
+	fz_note(w, (uint64_t)f->fd[0], cw.mask[0], cw.mask[1],
+		(uint64_t)cw.timeout_ns);
+	fz_timer(fz_wait_timer(arm));
+	ret = fz_ioctl(w, fz_fd(w, f), PTO_IOC_CORE_WAIT_ANY, &cw, sizeof(cw),
+		       NULL);
+	fz_timer(FZ_TIMER_OFF);
+	fz_errno_ok(w, "CORE_WAIT_ANY", ret);
+	if (!ret && w->clean && (cw.core >= nc ||
+				 !(cw.mask[cw.core / 64] & (1ULL << (cw.core % 64)))))
+		FZ_FAIL(w, "CORE_WAIT_ANY returned core %u, not of its set",
+			cw.core);
+	fz_checked(w);
+	return ret;
+}
+
 static int fz_raise_irq(struct fz_w *w)
 {
 	static const unsigned short pads[] = { 12, 0 };
@@ -2066,7 +2112,7 @@ static const fz_op_fn fz_ops[FZ_NR] = {
 	[FZ_MUNMAP] = fz_munmap, [FZ_MPROTECT] = fz_mprotect,
 	[FZ_MREMAP] = fz_mremap, [FZ_TOUCH] = fz_touch, [FZ_READ] = fz_read,
 	[FZ_POLL] = fz_poll, [FZ_FORK] = fz_fork, [FZ_GM_PIN] = fz_gm_pin,
-	[FZ_GM_UNPIN] = fz_gm_unpin,
+	[FZ_GM_UNPIN] = fz_gm_unpin, [FZ_CORE_WAIT_ANY] = fz_core_wait_any,
 };
 
 /* @budget operations (fewer if the run reaches its target). */
