@@ -659,26 +659,44 @@ TEST_F(core, wait_any_one_kick_one_waiter)
 }
 
 /*
- * The kick that wakes the last thread asleep in the device clears the
- * parked flags of that thread's whole set (it looks at every core before
- * it sleeps again), so that dispatches until then send no KICK.
+ * One thread waits on cores 0-3, parked as the protocol wants; a kick of
+ * core 1 wakes it. @core_wait_first: the file called CORE_WAIT before.
+ * The parked flags of cores 0, 2 and 3 afterwards must be @flags.
  */
-TEST_F(core, wait_any_last_wake_unparks)
+static void one_waiter_kicked(struct __test_metadata *_metadata,
+			      FIXTURE_DATA(core) *self, bool core_wait_first,
+			      __u32 flags)
 {
 	struct any_thread a;
 	pthread_t ta;
 
 	ASSERT_EQ(0, pto_cores_range(self->exec, PTO_IOC_CORE_ATTACH, 0, 4));
+	/* a deadline already passed: one look, then -ETIMEDOUT */
+	if (core_wait_first)
+		EXPECT_EQ(-ETIMEDOUT,
+			  pto_core_wait(self->exec, 0,
+					acore(self, 0)->data_main_base, 1,
+					NULL));
 	any_park(self, 0, 4);
 	ASSERT_EQ(0, any_start(self, &a, &ta, 0, 4));
 	ASSERT_EQ(0, pto_kick(self->aicpu, 1));
 	EXPECT_TRUE(any_wait_done(&a, 2000));
 	EXPECT_EQ(0, a.ret);
 	EXPECT_EQ(1U, a.core);
-	EXPECT_EQ(0U, acore(self, 0)->parked);
-	EXPECT_EQ(0U, acore(self, 2)->parked);
-	EXPECT_EQ(0U, acore(self, 3)->parked);
+	EXPECT_EQ(flags, acore(self, 0)->parked);
+	EXPECT_EQ(flags, acore(self, 2)->parked);
+	EXPECT_EQ(flags, acore(self, 3)->parked);
 	pthread_join(ta, NULL);
+}
+
+/*
+ * The kick that wakes the last thread asleep in the device clears the
+ * parked flags of that thread's whole set (it looks at every core before
+ * it sleeps again), so that dispatches until then send no KICK.
+ */
+TEST_F(core, wait_any_last_wake_unparks)
+{
+	one_waiter_kicked(_metadata, self, false, 0);
 }
 
 /*
@@ -687,24 +705,7 @@ TEST_F(core, wait_any_last_wake_unparks)
  */
 TEST_F(core, wait_any_after_core_wait_keeps_flags)
 {
-	struct any_thread a;
-	pthread_t ta;
-
-	ASSERT_EQ(0, pto_cores_range(self->exec, PTO_IOC_CORE_ATTACH, 0, 4));
-	/* a deadline already passed: one look, then -ETIMEDOUT */
-	EXPECT_EQ(-ETIMEDOUT, pto_core_wait(self->exec, 0,
-					    acore(self, 0)->data_main_base,
-					    1, NULL));
-	any_park(self, 0, 4);
-	ASSERT_EQ(0, any_start(self, &a, &ta, 0, 4));
-	ASSERT_EQ(0, pto_kick(self->aicpu, 1));
-	EXPECT_TRUE(any_wait_done(&a, 2000));
-	EXPECT_EQ(0, a.ret);
-	EXPECT_EQ(1U, a.core);
-	EXPECT_EQ(1U, acore(self, 0)->parked);
-	EXPECT_EQ(1U, acore(self, 2)->parked);
-	EXPECT_EQ(1U, acore(self, 3)->parked);
-	pthread_join(ta, NULL);
+	one_waiter_kicked(_metadata, self, true, 1);
 }
 
 /*
