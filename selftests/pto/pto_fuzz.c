@@ -1297,6 +1297,23 @@ static int fz_kick(struct fz_w *w)
 	return fz_cores(w, FZ_KICK);
 }
 
+/*
+ * A waiting ioctl of @f, ended by a timer's signal if @arm (a wait with
+ * no or a long deadline): its result, checked against the errnos allowed.
+ */
+static int fz_wait_ioctl(struct fz_w *w, struct fz_file *f, unsigned long cmd,
+			 void *arg, size_t len, const unsigned short *pads,
+			 bool arm, const char *what)
+{
+	int ret;
+
+	fz_timer(fz_wait_timer(arm));
+	ret = fz_ioctl(w, fz_fd(w, f), cmd, arg, len, pads);
+	fz_timer(FZ_TIMER_OFF);
+	fz_errno_ok(w, what, ret);
+	return ret;
+}
+
 static int fz_core_wait(struct fz_w *w)
 {
 	struct fz_file *f = fz_pick_role(w, PTO_ROLE_EXECUTOR, false);
@@ -1323,11 +1340,8 @@ static int fz_core_wait(struct fz_w *w)
 	}
 	fz_note(w, (uint64_t)f->fd[0], cw.core, cw.last_dmb,
 		(uint64_t)cw.timeout_ns);
-	fz_timer(fz_wait_timer(arm));
-	ret = fz_ioctl(w, fz_fd(w, f), PTO_IOC_CORE_WAIT, &cw, sizeof(cw),
-		       NULL);
-	fz_timer(FZ_TIMER_OFF);
-	fz_errno_ok(w, "CORE_WAIT", ret);
+	ret = fz_wait_ioctl(w, f, PTO_IOC_CORE_WAIT, &cw, sizeof(cw), NULL,
+			    arm, "CORE_WAIT");
 	if (!ret && w->clean && cw.reason != PTO_WAKE_DMB &&
 	    cw.reason != PTO_WAKE_KICK)
 		FZ_FAIL(w, "CORE_WAIT returned 0 with reason %u", cw.reason);
@@ -1367,11 +1381,8 @@ static int fz_core_wait_any(struct fz_w *w)
 	}
 	fz_note(w, (uint64_t)f->fd[0], cw.mask[0], cw.mask[1],
 		(uint64_t)cw.timeout_ns);
-	fz_timer(fz_wait_timer(arm));
-	ret = fz_ioctl(w, fz_fd(w, f), PTO_IOC_CORE_WAIT_ANY, &cw, sizeof(cw),
-		       NULL);
-	fz_timer(FZ_TIMER_OFF);
-	fz_errno_ok(w, "CORE_WAIT_ANY", ret);
+	ret = fz_wait_ioctl(w, f, PTO_IOC_CORE_WAIT_ANY, &cw, sizeof(cw),
+			    NULL, arm, "CORE_WAIT_ANY");
 	if (!ret && w->clean && (cw.core >= nc ||
 				 !(cw.mask[cw.core / 64] & (1ULL << (cw.core % 64)))))
 		FZ_FAIL(w, "CORE_WAIT_ANY returned core %u, not of its set",
@@ -1406,7 +1417,6 @@ static int fz_irq_wait(struct fz_w *w)
 	struct pto_irq_wait s = { .size = sizeof(s) };
 	void *regs = fz_regs(w);
 	bool arm;
-	int ret;
 
 	if (!f)
 		return FZ_SKIP;
@@ -1415,11 +1425,8 @@ static int fz_irq_wait(struct fz_w *w)
 					  0x80000000U + (uint32_t)fz_rand(w, 4);
 	s.timeout_ns = fz_deadline(w, &arm);
 	fz_note(w, (uint64_t)f->fd[0], s.count, (uint64_t)s.timeout_ns, 0);
-	fz_timer(fz_wait_timer(arm));
-	ret = fz_ioctl(w, fz_fd(w, f), PTO_IOC_IRQ_WAIT, &s, sizeof(s), pads);
-	fz_timer(FZ_TIMER_OFF);
-	fz_errno_ok(w, "IRQ_WAIT", ret);
-	return ret;
+	return fz_wait_ioctl(w, f, PTO_IOC_IRQ_WAIT, &s, sizeof(s), pads, arm,
+			     "IRQ_WAIT");
 }
 
 static int fz_hws_get(struct fz_w *w)
