@@ -258,6 +258,7 @@ static int kdev_open(struct aicore *a, const char *dev)
 		return -errno;
 	}
 	exec_setup(a, regs, gm);
+	a->exec.unparks = true;		/* kmod.rst, CORE_WAIT_ANY */
 	return 0;
 }
 

@@ -91,6 +91,11 @@ struct pto_exec_ops {
  * @spins: polls of DATA_MAIN_BASE before parking, at most...
  * @spin_ns: ...and at most this long (0: no time limit).
  * @ops: the device's operations.
+ * @unparks: the device may clear the parked flags of a whole set that
+ *	park_any sleeps on (pto.ko: once no thread is left asleep), and
+ *	returns at once a core whose flag it finds clear: after a wake-up
+ *	that found no work, every clear flag of the set is set again, not
+ *	only the kicked core's.
  * @priv: the executor's own data.
  * @tasks: tasks run (all cores).
  * @parks: times a core slept in the device.
@@ -108,6 +113,7 @@ struct pto_exec {
 	int64_t spin_ns;
 	uint8_t spin_yield;		/* enum pto_exec_yield */
 	const struct pto_exec_ops *ops;
+	bool unparks;
 	void *priv;
 	_Atomic uint64_t tasks;
 	_Atomic uint64_t parks;

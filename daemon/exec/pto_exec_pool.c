@@ -9,7 +9,7 @@
  * it go. With nothing to take it spins briefly (longer right after a task:
  * linger_ns, for the task's dependents), then sleeps on all of the
  * pool's cores at once: under @lock it counts itself idle and sets the
- * parked flag of every core not claimed, fences, looks once more, and
+ * parked flag of every core not done, fences, looks once more, and
  * calls ops->park_any. The AICPU kicks a parked core after it dispatches
  * to it, which wakes one sleeping thread; a kick for work another thread
  * took meanwhile stays latched, and a thread it wakes looks once more and
@@ -17,7 +17,7 @@
  * parked flags, so that a busy pool is not kicked (pto.ko clears them
  * sooner, with the kick that wakes the last thread asleep in the
  * device; a thread then finds one clear on its way to sleep, and is
- * sent back to set them again: a stale kick too).
+ * sent back to set them again: a stale kick too, ex->unparks).
  *
  * Growth: threads beyond cfg.workers start when a dispatch would wait on
  * kernels that do not finish: before a launch whose kernels run together
@@ -394,7 +394,7 @@ static bool step(struct pto_exec_pool *p, uint32_t c)
 
 /* ---- Sleeping ------------------------------------------------------------- */
 
-/* Parked flags of the cores nobody holds (lock held, first sleeper). */
+/* Parked flags of the cores not done, into @mask (lock held). */
 static void park_cores_locked(struct pto_exec_pool *p, uint64_t *mask)
 {
 	uint32_t k;
@@ -410,19 +410,26 @@ static void park_cores_locked(struct pto_exec_pool *p, uint64_t *mask)
 	}
 }
 
-/* The parked flags of @mask again, after a wake-up that found no work. */
+/*
+ * After a wake-up that found no work: the parked flag again of every core
+ * of @mask whose flag is clear (pto.ko may have cleared them all, and it
+ * sends a thread back at once for a clear flag in its set). A flag
+ * already set is only read, so that the AICPU's copy of its line stays
+ * valid.
+ */
 static void repark_cores(struct pto_exec_pool *p, const uint64_t *mask)
 {
 	uint32_t w;
 
 	for (w = 0; w < PTO_CORE_MASK_WORDS; w++) {
-		uint64_t m = mask[w];
+		uint64_t m;
 
-		while (m) {
-			uint32_t c = w * 64 + (uint32_t)__builtin_ctzll(m);
+		for (m = mask[w]; m; m &= m - 1) {
+			struct pto_core_regs *r =
+				pregs(p, w * 64 + (uint32_t)__builtin_ctzll(m));
 
-			m &= m - 1;
-			reg_store_relaxed(&pregs(p, c)->parked, 1);
+			if (!reg_load_relaxed(&r->parked))
+				reg_store_relaxed(&r->parked, 1);
 		}
 	}
 }
@@ -495,12 +502,18 @@ static int sleep_on_cores(struct pto_exec_pool *p)
 		 * dispatches every latched kick sent a thread through spin(),
 		 * and on two CPUs those spins held off the AICPU thread that
 		 * was dispatching (a 1 -> 72 -> 1 fan took 5-10 times as long).
-		 * The device cleared the core's parked flag with the kick, and
-		 * pto.ko may have cleared the others (it returns a core whose
-		 * flag it finds clear): set them all again before looking, or
-		 * a dispatch to one of them would not kick.
+		 * The device cleared the core's parked flag with the kick
+		 * (pto.ko perhaps the others too: ex->unparks): set it again
+		 * before looking, or the next dispatch to that core would not
+		 * kick. Only that one elsewhere: the others' flags are either
+		 * set or cleared by the thread that took their core, which
+		 * looks at every core when it lets it go; a flag set there
+		 * would make a dispatch wake a thread for nothing.
 		 */
-		repark_cores(p, mask);
+		if (p->ex->unparks)
+			repark_cores(p, mask);
+		else
+			reg_store_relaxed(&pregs(p, hint)->parked, 1);
 		atomic_thread_fence(memory_order_seq_cst);
 		atomic_fetch_add_explicit(&p->stale_kicks, 1,
 					  memory_order_relaxed);
