@@ -5,6 +5,8 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -513,6 +515,40 @@ PTO_EXPORT int pto_kernel_load(pto_client *c, int32_t func_id,
 
 /* ---- Submission stream --------------------------------------------------------------- */
 
+/*
+ * Ring the stream reader's doorbell: a byte into the pipe ptod handed over
+ * at hello (a full pipe wakes the reader as well). Its read end goes with
+ * ptod, or when ptod lets this client go; a write then fails with EPIPE
+ * and raises SIGPIPE, which would kill a program that never asked for
+ * pipes. So SIGPIPE is held back in this thread for the write, and the
+ * one the write raised is taken (one already pending stays). 0, or
+ * -errno: the pipe is then closed and the caller sends MSG_DOORBELL.
+ */
+static int bell_ring(pto_client *c)
+{
+	static const struct timespec now = { 0, 0 };
+	sigset_t pipe_set, old, pending;
+	bool held;
+	int ret = 0;
+
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	if (pthread_sigmask(SIG_BLOCK, &pipe_set, &old))
+		return -EINVAL;
+	held = !sigpending(&pending) && sigismember(&pending, SIGPIPE);
+	if (write(c->bell, "", 1) != 1 && errno != EAGAIN) {
+		ret = -errno;
+		if (ret == -EPIPE && !held)
+			sigtimedwait(&pipe_set, NULL, &now);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (ret) {
+		close(c->bell);
+		c->bell = -1;
+	}
+	return ret;
+}
+
 static void stream_publish(pto_client *c)
 {
 	struct pto_stream_hdr *sh = c->sh;
@@ -524,12 +560,8 @@ static void stream_publish(pto_client *c)
 		struct pto_msg m;
 
 		PTO_PROBE0(libpto, doorbell);
-		/*
-		 * The doorbell pipe wakes the reader without ptod's main
-		 * thread; a full one (EAGAIN) will wake it anyway.
-		 */
-		if (c->bell >= 0 &&
-		    (write(c->bell, "", 1) == 1 || errno == EAGAIN))
+		/* the doorbell pipe wakes the reader without ptod's main thread */
+		if (c->bell >= 0 && !bell_ring(c))
 			return;
 		memset(&m, 0, sizeof(m));
 		m.type = PTO_MSG_DOORBELL;

@@ -2198,6 +2198,27 @@ TEST_F_TIMEOUT(e2e, stuck_kernels_bell_abused, 150)
 	stuck_client_killed(_metadata, 0, true, "hang-bell");
 }
 
+/*
+ * ptod lets a client go (here: the client shut its connection for
+ * writing) while the client goes on and submits: ringing the doorbell
+ * whose read end went with ptod's side must give the client an error,
+ * not kill it with SIGPIPE. The ptod that serves the others is untouched.
+ */
+TEST_F_TIMEOUT(e2e, bell_orphaned_client_error, 60)
+{
+	struct proc p;
+
+	ASSERT_EQ(0, e2e_start(&p, "bell-orphaned", false, NULL,
+			       ARGS("bell-orphaned")));
+	EXPECT_EQ(0, proc_wait(&p, CLIENT_MS));
+	EXPECT_TRUE(p.reaped && WIFEXITED(p.status))
+		TH_LOG("pto_e2e bell-orphaned died of signal %d",
+		       WIFSIGNALED(p.status) ? WTERMSIG(p.status) : 0);
+	EXPECT_TRUE(line_with(p.text, "CASE bell-orphaned: PASS"))
+		TH_LOG("no \"CASE bell-orphaned: PASS\"");
+	proc_free(&p);
+}
+
 TEST_F_TIMEOUT(e2e, deadlock_clean_error, 150)
 {
 	char want[32];

@@ -32,6 +32,10 @@
  *                                 graph submitted whole, then its
  *                                 doorbell filled and made blocking;
  *                                 ready after that
+ *   pto_e2e bell-orphaned         its connections shut for writing
+ *                                 (ptod drops it), then a graph that
+ *                                 rings the doorbell ptod no longer
+ *                                 reads: an error, not SIGPIPE
  *   pto_e2e probe SECONDS         keeps submitting probe tasks (AIC and
  *                                 AIV) for SECONDS or until SIGTERM;
  *                                 ready once its first task has run;
@@ -1464,6 +1468,65 @@ static int run_hang_bell(void)
 	ret = pto_graph_wait(cl, tag, msg, sizeof(msg));
 	printf("CASE hang-bell: %s status=%d %s\n", ret ? "FAIL" : "PASS", ret, msg);
 	return ret ? 1 : 0;
+}
+
+/*
+ * bell-orphaned: after its setup the client shuts its connections to
+ * ptod for writing; ptod drops it, and with it the read end of the
+ * doorbell its stream reader parked on, while the client goes on. Then a
+ * graph, whose records ring that doorbell. The run must end with an
+ * error, not the process die of SIGPIPE (which libpto never asks for).
+ */
+static int run_bell_orphaned(void)
+{
+	PTO2Runtime *rt = pto_client_runtime(cl);
+	char link[64], path[64], msg[4096] = "";
+	struct pollfd pfd[8];
+	struct dirent *de;
+	uint64_t tag;
+	int n = 0, i, ret;
+	DIR *d;
+
+	if (hang_setup(1))
+		return 1;
+	usleep(100 * 1000);	/* ptod's stream reader parks meanwhile */
+	d = opendir("/proc/self/fd");
+	while (d && (de = readdir(d)) && n < 8) {
+		int fd = atoi(de->d_name);
+		ssize_t len;
+
+		if (fd <= 2 || fd == dirfd(d) || fd == ready_fd ||
+		    (fd < OLD_FDS_MAX && old_fd[fd]))
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		len = readlink(path, link, sizeof(link) - 1);
+		if (len <= 0 || strncmp(link, "socket:", 7) ||
+		    shutdown(fd, SHUT_WR))
+			continue;
+		pfd[n].fd = fd;
+		pfd[n++].events = POLLIN;
+	}
+	if (d)
+		closedir(d);
+	/* ptod closes them once it has let the client go */
+	for (i = 0; i < n; i++) {
+		char c;
+
+		while (poll(&pfd[i], 1, 10000) > 0 &&
+		       recv(pfd[i].fd, &c, 1, MSG_DONTWAIT) > 0)
+			;
+	}
+	printf("bell-orphaned: %d connections shut, ptod let go\n", n);
+	ret = pto_graph_begin(cl, &tag);
+	if (!ret) {
+		hang_submit(rt);
+		ret = pto_graph_end(cl);
+	}
+	if (!ret)
+		ret = pto_graph_wait(cl, tag, msg, sizeof(msg));
+	printf("CASE bell-orphaned: %s status=%d %s\n",
+	       n && ret ? "PASS" : "FAIL", ret, ret ? pto_last_error(cl) : msg);
+	return n && ret ? 0 : 1;
 }
 
 static int orch_badbuf(PTO2Runtime *rt, uint64_t *args, int argc)
@@ -3043,6 +3106,8 @@ static int run_case(int argc, char **argv)
 		ret = run_hang(argc > 1 ? atol(argv[1]) : 0);
 	else if (!strcmp(argv[0], "hang-bell"))
 		ret = run_hang_bell();
+	else if (!strcmp(argv[0], "bell-orphaned"))
+		ret = run_bell_orphaned();
 	else if (!strcmp(argv[0], "probe"))
 		ret = run_probe(argc > 1 ? atof(argv[1]) : 5, 0);
 	else if (!strcmp(argv[0], "probe-n"))
