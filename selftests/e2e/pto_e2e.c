@@ -1385,43 +1385,67 @@ static void fds_before_connect(void)
 	closedir(d);
 }
 
+#define CONNECT_FDS_MAX	16
+
 /*
- * Do the worst to the doorbell ptod handed over at hello (the write end
- * of a pipe; an eventfd libpto holds would have come from ptod too): fill
- * it (an eventfd: to its largest count), then make it blocking. Only what
- * pto_connect() opened is touched (make's jobserver pipe, say, is not).
- * Whatever ptod writes to what it shares with us must not block on that.
- * How many descriptors were abused.
+ * The descriptors pto_connect() opened (not stdio, not the ready pipe,
+ * none open before it: make's jobserver pipe, say), with what
+ * /proc/self/fd says each is (@links). How many, at most CONNECT_FDS_MAX.
  */
-static int bell_abuse(void)
+static int connect_fds(int *fds, char (*links)[64])
 {
-	char link[64], path[64], junk[4096];
+	char path[64];
 	struct dirent *de;
 	int n = 0;
 	DIR *d = opendir("/proc/self/fd");
 
 	if (!d)
 		return 0;
-	memset(junk, 0, sizeof(junk));
-	while ((de = readdir(d))) {
-		int fd = atoi(de->d_name), fl;
-		uint64_t max = 0xfffffffffffffffeULL;
+	while ((de = readdir(d)) && n < CONNECT_FDS_MAX) {
+		int fd = atoi(de->d_name);
 		ssize_t len;
 
 		if (fd <= 2 || fd == dirfd(d) || fd == ready_fd ||
 		    (fd < OLD_FDS_MAX && old_fd[fd]))
 			continue;
 		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-		len = readlink(path, link, sizeof(link) - 1);
-		fl = fcntl(fd, F_GETFL);
-		if (len <= 0 || fl < 0)
+		len = readlink(path, links[n], sizeof(links[n]) - 1);
+		if (len <= 0)
 			continue;
-		link[len] = 0;
-		if (!strncmp(link, "pipe:", 5) && (fl & O_ACCMODE) == O_WRONLY) {
+		links[n][len] = 0;
+		fds[n++] = fd;
+	}
+	closedir(d);
+	return n;
+}
+
+/*
+ * Do the worst to the doorbell ptod handed over at hello (the write end
+ * of a pipe; an eventfd libpto holds would have come from ptod too): fill
+ * it (an eventfd: to its largest count), then make it blocking. Only what
+ * pto_connect() opened is touched (connect_fds()). Whatever ptod writes
+ * to what it shares with us must not block on that. How many descriptors
+ * were abused.
+ */
+static int bell_abuse(void)
+{
+	char links[CONNECT_FDS_MAX][64], junk[4096];
+	int fds[CONNECT_FDS_MAX], i, n = 0;
+	int nfds = connect_fds(fds, links);
+
+	memset(junk, 0, sizeof(junk));
+	for (i = 0; i < nfds; i++) {
+		uint64_t max = 0xfffffffffffffffeULL;
+		int fd = fds[i], fl = fcntl(fd, F_GETFL);
+
+		if (fl < 0)
+			continue;
+		if (!strncmp(links[i], "pipe:", 5) &&
+		    (fl & O_ACCMODE) == O_WRONLY) {
 			fcntl(fd, F_SETFL, fl | O_NONBLOCK);
 			while (write(fd, junk, sizeof(junk)) > 0)
 				;
-		} else if (!strcmp(link, "anon_inode:[eventfd]")) {
+		} else if (!strcmp(links[i], "anon_inode:[eventfd]")) {
 			fcntl(fd, F_SETFL, fl | O_NONBLOCK);
 			if (write(fd, &max, sizeof(max)) < 0)
 				(void)0;
@@ -1430,10 +1454,9 @@ static int bell_abuse(void)
 		}
 		fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
 		printf("hang-bell: fd %d (%s) filled and made blocking\n", fd,
-		       link);
+		       links[i]);
 		n++;
 	}
-	closedir(d);
 	return n;
 }
 
@@ -1480,40 +1503,26 @@ static int run_hang_bell(void)
 static int run_bell_orphaned(void)
 {
 	PTO2Runtime *rt = pto_client_runtime(cl);
-	char link[64], path[64], msg[4096] = "";
-	struct pollfd pfd[8];
-	struct dirent *de;
+	char links[CONNECT_FDS_MAX][64], msg[4096] = "";
+	int fds[CONNECT_FDS_MAX], nfds, n = 0, i, ret;
+	struct pollfd pfd;
 	uint64_t tag;
-	int n = 0, i, ret;
-	DIR *d;
 
 	if (hang_setup(1))
 		return 1;
 	usleep(100 * 1000);	/* ptod's stream reader parks meanwhile */
-	d = opendir("/proc/self/fd");
-	while (d && (de = readdir(d)) && n < 8) {
-		int fd = atoi(de->d_name);
-		ssize_t len;
-
-		if (fd <= 2 || fd == dirfd(d) || fd == ready_fd ||
-		    (fd < OLD_FDS_MAX && old_fd[fd]))
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-		len = readlink(path, link, sizeof(link) - 1);
-		if (len <= 0 || strncmp(link, "socket:", 7) ||
-		    shutdown(fd, SHUT_WR))
-			continue;
-		pfd[n].fd = fd;
-		pfd[n++].events = POLLIN;
-	}
-	if (d)
-		closedir(d);
-	/* ptod closes them once it has let the client go */
-	for (i = 0; i < n; i++) {
+	nfds = connect_fds(fds, links);
+	for (i = 0; i < nfds; i++) {
 		char c;
 
-		while (poll(&pfd[i], 1, 10000) > 0 &&
-		       recv(pfd[i].fd, &c, 1, MSG_DONTWAIT) > 0)
+		if (strncmp(links[i], "socket:", 7) || shutdown(fds[i], SHUT_WR))
+			continue;
+		n++;
+		/* ptod closes it once it has let the client go */
+		pfd.fd = fds[i];
+		pfd.events = POLLIN;
+		while (poll(&pfd, 1, 10000) > 0 &&
+		       recv(fds[i], &c, 1, MSG_DONTWAIT) > 0)
 			;
 	}
 	printf("bell-orphaned: %d connections shut, ptod let go\n", n);
