@@ -522,19 +522,21 @@ PTO_EXPORT int pto_kernel_load(pto_client *c, int32_t func_id,
  * and raises SIGPIPE, which would kill a program that never asked for
  * pipes. So SIGPIPE is held back in this thread for the write, and the
  * one the write raised is taken (one already pending stays). 0, or
- * -errno: the pipe is then closed and the caller sends MSG_DOORBELL.
+ * -errno, and the caller sends MSG_DOORBELL instead (a write that failed
+ * also closes the pipe: ptod reads it no more).
  */
 static int bell_ring(pto_client *c)
 {
 	static const struct timespec now = { 0, 0 };
 	sigset_t pipe_set, old, pending;
 	bool held;
-	int ret = 0;
+	int ret;
 
 	sigemptyset(&pipe_set);
 	sigaddset(&pipe_set, SIGPIPE);
-	if (pthread_sigmask(SIG_BLOCK, &pipe_set, &old))
-		return -EINVAL;
+	ret = -pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+	if (ret)
+		return ret;
 	held = !sigpending(&pending) && sigismember(&pending, SIGPIPE);
 	if (write(c->bell, "", 1) != 1 && errno != EAGAIN) {
 		ret = -errno;
