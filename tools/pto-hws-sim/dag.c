@@ -153,6 +153,13 @@ static void idmap_put(struct idmap *m, uint32_t id, uint32_t idx)
 	m->idx[id] = idx;
 }
 
+/* Forget every id (a new DAG begins); the map keeps its memory. */
+static void idmap_clear(struct idmap *m)
+{
+	if (m->size)
+		memset(m->idx, 0xff, m->size * sizeof(*m->idx));
+}
+
 /* A DAG file being read. */
 struct reader {
 	const char *fname;
@@ -193,7 +200,7 @@ static int parse_dag(struct reader *rd)
 	char *tok, *val;
 
 	rd->d = d;
-	memset(rd->ids.idx, 0xff, rd->ids.size * sizeof(*rd->ids.idx));
+	idmap_clear(&rd->ids);
 	tok = next_word(rd);
 	if (!tok)
 		return perr(rd, "dag: a name is needed");
