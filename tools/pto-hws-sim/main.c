@@ -1006,21 +1006,24 @@ int main(int argc, char **argv)
 		o.device = 24;
 	ret = read_files(&w, argv + optind, argc - optind);
 	if (ret)
-		return ret;
+		goto out_free;
 	if (o.ngen)
 		generate(&o, &w, o.seed);
 	if (!w.ndag) {
 		usage(stderr);
-		return 2;
+		ret = 2;
+		goto out_free;
 	}
 	w.prio_mode = o.prio_mode;
 	if (wl_prepare(&w, err, sizeof(err))) {
 		fprintf(stderr, "pto-hws-sim: %s\n", err);
-		return 1;
+		ret = 1;
+		goto out_free;
 	}
-	if (o.dump && dump_workload(o.dump, &w))
-		return 1;
-	ret = run_workload(&o, &w);
+	ret = o.dump ? dump_workload(o.dump, &w) : 0;
+	if (!ret)
+		ret = run_workload(&o, &w);
+out_free:
 	wl_free(&w);
 	return ret;
 }

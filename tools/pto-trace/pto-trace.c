@@ -423,8 +423,10 @@ int main(int argc, char **argv)
 	if (optind != argc - 1 || (strcmp(fmt, "json") && strcmp(fmt, "svg") &&
 				   strcmp(fmt, "dot")))
 		return usage();
-	if (read_recording(argv[optind], &w))
+	if (read_recording(argv[optind], &w)) {
+		wl_free(&w);	/* what the parse built before the error */
 		return 1;
+	}
 	scene_build(&s, &w, only);
 	if (only && !s.nclient) {
 		fprintf(stderr, "pto-trace: no DAG named '%s'\n", only);
