@@ -334,8 +334,8 @@ static int run_vector(int argc, char **argv)
 	vec_orch = orch;
 	for (ci = 0; ci < vec_num_cases; ci++) {
 		const struct vec_case *vc = &vec_cases[ci];
-		float *a = malloc(n * 4), *b = malloc(n * 4);
-		double *ref = malloc(n * sizeof(double));
+		float *a, *b;
+		double *ref;
 		pto_buf *ga, *gb, *gf;
 		struct ex_cmp cmp;
 		char msg[4096], name[64];
@@ -345,6 +345,16 @@ static int run_vector(int argc, char **argv)
 
 		if (!selected(argc, argv, vc->name))
 			continue;
+		a = malloc(n * 4);
+		b = malloc(n * 4);
+		ref = malloc(n * sizeof(double));
+		if (!a || !b || !ref) {
+			fprintf(stderr, "vector: out of memory\n");
+			free(a);
+			free(b);
+			free(ref);
+			return 1;
+		}
 		vec_gen_inputs(vc, a, b, n);
 		vec_golden(a, b, ref, n);
 		ga = gm_copy(a, n * 4);
