@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -670,8 +671,11 @@ struct pto2_engine *pto2_runtime_engine(PTO2Runtime *rt)
 void pto2_rt_scope_begin(PTO2Runtime *rt)
 {
 	if (rt->scope_depth >= PTO2_MAX_SCOPE_DEPTH) {
-		/* keep begin/end balanced: count it, but fail the run */
-		rt->scope_depth++;
+		/* keep begin/end balanced: count it (up to INT_MAX: a
+		 * stream of begins must not wrap the count), but fail
+		 * the run */
+		if (rt->scope_depth < INT_MAX)
+			rt->scope_depth++;
 		pto2_rt_fail(rt, -EINVAL, "PTO2_SCOPE nested deeper than %d",
 			     PTO2_MAX_SCOPE_DEPTH);
 		return;

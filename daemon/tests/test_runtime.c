@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 
 #include <pto/pto_kernel.h>
 
+#include "pto2_internal.h"	/* scope_depth, for t_scope_flood() */
 #include "pto2_runtime.h"
 #include "pto2_util.h"
 #include "sim_device.h"
@@ -580,6 +582,33 @@ static int orch_nested(PTO2Runtime *rt, uint64_t *args, int argc)
 	return 0;
 }
 
+static int scope_flood_depth;
+
+/*
+ * Scopes nested past the limit, as a stream of 2^31 SCOPE_BEGIN records
+ * from a client would nest them: the runtime counts the begins past the
+ * limit (to keep begin and end balanced) and must not wrap that count.
+ * The 2^31 calls would take a minute; the count is set just below
+ * INT_MAX instead, then put back so that the ends balance.
+ */
+static int orch_scope_flood(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	int i;
+
+	(void)args;
+	(void)argc;
+	for (i = 0; i <= PTO2_MAX_SCOPE_DEPTH; i++)
+		pto2_rt_scope_begin(rt);
+	rt->scope_depth = INT_MAX - 1;
+	for (i = 0; i < 3; i++)
+		pto2_rt_scope_begin(rt);
+	scope_flood_depth = rt->scope_depth;
+	rt->scope_depth = PTO2_MAX_SCOPE_DEPTH + 1;
+	for (i = 0; i <= PTO2_MAX_SCOPE_DEPTH; i++)
+		pto2_rt_scope_end(rt);
+	return 0;
+}
+
 static int orch_bad_params(PTO2Runtime *rt, uint64_t *args, int argc)
 {
 	uint64_t n = 16;
@@ -880,6 +909,13 @@ static void t_scopes(void)
 	ok(scope_result[2] == 5 && scope_result[3] == 6,
 	   "nested: the outer scope's task retires only at its scope_end (%d, %d)",
 	   scope_result[2], scope_result[3]);
+	ret = run(&e, orch_scope_flood, NULL, 0);
+	ok(ret == -EINVAL && scope_flood_depth == INT_MAX &&
+	   strstr(pto2_rt_get_error_msg(e.rt), "nested deeper than 64"),
+	   "scopes past the limit: -EINVAL, and the count of them stops at INT_MAX (%d: %s)",
+	   scope_flood_depth, pto2_rt_get_error_msg(e.rt));
+	ret = run(&e, orch_nested, NULL, 0);
+	ok(ret == 0, "the next run of the same runtime passes (%d)", ret);
 	env_close(&e);
 }
 
