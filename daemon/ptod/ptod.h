@@ -220,8 +220,10 @@ struct client {
 	struct ptod_pinset run_pins;	/* its tensors', until it drained */
 	uint64_t *ph;			/* placeholder idx -> device address */
 	uint32_t ph_cap;
+	uint32_t ph_hi;			/* highest idx bound so far */
 	int32_t *cl;			/* cluster vid -> cluster id, -1: none */
 	uint32_t ncl;
+	uint32_t cl_hi;			/* highest vid allocated so far */
 	int gerr;			/* the daemon's own error of the graph */
 	char gmsg[1024];
 	bool err_sent;

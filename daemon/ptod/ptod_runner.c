@@ -298,6 +298,16 @@ static int ph_translate(struct client *c, int i, int32_t kid, int32_t type,
 		return 0;
 	}
 	if (type == PTO_PARAM_OUTPUT && idx && !PTO_PH_OFF(a)) {
+		/* new indices come in order (wire.h): the map stays as
+		 * large as the graph's intermediates, not as the index */
+		if (idx > c->ph_hi + 1) {
+			graph_fail(c, -EPROTO,
+				   "submit: param %d of kernel %d: intermediate tensor %u out of order (the next is %u)",
+				   i, kid, idx, c->ph_hi + 1);
+			return -EPROTO;
+		}
+		if (idx > c->ph_hi)
+			c->ph_hi = idx;
 		t->addr = 0;
 		*bind = (int32_t)idx;
 		return 0;
@@ -445,6 +455,15 @@ static void handle_cluster(struct client *c, const struct pto_rec *r)
 		c->cl[cr->vid] = -1;
 		return;
 	}
+	/* each vid once, in order (wire.h): the map stays as large as the
+	 * graph's clusters, not as the number a record names */
+	if ((uint32_t)cr->vid != c->cl_hi + 1) {
+		graph_fail(c, -EPROTO,
+			   "pto2_rt_allocate_cluster: cluster %d out of order (the next is %u)",
+			   cr->vid, c->cl_hi + 1);
+		return;
+	}
+	c->cl_hi = (uint32_t)cr->vid;
 	if ((uint32_t)cr->vid >= c->ncl) {
 		uint32_t n = (uint32_t)cr->vid * 2, i;
 		int32_t *m = realloc(c->cl, sizeof(*m) * n);
@@ -614,8 +633,10 @@ static void run_graph(struct client *c)
 	c->err_sent = false;
 	if (c->ph)
 		memset(c->ph, 0, sizeof(*c->ph) * c->ph_cap);
+	c->ph_hi = 0;
 	for (i = 0; i < c->ncl; i++)
 		c->cl[i] = -1;
+	c->cl_hi = 0;
 
 	ret = run_enter(c);
 	if (ret) {

@@ -1817,6 +1817,42 @@ TEST_F_TIMEOUT(e2e, stream_head_and_ring_end_refused, 150)
 }
 
 /*
+ * A client that writes its own stream (pto_e2e rawcluster) allocates
+ * clusters out of order: a first id of 2^28 + 1, then 1 and 3. ptod
+ * fails each graph with -EPROTO and a message naming the id and the one
+ * it expected, before it sizes anything by the id; the same process's
+ * next client passes, then another client.
+ */
+TEST_F_TIMEOUT(e2e, stream_cluster_ids_in_order, 150)
+{
+	static const char *const want[] = {
+		"rawcluster far: status=-71 pto2_rt_allocate_cluster: cluster 268435457 out of order (the next is 1)",
+		"rawcluster skip: status=-71 pto2_rt_allocate_cluster: cluster 3 out of order (the next is 2)",
+		NULL
+	};
+
+	run_client(_metadata, "rawcluster", NULL,
+		   ARGS("rawcluster", "far", "skip"),
+		   ARGS("rawcluster/far", "rawcluster/skip"), want);
+	run_client(_metadata, "vector", NULL, ARGS("vector", "Const"),
+		   ARGS("vector/Const"), NULL);
+}
+
+/*
+ * An OUTPUT on a placeholder address the client forged (pto_e2e badph):
+ * the largest index, with no intermediate before it. The graph fails with
+ * -EPROTO and a message naming the index; ptod goes on (another client's
+ * vector run passes).
+ */
+TEST_F_TIMEOUT(e2e, stream_placeholder_in_order, 150)
+{
+	run_client(_metadata, "badph", NULL, ARGS("badph"), ARGS("badph"),
+		   NULL);
+	run_client(_metadata, "vector", NULL, ARGS("vector", "Const"),
+		   ARGS("vector/Const"), NULL);
+}
+
+/*
  * A kernel that segfaults: its task fails with -EIO and a message naming
  * the executor (the pid the device shows as the cores' owner), the signal
  * and the task.

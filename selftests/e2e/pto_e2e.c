@@ -108,6 +108,11 @@
  *   pto_e2e rawhead HOW...        (no libpto) the same with a stream
  *                                 whose head or records break the ring's
  *                                 rules: ahead, edge, end, published
+ *   pto_e2e rawcluster HOW...     (no libpto) the same with cluster ids
+ *                                 out of order: far (one past 2^28), skip
+ *                                 (1, then 3)
+ *   pto_e2e badph                 an OUTPUT on a placeholder the client
+ *                                 forged far out of order: -EPROTO
  *
  * Build directory of the examples: -d DIR (default: build/examples next to
  * this program's build/selftests/e2e). Prints one line per case:
@@ -1561,6 +1566,29 @@ static int orch_badbuf(PTO2Runtime *rt, uint64_t *args, int argc)
 	return 0;
 }
 
+/*
+ * An OUTPUT on a placeholder address the client made up (libpto makes
+ * them 1, 2, ... per graph): the largest index there is, with nothing
+ * before it. ptod once grew its placeholder map to that index, 128 MiB,
+ * for one parameter.
+ */
+static int orch_badph(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	uint64_t shape[1] = { 1024 };
+	Tensor x = buf_tensor(sc_x);
+	Tensor y = make_tensor(shape, 1, PTO_DT_FP32);
+	PTOParam p[] = {
+		make_input_param(&x), make_output_param(&y),
+		make_scalar_param(pto_f32_arg(1.0f)), make_scalar_param(1024),
+	};
+
+	(void)args;
+	(void)argc;
+	y.addr = PTO_PH_MAKE(PTO_PH_MAX_IDX);
+	pto2_rt_submit_task(rt, VEC_FUNC_ADD_SCALAR, PTO2_WORKER_VECTOR, p, 4);
+	return 0;
+}
+
 /* ---- the checking mode: each hazard refused at its submit -------------------------- */
 
 static pto_buf *hz_x, *hz_y;
@@ -2857,6 +2885,63 @@ static int run_rawhead(int argc, char **argv)
 	return failed ? 1 : 0;
 }
 
+/*
+ * One graph of a raw client that allocates clusters @vid[0..@n), each a
+ * CLUSTER_ALLOC record: its status and message.
+ */
+static int raw_clusters(const int32_t *vid, unsigned int n, char *msg,
+			size_t msglen)
+{
+	struct pto_rec_cluster *cr;
+	struct raw_client r;
+	unsigned int i;
+	int ret;
+
+	snprintf(msg, msglen, "no graph");
+	ret = raw_open(&r);
+	if (!ret) {
+		raw_rec(&r, PTO_REC_GRAPH_BEGIN, sizeof(struct pto_rec_graph));
+		for (i = 0; i < n; i++) {
+			cr = (struct pto_rec_cluster *)(void *)(r.data + r.head);
+			raw_rec(&r, PTO_REC_CLUSTER_ALLOC, sizeof(*cr));
+			cr->vid = vid[i];
+		}
+		raw_rec(&r, PTO_REC_GRAPH_END, sizeof(struct pto_rec));
+		ret = raw_publish(&r);
+	}
+	if (!ret)
+		ret = raw_done(&r, msg, msglen);
+	raw_close(&r);
+	return ret;
+}
+
+/*
+ * Cluster ids (wire.h: 1, 2, ... per graph) out of order, each case in a
+ * graph of a raw client: "far" (a first id of 2^28 + 1: ptod once grew its
+ * id map to twice that, 2 GiB, for one record), "skip" (1, then 3). Each
+ * must fail its graph with -EPROTO, then the same process's next client
+ * must pass; the messages are printed.
+ */
+static int run_rawcluster(int argc, char **argv)
+{
+	static const int32_t far[] = { (1 << 28) + 1 }, skip[] = { 1, 3 };
+	char msg[PTO_MSG_TEXT];
+	int i, bad, failed = 0;
+
+	for (i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "far")) {
+			bad = raw_clusters(far, 1, msg, sizeof(msg));
+		} else if (!strcmp(argv[i], "skip")) {
+			bad = raw_clusters(skip, 2, msg, sizeof(msg));
+		} else {
+			printf("rawcluster: no case '%s' (far, skip)\n", argv[i]);
+			return 2;
+		}
+		failed += raw_refused_then_next("rawcluster", argv[i], bad, msg);
+	}
+	return failed ? 1 : 0;
+}
+
 /* ---- a kernel registered again while its old blob runs (raw client) ----------- */
 
 /* Append the whole record @rec of @bytes (zeros up to PTO_REC_LEN), publish. */
@@ -3090,6 +3175,21 @@ static int run_badbuf(void)
 	return expect_failure("badbuf", orch_badbuf, -EACCES, NULL);
 }
 
+static int run_badph(void)
+{
+	char want[96];
+
+	if (load_kernels("vector_example", add_scalar_k, 1))
+		return 1;
+	sc_x = gm_copy(NULL, 4096);
+	if (!sc_x)
+		return 1;
+	snprintf(want, sizeof(want),
+		 "intermediate tensor %u out of order (the next is 1)",
+		 PTO_PH_MAX_IDX);
+	return expect_failure("badph", orch_badph, -EPROTO, want);
+}
+
 /* Case @argv[0] with its arguments, over the connection cl. */
 static int run_case(int argc, char **argv)
 {
@@ -3141,6 +3241,8 @@ static int run_case(int argc, char **argv)
 		ret = run_proto();
 	else if (!strcmp(argv[0], "badbuf"))
 		ret = run_badbuf();
+	else if (!strcmp(argv[0], "badph"))
+		ret = run_badph();
 	else if (!strcmp(argv[0], "hazards"))
 		ret = run_hazards();
 	else if (!strcmp(argv[0], "pings"))
@@ -3201,7 +3303,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|closedev|rerun|streampad|reload|rendezvous|crash-next|hostile|stream|hang|probe|probe-n|prio|chain|badbuf|hazards|proto|freed|freed-tensor|reload-quota|reload-busy|kshare|reload-defer|unpriv|reclen|rawhead|idle|flood|pings|quota|peer|conns ...\n");
+		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|closedev|rerun|streampad|reload|rendezvous|crash-next|hostile|stream|hang|probe|probe-n|prio|chain|badbuf|badph|hazards|proto|freed|freed-tensor|reload-quota|reload-busy|kshare|reload-defer|unpriv|reclen|rawhead|rawcluster|idle|flood|pings|quota|peer|conns ...\n");
 		return 2;
 	}
 	/* without libpto: the socket alone */
@@ -3216,6 +3318,8 @@ int main(int argc, char **argv)
 		return run_reclen(argc - optind - 1, argv + optind + 1);
 	if (!strcmp(argv[optind], "rawhead"))
 		return run_rawhead(argc - optind - 1, argv + optind + 1);
+	if (!strcmp(argv[optind], "rawcluster"))
+		return run_rawcluster(argc - optind - 1, argv + optind + 1);
 	fds_before_connect();
 	ret = pto_connect(NULL, &cl);
 	if (ret) {

@@ -138,7 +138,8 @@ _Static_assert(sizeof(struct pto_rec) == PTO_REC_ALIGN,
 /*
  * Intermediate tensors (make_tensor(), addr 0) get a placeholder address
  * in the client when first passed as an OUTPUT: PTO_PH_BASE | idx << 32,
- * idx counting from 1 per graph. ptod binds idx to the address its
+ * idx counting from 1 per graph (ptod refuses a first OUTPUT whose idx
+ * skips one: -EPROTO). ptod binds idx to the address its
  * runtime assigns and translates every later use; the low 32 bits are an
  * offset the orchestration may have added.
  */
@@ -176,8 +177,9 @@ struct pto_rec_kcost {
 
 /*
  * CLUSTER_ALLOC / CLUSTER_FREE: the orchestration gets a cluster id at
- * once (@vid, 1, 2, ... per graph); ptod allocates the real cluster when
- * it replays the record and translates @vid in later records.
+ * once (@vid, 1, 2, ... per graph; ptod refuses an ALLOC of any other
+ * vid: -EPROTO); ptod allocates the real cluster when it replays the
+ * record and translates @vid in later records.
  */
 struct pto_rec_cluster {
 	struct pto_rec h;
