@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "pto2_internal.h"
@@ -1349,8 +1350,16 @@ static void clusters_release_locked(struct pto2_engine *e, PTO2Runtime *rt)
 
 /* ---- Runs ---------------------------------------------------------------------- */
 
+/*
+ * How often a run waiting for a DAG slot looks at its own error: an abort
+ * (its client gone or stopped) does not take the engine's lock to signal.
+ */
+#define ATTACH_ERROR_POLL_NS	100000000LL
+
 int pto2_engine_attach(struct pto2_engine *e, PTO2Runtime *rt)
 {
+	struct timespec ts;
+	int64_t until;
 	uint32_t s;
 	int ret;
 
@@ -1360,7 +1369,18 @@ int pto2_engine_attach(struct pto2_engine *e, PTO2Runtime *rt)
 			;
 		if (s < HWS_MAX_DAGS)
 			break;
-		pthread_cond_wait(&e->slot_cond, &e->lock);
+		/* every slot held (by open graphs, maybe for good): the run
+		 * must stay abortable while it waits */
+		ret = atomic_load_explicit(&rt->error, memory_order_acquire);
+		if (ret) {
+			pthread_mutex_unlock(&e->lock);
+			return ret;
+		}
+		clock_gettime(CLOCK_REALTIME, &ts);
+		until = (int64_t)ts.tv_nsec + ATTACH_ERROR_POLL_NS;
+		ts.tv_sec += (time_t)(until / 1000000000LL);
+		ts.tv_nsec = (long)(until % 1000000000LL);
+		pthread_cond_timedwait(&e->slot_cond, &e->lock, &ts);
 	}
 	ret = hws_dag_open(&e->hws, s, rt->dag_total, rt->dag_dynamic);
 	if (!ret) {

@@ -2827,6 +2827,62 @@ TEST_F_TIMEOUT(e2e, ptoctl_clients_lists_client, 60)
 }
 
 /*
+ * Connections of process @pid that said hello (clients with a runtime),
+ * in ptoctl's list as root sees it; -1 if there is no list.
+ */
+static int hello_clients_of(struct __test_metadata *_metadata, pid_t pid)
+{
+	char *out = clients_json(_metadata, 0), pat[48];
+	const char *s;
+	int n = 0;
+
+	if (!out)
+		return -1;
+	snprintf(pat, sizeof(pat), "\"pid\": %d,", pid);
+	for (s = strstr(out, pat); s; s = strstr(s + 1, pat))
+		n += line_has(s, "\"hello\": true,");
+	free(out);
+	return n;
+}
+
+/*
+ * Graphs left open (pto_e2e slots: raw clients that never end their
+ * graph) hold every DAG slot of the engine, and one more client's run
+ * waits for a slot. That client hangs up: ptod aborts its run, and the
+ * run, which waits for nothing else, must end and the client go at once,
+ * though no slot frees. (The wait was a condition wait that only a freed
+ * slot ended: the client stayed, with its runner thread and runtime, as
+ * long as the graphs stayed open.) ptod serves the next client once the
+ * holders are gone.
+ */
+TEST_F_TIMEOUT(e2e, slot_wait_ends_with_client, 120)
+{
+	int before, now = -1, i, ret;
+	struct proc a;
+
+	ASSERT_EQ(0, e2e_start(&a, "slots", true, NULL, ARGS("slots", "3")));
+	ret = proc_ready(&a, READY_MS);
+	if (ret)
+		proc_free(&a);
+	ASSERT_EQ(0, ret) TH_LOG("slots client: %s", strerror(-ret));
+	before = hello_clients_of(_metadata, a.pid);
+	/* it hangs up 3 s after ready; 10 s for ptod to let it go */
+	for (i = 0; i < 100; i++) {
+		usleep(100000);
+		now = hello_clients_of(_metadata, a.pid);
+		if (now != before)
+			break;
+	}
+	note("pto_e2e slots: %d clients with the waiting one, %d after it hung up",
+	     before, now);
+	EXPECT_LT(1, before);
+	EXPECT_EQ(before - 1, now);
+	proc_free(&a);
+	run_client(_metadata, "vector", NULL, ARGS("vector", "Const"),
+		   ARGS("vector/Const"), NULL);
+}
+
+/*
  * ptoctl clients as nobody lists nobody's client, not root's; as root,
  * both.
  */

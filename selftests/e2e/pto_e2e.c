@@ -113,6 +113,9 @@
  *                                 (1, then 3)
  *   pto_e2e badph                 an OUTPUT on a placeholder the client
  *                                 forged far out of order: -EPROTO
+ *   pto_e2e slots [S]             (no libpto) graphs left open until one
+ *                                 more waits for an engine slot; ready;
+ *                                 S s later (3) that one hangs up
  *
  * Build directory of the examples: -d DIR (default: build/examples next to
  * this program's build/selftests/e2e). Prints one line per case:
@@ -2627,9 +2630,10 @@ static void raw_close(struct raw_client *r)
 
 /*
  * Device, stream buffer, connection and hello, as libpto does them; the
- * stream's head and tail start at @start (libpto: 0).
+ * stream's head and tail start at @start (libpto: 0). A @small client's
+ * hello asks for the least task window and heap (its runtime's GM).
  */
-static int raw_open_at(struct raw_client *r, uint64_t start)
+static int raw_open_how(struct raw_client *r, uint64_t start, bool small)
 {
 	struct pto_msg m;
 	int ret;
@@ -2654,8 +2658,20 @@ static int raw_open_at(struct raw_client *r, uint64_t start)
 	m.u.hello.wire_version = PTO_WIRE_VERSION;
 	m.u.hello.stream_addr = r->sbuf.dev;
 	m.u.hello.stream_len = r->sbuf.len;
+	if (small) {
+		m.u.hello.env_set = 1U << PTO_ENV_TASK_WINDOW | 1U << PTO_ENV_HEAP;
+		snprintf(m.u.hello.env[PTO_ENV_TASK_WINDOW], PTO_HELLO_ENV_LEN,
+			 "16");
+		snprintf(m.u.hello.env[PTO_ENV_HEAP], PTO_HELLO_ENV_LEN,
+			 "65536");
+	}
 	return raw_expect(r->sock, &m, sizeof(m), r->file, 0, "hello") ?
 	       0 : -EPROTO;
+}
+
+static int raw_open_at(struct raw_client *r, uint64_t start)
+{
+	return raw_open_how(r, start, false);
 }
 
 static int raw_open(struct raw_client *r)
@@ -2782,20 +2798,25 @@ static int run_reclen(int argc, char **argv)
 }
 
 /*
- * Wait up to 10 s for ptod to have consumed everything @r published (its
+ * Wait up to @ms for ptod to have consumed everything @r published (its
  * tail at our head): 0 or -ETIMEDOUT.
  */
-static int raw_drained(struct raw_client *r)
+static int raw_drained_ms(struct raw_client *r, int ms)
 {
 	int i;
 
-	for (i = 0; i < 10000; i++) {
+	for (i = 0; i < ms; i++) {
 		if (atomic_load_explicit(&r->sh->tail, memory_order_acquire) ==
 		    r->head)
 			return 0;
 		usleep(1000);
 	}
 	return -ETIMEDOUT;
+}
+
+static int raw_drained(struct raw_client *r)
+{
+	return raw_drained_ms(r, 10000);
 }
 
 /* PADs from @r's head up to ring offset @to (head < to <= RAW_STREAM). */
@@ -2940,6 +2961,66 @@ static int run_rawcluster(int argc, char **argv)
 		failed += raw_refused_then_next("rawcluster", argv[i], bad, msg);
 	}
 	return failed ? 1 : 0;
+}
+
+/* ---- graphs left open: every engine slot held ---------------------------------- */
+
+#define SLOTS_MAX	256	/* more open graphs than any engine has slots */
+
+/*
+ * A raw client with a graph open: GRAPH_BEGIN and SCOPE_BEGIN published.
+ * ptod replays the SCOPE_BEGIN only once the run holds one of the
+ * engine's DAG slots: 0 if it did within @ms, -ETIMEDOUT if not, or
+ * -errno (then @r is closed).
+ */
+static int raw_hold(struct raw_client *r, int ms)
+{
+	int ret = raw_open_how(r, 0, true);
+
+	if (!ret) {
+		raw_rec(r, PTO_REC_GRAPH_BEGIN, sizeof(struct pto_rec_graph));
+		raw_rec(r, PTO_REC_SCOPE_BEGIN, sizeof(struct pto_rec));
+		ret = raw_publish(r);
+	}
+	if (!ret)
+		ret = raw_drained_ms(r, ms);
+	if (ret && ret != -ETIMEDOUT)
+		raw_close(r);
+	return ret;
+}
+
+/*
+ * Graphs left open until every DAG slot of the engine is held (raw
+ * clients that never end their graph), then one more client whose run
+ * waits for a slot: prints "slots: N graphs hold every slot", signals
+ * ready, and after @wait_s seconds hangs up that last client. Its run
+ * must end at once (ptod aborts it; the test checks ptoctl's list) though
+ * no slot frees; the holders stay until this process is killed.
+ */
+static int run_slots(double wait_s)
+{
+	static struct raw_client r[SLOTS_MAX + 1];
+	int n, ret = 0;
+
+	for (n = 0; n <= SLOTS_MAX; n++) {
+		ret = raw_hold(&r[n], 2000);
+		if (ret)
+			break;
+	}
+	if (ret != -ETIMEDOUT) {
+		printf("CASE slots: FAIL %d open graphs, then %s\n", n,
+		       ret ? strerror(-ret) : "no client waited");
+		return 1;
+	}
+	printf("slots: %d graphs hold every slot, client %d waits\n", n,
+	       n + 1);
+	if (signal_ready())
+		return 1;
+	usleep((useconds_t)(wait_s * 1e6));
+	raw_close(&r[n]);
+	printf("slots: the waiting client hung up\n");
+	pause();
+	return 0;
 }
 
 /* ---- a kernel registered again while its old blob runs (raw client) ----------- */
@@ -3303,7 +3384,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|closedev|rerun|streampad|reload|rendezvous|crash-next|hostile|stream|hang|probe|probe-n|prio|chain|badbuf|badph|hazards|proto|freed|freed-tensor|reload-quota|reload-busy|kshare|reload-defer|unpriv|reclen|rawhead|rawcluster|idle|flood|pings|quota|peer|conns ...\n");
+		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|closedev|rerun|streampad|reload|rendezvous|crash-next|hostile|stream|hang|probe|probe-n|prio|chain|badbuf|badph|hazards|proto|freed|freed-tensor|reload-quota|reload-busy|kshare|reload-defer|unpriv|reclen|rawhead|rawcluster|slots|idle|flood|pings|quota|peer|conns ...\n");
 		return 2;
 	}
 	/* without libpto: the socket alone */
@@ -3320,6 +3401,8 @@ int main(int argc, char **argv)
 		return run_rawhead(argc - optind - 1, argv + optind + 1);
 	if (!strcmp(argv[optind], "rawcluster"))
 		return run_rawcluster(argc - optind - 1, argv + optind + 1);
+	if (!strcmp(argv[optind], "slots"))
+		return run_slots(optind + 1 < argc ? atof(argv[optind + 1]) : 3);
 	fds_before_connect();
 	ret = pto_connect(NULL, &cl);
 	if (ret) {
