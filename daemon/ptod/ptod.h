@@ -127,6 +127,12 @@ struct ptod_pinset {
 	uint32_t n, cap;
 };
 
+/* An intermediate tensor of the current graph: where pto2 put it. */
+struct ptod_ph {
+	uint64_t addr;			/* 0: not produced (yet) */
+	uint64_t size;			/* bytes */
+};
+
 struct client {
 	struct ptod *d;
 	struct client *next;		/* d->clients (main thread) */
@@ -218,7 +224,7 @@ struct client {
 	uint64_t tag;
 	uint32_t seq;			/* SUBMIT records of it so far */
 	struct ptod_pinset run_pins;	/* its tensors', until it drained */
-	uint64_t *ph;			/* placeholder idx -> device address */
+	struct ptod_ph *ph;		/* placeholder idx -> its tensor */
 	uint32_t ph_cap;
 	uint32_t ph_hi;			/* highest idx bound so far */
 	int32_t *cl;			/* cluster vid -> cluster id, -1: none */

@@ -253,11 +253,11 @@ static void maybe_send_error(struct client *c)
 
 /* ---- Submit ---------------------------------------------------------------------- */
 
-static int ph_bind(struct client *c, uint32_t idx, uint64_t addr)
+static int ph_bind(struct client *c, uint32_t idx, const Tensor *t)
 {
 	if (idx >= c->ph_cap) {
 		uint32_t cap = c->ph_cap ? c->ph_cap : 256;
-		uint64_t *n;
+		struct ptod_ph *n;
 
 		while (cap <= idx)
 			cap *= 2;
@@ -268,7 +268,7 @@ static int ph_bind(struct client *c, uint32_t idx, uint64_t addr)
 		c->ph = n;
 		c->ph_cap = cap;
 	}
-	c->ph[idx] = addr;
+	c->ph[idx] = (struct ptod_ph){ .addr = t->addr, .size = t->size };
 	return 0;
 }
 
@@ -293,8 +293,18 @@ static int ph_translate(struct client *c, int i, int32_t kid, int32_t type,
 	*bind = -1;
 	if (!PTO_IS_PH(a))
 		return 0;
-	if (idx && idx < c->ph_cap && c->ph[idx]) {
-		t->addr = c->ph[idx] + PTO_PH_OFF(a);
+	if (idx && idx < c->ph_cap && c->ph[idx].addr) {
+		const struct ptod_ph *ph = &c->ph[idx];
+		uint64_t off = PTO_PH_OFF(a);
+
+		/* as a buffer's range is checked at its pin */
+		if (off > ph->size || t->size > ph->size - off) {
+			graph_fail(c, -EACCES,
+				   "submit: param %d of kernel %d: [+%" PRIu64 ", +%" PRIu64 ") is not inside intermediate tensor %u (%" PRIu64 " bytes)",
+				   i, kid, off, off + t->size, idx, ph->size);
+			return -EACCES;
+		}
+		t->addr = ph->addr + off;
 		return 0;
 	}
 	if (type == PTO_PARAM_OUTPUT && idx && !PTO_PH_OFF(a)) {
@@ -430,7 +440,7 @@ static void handle_submit(struct client *c, const struct pto_rec *r)
 		   pto2_rt_last_task_id(c->rt), s->kernel_id);
 	for (i = 0; i < s->nparams; i++)
 		if (bind[i] > 0 && t[i].addr &&
-		    ph_bind(c, (uint32_t)bind[i], t[i].addr))
+		    ph_bind(c, (uint32_t)bind[i], &t[i]))
 			graph_fail(c, -ENOMEM, "out of memory");
 }
 

@@ -112,7 +112,8 @@
  *                                 out of order: far (one past 2^28), skip
  *                                 (1, then 3)
  *   pto_e2e badph                 an OUTPUT on a placeholder the client
- *                                 forged far out of order: -EPROTO
+ *                                 forged far out of order: -EPROTO; an
+ *                                 intermediate read past its end: -EACCES
  *   pto_e2e slots [S]             (no libpto) graphs left open until one
  *                                 more waits for an engine slot; ready;
  *                                 S s later (3) that one hangs up
@@ -531,16 +532,23 @@ static Tensor buf_tensor(pto_buf *b)
 }
 
 /* An ADD_SCALAR task from @x (1024 floats) into a new intermediate. */
-static void submit_add_scalar(PTO2Runtime *rt, Tensor *x)
+/* ADD_SCALAR of 1024 floats from @x into @y. */
+static void submit_add_scalar_to(PTO2Runtime *rt, Tensor *x, Tensor *y)
 {
-	uint64_t shape[1] = { 1024 };
-	Tensor t = make_tensor(shape, 1, PTO_DT_FP32);
 	PTOParam p[] = {
-		make_input_param(x), make_output_param(&t),
+		make_input_param(x), make_output_param(y),
 		make_scalar_param(pto_f32_arg(1.0f)), make_scalar_param(1024),
 	};
 
 	pto2_rt_submit_task(rt, VEC_FUNC_ADD_SCALAR, PTO2_WORKER_VECTOR, p, 4);
+}
+
+static void submit_add_scalar(PTO2Runtime *rt, Tensor *x)
+{
+	uint64_t shape[1] = { 1024 };
+	Tensor t = make_tensor(shape, 1, PTO_DT_FP32);
+
+	submit_add_scalar_to(rt, x, &t);
 }
 
 /*
@@ -1589,6 +1597,24 @@ static int orch_badph(PTO2Runtime *rt, uint64_t *args, int argc)
 	(void)argc;
 	y.addr = PTO_PH_MAKE(PTO_PH_MAX_IDX);
 	pto2_rt_submit_task(rt, VEC_FUNC_ADD_SCALAR, PTO2_WORKER_VECTOR, p, 4);
+	return 0;
+}
+
+/*
+ * An intermediate produced, then read through its placeholder with an
+ * offset the client added that puts the range past the tensor's end.
+ */
+static int orch_badph_off(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	uint64_t shape[1] = { 1024 };
+	Tensor x = buf_tensor(sc_x);
+	Tensor y = make_tensor(shape, 1, PTO_DT_FP32);
+
+	(void)args;
+	(void)argc;
+	submit_add_scalar_to(rt, &x, &y);
+	y.addr += 4096;
+	submit_add_scalar_to(rt, &y, &x);
 	return 0;
 }
 
@@ -3259,6 +3285,7 @@ static int run_badbuf(void)
 static int run_badph(void)
 {
 	char want[96];
+	int failed;
 
 	if (load_kernels("vector_example", add_scalar_k, 1))
 		return 1;
@@ -3268,7 +3295,10 @@ static int run_badph(void)
 	snprintf(want, sizeof(want),
 		 "intermediate tensor %u out of order (the next is 1)",
 		 PTO_PH_MAX_IDX);
-	return expect_failure("badph", orch_badph, -EPROTO, want);
+	failed = expect_failure("badph", orch_badph, -EPROTO, want);
+	failed += expect_failure("badph-off", orch_badph_off, -EACCES,
+				 "[+4096, +8192) is not inside intermediate tensor 1 (4096 bytes)");
+	return failed ? 1 : 0;
 }
 
 /* Case @argv[0] with its arguments, over the connection cl. */
