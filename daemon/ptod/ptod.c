@@ -842,9 +842,15 @@ static uint32_t ctx_of_uid(const struct ptod *d, uid_t uid)
 static int hello_runtime(struct client *c)
 {
 	struct ptod *d = c->d;
+	char why[256];
 	int ret;
 
 	c->rt_size = pto2_runtime_mem_size(&c->cfg, d->info.nr_cores);
+	ret = ptod_gm_quota_room(d, c->uid, c->rt_size, why, sizeof(why));
+	if (ret) {
+		ptod_reply(c, ret, "%s", why);
+		return ret;
+	}
 	ret = d->ops->gm_alloc(d, c->rt_size, &c->rt_handle, &c->rt_dev);
 	if (ret) {
 		ptod_reply(c, ret,
@@ -1391,7 +1397,8 @@ static void usage(void)
 		"              before it is dropped (default %u)\n"
 		"  -T MS       a client that takes none of its queued replies for MS\n"
 		"              is dropped (default %d)\n"
-		"  -q MIB      GM each user but root may hold (default: no limit)\n"
+		"  -q MIB      GM each user but root may hold, its buffers and\n"
+		"              its clients' runtimes (default: no limit)\n"
 		"  -q UID=MIB  user UID's own GM quota instead (0: no limit)\n"
 		"  -G MS       a stopped client's run (it hung up, or ptod stops)\n"
 		"              may drain for MS; then its kernels' sandbox, or\n"

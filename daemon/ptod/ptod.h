@@ -457,6 +457,8 @@ int ptod_guard_option(struct ptod *d, int opt, const char *arg);
 int ptod_parse_u64(const char *arg, uint64_t max, uint64_t *out);
 int ptod_guard_setup(struct ptod *d);
 int ptod_gm_quota_setup(struct ptod *d);
+int ptod_gm_quota_room(struct ptod *d, uid_t uid, uint64_t bytes, char *why,
+		       size_t whylen);
 /* The same with @len bytes of @m (binary replies). */
 int ptod_send_len(struct client *c, struct pto_msg *m, size_t len);
 /*

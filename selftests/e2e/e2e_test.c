@@ -2679,6 +2679,22 @@ TEST_F_TIMEOUT(e2e, gm_quota_own_per_user, 60)
 }
 
 /*
+ * ptod allocates each client's runtime (about 5.5 MiB with the default
+ * task window) with its own file, which pto.ko does not charge: a user
+ * could once fill GM with hellos alone, up to its connection limit (-c).
+ * Under -q the runtimes count with the user's buffers at each hello:
+ * nobody's clients (64 KiB heaps) are refused with -EDQUOT once their
+ * runtimes fill QUOTA_MIB, before the connection limit.
+ */
+TEST_F_TIMEOUT(e2e, gm_quota_counts_runtimes, 120)
+{
+	if (E->user)
+		SKIP(return, "the user-mode device has no GM quota (ptod -q)");
+	run_client_as(_metadata, "hellos", NOBODY, ARGS("PTO2_RING_HEAP=65536"),
+		      ARGS("hellos", "32"), ARGS("hellos"), NULL);
+}
+
+/*
  * A client stopped (SIGSTOP) in the middle of a graph that it never ends
  * holds no core beyond the tasks it had running: another client's run
  * completes meanwhile.

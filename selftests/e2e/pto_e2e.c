@@ -96,6 +96,8 @@
  *   pto_e2e quota MIB             with a GM quota of MIB per user (ptod
  *                                 -q): allocations beyond it fail with
  *                                 -EDQUOT and a message, within it pass
+ *   pto_e2e hellos N              up to N more clients until ptod refuses
+ *                                 one for the user's GM quota (-EDQUOT)
  *   pto_e2e peer                  (no libpto) connects to ptod's socket
  *                                 and sends a ping: prints the outcome
  *   pto_e2e conns N               (no libpto) up to N connections, each
@@ -1985,6 +1987,35 @@ static int run_quota(long mib)
 	return ok ? 0 : 1;
 }
 
+/*
+ * More clients of this process, each with its hello (and runtime), until
+ * ptod refuses one or @n are connected besides the first: passes if the
+ * refusal is -EDQUOT and names the client runtimes that fill the user's
+ * GM quota (ptod -q counts them with the user's buffers).
+ */
+static int run_hellos(long n)
+{
+	pto_client *more[64];
+	const char *why = "";
+	long i;
+	int ret = 0;
+	bool ok;
+
+	for (i = 0; i < n && i < 64; i++) {
+		ret = pto_connect(NULL, &more[i]);
+		if (ret) {
+			why = pto_last_error(NULL);
+			break;
+		}
+	}
+	ok = ret == -EDQUOT && strstr(why, "client runtimes leave no room");
+	printf("CASE hellos: %s %ld more clients, then status=%d %s\n",
+	       ok ? "PASS" : "FAIL", i, ret, why);
+	while (i > 0)
+		pto_disconnect(more[--i]);
+	return ok ? 0 : 1;
+}
+
 /* A ping on a new raw connection: 0 and its reply in @r, or -errno. */
 static int raw_ping(int *sock, struct pto_msg *r)
 {
@@ -3360,6 +3391,8 @@ static int run_case(int argc, char **argv)
 		ret = run_pings(argc > 1 ? atol(argv[1]) : 10);
 	else if (!strcmp(argv[0], "quota"))
 		ret = run_quota(argc > 1 ? atol(argv[1]) : 64);
+	else if (!strcmp(argv[0], "hellos"))
+		ret = run_hellos(argc > 1 ? atol(argv[1]) : 32);
 	else if (!strcmp(argv[0], "freed"))
 		ret = run_freed();
 	else if (!strcmp(argv[0], "freed-tensor"))
@@ -3414,7 +3447,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|closedev|rerun|streampad|reload|rendezvous|crash-next|hostile|stream|hang|probe|probe-n|prio|chain|badbuf|badph|hazards|proto|freed|freed-tensor|reload-quota|reload-busy|kshare|reload-defer|unpriv|reclen|rawhead|rawcluster|slots|idle|flood|pings|quota|peer|conns ...\n");
+		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|closedev|rerun|streampad|reload|rendezvous|crash-next|hostile|stream|hang|probe|probe-n|prio|chain|badbuf|badph|hazards|proto|freed|freed-tensor|reload-quota|reload-busy|kshare|reload-defer|unpriv|reclen|rawhead|rawcluster|slots|idle|flood|pings|quota|hellos|peer|conns ...\n");
 		return 2;
 	}
 	/* without libpto: the socket alone */
