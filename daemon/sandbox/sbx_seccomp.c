@@ -11,9 +11,19 @@
  * dynamic loader may open the kernel's libraries): what a kernel opens is
  * limited by the client's own uid and gid, the same as any program the
  * client runs.
+ *
+ * Threads yes, processes no: clone is allowed only with CLONE_THREAD,
+ * CLONE_VM and CLONE_SIGHAND all set and no namespace flag nor
+ * CLONE_PARENT (what pthread_create() passes), so that everything a
+ * kernel starts dies with the sandbox; a process of its own would outlive
+ * it (PR_SET_PDEATHSIG is not inherited), holding the client's file. The
+ * filter cannot read clone3's argument, a struct in memory: clone3 fails
+ * with ENOSYS, on which glibc falls back to clone. fork and vfork are not
+ * allowed (EPERM, as every call the filter does not allow).
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <sched.h>
 #include <stddef.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -41,17 +51,27 @@ static const int sbx_allowed[] = {
 	SYS_mmap, SYS_munmap, SYS_mprotect, SYS_mremap, SYS_madvise, SYS_brk,
 	SYS_futex, SYS_clock_gettime, SYS_clock_nanosleep, SYS_nanosleep,
 	SYS_rt_sigreturn, SYS_rt_sigprocmask, SYS_sigaltstack,
-	SYS_exit, SYS_exit_group, SYS_clone, SYS_clone3,
+	SYS_exit, SYS_exit_group,
 	SYS_set_robust_list, SYS_rseq, SYS_gettid, SYS_getpid, SYS_sched_yield,
 	SYS_getrandom, SYS_memfd_create,
 	SYS_getuid, SYS_geteuid, SYS_getgid, SYS_getegid,
 };
 
+/* The clone flags of a thread: all of them ... */
+#define SBX_CLONE_NEED	(CLONE_THREAD | CLONE_VM | CLONE_SIGHAND)
+/* ... and none of these */
+#define SBX_CLONE_DENY	(CLONE_NEWNS | CLONE_NEWUSER | CLONE_NEWPID | \
+			 CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | \
+			 CLONE_NEWCGROUP | CLONE_PARENT)
+
 #define SBX_ARCH_INSNS	3	/* load arch, compare, kill */
 #define SBX_IOCTL_INSNS	5	/* compare nr, load cmd, compare, allow, deny */
+#define SBX_CLONE_INSNS	8	/* compare nr, load flags, mask, compare,
+				   allow, deny; compare clone3 nr, ENOSYS */
 #define SBX_TAIL_INSNS	2	/* allow, deny */
 #define SBX_INSNS	(SBX_ARCH_INSNS + 1 + SBX_IOCTL_INSNS + \
-			 PTO_ARRAY_SIZE(sbx_allowed) + SBX_TAIL_INSNS)
+			 SBX_CLONE_INSNS + PTO_ARRAY_SIZE(sbx_allowed) + \
+			 SBX_TAIL_INSNS)
 
 int sbx_seccomp_install(void)
 {
@@ -78,6 +98,27 @@ int sbx_seccomp_install(void)
 		SECCOMP_RET_ALLOW);
 	f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
 		SECCOMP_RET_ERRNO | EPERM);
+	/*
+	 * clone: a thread only (the flags are the low 32 bits of args[0];
+	 * the kernel ignores the rest)
+	 */
+	f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+		SYS_clone, 0, 5);
+	f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+		offsetof(struct seccomp_data, args[0]));
+	f[n++] = (struct sock_filter)BPF_STMT(BPF_ALU | BPF_AND | BPF_K,
+		SBX_CLONE_NEED | SBX_CLONE_DENY);
+	f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+		SBX_CLONE_NEED, 0, 1);
+	f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
+		SECCOMP_RET_ALLOW);
+	f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
+		SECCOMP_RET_ERRNO | EPERM);
+	/* clone3: its flags are out of the filter's reach */
+	f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+		SYS_clone3, 0, 1);
+	f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
+		SECCOMP_RET_ERRNO | ENOSYS);
 	/* x32 numbers on x86_64 differ from every number below: denied */
 	for (i = 0; i < nr_allowed; i++)
 		f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
