@@ -7,8 +7,11 @@
  * and PR_SET_PDEATHSIG, and with two descriptors: a dup of the client's
  * own /dev/ptoN file (a CLIENT file: through it this process can map the
  * client's buffers and nothing else) and the mailbox memfd that
- * pto-aicore also maps (pto-private/sandbox.h). Before it runs anything
- * of the client's it installs a seccomp filter (sbx_seccomp.c).
+ * pto-aicore also maps (pto-private/sandbox.h); its standard input and
+ * output are /dev/null, its standard error ptod's, its environment empty.
+ * Before it runs anything of the client's it makes itself not dumpable
+ * and installs a seccomp filter (sbx_seccomp.c): its kernels may start
+ * threads, not processes.
  *
  * The cores stay pto-aicore's: a thread there that takes a dispatch of
  * this client posts the task in the mailbox slot of its core and waits.
@@ -41,6 +44,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -483,7 +487,14 @@ int main(int argc, char **argv)
 		goto usage;
 	pthread_mutex_init(&sb.map_lock, NULL);
 	pto_kcache_init(&sb.kcache, 0, sb.verbose);
-	ret = sbx_setup(&sb, mfd);
+	/*
+	 * Not dumpable: /proc/PID of this process becomes root's, so that a
+	 * kernel in another sandbox of the same uid cannot open our
+	 * /proc/PID/mem (the client's buffers, the mailbox).
+	 */
+	ret = prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) ? -errno : 0;
+	if (!ret)
+		ret = sbx_setup(&sb, mfd);
 	if (!ret)
 		ret = sbx_seccomp_install();
 	if (ret) {
