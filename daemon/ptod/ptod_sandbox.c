@@ -180,25 +180,74 @@ fail:
 	return ret;
 }
 
+/* The sandbox's environment: pto-sandbox reads none, and ptod's is ptod's. */
+static char *const sbx_envp[] = { NULL };
+
 /*
- * The child of fork(): only async-signal-safe calls. The client's file
- * and the mailbox become descriptors 3 and 4, every other one above 2 is
- * closed; then the client's identity, no_new_privs, death with ptod.
+ * "ptod: warning: sandbox: @what (errno @err)" on ptod's standard error,
+ * with async-signal-safe calls only (sbx_child()).
+ */
+static void sbx_child_warn(const char *what, int err)
+{
+	static const char head[] = "ptod: warning: sandbox: ";
+	char num[16], *p = num + sizeof(num);
+
+	*--p = '\n';
+	*--p = ')';
+	do
+		*--p = (char)('0' + err % 10);
+	while ((err /= 10) && p > num + 8);
+	memcpy(p -= 7, " (errno", 7);
+	if (write(2, head, sizeof(head) - 1) < 0 ||
+	    write(2, what, strlen(what)) < 0 ||
+	    write(2, p, (size_t)(num + sizeof(num) - p)) < 0)
+		return;		/* nowhere to say it */
+}
+
+/*
+ * The sandbox dies first when memory runs out, before ptod or
+ * pto-aicore: oom_score_adj 1000, written while we are still root (once
+ * the client's uid is ours, /proc/self is no longer ours to write).
+ * Failing is not fatal: the sandbox works without it.
+ */
+static void sbx_child_oom(void)
+{
+	static const char adj[] = "1000";
+	int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+
+	if (fd < 0 || write(fd, adj, sizeof(adj) - 1) != sizeof(adj) - 1)
+		sbx_child_warn("cannot set oom_score_adj to 1000", errno);
+	if (fd >= 0)
+		close(fd);
+}
+
+/*
+ * The child of fork(): only async-signal-safe calls. Standard input and
+ * output become /dev/null (a kernel reads nothing of ptod's and writes
+ * nothing into ptod's log through them; standard error stays ptod's, for
+ * pto-sandbox's own messages), the client's file and the mailbox
+ * descriptors 3 and 4, every other one is closed; then oom_score_adj,
+ * the client's identity, no_new_privs, death with ptod, and an empty
+ * environment.
  */
 static void sbx_child(const struct client *c, char *const argv[])
 {
 	pid_t parent = getppid();
 	sigset_t none;
-	int cf, mf;
+	int cf, mf, nf;
 
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	cf = fcntl(c->cfd, F_DUPFD, 16);
 	mf = fcntl(c->sbx_mfd, F_DUPFD, 16);
-	if (cf < 0 || mf < 0 || dup2(cf, SBX_FD_CLIENT) < 0 ||
-	    dup2(mf, SBX_FD_MAILBOX) < 0 ||
+	/* not O_CLOEXEC: it may be one of 0-2 itself (which dup2 keeps) */
+	nf = open("/dev/null", O_RDWR);
+	if (cf < 0 || mf < 0 || nf < 0 ||
+	    dup2(nf, STDIN_FILENO) < 0 || dup2(nf, STDOUT_FILENO) < 0 ||
+	    dup2(cf, SBX_FD_CLIENT) < 0 || dup2(mf, SBX_FD_MAILBOX) < 0 ||
 	    syscall(SYS_close_range, SBX_FD_MAILBOX + 1, ~0U, 0))
 		_exit(126);
+	sbx_child_oom();
 	if (syscall(SYS_setgroups, 0, NULL) ||
 	    syscall(SYS_setresgid, c->gid, c->gid, c->gid) ||
 	    syscall(SYS_setresuid, c->uid, c->uid, c->uid))
@@ -206,7 +255,7 @@ static void sbx_child(const struct client *c, char *const argv[])
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
 	    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) || getppid() != parent)
 		_exit(126);
-	execv(argv[0], argv);
+	execve(argv[0], argv, sbx_envp);
 	_exit(127);
 }
 
