@@ -30,6 +30,13 @@
 #include "aicore_sbx.h"
 
 #define SBX_WAIT_NS	50000000	/* one futex wait: 50 ms */
+/*
+ * Wake-ups with no answer to our question after which a wait backs off:
+ * a sandbox that bumps the slot's futex word without answering must not
+ * make a root thread spin. The first wake-up normally brings the answer.
+ */
+#define SBX_SPURIOUS_MAX 8
+#define SBX_BACKOFF_NS	1000000		/* then 1 ms between looks */
 
 /* One sandbox's mailbox; freed by the last sbx_put(). */
 struct sbx {
@@ -248,8 +255,8 @@ int aicore_sbx_hand_off(struct aicore_sbxs *t, uint32_t core,
 			const PTO2DispatchPayload *p)
 {
 	struct pto_sbx_slot *slot;
+	uint32_t seq, spurious = 0;
 	struct sbx *s;
-	uint32_t seq;
 	int status;
 
 	s = t ? sbx_get(t, p->exec_ctx) : NULL;
@@ -271,8 +278,12 @@ int aicore_sbx_hand_off(struct aicore_sbxs *t, uint32_t core,
 			status = -EOWNERDEAD;
 			break;
 		}
-		pto_futex_wait_shared(&slot->wake, w,
-				      pto_mono_ns() + SBX_WAIT_NS);
+		if (spurious >= SBX_SPURIOUS_MAX)
+			pto_sleep_ns(SBX_BACKOFF_NS);
+		if (pto_futex_wait_shared(&slot->wake, w,
+					  pto_mono_ns() + SBX_WAIT_NS) !=
+		    -ETIMEDOUT)
+			spurious++;
 	}
 	sbx_put(t, s);
 	return status > 0 ? -EIO : status;
