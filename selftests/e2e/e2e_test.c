@@ -2030,6 +2030,100 @@ TEST_F_TIMEOUT(e2e, sandbox_kernel_runs_as_owner, 150)
 	proc_free(&p);
 }
 
+/* The hostile kernel's second line: processes, threads, what it inherited. */
+struct hostile2 {
+	int fork, forkpid, clone, clonepid, cparent, cparentpid, thread, ran,
+	    procuid, in, out, env, oom;
+};
+
+static int hostile2_parse(const char *text, struct hostile2 *h)
+{
+	const char *r = strstr(text, "hostile2: ");
+
+	if (!r || sscanf(r, "hostile2: fork=%d forkpid=%d clone=%d clonepid=%d cparent=%d cparentpid=%d thread=%d ran=%d procuid=%d stdin=%d stdout=%d env=%d oom=%d",
+			 &h->fork, &h->forkpid, &h->clone, &h->clonepid,
+			 &h->cparent, &h->cparentpid, &h->thread, &h->ran, &h->procuid, &h->in, &h->out,
+			 &h->env, &h->oom) != 13)
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * A nobody client's kernel may start threads but no process: fork(),
+ * clone(CLONE_NEWUSER) and clone(CLONE_PARENT) fail with EPERM (a process
+ * of its own would outlive the sandbox, keeping the client's file and its
+ * GM; with CLONE_PARENT it would be ptod's child). In the VM, which runs
+ * the suite chrooted, CLONE_NEWUSER fails anyway; CLONE_PARENT does not.
+ * pthread_create() works (glibc's clone3 gets ENOSYS, and its fallback,
+ * clone with the thread flags, is allowed). Nothing the kernel started
+ * outlives the client.
+ */
+TEST_F_TIMEOUT(e2e, sandbox_kernel_no_processes, 150)
+{
+	struct hostile2 h2;
+	struct hostile h;
+	struct proc p;
+
+	if (E->user)
+		SKIP(return, SANDBOX_ON_USER_DEVICE);
+	run_hostile(_metadata, NULL, &p, &h);
+	ASSERT_EQ(0, hostile2_parse(p.text, &h2)) TH_LOG("no hostile2 record");
+	note("fork: errno %d pid %d; clone(NEWUSER): errno %d pid %d; clone(PARENT): errno %d pid %d; pthread_create %d ran %d",
+	     h2.fork, h2.forkpid, h2.clone, h2.clonepid, h2.cparent,
+	     h2.cparentpid, h2.thread, h2.ran);
+	EXPECT_EQ(0, h.status);
+	EXPECT_EQ(1, h.done);
+	EXPECT_EQ(EPERM, h2.fork);
+	EXPECT_EQ(0, h2.forkpid);
+	EXPECT_EQ(EPERM, h2.clone);
+	EXPECT_EQ(0, h2.clonepid);
+	EXPECT_EQ(EPERM, h2.cparent);
+	EXPECT_EQ(0, h2.cparentpid);
+	EXPECT_EQ(0, h2.thread);
+	EXPECT_EQ(1, h2.ran);
+	EXPECT_EQ(0, wait_pid_gone(h.pid, 10000))
+		TH_LOG("pid %d, where the kernel ran, outlived its client", h.pid);
+	if (h2.forkpid > 0) {
+		EXPECT_EQ(0, wait_pid_gone(h2.forkpid, 2000))
+			TH_LOG("pid %d, forked by the kernel, outlived its sandbox",
+			       h2.forkpid);
+		kill(h2.forkpid, SIGKILL);
+	}
+	proc_free(&p);
+}
+
+/*
+ * What else a nobody client's kernel finds in its sandbox: the process is
+ * not dumpable (/proc/self/mem is root's, so another process of the same
+ * uid, another client's sandbox, cannot open the sandbox's),
+ * descriptors 0 and 1 are /dev/null, the environment is empty (nothing
+ * of ptod's) and oom_score_adj is 1000 (the OOM killer takes a sandbox
+ * before ptod or pto-aicore).
+ */
+TEST_F_TIMEOUT(e2e, sandbox_kernel_confined, 150)
+{
+	struct hostile2 h2;
+	struct hostile h;
+	struct proc p;
+
+	if (E->user)
+		SKIP(return, SANDBOX_ON_USER_DEVICE);
+	run_hostile(_metadata, NULL, &p, &h);
+	ASSERT_EQ(0, hostile2_parse(p.text, &h2)) TH_LOG("no hostile2 record");
+	note("/proc/self/mem uid %d; stdin null %d, stdout null %d; environ %d bytes; oom_score_adj %d",
+	     h2.procuid, h2.in, h2.out, h2.env, h2.oom);
+	EXPECT_EQ(0, h.status);
+	EXPECT_EQ(NOBODY, h.uid);
+	EXPECT_EQ(0, h2.procuid);
+	EXPECT_EQ(1, h2.in);
+	EXPECT_EQ(1, h2.out);
+	EXPECT_EQ(0, h2.env);
+	EXPECT_EQ(1000, h2.oom);
+	if (h2.forkpid > 0)
+		kill(h2.forkpid, SIGKILL);
+	proc_free(&p);
+}
+
 #define HOSTILE_SECRET	0x5ec2e75ec2e75ec2ULL
 
 /*
@@ -3298,15 +3392,19 @@ static void setup_fail(const char *fmt, ...)
 	va_end(ap);
 }
 
-/* The keeper: starts ptod, reports its pid and then its wait status. */
+/*
+ * The keeper: starts ptod, reports its pid and then its wait status.
+ * ptod's standard input is a pipe the keeper holds open, not /dev/null,
+ * so that sandbox_kernel_confined sees whether a sandbox inherits it.
+ */
 static void keeper(int status_w)
 {
 	char ptod[2 * PATH_MAX];
+	int st, log, in[2];
 	pid_t pid;
-	int st, log;
 
 	snprintf(ptod, sizeof(ptod), "%s/daemon/ptod", E->build);
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL))
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) || pipe2(in, O_CLOEXEC))
 		_exit(1);
 	pid = fork();
 	if (pid < 0)
@@ -3316,6 +3414,7 @@ static void keeper(int status_w)
 		log = open(E->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
 			   0644);
 		if (prctl(PR_SET_PDEATHSIG, SIGTERM) || log < 0 ||
+		    dup2(in[0], 0) < 0 ||
 		    dup2(log, 1) < 0 || dup2(log, 2) < 0 ||
 		    setenv("NOTIFY_SOCKET", E->notify, 1) ||
 		    setenv("PTO_HWS_CHECK", "1", 1) ||	/* the invariant checker */

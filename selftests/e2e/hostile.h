@@ -27,6 +27,23 @@
  * @ptrace_err: errno of ptrace(PTRACE_TRACEME), 0 if it worked.
  * @pid: getpid(): the process the kernel ran in.
  * @peek: the 8 bytes read at args[2].
+ * @fork_err: errno of fork(), 0 if it forked.
+ * @fork_pid: the child fork() made (it sleeps 30 s), 0 if none.
+ * @clone_err: errno of clone(CLONE_NEWUSER | SIGCHLD), 0 if it worked.
+ * @clone_pid: the child that clone made (it exits at once), 0 if none.
+ * @cparent_err: errno of clone(CLONE_PARENT | SIGCHLD), 0 if it worked.
+ * @cparent_pid: the child that clone made (ptod's child: it exits at
+ *	once), 0 if none.
+ * @thread_err: what pthread_create() returned (0: a thread started).
+ * @thread_ran: 1 if that thread ran (and was joined).
+ * @proc_uid: owner of /proc/self/mem (root's, 0, once the process is
+ *	not dumpable; its own uid while it is), or -errno.
+ * @stdin_null: 1 if descriptor 0 is /dev/null, 0 if it is something
+ *	else, -errno if fstat() failed (-EBADF: closed).
+ * @stdout_null: the same for descriptor 1.
+ * @env_len: bytes of the environment (environ's strings and their NULs:
+ *	0 if it is empty).
+ * @oom_adj: /proc/self/oom_score_adj, or -10000 if it could not be read.
  */
 struct pto_hostile_rec {
 	int32_t done;
@@ -38,6 +55,19 @@ struct pto_hostile_rec {
 	int32_t ptrace_err;
 	int32_t pid;
 	uint64_t peek;
+	int32_t fork_err;
+	int32_t fork_pid;
+	int32_t clone_err;
+	int32_t clone_pid;
+	int32_t cparent_err;
+	int32_t cparent_pid;
+	int32_t thread_err;
+	int32_t thread_ran;
+	int32_t proc_uid;
+	int32_t stdin_null;
+	int32_t stdout_null;
+	int32_t env_len;
+	int32_t oom_adj;
 };
 
 #endif /* PTO_E2E_HOSTILE_H */

@@ -7,9 +7,18 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <pto/pto_kernel.h>
@@ -20,6 +29,92 @@
 static int32_t err_of(long ret)
 {
 	return ret < 0 ? errno : 0;
+}
+
+/* 1 if descriptor @fd is /dev/null, 0 if not, -errno. */
+static int32_t is_null(int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st))
+		return -errno;
+	return S_ISCHR(st.st_mode) && major(st.st_rdev) == 1 &&
+	       minor(st.st_rdev) == 3;
+}
+
+/* Bytes of the environment, as /proc/self/environ would count them. */
+static int32_t env_len(void)
+{
+	int32_t len = 0;
+	char **e;
+
+	for (e = environ; e && *e && len < (1 << 20); e++)
+		len += (int32_t)strlen(*e) + 1;
+	return len;
+}
+
+static int32_t oom_adj(void)
+{
+	char buf[32] = "";
+	ssize_t n;
+	int fd;
+
+	fd = open("/proc/self/oom_score_adj", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -10000;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	return n > 0 ? (int32_t)atoi(buf) : -10000;
+}
+
+/*
+ * Owner of /proc/self/mem: root once the process is not dumpable (the
+ * directory /proc/PID itself keeps the process's euid either way).
+ */
+static int32_t proc_owner(void)
+{
+	struct stat st;
+
+	return stat("/proc/self/mem", &st) ? -errno : (int32_t)st.st_uid;
+}
+
+static void *thread_main(void *arg)
+{
+	__atomic_store_n((int32_t *)arg, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* A process of our own, a user namespace, a child of ptod's, a thread. */
+static void try_spawn(struct pto_hostile_rec *r)
+{
+	struct timespec nap = { .tv_sec = 30 };
+	pthread_t t;
+	long ret;
+	pid_t pid;
+
+	pid = fork();
+	if (pid == 0) {
+		/* would outlive the sandbox; the test kills it */
+		nanosleep(&nap, NULL);
+		_exit(0);
+	}
+	r->fork_err = err_of(pid);
+	r->fork_pid = pid > 0 ? (int32_t)pid : 0;
+	ret = syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, NULL, NULL, NULL,
+		      NULL);
+	if (ret == 0)
+		_exit(0);
+	r->clone_err = err_of(ret);
+	r->clone_pid = ret > 0 ? (int32_t)ret : 0;
+	ret = syscall(SYS_clone, CLONE_PARENT | SIGCHLD, NULL, NULL, NULL, NULL);
+	if (ret == 0)
+		_exit(0);
+	r->cparent_err = err_of(ret);
+	r->cparent_pid = ret > 0 ? (int32_t)ret : 0;
+	r->thread_ran = 0;
+	r->thread_err = pthread_create(&t, NULL, thread_main, &r->thread_ran);
+	if (!r->thread_err)
+		pthread_join(t, NULL);
 }
 
 int pto_kernel_entry(const struct pto_kernel_ctx *ctx, const uint64_t *args,
@@ -48,6 +143,12 @@ int pto_kernel_entry(const struct pto_kernel_ctx *ctx, const uint64_t *args,
 	if (fd >= 0)
 		close(fd);
 	r->ptrace_err = err_of(ptrace(PTRACE_TRACEME, 0, NULL, NULL));
+	try_spawn(r);
+	r->proc_uid = proc_owner();
+	r->stdin_null = is_null(0);
+	r->stdout_null = is_null(1);
+	r->env_len = env_len();
+	r->oom_adj = oom_adj();
 	__atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
 	if (args[2]) {
 		/* another buffer, where the executor would map it */

@@ -705,6 +705,11 @@ static int run_hostile(int argc, char **argv)
 	       __atomic_load_n(&r->done, __ATOMIC_ACQUIRE), r->pid, r->uid,
 	       r->euid, r->open_err, r->creat_err, r->socket_err,
 	       r->ptrace_err, (unsigned long long)r->peek);
+	printf("hostile2: fork=%d forkpid=%d clone=%d clonepid=%d cparent=%d cparentpid=%d thread=%d ran=%d procuid=%d stdin=%d stdout=%d env=%d oom=%d\n",
+	       r->fork_err, r->fork_pid, r->clone_err, r->clone_pid,
+	       r->cparent_err, r->cparent_pid,
+	       r->thread_err, r->thread_ran, r->proc_uid, r->stdin_null,
+	       r->stdout_null, r->env_len, r->oom_adj);
 	return 0;
 }
 
