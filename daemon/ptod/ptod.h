@@ -233,7 +233,8 @@ struct client {
 	int gerr;			/* the daemon's own error of the graph */
 	char gmsg[1024];
 	bool err_sent;
-	uint8_t rec[PTOD_REC_MAX];	/* private copy of the current record */
+	/* private copy of the current record, read as its struct */
+	_Alignas(PTO_REC_ALIGN) uint8_t rec[PTOD_REC_MAX];
 
 	/*
 	 * The client's sandbox (ptod_sandbox.c, main thread): @sbx is its
