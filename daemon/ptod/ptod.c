@@ -1003,8 +1003,8 @@ static void life_unpin_unnamed(struct client *c, uint64_t addr)
 static int kreg_pin_blob(struct client *c, const struct pto_msg_kreg *k,
 			 uint64_t *size)
 {
-	struct pto_kblob_hdr *h = ptod_gm(c->d, k->blob_addr,
-					  PTO_KBLOB_HDR_SIZE);
+	const void *h = ptod_gm(c->d, k->blob_addr, PTO_KBLOB_HDR_SIZE);
+	struct pto_kblob_hdr hdr;
 
 	if (!h || ptod_pin_range(c, &c->life_pins, k->blob_addr,
 				 PTO_KBLOB_HDR_SIZE)) {
@@ -1012,8 +1012,10 @@ static int kreg_pin_blob(struct client *c, const struct pto_msg_kreg *k,
 		      k->func_id, k->blob_addr);
 		return -EACCES;
 	}
-	*size = h->size;
-	if (h->magic != PTO_KBLOB_MAGIC || !*size ||
+	/* once, and at any alignment: the client chose the address */
+	memcpy(&hdr, h, sizeof(hdr));
+	*size = hdr.size;
+	if (hdr.magic != PTO_KBLOB_MAGIC || !*size ||
 	    *size > PTO_KBLOB_MAX_SIZE ||
 	    ptod_pin_range(c, &c->life_pins, k->blob_addr,
 			   PTO_KBLOB_HDR_SIZE + *size)) {
