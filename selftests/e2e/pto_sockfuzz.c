@@ -802,6 +802,12 @@ static uint32_t sf_record(struct sf_w *w, struct sf_stream *s, uint8_t *rec,
 	return len < sizeof(*r) || len > room ? room + 1 : len;
 }
 
+/* The longest record sf_record() builds: 100 parameters fit. */
+#define SF_REC_MAX	32768
+_Static_assert(sizeof(struct pto_rec_submit) +
+	       100 * sizeof(struct pto_rec_param) <= SF_REC_MAX,
+	       "SF_REC_MAX holds no SUBMIT of 100 parameters");
+
 /*
  * Append records to the stream of a connection whose hello succeeded and
  * ring the doorbell (as libpto does: when ptod parked, or at random).
@@ -826,6 +832,7 @@ static int sf_stream(struct sf_w *w)
 	pto_fz_begin(w->slot, SF_STREAM, head, tail, n, 0);
 	for (i = 0; i < n; i++) {
 		uint8_t *data = s->p + PTO_STREAM_HDR_SIZE;
+		_Alignas(PTO_REC_ALIGN) uint8_t rec[SF_REC_MAX];
 		uint32_t room;
 
 		if (head - tail > size)
@@ -837,7 +844,16 @@ static int sf_stream(struct sf_w *w)
 		room &= ~(PTO_REC_ALIGN - 1);
 		if (room < 64)
 			break;
-		len = sf_record(w, s, data + off, room);
+		/*
+		 * built in an aligned copy of the ring's bytes (the head may
+		 * be anywhere), then copied in: the structs are read as such
+		 */
+		if (room > SF_REC_MAX)
+			room = SF_REC_MAX;
+		memcpy(rec, data + off, room);
+		len = sf_record(w, s, rec, room);
+		if (len && len <= room)
+			memcpy(data + off, rec, len);
 		if (!len || len > room) {
 			if (len > room && sf_pct(w, 20))
 				head += room + 8;	/* a head past the ring */
