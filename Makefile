@@ -49,7 +49,7 @@ tools/ptoctl: common
 selftests/e2e: selftests/pto
 bench/e2e: daemon
 
-.PHONY: all deps kmod user $(USER_DIRS) check check-native check-e2e-user check-kmod check-vm \
+.PHONY: all deps kmod user $(USER_DIRS) check check-native check-e2e-user check-e2e-asan check-kmod check-vm \
 	check-vm-6.1 fuzz-soak debug-kernel check-debug demo bench bench-native \
 	bench-vm bench-peers clean
 
@@ -86,11 +86,22 @@ check-native: user
 	$(MAKE) -C examples check $(SUB)
 	$(MAKE) -C examples check-sim $(SUB)
 	$(MAKE) check-e2e-user
+	$(MAKE) check-e2e-asan
 
 # The end-to-end suite natively, on the user-mode device (ptod -d user):
 # no module, no VM.
 check-e2e-user: user
 	PTO_DEVICE=user prove -v selftests/e2e/run.sh
+
+# The same with every userspace program built with ASan and UBSan into
+# build/asan: any sanitizer report from ptod, pto-aicore, libpto or a
+# client fails it (scripts/e2e-asan).
+ASAN_BUILD := $(BUILD)/asan
+ASAN_OPT := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all \
+	-fno-omit-frame-pointer
+check-e2e-asan:
+	$(MAKE) user BUILD=$(ASAN_BUILD) OPT='$(ASAN_OPT)'
+	scripts/e2e-asan $(ASAN_BUILD)
 
 # Static checks of the module: W=1 against 6.1 and 6.12, sparse, checkpatch.
 check-kmod:
