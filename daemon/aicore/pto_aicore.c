@@ -566,6 +566,12 @@ int main(int argc, char **argv)
 	ret = a.dev->detach(&a, cores);
 	if (ret)
 		aicore_msg("CORE_DETACH: %s", strerror(-ret));
+	/* the core threads are joined: nothing holds a kernel or the device */
+	pto_kcache_destroy(&a.kcache, &a.exec);
+	if (a.udev)
+		pto_udev_destroy(a.udev);
+	else
+		close(a.fd);
 	if (a.verbose)
 		aicore_msg("exit");
 	return 0;
