@@ -365,12 +365,19 @@ static bool pto_core_woken(struct pto_core_waiter *w)
  */
 static ktime_t pto_timeout(s64 deadline_ns)
 {
-	ktime_t left;
+	ktime_t now;
 
 	if (!deadline_ns)
 		return KTIME_MAX;
-	left = ktime_sub(ns_to_ktime(deadline_ns), ktime_get());
-	return ktime_to_ns(left) > 0 ? left : 0;
+	now = ktime_get();
+	/*
+	 * Compared before subtracting: deadline - now overflows for a
+	 * deadline near S64_MIN and would wait ~292 years. Past this test
+	 * deadline > now >= 0, so the difference fits.
+	 */
+	if (deadline_ns <= ktime_to_ns(now))
+		return 0;
+	return ktime_sub(ns_to_ktime(deadline_ns), now);
 }
 
 /* The hrtimeout waits report a timeout as -ETIME; the ABI says -ETIMEDOUT. */

@@ -1158,6 +1158,101 @@ TEST_F(core, irq_wait_interrupted_by_signal)
 	EXPECT_EQ(0, s.ret);
 }
 
+/*
+ * The most negative deadline has passed as surely as 1 has: the waits
+ * look once and return -ETIMEDOUT at once. A watchdog thread ends a wait
+ * that sleeps instead (SIGUSR1, -EINTR) so that the test fails, not hangs.
+ */
+struct watchdog {
+	pthread_t target;
+	int done;	/* atomic: the target's call returned */
+	int fired;
+};
+
+static void *watchdog_main(void *arg)
+{
+	struct watchdog *d = arg;
+	__s64 end = pto_deadline_ms(2000);
+
+	while (!__atomic_load_n(&d->done, __ATOMIC_ACQUIRE)) {
+		if (pto_now_ns() > end) {
+			d->fired = 1;
+			pthread_kill(d->target, SIGUSR1);
+			end = pto_deadline_ms(100);
+		}
+		usleep(1000);
+	}
+	return NULL;
+}
+
+static void watchdog_start(struct __test_metadata *_metadata,
+			   struct watchdog *d, pthread_t *th)
+{
+	struct sigaction sa = { .sa_handler = on_sigusr1 };
+
+	*d = (struct watchdog){ .target = pthread_self() };
+	ASSERT_EQ(0, sigaction(SIGUSR1, &sa, NULL));
+	ASSERT_EQ(0, pthread_create(th, NULL, watchdog_main, d));
+}
+
+static void watchdog_stop(struct __test_metadata *_metadata,
+			  struct watchdog *d, pthread_t th)
+{
+	__atomic_store_n(&d->done, 1, __ATOMIC_RELEASE);
+	ASSERT_EQ(0, pthread_join(th, NULL));
+	EXPECT_EQ(0, d->fired) TH_LOG("the wait slept until signalled");
+}
+
+TEST_F(core, wait_deadline_most_negative)
+{
+	struct watchdog d;
+	pthread_t th;
+	__s64 t0;
+
+	ASSERT_EQ(0, pto_attach(self->exec, 0));
+	PTO_STORE(pto_core(self->eregs, 0)->parked, 1);
+	watchdog_start(_metadata, &d, &th);
+	t0 = pto_now_ns();
+	EXPECT_EQ(-ETIMEDOUT, pto_core_wait(self->exec, 0, 0, INT64_MIN,
+					    NULL));
+	EXPECT_GT(1000 * 1000000LL, pto_now_ns() - t0);
+	watchdog_stop(_metadata, &d, th);
+	EXPECT_EQ(0U, acore(self, 0)->parked);
+}
+
+TEST_F(core, wait_any_deadline_most_negative)
+{
+	__u64 m[PTO_CORE_MASK_WORDS];
+	struct watchdog d;
+	pthread_t th;
+	__s64 t0;
+
+	ASSERT_EQ(0, pto_cores_range(self->exec, PTO_IOC_CORE_ATTACH, 0, 4));
+	any_park(self, 0, 4);
+	any_mask(m, 0, 4);
+	watchdog_start(_metadata, &d, &th);
+	t0 = pto_now_ns();
+	EXPECT_EQ(-ETIMEDOUT, pto_core_wait_any(self->exec, m, INT64_MIN,
+						NULL));
+	EXPECT_GT(1000 * 1000000LL, pto_now_ns() - t0);
+	watchdog_stop(_metadata, &d, th);
+}
+
+TEST_F(core, irq_wait_deadline_most_negative)
+{
+	struct watchdog d;
+	pthread_t th;
+	__s64 t0;
+
+	watchdog_start(_metadata, &d, &th);
+	t0 = pto_now_ns();
+	EXPECT_EQ(-ETIMEDOUT, pto_irq_wait(self->aicpu,
+					   ainfo(self)->irq_count, INT64_MIN,
+					   NULL));
+	EXPECT_GT(1000 * 1000000LL, pto_now_ns() - t0);
+	watchdog_stop(_metadata, &d, th);
+}
+
 /* read() and poll(), uio style. */
 
 /*
