@@ -17,6 +17,7 @@
 #include <linux/device.h>
 #include <linux/ktime.h>
 #include <linux/math64.h>
+#include <linux/nospec.h>
 #include <linux/sched.h>
 #include <linux/string.h>
 #include <linux/timekeeping.h>
@@ -323,7 +324,7 @@ static struct pto_core *pto_core_owned(struct pto_file *pf, u32 index)
 
 	if (index >= pdev->nr_cores)
 		return NULL;
-	core = &pdev->cores[index];
+	core = &pdev->cores[array_index_nospec(index, pdev->nr_cores)];
 	return READ_ONCE(core->owner) == pf ? core : NULL;
 }
 
@@ -727,8 +728,11 @@ void pto_raise_irq(struct pto_dev *pdev, u32 core)
 
 	atomic64_inc(&pdev->cnt.irqs);
 	pto_touch_sys_cnt(pdev);
-	if (core < pdev->nr_cores)
-		dmb = READ_ONCE(pdev->cores[core].regs->data_main_base);
+	if (core < pdev->nr_cores) {
+		u32 i = array_index_nospec(core, pdev->nr_cores);
+
+		dmb = READ_ONCE(pdev->cores[i].regs->data_main_base);
+	}
 	trace_pto_irq(pdev, core, dmb, count, 0);
 	wake_up_interruptible_all(&pdev->irq_wq);
 }
