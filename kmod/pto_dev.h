@@ -11,7 +11,9 @@
  * - struct pto_buf is reference counted: the owning file's handle holds one
  *   reference, every VMA that maps it holds one, every pin of an AICPU file
  *   (PTO_IOC_GM_PIN) holds one. Its GM returns to the pool when the last
- *   reference goes.
+ *   reference goes. Nothing else can reach its pages: mappings are
+ *   VM_PFNMAP, which get_user_pages() refuses, so no pipe (vmsplice),
+ *   io_uring buffer or direct I/O holds one (pto_gm.c, mmap).
  *
  * The register file is shared with userspace (AICPU and executor map it
  * writable), so the kernel never trusts what it reads back from it except

@@ -28,8 +28,9 @@
  * pto_gm_init() - allocate the device's GM and its allocator.
  * @pdev: the device, with @gm_size set.
  *
- * GM is vmalloc_user() memory (mapped to userspace page by page); the
- * genalloc pool hands out device addresses from PTO_GM_DEV_BASE.
+ * GM is vmalloc_user() memory (mapped to userspace page by page, by pfn:
+ * see pto_mmap()); the genalloc pool hands out device addresses from
+ * PTO_GM_DEV_BASE.
  *
  * Return: 0 or -ENOMEM.
  */
@@ -591,10 +592,22 @@ void pto_gm_release_file(struct pto_file *pf)
 /* ------------------------------------------------------------------------
  * mmap
  *
- * Pages are inserted on fault (vmalloc_to_page), so faults are real,
- * counted and traced. A VMA of a client's buffer holds a reference to the
- * buffer (vm_private_data); splitting and fork() take one more through
- * .open, every piece drops its own in .close.
+ * Pages are inserted on fault, so faults are real, counted and traced. A
+ * VMA of a client's buffer holds a reference to the buffer
+ * (vm_private_data); splitting and fork() take one more through .open,
+ * every piece drops its own in .close.
+ *
+ * Every mapping (GM of every role, the register file) is VM_PFNMAP |
+ * VM_IO and its PTEs are inserted by pfn (vmf_insert_pfn()): they are
+ * special, take no reference on the page, and get_user_pages() and
+ * pin_user_pages() refuse the VMA (-EFAULT). So nothing but the mapping
+ * reaches a page of GM: a pipe (vmsplice()), an io_uring fixed buffer or
+ * direct I/O cannot hold one beyond munmap(), and the buffer's kref,
+ * which counts handle, VMAs and pins, is all that keeps its range out of
+ * the pool. Copying I/O (read(), write(), send()...) into and out of a
+ * mapping still works: the copy faults the PTE in here. ptrace() and
+ * /proc/PID/mem cannot read these mappings (no .access: the generic one
+ * is for physical I/O memory, not vmalloc pages).
  * ------------------------------------------------------------------------
  */
 static void pto_vm_open(struct vm_area_struct *vma)
@@ -620,6 +633,7 @@ static vm_fault_t pto_vm_fault(struct vm_fault *vmf)
 	u64 gm_pages = pdev->gm_size >> PAGE_SHIFT;
 	pgoff_t pgoff = vmf->pgoff;
 	struct page *page;
+	vm_fault_t ret;
 	void *addr;
 
 	if (pgoff < PTO_REGS_PAGES)
@@ -632,12 +646,14 @@ static vm_fault_t pto_vm_fault(struct vm_fault *vmf)
 	page = vmalloc_to_page(addr);
 	if (!page)
 		return VM_FAULT_SIGBUS;
-	get_page(page);
-	vmf->page = page;
+	/* by pfn, no page reference: see the comment on mmap above */
+	ret = vmf_insert_pfn(vmf->vma, vmf->address, page_to_pfn(page));
+	if (ret & VM_FAULT_ERROR)
+		return ret;
 
 	atomic64_inc(&pdev->cnt.faults);
 	trace_pto_fault(pdev, (u64)pgoff << PAGE_SHIFT, PAGE_SIZE);
-	return 0;
+	return ret;
 }
 
 static const struct vm_operations_struct pto_vm_ops = {
@@ -646,12 +662,19 @@ static const struct vm_operations_struct pto_vm_ops = {
 	.fault = pto_vm_fault,
 };
 
+/*
+ * VM_PFNMAP | VM_IO: PTEs by pfn only, never reachable by get_user_pages()
+ * (see above). VM_DONTEXPAND: no growing with mremap(). Any of the three
+ * (VM_SPECIAL) also keeps the VMA from being merged with a neighbour,
+ * which would leave one .close for two buffer references.
+ */
 static void pto_vma_set_flags(struct vm_area_struct *vma)
 {
 #ifdef PTO_HAVE_VM_FLAGS_MOD
-	vm_flags_mod(vma, VM_DONTEXPAND | VM_DONTDUMP, VM_MAYEXEC);
+	vm_flags_mod(vma, VM_PFNMAP | VM_IO | VM_DONTEXPAND | VM_DONTDUMP,
+		     VM_MAYEXEC);
 #else
-	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
+	vma->vm_flags |= VM_PFNMAP | VM_IO | VM_DONTEXPAND | VM_DONTDUMP;
 	vma->vm_flags &= ~VM_MAYEXEC;
 #endif
 }

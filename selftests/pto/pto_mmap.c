@@ -6,6 +6,10 @@
 #include "kselftest_harness.h"
 #include "pto_test.h"
 
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <linux/io_uring.h>
+
 #define RW	(PROT_READ | PROT_WRITE)
 
 FIXTURE(map) {
@@ -611,6 +615,161 @@ TEST_F(map, fork_shares_mapping)
 	ASSERT_EQ(pid, waitpid(pid, &st, 0));
 	EXPECT_EQ(2, c[1]);
 	munmap(c, PTO_PAGE);
+}
+
+/*
+ * Nothing but the mapping itself may reference a page of the device: a
+ * page that a pipe (vmsplice) or io_uring (fixed buffers) held through
+ * get_user_pages() would outlive munmap() and GM_FREE, and let its holder
+ * read and write whoever gets the range next.
+ */
+
+/* vmsplice() of [@p, @p + @len) into the pipe @pfd: bytes taken or -errno. */
+static ssize_t splice_to_pipe(const void *p, size_t len, const int pfd[2])
+{
+	struct iovec iov = { (void *)p, len };
+	ssize_t n = vmsplice(pfd[1], &iov, 1, SPLICE_F_NONBLOCK);
+
+	return n < 0 ? -errno : n;
+}
+
+/* A client's own buffer cannot be spliced into a pipe. */
+TEST_F(map, client_gm_not_vmspliced)
+{
+	size_t len = 2 * PTO_PAGE;
+	struct pto_gm_alloc x;
+	__u8 *c, *o, got[64];
+	int pfd[2], err;
+	ssize_t n;
+
+	c = pto_mmap(self->a, len, self->buf.mmap_offset, RW, MAP_SHARED,
+		     &err);
+	ASSERT_NE(NULL, c) TH_LOG("mmap: %s", strerror(-err));
+	pto_fill(c, len, 0x51);
+	ASSERT_EQ(0, pipe(pfd));
+	n = splice_to_pipe(c, len, pfd);
+	EXPECT_EQ(-EFAULT, n);
+	if (n <= 0)
+		goto out;
+
+	/*
+	 * The pipe holds the pages: free the buffer and unmap it, let client
+	 * B take the range and write it, and see what the pipe gives back.
+	 */
+	ASSERT_EQ(0, munmap(c, len));
+	c = NULL;
+	ASSERT_EQ(0, pto_gm_free(self->a, self->buf.handle));
+	ASSERT_EQ(0, pto_gm_alloc(self->b, len, 0, &x));
+	if (x.dev_addr != self->buf.dev_addr)
+		TH_LOG("client B got 0x%llx, not the freed 0x%llx",
+		       (unsigned long long)x.dev_addr,
+		       (unsigned long long)self->buf.dev_addr);
+	o = pto_mmap(self->b, len, x.mmap_offset, RW, MAP_SHARED, &err);
+	ASSERT_NE(NULL, o);
+	pto_fill(o, len, 0xb0b);
+	ASSERT_EQ((ssize_t)sizeof(got), read(pfd[0], got, sizeof(got)));
+	EXPECT_NE(0, memcmp(got, o, sizeof(got)))
+		TH_LOG("the pipe reads client B's buffer");
+	munmap(o, len);
+out:
+	if (c)
+		munmap(c, len);
+	close(pfd[0]);
+	close(pfd[1]);
+}
+
+/* No mapping of the device, of any role, can be spliced into a pipe. */
+TEST_F(map, no_mapping_vmspliced)
+{
+	struct {
+		const char *what;
+		int fd;
+		__u64 off;
+		size_t len;
+		int prot;
+	} m[] = {
+		{ "client GM", self->a, self->buf.mmap_offset, PTO_PAGE, RW },
+		{ "client GM read-only", self->a, self->buf.mmap_offset,
+		  PTO_PAGE, PROT_READ },
+		{ "AICPU GM", self->aicpu, PTO_MMAP_GM, self->info.gm_size,
+		  RW },
+		{ "AICPU registers", self->aicpu, PTO_MMAP_REGS,
+		  PTO_REGS_SIZE, RW },
+		{ "executor GM", self->exec, PTO_MMAP_GM, self->info.gm_size,
+		  RW },
+		{ "executor registers, read-only part", self->exec,
+		  PTO_MMAP_REGS, PTO_REGS_EXEC_WRITE_OFFSET, PROT_READ },
+		{ "executor registers, writable part", self->exec,
+		  PTO_MMAP_REGS + PTO_REGS_EXEC_WRITE_OFFSET,
+		  PTO_REGS_SIZE - PTO_REGS_EXEC_WRITE_OFFSET, RW },
+	};
+	int pfd[2], err;
+	size_t i;
+
+	ASSERT_EQ(0, pipe(pfd));
+	for (i = 0; i < sizeof(m) / sizeof(m[0]); i++) {
+		volatile __u8 *p = pto_mmap(m[i].fd, m[i].len, m[i].off,
+					    m[i].prot, MAP_SHARED, &err);
+
+		ASSERT_NE(NULL, p) TH_LOG("%s: %s", m[i].what, strerror(-err));
+		(void)p[0];	/* faulted in: a PTE is there */
+		EXPECT_EQ(-EFAULT, splice_to_pipe((const void *)p, PTO_PAGE,
+						  pfd))
+			TH_LOG("%s", m[i].what);
+		munmap((void *)p, m[i].len);
+	}
+	close(pfd[0]);
+	close(pfd[1]);
+}
+
+/* Copying I/O (write() from GM, read() into GM) is unaffected. */
+TEST_F(map, gm_copy_io_works)
+{
+	size_t len = 2 * PTO_PAGE;
+	int pfd[2], err;
+	__u8 *c;
+
+	c = pto_mmap(self->a, len, self->buf.mmap_offset, RW, MAP_SHARED,
+		     &err);
+	ASSERT_NE(NULL, c);
+	pto_fill(c, PTO_PAGE, 0xc0c0);
+	ASSERT_EQ(0, pipe(pfd));
+	EXPECT_EQ((ssize_t)PTO_PAGE, write(pfd[1], c, PTO_PAGE));
+	EXPECT_EQ((ssize_t)PTO_PAGE, read(pfd[0], c + PTO_PAGE, PTO_PAGE));
+	EXPECT_EQ(0U, pto_check(c + PTO_PAGE, PTO_PAGE, 0xc0c0));
+	close(pfd[0]);
+	close(pfd[1]);
+	munmap(c, len);
+}
+
+/* A client's buffer cannot become an io_uring fixed buffer. */
+TEST_F(map, client_gm_not_io_uring_buffer)
+{
+	struct io_uring_params params = { 0 };
+	size_t len = 2 * PTO_PAGE;
+	struct iovec iov;
+	int ring, err;
+	long ret;
+	__u8 *c;
+
+	ring = (int)syscall(__NR_io_uring_setup, 1, &params);
+	err = ring < 0 ? errno : 0;
+	if (err == ENOSYS || err == EPERM)
+		SKIP(return, "io_uring_setup: %s (no io_uring, or "
+		     "kernel.io_uring_disabled)", strerror(err));
+	ASSERT_LE(0, ring) TH_LOG("io_uring_setup: %s", strerror(err));
+	c = pto_mmap(self->a, len, self->buf.mmap_offset, RW, MAP_SHARED,
+		     &err);
+	ASSERT_NE(NULL, c);
+	c[0] = 1;
+	iov = (struct iovec){ c, len };
+	ret = syscall(__NR_io_uring_register, ring, IORING_REGISTER_BUFFERS,
+		      &iov, 1);
+	err = ret < 0 ? errno : 0;
+	EXPECT_EQ(EFAULT, err) TH_LOG("io_uring_register: %s",
+				       err ? strerror(err) : "accepted");
+	close(ring);
+	munmap(c, len);
 }
 
 TEST_HARNESS_MAIN
