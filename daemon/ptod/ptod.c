@@ -1383,7 +1383,7 @@ static void usage(void)
 		"usage: ptod [-d DEVICE|user] [-s SOCKET] [-a PTO_AICORE] [-b PTO_SANDBOX]\n"
 		"            [-K all|nonroot|none] [-w TASK_WINDOW] [-H HEAP_BYTES]\n"
 		"            [-S AICORE_SPINS] [-x UID=CTX]... [-R FILE]\n"
-		"            [-m MODE] [-g GROUP] [-u UID]... [-c CONNS] [-C CONNS]\n"
+		"            [-m MODE] [-g GROUP] [-u UID]... [-c CONNS] [-C CONNS] [-D RUNS]\n"
 		"            [-Q BYTES] [-T MS] [-q MIB] [-q UID=MIB]... [-G MS] [-v]\n"
 		"  -K WHO      whose kernels run in a sandbox, a process of the\n"
 		"              client's uid and gid that maps only its buffers\n"
@@ -1395,6 +1395,9 @@ static void usage(void)
 		"  -u UID      user UID may connect too\n"
 		"  -c CONNS    connections per user but root (default %d, 0: no limit)\n"
 		"  -C CONNS    connections in all (default %d, 0: no limit)\n"
+		"  -D RUNS     graphs one user but root may have running at once, of\n"
+		"              the engine's %d; more wait for one of them to end\n"
+		"              (default %d, 0: no limit)\n"
 		"  -Q BYTES    replies queued for a client that does not read them\n"
 		"              before it is dropped (default %u)\n"
 		"  -T MS       a client that takes none of its queued replies for MS\n"
@@ -1416,7 +1419,8 @@ static void usage(void)
 		"              set it; it costs 0.2-0.4 us a decision)\n"
 		"  PTO_SCHED_SLEEP_MS=MS (environment): the longest sleep of an idle\n"
 		"              scheduler thread (%llu); work and completions end it\n",
-		PTOD_MAX_CONN_UID, PTOD_MAX_CONN, PTOD_OUT_MAX, PTOD_OUT_MS,
+		PTOD_MAX_CONN_UID, PTOD_MAX_CONN, HWS_MAX_DAGS,
+		PTOD_MAX_RUNS_UID, PTOD_OUT_MAX, PTOD_OUT_MS,
 		PTOD_DRAIN_GRACE_MS, PTO_HWS_NR_CTX - 1,
 		(unsigned long long)ec.wake_sleep_ns / 1000000);
 }
@@ -1523,7 +1527,7 @@ static int parse_args(struct ptod *d, int argc, char **argv)
 	d->def_task_window = 16384;
 	d->def_heap = 32ULL << 20;
 	ptod_guard_defaults(d);
-	while ((opt = getopt(argc, argv, "d:s:a:b:w:H:S:K:x:R:m:g:u:c:C:Q:T:q:G:vh")) != -1) {
+	while ((opt = getopt(argc, argv, "d:s:a:b:w:H:S:K:x:R:m:g:u:c:C:D:Q:T:q:G:vh")) != -1) {
 		ret = ptod_guard_option(d, opt, optarg);
 		if (ret == -EINVAL) {
 			fprintf(stderr, "ptod: bad -%c '%s'\n", opt, optarg);
@@ -1689,6 +1693,7 @@ out:
 		d->ops->events_stop(d);
 	loop_teardown(d);
 	d->ops->close(d);
+	free(d->uid_runs);
 	if (d->rec_file && fclose(d->rec_file))
 		ptod_log(PTOD_LOG_ERR, "-R %s: %m", d->rec_path);
 	ptod_log(PTOD_LOG_INFO, "exit");

@@ -46,6 +46,7 @@
 #define PTOD_MAX_QUOTA_RULES	64	/* -q UID=MIB options */
 #define PTOD_DEFAULT_GROUP	"pto"	/* the group of /dev/ptoN (60-pto.rules) */
 #define PTOD_MAX_CONN_UID	16	/* -c: connections per user but root */
+#define PTOD_MAX_RUNS_UID	8	/* -D: graphs running per user but root */
 #define PTOD_MAX_CONN		256	/* -C: connections in all */
 #define PTOD_OUT_MAX		(256u << 10)	/* -Q: output queue bytes */
 #define PTOD_OUT_MS		2000	/* -T: ms a queue may make no progress */
@@ -233,6 +234,7 @@ struct client {
 	int gerr;			/* the daemon's own error of the graph */
 	char gmsg[1024];
 	bool err_sent;
+	bool runs_waited;		/* dev_lock: this graph waited for -D, said */
 	/* private copy of the current record, read as its struct */
 	_Alignas(PTO_REC_ALIGN) uint8_t rec[PTOD_REC_MAX];
 
@@ -298,6 +300,7 @@ struct ptod {
 	uint32_t nr_allow;
 	uint32_t max_conn_uid;		/* -c, 0 = unlimited */
 	uint32_t max_conn;		/* -C, 0 = unlimited */
+	uint32_t max_runs_uid;		/* -D, 0 = unlimited */
 	size_t out_max;			/* -Q */
 	uint32_t out_ms;		/* -T */
 	uint64_t gm_quota;		/* -q MIB, bytes; 0 = none */
@@ -367,14 +370,17 @@ struct ptod {
 	struct pto2_engine *engine;
 
 	/*
-	 * dev_lock protects @exec_ready, @shutting_down, client->note,
-	 * client->old_kpins and client->in_run transitions; dev_cond signals
-	 * their changes.
+	 * dev_lock protects @exec_ready, @shutting_down, @uid_runs,
+	 * client->note, client->old_kpins and client->in_run transitions;
+	 * dev_cond signals their changes.
 	 */
 	pthread_mutex_t dev_lock;
 	pthread_cond_t dev_cond;
 	bool exec_ready;
 	bool shutting_down;
+	/* users but root with graphs running (in_run), and how many (-D) */
+	struct { uid_t uid; uint32_t runs; } *uid_runs;
+	uint32_t nr_uid_runs, cap_uid_runs;
 
 	/* fin_lock protects @fin: clients whose runner has finished */
 	pthread_mutex_t fin_lock;

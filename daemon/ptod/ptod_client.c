@@ -492,6 +492,7 @@ void ptod_guard_defaults(struct ptod *d)
 	d->sock_gid = (gid_t)-1;
 	d->max_conn_uid = PTOD_MAX_CONN_UID;
 	d->max_conn = PTOD_MAX_CONN;
+	d->max_runs_uid = PTOD_MAX_RUNS_UID;
 	d->out_max = PTOD_OUT_MAX;
 	d->out_ms = PTOD_OUT_MS;
 	d->drain_grace_ms = PTOD_DRAIN_GRACE_MS;
@@ -540,7 +541,7 @@ int ptod_guard_option(struct ptod *d, int opt, const char *arg)
 	uint64_t v;
 	int ret;
 
-	if (!strchr("mguCcQTqG", opt))
+	if (!strchr("mguCcDQTqG", opt))
 		return -ENOENT;
 	if (opt == 'g') {
 		d->sock_group = arg;
@@ -561,6 +562,7 @@ int ptod_guard_option(struct ptod *d, int opt, const char *arg)
 		break;
 	case 'c': d->max_conn_uid = (uint32_t)v; break;
 	case 'C': d->max_conn = (uint32_t)v; break;
+	case 'D': d->max_runs_uid = (uint32_t)v; break;
 	case 'Q':
 		if (v < out_cost(sizeof(struct pto_msg)))
 			return -EINVAL;

@@ -557,23 +557,89 @@ static int reader_entry(PTO2Runtime *rt, uint64_t *args, int argc)
  * are not reserved: the runtime's ready tasks go to the device's shared
  * scheduler, which places them on any core task by task.
  */
+/*
+ * The count of graphs user @uid has running (d->uid_runs; dev_lock held),
+ * its entry made if @add: NULL if there is none, or no memory for it.
+ */
+static uint32_t *uid_runs(struct ptod *d, uid_t uid, bool add)
+{
+	uint32_t i;
+
+	for (i = 0; i < d->nr_uid_runs; i++)
+		if (d->uid_runs[i].uid == uid)
+			return &d->uid_runs[i].runs;
+	if (!add)
+		return NULL;
+	if (d->nr_uid_runs == d->cap_uid_runs) {
+		uint32_t cap = d->cap_uid_runs ? 2 * d->cap_uid_runs : 16;
+		void *n = realloc(d->uid_runs, cap * sizeof(*d->uid_runs));
+
+		if (!n)
+			return NULL;
+		d->uid_runs = n;
+		d->cap_uid_runs = cap;
+	}
+	d->uid_runs[d->nr_uid_runs].uid = uid;
+	d->uid_runs[d->nr_uid_runs].runs = 0;
+	return &d->uid_runs[d->nr_uid_runs++].runs;
+}
+
+/*
+ * May client @c's graph run now (dev_lock held)? Not while the executor
+ * is down, nor while its user (but root) has -D graphs running: each of
+ * them holds one of the engine's DAG slots for as long as it is open, and
+ * one user must not hold them all. -errno: it may never.
+ */
+static int run_may(struct client *c, bool *wait)
+{
+	struct ptod *d = c->d;
+	uint32_t *n;
+
+	*wait = true;
+	if (!d->exec_ready)
+		return 0;
+	if (!c->uid || !d->max_runs_uid) {
+		*wait = false;
+		return 0;
+	}
+	n = uid_runs(d, c->uid, true);
+	if (!n)
+		return -ENOMEM;
+	*wait = *n >= d->max_runs_uid;
+	if (*wait && !c->runs_waited) {
+		c->runs_waited = true;
+		ptod_log(PTOD_LOG_INFO,
+			 "client %u: its graph waits: user %u has %u graphs running (-D)",
+			 c->id, (unsigned int)c->uid, *n);
+	}
+	return 0;
+}
+
 static int run_enter(struct client *c)
 {
 	struct ptod *d = c->d;
+	uint32_t *n;
+	bool wait;
 	int ret;
 
 	pthread_mutex_lock(&d->dev_lock);
+	c->runs_waited = false;
 	for (;;) {
 		ret = atomic_load(&c->stop_err);
 		if (!ret && d->shutting_down)
 			ret = -ESHUTDOWN;
-		if (ret || d->exec_ready)
+		if (!ret)
+			ret = run_may(c, &wait);
+		if (ret || !wait)
 			break;
 		pthread_cond_wait(&d->dev_cond, &d->dev_lock);
 	}
 	if (!ret) {
 		c->note[0] = 0;
 		atomic_store(&c->in_run, 1);
+		n = c->uid ? uid_runs(d, c->uid, false) : NULL;
+		if (n)
+			(*n)++;
 	}
 	pthread_mutex_unlock(&d->dev_lock);
 	return ret;
@@ -582,9 +648,13 @@ static int run_enter(struct client *c)
 static void run_leave(struct client *c)
 {
 	struct ptod *d = c->d;
+	uint32_t *n;
 
 	pthread_mutex_lock(&d->dev_lock);
 	atomic_store(&c->in_run, 0);
+	n = c->uid ? uid_runs(d, c->uid, false) : NULL;
+	if (n && *n)
+		(*n)--;
 	/* the run drained: no task of it can run a replaced kernel blob */
 	ptod_pins_release(d, &c->old_kpins);
 	pthread_cond_broadcast(&d->dev_cond);

@@ -105,6 +105,8 @@ static FILE *th_log_stream(void);
 
 /* ptod -q: GM each user but root may hold, MiB */
 #define QUOTA_MIB	64
+/* ptod -D: graphs a user but root may have running at once */
+#define RUNS_UID	4
 /* ptod -q QUOTA_OWN_UID=QUOTA_OWN_MIB: a user with a quota of its own */
 #define QUOTA_OWN_UID	65533
 #define QUOTA_OWN_MIB	128
@@ -2994,6 +2996,37 @@ TEST_F_TIMEOUT(e2e, slot_wait_ends_with_client, 120)
 }
 
 /*
+ * A user but root may have RUNS_UID graphs running at once (ptod -D):
+ * nobody leaves graphs open (pto_e2e slots) until one waits, which must
+ * be its RUNS_UID + 1st though the engine has slots left, and root's
+ * client runs meanwhile. Without the limit a user held as many of the
+ * engine's slots as it had connections (-c), and two users all of them.
+ */
+TEST_F_TIMEOUT(e2e, runs_per_user_limited, 120)
+{
+	char want[64];
+	struct proc a;
+	int ret;
+
+	if (E->user)
+		SKIP(return, NOBODY_ON_USER_DEVICE);
+	ASSERT_EQ(0, e2e_start_as(&a, "slots-nobody", NOBODY, true, NULL,
+				  ARGS("slots", "1", "1")));
+	ret = proc_ready(&a, READY_MS);
+	if (ret)
+		proc_free(&a);
+	ASSERT_EQ(0, ret) TH_LOG("slots client: %s", strerror(-ret));
+	run_client(_metadata, "vector", NULL, ARGS("vector", "Const"),
+		   ARGS("vector/Const"), NULL);
+	EXPECT_EQ(0, proc_wait(&a, CLIENT_MS));
+	snprintf(want, sizeof(want), "slots: %d graphs open, client %d waits",
+		 RUNS_UID, RUNS_UID + 1);
+	EXPECT_TRUE(a.text && has_text(a.text, want)) TH_LOG("%s", a.text);
+	EXPECT_TRUE(a.text && case_passed(a.text, "slots"));
+	proc_free(&a);
+}
+
+/*
  * ptoctl clients as nobody lists nobody's client, not root's; as root,
  * both.
  */
@@ -3427,8 +3460,8 @@ static void keeper(int status_w)
 			      "-x", STR(NOBODY) "=" STR(NOBODY_CTX), (char *)NULL);
 		else
 			execl(ptod, "ptod", "-d", DEV_PATH, "-s", E->sock, "-x",
-			      STR(NOBODY) "=" STR(NOBODY_CTX), "-q",
-			      STR(QUOTA_MIB), "-q",
+			      STR(NOBODY) "=" STR(NOBODY_CTX), "-D",
+			      STR(RUNS_UID), "-q", STR(QUOTA_MIB), "-q",
 			      STR(QUOTA_OWN_UID) "=" STR(QUOTA_OWN_MIB),
 			      (char *)NULL);
 		dprintf(2, "exec %s: %s\n", ptod, strerror(errno));

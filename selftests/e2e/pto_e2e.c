@@ -116,9 +116,10 @@
  *   pto_e2e badph                 an OUTPUT on a placeholder the client
  *                                 forged far out of order: -EPROTO; an
  *                                 intermediate read past its end: -EACCES
- *   pto_e2e slots [S]             (no libpto) graphs left open until one
- *                                 more waits for an engine slot; ready;
- *                                 S s later (3) that one hangs up
+ *   pto_e2e slots [S [H]]         (no libpto) graphs left open until one
+ *                                 more waits to start (an engine slot, or
+ *                                 ptod -D); ready; S s later (3) that one
+ *                                 hangs up, the others H s later (60)
  *
  * Build directory of the examples: -d DIR (default: build/examples next to
  * this program's build/selftests/e2e). Prints one line per case:
@@ -3052,17 +3053,18 @@ static int raw_hold(struct raw_client *r, int ms)
 }
 
 /*
- * Graphs left open until every DAG slot of the engine is held (raw
- * clients that never end their graph), then one more client whose run
- * waits for a slot: prints "slots: N graphs hold every slot", signals
- * ready, and after @wait_s seconds hangs up that last client. Its run
- * must end at once (ptod aborts it; the test checks ptoctl's list) though
- * no slot frees; the holders stay until this process is killed.
+ * Graphs left open (raw clients that never end their graph) until one
+ * more client's run waits to start: for one of the engine's DAG slots, or
+ * (a user but root) for one of the graphs its user may have running
+ * (ptod -D). Prints "slots: N graphs open, client N+1 waits", signals
+ * ready, and after @wait_s seconds hangs up that last client (its run
+ * must end at once though nothing frees: the test checks ptoctl's list);
+ * the others stay @hold_s seconds more.
  */
-static int run_slots(double wait_s)
+static int run_slots(double wait_s, double hold_s)
 {
 	static struct raw_client r[SLOTS_MAX + 1];
-	int n, ret = 0;
+	int n, i, ret = 0;
 
 	for (n = 0; n <= SLOTS_MAX; n++) {
 		ret = raw_hold(&r[n], 2000);
@@ -3074,14 +3076,17 @@ static int run_slots(double wait_s)
 		       ret ? strerror(-ret) : "no client waited");
 		return 1;
 	}
-	printf("slots: %d graphs hold every slot, client %d waits\n", n,
-	       n + 1);
+	printf("slots: %d graphs open, client %d waits\n", n, n + 1);
 	if (signal_ready())
 		return 1;
 	usleep((useconds_t)(wait_s * 1e6));
 	raw_close(&r[n]);
 	printf("slots: the waiting client hung up\n");
-	pause();
+	usleep((useconds_t)(hold_s * 1e6));
+	for (i = 0; i < n; i++)
+		raw_close(&r[i]);
+	printf("CASE slots: PASS %d graphs open, client %d waited\n", n,
+	       n + 1);
 	return 0;
 }
 
@@ -3470,7 +3475,8 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[optind], "rawcluster"))
 		return run_rawcluster(argc - optind - 1, argv + optind + 1);
 	if (!strcmp(argv[optind], "slots"))
-		return run_slots(optind + 1 < argc ? atof(argv[optind + 1]) : 3);
+		return run_slots(optind + 1 < argc ? atof(argv[optind + 1]) : 3,
+				 optind + 2 < argc ? atof(argv[optind + 2]) : 60);
 	fds_before_connect();
 	ret = pto_connect(NULL, &cl);
 	if (ret) {
