@@ -241,13 +241,15 @@ struct client {
 	/*
 	 * The client's sandbox (ptod_sandbox.c, main thread): @sbx is its
 	 * number (0: the kernels run in pto-aicore), @sbx_pid the process
-	 * (0: none), @sbx_mfd its mailbox; @heap_pin our read-only mapping
-	 * of the heap buffer, which keeps it allocated.
+	 * (0: none), @sbx_mfd its mailbox, @sbx_err what it writes to its
+	 * standard error (NULL: none); @heap_pin our read-only mapping of
+	 * the heap buffer, which keeps it allocated.
 	 */
 	gid_t gid;
 	uint32_t sbx;
 	pid_t sbx_pid;
 	int sbx_mfd;
+	struct ptod_sbx_err *sbx_err;
 	void *heap_pin;
 	size_t heap_len;
 	uint32_t heap_handle;		/* its GM_ALLOC handle, 0: none */

@@ -31,6 +31,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <event2/event.h>
+
 #include <pto-private/fdpass.h>
 #include <pto-private/sandbox.h>
 
@@ -180,6 +182,158 @@ fail:
 	return ret;
 }
 
+/* ---- The sandbox's standard error ------------------------------------------------ */
+
+#define SBX_ERR_LINE	256	/* longer lines are cut in pieces this long */
+#define SBX_ERR_RATE	50	/* lines logged per sandbox and second */
+
+/*
+ * What a sandbox writes to its standard error (pto-sandbox's messages,
+ * and whatever its kernels print) reaches ptod's log line by line, each
+ * after "client N: sandbox M: ", so that a kernel cannot write a line of
+ * ptod's own; at most SBX_ERR_RATE lines a second, the rest counted.
+ */
+struct ptod_sbx_err {
+	struct client *c;
+	int fd;				/* the pipe's read end */
+	struct event *ev;
+	char line[SBX_ERR_LINE];
+	size_t len;			/* of the line so far */
+	int64_t sec;			/* the second being counted */
+	uint32_t lines, dropped;	/* in it */
+};
+
+/* The lines of the second counted that were not logged, if any. */
+static void sbx_err_dropped(struct ptod_sbx_err *e)
+{
+	if (e->dropped)
+		ptod_log(PTOD_LOG_WARN, "client %u: sandbox %u: %u lines not logged (more than %d a second)",
+			 e->c->id, e->c->sbx, e->dropped, SBX_ERR_RATE);
+	e->dropped = 0;
+}
+
+static void sbx_err_line(struct ptod_sbx_err *e)
+{
+	struct client *c = e->c;
+	int64_t sec = pto_mono_ns() / 1000000000LL;
+
+	if (sec != e->sec) {
+		sbx_err_dropped(e);
+		e->sec = sec;
+		e->lines = 0;
+	}
+	if (e->lines++ < SBX_ERR_RATE)
+		ptod_log(PTOD_LOG_INFO, "client %u: sandbox %u: %.*s", c->id,
+			 c->sbx, (int)e->len, e->line);
+	else
+		e->dropped++;
+	e->len = 0;
+}
+
+/*
+ * Read what there is, up to SBX_ERR_READS x 1 KiB (the main loop serves
+ * everyone: a sandbox that writes without end gets its share, and its
+ * writes block meanwhile); at the end (the sandbox is gone) 1, else 0.
+ */
+#define SBX_ERR_READS	16
+
+static int sbx_err_read(struct ptod_sbx_err *e)
+{
+	char buf[1024];
+	ssize_t n, i;
+	int reads = 0;
+
+	for (;;) {
+		if (reads++ == SBX_ERR_READS)
+			return 0;
+		n = read(e->fd, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return errno != EAGAIN;
+		if (!n)
+			break;
+		for (i = 0; i < n; i++) {
+			if (buf[i] == '\n') {
+				sbx_err_line(e);
+				continue;
+			}
+			/* control characters have no place in a log line */
+			e->line[e->len++] = ((unsigned char)buf[i] < 0x20 &&
+					     buf[i] != '\t') || buf[i] == 0x7f ?
+					    '?' : buf[i];
+			if (e->len == sizeof(e->line))
+				sbx_err_line(e);
+		}
+	}
+	if (e->len)
+		sbx_err_line(e);
+	return 1;
+}
+
+static void sbx_err_close(struct ptod_sbx_err *e)
+{
+	if (!e)
+		return;
+	if (e->len)
+		sbx_err_line(e);
+	sbx_err_dropped(e);
+	if (e->ev)
+		event_free(e->ev);
+	if (e->fd >= 0)
+		close(e->fd);
+	free(e);
+}
+
+static void sbx_err_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct ptod_sbx_err *e = arg;
+	struct client *c = e->c;
+
+	(void)fd;
+	(void)what;
+	if (sbx_err_read(e)) {
+		c->sbx_err = NULL;
+		sbx_err_close(e);
+	}
+}
+
+/*
+ * The read end of a new sandbox's standard error, in the main loop:
+ * c->sbx_err (a sandbox before it, gone, has its last words logged
+ * first). The write end for the child in *@w. 0 or -errno.
+ */
+static int sbx_err_open(struct client *c, int *w)
+{
+	struct ptod_sbx_err *e;
+	int p[2];
+
+	if (c->sbx_err) {
+		sbx_err_read(c->sbx_err);
+		sbx_err_close(c->sbx_err);
+		c->sbx_err = NULL;
+	}
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	e->c = c;
+	if (pipe2(p, O_CLOEXEC | O_NONBLOCK)) {
+		free(e);
+		return -errno;
+	}
+	e->fd = p[0];
+	e->ev = event_new(c->d->base, p[0], EV_READ | EV_PERSIST, sbx_err_cb,
+			  e);
+	if (!e->ev || event_add(e->ev, NULL)) {
+		close(p[1]);
+		sbx_err_close(e);
+		return -ENOMEM;
+	}
+	c->sbx_err = e;
+	*w = p[1];
+	return 0;
+}
+
 /* The sandbox's environment: pto-sandbox reads none, and ptod's is ptod's. */
 static char *const sbx_envp[] = { NULL };
 
@@ -223,27 +377,29 @@ static void sbx_child_oom(void)
 
 /*
  * The child of fork(): only async-signal-safe calls. Standard input and
- * output become /dev/null (a kernel reads nothing of ptod's and writes
- * nothing into ptod's log through them; standard error stays ptod's, for
- * pto-sandbox's own messages), the client's file and the mailbox
- * descriptors 3 and 4, every other one is closed; then oom_score_adj,
- * the client's identity, no_new_privs, death with ptod, and an empty
- * environment.
+ * output become /dev/null (a kernel reads nothing of ptod's), standard
+ * error the pipe @errw whose lines ptod logs after the sandbox's name
+ * (pto-sandbox's messages, a kernel's prints: never a line of ptod's
+ * own), the client's file and the mailbox descriptors 3 and 4, every
+ * other one is closed; then oom_score_adj, the client's identity,
+ * no_new_privs, death with ptod, and an empty environment.
  */
-static void sbx_child(const struct client *c, char *const argv[])
+static void sbx_child(const struct client *c, int errw, char *const argv[])
 {
 	pid_t parent = getppid();
 	sigset_t none;
-	int cf, mf, nf;
+	int cf, mf, nf, ef;
 
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	cf = fcntl(c->cfd, F_DUPFD, 16);
 	mf = fcntl(c->sbx_mfd, F_DUPFD, 16);
+	ef = fcntl(errw, F_DUPFD, 16);
 	/* not O_CLOEXEC: it may be one of 0-2 itself (which dup2 keeps) */
 	nf = open("/dev/null", O_RDWR);
-	if (cf < 0 || mf < 0 || nf < 0 ||
+	if (cf < 0 || mf < 0 || ef < 0 || nf < 0 ||
 	    dup2(nf, STDIN_FILENO) < 0 || dup2(nf, STDOUT_FILENO) < 0 ||
+	    dup2(ef, STDERR_FILENO) < 0 ||
 	    dup2(cf, SBX_FD_CLIENT) < 0 || dup2(mf, SBX_FD_MAILBOX) < 0 ||
 	    syscall(SYS_close_range, SBX_FD_MAILBOX + 1, ~0U, 0))
 		_exit(126);
@@ -266,16 +422,22 @@ static int sbx_spawn(struct client *c)
 	char id[16], fcl[8], fmb[8];
 	char *argv[] = { (char *)d->sandbox_path, "-n", id, "-f", fcl,
 			 "-m", fmb, d->verbose ? "-v" : NULL, NULL };
+	int errw = -1, ret;
 	pid_t pid;
 
 	snprintf(id, sizeof(id), "%u", c->sbx);
 	snprintf(fcl, sizeof(fcl), "%d", SBX_FD_CLIENT);
 	snprintf(fmb, sizeof(fmb), "%d", SBX_FD_MAILBOX);
+	ret = sbx_err_open(c, &errw);
+	if (ret)
+		return ret;
 	pid = fork();
-	if (pid < 0)
-		return -errno;
 	if (pid == 0)
-		sbx_child(c, argv);
+		sbx_child(c, errw, argv);
+	ret = pid < 0 ? -errno : 0;
+	close(errw);
+	if (ret)
+		return ret;	/* ptod_sbx_client_stop() closes c->sbx_err */
 	c->sbx_pid = pid;
 	ptod_log(PTOD_LOG_INFO, "client %u: sandbox %u (pid %d, uid %d gid %d)",
 		 c->id, c->sbx, (int)pid, (int)c->uid, (int)c->gid);
@@ -376,6 +538,8 @@ void ptod_sbx_client_stop(struct client *c)
 	if (c->sbx_mfd >= 0)
 		close(c->sbx_mfd);
 	c->sbx_mfd = -1;
+	sbx_err_close(c->sbx_err);	/* what is left unread goes with it */
+	c->sbx_err = NULL;
 	if (c->heap_pin)
 		munmap(c->heap_pin, c->heap_len);
 	c->heap_pin = NULL;

@@ -2095,15 +2095,42 @@ TEST_F_TIMEOUT(e2e, sandbox_kernel_no_processes, 150)
 }
 
 /*
+ * Lines of ptod's log with PTO_HOSTILE_FORGED: as the whole line, in
+ * *@bare; after "client N: sandbox M: ", in *@marked.
+ */
+static void forged_lines(int *bare, int *marked)
+{
+	FILE *f = fopen(E->log, "re");
+	char line[1024], *p;
+
+	*bare = *marked = 0;
+	while (f && fgets(line, sizeof(line), f)) {
+		p = strstr(line, PTO_HOSTILE_FORGED);
+		if (!p)
+			continue;
+		if (p == line)
+			(*bare)++;
+		else if (strstr(line, ": sandbox ") &&
+			 strstr(line, ": sandbox ") < p)
+			(*marked)++;
+	}
+	if (f)
+		fclose(f);
+}
+
+/*
  * What else a nobody client's kernel finds in its sandbox: the process is
  * not dumpable (/proc/self/mem is root's, so another process of the same
  * uid, another client's sandbox, cannot open the sandbox's),
  * descriptors 0 and 1 are /dev/null, the environment is empty (nothing
  * of ptod's) and oom_score_adj is 1000 (the OOM killer takes a sandbox
- * before ptod or pto-aicore).
+ * before ptod or pto-aicore). The line it writes to its standard error,
+ * one that looks like ptod's own, is in ptod's log only after the
+ * sandbox's name.
  */
 TEST_F_TIMEOUT(e2e, sandbox_kernel_confined, 150)
 {
+	int bare = 0, marked = 0, i;
 	struct hostile2 h2;
 	struct hostile h;
 	struct proc p;
@@ -2121,6 +2148,17 @@ TEST_F_TIMEOUT(e2e, sandbox_kernel_confined, 150)
 	EXPECT_EQ(1, h2.out);
 	EXPECT_EQ(0, h2.env);
 	EXPECT_EQ(1000, h2.oom);
+	/* ptod logs the kernel's line from its main loop: up to 5 s */
+	for (i = 0; i < 50; i++) {
+		forged_lines(&bare, &marked);
+		if (marked)
+			break;
+		usleep(100000);
+	}
+	note("the kernel's stderr line: %d times marked as the sandbox's, %d bare",
+	     marked, bare);
+	EXPECT_LT(0, marked);
+	EXPECT_EQ(0, bare);
 	if (h2.forkpid > 0)
 		kill(h2.forkpid, SIGKILL);
 	proc_free(&p);

@@ -45,6 +45,10 @@
  *	0 if it is empty).
  * @oom_adj: /proc/self/oom_score_adj, or -10000 if it could not be read.
  */
+/* What the kernel writes to its standard error: a line of ptod's own? */
+#define PTO_HOSTILE_FORGED \
+	"ptod: error: client 1 (pid 1 uid 0): a line a kernel wrote"
+
 struct pto_hostile_rec {
 	int32_t done;
 	int32_t uid;
