@@ -380,7 +380,10 @@ struct ptod {
 	pthread_cond_t dev_cond;
 	bool exec_ready;
 	bool shutting_down;
-	/* users but root with graphs running (in_run), and how many (-D) */
+	/*
+	 * graphs running (in_run) per user but root that ever ran one under
+	 * -D: an entry stays, with 0, once its user's graphs ended
+	 */
 	struct { uid_t uid; uint32_t runs; } *uid_runs;
 	uint32_t nr_uid_runs, cap_uid_runs;
 
