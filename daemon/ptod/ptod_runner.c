@@ -553,11 +553,6 @@ static int reader_entry(PTO2Runtime *rt, uint64_t *args, int argc)
 /* ---- Runs ------------------------------------------------------------------------ */
 
 /*
- * A run may start once the executor is up (its cores are online). Cores
- * are not reserved: the runtime's ready tasks go to the device's shared
- * scheduler, which places them on any core task by task.
- */
-/*
  * The count of graphs user @uid has running (d->uid_runs; dev_lock held),
  * its entry made if @add: NULL if there is none, or no memory for it.
  */
@@ -585,41 +580,43 @@ static uint32_t *uid_runs(struct ptod *d, uid_t uid, bool add)
 }
 
 /*
- * May client @c's graph run now (dev_lock held)? Not while the executor
- * is down, nor while its user (but root) has -D graphs running: each of
- * them holds one of the engine's DAG slots for as long as it is open, and
- * one user must not hold them all. -errno: it may never.
+ * Let client @c's graph run if it may now (dev_lock held): once the
+ * executor is up (its cores are online), and while its user (but root)
+ * has fewer than -D graphs running, for each holds one of the engine's
+ * DAG slots as long as it is open, and one user must not hold them all.
+ * Cores are not reserved: the runtime's ready tasks go to the device's
+ * shared scheduler, which places them on any core task by task.
+ * 0: it runs (counted for its user), 1: it waits, or -errno.
  */
-static int run_may(struct client *c, bool *wait)
+static int run_admit(struct client *c)
 {
 	struct ptod *d = c->d;
-	uint32_t *n;
+	uint32_t *n = NULL;
 
-	*wait = true;
 	if (!d->exec_ready)
-		return 0;
-	if (!c->uid || !d->max_runs_uid) {
-		*wait = false;
-		return 0;
+		return 1;
+	if (c->uid && d->max_runs_uid) {
+		n = uid_runs(d, c->uid, true);
+		if (!n)
+			return -ENOMEM;
+		if (*n >= d->max_runs_uid) {
+			if (!c->runs_waited)
+				ptod_log(PTOD_LOG_INFO,
+					 "client %u: its graph waits: user %u has %u graphs running (-D)",
+					 c->id, (unsigned int)c->uid, *n);
+			c->runs_waited = true;
+			return 1;
+		}
+		(*n)++;
 	}
-	n = uid_runs(d, c->uid, true);
-	if (!n)
-		return -ENOMEM;
-	*wait = *n >= d->max_runs_uid;
-	if (*wait && !c->runs_waited) {
-		c->runs_waited = true;
-		ptod_log(PTOD_LOG_INFO,
-			 "client %u: its graph waits: user %u has %u graphs running (-D)",
-			 c->id, (unsigned int)c->uid, *n);
-	}
+	c->note[0] = 0;
+	atomic_store(&c->in_run, 1);
 	return 0;
 }
 
 static int run_enter(struct client *c)
 {
 	struct ptod *d = c->d;
-	uint32_t *n;
-	bool wait;
 	int ret;
 
 	pthread_mutex_lock(&d->dev_lock);
@@ -629,17 +626,10 @@ static int run_enter(struct client *c)
 		if (!ret && d->shutting_down)
 			ret = -ESHUTDOWN;
 		if (!ret)
-			ret = run_may(c, &wait);
-		if (ret || !wait)
+			ret = run_admit(c);
+		if (ret <= 0)
 			break;
 		pthread_cond_wait(&d->dev_cond, &d->dev_lock);
-	}
-	if (!ret) {
-		c->note[0] = 0;
-		atomic_store(&c->in_run, 1);
-		n = c->uid ? uid_runs(d, c->uid, false) : NULL;
-		if (n)
-			(*n)++;
 	}
 	pthread_mutex_unlock(&d->dev_lock);
 	return ret;
