@@ -338,12 +338,12 @@ static int sbx_err_open(struct client *c, int *w)
 static char *const sbx_envp[] = { NULL };
 
 /*
- * "ptod: warning: sandbox: @what (errno @err)" on ptod's standard error,
- * with async-signal-safe calls only (sbx_child()).
+ * "@what (errno @err)" on the sandbox's standard error, which ptod logs
+ * after the sandbox's name, with async-signal-safe calls only
+ * (sbx_child()).
  */
 static void sbx_child_warn(const char *what, int err)
 {
-	static const char head[] = "ptod: warning: sandbox: ";
 	char num[16], *p = num + sizeof(num);
 
 	*--p = '\n';
@@ -352,8 +352,7 @@ static void sbx_child_warn(const char *what, int err)
 		*--p = (char)('0' + err % 10);
 	while ((err /= 10) && p > num + 8);
 	memcpy(p -= 7, " (errno", 7);
-	if (write(2, head, sizeof(head) - 1) < 0 ||
-	    write(2, what, strlen(what)) < 0 ||
+	if (write(2, what, strlen(what)) < 0 ||
 	    write(2, p, (size_t)(num + sizeof(num) - p)) < 0)
 		return;		/* nowhere to say it */
 }

@@ -8,7 +8,8 @@
  * own /dev/ptoN file (a CLIENT file: through it this process can map the
  * client's buffers and nothing else) and the mailbox memfd that
  * pto-aicore also maps (pto-private/sandbox.h); its standard input and
- * output are /dev/null, its standard error ptod's, its environment empty.
+ * output are /dev/null, its standard error a pipe whose lines ptod logs
+ * after the sandbox's name, its environment empty.
  * Before it runs anything of the client's it makes itself not dumpable
  * and installs a seccomp filter (sbx_seccomp.c): its kernels may start
  * threads, not processes.
