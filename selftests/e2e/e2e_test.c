@@ -953,6 +953,13 @@ static void run_client(struct __test_metadata *_metadata, const char *name,
 	run_client_as(_metadata, name, 0, env, args, cases, texts);
 }
 
+/* Another client, @name, runs the vector example's Const case: ptod goes on. */
+static void vector_passes(struct __test_metadata *_metadata, const char *name)
+{
+	run_client(_metadata, name, NULL, ARGS("vector", "Const"),
+		   ARGS("vector/Const"), NULL);
+}
+
 /* Why a test that needs nobody's clients is skipped on the user device. */
 #define NOBODY_ON_USER_DEVICE \
 	"needs a second user's clients (nobody), and the user-mode device serves only ptod's user and root"
@@ -1785,8 +1792,7 @@ TEST_F_TIMEOUT(e2e, stream_record_length_refused, 150)
 		   ARGS("reclen", len[0], len[1], len[2], len[3]),
 		   ARGS("reclen/24", "reclen/4088", "reclen/8", "reclen/0"),
 		   texts);
-	run_client(_metadata, "vector", NULL, ARGS("vector", "Const"),
-		   ARGS("vector/Const"), NULL);
+	vector_passes(_metadata, "vector");
 }
 
 /*
@@ -1814,8 +1820,7 @@ TEST_F_TIMEOUT(e2e, stream_head_and_ring_end_refused, 150)
 		   ARGS("rawhead/ahead", "rawhead/edge", "rawhead/end",
 			"rawhead/published"),
 		   want);
-	run_client(_metadata, "vector", NULL, ARGS("vector", "Const"),
-		   ARGS("vector/Const"), NULL);
+	vector_passes(_metadata, "vector");
 }
 
 /*
@@ -1836,8 +1841,7 @@ TEST_F_TIMEOUT(e2e, stream_cluster_ids_in_order, 150)
 	run_client(_metadata, "rawcluster", NULL,
 		   ARGS("rawcluster", "far", "skip"),
 		   ARGS("rawcluster/far", "rawcluster/skip"), want);
-	run_client(_metadata, "vector", NULL, ARGS("vector", "Const"),
-		   ARGS("vector/Const"), NULL);
+	vector_passes(_metadata, "vector");
 }
 
 /*
@@ -1851,8 +1855,7 @@ TEST_F_TIMEOUT(e2e, stream_placeholder_in_order, 150)
 {
 	run_client(_metadata, "badph", NULL, ARGS("badph"),
 		   ARGS("badph", "badph-off"), NULL);
-	run_client(_metadata, "vector", NULL, ARGS("vector", "Const"),
-		   ARGS("vector/Const"), NULL);
+	vector_passes(_metadata, "vector");
 }
 
 /*
@@ -1894,8 +1897,7 @@ TEST_F_TIMEOUT(e2e, aicore_restarted_next_run_passes, 150)
 
 	if (!E->crash_ran)
 		SKIP(return, "needs crash_kernel_clear_error");
-	run_client(_metadata, "vector", NULL, ARGS("vector", "Const"),
-		   ARGS("vector/Const"), NULL);
+	vector_passes(_metadata, "vector");
 	now = executor_pid();
 	note("pto-aicore pid: %d before the crash, %d now", E->exec_before_crash,
 	     now);
@@ -1931,8 +1933,7 @@ TEST_F_TIMEOUT(e2e, exec_closed_device_replaced, 150)
 	EXPECT_TRUE(has_text(p.text, "status=-5 "));
 	EXPECT_TRUE(has_text(p.text, "closed the device while it ran"));
 	proc_free(&p);
-	run_client(_metadata, "after", NULL, ARGS("vector", "Const"),
-		   ARGS("vector/Const"), NULL);
+	vector_passes(_metadata, "after");
 	now = executor_pid();
 	note("pto-aicore pid: %d before, %d now", before, now);
 	EXPECT_LT(0, now);
@@ -2566,8 +2567,7 @@ TEST_F_TIMEOUT(e2e, stolen_cores_run_fails_next_passes, 240)
 		    has_text(s.text, "is attached by another executor"));
 	proc_free(&s);
 	close(fd);
-	run_client(_metadata, "after", NULL, ARGS("vector", "Const"),
-		   ARGS("vector/Const"), NULL);
+	vector_passes(_metadata, "after");
 	note("pto-aicore pid: %d before, %d now", exec, executor_pid());
 	EXPECT_NE(exec, executor_pid());
 	EXPECT_EQ(E->nr_cores, cnt(_metadata, "cores_online"));
@@ -2848,8 +2848,7 @@ TEST_F_TIMEOUT(e2e, stopped_client_other_passes, 150)
 	if (ret)
 		proc_free(&a);
 	ASSERT_EQ(0, ret) TH_LOG("stopped client: %s", strerror(-ret));
-	run_client(_metadata, "other", NULL, ARGS("vector", "Const"),
-		   ARGS("vector/Const"), NULL);
+	vector_passes(_metadata, "other");
 	EXPECT_EQ(0, kill(a.pid, SIGKILL));
 	proc_wait(&a, CLIENT_MS);
 	proc_free(&a);
@@ -3029,8 +3028,7 @@ TEST_F_TIMEOUT(e2e, slot_wait_ends_with_client, 120)
 	EXPECT_LT(1, before);
 	EXPECT_EQ(before - 1, now);
 	proc_free(&a);
-	run_client(_metadata, "vector", NULL, ARGS("vector", "Const"),
-		   ARGS("vector/Const"), NULL);
+	vector_passes(_metadata, "vector");
 }
 
 /*
@@ -3054,8 +3052,7 @@ TEST_F_TIMEOUT(e2e, runs_per_user_limited, 120)
 	if (ret)
 		proc_free(&a);
 	ASSERT_EQ(0, ret) TH_LOG("slots client: %s", strerror(-ret));
-	run_client(_metadata, "vector", NULL, ARGS("vector", "Const"),
-		   ARGS("vector/Const"), NULL);
+	vector_passes(_metadata, "vector");
 	EXPECT_EQ(0, proc_wait(&a, CLIENT_MS));
 	snprintf(want, sizeof(want), "slots: %d graphs open, client %d waits",
 		 RUNS_UID, RUNS_UID + 1);
@@ -3344,8 +3341,7 @@ TEST_F_TIMEOUT(e2e, ptod_still_serving, 150)
 	ASSERT_EQ(0, ptod_wait(0)) TH_LOG("ptod exited");
 	ASSERT_EQ(0, kill(E->ptod, 0));
 	EXPECT_EQ(E->nr_cores, cnt(_metadata, "cores_online"));
-	run_client(_metadata, "vector", NULL, ARGS("vector", "Const"),
-		   ARGS("vector/Const"), NULL);
+	vector_passes(_metadata, "vector");
 }
 
 /* pto-run, an unchanged orchestration .so: a = b = 0 gives f = 2. */

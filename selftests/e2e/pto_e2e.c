@@ -2791,11 +2791,11 @@ static int raw_done(struct raw_client *r, char *msg, size_t msglen)
 }
 
 /*
- * One graph on a new raw client: GRAPH_BEGIN, a SCOPE_BEGIN record that
- * says it is @len bytes long, SCOPE_END, GRAPH_END. Its status and
- * message.
+ * One graph on a new raw client: GRAPH_BEGIN, the records @fill appends
+ * (given @arg), GRAPH_END. Its status and message.
  */
-static int raw_graph(uint32_t len, char *msg, size_t msglen)
+static int raw_graph_of(void (*fill)(struct raw_client *r, const void *arg),
+			const void *arg, char *msg, size_t msglen)
 {
 	struct raw_client r;
 	int ret;
@@ -2804,8 +2804,7 @@ static int raw_graph(uint32_t len, char *msg, size_t msglen)
 	ret = raw_open(&r);
 	if (!ret) {
 		raw_rec(&r, PTO_REC_GRAPH_BEGIN, sizeof(struct pto_rec_graph));
-		raw_rec(&r, PTO_REC_SCOPE_BEGIN, len);
-		raw_rec(&r, PTO_REC_SCOPE_END, sizeof(struct pto_rec));
+		fill(&r, arg);
 		raw_rec(&r, PTO_REC_GRAPH_END, sizeof(struct pto_rec));
 		ret = raw_publish(&r);
 	}
@@ -2813,6 +2812,18 @@ static int raw_graph(uint32_t len, char *msg, size_t msglen)
 		ret = raw_done(&r, msg, msglen);
 	raw_close(&r);
 	return ret;
+}
+
+/* A SCOPE_BEGIN that says it is *@arg (uint32_t) bytes long, SCOPE_END. */
+static void fill_scope(struct raw_client *r, const void *arg)
+{
+	raw_rec(r, PTO_REC_SCOPE_BEGIN, *(const uint32_t *)arg);
+	raw_rec(r, PTO_REC_SCOPE_END, sizeof(struct pto_rec));
+}
+
+static int raw_graph(uint32_t len, char *msg, size_t msglen)
+{
+	return raw_graph_of(fill_scope, &len, msg, msglen);
 }
 
 /*
@@ -2969,34 +2980,17 @@ static int run_rawhead(int argc, char **argv)
 	return failed ? 1 : 0;
 }
 
-/*
- * One graph of a raw client that allocates clusters @vid[0..@n), each a
- * CLUSTER_ALLOC record: its status and message.
- */
-static int raw_clusters(const int32_t *vid, unsigned int n, char *msg,
-			size_t msglen)
+/* A CLUSTER_ALLOC record for each id of @arg (int32_t, up to a 0). */
+static void fill_clusters(struct raw_client *r, const void *arg)
 {
 	struct pto_rec_cluster *cr;
-	struct raw_client r;
-	unsigned int i;
-	int ret;
+	const int32_t *vid;
 
-	snprintf(msg, msglen, "no graph");
-	ret = raw_open(&r);
-	if (!ret) {
-		raw_rec(&r, PTO_REC_GRAPH_BEGIN, sizeof(struct pto_rec_graph));
-		for (i = 0; i < n; i++) {
-			cr = (struct pto_rec_cluster *)(void *)(r.data + r.head);
-			raw_rec(&r, PTO_REC_CLUSTER_ALLOC, sizeof(*cr));
-			cr->vid = vid[i];
-		}
-		raw_rec(&r, PTO_REC_GRAPH_END, sizeof(struct pto_rec));
-		ret = raw_publish(&r);
+	for (vid = arg; *vid; vid++) {
+		cr = (struct pto_rec_cluster *)(void *)(r->data + r->head);
+		raw_rec(r, PTO_REC_CLUSTER_ALLOC, sizeof(*cr));
+		cr->vid = *vid;
 	}
-	if (!ret)
-		ret = raw_done(&r, msg, msglen);
-	raw_close(&r);
-	return ret;
 }
 
 /*
@@ -3008,15 +3002,15 @@ static int raw_clusters(const int32_t *vid, unsigned int n, char *msg,
  */
 static int run_rawcluster(int argc, char **argv)
 {
-	static const int32_t far[] = { (1 << 28) + 1 }, skip[] = { 1, 3 };
+	static const int32_t far[] = { (1 << 28) + 1, 0 }, skip[] = { 1, 3, 0 };
 	char msg[PTO_MSG_TEXT];
 	int i, bad, failed = 0;
 
 	for (i = 0; i < argc; i++) {
 		if (!strcmp(argv[i], "far")) {
-			bad = raw_clusters(far, 1, msg, sizeof(msg));
+			bad = raw_graph_of(fill_clusters, far, msg, sizeof(msg));
 		} else if (!strcmp(argv[i], "skip")) {
-			bad = raw_clusters(skip, 2, msg, sizeof(msg));
+			bad = raw_graph_of(fill_clusters, skip, msg, sizeof(msg));
 		} else {
 			printf("rawcluster: no case '%s' (far, skip)\n", argv[i]);
 			return 2;
@@ -3026,7 +3020,7 @@ static int run_rawcluster(int argc, char **argv)
 	return failed ? 1 : 0;
 }
 
-/* ---- graphs left open: every engine slot held ---------------------------------- */
+/* ---- graphs left open until one more waits to start ---------------------------- */
 
 #define SLOTS_MAX	256	/* more open graphs than any engine has slots */
 
