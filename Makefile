@@ -93,14 +93,17 @@ check-native: user
 check-e2e-user: user
 	PTO_DEVICE=user prove -v selftests/e2e/run.sh
 
-# The same with every userspace program built with ASan and UBSan into
-# build/asan: any sanitizer report from ptod, pto-aicore, libpto or a
+# The same with every program the suite runs built with ASan and UBSan
+# into build/asan: any sanitizer report from ptod, pto-aicore, libpto or a
 # client fails it (scripts/e2e-asan).
 ASAN_BUILD := $(BUILD)/asan
 ASAN_OPT := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all \
 	-fno-omit-frame-pointer
+E2E_DIRS := common libpto daemon daemon/aicore daemon/sandbox daemon/ptod \
+	tools/pto-run tools/pto-hws-sim tools/pto-trace tools/ptoctl examples \
+	selftests/pto selftests/e2e
 check-e2e-asan:
-	$(MAKE) user BUILD=$(ASAN_BUILD) OPT='$(ASAN_OPT)'
+	$(MAKE) $(E2E_DIRS) BUILD=$(ASAN_BUILD) OPT='$(ASAN_OPT)'
 	scripts/e2e-asan $(ASAN_BUILD)
 
 # Static checks of the module: W=1 against 6.1 and 6.12, sparse, checkpatch.
