@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include <pto-private/futex.h>
+#include <pto-private/parklot.h>
 #include <pto-private/regs.h>
 #include <pto-private/time.h>
 
@@ -32,11 +33,12 @@ static int sim_kick(void *ctx, uint32_t core)
 	atomic_fetch_add_explicit(&sd->stat_kicks, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(PTO_REG32(&r->kick_count), 1,
 				  memory_order_relaxed);
-	/* latched, then one sleeping executor thread woken */
+	/* latched, then a sleeping executor thread woken if none is yet */
 	atomic_fetch_or_explicit(&sd->kicked[core / 64], 1ULL << (core % 64),
 				 memory_order_seq_cst);
-	atomic_fetch_add_explicit(&sd->kick_seq, 1, memory_order_seq_cst);
-	pto_futex_wake(&sd->kick_seq, 1);
+	if (pto_parklot_kick(&sd->kick, false))
+		atomic_fetch_add_explicit(&sd->stat_kick_wakeups, 1,
+					  memory_order_relaxed);
 	return 0;
 }
 
@@ -128,26 +130,18 @@ static int sim_exec_park_any(struct pto_exec *ex, const uint64_t *mask,
 	struct sim_device *sd = ex->priv;
 
 	for (;;) {
-		uint32_t seq = atomic_load_explicit(&sd->kick_seq,
-						    memory_order_seq_cst);
+		uint32_t seq = pto_parklot_seq(&sd->kick);
 		int c = sim_take_kick(sd, mask), ret;
-		struct timespec rel, *prel = NULL;
 
 		if (c >= 0) {
 			reg_store_relaxed(&core_regs(sd, (uint32_t)c)->parked, 0);
 			*core = (uint32_t)c;
 			return 0;
 		}
-		if (deadline_ns) {
-			int64_t left = deadline_ns - pto_mono_ns();
-
-			if (left <= 0)
-				return -ETIMEDOUT;
-			rel = pto_ns_to_timespec((uint64_t)left);
-			prel = &rel;
-		}
-		ret = pto_futex_wait(&sd->kick_seq, seq, prel);
-		if (ret && ret != -EAGAIN)
+		if (deadline_ns && pto_mono_ns() >= deadline_ns)
+			return -ETIMEDOUT;
+		ret = pto_parklot_wait(&sd->kick, seq, deadline_ns, false);
+		if (ret && ret != -EAGAIN && ret != -ETIMEDOUT)
 			return ret;
 	}
 }
@@ -278,8 +272,7 @@ void sim_device_destroy(struct sim_device *sd)
 			sim_kick(sd, i);
 		}
 		/* every sleeper, not one per kick: they may outnumber cores */
-		atomic_fetch_add(&sd->kick_seq, 1);
-		pto_futex_wake(&sd->kick_seq, INT_MAX);
+		pto_parklot_wake_all(&sd->kick, false);
 		pto_exec_pool_join(sd->pool);
 	}
 	free(sd->exec.gm.host);

@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include <pto/pto_kernel.h>
+#include <pto-private/parklot.h>
 
 #include "pto2_runtime.h"
 #include "pto_exec.h"
@@ -38,10 +39,10 @@
  * @kernels: kernel id -> function (set before runs; read by cores).
  * @irq_count: the AICPU interrupt count (futex word).
  * @kicked: kicks not yet taken by an executor thread (core bitmap).
- * @kick_seq: bumped by every kick (futex word of sleeping executor
- *	threads).
+ * @kick: where executor threads sleep for kicks (pto-private/parklot.h).
  * @pool: the executor's threads.
  * @stat_irqs, @stat_kicks: counters.
+ * @stat_kick_wakeups: the futex wake-ups kicks made (system calls).
  */
 struct sim_device {
 	struct pto2_device dev;
@@ -51,10 +52,11 @@ struct sim_device {
 	pto_kernel_entry_fn kernels[SIM_MAX_KERNELS];
 	_Atomic uint32_t irq_count;
 	_Atomic uint64_t kicked[PTO_CORE_MASK_WORDS];
-	_Atomic uint32_t kick_seq;
+	struct pto_parklot kick;
 	struct pto_exec_pool *pool;
 	_Atomic uint64_t stat_irqs;
 	_Atomic uint64_t stat_kicks;
+	_Atomic uint64_t stat_kick_wakeups;
 };
 
 /*

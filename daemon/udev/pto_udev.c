@@ -7,15 +7,10 @@
  * that sleeps announces it (parked, aicpu_irq_en), fences and rechecks;
  * the other enters the device only if it sees the announcement. Here
  * "entering the device" is a futex call on a shared word, and the
- * device's own announcement (@parkers, @irq_waiters) lets a kick or an
- * interrupt skip the system call when nobody sleeps: the waker bumps the
- * word, then reads the count of sleepers; a sleeper counts itself, then
- * sleeps only while the word holds the value it read before looking for
- * work (seq_cst on both sides), so no wake-up is lost. A kick also skips
- * it when every parked thread has been woken already and has not yet
- * left (@signaled): the kicks that come before the woken thread runs stay
- * latched, and it or the next thread to park takes them without
- * sleeping; while another thread sleeps unwoken, a kick wakes it.
+ * device's own announcement lets a kick or an interrupt skip the system
+ * call when nobody sleeps: the kicks' parking lot (pto-private/parklot.h,
+ * which also skips it while every parked thread has been woken already)
+ * and @irq_waiters.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -388,9 +383,7 @@ static int mask_ok(struct pto_udev *u, const uint64_t *mask)
 /* Every parked thread looks again (detach, death). */
 static void wake_parkers(struct pto_udev *u)
 {
-	atomic_fetch_add(&u->sh->kick_seq, 1);
-	if (atomic_load(&u->sh->parkers))
-		pto_futex_wake_shared(&u->sh->kick_seq, INT_MAX);
+	pto_parklot_wake_all(&u->sh->kick, true);
 }
 
 /* Core @c leaves its owner for @state (lock held). */
@@ -496,39 +489,6 @@ int pto_udev_executor_gone(struct pto_udev *u, pid_t pid)
 
 /* ---- Kicks and parking ----------------------------------------------------- */
 
-/*
- * Wake one parked thread that no kick has woken yet, if there is one:
- * @signaled < @parkers, claimed by the increment.
- */
-static void signal_parker(struct pto_udev *u)
-{
-	uint32_t s = atomic_load(&u->sh->signaled);
-
-	while (s < atomic_load(&u->sh->parkers)) {
-		if (atomic_compare_exchange_weak(&u->sh->signaled, &s, s + 1)) {
-			atomic_fetch_add_explicit(&u->sh->kick_wakeups, 1,
-						  memory_order_relaxed);
-			pto_futex_wake_shared(&u->sh->kick_seq, 1);
-			return;
-		}
-	}
-}
-
-/*
- * A parked thread leaves the futex, woken or not: it takes one wake-up
- * with it if any is outstanding (one meant for another parker then goes
- * again to the next kick), then uncounts itself; in that order
- * @signaled never exceeds @parkers.
- */
-static void unpark(struct pto_udev *u)
-{
-	uint32_t s = atomic_load(&u->sh->signaled);
-
-	while (s && !atomic_compare_exchange_weak(&u->sh->signaled, &s, s - 1))
-		;
-	atomic_fetch_sub(&u->sh->parkers, 1);
-}
-
 int pto_udev_kick(struct pto_udev *u, uint32_t core)
 {
 	struct pto_core_regs *r;
@@ -545,8 +505,9 @@ int pto_udev_kick(struct pto_udev *u, uint32_t core)
 				  memory_order_relaxed);
 	atomic_fetch_add_explicit(&u->sh->kicks, 1, memory_order_relaxed);
 	touch_sys_cnt(u);
-	atomic_fetch_add(&u->sh->kick_seq, 1);
-	signal_parker(u);
+	if (pto_parklot_kick(&u->sh->kick, true))
+		atomic_fetch_add_explicit(&u->sh->kick_wakeups, 1,
+					  memory_order_relaxed);
 	return 0;
 }
 
@@ -586,7 +547,7 @@ static void pass_on(struct pto_udev *u, const uint64_t *mask)
 
 	for (w = 0; w < PTO_CORE_MASK_WORDS; w++)
 		if (atomic_load(&u->sh->kick_pending[w]) & mask[w]) {
-			pto_futex_wake_shared(&u->sh->kick_seq, 1);
+			pto_futex_wake_shared(&u->sh->kick.seq, 1);
 			return;
 		}
 }
@@ -607,7 +568,7 @@ int pto_udev_park_any(struct pto_udev *u, pid_t pid, const uint64_t *mask,
 	atomic_fetch_add_explicit(&u->sh->parks, 1, memory_order_relaxed);
 	touch_sys_cnt(u);
 	for (;;) {
-		uint32_t seq = atomic_load(&u->sh->kick_seq);
+		uint32_t seq = pto_parklot_seq(&u->sh->kick);
 
 		c = park_from;
 		ret = take_kick(u, pid, mask, &c);
@@ -617,9 +578,7 @@ int pto_udev_park_any(struct pto_udev *u, pid_t pid, const uint64_t *mask,
 			ret = -ETIMEDOUT;
 			break;
 		}
-		atomic_fetch_add(&u->sh->parkers, 1);
-		ret = pto_futex_wait_shared(&u->sh->kick_seq, seq, deadline_ns);
-		unpark(u);
+		ret = pto_parklot_wait(&u->sh->kick, seq, deadline_ns, true);
 		if (ret == -EINTR)
 			break;
 	}

@@ -19,7 +19,7 @@
  *
  * Sleeping and waking are futexes on words of the shared memory, not
  * private to a process (pto-private/futex.h, the shared variants): an
- * executor thread parks on kick_seq (the CORE_WAIT_ANY of pto.ko), the
+ * executor thread parks on the kick lot (the CORE_WAIT_ANY of pto.ko), the
  * AICPU waits for the completion interrupt on the info page's irq_count,
  * which is the interrupt count itself. GM allocation is ptod's
  * (pto_udev_gm.c); nothing of it is shared.
@@ -39,10 +39,12 @@
 
 #include <linux/pto.h>
 
+#include <pto-private/parklot.h>
+
 #define PTO_UDEV_SHARED_OFFSET	(((PTO_REGS_SIZE) + 4095) & ~4095)
 #define PTO_UDEV_REGS_MAP	(PTO_UDEV_SHARED_OFFSET + 4096)
 #define PTO_UDEV_MAGIC		0x56445550	/* "PUDV" */
-#define PTO_UDEV_VERSION	2
+#define PTO_UDEV_VERSION	3
 
 /*
  * Default geometry: the a2a3 profile's blocks and pto.ko's GM size;
@@ -58,13 +60,11 @@
  * struct pto_udev_shared - device state outside the register file.
  * @magic: PTO_UDEV_MAGIC; @version: PTO_UDEV_VERSION.
  * @lock: process-shared, robust: core ownership (attach, detach, death).
- * @kick_seq: futex word of parked executor threads: every kick, detach
- *	and executor death bumps it.
- * @parkers: threads in pto_udev_park_any() (a kick wakes only if any).
+ * @kick: where executor threads park (pto-private/parklot.h): every
+ *	kick, detach and executor death bumps its futex word; a kick makes
+ *	the system call only for a parked thread no kick has woken yet, so
+ *	a burst of kicks before the woken thread runs makes one.
  * @irq_waiters: AICPU threads in pto_udev_irq_wait().
- * @signaled: of @parkers, those a kick has woken and that have not yet
- *	left: a kick wakes one more only while @signaled < @parkers, so a
- *	burst of kicks before the woken thread runs makes one system call.
  * @kick_pending: latched kicks, a core bitmap (pto.ko's kick_pending).
  * @owner: per core, the pid of the executor that attached it (0: none).
  * @parks, @kicks, @wakes, @irqs: counters, as pto.ko's sysfs ones.
@@ -74,10 +74,8 @@ struct pto_udev_shared {
 	uint32_t magic;
 	uint32_t version;
 	pthread_mutex_t lock;
-	_Atomic uint32_t kick_seq;
-	_Atomic uint32_t parkers;
+	struct pto_parklot kick;
 	_Atomic uint32_t irq_waiters;
-	_Atomic uint32_t signaled;
 	_Atomic uint64_t kick_pending[PTO_CORE_MASK_WORDS];
 	_Atomic int32_t owner[PTO_MAX_CORES];
 	_Atomic uint64_t parks;
