@@ -309,7 +309,9 @@ static void pto_buf_put(struct pto_buf *buf)
 static int pto_gm_alloc_check(const struct pto_gm_alloc *arg,
 			      const struct pto_dev *pdev)
 {
-	if (arg->flags || arg->pad)
+	if (arg->flags & ~PTO_GM_ALLOC_CHARGE)
+		return -EINVAL;
+	if (!(arg->flags & PTO_GM_ALLOC_CHARGE) && arg->uid)
 		return -EINVAL;
 	if (!arg->len || arg->len > pdev->gm_size)
 		return -EINVAL;
@@ -325,7 +327,9 @@ int pto_gm_alloc(struct pto_ucmd *ucmd)
 	struct pto_gm_alloc *arg = &ucmd->cmd.gm_alloc;
 	struct pto_file *pf = ucmd->pf;
 	struct pto_dev *pdev = pf->pdev;
+	bool charged = pto_file_role(pf) == PTO_ROLE_CLIENT;
 	struct genpool_data_align align;
+	kuid_t uid = pf->uid;
 	struct pto_buf *buf;
 	unsigned long addr;
 	u64 len;
@@ -335,6 +339,15 @@ int pto_gm_alloc(struct pto_ucmd *ucmd)
 	ret = pto_gm_alloc_check(arg, pdev);
 	if (ret)
 		return ret;
+	if (arg->flags & PTO_GM_ALLOC_CHARGE) {
+		/* memory the AICPU holds for a user (its runtime) */
+		if (pto_file_role(pf) != PTO_ROLE_AICPU)
+			return -EPERM;
+		uid = make_kuid(current_user_ns(), arg->uid);
+		if (!uid_valid(uid))
+			return -EINVAL;
+		charged = true;
+	}
 
 	len = PAGE_ALIGN(arg->len);
 	align.align = max_t(u64, arg->align, PAGE_SIZE);
@@ -343,8 +356,8 @@ int pto_gm_alloc(struct pto_ucmd *ucmd)
 	if (!buf)
 		return -ENOMEM;
 	/* the AICPU's own memory is the device's, not a user's */
-	buf->charged = pto_file_role(pf) == PTO_ROLE_CLIENT;
-	buf->uid = pf->uid;
+	buf->charged = charged;
+	buf->uid = uid;
 	if (buf->charged) {
 		ret = pto_gm_charge(pdev, buf->uid, len);
 		if (ret)
@@ -382,7 +395,6 @@ int pto_gm_alloc(struct pto_ucmd *ucmd)
 	trace_pto_alloc(buf);
 
 	arg->handle = handle;
-	arg->pad = 0;
 	arg->dev_addr = addr;
 	arg->mmap_offset = PTO_MMAP_GM + (addr - PTO_GM_DEV_BASE);
 	return 0;

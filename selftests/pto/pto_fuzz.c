@@ -976,15 +976,16 @@ static int fz_gm_alloc(struct fz_w *w)
 	if (ret || f->inherited)
 		return ret;
 	/* what the kernel wrote back is in a (unless it had a bad pointer) */
-	if (!a.handle || a.pad || a.dev_addr < gm0 ||
+	if (!a.handle || (a.uid && !(a.flags & PTO_GM_ALLOC_CHARGE)) ||
+	    a.dev_addr < gm0 ||
 	    a.dev_addr + PAGE_ALIGN_UP(a.len) > gm0 + gm ||
 	    a.dev_addr % PTO_PAGE || (a.align && a.dev_addr % a.align) ||
 	    a.mmap_offset != PTO_MMAP_GM + (a.dev_addr - gm0) || !a.len ||
 	    a.len > gm) {
-		FZ_FAIL(w, "GM_ALLOC len %llu align %llu: handle %u dev %#llx off %#llx pad %u",
+		FZ_FAIL(w, "GM_ALLOC len %llu align %llu: handle %u dev %#llx off %#llx uid %u",
 			(unsigned long long)a.len, (unsigned long long)a.align,
 			a.handle, (unsigned long long)a.dev_addr,
-			(unsigned long long)a.mmap_offset, a.pad);
+			(unsigned long long)a.mmap_offset, a.uid);
 		return ret;
 	}
 	fz_checked(w);

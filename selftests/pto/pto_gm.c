@@ -45,7 +45,7 @@ TEST_F(gm, alloc_free)
 
 	ASSERT_EQ(0, pto_gm_alloc(self->a, PTO_PAGE, 0, &a));
 	EXPECT_NE(0U, a.handle);
-	EXPECT_EQ(0U, a.pad);
+	EXPECT_EQ(0U, a.uid);
 	EXPECT_LE(i->gm_dev_base, a.dev_addr);
 	EXPECT_GE(i->gm_dev_base + i->gm_size - PTO_PAGE, a.dev_addr);
 	EXPECT_EQ(0ULL, a.dev_addr % PTO_PAGE);

@@ -991,7 +991,7 @@ FIXTURE_VARIANT_ADD(pads, gm_free) {
 FIXTURE_VARIANT_ADD(pads, gm_alloc) {
 	.req = PTO_IOC_GM_ALLOC, .role = PTO_ROLE_CLIENT,
 	.size = sizeof(struct pto_gm_alloc),
-	.pad_off = offsetof(struct pto_gm_alloc, pad),
+	.pad_off = offsetof(struct pto_gm_alloc, uid),
 };
 
 FIXTURE_VARIANT_ADD(pads, gm_lookup) {

@@ -8,7 +8,8 @@
  * unprivileged user of the device (nobody in group pto) that keeps the
  * AICPU file: they allocate as that user and read the charge through the
  * file they kept. The argument's size rules and the role check are in
- * pto_ioctl (sized, pads, wrong_role).
+ * pto_ioctl (sized, pads, wrong_role). The AICPU can charge what it
+ * allocates for a user to that user (PTO_GM_ALLOC_CHARGE).
  */
 #include "kselftest_harness.h"
 #include "pto_test.h"
@@ -252,6 +253,73 @@ TEST_F(quota, aicpu_not_charged)
 	ASSERT_EQ(0, quota_io(self->aicpu, 0, 0, 0, &q));
 	EXPECT_EQ(0ULL, q.used);
 	EXPECT_EQ(0ULL, used_by(self->aicpu, 0));
+}
+
+/* GM_ALLOC with PTO_GM_ALLOC_CHARGE (AICPU only): @uid is charged. */
+static int charge_alloc(int fd, __u32 flags, __u32 uid, __u64 len,
+			struct pto_gm_alloc *out)
+{
+	struct pto_gm_alloc a = { .size = sizeof(a), .flags = flags,
+				  .len = len, .uid = uid };
+	int ret = pto_ioc(fd, PTO_IOC_GM_ALLOC, &a);
+
+	if (!ret && out)
+		*out = a;
+	return ret;
+}
+
+/*
+ * What the AICPU allocates for a user (ptod: a client's runtime) counts
+ * against that user's quota, beside the user's own buffers, until freed.
+ */
+TEST_F(quota, aicpu_charges_a_user)
+{
+	struct pto_gm_alloc a, b;
+	int c;
+
+	ASSERT_EQ(0, set_uid(self->aicpu, NOBODY, MIB));
+	ASSERT_EQ(0, charge_alloc(self->aicpu, PTO_GM_ALLOC_CHARGE, NOBODY,
+				  MIB / 2, &a));
+	EXPECT_EQ(NOBODY, a.uid);
+	EXPECT_EQ(MIB / 2, used_by(self->aicpu, NOBODY));
+	EXPECT_EQ(0ULL, used_by(self->aicpu, 0));
+	/* the user's own buffers get what is left */
+	ASSERT_EQ(0, pto_become_user(NOBODY, true));
+	c = pto_open_role(PTO_ROLE_CLIENT);
+	ASSERT_LE(0, c);
+	EXPECT_EQ(-EDQUOT, pto_gm_alloc(c, MIB / 2 + PTO_PAGE, 0, NULL));
+	ASSERT_EQ(0, pto_gm_alloc(c, MIB / 2, 0, &b));
+	EXPECT_EQ(MIB, used_by(self->aicpu, NOBODY));
+	/* and the AICPU gets no more for it either */
+	EXPECT_EQ(-EDQUOT, charge_alloc(self->aicpu, PTO_GM_ALLOC_CHARGE,
+					NOBODY, PTO_PAGE, NULL));
+	EXPECT_EQ(MIB, used_by(self->aicpu, NOBODY));
+	EXPECT_EQ(0, pto_gm_free(self->aicpu, a.handle));
+	EXPECT_EQ(MIB / 2, used_by(self->aicpu, NOBODY));
+	close(c);
+	EXPECT_EQ(0ULL, used_by(self->aicpu, NOBODY));
+}
+
+/* Only the AICPU charges another user; the uid is In only with the flag. */
+TEST_F(quota, charge_flag_rules)
+{
+	int c = pto_open_role(PTO_ROLE_CLIENT);
+
+	ASSERT_LE(0, c);
+	EXPECT_EQ(-EPERM, charge_alloc(c, PTO_GM_ALLOC_CHARGE, NOBODY,
+				       PTO_PAGE, NULL));
+	EXPECT_EQ(-EPERM, charge_alloc(c, PTO_GM_ALLOC_CHARGE, 0, PTO_PAGE,
+				       NULL));
+	EXPECT_EQ(-EINVAL, charge_alloc(self->aicpu, 0, NOBODY, PTO_PAGE,
+					NULL));
+	EXPECT_EQ(-EINVAL, charge_alloc(self->aicpu, 1U << 1, 0, PTO_PAGE,
+					NULL));
+	/* (uid_t)-1 is no user */
+	EXPECT_EQ(-EINVAL, charge_alloc(self->aicpu, PTO_GM_ALLOC_CHARGE, ~0U,
+					PTO_PAGE, NULL));
+	EXPECT_EQ(0ULL, used_by(self->aicpu, NOBODY));
+	EXPECT_EQ(0ULL, used_by(self->aicpu, 0));
+	close(c);
 }
 
 /* The quotas go with the AICPU role; what users hold stays charged. */

@@ -40,7 +40,7 @@ extern "C" {
  * the PTO_ABI_MAJOR it was built with.
  */
 #define PTO_ABI_MAJOR		3
-#define PTO_ABI_MINOR		3
+#define PTO_ABI_MINOR		4
 #define PTO_ABI_VERSION		((PTO_ABI_MAJOR << 16) | PTO_ABI_MINOR)
 
 /* Limits of the device model. */
@@ -478,15 +478,25 @@ struct pto_set_role {
 	__u32 pad;
 };
 
+/* PTO_IOC_GM_ALLOC flags */
+#define PTO_GM_ALLOC_CHARGE	(1U << 0)	/* AICPU: charge it to @uid */
+
 /**
  * struct pto_gm_alloc - PTO_IOC_GM_ALLOC argument (client, AICPU).
  * @size: In: sizeof(struct pto_gm_alloc).
- * @flags: In: zero.
+ * @flags: In: PTO_GM_ALLOC_* bits. A client's buffer is charged to the
+ *	user that opened its file; the AICPU's is charged to nobody unless
+ *	it passes PTO_GM_ALLOC_CHARGE (a client that does gets -EPERM):
+ *	then to @uid, against that user's quota (struct pto_gm_quota), as
+ *	if that user had allocated it (since ABI 3.4).
  * @len: In: bytes, 1 .. GM size (-EINVAL otherwise); rounded up to a
- *	page. -ENOMEM if no free range is large enough.
+ *	page. -ENOMEM if no free range is large enough; -EDQUOT if it is
+ *	charged beyond its user's quota.
  * @align: In: 0 (page) or a power of two from 4096 to 1 GiB.
  * @handle: Out: non-zero buffer handle, private to this file.
- * @pad: In: zero; Out: zero.
+ * @uid: In: with PTO_GM_ALLOC_CHARGE, a uid of the caller's user
+ *	namespace (-EINVAL if it has none); zero otherwise. Out: unchanged.
+ *	Before ABI 3.4 this field was padding, zero both ways.
  * @dev_addr: Out: device address of the buffer's first byte.
  * @mmap_offset: Out: mmap() offset of the buffer.
  */
@@ -496,7 +506,7 @@ struct pto_gm_alloc {
 	__u64 len;
 	__u64 align;
 	__u32 handle;
-	__u32 pad;
+	__u32 uid;
 	__u64 dev_addr;
 	__u64 mmap_offset;
 };
