@@ -846,12 +846,13 @@ static int hello_runtime(struct client *c)
 	int ret;
 
 	c->rt_size = pto2_runtime_mem_size(&c->cfg, d->info.nr_cores);
-	ret = ptod_gm_quota_room(d, c->uid, c->rt_size, why, sizeof(why));
-	if (ret) {
+	ret = d->ops->gm_alloc(d, c->rt_size, c->uid, &c->rt_handle,
+			       &c->rt_dev);
+	if (ret == -EDQUOT) {
+		ptod_gm_quota_why(d, c->uid, c->rt_size, why, sizeof(why));
 		ptod_reply(c, ret, "%s", why);
 		return ret;
 	}
-	ret = d->ops->gm_alloc(d, c->rt_size, &c->rt_handle, &c->rt_dev);
 	if (ret) {
 		ptod_reply(c, ret,
 		      "cannot allocate %zu bytes of GM for the runtime (task window %u, heap %" PRIu64 "): %s",

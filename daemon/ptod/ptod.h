@@ -68,7 +68,8 @@ struct ptod_ufile;
  *	pto-aicore is to reach the device (d->exec_opt, d->exec_arg,
  *	d->exec_fds).
  * @close: give the device up (after the executor stopped).
- * @gm_alloc: GM for a client's runtime, owned by ptod.
+ * @gm_alloc: GM for a client's runtime, owned by ptod; under -q charged
+ *	to user @uid's GM quota (-EDQUOT beyond it).
  * @gm_free: give it back.
  * @client_file: at hello: is @fd a client file of this device? If so
  *	the client keeps it (c->cfd) and what it refers to; 0 or -ENODEV.
@@ -94,8 +95,8 @@ struct ptod_dev_ops {
 	const char *name;
 	int (*open)(struct ptod *d);
 	void (*close)(struct ptod *d);
-	int (*gm_alloc)(struct ptod *d, uint64_t len, uint32_t *handle,
-			uint64_t *dev_addr);
+	int (*gm_alloc)(struct ptod *d, uint64_t len, uid_t uid,
+			uint32_t *handle, uint64_t *dev_addr);
 	void (*gm_free)(struct ptod *d, uint32_t handle);
 	int (*client_file)(struct client *c, int fd);
 	void (*client_release)(struct client *c);
@@ -469,7 +470,7 @@ int ptod_guard_option(struct ptod *d, int opt, const char *arg);
 int ptod_parse_u64(const char *arg, uint64_t max, uint64_t *out);
 int ptod_guard_setup(struct ptod *d);
 int ptod_gm_quota_setup(struct ptod *d);
-int ptod_gm_quota_room(struct ptod *d, uid_t uid, uint64_t bytes, char *why,
+void ptod_gm_quota_why(struct ptod *d, uid_t uid, uint64_t bytes, char *why,
 		       size_t whylen);
 /* The same with @len bytes of @m (binary replies). */
 int ptod_send_len(struct client *c, struct pto_msg *m, size_t len);

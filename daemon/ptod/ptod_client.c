@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <pto-private/devinfo.h>
 #include <pto-private/fdpass.h>
 
 #include "ptod.h"
@@ -598,47 +599,25 @@ static int gm_quota_set(struct ptod *d, uint32_t flags, uid_t uid,
 }
 
 /*
- * Room for a client runtime of @bytes for user @uid. ptod allocates a
- * runtime with its own file, which pto.ko does not charge; under -q the
- * user's buffers (what pto.ko charges it) and its clients' runtimes
- * together must fit its quota when a client says hello. A quota of 0
- * (root's unless -q 0=MIB) is no limit. 0, or -errno with the reason in
- * @why.
+ * Why a runtime of @bytes charged to user @uid was refused with -EDQUOT
+ * (ptod allocates it with its own file, charged to the user under -q),
+ * into @why.
  */
-int ptod_gm_quota_room(struct ptod *d, uid_t uid, uint64_t bytes, char *why,
+void ptod_gm_quota_why(struct ptod *d, uid_t uid, uint64_t bytes, char *why,
 		       size_t whylen)
 {
 	struct pto_gm_quota q = { .size = sizeof(q),
 				  .flags = PTO_GM_QUOTA_UID, .uid = uid };
-	const struct client *c;
-	uint64_t rts = 0;
-	uint32_t n = 0;
 
-	if (!d->gm_quota && !d->nr_quota_rules)
-		return 0;
 	if (ioctl(d->dev_fd, PTO_IOC_GM_QUOTA, &q)) {
-		int ret = -errno;
-
-		snprintf(why, whylen, "cannot read the GM quota of user %u: %s",
-			 (unsigned int)uid, strerror(-ret));
-		return ret;
+		snprintf(why, whylen, "GM quota of user %u: no room for this client's runtime (%" PRIu64 " KiB)",
+			 (unsigned int)uid, bytes >> 10);
+		return;
 	}
-	if (!q.bytes)
-		return 0;
-	for (c = d->clients; c; c = c->next)
-		if (c->uid == uid && c->rt_handle) {
-			rts += c->rt_size;
-			n++;
-		}
-	if (q.used <= q.bytes && rts <= q.bytes - q.used &&
-	    bytes <= q.bytes - q.used - rts)
-		return 0;
 	snprintf(why, whylen,
-		 "GM quota of user %u (%" PRIu64 " KiB): %" PRIu64 " KiB of buffers and %" PRIu64 " KiB of %u client runtime%s leave no room for this client's runtime (%" PRIu64 " KiB)",
+		 "GM quota of user %u (%" PRIu64 " KiB): %" PRIu64 " KiB held by its buffers and its clients' runtimes leave no room for this client's runtime (%" PRIu64 " KiB)",
 		 (unsigned int)uid, (uint64_t)q.bytes >> 10,
-		 (uint64_t)q.used >> 10, rts >> 10, n, n == 1 ? "" : "s",
-		 bytes >> 10);
-	return -EDQUOT;
+		 (uint64_t)q.used >> 10, bytes >> 10);
 }
 
 /* -q UID=MIB: the users' own quotas. 0 or -errno. */
@@ -679,6 +658,12 @@ int ptod_gm_quota_setup(struct ptod *d)
 		ptod_log(PTOD_LOG_ERR,
 			 "-q: the %s device has no GM quota (it serves one user)",
 			 d->ops->name);
+		return -EOPNOTSUPP;
+	}
+	if (!pto_abi_aicpu_charges(d->info.abi_version)) {
+		ptod_log(PTOD_LOG_ERR,
+			 "-q: pto.ko ABI %u.%u cannot charge a client's runtime to its user (ABI 3.4 can)",
+			 d->info.abi_version >> 16, d->info.abi_version & 0xffff);
 		return -EOPNOTSUPP;
 	}
 	ret = gm_quota_set(d, PTO_GM_QUOTA_SET, 0, d->gm_quota);

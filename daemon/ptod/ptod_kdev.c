@@ -160,10 +160,16 @@ static void kdev_close(struct ptod *d)
 	d->dev_fd = -1;
 }
 
-static int kdev_gm_alloc(struct ptod *d, uint64_t len, uint32_t *handle,
-			 uint64_t *dev_addr)
+static int kdev_gm_alloc(struct ptod *d, uint64_t len, uid_t uid,
+			 uint32_t *handle, uint64_t *dev_addr)
 {
 	struct pto_gm_alloc ga = { .size = sizeof(ga), .len = len };
+
+	if (d->gm_quota || d->nr_quota_rules) {
+		/* ptod_gm_quota_setup() saw ABI 3.4 */
+		ga.flags = PTO_GM_ALLOC_CHARGE;
+		ga.uid = (__u32)uid;
+	}
 
 	if (ioctl(d->dev_fd, PTO_IOC_GM_ALLOC, &ga))
 		return -errno;

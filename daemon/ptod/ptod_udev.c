@@ -153,12 +153,14 @@ static void udev_close(struct ptod *d)
 
 /* ---- GM of ptod ------------------------------------------------------------------- */
 
-static int udev_gm_alloc(struct ptod *d, uint64_t len, uint32_t *handle,
-			 uint64_t *dev_addr)
+/* No GM quota here (-q is refused): @uid is not charged. */
+static int udev_gm_alloc(struct ptod *d, uint64_t len, uid_t uid,
+			 uint32_t *handle, uint64_t *dev_addr)
 {
 	struct pto_udev_buf b;
 	int ret = pto_udev_gm_alloc(d->udev->aicpu, len, 0, &b);
 
+	(void)uid;
 	if (!ret) {
 		*handle = b.handle;
 		*dev_addr = b.dev_addr;

@@ -2814,11 +2814,11 @@ TEST_F_TIMEOUT(e2e, gm_quota_own_per_user, 60)
 
 /*
  * ptod allocates each client's runtime (about 5.5 MiB with the default
- * task window) with its own file, which pto.ko does not charge: a user
- * could once fill GM with hellos alone, up to its connection limit (-c).
- * Under -q the runtimes count with the user's buffers at each hello:
- * nobody's clients (64 KiB heaps) are refused with -EDQUOT once their
- * runtimes fill QUOTA_MIB, before the connection limit.
+ * task window) with its own file: a user could once fill GM with hellos
+ * alone, up to its connection limit (-c). Under -q pto.ko charges each
+ * runtime to the client's user: nobody's clients (64 KiB heaps) are
+ * refused with -EDQUOT once their runtimes fill QUOTA_MIB, before the
+ * connection limit.
  */
 TEST_F_TIMEOUT(e2e, gm_quota_counts_runtimes, 120)
 {
@@ -2826,6 +2826,30 @@ TEST_F_TIMEOUT(e2e, gm_quota_counts_runtimes, 120)
 		SKIP(return, "the user-mode device has no GM quota (ptod -q)");
 	run_client_as(_metadata, "hellos", NOBODY, ARGS("PTO2_RING_HEAP=65536"),
 		      ARGS("hellos", "32"), ARGS("hellos"), NULL);
+}
+
+/*
+ * The runtimes count against the user's quota after the hello too: a
+ * client's own buffers get QUOTA_MIB less its runtime (before, ptod
+ * checked only at the hello, and buffers allocated afterwards had the
+ * whole quota again).
+ */
+TEST_F_TIMEOUT(e2e, gm_quota_runtime_then_buffers, 60)
+{
+	struct proc p;
+	int ret;
+
+	if (E->user)
+		SKIP(return, "the user-mode device has no GM quota (ptod -q)");
+	ret = e2e_start_grp(&p, "quota-rt", NOBODY, true, false,
+			    ARGS("PTO2_RING_HEAP=65536"),
+			    ARGS("quota-rt", STR(QUOTA_MIB)));
+	if (!ret)
+		ret = proc_wait(&p, CLIENT_MS);
+	EXPECT_EQ(0, ret) TH_LOG("pto_e2e quota-rt: %s", strerror(-ret));
+	EXPECT_TRUE(p.text && case_passed(p.text, "quota-rt"))
+		TH_LOG("%s", p.text ? p.text : "");
+	proc_free(&p);
 }
 
 /*

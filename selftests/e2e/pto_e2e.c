@@ -1994,6 +1994,41 @@ static int run_quota(long mib)
 }
 
 /*
+ * A user's own buffers get its GM quota of @mib less what its clients'
+ * runtimes hold (ptod charges each runtime to the user at the hello):
+ * the largest buffer this client gets, found by bisection in MiB, is at
+ * most @mib - 5 with its runtime (about 5.5 MiB) charged, and at least
+ * @mib - 16. This client's other charged GM (its stream ring, a 64 KiB
+ * heap) is about 1 MiB.
+ */
+static int run_quota_rt(long mib)
+{
+	long lo = 0, hi = mib + 1;	/* lo fits, hi does not */
+	pto_buf *b = NULL;
+	bool ok;
+
+	while (hi - lo > 1) {
+		long mid = (lo + hi) / 2;
+		int ret = pto_buf_alloc(cl, (size_t)mid << 20, &b);
+
+		if (!ret) {
+			pto_buf_free(b);
+			lo = mid;
+		} else if (ret == -EDQUOT) {
+			hi = mid;
+		} else {
+			printf("quota-rt: %ld MiB: %d %s\n", mid, ret,
+			       pto_last_error(cl));
+			break;
+		}
+	}
+	ok = hi - lo == 1 && lo <= mib - 5 && lo >= mib - 16;
+	printf("CASE quota-rt: %s the largest buffer under a %ld MiB quota: %ld MiB\n",
+	       ok ? "PASS" : "FAIL", mib, lo);
+	return ok ? 0 : 1;
+}
+
+/*
  * More clients of this process, each with its hello (and runtime), until
  * ptod refuses one or @n are connected besides the first: passes if the
  * refusal is -EDQUOT and names the client runtimes that fill the user's
@@ -2014,7 +2049,7 @@ static int run_hellos(long n)
 			break;
 		}
 	}
-	ok = ret == -EDQUOT && strstr(why, "client runtimes leave no room");
+	ok = ret == -EDQUOT && strstr(why, "runtimes leave no room");
 	printf("CASE hellos: %s %ld more clients, then status=%d %s\n",
 	       ok ? "PASS" : "FAIL", i, ret, why);
 	while (i > 0)
@@ -3395,6 +3430,8 @@ static int run_case(int argc, char **argv)
 		ret = run_pings(argc > 1 ? atol(argv[1]) : 10);
 	else if (!strcmp(argv[0], "quota"))
 		ret = run_quota(argc > 1 ? atol(argv[1]) : 64);
+	else if (!strcmp(argv[0], "quota-rt"))
+		ret = run_quota_rt(argc > 1 ? atol(argv[1]) : 64);
 	else if (!strcmp(argv[0], "hellos"))
 		ret = run_hellos(argc > 1 ? atol(argv[1]) : 32);
 	else if (!strcmp(argv[0], "freed"))
@@ -3451,7 +3488,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|closedev|rerun|streampad|reload|rendezvous|crash-next|hostile|stream|hang|probe|probe-n|prio|chain|badbuf|badph|hazards|proto|freed|freed-tensor|reload-quota|reload-busy|kshare|reload-defer|unpriv|reclen|rawhead|rawcluster|slots|idle|flood|pings|quota|hellos|peer|conns ...\n");
+		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|closedev|rerun|streampad|reload|rendezvous|crash-next|hostile|stream|hang|probe|probe-n|prio|chain|badbuf|badph|hazards|proto|freed|freed-tensor|reload-quota|reload-busy|kshare|reload-defer|unpriv|reclen|rawhead|rawcluster|slots|idle|flood|pings|quota|quota-rt|hellos|peer|conns ...\n");
 		return 2;
 	}
 	/* without libpto: the socket alone */

@@ -35,6 +35,15 @@ static inline bool pto_abi_aicpu_raises(uint32_t abi_version)
 }
 
 /*
+ * Whether a device of ABI @abi_version lets the AICPU charge a buffer to
+ * a user (PTO_GM_ALLOC_CHARGE): since ABI 3.4.
+ */
+static inline bool pto_abi_aicpu_charges(uint32_t abi_version)
+{
+	return pto_abi_supported(abi_version) && (abi_version & 0xffff) >= 4;
+}
+
+/*
  * Fill @info from the device file @fd. 0, -errno of the ioctl, or
  * -EPROTO if the module's ABI major version is not PTO_ABI_MAJOR
  * (info->abi_version says which it is).
