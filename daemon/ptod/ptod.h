@@ -54,6 +54,10 @@
 #define PTOD_TRACE_RING		8192	/* blocks waiting for trace subscribers */
 #define PTOD_DRAIN_GRACE_MS	5000	/* -G: a stopped client's run may drain */
 #define PTOD_DRAIN_EXIT_MS	5000	/* then, shutting down, ptod exits anyway */
+/* a client's sandbox is started again after at most this many crashes ... */
+#define PTOD_SBX_CRASHES	5
+/* ... in this window, counted from the first (ns) */
+#define PTOD_SBX_CRASH_WINDOW_NS	60000000000LL
 
 struct ptod;
 struct client;
@@ -244,13 +248,19 @@ struct client {
 	 * number (0: the kernels run in pto-aicore), @sbx_pid the process
 	 * (0: none), @sbx_mfd its mailbox, @sbx_err what it writes to its
 	 * standard error (NULL: none); @heap_pin our read-only mapping of
-	 * the heap buffer, which keeps it allocated.
+	 * the heap buffer, which keeps it allocated. @sbx_crashes: crashes
+	 * since @sbx_crash_t0 (PTOD_SBX_CRASHES in PTOD_SBX_CRASH_WINDOW_NS
+	 * restart it); @sbx_gave_up (under d->dev_lock): not restarted, the
+	 * client's graphs fail (its note says why).
 	 */
 	gid_t gid;
 	uint32_t sbx;
 	pid_t sbx_pid;
 	int sbx_mfd;
 	struct ptod_sbx_err *sbx_err;
+	uint32_t sbx_crashes;
+	int64_t sbx_crash_t0;
+	bool sbx_gave_up;
 	void *heap_pin;
 	size_t heap_len;
 	uint32_t heap_handle;		/* its GM_ALLOC handle, 0: none */

@@ -205,6 +205,7 @@ static const char *stop_reason(const struct client *c, int err)
 	case -ESHUTDOWN: return "ptod is shutting down: the graph was cancelled";
 	case -EPROTO: return c->serr[0] ? c->serr : "corrupt submission stream";
 	case -ECONNRESET: return "client disconnected: the graph was cancelled";
+	case -EOWNERDEAD: return c->note[0] ? c->note : strerror(-err);
 	default: return strerror(-err);
 	}
 }
@@ -593,6 +594,8 @@ static int run_admit(struct client *c)
 	struct ptod *d = c->d;
 	uint32_t *n = NULL;
 
+	if (c->sbx_gave_up)
+		return -EOWNERDEAD;	/* its note says why */
 	if (!d->exec_ready)
 		return 1;
 	if (c->uid && d->max_runs_uid) {

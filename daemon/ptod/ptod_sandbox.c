@@ -12,7 +12,11 @@
  * fails the tasks waiting on it with -EOWNERDEAD), the client's run gets
  * a note saying why, and a sandbox killed by a signal (a crashed kernel)
  * is started again for the client's next run, unless the client is being
- * stopped (ptod_drain.c kills the sandbox of a run that does not drain).
+ * stopped (ptod_drain.c kills the sandbox of a run that does not drain)
+ * or its sandbox crashed PTOD_SBX_CRASHES times within
+ * PTOD_SBX_CRASH_WINDOW_NS already: then its later graphs fail at once
+ * and it has to connect again (a start is a fork, an exec and pto-aicore's
+ * answer, on the main thread that serves every client).
  * A client that goes takes its sandbox with it.
  */
 #define _GNU_SOURCE
@@ -549,6 +553,35 @@ void ptod_sbx_client_stop(struct client *c)
 	ctl_answers(d, 0);
 }
 
+/*
+ * One more crash of @c's sandbox: true if it is one too many to start it
+ * again (then the client's graphs fail from now on, with a note).
+ */
+static bool sbx_crashed_too_often(struct client *c)
+{
+	struct ptod *d = c->d;
+	int64_t now = pto_mono_ns();
+
+	if (!c->sbx_crashes || now - c->sbx_crash_t0 > PTOD_SBX_CRASH_WINDOW_NS) {
+		c->sbx_crash_t0 = now;
+		c->sbx_crashes = 0;
+	}
+	if (++c->sbx_crashes <= PTOD_SBX_CRASHES)
+		return false;
+	ptod_log(PTOD_LOG_ERR,
+		 "client %u: its sandbox crashed %u times within %lld s: not started again, the client's graphs fail",
+		 c->id, c->sbx_crashes,
+		 (long long)(PTOD_SBX_CRASH_WINDOW_NS / 1000000000LL));
+	pthread_mutex_lock(&d->dev_lock);
+	c->sbx_gave_up = true;
+	snprintf(c->note, sizeof(c->note),
+		 "the client's kernel sandbox crashed %u times within %lld s and is not started again: connect again for a new one",
+		 c->sbx_crashes,
+		 (long long)(PTOD_SBX_CRASH_WINDOW_NS / 1000000000LL));
+	pthread_mutex_unlock(&d->dev_lock);
+	return true;
+}
+
 bool ptod_sbx_reaped(struct ptod *d, pid_t pid, int status)
 {
 	struct client *c;
@@ -580,7 +613,8 @@ bool ptod_sbx_reaped(struct ptod *d, pid_t pid, int status)
 	 * tasks waiting on the old one fail), so that no task of the client
 	 * finds no sandbox in between.
 	 */
-	if (WIFSIGNALED(status) && !atomic_load(&c->stop_err)) {
+	if (WIFSIGNALED(status) && !atomic_load(&c->stop_err) &&
+	    !sbx_crashed_too_often(c)) {
 		c->sbx_mfd = mailbox_create(d->info.nr_cores);
 		if (c->sbx_mfd >= 0 && !sbx_spawn(c) &&
 		    !ctl_send(d, PTO_SBX_CTL_ADD, c)) {

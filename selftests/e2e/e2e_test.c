@@ -2235,6 +2235,29 @@ TEST_F_TIMEOUT(e2e, sandbox_crash_next_run_passes, 150)
 }
 
 /*
+ * A client whose kernels crash its sandbox again and again: ptod starts
+ * it again after each of the first PTOD_SBX_CRASHES crashes (5 in a
+ * minute), not after the sixth; the client's next graph fails at once
+ * with a note saying so, and another client's run passes.
+ */
+TEST_F_TIMEOUT(e2e, sandbox_crash_loop_not_restarted, 150)
+{
+	pid_t exec_before = executor_pid();
+	struct proc p;
+
+	if (E->user)
+		SKIP(return, SANDBOX_ON_USER_DEVICE);
+	ASSERT_EQ(0, e2e_start_as(&p, "crash-loop", NOBODY, false, NULL,
+				  ARGS("crash-loop", "6")));
+	ASSERT_EQ(0, proc_wait(&p, CLIENT_MS));
+	EXPECT_TRUE(case_passed(p.text, "crash-loop"))
+		TH_LOG("%s", p.text ? p.text : "");
+	EXPECT_EQ(exec_before, executor_pid());
+	proc_free(&p);
+	vector_passes(_metadata, "other");
+}
+
+/*
  * pto-aicore dies (root's crash kernel) while a nobody client is
  * connected: the restarted pto-aicore gets the client's sandbox again
  * from ptod, and the client's next run passes.

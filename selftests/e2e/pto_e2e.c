@@ -654,6 +654,36 @@ static int run_crash(void)
 				"killed by signal");
 }
 
+/*
+ * crash-loop N: N runs whose kernel crashes the sandbox (each -EIO), then
+ * one more, which ptod refuses at once with -EOWNERDEAD if the sandbox
+ * was not started again after the last crash (PTOD_SBX_CRASHES in its
+ * window).
+ */
+static int run_crash_loop(long n)
+{
+	uint64_t arg = CRASH_K;
+	char msg[4096];
+	int ret, bad = 0;
+	long i;
+	bool ok;
+
+	if (load_e2e_kernel(CRASH_K, "crash_kernel.so"))
+		return 1;
+	sc_x = gm_copy(NULL, 4096);
+	sc_y = gm_copy(NULL, 4096);
+	for (i = 0; i < n; i++) {
+		ret = pto_run(cl, orch_crash, &arg, 1, msg, sizeof(msg));
+		printf("crash %ld: status=%d %s\n", i + 1, ret, msg);
+		bad += ret != -EIO;
+	}
+	ret = pto_run(cl, orch_crash, &arg, 1, msg, sizeof(msg));
+	printf("after: status=%d %s\n", ret, msg);
+	ok = !bad && ret == -EOWNERDEAD && strstr(msg, "not started again");
+	printf("CASE crash-loop: %s\n", ok ? "PASS" : "FAIL");
+	return ok ? 0 : 1;
+}
+
 static int run_closedev(void)
 {
 	return run_fatal_kernel("closedev", CLOSEDEV_K, "closedev_kernel.so",
@@ -3388,6 +3418,8 @@ static int run_case(int argc, char **argv)
 		ret = run_crash();
 	else if (!strcmp(argv[0], "closedev"))
 		ret = run_closedev();
+	else if (!strcmp(argv[0], "crash-loop"))
+		ret = run_crash_loop(argc > 1 ? atol(argv[1]) : 6);
 	else if (!strcmp(argv[0], "crash-next"))
 		ret = run_crash_next();
 	else if (!strcmp(argv[0], "rerun"))
@@ -3488,7 +3520,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|closedev|rerun|streampad|reload|rendezvous|crash-next|hostile|stream|hang|probe|probe-n|prio|chain|badbuf|badph|hazards|proto|freed|freed-tensor|reload-quota|reload-busy|kshare|reload-defer|unpriv|reclen|rawhead|rawcluster|slots|idle|flood|pings|quota|quota-rt|hellos|peer|conns ...\n");
+		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|closedev|rerun|streampad|reload|rendezvous|crash-next|crash-loop|hostile|stream|hang|probe|probe-n|prio|chain|badbuf|badph|hazards|proto|freed|freed-tensor|reload-quota|reload-busy|kshare|reload-defer|unpriv|reclen|rawhead|rawcluster|slots|idle|flood|pings|quota|quota-rt|hellos|peer|conns ...\n");
 		return 2;
 	}
 	/* without libpto: the socket alone */
