@@ -81,6 +81,7 @@ check-native: user
 	daemon/aicore/check_args.sh $(BUILD)/daemon/pto-aicore
 	tools/pto-hws-sim/check.sh $(BUILD)/tools/pto-hws-sim \
 		$(BUILD)/bench/hws/pto-bench-makespan
+	$(MAKE) -C tools/pto-hws-sim fuzz
 	tools/pto-trace/check.sh $(BUILD)/tools/pto-trace \
 		$(BUILD)/bench/hws/pto-bench-makespan
 	$(MAKE) -C examples check $(SUB)

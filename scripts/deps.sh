@@ -33,12 +33,15 @@ PACKAGES=(
 	zstd
 
 	# Kernel module and userspace builds; the debug kernel (make
-	# debug-kernel) also needs libssl-dev for its certificate tools.
+	# debug-kernel) also needs libssl-dev for its certificate tools;
+	# libclang-rt-14-dev is clang's libFuzzer and sanitizer runtimes
+	# (make -C tools/pto-hws-sim fuzz).
 	bc
 	build-essential
 	bison
 	clang
 	flex
+	libclang-rt-14-dev
 	libelf-dev
 	libssl-dev
 	llvm
