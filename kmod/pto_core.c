@@ -96,11 +96,17 @@ int pto_set_role(struct pto_ucmd *ucmd)
 		return -EINVAL;
 	if (arg->role < PTO_ROLE_CLIENT || arg->role > PTO_ROLE_EXECUTOR)
 		return -EINVAL;
-	/* the roles that reach every client's memory and the cores */
-	if (arg->role != PTO_ROLE_CLIENT && !capable(CAP_SYS_ADMIN)) {
+	/*
+	 * The roles that reach every client's memory and the cores: the
+	 * caller and whoever opened the file, which a user may have handed
+	 * to a privileged process, both need CAP_SYS_ADMIN.
+	 */
+	if (arg->role != PTO_ROLE_CLIENT &&
+	    (!capable(CAP_SYS_ADMIN) || !pf->opener_admin)) {
 		dev_dbg(pdev->misc.this_device,
-			"role %u refused without CAP_SYS_ADMIN (pid %d)\n",
-			arg->role, task_tgid_nr(current));
+			"role %u refused without CAP_SYS_ADMIN (pid %d%s)\n",
+			arg->role, task_tgid_nr(current),
+			pf->opener_admin ? "" : ", opener");
 		return -EPERM;
 	}
 

@@ -210,6 +210,8 @@ struct pto_gm_user {
  *	read with smp_load_acquire().
  * @pid: tgid of the opener.
  * @uid: fsuid of the opener, whom the file's buffers are charged to.
+ * @opener_admin: the opener had CAP_SYS_ADMIN (in the initial user
+ *	namespace): the privileged roles need it as well as the caller.
  * @buf_lock: see below.
  * @bufs: handle -> struct pto_buf, handles from 1.
  * @irq_seen: AICPU: interrupt count last returned by read() or
@@ -231,6 +233,7 @@ struct pto_file {
 	int role;
 	pid_t pid;
 	kuid_t uid;
+	bool opener_admin;
 	/*
 	 * Protects @bufs against concurrent alloc, free, lookup and mmap, so
 	 * that a buffer found in @bufs can safely get a reference, and

@@ -4,6 +4,7 @@
  * table-driven ioctl dispatcher, read and poll of the AICPU interrupt.
  */
 #include <linux/bits.h>
+#include <linux/capability.h>
 #include <linux/device.h>
 #include <linux/fs.h>
 #include <linux/genalloc.h>
@@ -13,6 +14,7 @@
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
+#include <linux/user_namespace.h>
 
 #include "pto_dev.h"
 
@@ -29,6 +31,7 @@ static int pto_open(struct inode *inode, struct file *file)
 	pf->role = PTO_ROLE_NONE;
 	pf->pid = task_tgid_nr(current);
 	pf->uid = file->f_cred->fsuid;
+	pf->opener_admin = file_ns_capable(file, &init_user_ns, CAP_SYS_ADMIN);
 	mutex_init(&pf->buf_lock);
 	xa_init_flags(&pf->bufs, XA_FLAGS_ALLOC1);
 	xa_init_flags(&pf->pins, XA_FLAGS_ALLOC1);

@@ -333,6 +333,46 @@ TEST_F(roles, privileged_roles_need_cap_sys_admin)
 		close(c);
 }
 
+/*
+ * A file an unprivileged user opened and handed to a privileged process
+ * (SCM_RIGHTS, as a client hands its file to ptod) does not get the
+ * AICPU or EXECUTOR role from it: the opener needs CAP_SYS_ADMIN too.
+ */
+TEST(privileged_roles_need_privileged_opener)
+{
+	int sv[2], fd, status;
+	pid_t pid;
+
+	PTO_OPEN_OR_SKIP(fd);
+	close(fd);
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		int f;
+
+		close(sv[0]);
+		if (pto_drop_privileges())
+			_exit(2);
+		f = pto_open();
+		if (f < 0)
+			_exit(3);
+		_exit(pto_send_fd(sv[1], f) ? 4 : 0);
+	}
+	close(sv[1]);
+	fd = pto_recv_fd(sv[0]);
+	close(sv[0]);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
+		TH_LOG("child: status %#x", status);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EPERM, pto_set_role(fd, PTO_ROLE_AICPU));
+	EXPECT_EQ(-EPERM, pto_set_role(fd, PTO_ROLE_EXECUTOR));
+	/* still without a role: the client role needs no privilege */
+	EXPECT_EQ(0, pto_set_role(fd, PTO_ROLE_CLIENT));
+	close(fd);
+}
+
 TEST_F(roles, set_twice)
 {
 	ASSERT_EQ(0, pto_set_role(self->fd, PTO_ROLE_CLIENT));

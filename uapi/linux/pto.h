@@ -468,7 +468,8 @@ struct pto_info {
  * @flags: In: zero.
  * @role: In: enum pto_role other than PTO_ROLE_NONE. -EBUSY if the file
  *	already has a role or if another file holds the AICPU role; -EPERM
- *	for the AICPU and EXECUTOR roles without CAP_SYS_ADMIN.
+ *	for the AICPU and EXECUTOR roles unless both the caller and the
+ *	opener of the file have CAP_SYS_ADMIN.
  * @pad: In: zero.
  */
 struct pto_set_role {
