@@ -162,18 +162,10 @@ static int pto_dev_create(u32 index, struct pto_dev **out)
 	pdev->misc.fops = &pto_fops;
 	pdev->misc.groups = pto_groups;
 	pdev->misc.mode = 0660;	/* root; the group: kmod/60-pto.rules */
-	ret = misc_register(&pdev->misc);
-	if (ret) {
-		pr_err("%s: misc_register failed: %d\n", pdev->name, ret);
-		goto err_remove_debugfs;
-	}
 
 	*out = pdev;
 	return 0;
 
-err_remove_debugfs:
-	pto_debugfs_remove(pdev);
-	pto_gm_fini(pdev);
 err_free_regs:
 	vfree(pdev->regs);
 err_free_pdev:
@@ -185,11 +177,13 @@ err_free_pdev:
 
 /*
  * Called at unload, when no file is open (every open file holds a module
- * reference), hence every buffer has gone back to the pool.
+ * reference), hence every buffer has gone back to the pool; or when the
+ * module's init fails, for a device never registered.
  */
-static void pto_dev_destroy(struct pto_dev *pdev)
+static void pto_dev_destroy(struct pto_dev *pdev, bool registered)
 {
-	misc_deregister(&pdev->misc);
+	if (registered)
+		misc_deregister(&pdev->misc);
 	pto_debugfs_remove(pdev);
 	pto_gm_fini(pdev);
 	vfree(pdev->regs);
@@ -202,7 +196,8 @@ static void pto_dev_destroy(struct pto_dev *pdev)
 
 static int __init pto_init(void)
 {
-	u32 i;
+	struct pto_dev *devs[PTO_MAX_DEVICES] = { };
+	u32 i, r;
 	int ret;
 
 	/* Device addresses (from 4 GiB) are genalloc unsigned longs. */
@@ -233,13 +228,25 @@ static int __init pto_init(void)
 		goto err_debugfs_exit;
 
 	for (i = 0; i < nr_devices; i++) {
-		struct pto_dev *pdev;
-
-		ret = pto_dev_create(i, &pdev);
+		ret = pto_dev_create(i, &devs[i]);
 		if (ret)
 			goto err_destroy_devices;
+	}
+	/*
+	 * The nodes last, when nothing but another node can fail: a file
+	 * opened on a node is not waited for if the init fails after it.
+	 */
+	for (r = 0; r < nr_devices; r++) {
+		ret = misc_register(&devs[r]->misc);
+		if (ret) {
+			pr_err("%s: misc_register failed: %d\n", devs[r]->name,
+			       ret);
+			goto err_deregister;
+		}
+	}
+	for (i = 0; i < nr_devices; i++) {
 		/* the whole device before its pointer (pto_dev_lookup()) */
-		smp_store_release(&pto_devs[i], pdev);
+		smp_store_release(&pto_devs[i], devs[i]);
 	}
 
 	pr_info("%u device(s), profile %s, %u AIC + %u AIV, %u MiB GM each\n",
@@ -247,13 +254,14 @@ static int __init pto_init(void)
 		pto_nr_aic * PTO_AIV_PER_AIC, gm_size_mb);
 	return 0;
 
+err_deregister:
+	while (r--)
+		misc_deregister(&devs[r]->misc);
 err_destroy_devices:
 	/* no netlink operation runs once the family is gone */
 	pto_nl_exit();
-	while (i--) {
-		pto_dev_destroy(pto_devs[i]);
-		pto_devs[i] = NULL;
-	}
+	while (i--)
+		pto_dev_destroy(devs[i], false);
 err_debugfs_exit:
 	pto_debugfs_exit();
 	return ret;
@@ -265,7 +273,7 @@ static void __exit pto_exit(void)
 
 	pto_nl_exit();
 	for (i = 0; i < nr_devices; i++)
-		pto_dev_destroy(pto_devs[i]);
+		pto_dev_destroy(pto_devs[i], true);
 	pto_debugfs_exit();
 }
 
