@@ -6,7 +6,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -16,6 +15,7 @@
 #include <pto-private/parklot.h>
 #include <pto-private/time.h>
 
+#include "asleep.h"
 #include "tap.h"
 
 #define MS	1000000LL
@@ -42,26 +42,6 @@ static void *sleeper_main(void *arg)
 	return NULL;
 }
 
-/* Is thread @tid of this process asleep (state S)? */
-static bool asleep(pid_t tid)
-{
-	char path[64], buf[256], *p;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = 0;
-	p = strrchr(buf, ')');
-	return p && p[1] == ' ' && p[2] == 'S';
-}
-
 /* Start @n sleepers and wait (bounded) until all are counted and asleep. */
 static int start_sleepers(struct pto_parklot *lot, struct sleeper *s, int n)
 {
@@ -78,7 +58,7 @@ static int start_sleepers(struct pto_parklot *lot, struct sleeper *s, int n)
 		pid_t tid = atomic_load(&s[i].tid);
 
 		if (atomic_load(&lot->parkers) == (uint32_t)n && tid &&
-		    asleep(tid))
+		    thread_asleep(tid))
 			i++;
 		else
 			pto_sleep_ns(MS / 10);

@@ -23,6 +23,7 @@
 #include <pto-private/time.h>
 
 #include "pto_udev.h"
+#include "asleep.h"
 #include "tap.h"
 
 #define MS	1000000LL
@@ -392,26 +393,6 @@ static void *parker_main(void *arg)
 	return NULL;
 }
 
-/* Is thread @tid of this process asleep (state S)? */
-static bool asleep(pid_t tid)
-{
-	char path[64], buf[256], *p;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = 0;
-	p = strrchr(buf, ')');
-	return p && p[1] == ' ' && p[2] == 'S';
-}
-
 /*
  * Wait (bounded) until both parkers are counted and asleep (in the
  * futex: nothing else blocks them).
@@ -421,8 +402,8 @@ static bool wait_parkers(struct pto_udev *u, struct parker *p)
 	int64_t until = pto_mono_ns() + 5000 * MS;
 
 	while (atomic_load(&u->sh->kick.parkers) != 2 ||
-	       !atomic_load(&p[0].tid) || !asleep(atomic_load(&p[0].tid)) ||
-	       !atomic_load(&p[1].tid) || !asleep(atomic_load(&p[1].tid)))
+	       !atomic_load(&p[0].tid) || !thread_asleep(atomic_load(&p[0].tid)) ||
+	       !atomic_load(&p[1].tid) || !thread_asleep(atomic_load(&p[1].tid)))
 		if (pto_mono_ns() > until)
 			return false;
 		else
