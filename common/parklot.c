@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>
+#include <sched.h>
 
 #include <pto-private/futex.h>
 #include <pto-private/parklot.h>
@@ -17,6 +18,8 @@ bool pto_parklot_kick(struct pto_parklot *l, bool shared)
 	s = atomic_load(&l->signaled);
 	while (s < atomic_load(&l->parkers))
 		if (atomic_compare_exchange_weak(&l->signaled, &s, s + 1)) {
+			atomic_store_explicit(&l->kicker_cpu, sched_getcpu(),
+					      memory_order_relaxed);
 			pto_futex_wake_op(&l->seq, 1, shared);
 			return true;
 		}
@@ -50,5 +53,14 @@ int pto_parklot_wait(struct pto_parklot *l, uint32_t seq, int64_t deadline_ns,
 	while (s && !atomic_compare_exchange_weak(&l->signaled, &s, s - 1))
 		;
 	atomic_fetch_sub(&l->parkers, 1);
+	/*
+	 * Woken on the CPU of the thread that kicked: the kernel placed us
+	 * there and we preempted it, most likely in the middle of a batch
+	 * of dispatches. Let it finish them, so that we find them all
+	 * rather than one, and sleep again after each.
+	 */
+	if (!ret && sched_getcpu() ==
+	    atomic_load_explicit(&l->kicker_cpu, memory_order_relaxed))
+		sched_yield();
 	return ret;
 }

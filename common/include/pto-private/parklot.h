@@ -23,7 +23,10 @@
  * A thread leaving the futex, woken or not, takes one outstanding wake-up
  * with it (one meant for another parker then goes again to the next
  * kick), then uncounts itself: in that order @signaled never exceeds
- * @parkers.
+ * @parkers. A thread woken on the CPU its kicker ran on (the kernel puts
+ * a wakee there, and it preempts the kicker) yields once first, so that
+ * the kicker finishes the dispatches it was making: on two CPUs a fan's
+ * dispatches otherwise went one task per wake-up, the other CPU idle.
  */
 #ifndef PTO_PRIVATE_PARKLOT_H
 #define PTO_PRIVATE_PARKLOT_H
@@ -37,6 +40,7 @@
  * @seq: the futex word: every kick and every wake-all bumps it.
  * @parkers: threads in pto_parklot_wait().
  * @signaled: of @parkers, those a kick has woken that have not yet left.
+ * @kicker_cpu: the CPU of the last kick that made the futex call.
  *
  * @shared below: the lot lies in memory shared between processes (a
  * shared futex), else the futex is private to the process.
@@ -45,6 +49,7 @@ struct pto_parklot {
 	_Atomic uint32_t seq;
 	_Atomic uint32_t parkers;
 	_Atomic uint32_t signaled;
+	_Atomic int32_t kicker_cpu;
 };
 
 /* What a thread about to park reads before it looks for a latched event. */
