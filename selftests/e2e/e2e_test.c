@@ -2051,6 +2051,14 @@ static int hostile2_parse(const char *text, struct hostile2 *h)
 	return 0;
 }
 
+/* The hostile kernel run once by nobody: both of its lines. */
+static void run_hostile2(struct __test_metadata *_metadata, struct proc *p,
+			 struct hostile *h, struct hostile2 *h2)
+{
+	run_hostile(_metadata, NULL, p, h);
+	ASSERT_EQ(0, hostile2_parse(p->text, h2)) TH_LOG("no hostile2 record");
+}
+
 /*
  * A nobody client's kernel may start threads but no process: fork(),
  * clone(CLONE_NEWUSER) and clone(CLONE_PARENT) fail with EPERM (a process
@@ -2069,8 +2077,7 @@ TEST_F_TIMEOUT(e2e, sandbox_kernel_no_processes, 150)
 
 	if (E->user)
 		SKIP(return, SANDBOX_ON_USER_DEVICE);
-	run_hostile(_metadata, NULL, &p, &h);
-	ASSERT_EQ(0, hostile2_parse(p.text, &h2)) TH_LOG("no hostile2 record");
+	run_hostile2(_metadata, &p, &h, &h2);
 	note("fork: errno %d pid %d; clone(NEWUSER): errno %d pid %d; clone(PARENT): errno %d pid %d; pthread_create %d ran %d",
 	     h2.fork, h2.forkpid, h2.clone, h2.clonepid, h2.cparent,
 	     h2.cparentpid, h2.thread, h2.ran);
@@ -2138,8 +2145,7 @@ TEST_F_TIMEOUT(e2e, sandbox_kernel_confined, 150)
 
 	if (E->user)
 		SKIP(return, SANDBOX_ON_USER_DEVICE);
-	run_hostile(_metadata, NULL, &p, &h);
-	ASSERT_EQ(0, hostile2_parse(p.text, &h2)) TH_LOG("no hostile2 record");
+	run_hostile2(_metadata, &p, &h, &h2);
 	note("/proc/self/mem uid %d; stdin null %d, stdout null %d; environ %d bytes; oom_score_adj %d",
 	     h2.procuid, h2.in, h2.out, h2.env, h2.oom);
 	EXPECT_EQ(0, h.status);
