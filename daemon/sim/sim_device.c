@@ -36,9 +36,7 @@ static int sim_kick(void *ctx, uint32_t core)
 	/* latched, then a sleeping executor thread woken if none is yet */
 	atomic_fetch_or_explicit(&sd->kicked[core / 64], 1ULL << (core % 64),
 				 memory_order_seq_cst);
-	if (pto_parklot_kick(&sd->kick, false))
-		atomic_fetch_add_explicit(&sd->stat_kick_wakeups, 1,
-					  memory_order_relaxed);
+	pto_parklot_kick(&sd->kick, false);
 	return 0;
 }
 

@@ -42,7 +42,6 @@
  * @kick: where executor threads sleep for kicks (pto-private/parklot.h).
  * @pool: the executor's threads.
  * @stat_irqs, @stat_kicks: counters.
- * @stat_kick_wakeups: the futex wake-ups kicks made (system calls).
  */
 struct sim_device {
 	struct pto2_device dev;
@@ -56,7 +55,6 @@ struct sim_device {
 	struct pto_exec_pool *pool;
 	_Atomic uint64_t stat_irqs;
 	_Atomic uint64_t stat_kicks;
-	_Atomic uint64_t stat_kick_wakeups;
 };
 
 /*
