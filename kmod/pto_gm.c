@@ -327,6 +327,7 @@ int pto_gm_alloc(struct pto_ucmd *ucmd)
 	struct pto_gm_alloc *arg = &ucmd->cmd.gm_alloc;
 	struct pto_file *pf = ucmd->pf;
 	struct pto_dev *pdev = pf->pdev;
+	/* the AICPU's own memory is the device's, not a user's */
 	bool charged = pto_file_role(pf) == PTO_ROLE_CLIENT;
 	struct genpool_data_align align;
 	kuid_t uid = pf->uid;
@@ -355,7 +356,6 @@ int pto_gm_alloc(struct pto_ucmd *ucmd)
 	buf = kzalloc(sizeof(*buf), GFP_KERNEL);
 	if (!buf)
 		return -ENOMEM;
-	/* the AICPU's own memory is the device's, not a user's */
 	buf->charged = charged;
 	buf->uid = uid;
 	if (buf->charged) {
