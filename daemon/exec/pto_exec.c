@@ -186,6 +186,8 @@ void pto_exec_run_task(struct pto_exec *ex, uint32_t core, uint32_t id)
 	atomic_fetch_add_explicit(&ex->tasks, 1, memory_order_relaxed);
 	reg_store_release(&r->cond, PTO_COND_DONE(id));
 	atomic_thread_fence(memory_order_seq_cst);
+	if (ex->ops->task_done && ex->ops->task_done(ex, core))
+		return;
 	if (reg_load_relaxed(&r->irq_en) || reg_load_relaxed(&ri->aicpu_irq_en))
 		ex->ops->raise_irq(ex, core);
 }

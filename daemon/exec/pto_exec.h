@@ -25,7 +25,8 @@
  *   sandbox, hand the task to it (ops->hand_off) and wait for its
  *   answer -- store the result in the payload's status,
  *   ts_end, COND = FIN(id) (release), full fence, and raise the AICPU
- *   interrupt if the core's irq_en or the AICPU's aicpu_irq_en is set.
+ *   interrupt if the core's irq_en or the AICPU's aicpu_irq_en is set
+ *   (unless ops->task_done handled the completion on this thread).
  *
  * Timestamps are the device's system counter (pto_sys_cnt(), the info
  * page's epoch), the same time base as the AICPU's ts_dispatch.
@@ -58,6 +59,9 @@ struct pto_exec;
  *	core again), -ETIMEDOUT or -EINTR to look again; any other negative
  *	errno stops the threads.
  * @raise_irq: raise the AICPU interrupt on behalf of @core.
+ * @task_done: optional: @core's COND says FIN (fenced); true if the
+ *	device handled the completion on this thread (the sim device: the
+ *	scheduler's pass, pto2_device.assist), and no interrupt is raised.
  * @hand_off: optional: run the task in @p (exec_ctx != 0) in the sandbox
  *	it names and return its status once it has run there; a task
  *	whose sandbox is gone fails with -EOWNERDEAD (as it does when
@@ -71,6 +75,7 @@ struct pto_exec_ops {
 	int (*park_any)(struct pto_exec *ex, const uint64_t *mask,
 			int64_t deadline_ns, uint32_t *core);
 	void (*raise_irq)(struct pto_exec *ex, uint32_t core);
+	bool (*task_done)(struct pto_exec *ex, uint32_t core);
 	int (*hand_off)(struct pto_exec *ex, uint32_t core,
 			const PTO2DispatchPayload *p);
 	void (*log)(struct pto_exec *ex, const char *msg);

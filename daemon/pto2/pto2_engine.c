@@ -14,8 +14,10 @@
  *    the payload and DATA_MAIN_BASE) is done by the thread that planned it;
  *    the HWS keeps the core busy until its completion, so no other thread
  *    touches it;
- *  - a core's completion is noticed by the thread that owns the core
- *    (@busy acquire, then COND == FIN of the dispatch);
+ *  - a core's completion is noticed by whoever runs the pass of the
+ *    thread that owns the core (@busy acquire, then COND == FIN of the
+ *    dispatch): that thread, or a core thread of the device that assists
+ *    it (below, "Assists"); pto2_ethread.pass makes them take turns;
  *  - the runtimes' scan and drain read @rts_pub; a runtime leaves only
  *    after every thread has passed a quiescent point (@qs, even between
  *    loop iterations and while sleeping).
@@ -37,6 +39,8 @@
 #define PTO2_ENGINE_BATCH	16
 /* Empty passes of a thread's loop between schedule() calls (schedule_due) */
 #define PTO2_SCHED_IDLE_PASSES	8
+/* Passes with work in a row an assist runs at most (engine_assist()) */
+#define PTO2_ASSIST_ROUNDS	8
 
 /* One core execution: a thread of a block of a task. */
 struct pto2_unit {
@@ -87,11 +91,21 @@ struct pto2_ethread {
 	uint32_t first, count;		/* the cores it polls */
 	uint64_t own[PTO_CORE_MASK_WORDS];	/* the same, as a mask */
 	_Atomic uint64_t qs;		/* odd while it may touch runtimes */
+	/*
+	 * Held by whoever runs a pass for these cores (complete, feed,
+	 * schedule, and the qs window around them): the thread itself or an
+	 * assisting core thread; @again: an assist found it held, and the
+	 * assist that holds it passes once more before it lets go.
+	 */
+	_Atomic bool pass;
+	_Atomic bool again;
 	uint32_t quiet;			/* sleeps since it last found work */
 	struct pto2_unit units[PTO_MAX_CORES];	/* one batch's dispatches */
 };
 
 _Static_assert(HWS_MAX_DAGS <= 32, "pto2_engine.rts_live is 32 bits");
+_Static_assert(PTO2_SCHED_THREADS_MAX <= 256,
+	       "pto2_engine.thread_of holds a thread's index in a byte");
 
 /* Sleeps without work after which a thread sleeps wake_sleep_ns. */
 #define PTO2_QUIET_SLEEPS	16
@@ -134,11 +148,13 @@ struct pto2_engine {
 	_Atomic bool stop;
 	struct pto2_ethread *threads;
 	uint32_t nr_threads;
+	uint8_t thread_of[PTO_MAX_CORES];	/* the thread owning a core */
+	bool assisted;			/* dev.assist() set to engine_assist() */
 
 	uint32_t cfg_seq;		/* CFG_SEQ last loaded; odd: none yet */
 
 	_Atomic uint64_t st_dispatches, st_kicks, st_sleeps, st_admitted;
-	_Atomic uint64_t st_early;
+	_Atomic uint64_t st_early, st_assists;
 
 	/* the block hook (set before use; block_on switches it) */
 	pto2_block_fn block_fn;
@@ -219,6 +235,7 @@ void pto2_engine_get_stats(struct pto2_engine *e, struct pto2_engine_stats *st)
 	st->sleeps = atomic_load(&e->st_sleeps);
 	st->admitted = atomic_load(&e->st_admitted);
 	st->early = atomic_load(&e->st_early);
+	st->assists = atomic_load(&e->st_assists);
 	pthread_mutex_lock(&e->lock);
 	hws_get_stats(&e->hws, &st->hws);
 	pthread_mutex_unlock(&e->lock);
@@ -1105,6 +1122,87 @@ static bool completion_due(struct pto2_ethread *t, int64_t now)
 	       next_expected(t, now) - now <= (int64_t)t->e->cfg.predict_ns;
 }
 
+/* ---- Passes and assists ----------------------------------------------------- */
+
+/* Take @t's pass; false: somebody else runs it. */
+static bool pass_take(struct pto2_ethread *t)
+{
+	return !atomic_exchange(&t->pass, true);
+}
+
+static void pass_give(struct pto2_ethread *t)
+{
+	atomic_store(&t->pass, false);
+}
+
+/*
+ * Assists. On a host with fewer CPUs than the device has cores and
+ * scheduler threads, a scheduler thread that is to notice a completion
+ * may be waiting for the CPU of the very core thread that posted it, or
+ * sleeping: the completion then costs a context switch or an interrupt
+ * and a wake-up before the task's dependents can be dispatched. A device
+ * whose core threads live in this process (the sim device: dev.assist)
+ * has them run the pass of the scheduler thread that owns the core
+ * instead, right after the core's COND says FIN: they notice the
+ * completion, release its dependents, admit them and run the decisions,
+ * and the dependents' dispatches may go to the core thread that made
+ * them. Registers, payloads, the HWS and its decisions are the same as
+ * the scheduler thread's own; only the host thread differs.
+ *
+ * The pass is @t->pass: held by the thread or by one assist at a time. An
+ * assist that finds it held sets @again and gives up: if the holder is
+ * the thread, the thread's poll or the completion interrupt (irq_en, the
+ * core thread raises it as it would without assists) covers the
+ * completion; if it is an assist, that assist finds @again after it let
+ * go and passes once more. Returns true if this call ran a pass after
+ * the caller's completion was posted: the completion is handled, no
+ * interrupt is needed.
+ */
+static bool engine_assist(void *arg, uint32_t core)
+{
+	struct pto2_engine *e = arg;
+	struct pto2_ethread *t;
+	bool ran = false;
+	int work, rounds;
+
+	/* not a dispatch of this engine's: its interrupt is not ours to skip */
+	if (core >= e->nr_cores ||
+	    !atomic_load_explicit(&e->cores[core].busy, memory_order_acquire))
+		return false;
+	t = &e->threads[e->thread_of[core]];
+	atomic_store(&t->again, true);
+	while (!atomic_load_explicit(&e->stop, memory_order_relaxed) &&
+	       pass_take(t)) {
+		ran = true;
+		atomic_fetch_add_explicit(&t->qs, 1, memory_order_seq_cst);
+		while (atomic_exchange(&t->again, false)) {
+			rounds = 0;
+			do {
+				work = complete(t);
+				work += feed(t);
+				work += schedule(t, false);
+				/* owed: the lock was busy, a batch cut short */
+				if (atomic_load_explicit(&e->dirty,
+							 memory_order_relaxed))
+					work += schedule(t, true);
+			} while (work > 0 && ++rounds < PTO2_ASSIST_ROUNDS &&
+				 atomic_load_explicit(&e->dirty,
+						      memory_order_relaxed));
+		}
+		atomic_fetch_add_explicit(&t->qs, 1, memory_order_seq_cst);
+		pass_give(t);
+		if (!atomic_load(&t->again))
+			break;
+	}
+	/* decisions left (a long burst): the threads take them over */
+	if (ran && atomic_load_explicit(&e->dirty, memory_order_relaxed))
+		pto2_engine_wake(e);
+	if (ran)
+		atomic_fetch_add_explicit(&e->st_assists, 1,
+					  memory_order_relaxed);
+	return ran;
+}
+
 /*
  * Sleep in the device until a completion interrupt, a wake, the bound or
  * predict_ns before a dispatch of ours should end. The bound is sleep_ns
@@ -1132,6 +1230,7 @@ static void sleep_in_device(struct pto2_ethread *t)
 	atomic_fetch_add_explicit(&t->qs, 1, memory_order_seq_cst);
 	pending = work_pending(t);
 	atomic_fetch_add_explicit(&t->qs, 1, memory_order_seq_cst);
+	pass_give(t);	/* assists run the passes while it sleeps */
 	if (!pending && until > now) {
 		e->dev.irq_wait(e->dev.ctx, &count, until);
 		atomic_fetch_add_explicit(&e->st_sleeps, 1,
@@ -1198,6 +1297,11 @@ static void *ethread_main(void *arg)
 	while (!atomic_load_explicit(&e->stop, memory_order_acquire)) {
 		int work;
 
+		if (!pass_take(t)) {
+			/* a core thread runs it (engine_assist()): give way */
+			idle_poll(e, 0);
+			continue;
+		}
 		atomic_fetch_add_explicit(&t->qs, 1, memory_order_seq_cst);
 		work = complete(t);
 		work += feed(t);
@@ -1205,6 +1309,7 @@ static void *ethread_main(void *arg)
 			work += schedule(t, false);
 		atomic_fetch_add_explicit(&t->qs, 1, memory_order_seq_cst);
 		if (work) {
+			pass_give(t);
 			idle = 0;
 			due = -1;
 			t->quiet = 0;
@@ -1215,6 +1320,7 @@ static void *ethread_main(void *arg)
 		if (++idle < e->cfg.idle_spins &&
 		    (!idle_ns || (idle & 7) ||
 		     (uint64_t)(pto_mono_ns() - idle_t0) < idle_ns)) {
+			pass_give(t);
 			idle_poll(e, idle);
 			continue;
 		}
@@ -1222,6 +1328,7 @@ static void *ethread_main(void *arg)
 		if (due < 0 || !(idle & 63))
 			due = completion_due(t, pto_mono_ns());
 		if (due) {
+			pass_give(t);
 			idle_poll(e, idle);
 			continue;
 		}
@@ -1232,7 +1339,9 @@ static void *ethread_main(void *arg)
 		work = schedule(t, true);
 		atomic_fetch_add_explicit(&t->qs, 1, memory_order_seq_cst);
 		if (!work)
-			sleep_in_device(t);
+			sleep_in_device(t);	/* gives the pass */
+		else
+			pass_give(t);
 	}
 	return NULL;
 }
@@ -1436,8 +1545,10 @@ static int engine_threads_start(struct pto2_engine *e)
 		t->first = i * e->nr_cores / n;
 		t->count = (i + 1) * e->nr_cores / n - t->first;
 		memset(t->own, 0, sizeof(t->own));
-		for (c = t->first; c < t->first + t->count; c++)
+		for (c = t->first; c < t->first + t->count; c++) {
 			t->own[c / 64] |= 1ULL << (c % 64);
+			e->thread_of[c] = (uint8_t)i;
+		}
 		ret = -pthread_create(&t->thread, NULL, ethread_main, t);
 		if (ret)
 			return ret;
@@ -1452,6 +1563,9 @@ void pto2_engine_destroy(struct pto2_engine *e)
 
 	if (!e)
 		return;
+	/* no assist runs once this returns */
+	if (e->assisted)
+		e->dev.assist(e->dev.ctx, NULL, e);
 	atomic_store(&e->stop, true);
 	pto2_engine_wake(e);
 	for (i = 0; e->threads && i < e->nr_threads; i++)
@@ -1551,6 +1665,9 @@ int pto2_engine_create(const struct pto2_device *dev,
 	ret = engine_threads_start(e);
 	if (ret)
 		goto fail;
+	/* another engine's assists (-EBUSY): this one's threads do it all */
+	if (e->dev.assist && !e->dev.assist(e->dev.ctx, engine_assist, e))
+		e->assisted = true;
 	*out = e;
 	return 0;
 fail:

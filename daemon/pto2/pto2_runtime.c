@@ -607,6 +607,7 @@ void pto2_runtime_get_stats(PTO2Runtime *rt, struct pto2_stats *st)
 	pto2_engine_get_stats(rt->engine, &es);
 	st->sched_sleeps = es.sleeps;
 	st->kicks = es.kicks;
+	st->assists = es.assists;
 }
 
 int pto2_runtime_set_dag(PTO2Runtime *rt, uint32_t total_tasks, bool dynamic)

@@ -38,11 +38,13 @@
 
 #include "pto2_types.h"
 
+/* A device's core thread runs the scheduler's pass for @core (@assist). */
+typedef bool (*pto2_assist_fn)(void *arg, uint32_t core);
+
 /**
  * struct pto2_device - what the runtime needs from a device.
  * @regs: the device's register file (uapi layout: info page, HWS block,
  *	core blocks; AIC cores are 0 .. nr_aic-1, AIV follow).
- *	Lets a runtime use a subset of a device (see pto2_runtime_set_cores).
  * @nr_aic: AIC cores.
  * @nr_aiv: AIV cores.
  * @ctx: passed to every op.
@@ -55,6 +57,14 @@
  * @irq_wake: optional: wake the AICPU's irq_wait() sleepers (the
  *	orchestrator uses it when it publishes work for sleeping schedulers);
  *	NULL means schedulers rely on their bounded sleep.
+ *
+ * @assist: optional: the device's core threads may run the scheduler's
+ *	pass for a core whose task they have just finished (pto2_engine.c,
+ *	"Assists"). @assist(@ctx, fn, arg) has them call fn(arg, core) once
+ *	the core's COND says FIN, and skip the completion interrupt when it
+ *	returns true (the completion was handled); 0, or -EBUSY if another
+ *	fn is set. @assist(@ctx, NULL, arg) stops the calls of the fn set
+ *	with @arg: when it returns, none runs any more.
  *
  * @engine: optional: the device's scheduler, shared by every runtime
  *	created over it (pto2_engine.h); NULL: each runtime creates one of
@@ -73,6 +83,7 @@ struct pto2_device {
 	uint32_t (*irq_count)(void *ctx);
 	int (*irq_wait)(void *ctx, uint32_t *count, int64_t deadline_ns);
 	void (*irq_wake)(void *ctx);
+	int (*assist)(void *ctx, pto2_assist_fn fn, void *arg);
 	struct pto2_engine *engine;
 };
 
@@ -240,6 +251,7 @@ struct pto2_stats {
 	uint64_t task_ring_blocked;	/* submits that waited for a slot */
 	uint64_t sched_sleeps;
 	uint64_t kicks;
+	uint64_t assists;	/* scheduler passes run by core threads */
 	/* the run's core executions (blocks), their kernel time (end - start)
 	 * and their wait from dispatch to start, on the system counter */
 	uint64_t blocks;

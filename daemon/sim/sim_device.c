@@ -5,6 +5,8 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>
+#include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -86,6 +88,30 @@ static void sim_irq_wake(void *ctx)
 	sim_raise(ctx);
 }
 
+/* pto2_device.assist: one fn at a time; clearing waits for its callers. */
+static int sim_assist(void *ctx, pto2_assist_fn fn, void *arg)
+{
+	struct sim_device *sd = ctx;
+	int ret = 0;
+
+	pthread_mutex_lock(&sd->assist_lock);
+	if (fn && sd->assist_off) {
+		ret = -EOPNOTSUPP;
+	} else if (fn && atomic_load(&sd->assist_fn)) {
+		ret = -EBUSY;
+	} else if (fn) {
+		sd->assist_arg = arg;
+		atomic_store_explicit(&sd->assist_fn, fn, memory_order_release);
+	} else if (atomic_load(&sd->assist_fn) && sd->assist_arg == arg) {
+		atomic_store(&sd->assist_fn, NULL);
+		while (atomic_load(&sd->assisting))
+			sched_yield();
+		sd->assist_arg = NULL;
+	}
+	pthread_mutex_unlock(&sd->assist_lock);
+	return ret;
+}
+
 /* ---- Executor ops (core side) ------------------------------------------- */
 
 static int sim_exec_kernel(struct pto_exec *ex, const PTO2DispatchPayload *p,
@@ -146,14 +172,33 @@ static int sim_exec_park_any(struct pto_exec *ex, const uint64_t *mask,
 
 static void sim_exec_raise_irq(struct pto_exec *ex, uint32_t core)
 {
+	struct sim_device *sd = ex->priv;
+
 	(void)core;
-	sim_raise(ex->priv);
+	atomic_fetch_add_explicit(&sd->stat_core_irqs, 1, memory_order_relaxed);
+	sim_raise(sd);
+}
+
+/* The scheduler's pass on this thread, if one is set (sim_assist()). */
+static bool sim_exec_task_done(struct pto_exec *ex, uint32_t core)
+{
+	struct sim_device *sd = ex->priv;
+	pto2_assist_fn fn;
+	bool done = false;
+
+	atomic_fetch_add(&sd->assisting, 1);
+	fn = atomic_load(&sd->assist_fn);
+	if (fn)
+		done = fn(sd->assist_arg, core);
+	atomic_fetch_sub_explicit(&sd->assisting, 1, memory_order_release);
+	return done;
 }
 
 static const struct pto_exec_ops sim_exec_ops = {
 	.kernel = sim_exec_kernel,
 	.park_any = sim_exec_park_any,
 	.raise_irq = sim_exec_raise_irq,
+	.task_done = sim_exec_task_done,
 	/* in-process: the scheduler threads a spinning core holds up are ours */
 	.spin_yield = PTO_EXEC_YIELD_AUTO,
 };
@@ -183,6 +228,21 @@ static void init_regs(struct sim_device *sd, uint64_t gm_size)
 		core_regs(sd, i)->cond = PTO_COND_IDLE;
 		core_regs(sd, i)->state = PTO_CORE_ONLINE;
 	}
+}
+
+/* SIM_ASSIST_ENV into @sd->assist_off; -EINVAL, said, if neither 0 nor 1. */
+static int assist_env(struct sim_device *sd)
+{
+	const char *v = getenv(SIM_ASSIST_ENV);
+
+	if (!v || !strcmp(v, "1"))
+		return 0;
+	if (!strcmp(v, "0")) {
+		sd->assist_off = true;
+		return 0;
+	}
+	fprintf(stderr, "sim device: %s=%s: not 0 or 1\n", SIM_ASSIST_ENV, v);
+	return -EINVAL;
 }
 
 int sim_device_create(uint32_t nr_aic, uint32_t nr_aiv, uint64_t gm_size,
@@ -223,6 +283,10 @@ int sim_device_create_pool(uint32_t nr_aic, uint32_t nr_aiv, uint64_t gm_size,
 	sd->nr_aic = nr_aic;
 	sd->nr_aiv = nr_aiv;
 	sd->nr_cores = nr_aic + nr_aiv;
+	pthread_mutex_init(&sd->assist_lock, NULL);
+	ret = assist_env(sd);
+	if (ret)
+		goto fail;
 	gm_size = PTO_ALIGN_UP(gm_size, 4096);
 	if (posix_memalign(&sd->regs, 4096, PTO_REGS_SIZE)) {
 		sd->regs = NULL;
@@ -247,6 +311,7 @@ int sim_device_create_pool(uint32_t nr_aic, uint32_t nr_aiv, uint64_t gm_size,
 	sd->dev.irq_count = sim_irq_count;
 	sd->dev.irq_wait = sim_irq_wait;
 	sd->dev.irq_wake = sim_irq_wake;
+	sd->dev.assist = sim_assist;
 	ret = start_cores(sd, pool);
 	if (ret)
 		goto fail;
@@ -275,6 +340,7 @@ void sim_device_destroy(struct sim_device *sd)
 	}
 	free(sd->exec.gm.host);
 	free(sd->regs);
+	pthread_mutex_destroy(&sd->assist_lock);
 	free(sd);
 }
 

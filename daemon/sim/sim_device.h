@@ -13,7 +13,11 @@
  *   - a parked core sleeps on a futex on its DATA_MAIN_BASE (what
  *     PTO_IOC_CORE_WAIT does in pto.ko), and kick() is FUTEX_WAKE on it;
  *   - the AICPU interrupt is a counter with FUTEX_WAKE (irq_wait() is
- *     FUTEX_WAIT on it).
+ *     FUTEX_WAIT on it);
+ *   - the AICPU's scheduler runs in this process too, so a core thread
+ *     that has just posted a completion runs the scheduler's pass itself
+ *     (dev.assist, pto2_engine.c "Assists") instead of waking a scheduler
+ *     thread; PTO_SIM_ASSIST=0 turns that off (SIM_ASSIST_ENV).
  */
 #ifndef SIM_DEVICE_H
 #define SIM_DEVICE_H
@@ -29,6 +33,8 @@
 #include "pto_exec.h"
 
 #define SIM_MAX_KERNELS	64
+/* "0": core threads do not run the scheduler's pass; "1" (default): do */
+#define SIM_ASSIST_ENV	"PTO_SIM_ASSIST"
 
 /**
  * struct sim_device - the simulated device.
@@ -41,7 +47,13 @@
  * @kicked: kicks not yet taken by an executor thread (core bitmap).
  * @kick: where executor threads sleep for kicks (pto-private/parklot.h).
  * @pool: the executor's threads.
+ * @assist_lock: serializes dev.assist() calls.
+ * @assist_fn, @assist_arg: the scheduler's pass the core threads run
+ *	after a task (@assist_arg written before @assist_fn is set).
+ * @assisting: core threads inside @assist_fn.
+ * @assist_off: PTO_SIM_ASSIST=0.
  * @stat_irqs, @stat_kicks: counters.
+ * @stat_core_irqs: of @stat_irqs, those the cores raised for completions.
  */
 struct sim_device {
 	struct pto2_device dev;
@@ -53,8 +65,14 @@ struct sim_device {
 	_Atomic uint64_t kicked[PTO_CORE_MASK_WORDS];
 	struct pto_parklot kick;
 	struct pto_exec_pool *pool;
+	pthread_mutex_t assist_lock;
+	_Atomic(pto2_assist_fn) assist_fn;
+	void *assist_arg;
+	_Atomic uint32_t assisting;
+	bool assist_off;
 	_Atomic uint64_t stat_irqs;
 	_Atomic uint64_t stat_kicks;
+	_Atomic uint64_t stat_core_irqs;
 };
 
 /*

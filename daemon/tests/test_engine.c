@@ -24,7 +24,7 @@
 #include "test_kernels.h"
 
 
-enum { K_WHERE, K_BARRIER, K_BLOCK, K_NOP, K_STAMP, K_QUIET };
+enum { K_WHERE, K_BARRIER, K_BLOCK, K_NOP, K_STAMP, K_QUIET, K_NAP };
 
 /* One record per (block, thread) of a launch. */
 struct where {
@@ -125,6 +125,18 @@ static int k_quiet(const struct pto_kernel_ctx *c, const uint64_t *a,
 	return 0;
 }
 
+/* args: a slot (INOUT, int64) it counts its runs in, us to sleep first */
+static int k_nap(const struct pto_kernel_ctx *c, const uint64_t *a,
+		 uint32_t n)
+{
+	(void)c;
+	if (n != 2)
+		return -EINVAL;
+	pto_sleep_ns(a[1] * 1000);
+	(*(int64_t *)(uintptr_t)a[0])++;
+	return 0;
+}
+
 static void kernels(struct sim_device *sd)
 {
 	sim_device_set_kernel(sd, K_NOP, k_nop);
@@ -133,6 +145,7 @@ static void kernels(struct sim_device *sd)
 	sim_device_set_kernel(sd, K_WHERE, k_where);
 	sim_device_set_kernel(sd, K_BARRIER, k_barrier);
 	sim_device_set_kernel(sd, K_BLOCK, k_block);
+	sim_device_set_kernel(sd, K_NAP, k_nap);
 }
 
 /* ---- a launch of one task ---------------------------------------------------- */
@@ -1276,6 +1289,24 @@ static int orch_chain(PTO2Runtime *rt, uint64_t *args, int argc)
 	return 0;
 }
 
+/* env_device() with the core threads running passes (@assist) or not. */
+static int env_device_assist(struct env *e, uint32_t aic, uint32_t aiv,
+			     bool assist)
+{
+	const char *old = getenv(SIM_ASSIST_ENV);
+	char *saved = old ? strdup(old) : NULL;
+	int ret;
+
+	setenv(SIM_ASSIST_ENV, assist ? "1" : "0", 1);
+	ret = env_device(e, aic, aiv);
+	if (saved)
+		setenv(SIM_ASSIST_ENV, saved, 1);
+	else
+		unsetenv(SIM_ASSIST_ENV);
+	free(saved);
+	return ret;
+}
+
 #define GIVES_WAY_HOPS		2000
 #define GIVES_WAY_RUNS		10
 #define GIVES_WAY_MAX_US	250	/* half of predict_late_ns */
@@ -1299,7 +1330,8 @@ static int gives_way_run(const cpu_set_t *one, const cpu_set_t *all,
 		return -errno;
 	cfg_small(&c);
 	c.task_window = 4096;
-	ret = env_device(&e, 24, 48);
+	/* the scheduler thread's own polls: no core thread runs its pass */
+	ret = env_device_assist(&e, 24, 48, false);
 	if (!ret)
 		ret = env_runtime(&e, &c);
 	sched_setaffinity(0, sizeof(*all), all);
@@ -1325,7 +1357,9 @@ static int gives_way_run(const cpu_set_t *one, const cpu_set_t *all,
  * away while it polls (a hop then takes 7-15 us here, up to 60 with
  * TSan). Without the yields a run took 520 us a hop in 2 of 11 tries,
  * 17-27 in the others: where the kernel's thread ends up differs from
- * run to run, hence several runs.
+ * run to run, hence several runs. The device's core threads do not run
+ * the scheduler's passes here (PTO_SIM_ASSIST=0): they would notice the
+ * completions themselves, and the poller's yields would go untested.
  */
 static void t_poller_gives_way(void)
 {
@@ -1351,6 +1385,104 @@ static void t_poller_gives_way(void)
 	       cpu, worst, GIVES_WAY_RUNS, GIVES_WAY_MAX_US, ret);
 }
 
+/* ---- core threads run the scheduler's pass ----------------------------------- */
+
+/* args: a slot (INOUT, int64), hops, us: a serial chain of K_NAP */
+static int orch_naps(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	Tensor t = ext1(args[0], 1, PTO_DT_INT64);
+	uint64_t i;
+
+	(void)argc;
+	for (i = 0; i < args[1]; i++) {
+		PTOParam p[] = { make_inout_param(&t),
+				 make_scalar_param(args[2]) };
+
+		pto2_rt_submit_task(rt, K_NAP, PTO2_WORKER_VECTOR, p, 2);
+	}
+	return 0;
+}
+
+#define ASSIST_HOPS	40
+#define ASSIST_NAP_US	300
+
+struct assist_run {
+	int ret;
+	int64_t ran;		/* naps that ran */
+	uint64_t core_irqs;	/* completion interrupts the cores raised */
+	uint64_t assists;
+	double ms;
+};
+
+/*
+ * A serial chain of ASSIST_HOPS naps on a device (PTO_SIM_ASSIST @on)
+ * whose engine sleeps as soon as a pass finds nothing, for up to 5 s, and
+ * never polls for an end it predicts: each completion is handled by the
+ * core thread that posted it, or raises the interrupt that wakes the
+ * engine.
+ */
+static void assist_run(bool on, struct assist_run *r)
+{
+	struct pto2_engine_config ec;
+	struct pto2_config c;
+	struct pto2_stats st;
+	struct env e;
+	uint64_t args[3], irq0;
+	int64_t t0, *slot;
+
+	memset(r, 0, sizeof(*r));
+	r->ret = env_device_assist(&e, 1, 2, on);
+	if (!r->ret) {
+		pto2_engine_config_default(&ec);
+		ec.check = true;
+		ec.idle_spins = 1;
+		ec.predict_ns = 0;
+		ec.sleep_ns = 5000000000ULL;
+		ec.wake_sleep_ns = 5000000000ULL;
+		r->ret = pto2_engine_create(&e.sd->dev, &ec, &e.eng);
+	}
+	if (!r->ret) {
+		e.sd->dev.engine = e.eng;
+		cfg_small(&c);
+		r->ret = env_runtime(&e, &c);
+	}
+	if (!r->ret) {
+		kernels(e.sd);
+		args[0] = gm(64);
+		args[1] = ASSIST_HOPS;
+		args[2] = ASSIST_NAP_US;
+		slot = host(args[0]);
+		*slot = 0;
+		irq0 = atomic_load(&e.sd->stat_core_irqs);
+		t0 = pto_mono_ns();
+		r->ret = run(&e, orch_naps, args, 3);
+		r->ms = (double)(pto_mono_ns() - t0) / 1e6;
+		r->core_irqs = atomic_load(&e.sd->stat_core_irqs) - irq0;
+		r->ran = *slot;
+		pto2_runtime_get_stats(e.rt, &st);
+		r->assists = st.assists;
+	}
+	env_close(&e);
+}
+
+static void t_assists(void)
+{
+	struct assist_run on, off;
+
+	assist_run(true, &on);
+	tap_ok(!on.ret && on.ran == ASSIST_HOPS &&
+	       on.core_irqs <= ASSIST_HOPS / 4 && on.assists >= ASSIST_HOPS / 2,
+	       "a chain of %d naps, the engine asleep: the core threads ran %" PRIu64 " passes, %" PRIu64 " completion interrupts (at most %d), %" PRId64 " naps ran in %.1f ms (ret %d)",
+	       ASSIST_HOPS, on.assists, on.core_irqs, ASSIST_HOPS / 4, on.ran,
+	       on.ms, on.ret);
+	assist_run(false, &off);
+	tap_ok(!off.ret && off.ran == ASSIST_HOPS && !off.assists &&
+	       off.core_irqs >= ASSIST_HOPS / 2,
+	       "the same with %s=0: no pass on a core thread (%" PRIu64 "), %" PRIu64 " completion interrupts (at least %d), %" PRId64 " naps ran in %.1f ms (ret %d)",
+	       SIM_ASSIST_ENV, off.assists, off.core_irqs, ASSIST_HOPS / 2,
+	       off.ran, off.ms, off.ret);
+}
+
 int main(void)
 {
 	t_blocks();
@@ -1370,5 +1502,6 @@ int main(void)
 	t_static_held();
 	t_busy_device_quiet();
 	t_poller_gives_way();
+	t_assists();
 	return tap_done();
 }
