@@ -328,6 +328,14 @@ static void *monitor_main(void *arg)
 			break;
 		if (atomic_load(&p->busy) < atomic_load(&p->live)) {
 			atomic_store(&p->watching, false);
+			/*
+			 * A thread that got busy after the look above found
+			 * @watching still set and did not poke: look again
+			 * now that it is clear (either that look sees the
+			 * thread busy, or the thread's poke sees it clear).
+			 */
+			if (atomic_load(&p->busy) >= atomic_load(&p->live))
+				atomic_store(&p->watching, true);
 			continue;
 		}
 		if (!count_pending(p))
