@@ -401,7 +401,7 @@ static bool wait_parkers(struct pto_udev *u, struct parker *p)
 {
 	int64_t until = pto_mono_ns() + 5000 * MS;
 
-	while (atomic_load(&u->sh->kick.parkers) != 2 ||
+	while (PTO_PARKLOT_PARKERS(atomic_load(&u->sh->kick.count)) != 2 ||
 	       !atomic_load(&p[0].tid) || !thread_asleep(atomic_load(&p[0].tid)) ||
 	       !atomic_load(&p[1].tid) || !thread_asleep(atomic_load(&p[1].tid)))
 		if (pto_mono_ns() > until)
@@ -432,24 +432,23 @@ static void t_kick_burst(void)
 	for (c = 0; c < u->info.nr_cores; c++)
 		reg_store_relaxed(&pto_regs_core(u->regs, c)->parked, 1);
 	/* one thread counted as parked, not running yet (held here) */
-	atomic_store(&u->sh->kick.parkers, 1);
+	atomic_store(&u->sh->kick.count, PTO_PARKLOT_COUNT(1, 0));
 	calls = atomic_load(&u->sh->kick_wakeups);
 	for (c = 0; c < 6; c++)
 		pto_udev_kick(u, c);
 	ok(atomic_load(&u->sh->kick_wakeups) == calls + 1 &&
-	   atomic_load(&u->sh->kick.signaled) == 1,
+	   PTO_PARKLOT_SIGNALED(atomic_load(&u->sh->kick.count)) == 1,
 	   "6 kicks while the one parked thread has not run: 1 wake-up (%llu)",
 	   (unsigned long long)(atomic_load(&u->sh->kick_wakeups) - calls));
 	/* a second thread parks: the next kicks wake it, once */
-	atomic_store(&u->sh->kick.parkers, 2);
+	atomic_store(&u->sh->kick.count, PTO_PARKLOT_COUNT(2, 1));
 	for (c = 0; c < 6; c++)
 		pto_udev_kick(u, c);
 	ok(atomic_load(&u->sh->kick_wakeups) == calls + 2 &&
-	   atomic_load(&u->sh->kick.signaled) == 2,
+	   PTO_PARKLOT_SIGNALED(atomic_load(&u->sh->kick.count)) == 2,
 	   "a second thread parked unwoken: 6 more kicks, 1 more wake-up (%llu in all)",
 	   (unsigned long long)(atomic_load(&u->sh->kick_wakeups) - calls));
-	atomic_store(&u->sh->kick.signaled, 0);
-	atomic_store(&u->sh->kick.parkers, 0);
+	atomic_store(&u->sh->kick.count, 0);
 	for (c = 0; c < PTO_CORE_MASK_WORDS; c++)
 		atomic_store(&u->sh->kick_pending[c], 0);
 
@@ -472,7 +471,7 @@ static void t_kick_burst(void)
 	   "two kicks woke both parked threads at once, one core each (%d %d, %lld %lld ms)",
 	   p[0].ret, p[1].ret, (long long)((p[0].woke - t0) / MS),
 	   (long long)((p[1].woke - t0) / MS));
-	ok(!atomic_load(&u->sh->kick.parkers) && !atomic_load(&u->sh->kick.signaled),
+	ok(!PTO_PARKLOT_PARKERS(atomic_load(&u->sh->kick.count)) && !PTO_PARKLOT_SIGNALED(atomic_load(&u->sh->kick.count)),
 	   "no thread counted as parked or woken afterwards");
 	pto_udev_destroy(u);
 }

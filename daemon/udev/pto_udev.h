@@ -44,7 +44,7 @@
 #define PTO_UDEV_SHARED_OFFSET	(((PTO_REGS_SIZE) + 4095) & ~4095)
 #define PTO_UDEV_REGS_MAP	(PTO_UDEV_SHARED_OFFSET + 4096)
 #define PTO_UDEV_MAGIC		0x56445550	/* "PUDV" */
-#define PTO_UDEV_VERSION	4
+#define PTO_UDEV_VERSION	5
 
 /*
  * Default geometry: the a2a3 profile's blocks and pto.ko's GM size;
