@@ -159,10 +159,11 @@ int pto_exec_run_payload(struct pto_exec *ex, uint32_t core,
 	return ret > 0 ? -EIO : ret;
 }
 
-void pto_exec_run_task(struct pto_exec *ex, uint32_t core, uint32_t id)
+uint32_t pto_exec_run_task(struct pto_exec *ex, uint32_t core, uint32_t id)
 {
 	struct pto_regs_info *ri = pto_regs_info(ex->regs);
 	struct pto_core_regs *r = pto_regs_core(ex->regs, core);
+	uint32_t next = UINT32_MAX;
 	uint64_t task;
 	PTO2DispatchPayload *p;
 
@@ -186,8 +187,9 @@ void pto_exec_run_task(struct pto_exec *ex, uint32_t core, uint32_t id)
 	atomic_fetch_add_explicit(&ex->tasks, 1, memory_order_relaxed);
 	reg_store_release(&r->cond, PTO_COND_DONE(id));
 	atomic_thread_fence(memory_order_seq_cst);
-	if (ex->ops->task_done && ex->ops->task_done(ex, core))
-		return;
+	if (ex->ops->task_done && ex->ops->task_done(ex, core, &next))
+		return next;
 	if (reg_load_relaxed(&r->irq_en) || reg_load_relaxed(&ri->aicpu_irq_en))
 		ex->ops->raise_irq(ex, core);
+	return next;
 }

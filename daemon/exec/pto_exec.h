@@ -61,7 +61,9 @@ struct pto_exec;
  * @raise_irq: raise the AICPU interrupt on behalf of @core.
  * @task_done: optional: @core's COND says FIN (fenced); true if the
  *	device handled the completion on this thread (the sim device: the
- *	scheduler's pass, pto2_device.assist), and no interrupt is raised.
+ *	scheduler's pass, pto2_device.assist), and no interrupt is raised;
+ *	*@next: a core given work that nobody was woken for, which this
+ *	thread must run next (UINT32_MAX: none).
  * @hand_off: optional: run the task in @p (exec_ctx != 0) in the sandbox
  *	it names and return its status once it has run there; a task
  *	whose sandbox is gone fails with -EOWNERDEAD (as it does when
@@ -75,7 +77,7 @@ struct pto_exec_ops {
 	int (*park_any)(struct pto_exec *ex, const uint64_t *mask,
 			int64_t deadline_ns, uint32_t *core);
 	void (*raise_irq)(struct pto_exec *ex, uint32_t core);
-	bool (*task_done)(struct pto_exec *ex, uint32_t core);
+	bool (*task_done)(struct pto_exec *ex, uint32_t core, uint32_t *next);
 	int (*hand_off)(struct pto_exec *ex, uint32_t core,
 			const PTO2DispatchPayload *p);
 	void (*log)(struct pto_exec *ex, const char *msg);
@@ -158,9 +160,12 @@ const char *pto_exec_spin_yield_name(uint8_t mode);
 void pto_exec_init(struct pto_exec *ex, void *regs,
 		   const struct pto_exec_ops *ops, void *priv);
 
-/* Run dispatch @id, which DATA_MAIN_BASE of @core has just announced
- * (the payload names the task). */
-void pto_exec_run_task(struct pto_exec *ex, uint32_t core, uint32_t id);
+/*
+ * Run dispatch @id, which DATA_MAIN_BASE of @core has just announced
+ * (the payload names the task). Returns a core the caller must run next
+ * (ops->task_done), or UINT32_MAX.
+ */
+uint32_t pto_exec_run_task(struct pto_exec *ex, uint32_t core, uint32_t id);
 
 /*
  * Run the kernel of the task in @p on @core in this process (the kernel

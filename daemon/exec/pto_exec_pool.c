@@ -109,6 +109,7 @@ struct pto_exec_pool {
 	pthread_cond_t gone;		/* @nthreads reached 0 */
 	uint32_t nthreads;
 	uint32_t idle;
+	_Atomic uint32_t sleeping;	/* @idle, for a look without the lock */
 	struct pool_thread *slots;	/* [ncores] */
 	struct pto_exec_pool_stats st;
 	/* the monitor: sleeps on @mon_word unless every thread is busy */
@@ -358,15 +359,19 @@ static bool runs_together(const PTO2DispatchPayload *pl)
  * Act on claimed core @c's new DATA_MAIN_BASE, then let the core go;
  * true if it ran a task whose completion the AICPU polls for (no
  * completion interrupt asked): the AICPU is awake and may dispatch the
- * task's dependents at once, worth lingering for.
+ * task's dependents at once, worth lingering for. *@then: a core this
+ * thread has claimed and runs next, or -1: the device's assist gave it
+ * work and woke nobody for it (pto_exec_ops.task_done).
  */
-static bool step(struct pto_exec_pool *p, uint32_t c)
+static bool step(struct pto_exec_pool *p, uint32_t c, int *then)
 {
 	struct pto_core_regs *r = pregs(p, c);
 	struct pool_core *pc = &p->core[c];
 	uint32_t dmb = reg_load_acquire(&r->data_main_base);
+	uint32_t next = UINT32_MAX;
 	bool polled = false;
 
+	*then = -1;
 	atomic_store_explicit(&pc->last, dmb, memory_order_relaxed);
 	if (dmb == PTO_DMB_EXIT) {
 		core_done(p, c);	/* stays claimed: nobody looks again */
@@ -384,12 +389,24 @@ static bool step(struct pto_exec_pool *p, uint32_t c)
 		if (atomic_fetch_add(&p->busy, 1) + 1 >=
 		    atomic_load_explicit(&p->live, memory_order_relaxed))
 			poke_monitor(p);
-		pto_exec_run_task(p->ex, c, dmb - 1);
+		next = pto_exec_run_task(p->ex, c, dmb - 1);
 		atomic_fetch_sub(&p->busy, 1);
 		polled = !reg_load_relaxed(&r->irq_en) &&
 			 !reg_load_relaxed(&pto_regs_info(p->ex->regs)->aicpu_irq_en);
 	}
 	atomic_store_explicit(&pc->claim, 0, memory_order_release);
+	/*
+	 * Work nobody was woken for: ours. Another thread that holds the
+	 * core runs it (SIP_LAUNCH_PENDING keeps it announced until then).
+	 * The core's parked flag stays as the sleepers set it: this thread
+	 * does not look at the core again while it runs the task, so a
+	 * dispatch there after this one must still wake one of them.
+	 */
+	if (next < p->ex->nr_aic + p->ex->nr_aiv && serves(p, next) &&
+	    take_core(p, next) > 0) {
+		*then = (int)next;
+		return polled;
+	}
 	if (polled && reg64_load_acquire(&r->ts_end) -
 		      reg64_load_acquire(&r->ts_start) >= p->hand_over_cnt) {
 		/* cfg.hand_over_ns: the polling AICPU may share this CPU */
@@ -478,7 +495,7 @@ static int sleep_on_cores(struct pto_exec_pool *p)
 
 	pthread_mutex_lock(&p->lock);
 	surplus = p->nthreads > p->cfg.workers;
-	p->idle++;
+	atomic_store(&p->sleeping, ++p->idle);
 	park_cores_locked(p, mask);
 	pthread_mutex_unlock(&p->lock);
 	atomic_thread_fence(memory_order_seq_cst);
@@ -530,7 +547,8 @@ static int sleep_on_cores(struct pto_exec_pool *p)
 	pthread_mutex_lock(&p->lock);
 	if (c < 0)
 		p->st.empty_wakes++;
-	if (!--p->idle)
+	atomic_store(&p->sleeping, --p->idle);
+	if (!p->idle)
 		unpark_cores_locked(p);
 	if (ret == -ETIMEDOUT && surplus && p->nthreads > p->cfg.workers) {
 		p->st.retired++;
@@ -719,14 +737,36 @@ static int linger(struct pto_exec_pool *p, struct pto_cpu_share *sh)
 	return c;
 }
 
+/*
+ * This thread ran a task on @c and goes on to another core without
+ * looking for work first: nobody looks at @c meanwhile. If threads sleep
+ * for kicks and @c's parked flag is clear (the kick that woke this
+ * thread for @c cleared it), set it, so that the next dispatch to @c
+ * wakes one of them instead of waiting for this thread's next task to
+ * end. A dispatch that came between the core's release and the flag
+ * sent no kick; it stays announced in SIP_LAUNCH_PENDING, and this
+ * thread takes it after its task.
+ */
+static void leave_core(struct pto_exec_pool *p, uint32_t c)
+{
+	struct pto_core_regs *r = pregs(p, c);
+
+	if (!atomic_load(&p->sleeping) || reg_load_relaxed(&r->parked) ||
+	    atomic_load_explicit(&p->core[c].claim, memory_order_relaxed))
+		return;
+	reg_store_relaxed(&r->parked, 1);
+	atomic_thread_fence(memory_order_seq_cst);
+}
+
 static void *worker_main(void *arg)
 {
 	struct pool_thread *t = arg;
 	struct pto_exec_pool *p = t->p;
 	bool ran = false;
+	int then = -1, left = -1;
 
 	while (!finished(p)) {
-		int c = take(p);
+		int c = then >= 0 ? then : take(p);
 
 		if (c < 0 && ran && p->cfg.linger_ns > 0)
 			c = linger(p, &t->share);
@@ -737,8 +777,15 @@ static void *worker_main(void *arg)
 			c = sleep_on_cores(p);
 		if (c == -2)
 			break;
-		if (c >= 0)
-			ran = step(p, (uint32_t)c);
+		if (c >= 0 && left >= 0 && left != c)
+			leave_core(p, (uint32_t)left);
+		if (c >= 0) {
+			ran = step(p, (uint32_t)c, &then);
+			left = c;
+		} else {
+			then = -1;
+			left = -1;
+		}
 	}
 	pthread_mutex_lock(&p->lock);
 	exit_locked(p, t);

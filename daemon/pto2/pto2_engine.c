@@ -99,6 +99,13 @@ struct pto2_ethread {
 	 */
 	_Atomic bool pass;
 	_Atomic bool again;
+	/*
+	 * While an assist holds @pass: @self_take, its first dispatch to a
+	 * parked core sends no kick and goes to @self_core, which the
+	 * assisting core thread runs next (engine_assist()).
+	 */
+	bool self_take;
+	uint32_t self_core;
 	uint32_t quiet;			/* sleeps since it last found work */
 	struct pto2_unit units[PTO_MAX_CORES];	/* one batch's dispatches */
 };
@@ -445,7 +452,8 @@ static uint64_t expected_time(PTO2Runtime *rt, const PTO2TaskDescriptor *d)
 }
 
 /* Write @u's payload and announce it to its core. */
-static void dispatch(struct pto2_engine *e, const struct pto2_unit *u)
+static void dispatch(struct pto2_engine *e, struct pto2_ethread *t,
+		     const struct pto2_unit *u)
 {
 	PTO2Runtime *rt = u->rt;
 	PTO2TaskDescriptor *d = task_desc(rt, u->task);
@@ -507,6 +515,12 @@ static void dispatch(struct pto2_engine *e, const struct pto2_unit *u)
 	atomic_thread_fence(memory_order_seq_cst);
 	atomic_fetch_add_explicit(&e->st_dispatches, 1, memory_order_relaxed);
 	if (reg_load_relaxed(&r->parked)) {
+		if (t->self_take) {
+			/* the assisting core thread runs it: no wake-up */
+			t->self_take = false;
+			t->self_core = u->core;
+			return;
+		}
 		e->dev.kick(e->dev.ctx, u->core);
 		atomic_fetch_add_explicit(&e->st_kicks, 1, memory_order_relaxed);
 	}
@@ -821,7 +835,7 @@ static int schedule(struct pto2_ethread *t, bool wait)
 		publish_status(e, now);
 	pthread_mutex_unlock(&e->lock);
 	for (i = 0; i < units; i++)
-		dispatch(e, &t->units[i]);
+		dispatch(e, t, &t->units[i]);
 	/*
 	 * The status registers after the dispatches, not on their path; with
 	 * the lock taken meanwhile, a later schedule() publishes them (every
@@ -1009,7 +1023,7 @@ static int complete(struct pto2_ethread *t)
 	atomic_store_explicit(&e->dirty, true, memory_order_relaxed);
 	pthread_mutex_unlock(&e->lock);
 	for (i = 0; i < np; i++)
-		dispatch(e, &pend[i]);
+		dispatch(e, t, &pend[i]);
 	return (int)n;
 }
 
@@ -1158,13 +1172,14 @@ static void pass_give(struct pto2_ethread *t)
  * the caller's completion was posted: the completion is handled, no
  * interrupt is needed.
  */
-static bool engine_assist(void *arg, uint32_t core)
+static bool engine_assist(void *arg, uint32_t core, uint32_t *next)
 {
 	struct pto2_engine *e = arg;
 	struct pto2_ethread *t;
 	bool ran = false;
 	int work, rounds;
 
+	*next = UINT32_MAX;
 	/* not a dispatch of this engine's: its interrupt is not ours to skip */
 	if (core >= e->nr_cores ||
 	    !atomic_load_explicit(&e->cores[core].busy, memory_order_acquire))
@@ -1174,6 +1189,8 @@ static bool engine_assist(void *arg, uint32_t core)
 	while (!atomic_load_explicit(&e->stop, memory_order_relaxed) &&
 	       pass_take(t)) {
 		ran = true;
+		t->self_take = *next == UINT32_MAX;
+		t->self_core = UINT32_MAX;
 		atomic_fetch_add_explicit(&t->qs, 1, memory_order_seq_cst);
 		while (atomic_exchange(&t->again, false)) {
 			rounds = 0;
@@ -1190,6 +1207,9 @@ static bool engine_assist(void *arg, uint32_t core)
 						      memory_order_relaxed));
 		}
 		atomic_fetch_add_explicit(&t->qs, 1, memory_order_seq_cst);
+		t->self_take = false;
+		if (t->self_core != UINT32_MAX)
+			*next = t->self_core;
 		pass_give(t);
 		if (!atomic_load(&t->again))
 			break;

@@ -38,8 +38,12 @@
 
 #include "pto2_types.h"
 
-/* A device's core thread runs the scheduler's pass for @core (@assist). */
-typedef bool (*pto2_assist_fn)(void *arg, uint32_t core);
+/*
+ * A device's core thread runs the scheduler's pass for @core (@assist);
+ * *@next: a core the pass dispatched to while it was parked and sent no
+ * kick for, which the caller runs next itself (UINT32_MAX: none).
+ */
+typedef bool (*pto2_assist_fn)(void *arg, uint32_t core, uint32_t *next);
 
 /**
  * struct pto2_device - what the runtime needs from a device.
@@ -60,9 +64,10 @@ typedef bool (*pto2_assist_fn)(void *arg, uint32_t core);
  *
  * @assist: optional: the device's core threads may run the scheduler's
  *	pass for a core whose task they have just finished (pto2_engine.c,
- *	"Assists"). @assist(@ctx, fn, arg) has them call fn(arg, core) once
- *	the core's COND says FIN, and skip the completion interrupt when it
- *	returns true (the completion was handled); 0, or -EBUSY if another
+ *	"Assists"). @assist(@ctx, fn, arg) has them call fn(arg, core, &next)
+ *	once the core's COND says FIN, skip the completion interrupt when it
+ *	returns true (the completion was handled), and claim and run core
+ *	next themselves when it is set; 0, or -EBUSY if another
  *	fn is set. @assist(@ctx, NULL, arg) stops the calls of the fn set
  *	with @arg: when it returns, none runs any more.
  *

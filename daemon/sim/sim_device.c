@@ -180,7 +180,8 @@ static void sim_exec_raise_irq(struct pto_exec *ex, uint32_t core)
 }
 
 /* The scheduler's pass on this thread, if one is set (sim_assist()). */
-static bool sim_exec_task_done(struct pto_exec *ex, uint32_t core)
+static bool sim_exec_task_done(struct pto_exec *ex, uint32_t core,
+			       uint32_t *next)
 {
 	struct sim_device *sd = ex->priv;
 	pto2_assist_fn fn;
@@ -189,7 +190,7 @@ static bool sim_exec_task_done(struct pto_exec *ex, uint32_t core)
 	atomic_fetch_add(&sd->assisting, 1);
 	fn = atomic_load(&sd->assist_fn);
 	if (fn)
-		done = fn(sd->assist_arg, core);
+		done = fn(sd->assist_arg, core, next);
 	atomic_fetch_sub_explicit(&sd->assisting, 1, memory_order_release);
 	return done;
 }

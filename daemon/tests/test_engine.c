@@ -1387,7 +1387,10 @@ static void t_poller_gives_way(void)
 
 /* ---- core threads run the scheduler's pass ----------------------------------- */
 
-/* args: a slot (INOUT, int64), hops, us: a serial chain of K_NAP */
+/*
+ * args: a slot (INOUT, int64), hops, us: a serial chain of K_NAP, on AIV
+ * and AIC cores in turn (each nap's successor on another core)
+ */
 static int orch_naps(PTO2Runtime *rt, uint64_t *args, int argc)
 {
 	Tensor t = ext1(args[0], 1, PTO_DT_INT64);
@@ -1398,7 +1401,8 @@ static int orch_naps(PTO2Runtime *rt, uint64_t *args, int argc)
 		PTOParam p[] = { make_inout_param(&t),
 				 make_scalar_param(args[2]) };
 
-		pto2_rt_submit_task(rt, K_NAP, PTO2_WORKER_VECTOR, p, 2);
+		pto2_rt_submit_task(rt, K_NAP, i % 2 ? PTO2_WORKER_CUBE :
+				    PTO2_WORKER_VECTOR, p, 2);
 	}
 	return 0;
 }
@@ -1411,6 +1415,7 @@ struct assist_run {
 	int64_t ran;		/* naps that ran */
 	uint64_t core_irqs;	/* completion interrupts the cores raised */
 	uint64_t assists;
+	uint64_t kicks;
 	double ms;
 };
 
@@ -1461,6 +1466,7 @@ static void assist_run(bool on, struct assist_run *r)
 		r->ran = *slot;
 		pto2_runtime_get_stats(e.rt, &st);
 		r->assists = st.assists;
+		r->kicks = st.kicks;
 	}
 	env_close(&e);
 }
@@ -1470,12 +1476,19 @@ static void t_assists(void)
 	struct assist_run on, off;
 
 	assist_run(true, &on);
+	assist_run(false, &off);
 	tap_ok(!on.ret && on.ran == ASSIST_HOPS &&
 	       on.core_irqs <= ASSIST_HOPS / 4 && on.assists >= ASSIST_HOPS / 2,
 	       "a chain of %d naps, the engine asleep: the core threads ran %" PRIu64 " passes, %" PRIu64 " completion interrupts (at most %d), %" PRId64 " naps ran in %.1f ms (ret %d)",
 	       ASSIST_HOPS, on.assists, on.core_irqs, ASSIST_HOPS / 4, on.ran,
 	       on.ms, on.ret);
-	assist_run(false, &off);
+	/*
+	 * The other pool thread parks, its flags set on every core it does
+	 * not hold: each next nap goes to such a core.
+	 */
+	tap_ok(!on.ret && on.kicks <= ASSIST_HOPS / 4 && off.kicks >= ASSIST_HOPS / 2,
+	       "the thread that ran a nap runs the next, on another core, itself: %" PRIu64 " kicks (at most %d; %" PRIu64 " without assists, at least %d)",
+	       on.kicks, ASSIST_HOPS / 4, off.kicks, ASSIST_HOPS / 2);
 	tap_ok(!off.ret && off.ran == ASSIST_HOPS && !off.assists &&
 	       off.core_irqs >= ASSIST_HOPS / 2,
 	       "the same with %s=0: no pass on a core thread (%" PRIu64 "), %" PRIu64 " completion interrupts (at least %d), %" PRId64 " naps ran in %.1f ms (ret %d)",
