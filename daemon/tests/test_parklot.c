@@ -227,8 +227,9 @@ static void t_kick_while_leaving(void)
 
 	memset(r, 0, sizeof(r));
 	atomic_store(&stop, false);
+	for (i = 0; i < RACE_PAIRS; i++)
+		r[i].stop = &stop;
 	for (i = 0; i < 2 * RACE_PAIRS; i++) {
-		r[i / 2].stop = &stop;
 		made[i] = !pthread_create(&th[i], NULL,
 					  i % 2 ? race_kicker : race_parker,
 					  &r[i / 2]);
