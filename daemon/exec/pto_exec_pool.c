@@ -766,7 +766,14 @@ static void *worker_main(void *arg)
 	int then = -1, left = -1;
 
 	while (!finished(p)) {
-		int c = then >= 0 ? then : take(p);
+		/*
+		 * The core just left first: a dispatch there may have sent no
+		 * kick, its parked flag cleared by the kick that woke this
+		 * thread for it (this thread's to look at, not a sleeper's).
+		 */
+		int c = then >= 0 ? then :
+			left >= 0 && pending(p, (uint32_t)left) &&
+			take_core(p, (uint32_t)left) > 0 ? left : take(p);
 
 		if (c < 0 && ran && p->cfg.linger_ns > 0)
 			c = linger(p, &t->share);

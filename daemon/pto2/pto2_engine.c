@@ -100,12 +100,14 @@ struct pto2_ethread {
 	_Atomic bool pass;
 	_Atomic bool again;
 	/*
-	 * While an assist holds @pass: @self_take, its first dispatch to a
-	 * parked core sends no kick and goes to @self_core, which the
-	 * assisting core thread runs next (engine_assist()).
+	 * While an assist of core @self_want holds @pass (engine_assist()):
+	 * @self_take, the first dispatch the assisting core thread is to run
+	 * next is still to come: one to @self_want itself (whose parked flag
+	 * that thread may have cleared) or to a parked core, sent no kick;
+	 * @self_core, the core it went to.
 	 */
 	bool self_take;
-	uint32_t self_core;
+	uint32_t self_want, self_core;
 	uint32_t quiet;			/* sleeps since it last found work */
 	struct pto2_unit units[PTO_MAX_CORES];	/* one batch's dispatches */
 };
@@ -514,13 +516,20 @@ static void dispatch(struct pto2_engine *e, struct pto2_ethread *t,
 	pto_launch_pending_set(e->dev.regs, u->core);
 	atomic_thread_fence(memory_order_seq_cst);
 	atomic_fetch_add_explicit(&e->st_dispatches, 1, memory_order_relaxed);
-	if (reg_load_relaxed(&r->parked)) {
-		if (t->self_take) {
-			/* the assisting core thread runs it: no wake-up */
-			t->self_take = false;
-			t->self_core = u->core;
-			return;
-		}
+	if (t->self_take &&
+	    (u->core == t->self_want || reg_load_relaxed(&r->parked))) {
+		/* the assisting core thread runs it: no wake-up */
+		t->self_take = false;
+		t->self_core = u->core;
+		return;
+	}
+	/*
+	 * A dispatch to the assisting core after its thread took another:
+	 * that thread may have cleared the core's flag, and it runs the
+	 * other first; a sleeper must take this one.
+	 */
+	if (reg_load_relaxed(&r->parked) ||
+	    (t->self_core != UINT32_MAX && u->core == t->self_want)) {
 		e->dev.kick(e->dev.ctx, u->core);
 		atomic_fetch_add_explicit(&e->st_kicks, 1, memory_order_relaxed);
 	}
@@ -1190,7 +1199,8 @@ static bool engine_assist(void *arg, uint32_t core, uint32_t *next)
 	       pass_take(t)) {
 		ran = true;
 		t->self_take = *next == UINT32_MAX;
-		t->self_core = UINT32_MAX;
+		t->self_want = core;
+		t->self_core = *next;
 		atomic_fetch_add_explicit(&t->qs, 1, memory_order_seq_cst);
 		while (atomic_exchange(&t->again, false)) {
 			rounds = 0;
@@ -1208,8 +1218,8 @@ static bool engine_assist(void *arg, uint32_t core, uint32_t *next)
 		}
 		atomic_fetch_add_explicit(&t->qs, 1, memory_order_seq_cst);
 		t->self_take = false;
-		if (t->self_core != UINT32_MAX)
-			*next = t->self_core;
+		*next = t->self_core;
+		t->self_core = UINT32_MAX;
 		pass_give(t);
 		if (!atomic_load(&t->again))
 			break;
@@ -1562,6 +1572,7 @@ static int engine_threads_start(struct pto2_engine *e)
 
 		t->e = e;
 		t->index = i;
+		t->self_core = UINT32_MAX;	/* no assist yet */
 		t->first = i * e->nr_cores / n;
 		t->count = (i + 1) * e->nr_cores / n - t->first;
 		memset(t->own, 0, sizeof(t->own));
