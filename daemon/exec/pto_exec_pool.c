@@ -49,6 +49,8 @@
 PTO_USDT_DEFINE(pto_aicore, park);
 PTO_USDT_DEFINE(pto_aicore, wake);
 
+/* Looks at a core another thread holds for a moment (step()) */
+#define POOL_CLAIM_TRIES	64
 /* A lingering thread scans the cores and yields after this many polls. */
 #define POOL_LINGER_YIELD	64
 /*
@@ -396,16 +398,23 @@ static bool step(struct pto_exec_pool *p, uint32_t c, int *then)
 	}
 	atomic_store_explicit(&pc->claim, 0, memory_order_release);
 	/*
-	 * Work nobody was woken for: ours. Another thread that holds the
-	 * core runs it (SIP_LAUNCH_PENDING keeps it announced until then).
-	 * The core's parked flag stays as the sleepers set it: this thread
-	 * does not look at the core again while it runs the task, so a
-	 * dispatch there after this one must still wake one of them.
+	 * Work nobody was woken for: ours. A thread that looks at the core
+	 * holds it for a moment: wait that out. One that holds it longer
+	 * runs it (SIP_LAUNCH_PENDING keeps it announced until then). The
+	 * core's parked flag stays as the sleepers set it: this thread does
+	 * not look at the core again while it runs the task, so a dispatch
+	 * there after this one must still wake one of them.
 	 */
-	if (next < p->ex->nr_aic + p->ex->nr_aiv && serves(p, next) &&
-	    take_core(p, next) > 0) {
-		*then = (int)next;
-		return polled;
+	if (next < p->ex->nr_aic + p->ex->nr_aiv && serves(p, next)) {
+		int got, i;
+
+		for (i = 0; (got = take_core(p, next)) < 0 &&
+			    i < POOL_CLAIM_TRIES; i++)
+			cpu_relax();
+		if (got > 0) {
+			*then = (int)next;
+			return polled;
+		}
 	}
 	if (polled && reg64_load_acquire(&r->ts_end) -
 		      reg64_load_acquire(&r->ts_start) >= p->hand_over_cnt) {

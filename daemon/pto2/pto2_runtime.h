@@ -40,8 +40,9 @@
 
 /*
  * A device's core thread runs the scheduler's pass for @core (@assist);
- * *@next: a core the pass dispatched to while it was parked and sent no
- * kick for, which the caller runs next itself (UINT32_MAX: none).
+ * *@next: a core the pass dispatched to and sent no kick for (@core
+ * itself, or one that was parked), which the caller runs next itself
+ * (UINT32_MAX: none).
  */
 typedef bool (*pto2_assist_fn)(void *arg, uint32_t core, uint32_t *next);
 

@@ -3,15 +3,17 @@
  * sim_device.h - an in-process device for native tests and benchmarks
  *
  * Plain memory plays GM and the register file (the uapi layout: info
- * page, HWS block, per-core blocks); one thread per core plays the
+ * page, HWS block, per-core blocks); the executor's pool of host threads
+ * (daemon/exec/pto_exec_pool.c, as many as the host has CPUs) plays the
  * AICores. The cores run the executor core (daemon/exec/pto_exec.h), the
  * same code pto-aicore runs, so they honour the device protocol exactly
  * as pto-aicore does. What is the sim's own:
  *
  *   - kernels are C functions (pto_kernel_entry_fn) registered by kernel
  *     id, not shared objects loaded from GM;
- *   - a parked core sleeps on a futex on its DATA_MAIN_BASE (what
- *     PTO_IOC_CORE_WAIT does in pto.ko), and kick() is FUTEX_WAKE on it;
+ *   - a thread with no core to run sleeps in the device's parking lot
+ *     (pto-private/parklot.h; what PTO_IOC_CORE_WAIT_ANY does in pto.ko),
+ *     and kick() latches the core's kick and wakes one if needed;
  *   - the AICPU interrupt is a counter with FUTEX_WAKE (irq_wait() is
  *     FUTEX_WAIT on it);
  *   - the AICPU's scheduler runs in this process too, so a core thread
