@@ -104,14 +104,14 @@ struct pto_exec_pool {
 	_Atomic uint64_t moves;		/* yield_cpu()'s */
 	int64_t late_ns;		/* pto_cpu_share_late_ns() */
 	/*
-	 * Protects @nthreads, @idle, @slots, the statistics and the parked
-	 * flags of the cores as a set (set while @idle > 0).
+	 * Protects @nthreads, the changes of @idle (read without it too),
+	 * @slots, the statistics and the parked flags of the cores as a set
+	 * (set while @idle > 0).
 	 */
 	pthread_mutex_t lock;
 	pthread_cond_t gone;		/* @nthreads reached 0 */
 	uint32_t nthreads;
-	uint32_t idle;
-	_Atomic uint32_t sleeping;	/* @idle, for a look without the lock */
+	_Atomic uint32_t idle;
 	struct pool_thread *slots;	/* [ncores] */
 	struct pto_exec_pool_stats st;
 	/* the monitor: sleeps on @mon_word unless every thread is busy */
@@ -504,7 +504,7 @@ static int sleep_on_cores(struct pto_exec_pool *p)
 
 	pthread_mutex_lock(&p->lock);
 	surplus = p->nthreads > p->cfg.workers;
-	atomic_store(&p->sleeping, ++p->idle);
+	atomic_fetch_add(&p->idle, 1);
 	park_cores_locked(p, mask);
 	pthread_mutex_unlock(&p->lock);
 	atomic_thread_fence(memory_order_seq_cst);
@@ -556,8 +556,7 @@ static int sleep_on_cores(struct pto_exec_pool *p)
 	pthread_mutex_lock(&p->lock);
 	if (c < 0)
 		p->st.empty_wakes++;
-	atomic_store(&p->sleeping, --p->idle);
-	if (!p->idle)
+	if (atomic_fetch_sub(&p->idle, 1) == 1)
 		unpark_cores_locked(p);
 	if (ret == -ETIMEDOUT && surplus && p->nthreads > p->cfg.workers) {
 		p->st.retired++;
@@ -760,7 +759,7 @@ static void leave_core(struct pto_exec_pool *p, uint32_t c)
 {
 	struct pto_core_regs *r = pregs(p, c);
 
-	if (!atomic_load(&p->sleeping) || reg_load_relaxed(&r->parked) ||
+	if (!atomic_load(&p->idle) || reg_load_relaxed(&r->parked) ||
 	    atomic_load_explicit(&p->core[c].claim, memory_order_relaxed))
 		return;
 	reg_store_relaxed(&r->parked, 1);
