@@ -547,7 +547,7 @@ static void pass_on(struct pto_udev *u, const uint64_t *mask)
 
 	for (w = 0; w < PTO_CORE_MASK_WORDS; w++)
 		if (atomic_load(&u->sh->kick_pending[w]) & mask[w]) {
-			pto_futex_wake_shared(&u->sh->kick.seq, 1);
+			pto_parklot_kick(&u->sh->kick, true);
 			return;
 		}
 }
