@@ -1179,7 +1179,8 @@ static void pass_give(struct pto2_ethread *t)
  * completion; if it is an assist, that assist finds @again after it let
  * go and passes once more. Returns true if this call ran a pass after
  * the caller's completion was posted: the completion is handled, no
- * interrupt is needed.
+ * interrupt is needed. *@next: the core of the dispatch the pass sent no
+ * kick for (dispatch(), @self_take), which the caller runs next.
  */
 static bool engine_assist(void *arg, uint32_t core, uint32_t *next)
 {
