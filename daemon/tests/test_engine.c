@@ -1289,15 +1289,15 @@ static int orch_chain(PTO2Runtime *rt, uint64_t *args, int argc)
 	return 0;
 }
 
-/* env_device() with the core threads running passes (@assist) or not. */
-static int env_device_assist(struct env *e, uint32_t aic, uint32_t aiv,
-			     bool assist)
+/* env_device() with SIM_ASSIST_ENV set to @value meanwhile. */
+static int env_device_env(struct env *e, uint32_t aic, uint32_t aiv,
+			  const char *value)
 {
 	const char *old = getenv(SIM_ASSIST_ENV);
 	char *saved = old ? strdup(old) : NULL;
 	int ret;
 
-	setenv(SIM_ASSIST_ENV, assist ? "1" : "0", 1);
+	setenv(SIM_ASSIST_ENV, value, 1);
 	ret = env_device(e, aic, aiv);
 	if (saved)
 		setenv(SIM_ASSIST_ENV, saved, 1);
@@ -1305,6 +1305,13 @@ static int env_device_assist(struct env *e, uint32_t aic, uint32_t aiv,
 		unsetenv(SIM_ASSIST_ENV);
 	free(saved);
 	return ret;
+}
+
+/* env_device() with the core threads running passes (@assist) or not. */
+static int env_device_assist(struct env *e, uint32_t aic, uint32_t aiv,
+			     bool assist)
+{
+	return env_device_env(e, aic, aiv, assist ? "1" : "0");
 }
 
 #define GIVES_WAY_HOPS		2000
@@ -1471,6 +1478,53 @@ static void assist_run(bool on, struct assist_run *r)
 	env_close(&e);
 }
 
+static bool dummy_assist(void *arg, uint32_t core, uint32_t *next)
+{
+	(void)arg;
+	(void)core;
+	*next = UINT32_MAX;
+	return false;
+}
+
+/* The device's side of assists: one engine's at a time, a clear value. */
+static void t_assist_device(void)
+{
+	struct pto2_engine_config ec;
+	struct pto2_engine *eng = NULL;
+	struct sim_device *sd;
+	int ret, busy = 0, again = -1;
+	struct env e;
+
+	ret = env_device_env(&e, 1, 2, "yes");
+	tap_ok(ret == -EINVAL && !e.sd,
+	       "%s=yes: the sim device is refused (%d)", SIM_ASSIST_ENV, ret);
+	env_close(&e);
+
+	/* assists on whatever the environment says (the second test pass) */
+	ret = env_device_assist(&e, 1, 2, true);
+	sd = e.sd;
+	if (!ret) {
+		pto2_engine_config_default(&ec);
+		ret = pto2_engine_create(&sd->dev, &ec, &eng);
+	}
+	if (!ret) {
+		busy = sd->dev.assist(sd->dev.ctx, dummy_assist, sd);
+		/* clearing another's registration leaves the engine's */
+		sd->dev.assist(sd->dev.ctx, NULL, sd);
+		again = sd->dev.assist(sd->dev.ctx, dummy_assist, sd);
+	}
+	tap_ok(!ret && busy == -EBUSY && again == -EBUSY,
+	       "a second assist while the engine's is set: -EBUSY (%d), and still after a clear with another argument (%d; ret %d)",
+	       busy, again, ret);
+	pto2_engine_destroy(eng);
+	ret = sd ? sd->dev.assist(sd->dev.ctx, dummy_assist, sd) : -ENODEV;
+	tap_ok(ret == 0, "once the engine is gone, another may be set (%d)",
+	       ret);
+	if (sd)
+		sd->dev.assist(sd->dev.ctx, NULL, sd);
+	env_close(&e);
+}
+
 static void t_assists(void)
 {
 	struct assist_run on, off;
@@ -1516,5 +1570,6 @@ int main(void)
 	t_busy_device_quiet();
 	t_poller_gives_way();
 	t_assists();
+	t_assist_device();
 	return tap_done();
 }
