@@ -187,6 +187,8 @@ static bool sim_exec_task_done(struct pto_exec *ex, uint32_t core,
 	pto2_assist_fn fn;
 	bool done = false;
 
+	if (sd->assist_off)
+		return false;	/* nothing is ever set: no shared counter */
 	atomic_fetch_add(&sd->assisting, 1);
 	fn = atomic_load(&sd->assist_fn);
 	if (fn)
