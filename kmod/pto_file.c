@@ -24,6 +24,16 @@ static int pto_open(struct inode *inode, struct file *file)
 	struct pto_dev *pdev = container_of(misc, struct pto_dev, misc);
 	struct pto_file *pf;
 
+	/*
+	 * misc_open() calls this with misc_mtx held, which misc_deregister()
+	 * takes too. Until pto_init() publishes the device, a later node can
+	 * still fail to register and the device be freed: refuse the open.
+	 * Once published, the device lives until the module's exit, which
+	 * waits for every open file (each holds a module reference).
+	 */
+	if (pto_dev_lookup(pdev->index) != pdev)
+		return -ENODEV;
+
 	pf = kzalloc(sizeof(*pf), GFP_KERNEL);
 	if (!pf)
 		return -ENOMEM;

@@ -233,8 +233,9 @@ static int __init pto_init(void)
 			goto err_destroy_devices;
 	}
 	/*
-	 * The nodes last, when nothing but another node can fail: a file
-	 * opened on a node is not waited for if the init fails after it.
+	 * The nodes last, when nothing but another node can fail. A node's
+	 * open fails with -ENODEV until its device is published below, so
+	 * no file is open on a device freed when a later node fails.
 	 */
 	for (r = 0; r < nr_devices; r++) {
 		ret = misc_register(&devs[r]->misc);
