@@ -538,6 +538,27 @@ static pid_t executor_pid(void)
 	return pid ? pid : -ENOENT;
 }
 
+/*
+ * executor_pid() once an executor has every core online, or what it last
+ * said after READY_MS: a test that follows one whose kernel killed
+ * pto-aicore starts while ptod is still starting the next one, and a
+ * snapshot taken then would be of no executor at all.
+ */
+static pid_t executor_pid_settled(void)
+{
+	int64_t until = mono_ms() + READY_MS;
+	uint64_t online;
+	pid_t pid;
+
+	for (;;) {
+		pid = executor_pid();
+		if ((pid > 0 && !counter("cores_online", &online) &&
+		     online == E->nr_cores) || mono_ms() >= until)
+			return pid;
+		usleep(10000);
+	}
+}
+
 /* ---- ptod's exit status (from the keeper) -------------------------------------- */
 
 /*
@@ -1740,7 +1761,7 @@ TEST_F_TIMEOUT(e2e, reloaded_kernels_stay_bounded, 300)
 
 	if (!E->user)
 		SKIP(return, "runs on the user-mode device only (its cost under TCG)");
-	exec = executor_pid();
+	exec = executor_pid_settled();
 	ASSERT_LT(0, exec);
 	ASSERT_EQ(0, prlimit(exec, RLIMIT_NOFILE, NULL, &old));
 	lim.rlim_max = old.rlim_max;
@@ -1869,7 +1890,7 @@ TEST_F_TIMEOUT(e2e, crash_kernel_clear_error, 150)
 	struct proc p;
 	int ret;
 
-	E->exec_before_crash = executor_pid();
+	E->exec_before_crash = executor_pid_settled();
 	ASSERT_LT(0, E->exec_before_crash)
 		TH_LOG("%s: %s", DEBUGFS_CORES, strerror(-E->exec_before_crash));
 	ret = e2e_start(&p, "crash", false, NULL, ARGS("crash"));
@@ -1922,7 +1943,7 @@ TEST_F_TIMEOUT(e2e, exec_closed_device_replaced, 150)
 
 	if (E->user)
 		SKIP(return, "needs pto.ko's netlink events");
-	before = executor_pid();
+	before = executor_pid_settled();
 	ASSERT_LT(0, before)
 		TH_LOG("%s: %s", DEBUGFS_CORES, strerror(-before));
 	ASSERT_EQ(0, e2e_start(&p, "closedev", false, NULL, ARGS("closedev")));
@@ -2007,7 +2028,7 @@ static int wait_pid_gone(pid_t pid, int ms)
  */
 TEST_F_TIMEOUT(e2e, sandbox_kernel_runs_as_owner, 150)
 {
-	pid_t exec_pid = executor_pid();
+	pid_t exec_pid = executor_pid_settled();
 	struct hostile h;
 	struct proc p;
 
@@ -2184,7 +2205,7 @@ TEST_F_TIMEOUT(e2e, sandbox_cannot_read_other_client, 150)
 	struct pto_set_role role = { .size = sizeof(role),
 				     .role = PTO_ROLE_CLIENT };
 	struct pto_gm_alloc ga = { .size = sizeof(ga), .len = 4096 };
-	pid_t exec_before = executor_pid();
+	pid_t exec_before = executor_pid_settled();
 	struct hostile h;
 	char addr[32];
 	uint64_t *secret;
@@ -2221,7 +2242,7 @@ TEST_F_TIMEOUT(e2e, sandbox_cannot_read_other_client, 150)
  */
 TEST_F_TIMEOUT(e2e, sandbox_crash_next_run_passes, 150)
 {
-	pid_t exec_before = executor_pid();
+	pid_t exec_before = executor_pid_settled();
 	struct proc p;
 	int ret;
 
@@ -2248,7 +2269,7 @@ TEST_F_TIMEOUT(e2e, sandbox_crash_next_run_passes, 150)
  */
 TEST_F_TIMEOUT(e2e, sandbox_crash_loop_not_restarted, 150)
 {
-	pid_t exec_before = executor_pid();
+	pid_t exec_before = executor_pid_settled();
 	struct proc p;
 
 	if (E->user)
@@ -2270,7 +2291,7 @@ TEST_F_TIMEOUT(e2e, sandbox_crash_loop_not_restarted, 150)
  */
 TEST_F_TIMEOUT(e2e, sandbox_survives_aicore_restart, 150)
 {
-	pid_t exec_before = executor_pid();
+	pid_t exec_before = executor_pid_settled();
 	struct proc nb, cr;
 	int ret;
 
@@ -2324,7 +2345,7 @@ TEST_F_TIMEOUT(e2e, sandbox_coop_launch_runs_together, 150)
 static void stuck_client_killed(struct __test_metadata *_metadata, uid_t uid,
 				bool exec_dies, const char *cmd)
 {
-	pid_t exec = executor_pid();
+	pid_t exec = executor_pid_settled();
 	struct proc h, v;
 	int64_t t0;
 	int ret;
@@ -2572,7 +2593,7 @@ TEST_F_TIMEOUT(e2e, stolen_cores_run_fails_next_passes, 240)
 	ASSERT_EQ(0, ioctl(fd, PTO_IOC_SET_ROLE, &sr));
 	ASSERT_EQ(0, e2e_start(&s, "victim", true, NULL, ARGS("stream", "60")));
 	ret = proc_ready(&s, READY_MS);
-	exec = executor_pid();
+	exec = executor_pid_settled();
 	if (ret || exec <= 0)
 		proc_free(&s);
 	ASSERT_EQ(0, ret);
@@ -3450,7 +3471,7 @@ TEST_F_TIMEOUT(e2e, pto_run_unchanged_orch, 150)
  */
 TEST_F_TIMEOUT(e2e, sigterm_shutdown, 120)
 {
-	pid_t exec = executor_pid();
+	pid_t exec = executor_pid_settled();
 	char want[32], st[64];
 	struct proc t, h;
 	int64_t t0;
