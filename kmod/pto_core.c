@@ -576,8 +576,9 @@ static bool pto_any_woken(struct pto_dev *pdev, struct pto_any_waiter *w)
 }
 
 /*
- * A waiter that leaves without a kick (timeout, signal) may have been the
- * one woken for a kick it did not take: hand such kicks on.
+ * A waiter that leaves without a kick (timeout, signal, a core gone or
+ * unparked) may have been the one woken for a kick it did not take: hand
+ * such kicks on.
  */
 static void pto_any_pass_on(struct pto_dev *pdev, struct pto_any_waiter *w)
 {
@@ -620,7 +621,7 @@ static int pto_any_sleep(struct pto_dev *pdev, struct pto_any_waiter *w,
 	}
 	finish_wait(&pdev->any_wq, &w->wq);
 	pto_any_count(pdev, w, false);
-	if (ret)
+	if (ret || w->reason != PTO_WAKE_KICK)
 		pto_any_pass_on(pdev, w);
 	return ret;
 }

@@ -8,6 +8,7 @@
 #include "pto_test.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <sys/syscall.h>
 
 FIXTURE(core) {
@@ -747,6 +748,49 @@ TEST_F(core, wait_any_core_detached)
 	EXPECT_TRUE(any_wait_done(&a, 2000));
 	EXPECT_EQ(-ENODEV, a.ret);
 	pthread_join(ta, NULL);
+}
+
+/*
+ * A waits on cores 0-1, then B on core 1. A kick of core 1 wakes A alone
+ * (the first in the queue); core 0 is detached before A looks, so A
+ * leaves with -ENODEV for core 0: the kick it was woken for must go to B
+ * at once, not stay latched while B sleeps to its deadline. This thread
+ * and both waiters share one CPU, and this thread kicks and detaches as
+ * SCHED_FIFO, so that A cannot run in between.
+ */
+TEST_F(core, wait_any_gone_passes_kick_on)
+{
+	struct sched_param fifo = { .sched_priority = 1 }, other = { 0 };
+	struct any_thread a, b;
+	cpu_set_t was, one;
+	pthread_t ta, tb;
+
+	ASSERT_EQ(0, sched_getaffinity(0, sizeof(was), &was));
+	CPU_ZERO(&one);
+	CPU_SET(sched_getcpu(), &one);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(one), &one));
+	if (sched_setscheduler(0, SCHED_FIFO, &fifo)) {
+		sched_setaffinity(0, sizeof(was), &was);
+		SKIP(return, "SCHED_FIFO: %s", strerror(errno));
+	}
+	ASSERT_EQ(0, sched_setscheduler(0, SCHED_OTHER, &other));
+
+	ASSERT_EQ(0, pto_cores_range(self->exec, PTO_IOC_CORE_ATTACH, 0, 2));
+	any_park(self, 0, 2);
+	ASSERT_EQ(0, any_start(self, &a, &ta, 0, 2));
+	ASSERT_EQ(0, any_start(self, &b, &tb, 1, 1));
+	ASSERT_EQ(0, sched_setscheduler(0, SCHED_FIFO, &fifo));
+	ASSERT_EQ(0, pto_kick(self->aicpu, 1));
+	ASSERT_EQ(0, pto_detach(self->exec, 0));
+	ASSERT_EQ(0, sched_setscheduler(0, SCHED_OTHER, &other));
+	EXPECT_TRUE(any_wait_done(&a, 2000));
+	EXPECT_EQ(-ENODEV, a.ret);
+	EXPECT_TRUE(any_wait_done(&b, 1000)) TH_LOG("the kick stayed latched");
+	EXPECT_EQ(0, b.ret);
+	EXPECT_EQ(1U, b.core);
+	pthread_join(ta, NULL);
+	pthread_join(tb, NULL);
+	sched_setaffinity(0, sizeof(was), &was);
 }
 
 /* The AICPU closing wakes a thread waiting on its cores. */
