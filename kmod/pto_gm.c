@@ -387,12 +387,15 @@ int pto_gm_alloc(struct pto_ucmd *ucmd)
 	}
 	buf->handle = handle;
 	buf->owner = pf;
-	mutex_unlock(&pf->buf_lock);
-
+	/*
+	 * Before the lock goes: from then on another thread of the file can
+	 * free the handle, and @buf with it.
+	 */
 	atomic64_add(len, &pdev->cnt.gm_bytes);
 	atomic64_inc(&pdev->cnt.gm_buffers);
 	atomic64_inc(&pdev->cnt.allocs);
 	trace_pto_alloc(buf);
+	mutex_unlock(&pf->buf_lock);
 
 	arg->handle = handle;
 	arg->dev_addr = addr;
