@@ -96,13 +96,8 @@ int pto_set_role(struct pto_ucmd *ucmd)
 		return -EINVAL;
 	if (arg->role < PTO_ROLE_CLIENT || arg->role > PTO_ROLE_EXECUTOR)
 		return -EINVAL;
-	/*
-	 * The roles that reach every client's memory and the cores: the
-	 * caller and whoever opened the file, which a user may have handed
-	 * to a privileged process, both need CAP_SYS_ADMIN.
-	 */
-	if (arg->role != PTO_ROLE_CLIENT &&
-	    (!capable(CAP_SYS_ADMIN) || !pf->opener_admin)) {
+	/* the roles that reach every client's memory and the cores */
+	if (arg->role != PTO_ROLE_CLIENT && !pto_file_admin(pf)) {
 		dev_dbg(pdev->misc.this_device,
 			"role %u refused without CAP_SYS_ADMIN (pid %d%s)\n",
 			arg->role, task_tgid_nr(current),
@@ -845,10 +840,11 @@ int pto_hws_config(struct pto_ucmd *ucmd)
 	if (arg->flags & PTO_HWS_CONFIG_SET) {
 		/* the AICPU (the firmware), or an administrator */
 		if (pto_file_role(pf) != PTO_ROLE_AICPU &&
-		    !capable(CAP_SYS_ADMIN)) {
+		    !pto_file_admin(pf)) {
 			dev_dbg(pdev->misc.this_device,
-				"HWS_CONFIG set by a non-AICPU without CAP_SYS_ADMIN (pid %d)\n",
-				task_tgid_nr(current));
+				"HWS_CONFIG set by a non-AICPU without CAP_SYS_ADMIN (pid %d%s)\n",
+				task_tgid_nr(current),
+				pf->opener_admin ? "" : ", opener");
 			return -EACCES;
 		}
 		ret = pto_hws_cfg_check(&arg->cfg, pdev->nr_cores);

@@ -25,6 +25,7 @@
 #define _PTO_DEV_H
 
 #include <linux/atomic.h>
+#include <linux/capability.h>
 #include <linux/kref.h>
 #include <linux/miscdevice.h>
 #include <linux/mm.h>
@@ -337,6 +338,16 @@ static inline const char *pto_core_type(const struct pto_dev *pdev, u32 core)
 static inline const char *pto_profile_name(u32 profile)
 {
 	return profile == PTO_PROFILE_A5 ? "a5" : "a2a3";
+}
+
+/*
+ * An administrator's use of @pf: the caller and whoever opened the file,
+ * which a user may have handed to a privileged process, both have
+ * CAP_SYS_ADMIN.
+ */
+static inline bool pto_file_admin(const struct pto_file *pf)
+{
+	return pf->opener_admin && capable(CAP_SYS_ADMIN);
 }
 
 /* The role of @pf. */

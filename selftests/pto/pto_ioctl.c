@@ -336,10 +336,12 @@ TEST_F(roles, privileged_roles_need_cap_sys_admin)
 /*
  * A file an unprivileged user opened and handed to a privileged process
  * (SCM_RIGHTS, as a client hands its file to ptod) does not get the
- * AICPU or EXECUTOR role from it: the opener needs CAP_SYS_ADMIN too.
+ * AICPU or EXECUTOR role from it, nor the right to set the HWS
+ * configuration: the opener needs CAP_SYS_ADMIN too.
  */
 TEST(privileged_roles_need_privileged_opener)
 {
+	struct pto_hws_config h = { .size = sizeof(h) };
 	int sv[2], fd, status;
 	pid_t pid;
 
@@ -368,6 +370,11 @@ TEST(privileged_roles_need_privileged_opener)
 	ASSERT_LE(0, fd);
 	EXPECT_EQ(-EPERM, pto_set_role(fd, PTO_ROLE_AICPU));
 	EXPECT_EQ(-EPERM, pto_set_role(fd, PTO_ROLE_EXECUTOR));
+	/* nor may it change the HWS configuration */
+	h.flags = 0;
+	ASSERT_EQ(0, pto_ioc(fd, PTO_IOC_HWS_CONFIG, &h));
+	h.flags = PTO_HWS_CONFIG_SET;
+	EXPECT_EQ(-EACCES, pto_ioc(fd, PTO_IOC_HWS_CONFIG, &h));
 	/* still without a role: the client role needs no privilege */
 	EXPECT_EQ(0, pto_set_role(fd, PTO_ROLE_CLIENT));
 	close(fd);
