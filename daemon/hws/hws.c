@@ -1694,6 +1694,18 @@ int hws_remove(struct hws *h, uint64_t cookie)
 	return 0;
 }
 
+int hws_evict(struct hws *h, uint64_t cookie)
+{
+	int e = find_cookie(h, cookie);
+
+	if (e < 0)
+		return -ENOENT;
+	if (h->rs[e].launched)
+		return -EBUSY;
+	rs_release(h, (uint32_t)e, false);
+	return 0;
+}
+
 uint32_t hws_rs_free(const struct hws *h)
 {
 	return HWS_RS_SIZE - h->n_order;

@@ -486,6 +486,12 @@ int hws_set_trigger(struct hws *h, uint64_t cookie, uint16_t trigger_cnt);
 /* Take a kernel out of the RS unlaunched (its run was aborted): its
  * reservation is released. -ENOENT if not there. */
 int hws_remove(struct hws *h, uint64_t cookie);
+/*
+ * Take a kernel back out of the RS before any of its blocks was placed,
+ * to be added again later (its fail count and reservation go): -ENOENT
+ * if not there, -EBUSY if blocks of it were placed (it stays).
+ */
+int hws_evict(struct hws *h, uint64_t cookie);
 /* Room in the RS. */
 uint32_t hws_rs_free(const struct hws *h);
 

@@ -609,6 +609,29 @@ static void test_rs_full_and_dags(void)
 	ok(hws_dag_close(&H, 5) == -EINVAL, "closing a DAG that is not open: -EINVAL");
 }
 
+/*
+ * hws_evict() takes back a kernel none of whose blocks was placed, and
+ * only such a kernel: one with blocks running stays until they are all
+ * placed.
+ */
+static void test_evict(void)
+{
+	init_uniform(4, 4);
+	hws_dag_open(&H, 0, 0, true);
+	ok(add(1, 0, 1, 8, 9, 10) == 0 && add(2, 0, 1, 1, 1, 10) == 0,
+	   "evict: an 8-block kernel and a one-block kernel in the RS");
+	ok(dec_all(0) == 4 && hws_rs_free(&H) == HWS_RS_SIZE - 2,
+	   "evict: 4 of the 8 blocks placed on the 4 SIPs, both kernels stay");
+	ok(hws_evict(&H, 1) == -EBUSY && hws_rs_free(&H) == HWS_RS_SIZE - 2,
+	   "evict: a kernel with blocks placed stays (-EBUSY)");
+	ok(hws_evict(&H, 2) == 0 && hws_evict(&H, 2) == -ENOENT &&
+	   hws_rs_free(&H) == HWS_RS_SIZE - 1,
+	   "evict: an unplaced kernel leaves; twice: -ENOENT");
+	check_now("an eviction");
+	ok(add(2, 0, 1, 1, 1, 10) == 0,
+	   "evict: the kernel taken back can be added again");
+}
+
 /* ---- online priority ----------------------------------------------------- */
 
 static void test_online_priority(void)
@@ -1669,6 +1692,7 @@ int main(void)
 	test_high_end();
 	test_refused();
 	test_rs_full_and_dags();
+	test_evict();
 	test_online_priority();
 	test_fail_counts();
 	test_promote_threshold();
