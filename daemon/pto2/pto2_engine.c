@@ -163,7 +163,7 @@ struct pto2_engine {
 	uint32_t cfg_seq;		/* CFG_SEQ last loaded; odd: none yet */
 
 	_Atomic uint64_t st_dispatches, st_kicks, st_sleeps, st_admitted;
-	_Atomic uint64_t st_early, st_assists;
+	_Atomic uint64_t st_early, st_assists, st_evicted;
 
 	/* the block hook (set before use; block_on switches it) */
 	pto2_block_fn block_fn;
@@ -245,6 +245,7 @@ void pto2_engine_get_stats(struct pto2_engine *e, struct pto2_engine_stats *st)
 	st->admitted = atomic_load(&e->st_admitted);
 	st->early = atomic_load(&e->st_early);
 	st->assists = atomic_load(&e->st_assists);
+	st->evicted = atomic_load(&e->st_evicted);
 	pthread_mutex_lock(&e->lock);
 	hws_get_stats(&e->hws, &st->hws);
 	pthread_mutex_unlock(&e->lock);
@@ -667,32 +668,55 @@ void pto2_engine_purge(struct pto2_engine *e, PTO2Runtime *rt)
 }
 
 /*
- * Fill the ready station: one task at a time from each attached runtime
- * in turn (its highest priority first), so that every DAG with ready work
- * has its most urgent tasks in the station.
+ * Admission: one task at a time from each attached runtime in turn (its
+ * highest priority first), so that every DAG with ready work has its
+ * most urgent tasks in the ready station, while the station has room.
+ *
+ * The station's HWS_RS_SIZE entries are the device's, and a kernel keeps
+ * its entry until its blocks are placed: the tasks of one runtime that
+ * wait for cores they cannot get now (bound to a core its own long
+ * kernel holds, or of a type whose cores its kernels all hold) would
+ * otherwise keep every other runtime's ready tasks out, idle cores or
+ * not. So while more than one runtime has tasks ready, each is first
+ * admitted up to its share, HWS_RS_SIZE / (runtimes with tasks ready or
+ * in the station); then, with the station full, a runtime below its
+ * share that has tasks staged takes entries back from the runtime
+ * furthest beyond its share (the lowest offline priority first, never a
+ * kernel with blocks placed: hws_evict()), whose tasks are staged again;
+ * only then may the station's remaining room go beyond the shares.
  */
-static uint32_t admit(struct pto2_engine *e, uint32_t thread, uint64_t now)
+
+/*
+ * Runtime @slot (engine lock held), or NULL if its run has failed: its
+ * kernels are taken out of the station.
+ */
+static PTO2Runtime *live_rt(struct pto2_engine *e, uint32_t slot)
 {
-	uint32_t live = atomic_load_explicit(&e->rts_live,
-					     memory_order_relaxed);
+	PTO2Runtime *rt = e->rts[slot];
+
+	if (!atomic_load_explicit(&rt->error, memory_order_relaxed))
+		return rt;
+	if (rt->in_rs)
+		purge_locked(e, rt);
+	return NULL;
+}
+
+/* Admit in turns, a runtime up to @cap entries, until a turn admits none. */
+static uint32_t admit_turns(struct pto2_engine *e, uint32_t live,
+			    uint32_t thread, uint64_t now, uint32_t cap)
+{
 	uint32_t n = 0, idle = 0, nlive = hws_popcount64(live);
 
-	/* the attached runtimes in turn, until a whole turn admits none */
 	while (idle < nlive && hws_rs_free(&e->hws)) {
 		uint32_t from = e->rr % HWS_MAX_DAGS;
 		uint32_t after = live & (~0U << from);
 		uint32_t slot = (uint32_t)__builtin_ctz(after ? after : live);
-		PTO2Runtime *rt = e->rts[slot];
+		PTO2Runtime *rt = live_rt(e, slot);
 		int32_t id;
 
 		e->rr = slot + 1;
-		if (atomic_load_explicit(&rt->error, memory_order_relaxed)) {
-			if (rt->in_rs)
-				purge_locked(e, rt);
-			idle++;
-			continue;
-		}
-		if (!refill(e, rt, thread) || pto2_heap_pop(&rt->staged, &id)) {
+		if (!rt || rt->in_rs >= cap || !refill(e, rt, thread) ||
+		    pto2_heap_pop(&rt->staged, &id)) {
 			idle++;
 			continue;
 		}
@@ -701,6 +725,120 @@ static uint32_t admit(struct pto2_engine *e, uint32_t thread, uint64_t now)
 			n++;
 	}
 	return n;
+}
+
+/* Each runtime's share of the station now (see above). */
+static uint32_t rs_share(struct pto2_engine *e, uint32_t live,
+			 uint32_t thread)
+{
+	uint32_t want = 0, m;
+
+	for (m = live; m; m &= m - 1) {
+		PTO2Runtime *rt = live_rt(e, (uint32_t)__builtin_ctz(m));
+
+		if (rt && (refill(e, rt, thread) || rt->in_rs))
+			want++;
+	}
+	return want > 1 ? HWS_RS_SIZE / want : HWS_RS_SIZE;
+}
+
+/*
+ * Take one of @rt's kernels back out of the station: the lowest offline
+ * priority of those with no block placed. false if it has none.
+ */
+static bool evict_one(struct pto2_engine *e, PTO2Runtime *rt)
+{
+	bool fifo = e->hws.cfg.policy == HWS_POLICY_FIFO;
+	uint64_t tried = 0, cookie;
+	uint32_t i, best, low = 0;
+
+	for (;;) {
+		best = UINT32_MAX;
+		for (i = 0; i < e->rs_n; i++) {
+			uint32_t prio;
+
+			if (cookie_slot(e->rs[i]) != (uint32_t)rt->slot ||
+			    (tried & (1ULL << i)))
+				continue;
+			prio = task_desc(rt, cookie_task(e->rs[i]))->offline_priority;
+			if (best == UINT32_MAX || prio < low) {
+				best = i;
+				low = prio;
+			}
+		}
+		if (best == UINT32_MAX)
+			return false;
+		if (!hws_evict(&e->hws, e->rs[best]))
+			break;
+		tried |= 1ULL << best;	/* blocks of it placed: it stays */
+	}
+	cookie = e->rs[best];
+	e->rs[best] = e->rs[--e->rs_n];
+	rt->in_rs--;
+	/*
+	 * Staged again ahead of its runtime's later tasks: under FIFO it
+	 * became ready before every task still staged.
+	 */
+	if (pto2_heap_push(&rt->staged, fifo ? UINT32_MAX : low,
+			   cookie_task(cookie)))
+		pto2_rt_fail(rt, -ENOSPC, "staged ready heap overflow (task %d)",
+			     cookie_task(cookie));
+	atomic_fetch_add_explicit(&e->st_evicted, 1, memory_order_relaxed);
+	return true;
+}
+
+/*
+ * The station is full: runtimes below @share with tasks staged take
+ * entries back from the runtime furthest beyond it, one at a time.
+ */
+static uint32_t rebalance(struct pto2_engine *e, uint32_t live,
+			  uint64_t now, uint32_t share)
+{
+	uint32_t n = 0, round;
+
+	for (round = 0; round < HWS_RS_SIZE && !hws_rs_free(&e->hws);
+	     round++) {
+		PTO2Runtime *poor = NULL, *rich = NULL;
+		uint32_t m;
+		int32_t id;
+
+		for (m = live; m; m &= m - 1) {
+			PTO2Runtime *rt = e->rts[__builtin_ctz(m)];
+
+			if (atomic_load_explicit(&rt->error,
+						 memory_order_relaxed))
+				continue;
+			if (rt->in_rs < share &&
+			    !pto2_heap_empty(&rt->staged) &&
+			    (!poor || rt->in_rs < poor->in_rs))
+				poor = rt;
+			if (rt->in_rs > share &&
+			    (!rich || rt->in_rs > rich->in_rs))
+				rich = rt;
+		}
+		if (!poor || !rich || !evict_one(e, rich))
+			break;
+		if (!pto2_heap_pop(&poor->staged, &id) &&
+		    !admit_one(e, poor, id, now))
+			n++;
+	}
+	return n;
+}
+
+static uint32_t admit(struct pto2_engine *e, uint32_t thread, uint64_t now)
+{
+	uint32_t live = atomic_load_explicit(&e->rts_live,
+					     memory_order_relaxed);
+	uint32_t share, n;
+
+	if (!(live & (live - 1)))
+		return admit_turns(e, live, thread, now, HWS_RS_SIZE);
+	share = rs_share(e, live, thread);
+	n = admit_turns(e, live, thread, now, share);
+	if (share == HWS_RS_SIZE)
+		return n;
+	n += rebalance(e, live, now, share);
+	return n + admit_turns(e, live, thread, now, HWS_RS_SIZE);
 }
 
 /* ---- Decisions ----------------------------------------------------------------- */

@@ -203,6 +203,7 @@ struct pto2_engine_stats {
 	uint64_t admitted;	/* kernels into the HWS */
 	uint64_t early;		/* dispatches that waited for their core */
 	uint64_t assists;	/* passes run by the device's core threads */
+	uint64_t evicted;	/* kernels taken back out of the HWS (admit()) */
 	struct hws_stats hws;
 };
 void pto2_engine_get_stats(struct pto2_engine *e, struct pto2_engine_stats *st);

@@ -813,6 +813,100 @@ static int engine_env(struct env *e, const char *what)
 }
 
 /*
+ * args: slots (int64 each), count, core, us of the first: @count K_NAP
+ * tasks on slots 0.., all bound to @core: the first naps @us, the rest
+ * wait for it in the ready station.
+ */
+static int orch_pinned_naps(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	PTO2TaskAttr a = { .block_num = 1, .affinity = { 1ULL << args[2] } };
+	uint64_t i;
+
+	(void)argc;
+	for (i = 0; i < args[1]; i++) {
+		Tensor t = ext1(args[0] + i * 8, 1, PTO_DT_INT64);
+		PTOParam p[] = { make_inout_param(&t),
+				 make_scalar_param(i ? 0 : args[3]) };
+
+		pto2_rt_submit_task_attr(rt, K_NAP, PTO2_WORKER_VECTOR, p, 2,
+					 &a);
+	}
+	return 0;
+}
+
+/* args: a slot: one K_STAMP task on any vector core */
+static int orch_one_stamp(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	Tensor t = ext1(args[0], 1, PTO_DT_INT64);
+	PTOParam p[] = { make_output_param(&t) };
+
+	(void)argc;
+	pto2_rt_submit_task(rt, K_STAMP, PTO2_WORKER_VECTOR, p, 1);
+	return 0;
+}
+
+#define HOG_TASKS	40	/* more than the ready station holds */
+#define HOG_NAP_US	3000000
+
+/*
+ * The ready station is the device's: runtime A's HOG_TASKS tasks all wait
+ * for one core that A's first task holds for HOG_NAP_US, more than the
+ * station's entries. Runtime B's one task, free to run on any of the
+ * other idle vector cores, must run meanwhile, not after A's nap.
+ */
+static void t_station_shared(void)
+{
+	struct pto2_config c;
+	PTO2Runtime *b = NULL;
+	uint64_t dev_a, dev_b, mem, size, args[4], args_b[1];
+	int64_t t_a, late = -1;
+	struct env e;
+	int ret, ret_b = -1;
+
+	if (engine_env(&e, "station shared"))
+		return;
+	cfg_small(&c);
+	size = pto2_runtime_mem_size(&c, e.sd->nr_cores);
+	mem = sim_gm_alloc(&e.arena, size, 4096);
+	dev_a = gm(HOG_TASKS * 8);
+	dev_b = gm(8);
+	ret = !mem || !dev_a || !dev_b ? -ENOMEM :
+	      pto2_runtime_create(&e.sd->dev, &c, host(mem), mem, size, &b);
+	if (!ret) {
+		memset(host(dev_a), 0, HOG_TASKS * 8);
+		*(int64_t *)host(dev_b) = 0;
+		args[0] = dev_a;
+		args[1] = HOG_TASKS;
+		args[2] = 2;			/* the first vector core */
+		args[3] = HOG_NAP_US;
+		ret = pto2_runtime_launch(e.rt, orch_pinned_naps, args, 4);
+	}
+	if (!ret) {
+		int i;
+
+		/* A's nap holds its core from before t_a on */
+		for (i = 0; i < 1000 && reg_load_acquire(&pto_regs_core(e.sd->dev.regs, 2)->data_main_base) ==
+			    PTO_DMB_IDLE; i++)
+			pto_sleep_ns(1000000);
+		pto_sleep_ns(50000000);
+		t_a = pto_mono_ns();
+		args_b[0] = dev_b;	/* A's orchestration may still read args */
+		ret_b = pto2_runtime_launch(b, orch_one_stamp, args_b, 1);
+		if (!ret_b)
+			ret_b = pto2_runtime_wait(b, 30ULL * 1000000000ULL);
+		ret = pto2_runtime_wait(e.rt, 30ULL * 1000000000ULL);
+		late = (*(int64_t *)host(dev_b) - t_a) / 1000000;
+	}
+	/* B's task starts within ms; behind A's nap it would wait seconds */
+	ok(ret == 0 && ret_b == 0 && late >= 0 &&
+	   late < HOG_NAP_US / 2000,
+	   "runtime A's %d tasks wait for one core: runtime B's task ran meanwhile on another core (%" PRId64 " ms after it was launched, A's nap is %d ms; ret %d, %d)",
+	   HOG_TASKS, late, HOG_NAP_US / 1000, ret, ret_b);
+	pto2_runtime_destroy(b);
+	env_close(&e);
+}
+
+/*
  * With follow_regs, the engine takes the register file's HWS block when
  * its CFG_SEQ moves: a new usage mask moves the next run's tasks, values
  * written half-way (CFG_SEQ odd) are not taken, refused values leave the
@@ -1561,6 +1655,7 @@ int main(void)
 	t_clusters();
 	t_block_incore();
 	t_shared_engine();
+	t_station_shared();
 	t_follow_regs();
 	t_early_launch();
 	t_status_idle();
