@@ -231,6 +231,11 @@ uint32_t pto2_engine_threads(const struct pto2_engine *e)
 	return e->nr_threads;
 }
 
+uint32_t pto2_engine_clusters(const struct pto2_engine *e)
+{
+	return e->nr_clusters;
+}
+
 const struct hws_layout *pto2_engine_layout(const struct pto2_engine *e)
 {
 	return &e->hws.layout;

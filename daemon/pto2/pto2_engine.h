@@ -131,6 +131,8 @@ int pto2_engine_load_regs(struct pto2_engine *e);
 void pto2_engine_get_config(struct pto2_engine *e, struct hws_config *c);
 /* The scheduler threads the engine runs. */
 uint32_t pto2_engine_threads(const struct pto2_engine *e);
+/* The device's clusters: pto2_rt_allocate_cluster() returns 0 .. this - 1. */
+uint32_t pto2_engine_clusters(const struct pto2_engine *e);
 /* The device layout the HWS places blocks in. */
 const struct hws_layout *pto2_engine_layout(const struct pto2_engine *e);
 

@@ -233,7 +233,13 @@ struct client {
 	struct ptod_ph *ph;		/* placeholder idx -> its tensor */
 	uint32_t ph_cap;
 	uint32_t ph_hi;			/* highest idx bound so far */
-	int32_t *cl;			/* cluster vid -> cluster id, -1: none */
+	/*
+	 * The graph's clusters by id (ptod_runner.c, handle_cluster): the
+	 * vid the graph allocated cluster i as, 0: none; the device's ncl
+	 * clusters, so the table is as large as what can be live, never as
+	 * a vid the client writes. Allocated at the first CLUSTER_ALLOC.
+	 */
+	int32_t *cl;
 	uint32_t ncl;
 	uint32_t cl_hi;			/* highest vid allocated so far */
 	int gerr;			/* the daemon's own error of the graph */

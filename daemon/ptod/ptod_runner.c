@@ -273,10 +273,19 @@ static int ph_bind(struct client *c, uint32_t idx, const Tensor *t)
 	return 0;
 }
 
-/* The cluster id a record names: the graph's @vid, translated. */
+/*
+ * The cluster id a record names: the graph's @vid, translated; -1 if no
+ * cluster is allocated as @vid (never, freed, or given to a later vid
+ * since its scope ended).
+ */
 static int32_t cluster_of(struct client *c, int32_t vid)
 {
-	return vid > 0 && (uint32_t)vid < c->ncl ? c->cl[vid] : -1;
+	uint32_t i;
+
+	for (i = 0; vid > 0 && i < c->ncl; i++)
+		if (c->cl[i] == vid)
+			return (int32_t)i;
+	return -1;
 }
 
 /*
@@ -463,11 +472,10 @@ static void handle_cluster(struct client *c, const struct pto_rec *r)
 			return;
 		}
 		pto2_rt_free_cluster(c->rt, id);
-		c->cl[cr->vid] = -1;
+		c->cl[id] = 0;
 		return;
 	}
-	/* each vid once, in order (wire.h): the map stays as large as the
-	 * graph's clusters, not as the number a record names */
+	/* each vid once, in order (wire.h) */
 	if ((uint32_t)cr->vid != c->cl_hi + 1) {
 		graph_fail(c, -EPROTO,
 			   "pto2_rt_allocate_cluster: cluster %d out of order (the next is %u)",
@@ -475,21 +483,23 @@ static void handle_cluster(struct client *c, const struct pto_rec *r)
 		return;
 	}
 	c->cl_hi = (uint32_t)cr->vid;
-	if ((uint32_t)cr->vid >= c->ncl) {
-		uint32_t n = (uint32_t)cr->vid * 2, i;
-		int32_t *m = realloc(c->cl, sizeof(*m) * n);
+	/* by cluster id: the table holds what can be live, however many
+	 * vids the graph allocates and frees */
+	if (!c->cl) {
+		uint32_t n = pto2_engine_clusters(pto2_runtime_engine(c->rt));
 
-		if (!m) {
+		c->cl = calloc(n, sizeof(*c->cl));
+		if (!c->cl) {
 			graph_fail(c, -ENOMEM, "out of memory");
 			return;
 		}
-		for (i = c->ncl; i < n; i++)
-			m[i] = -1;
-		c->cl = m;
 		c->ncl = n;
 	}
-	/* may wait for a cluster; fails the graph on a deadlock */
-	c->cl[cr->vid] = pto2_rt_allocate_cluster(c->rt);
+	/* may wait for a cluster; fails the graph on a deadlock. An id
+	 * that a scope's end released (ptod is not told) changes hands. */
+	id = pto2_rt_allocate_cluster(c->rt);
+	if (id >= 0 && (uint32_t)id < c->ncl)
+		c->cl[id] = cr->vid;
 }
 
 static void handle_kcost(struct client *c, const struct pto_rec *r)
@@ -698,7 +708,6 @@ static void run_graph(struct client *c)
 	struct pto_graph_stats gs;
 	int64_t t0 = pto_mono_ns();
 	char msg[PTO_MSG_TEXT];
-	uint32_t i;
 	int ret;
 
 	c->gerr = 0;
@@ -707,8 +716,8 @@ static void run_graph(struct client *c)
 	if (c->ph)
 		memset(c->ph, 0, sizeof(*c->ph) * c->ph_cap);
 	c->ph_hi = 0;
-	for (i = 0; i < c->ncl; i++)
-		c->cl[i] = -1;
+	if (c->cl)
+		memset(c->cl, 0, sizeof(*c->cl) * c->ncl);
 	c->cl_hi = 0;
 
 	ret = run_enter(c);

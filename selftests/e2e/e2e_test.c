@@ -1849,20 +1849,46 @@ TEST_F_TIMEOUT(e2e, stream_head_and_ring_end_refused, 150)
  * clusters out of order: a first id of 2^28 + 1, then 1 and 3. ptod
  * fails each graph with -EPROTO and a message naming the id and the one
  * it expected, before it sizes anything by the id; the same process's
- * next client passes, then another client.
+ * next client passes, then another client. Then it frees id 1 after the
+ * scope that allocated it ended and id 2 got the same cluster: ptod
+ * fails the graph with -EINVAL (id 1 names no cluster now), where it
+ * once freed id 2's cluster.
  */
 TEST_F_TIMEOUT(e2e, stream_cluster_ids_in_order, 150)
 {
 	static const char *const want[] = {
 		"rawcluster far: status=-71 pto2_rt_allocate_cluster: cluster 268435457 out of order (the next is 1)",
 		"rawcluster skip: status=-71 pto2_rt_allocate_cluster: cluster 3 out of order (the next is 2)",
+		"rawcluster stale: status=-22 pto2_rt_free_cluster: cluster 1 was not allocated",
 		NULL
 	};
 
 	run_client(_metadata, "rawcluster", NULL,
-		   ARGS("rawcluster", "far", "skip"),
-		   ARGS("rawcluster/far", "rawcluster/skip"), want);
+		   ARGS("rawcluster", "far", "skip", "stale"),
+		   ARGS("rawcluster/far", "rawcluster/skip", "rawcluster/stale"),
+		   want);
 	vector_passes(_metadata, "vector");
+}
+
+/* stream_cluster_pairs_bounded: CLUSTER_ALLOC / CLUSTER_FREE pairs */
+#define CLPAIRS		4194304	/* 2^22 */
+
+/*
+ * A raw client's graph allocates and frees a cluster CLPAIRS times
+ * (pto_e2e clpairs: vid 1, 2, ...; 256 MiB of stream and no task). The
+ * graph passes and ptod grows by less than 8 MiB: its table of a graph's
+ * clusters holds what can be live (one entry per cluster of the device),
+ * not one per vid. It once grew to 2^23 entries (32 MiB) here, 8 bytes
+ * for every pair a client sends, which any client could repeat until the
+ * host ran out of memory.
+ */
+TEST_F_TIMEOUT(e2e, stream_cluster_pairs_bounded, 150)
+{
+	char pid[16];
+
+	snprintf(pid, sizeof(pid), "%d", (int)E->ptod);
+	run_client(_metadata, "clpairs", NULL,
+		   ARGS("clpairs", pid, STR(CLPAIRS)), ARGS("clpairs"), NULL);
 }
 
 /*

@@ -112,7 +112,11 @@
  *                                 rules: ahead, edge, end, published
  *   pto_e2e rawcluster HOW...     (no libpto) the same with cluster ids
  *                                 out of order: far (one past 2^28), skip
- *                                 (1, then 3)
+ *                                 (1, then 3); stale (a free of an id
+ *                                 whose scope ended: expects -EINVAL)
+ *   pto_e2e clpairs PID N         (no libpto) a graph that allocates and
+ *                                 frees a cluster N times: it passes and
+ *                                 ptod (PID) grows by less than 8 MiB
  *   pto_e2e badph                 an OUTPUT on a placeholder the client
  *                                 forged far out of order: -EPROTO; an
  *                                 intermediate read past its end: -EACCES
@@ -2659,10 +2663,11 @@ struct raw_client {
 	struct gm_buf sbuf;	/* the stream buffer */
 	struct pto_stream_hdr *sh;
 	uint8_t *data;
+	uint32_t dsize;		/* the data area's size, a power of 2 */
 	uint64_t head;
 };
 
-#define RAW_STREAM	8192	/* the stream's data area */
+#define RAW_STREAM	8192	/* the stream's data area (most raw clients) */
 #define RAW_TAG		1	/* the tag of the raw client's graph */
 
 /*
@@ -2757,26 +2762,28 @@ static void raw_close(struct raw_client *r)
 }
 
 /*
- * Device, stream buffer, connection and hello, as libpto does them; the
- * stream's head and tail start at @start (libpto: 0). A @small client's
- * hello asks for the least task window and heap (its runtime's GM).
+ * Device, stream buffer (@dsize bytes of data), connection and hello, as
+ * libpto does them; the stream's head and tail start at @start (libpto:
+ * 0). A @small client's hello asks for the least task window and heap
+ * (its runtime's GM).
  */
-static int raw_open_how(struct raw_client *r, uint64_t start, bool small)
+static int raw_open_ring(struct raw_client *r, uint64_t start, bool small,
+			 uint32_t dsize)
 {
 	struct pto_msg m;
 	int ret;
 
 	*r = (struct raw_client){ .sock = -1, .udev = -1, .file = -1,
-				  .map_fd = -1 };
+				  .map_fd = -1, .dsize = dsize };
 	ret = raw_dev_open(r);
 	if (ret)
 		return ret;
-	r->sh = raw_buf(r, PTO_STREAM_HDR_SIZE + RAW_STREAM, &r->sbuf);
+	r->sh = raw_buf(r, PTO_STREAM_HDR_SIZE + dsize, &r->sbuf);
 	if (!r->sh)
 		return -ENOMEM;
 	r->data = (uint8_t *)r->sh + PTO_STREAM_HDR_SIZE;
 	r->sh->magic = PTO_STREAM_MAGIC;
-	r->sh->data_size = RAW_STREAM;
+	r->sh->data_size = dsize;
 	r->sh->head = r->sh->tail = r->head = start;
 	r->sock = raw_connect();
 	if (r->sock < 0)
@@ -2795,6 +2802,11 @@ static int raw_open_how(struct raw_client *r, uint64_t start, bool small)
 	}
 	return raw_expect(r->sock, &m, sizeof(m), r->file, 0, "hello") ?
 	       0 : -EPROTO;
+}
+
+static int raw_open_how(struct raw_client *r, uint64_t start, bool small)
+{
+	return raw_open_ring(r, start, small, RAW_STREAM);
 }
 
 static int raw_open_at(struct raw_client *r, uint64_t start)
@@ -2893,12 +2905,12 @@ static int raw_graph(uint32_t len, char *msg, size_t msglen)
 
 /*
  * Case @what/@arg of a raw client whose graph ended with @bad and @msg
- * (printed): passed if it was refused with -EPROTO and the same process's
+ * (printed): passed if it was refused with @want and the same process's
  * next client (a new connection) runs a graph of well-formed records.
  * 0 if it passed, else 1.
  */
-static int raw_refused_then_next(const char *what, const char *arg, int bad,
-				 const char *msg)
+static int raw_refused_with(const char *what, const char *arg, int bad,
+			    int want, const char *msg)
 {
 	char next[PTO_MSG_TEXT], name[48];
 	int good;
@@ -2907,7 +2919,14 @@ static int raw_refused_then_next(const char *what, const char *arg, int bad,
 	good = raw_graph(sizeof(struct pto_rec), next, sizeof(next));
 	printf("%s %s, the next client: status=%d %s\n", what, arg, good, next);
 	snprintf(name, sizeof(name), "%s/%s", what, arg);
-	return report_case(name, bad == -EPROTO && !good, bad, "");
+	return report_case(name, bad == want && !good, bad, "");
+}
+
+/* The same, refused as a corrupt stream (-EPROTO). */
+static int raw_refused_then_next(const char *what, const char *arg, int bad,
+				 const char *msg)
+{
+	return raw_refused_with(what, arg, bad, -EPROTO, msg);
 }
 
 /*
@@ -3045,17 +3064,38 @@ static int run_rawhead(int argc, char **argv)
 	return failed ? 1 : 0;
 }
 
+/* A cluster record of @type for @vid. */
+static void raw_cluster_rec(struct raw_client *r, uint32_t type, int32_t vid)
+{
+	struct pto_rec_cluster *cr;
+
+	cr = (struct pto_rec_cluster *)(void *)(r->data + r->head);
+	raw_rec(r, type, sizeof(*cr));
+	cr->vid = vid;
+}
+
 /* A CLUSTER_ALLOC record for each id of @arg (int32_t, up to a 0). */
 static void fill_clusters(struct raw_client *r, const void *arg)
 {
-	struct pto_rec_cluster *cr;
 	const int32_t *vid;
 
-	for (vid = arg; *vid; vid++) {
-		cr = (struct pto_rec_cluster *)(void *)(r->data + r->head);
-		raw_rec(r, PTO_REC_CLUSTER_ALLOC, sizeof(*cr));
-		cr->vid = *vid;
-	}
+	for (vid = arg; *vid; vid++)
+		raw_cluster_rec(r, PTO_REC_CLUSTER_ALLOC, *vid);
+}
+
+/*
+ * Cluster 1 allocated in a scope that ends (which releases it), cluster 2
+ * allocated after it (the same cluster of the device, the first free
+ * one), then a CLUSTER_FREE of 1.
+ */
+static void fill_stale_cluster(struct raw_client *r, const void *arg)
+{
+	(void)arg;
+	raw_rec(r, PTO_REC_SCOPE_BEGIN, sizeof(struct pto_rec));
+	raw_cluster_rec(r, PTO_REC_CLUSTER_ALLOC, 1);
+	raw_rec(r, PTO_REC_SCOPE_END, sizeof(struct pto_rec));
+	raw_cluster_rec(r, PTO_REC_CLUSTER_ALLOC, 2);
+	raw_cluster_rec(r, PTO_REC_CLUSTER_FREE, 1);
 }
 
 /*
@@ -3063,7 +3103,9 @@ static void fill_clusters(struct raw_client *r, const void *arg)
  * graph of a raw client: "far" (a first id of 2^28 + 1: ptod once grew its
  * id map to twice that, 2 GiB, for one record), "skip" (1, then 3). Each
  * must fail its graph with -EPROTO, then the same process's next client
- * must pass; the messages are printed.
+ * must pass; the messages are printed. "stale": a CLUSTER_FREE of an id
+ * whose scope ended, once a later id got its cluster, must fail the graph
+ * with -EINVAL (ptod once freed the later id's cluster).
  */
 static int run_rawcluster(int argc, char **argv)
 {
@@ -3076,13 +3118,165 @@ static int run_rawcluster(int argc, char **argv)
 			bad = raw_graph_of(fill_clusters, far, msg, sizeof(msg));
 		} else if (!strcmp(argv[i], "skip")) {
 			bad = raw_graph_of(fill_clusters, skip, msg, sizeof(msg));
+		} else if (!strcmp(argv[i], "stale")) {
+			bad = raw_graph_of(fill_stale_cluster, NULL, msg,
+					   sizeof(msg));
+			failed += raw_refused_with("rawcluster", argv[i], bad,
+						   -EINVAL, msg);
+			continue;
 		} else {
-			printf("rawcluster: no case '%s' (far, skip)\n", argv[i]);
+			printf("rawcluster: no case '%s' (far, skip, stale)\n",
+			       argv[i]);
 			return 2;
 		}
 		failed += raw_refused_then_next("rawcluster", argv[i], bad, msg);
 	}
 	return failed ? 1 : 0;
+}
+
+/*
+ * Wait up to 10 s for room for @len more bytes in @r's ring, publishing
+ * what it holds first: 0, -ETIMEDOUT, or raw_publish()'s -errno.
+ */
+static int raw_room(struct raw_client *r, uint32_t len)
+{
+	int i, ret;
+
+	if (r->head + len - atomic_load(&r->sh->tail) <= r->dsize)
+		return 0;
+	ret = raw_publish(r);
+	if (ret)
+		return ret;
+	for (i = 0; i < 100000; i++) {
+		if (r->head + len - atomic_load(&r->sh->tail) <= r->dsize)
+			return 0;
+		usleep(100);
+	}
+	return -ETIMEDOUT;
+}
+
+/*
+ * Append the record @rec of @bytes to @r's ring as a client does it: a PAD
+ * fills the end of the ring where the record does not fit, and the
+ * writer waits for ptod to make room. Not published. 0 or -errno.
+ */
+static int raw_append(struct raw_client *r, const void *rec, uint32_t bytes)
+{
+	uint32_t len = PTO_REC_LEN(bytes), off = r->head & (r->dsize - 1);
+	struct pto_rec *h;
+	int ret;
+
+	if (off + len > r->dsize) {
+		ret = raw_room(r, r->dsize - off);
+		if (ret)
+			return ret;
+		h = (struct pto_rec *)(void *)(r->data + off);
+		memset(h, 0, sizeof(*h));
+		h->type = PTO_REC_PAD;
+		h->len = r->dsize - off;
+		r->head += r->dsize - off;
+		off = 0;
+	}
+	ret = raw_room(r, len);
+	if (ret)
+		return ret;
+	h = (struct pto_rec *)(void *)(r->data + off);
+	memset(h, 0, len);
+	memcpy(h, rec, bytes);
+	h->len = len;
+	h->tag = RAW_TAG;
+	r->head += len;
+	return 0;
+}
+
+/*
+ * A graph of @r: a scope with @pairs CLUSTER_ALLOC / CLUSTER_FREE pairs,
+ * vid 1, 2, ... Its status and message.
+ */
+static int raw_cluster_pairs(struct raw_client *r, uint32_t pairs, char *msg,
+			     size_t msglen)
+{
+	struct pto_rec_graph g = { .h = { .type = PTO_REC_GRAPH_BEGIN } };
+	struct pto_rec h = { .type = PTO_REC_SCOPE_BEGIN };
+	struct pto_rec_cluster cr = { .h = { .type = PTO_REC_CLUSTER_ALLOC } };
+	uint32_t k;
+	int ret;
+
+	snprintf(msg, msglen, "not sent");
+	ret = raw_append(r, &g, sizeof(g));
+	if (!ret)
+		ret = raw_append(r, &h, sizeof(h));
+	for (k = 1; !ret && k <= pairs; k++) {
+		cr.vid = (int32_t)k;
+		cr.h.type = PTO_REC_CLUSTER_ALLOC;
+		ret = raw_append(r, &cr, sizeof(cr));
+		cr.h.type = PTO_REC_CLUSTER_FREE;
+		if (!ret)
+			ret = raw_append(r, &cr, sizeof(cr));
+	}
+	h.type = PTO_REC_SCOPE_END;
+	if (!ret)
+		ret = raw_append(r, &h, sizeof(h));
+	h.type = PTO_REC_GRAPH_END;
+	if (!ret)
+		ret = raw_append(r, &h, sizeof(h));
+	if (!ret)
+		ret = raw_publish(r);
+	return ret ? ret : raw_done(r, msg, msglen);
+}
+
+/* VmRSS of process @pid in KiB, or -1. */
+static long vmrss_kib(pid_t pid)
+{
+	char path[64], line[256];
+	long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "VmRSS:", 6))
+			v = strtol(line + 6, NULL, 10);
+	fclose(f);
+	return v;
+}
+
+/* clpairs: how much ptod (its VmRSS) may grow over the graph, KiB */
+#define CLPAIRS_GROWTH_KIB	(8 << 10)
+
+/*
+ * A raw client's graph allocates and frees a cluster @pairs times (vid 1
+ * .. @pairs; a pair costs 64 bytes of stream and no task). ptod (@ptod)
+ * must run it (status 0) without growing by more than
+ * CLPAIRS_GROWTH_KIB: its cluster table holds the clusters that can be
+ * live, not one entry per vid (it once grew 8 bytes per vid). A first,
+ * small graph of the same client runs before ptod's size is taken.
+ */
+static int run_clpairs(pid_t ptod, uint32_t pairs)
+{
+	char msg[PTO_MSG_TEXT];
+	struct raw_client r;
+	long before = -1, after = -1;
+	int ret;
+
+	ret = raw_open_ring(&r, 0, true, 1U << 20);
+	if (!ret)
+		ret = raw_cluster_pairs(&r, 1, msg, sizeof(msg));
+	if (!ret) {
+		before = vmrss_kib(ptod);
+		ret = raw_cluster_pairs(&r, pairs, msg, sizeof(msg));
+		after = vmrss_kib(ptod);
+	} else {
+		snprintf(msg, sizeof(msg), "the first graph: %s",
+			 strerror(-ret));
+	}
+	raw_close(&r);
+	printf("clpairs: %u pairs: status=%d %s; ptod's VmRSS %ld KiB before, %ld KiB after\n",
+	       pairs, ret, msg, before, after);
+	return report_case("clpairs", !ret && before > 0 && after > 0 &&
+			   after - before < CLPAIRS_GROWTH_KIB, ret, "");
 }
 
 /* ---- graphs left open until one more waits to start ---------------------------- */
@@ -3520,7 +3714,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|closedev|rerun|streampad|reload|rendezvous|crash-next|crash-loop|hostile|stream|hang|probe|probe-n|prio|chain|badbuf|badph|hazards|proto|freed|freed-tensor|reload-quota|reload-busy|kshare|reload-defer|unpriv|reclen|rawhead|rawcluster|slots|idle|flood|pings|quota|quota-rt|hellos|peer|conns ...\n");
+		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|closedev|rerun|streampad|reload|rendezvous|crash-next|crash-loop|hostile|stream|hang|probe|probe-n|prio|chain|badbuf|badph|hazards|proto|freed|freed-tensor|reload-quota|reload-busy|kshare|reload-defer|unpriv|reclen|rawhead|rawcluster|clpairs|slots|idle|flood|pings|quota|quota-rt|hellos|peer|conns ...\n");
 		return 2;
 	}
 	/* without libpto: the socket alone */
@@ -3537,6 +3731,16 @@ int main(int argc, char **argv)
 		return run_rawhead(argc - optind - 1, argv + optind + 1);
 	if (!strcmp(argv[optind], "rawcluster"))
 		return run_rawcluster(argc - optind - 1, argv + optind + 1);
+	if (!strcmp(argv[optind], "clpairs")) {
+		uint32_t n = optind + 2 < argc ?
+			     (uint32_t)strtoul(argv[optind + 2], NULL, 0) : 0;
+
+		if (!n) {
+			fprintf(stderr, "usage: pto_e2e clpairs PID N (N > 0)\n");
+			return 2;
+		}
+		return run_clpairs((pid_t)atol(argv[optind + 1]), n);
+	}
 	if (!strcmp(argv[optind], "slots"))
 		return run_slots(optind + 1 < argc ? atof(argv[optind + 1]) : 3,
 				 optind + 2 < argc ? atof(argv[optind + 2]) : 60);
