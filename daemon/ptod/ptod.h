@@ -230,9 +230,16 @@ struct client {
 	uint64_t tag;
 	uint32_t seq;			/* SUBMIT records of it so far */
 	struct ptod_pinset run_pins;	/* its tensors', until it drained */
-	struct ptod_ph *ph;		/* placeholder idx -> its tensor */
+	/*
+	 * The graph's intermediates by placeholder idx (ptod_runner.c,
+	 * ph_new): a ring of ph_cap entries (a power of 2) holding the
+	 * newest of idx 1 .. ph_hi; it grows up to what can be live (the
+	 * task window x PTO2_MAX_TASK_PARAMS), never to the idx a client
+	 * writes.
+	 */
+	struct ptod_ph *ph;
 	uint32_t ph_cap;
-	uint32_t ph_hi;			/* highest idx bound so far */
+	uint32_t ph_hi;			/* highest idx of the graph so far */
 	/*
 	 * The graph's clusters by id (ptod_runner.c, handle_cluster): the
 	 * vid the graph allocated cluster i as, 0: none; the device's ncl

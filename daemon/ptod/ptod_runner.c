@@ -254,14 +254,52 @@ static void maybe_send_error(struct client *c)
 
 /* ---- Submit ---------------------------------------------------------------------- */
 
-static int ph_bind(struct client *c, uint32_t idx, const Tensor *t)
+/*
+ * The placeholders ptod keeps are those of the intermediates that can be
+ * live. A task binds at most PTO2_MAX_TASK_PARAMS new indices, and it
+ * gets a slot of the task window only once every task task_window - 1 or
+ * more ids before it has retired (its scope ended, its heap space went
+ * back). So an index task_window * PTO2_MAX_TASK_PARAMS or more below the
+ * newest belongs to a retired task: c->ph is a ring of at most that many
+ * entries (all of PTO_PH_MAX_IDX, if fewer), 256 bytes per slot of the
+ * task window, less than the slot's own descriptor in the runtime's
+ * memory. It grows as a graph binds indices.
+ */
+static uint32_t ph_ring_max(const struct client *c)
 {
-	if (idx >= c->ph_cap) {
-		uint32_t cap = c->ph_cap ? c->ph_cap : 256;
+	uint64_t n = (uint64_t)c->cfg.task_window * PTO2_MAX_TASK_PARAMS;
+
+	return n > (uint64_t)PTO_PH_MAX_IDX + 1 ? PTO_PH_MAX_IDX + 1 :
+						  (uint32_t)n;
+}
+
+/* Whether placeholder @idx has an entry of its own: 1 .. c->ph_hi, and
+ * no newer index took its slot of the ring. */
+static bool ph_held(const struct client *c, uint32_t idx)
+{
+	return idx && idx <= c->ph_hi && c->ph_hi - idx < c->ph_cap;
+}
+
+static struct ptod_ph *ph_entry(struct client *c, uint32_t idx)
+{
+	return &c->ph[idx & (c->ph_cap - 1)];
+}
+
+/*
+ * Placeholder c->ph_hi + 1 is new: its entry, empty. The ring grows while
+ * it is smaller than ph_ring_max(); once it is not, the new index takes
+ * the slot of the one ph_cap below it. 0 or -ENOMEM.
+ */
+static int ph_new(struct client *c)
+{
+	uint32_t idx = c->ph_hi + 1, max = ph_ring_max(c);
+
+	if (idx >= c->ph_cap && c->ph_cap < max) {
+		uint32_t cap = c->ph_cap ? 2 * c->ph_cap : 256;
 		struct ptod_ph *n;
 
-		while (cap <= idx)
-			cap *= 2;
+		if (cap > max)
+			cap = max;
 		n = realloc(c->ph, sizeof(*n) * cap);
 		if (!n)
 			return -ENOMEM;
@@ -269,8 +307,17 @@ static int ph_bind(struct client *c, uint32_t idx, const Tensor *t)
 		c->ph = n;
 		c->ph_cap = cap;
 	}
-	c->ph[idx] = (struct ptod_ph){ .addr = t->addr, .size = t->size };
+	c->ph_hi = idx;
+	*ph_entry(c, idx) = (struct ptod_ph){ 0 };
 	return 0;
+}
+
+/* Bind placeholder @idx (ph_translate() made its entry) to @t's tensor. */
+static void ph_bind(struct client *c, uint32_t idx, const Tensor *t)
+{
+	if (ph_held(c, idx))
+		*ph_entry(c, idx) = (struct ptod_ph){ .addr = t->addr,
+						      .size = t->size };
 }
 
 /*
@@ -292,7 +339,8 @@ static int32_t cluster_of(struct client *c, int32_t vid)
  * The address of tensor param @i once its placeholder (if any) is bound:
  * 0 with *@bind set for an intermediate's first OUTPUT (the runtime
  * allocates it; the placeholder is bound to the result after submit).
- * -EINVAL after failing the graph if it reads an unproduced intermediate.
+ * -EINVAL after failing the graph if it reads an unproduced intermediate
+ * or one whose task has retired and left ptod's ring (ph_ring_max()).
  */
 static int ph_translate(struct client *c, int i, int32_t kid, int32_t type,
 			Tensor *t, int32_t *bind)
@@ -303,8 +351,15 @@ static int ph_translate(struct client *c, int i, int32_t kid, int32_t type,
 	*bind = -1;
 	if (!PTO_IS_PH(a))
 		return 0;
-	if (idx && idx < c->ph_cap && c->ph[idx].addr) {
-		const struct ptod_ph *ph = &c->ph[idx];
+	if (idx && idx <= c->ph_hi && !ph_held(c, idx)) {
+		/* its task retired, and its slot went to a newer index */
+		graph_fail(c, -EINVAL,
+			   "submit: param %d of kernel %d uses intermediate tensor %u after the scope that made it ended (%u intermediates later: its task left the task window of %u)",
+			   i, kid, idx, c->ph_hi - idx, c->cfg.task_window);
+		return -EINVAL;
+	}
+	if (ph_held(c, idx) && ph_entry(c, idx)->addr) {
+		const struct ptod_ph *ph = ph_entry(c, idx);
 		uint64_t off = PTO_PH_OFF(a);
 
 		/* as a buffer's range is checked at its pin */
@@ -318,16 +373,18 @@ static int ph_translate(struct client *c, int i, int32_t kid, int32_t type,
 		return 0;
 	}
 	if (type == PTO_PARAM_OUTPUT && idx && !PTO_PH_OFF(a)) {
-		/* new indices come in order (wire.h): the map stays as
-		 * large as the graph's intermediates, not as the index */
+		/* new indices come in order (wire.h): the ring holds the
+		 * newest, not as many as the index a client writes */
 		if (idx > c->ph_hi + 1) {
 			graph_fail(c, -EPROTO,
 				   "submit: param %d of kernel %d: intermediate tensor %u out of order (the next is %u)",
 				   i, kid, idx, c->ph_hi + 1);
 			return -EPROTO;
 		}
-		if (idx > c->ph_hi)
-			c->ph_hi = idx;
+		if (idx > c->ph_hi && ph_new(c)) {
+			graph_fail(c, -ENOMEM, "out of memory");
+			return -ENOMEM;
+		}
 		t->addr = 0;
 		*bind = (int32_t)idx;
 		return 0;
@@ -449,9 +506,8 @@ static void handle_submit(struct client *c, const struct pto_rec *r)
 	PTO_PROBE5(ptod, submit, c->id, c->tag, c->seq - 1,
 		   pto2_rt_last_task_id(c->rt), s->kernel_id);
 	for (i = 0; i < s->nparams; i++)
-		if (bind[i] > 0 && t[i].addr &&
-		    ph_bind(c, (uint32_t)bind[i], &t[i]))
-			graph_fail(c, -ENOMEM, "out of memory");
+		if (bind[i] > 0 && t[i].addr)
+			ph_bind(c, (uint32_t)bind[i], &t[i]);
 }
 
 static void handle_cluster(struct client *c, const struct pto_rec *r)
@@ -713,9 +769,7 @@ static void run_graph(struct client *c)
 	c->gerr = 0;
 	c->gmsg[0] = 0;
 	c->err_sent = false;
-	if (c->ph)
-		memset(c->ph, 0, sizeof(*c->ph) * c->ph_cap);
-	c->ph_hi = 0;
+	c->ph_hi = 0;	/* ph_new() empties each entry as the graph needs it */
 	if (c->cl)
 		memset(c->cl, 0, sizeof(*c->cl) * c->ncl);
 	c->cl_hi = 0;

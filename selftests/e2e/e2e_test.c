@@ -1906,6 +1906,20 @@ TEST_F_TIMEOUT(e2e, stream_placeholder_in_order, 150)
 }
 
 /*
+ * ptod keeps the placeholders of the intermediates that can be live: with
+ * a task window of 16, the newest 256 (pto_e2e phring). 300
+ * intermediates, each made and read in a scope of its own, are all
+ * translated right as the ring wraps; a read of the first after them
+ * fails the graph with -EINVAL (its task retired; ptod once kept every
+ * index a graph used, up to 2^24 x 16 bytes).
+ */
+TEST_F_TIMEOUT(e2e, stream_placeholder_window, 150)
+{
+	run_client(_metadata, "phring", ARGS("PTO2_RING_TASK_WINDOW=16"),
+		   ARGS("phring"), ARGS("phring-ok", "phring-stale"), NULL);
+}
+
+/*
  * A kernel that segfaults: its task fails with -EIO and a message naming
  * the executor (the pid the device shows as the cores' owner), the signal
  * and the task.

@@ -120,6 +120,9 @@
  *   pto_e2e badph                 an OUTPUT on a placeholder the client
  *                                 forged far out of order: -EPROTO; an
  *                                 intermediate read past its end: -EACCES
+ *   pto_e2e phring                (task window 16) 300 intermediates in
+ *                                 scopes, each read at once: right; one
+ *                                 read after 300 newer: -EINVAL
  *   pto_e2e slots [S [H]]         (no libpto) graphs left open until one
  *                                 more waits to start (an engine slot, or
  *                                 ptod -D); ready; S s later (3) that one
@@ -3595,6 +3598,103 @@ static int run_badph(void)
 	return failed ? 1 : 0;
 }
 
+/* phring: scopes after the first, each with an intermediate; row size */
+#define PHRING_N	300
+#define PHRING_F	16
+
+static pto_buf *ph_out;
+
+/* ADD_SCALAR of @n floats: @out = @in + @v. */
+static void submit_add_n(PTO2Runtime *rt, Tensor *in, Tensor *out, float v,
+			 uint64_t n)
+{
+	PTOParam p[] = {
+		make_input_param(in), make_output_param(out),
+		make_scalar_param(pto_f32_arg(v)), make_scalar_param(n),
+	};
+
+	pto2_rt_submit_task(rt, VEC_FUNC_ADD_SCALAR, PTO2_WORKER_VECTOR, p, 4);
+}
+
+/*
+ * Intermediate 1 made in a scope of its own, then PHRING_N scopes, scope
+ * k making intermediate t = x + k (x: zeros) and row k of ph_out = t + 1.
+ * args[0] != 0: then a task reads intermediate 1, whose scope ended
+ * PHRING_N scopes ago.
+ */
+static int orch_phring(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	uint64_t n = PHRING_F, all = PHRING_N * PHRING_F, k, off;
+	Tensor x = make_tensor_external((void *)(uintptr_t)pto_buf_dev_addr(sc_x),
+					&n, 1, PTO_DT_FP32);
+	Tensor out = make_tensor_external((void *)(uintptr_t)pto_buf_dev_addr(ph_out),
+					  &all, 1, PTO_DT_FP32);
+	Tensor first = make_tensor(&n, 1, PTO_DT_FP32);
+
+	(void)argc;
+	PTO2_SCOPE(rt) {
+		submit_add_n(rt, &x, &first, 0.0f, n);
+	}
+	for (k = 0; k < PHRING_N && !pto2_rt_get_error(rt); k++) {
+		PTO2_SCOPE(rt) {
+			Tensor t = make_tensor(&n, 1, PTO_DT_FP32);
+			Tensor row;
+
+			off = k * n;
+			row = pto_tensor_view(&out, &n, &off);
+			submit_add_n(rt, &x, &t, (float)k, n);
+			submit_add_n(rt, &t, &row, 1.0f, n);
+		}
+	}
+	if (args[0]) {
+		PTO2_SCOPE(rt) {
+			Tensor row;
+
+			off = 0;
+			row = pto_tensor_view(&out, &n, &off);
+			submit_add_n(rt, &first, &row, 1.0f, n);
+		}
+	}
+	return 0;
+}
+
+/*
+ * With a task window of 16 (PTO2_RING_TASK_WINDOW from the caller), ptod
+ * keeps the placeholders of the newest 256 intermediates (16 x 16
+ * params), which its ring reuses. phring-ok: 300 intermediates, each
+ * read at once, all translated right (row k = k + 1). phring-stale: the
+ * same, then a read of intermediate 1, whose task has retired: -EINVAL
+ * (ptod once kept a placeholder for every index a graph used, up to 2^24
+ * of them, 16 bytes each).
+ */
+static int run_phring(void)
+{
+	char msg[4096];
+	uint64_t arg = 0, k, j, bad = 0;
+	const float *o;
+	int ret, failed;
+
+	if (load_kernels("vector_example", add_scalar_k, 1))
+		return 1;
+	sc_x = gm_copy(NULL, PHRING_F * sizeof(float));
+	ph_out = gm_copy(NULL, PHRING_N * PHRING_F * sizeof(float));
+	if (!sc_x || !ph_out)
+		return 1;
+	ret = pto_run(cl, orch_phring, &arg, 1, msg, sizeof(msg));
+	o = pto_buf_ptr(ph_out);
+	for (k = 0; k < PHRING_N; k++)
+		for (j = 0; j < PHRING_F; j++)
+			if (o[k * PHRING_F + j] != (float)(k + 1) && bad++ < 3)
+				printf("row %" PRIu64 "[%" PRIu64 "] = %f\n", k,
+				       j, o[k * PHRING_F + j]);
+	failed = report_case("phring-ok", !ret && !bad, ret, msg);
+	arg = 1;
+	failed += expect_failure_args("phring-stale", orch_phring, &arg, 1,
+				      -EINVAL,
+				      "uses intermediate tensor 1 after the scope that made it ended");
+	return failed ? 1 : 0;
+}
+
 /* Case @argv[0] with its arguments, over the connection cl. */
 static int run_case(int argc, char **argv)
 {
@@ -3650,6 +3750,8 @@ static int run_case(int argc, char **argv)
 		ret = run_badbuf();
 	else if (!strcmp(argv[0], "badph"))
 		ret = run_badph();
+	else if (!strcmp(argv[0], "phring"))
+		ret = run_phring();
 	else if (!strcmp(argv[0], "hazards"))
 		ret = run_hazards();
 	else if (!strcmp(argv[0], "pings"))
@@ -3714,7 +3816,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|closedev|rerun|streampad|reload|rendezvous|crash-next|crash-loop|hostile|stream|hang|probe|probe-n|prio|chain|badbuf|badph|hazards|proto|freed|freed-tensor|reload-quota|reload-busy|kshare|reload-defer|unpriv|reclen|rawhead|rawcluster|clpairs|slots|idle|flood|pings|quota|quota-rt|hellos|peer|conns ...\n");
+		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|closedev|rerun|streampad|reload|rendezvous|crash-next|crash-loop|hostile|stream|hang|probe|probe-n|prio|chain|badbuf|badph|phring|hazards|proto|freed|freed-tensor|reload-quota|reload-busy|kshare|reload-defer|unpriv|reclen|rawhead|rawcluster|clpairs|slots|idle|flood|pings|quota|quota-rt|hellos|peer|conns ...\n");
 		return 2;
 	}
 	/* without libpto: the socket alone */
