@@ -1012,6 +1012,7 @@ struct submit {
 	int32_t id;
 	uint32_t slot;
 	PTO2TaskDescriptor *d;
+	uint64_t packed;	/* heap bytes of its new OUTPUTs (step 5) */
 };
 
 static bool is_written(int32_t type)
@@ -1091,6 +1092,42 @@ static uint64_t submit_est(const struct submit *s)
 	return v ? v : PTO2_DEFAULT_EST_NS;
 }
 
+static bool needs_alloc(const PTOParam *p)
+{
+	return p->type == PTO_PARAM_OUTPUT && !p->tensor->addr;
+}
+
+/*
+ * The bytes of the packed heap buffer of the OUTPUTs without an address
+ * (step 5), in s->packed: each part aligned, none larger than the heap,
+ * so that neither an alignment nor the sum wraps and every part is as
+ * large as its tensor's size says (ptod checks later uses against it).
+ */
+static int submit_check_packed(struct submit *s)
+{
+	PTO2Runtime *rt = s->rt;
+	uint64_t heap = rt->cfg.heap_size, size;
+	int i;
+
+	s->packed = 0;
+	for (i = 0; i < s->n; i++) {
+		if (!needs_alloc(&s->params[i]))
+			continue;
+		size = s->params[i].tensor->size;
+		if (size > heap ||
+		    __builtin_add_overflow(s->packed,
+					   PTO2_ALIGN_UP(size, PTO2_PACKED_OUTPUT_ALIGN),
+					   &s->packed)) {
+			pto2_rt_fail(rt, -ENOMEM,
+				     "submit: param %d of kernel %d: an intermediate tensor of %" PRIu64
+				     " bytes can never fit in a heap of %" PRIu64 " bytes (PTO2_RING_HEAP)",
+				     i, s->kernel_id, size, heap);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
 /* Validation, before any state changes; fails the run with the reason. */
 static int submit_check(struct submit *s)
 {
@@ -1113,6 +1150,8 @@ static int submit_check(struct submit *s)
 	}
 	if (submit_check_launch(s))
 		return -EINVAL;
+	if (submit_check_packed(s))
+		return -ENOMEM;
 	for (i = 0; i < s->n; i++)
 		if (s->params[i].type != PTO_PARAM_SCALAR)
 			pto2_region_from_valid_tensor(&s->reg[i],
@@ -1249,26 +1288,18 @@ static int submit_lookup_deps(struct submit *s)
 	return ret;
 }
 
-static bool needs_alloc(const PTOParam *p)
-{
-	return p->type == PTO_PARAM_OUTPUT && !p->tensor->addr;
-}
-
 /*
- * Step 5: one packed heap buffer for the OUTPUTs without an address; each
- * gets its part (written back to the caller's Tensor). Then the args.
+ * Step 5: one packed heap buffer for the OUTPUTs without an address (its
+ * size checked by submit_check_packed()); each gets its part (written
+ * back to the caller's Tensor). Then the args.
  */
 static int submit_alloc_outputs(struct submit *s)
 {
 	PTO2Runtime *rt = s->rt;
 	PTO2TaskDescriptor *d = s->d;
-	uint64_t total = 0, base, pos_end, o = 0;
+	uint64_t total = s->packed, base, pos_end, o = 0;
 	int i, ret;
 
-	for (i = 0; i < s->n; i++)
-		if (needs_alloc(&s->params[i]))
-			total += PTO2_ALIGN_UP(s->params[i].tensor->size,
-					       PTO2_PACKED_OUTPUT_ALIGN);
 	if (total) {
 		ret = pto2_heap_ring_alloc(&rt->heap_ring, &rt->flow, total,
 					   &base, &pos_end);

@@ -312,7 +312,12 @@ static int ph_new(struct client *c)
 	return 0;
 }
 
-/* Bind placeholder @idx (ph_translate() made its entry) to @t's tensor. */
+/*
+ * Bind placeholder @idx (ph_translate() made its entry) to @t's tensor.
+ * pto2 gave it a part of its task's packed heap buffer at least @t->size
+ * bytes long (a size larger than the heap fails the submit), so the size
+ * kept here bounds later uses within what was allocated.
+ */
 static void ph_bind(struct client *c, uint32_t idx, const Tensor *t)
 {
 	if (ph_held(c, idx))

@@ -783,6 +783,72 @@ static void t_intermediates(void)
 	env_close(&e);
 }
 
+/*
+ * One K_NOOP task with new OUTPUT intermediates (make_tensor, 8 int32) of
+ * sizes args[0 .. argc): the size a client may give an intermediate is
+ * any at least its elements' bytes.
+ */
+static int orch_packed(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	uint64_t n = 8;
+	Tensor t[2];
+	PTOParam p[2];
+	int i;
+
+	for (i = 0; i < argc && i < 2; i++) {
+		t[i] = make_tensor(&n, 1, PTO_DT_INT32);
+		t[i].size = args[i];
+		p[i] = make_output_param(&t[i]);
+	}
+	pto2_rt_submit_task(rt, K_NOOP, PTO2_WORKER_VECTOR, p, i);
+	return 0;
+}
+
+/*
+ * The packed buffer of a task's intermediates is the sum of their sizes,
+ * each aligned up: a size near 2^64 made the sum (or the alignment) wrap,
+ * and the task got intermediates outside the heap with sizes that let
+ * ptod pass any later offset. Now a size larger than the heap fails the
+ * run with -ENOMEM and says so; a size of the whole heap still runs.
+ */
+static void t_packed_outputs(void)
+{
+	static const struct {
+		uint64_t size[2];
+		int argc;
+		const char *what;
+	} bad[] = {
+		{ { 0xfffffffffffff000ULL, 8192 }, 2,
+		  "2^64 - 4096 and 8192 bytes (the sum wraps to 4096)" },
+		{ { 0xfffffffffffffe00ULL, 0 }, 1,
+		  "2^64 - 512 bytes (aligned up to 1024: 0)" },
+		{ { (4 << 20) + 1, 0 }, 1, "the heap + 1 byte" },
+	};
+	uint64_t whole[1] = { 4 << 20 };
+	struct env e;
+	struct pto2_config c;
+	struct pto2_stats st;
+	const char *msg;
+	unsigned int i;
+	int ret;
+
+	cfg_small(&c);	/* a heap of 4 MiB */
+	env_kernels(&e, 1, 2, &c);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ret = run(&e, orch_packed, (uint64_t *)bad[i].size, bad[i].argc);
+		msg = pto2_rt_get_error_msg(e.rt);
+		pto2_runtime_get_stats(e.rt, &st);
+		ok(ret == -ENOMEM && st.heap_bytes_allocated == 0 &&
+		   strstr(msg, "can never fit in a heap of 4194304 bytes"),
+		   "intermediates of %s: -ENOMEM, no heap allocated (ret %d: %s)",
+		   bad[i].what, ret, msg);
+	}
+	ret = run(&e, orch_packed, whole, 1);
+	ok(ret == 0, "an intermediate of the whole heap runs (ret %d: %s)", ret,
+	   pto2_rt_get_error_msg(e.rt));
+	env_close(&e);
+}
+
 static void t_vector(void)
 {
 	struct env e;
@@ -1154,6 +1220,7 @@ int main(void)
 	t_fan();
 	t_diamond();
 	t_intermediates();
+	t_packed_outputs();
 	t_vector();
 	t_window16();
 	t_rerun_same_core();

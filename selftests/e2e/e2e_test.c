@@ -1896,12 +1896,15 @@ TEST_F_TIMEOUT(e2e, stream_cluster_pairs_bounded, 150)
  * the largest index, with no intermediate before it. The graph fails with
  * -EPROTO and a message naming the index. Then an intermediate of 4096
  * bytes read through its placeholder plus an offset of 4096: -EACCES and
- * the range. ptod goes on (another client's vector run passes).
+ * the range. Then a task's two intermediates of 2^64 - 4096 and 8192
+ * bytes (their packed size wrapped to 4096, the second lay before the
+ * heap and a read 1 MiB into the first passed): -ENOMEM at that submit.
+ * ptod goes on (another client's vector run passes).
  */
 TEST_F_TIMEOUT(e2e, stream_placeholder_in_order, 150)
 {
 	run_client(_metadata, "badph", NULL, ARGS("badph"),
-		   ARGS("badph", "badph-off"), NULL);
+		   ARGS("badph", "badph-off", "badph-huge"), NULL);
 	vector_passes(_metadata, "vector");
 }
 

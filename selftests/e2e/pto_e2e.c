@@ -119,7 +119,9 @@
  *                                 ptod (PID) grows by less than 8 MiB
  *   pto_e2e badph                 an OUTPUT on a placeholder the client
  *                                 forged far out of order: -EPROTO; an
- *                                 intermediate read past its end: -EACCES
+ *                                 intermediate read past its end: -EACCES;
+ *                                 intermediates whose sizes sum past
+ *                                 2^64: -ENOMEM
  *   pto_e2e phring                (task window 16) 300 intermediates in
  *                                 scopes, each read at once: right; one
  *                                 read after 300 newer: -EINVAL
@@ -1660,6 +1662,36 @@ static int orch_badph_off(PTO2Runtime *rt, uint64_t *args, int argc)
 	submit_add_scalar_to(rt, &x, &y);
 	y.addr += 4096;
 	submit_add_scalar_to(rt, &y, &x);
+	return 0;
+}
+
+/*
+ * Two intermediates of one task whose sizes, each aligned up, sum past
+ * 2^64 (to 4096), then a read of 4 KiB 1 MiB into the first through its
+ * placeholder. The runtime once packed them into 4 KiB, the second before
+ * the heap, and ptod's range check of the read passed any offset.
+ */
+static int orch_badph_huge(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	uint64_t shape[1] = { 1024 };
+	Tensor x = buf_tensor(sc_x);
+	Tensor y = make_tensor(shape, 1, PTO_DT_FP32);
+	Tensor z = make_tensor(shape, 1, PTO_DT_FP32);
+	Tensor v;
+	PTOParam p[] = {
+		make_input_param(&x), make_output_param(&y),
+		make_scalar_param(pto_f32_arg(1.0f)), make_scalar_param(1024),
+		make_output_param(&z),
+	};
+
+	(void)args;
+	(void)argc;
+	y.size = 0xfffffffffffff000ULL;
+	z.size = 8192;
+	pto2_rt_submit_task(rt, VEC_FUNC_ADD_SCALAR, PTO2_WORKER_VECTOR, p, 5);
+	v = make_tensor_external((void *)(uintptr_t)(y.addr + (1 << 20)),
+				 shape, 1, PTO_DT_FP32);
+	submit_add_scalar_to(rt, &v, &x);
 	return 0;
 }
 
@@ -3595,6 +3627,8 @@ static int run_badph(void)
 	failed = expect_failure("badph", orch_badph, -EPROTO, want);
 	failed += expect_failure("badph-off", orch_badph_off, -EACCES,
 				 "[+4096, +8192) is not inside intermediate tensor 1 (4096 bytes)");
+	failed += expect_failure("badph-huge", orch_badph_huge, -ENOMEM,
+				 "an intermediate tensor of 18446744073709547520 bytes can never fit in a heap of");
 	return failed ? 1 : 0;
 }
 
