@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * test_udev.c - the user-mode device (daemon/udev) on its own: its
- * memory and registers, the GM allocator's rules and refusals, kicks,
- * parks and the completion interrupt between two processes (an executor
+ * memory and registers, the GM allocator's rules and refusals, its pins,
+ * kicks, parks and the completion interrupt between two processes (an executor
  * forked off, mapping the device from its descriptors), core ownership,
  * and an executor's death as the AICPU sees it.
  */
@@ -163,6 +163,139 @@ static void t_gm(void)
 	   "free ranges merge again: all of GM in one buffer");
 	pto_udev_file_release(f1);
 	pto_udev_gm_destroy(gm);
+	pto_udev_destroy(u);
+}
+
+/* @f allocates pages until GM is full: does none overlap @b? */
+static bool fill_misses(struct pto_udev_file *f, const struct pto_udev_buf *b)
+{
+	struct pto_udev_buf p;
+	bool miss = true;
+
+	while (!pto_udev_gm_alloc(f, 4096, 0, &p))
+		if (p.dev_addr < b->dev_addr + b->len &&
+		    b->dev_addr < p.dev_addr + p.len)
+			miss = false;
+	return miss;
+}
+
+static struct pto_udev_gm_stats gm_stats(struct pto_udev_gm *gm)
+{
+	struct pto_udev_gm_stats st;
+
+	pto_udev_gm_stats(gm, &st);
+	return st;
+}
+
+/*
+ * Pins (pto.ko's GM_PIN, GM_UNPIN): a reference on a buffer, kept by
+ * another file. A buffer freed while pinned keeps its memory out of the
+ * pool until its last pin goes; the pinner's release drops its pins.
+ */
+static void t_gm_pins(void)
+{
+	struct pto_udev_file *aicpu, *f1, *f2, *other;
+	struct pto_udev_gm *gm, *gm2 = NULL;
+	struct pto_udev_buf a, b, l;
+	struct pto_udev_gm_stats st;
+	struct pto_udev *u = small_udev(), *u2 = small_udev();
+	uint32_t p1 = 0, p2 = 0, p3, n;
+	int ret;
+
+	if (!u || !u2 || pto_udev_gm_create(u, &gm) ||
+	    pto_udev_gm_create(u2, &gm2))
+		return (void)ok(0, "GM allocators for pins");
+	pto_udev_file_create(gm, &aicpu);
+	pto_udev_file_create(gm, &f1);
+	pto_udev_file_create(gm, &f2);
+	pto_udev_file_create(gm2, &other);
+	pto_udev_gm_alloc(f1, 8192, 0, &a);
+	memset((uint8_t *)u->gm + (a.dev_addr - PTO_GM_DEV_BASE), 0xab, 8192);
+	ok(!pto_udev_gm_pin(aicpu, f1, a.dev_addr + 100, 10, &p1, &l) && p1 &&
+	   l.dev_addr == a.dev_addr && l.len == a.len && l.handle == a.handle,
+	   "pin: a range of the file's buffer, the whole buffer described");
+	ok(!pto_udev_gm_pin(aicpu, f1, a.dev_addr, 8192, &p2, &l) && p2 &&
+	   p2 != p1 && gm_stats(gm).pins == 2,
+	   "a second pin of the same buffer: another id, 2 pins held");
+	ok(pto_udev_gm_pin(aicpu, f1, a.dev_addr, 0, &p3, &l) == -EINVAL &&
+	   pto_udev_gm_pin(aicpu, f1, UINT64_MAX - 1, 4, &p3, &l) == -EINVAL &&
+	   pto_udev_gm_pin(aicpu, f1, a.dev_addr, 8193, &p3, &l) == -ENOENT &&
+	   pto_udev_gm_pin(aicpu, f2, a.dev_addr, 1, &p3, &l) == -ENOENT &&
+	   pto_udev_gm_pin(other, f1, a.dev_addr, 1, &p3, &l) == -EXDEV &&
+	   gm_stats(gm).pins == 2,
+	   "pin: zero length, a wrapping range -EINVAL; past the buffer, another file's -ENOENT; another allocator's pinner -EXDEV");
+	ok(!pto_udev_gm_free(f1, a.handle) &&
+	   pto_udev_gm_free(f1, a.handle) == -ENOENT &&
+	   pto_udev_gm_lookup(f1, a.dev_addr, 1, &l) == -ENOENT &&
+	   pto_udev_gm_pin(aicpu, f1, a.dev_addr, 1, &p3, &l) == -ENOENT,
+	   "a pinned buffer freed: its handle is gone (free, lookup, pin: -ENOENT)");
+	st = gm_stats(gm);
+	ok(st.bytes_used == 8192 && st.buffers == 1 && !st.frees,
+	   "its memory is still used (%llu bytes, %llu buffers, %llu frees)",
+	   (unsigned long long)st.bytes_used, (unsigned long long)st.buffers,
+	   (unsigned long long)st.frees);
+	ok(fill_misses(f2, &a),
+	   "another file allocating all of GM gets none of the pinned memory");
+	pto_udev_file_release(f2);
+	ok(((uint8_t *)u->gm)[a.dev_addr - PTO_GM_DEV_BASE + 8191] == 0xab,
+	   "what the pinned buffer holds is left as it was");
+	ok(!pto_udev_gm_unpin(aicpu, p1) &&
+	   pto_udev_gm_unpin(aicpu, p1) == -ENOENT &&
+	   pto_udev_gm_unpin(aicpu, 0) == -ENOENT &&
+	   pto_udev_gm_unpin(aicpu, p2 + 1) == -ENOENT &&
+	   pto_udev_gm_unpin(f1, p2) == -ENOENT &&
+	   gm_stats(gm).bytes_used == 8192,
+	   "unpin: twice, 0, an id never given, another file's -ENOENT; one pin left holds the memory");
+	n = (uint32_t)gm_stats(gm).frees;
+	ok(!pto_udev_gm_unpin(aicpu, p2), "the last pin goes");
+	st = gm_stats(gm);
+	ok(!st.bytes_used && !st.buffers && st.frees == n + 1 && !st.pins,
+	   "its memory is back (%llu bytes, %llu buffers, %llu frees, %llu pins)",
+	   (unsigned long long)st.bytes_used, (unsigned long long)st.buffers,
+	   (unsigned long long)st.frees, (unsigned long long)st.pins);
+	pto_udev_file_create(gm, &f2);
+	ok(!pto_udev_gm_alloc(f2, 1 << 20, 0, &b) && b.dev_addr == PTO_GM_DEV_BASE &&
+	   ((uint8_t *)u->gm)[a.dev_addr - PTO_GM_DEV_BASE + 8191] == 0,
+	   "free ranges merge again: all of GM in one buffer, zeroed");
+	pto_udev_gm_free(f2, b.handle);
+
+	/* the file goes first, then the pinner */
+	pto_udev_gm_alloc(f1, 4096, 0, &a);
+	pto_udev_gm_pin(aicpu, f1, a.dev_addr, 1, &p1, &l);
+	pto_udev_file_release(f1);
+	ok(gm_stats(gm).bytes_used == 4096 && fill_misses(f2, &a),
+	   "a pinned buffer of a released file stays out of the pool");
+	pto_udev_file_release(f2);
+	pto_udev_file_release(aicpu);
+	st = gm_stats(gm);
+	ok(!st.bytes_used && !st.buffers && !st.pins,
+	   "the pinner's release drops its pins: GM back (%llu bytes, %llu pins)",
+	   (unsigned long long)st.bytes_used, (unsigned long long)st.pins);
+
+	/* bounded: PTO_UDEV_MAX_PINS per pinner, then -ENOSPC */
+	pto_udev_file_create(gm, &aicpu);
+	pto_udev_file_create(gm, &f1);
+	pto_udev_gm_alloc(f1, 4096, 0, &a);
+	for (n = 0, ret = 0; !ret && n < PTO_UDEV_MAX_PINS; n++)
+		ret = pto_udev_gm_pin(aicpu, f1, a.dev_addr, 1, &p1, &l);
+	ok(!ret && pto_udev_gm_pin(aicpu, f1, a.dev_addr, 1, &p3, &l) == -ENOSPC,
+	   "%u pins held, one more: -ENOSPC", n);
+	ok(!pto_udev_gm_unpin(aicpu, 1) &&
+	   !pto_udev_gm_pin(aicpu, f1, a.dev_addr, 1, &p3, &l) && p3 == 1,
+	   "a pin unpinned makes room: its slot is used again");
+	pto_udev_gm_free(f1, a.handle);
+	ok(gm_stats(gm).bytes_used == 4096,
+	   "the buffer freed, its memory held by the pins");
+	pto_udev_file_release(aicpu);
+	st = gm_stats(gm);
+	ok(!st.bytes_used && !st.buffers && !st.pins,
+	   "the pinner's release drops them all (%llu bytes, %llu pins)",
+	   (unsigned long long)st.bytes_used, (unsigned long long)st.pins);
+	pto_udev_file_release(f1);
+	pto_udev_file_release(other);
+	pto_udev_gm_destroy(gm2);
+	pto_udev_gm_destroy(gm);
+	pto_udev_destroy(u2);
 	pto_udev_destroy(u);
 }
 
@@ -512,6 +645,7 @@ int main(void)
 	t_masks();
 	t_registers();
 	t_gm();
+	t_gm_pins();
 	t_kick_irq();
 	t_kick_burst();
 	t_death();

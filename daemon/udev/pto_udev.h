@@ -188,6 +188,9 @@ int pto_udev_park_any(struct pto_udev *u, pid_t pid, const uint64_t *mask,
 struct pto_udev_gm;
 struct pto_udev_file;
 
+/* Pins one file may keep (pto.ko: -ENOSPC when its pin ids run out). */
+#define PTO_UDEV_MAX_PINS	(1U << 20)
+
 /**
  * struct pto_udev_buf - a GM buffer of a file.
  * @handle: non-zero, private to the file.
@@ -202,14 +205,18 @@ struct pto_udev_buf {
 
 /**
  * struct pto_udev_gm_stats - what pto.ko's sysfs counters say of GM.
- * @bytes_used, @buffers: held by buffers now.
- * @allocs, @frees: buffers allocated and freed since creation.
+ * @bytes_used, @buffers: held by buffers now (a buffer whose handle went
+ *	while pinned included).
+ * @allocs, @frees: buffers allocated, and whose memory went back, since
+ *	creation.
+ * @pins: pins held now.
  */
 struct pto_udev_gm_stats {
 	uint64_t bytes_used;
 	uint64_t buffers;
 	uint64_t allocs;
 	uint64_t frees;
+	uint64_t pins;
 };
 
 /* The allocator of @u's GM (whose memfd it zeroes and frees pages of). */
@@ -217,9 +224,12 @@ int pto_udev_gm_create(struct pto_udev *u, struct pto_udev_gm **out);
 void pto_udev_gm_destroy(struct pto_udev_gm *gm);
 void pto_udev_gm_stats(struct pto_udev_gm *gm, struct pto_udev_gm_stats *st);
 
-/* A file: what owns buffers (a client's device, or the AICPU). */
+/*
+ * A file: what owns buffers (a client's device, or the AICPU) and keeps
+ * pins (the AICPU).
+ */
 int pto_udev_file_create(struct pto_udev_gm *gm, struct pto_udev_file **out);
-/* Free every buffer of @f and @f. */
+/* Drop every handle and every pin of @f, then free @f. */
 void pto_udev_file_release(struct pto_udev_file *f);
 
 /*
@@ -229,7 +239,10 @@ void pto_udev_file_release(struct pto_udev_file *f);
  */
 int pto_udev_gm_alloc(struct pto_udev_file *f, uint64_t len, uint64_t align,
 		      struct pto_udev_buf *out);
-/* GM_FREE: -ENOENT if @f has no buffer @handle. */
+/*
+ * GM_FREE: drop @f's handle @handle; -ENOENT if @f has none. The memory
+ * goes back to the pool now, or with the buffer's last pin.
+ */
 int pto_udev_gm_free(struct pto_udev_file *f, uint32_t handle);
 /*
  * GM_LOOKUP: the buffer of @f that holds [@dev_addr, @dev_addr + @len);
@@ -237,5 +250,20 @@ int pto_udev_gm_free(struct pto_udev_file *f, uint32_t handle);
  */
 int pto_udev_gm_lookup(struct pto_udev_file *f, uint64_t dev_addr,
 		       uint64_t len, struct pto_udev_buf *out);
+/*
+ * GM_PIN: a reference on the buffer of @f that holds [@dev_addr,
+ * @dev_addr + @len), kept by @pinner under pin id *@pin (non-zero, not
+ * reused while held) until pto_udev_gm_unpin() or @pinner's release; the
+ * buffer in *@out. While pinned, the buffer's memory stays out of the
+ * pool whatever @f does (GM_FREE, its release), as pto.ko's pins.
+ * -EINVAL for @len 0 or an overflowing range, -EXDEV if the files are of
+ * two allocators, -ENOENT if no buffer of @f holds the range, -ENOSPC if
+ * @pinner keeps too many pins, -ENOMEM.
+ */
+int pto_udev_gm_pin(struct pto_udev_file *pinner, struct pto_udev_file *f,
+		    uint64_t dev_addr, uint64_t len, uint32_t *pin,
+		    struct pto_udev_buf *out);
+/* GM_UNPIN: drop pin @pin of @pinner; -ENOENT if it holds none. */
+int pto_udev_gm_unpin(struct pto_udev_file *pinner, uint32_t pin);
 
 #endif /* PTO_UDEV_H */

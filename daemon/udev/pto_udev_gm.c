@@ -2,12 +2,25 @@
 /*
  * pto_udev_gm.c - GM allocation of the user-mode device (see pto_udev.h)
  *
- * ptod's alone: a sorted list of free ranges of GM (first fit, at the
- * alignment asked for) and, per file, the buffers it holds. One lock
- * covers both: allocation and free on ptod's main thread, lookups on its
- * runner threads. A buffer's pages are punched out of the GM memfd when it
- * is allocated and when it is freed, so a new buffer reads zero (as
- * pto.ko zeroes GM at allocation) and freed memory goes back to the host.
+ * ptod's alone, in its own memory (nothing of it is in the shared page):
+ * a sorted list of free ranges of GM (first fit, at the alignment asked
+ * for), the buffers, and per file the handles it holds and the pins it
+ * keeps. One lock covers all of it: allocation and free on ptod's main
+ * thread, lookups, pins and unpins on its runner threads too.
+ *
+ * A buffer is reference counted as pto.ko's (Documentation/kmod.rst,
+ * "Pins"): its handle holds one reference and every pin one. GM_FREE and
+ * the release of its file drop the handle's; the buffer's range goes back
+ * to the free list only with its last reference, so a pinned buffer's
+ * memory stays out of the pool whatever its file does. Its pages are
+ * punched out of the GM memfd when it is allocated and when its range
+ * goes back, so a new buffer reads zero (as pto.ko zeroes GM at
+ * allocation) and freed memory goes back to the host.
+ *
+ * Nothing that lets go allocates (GM_FREE, unpin, a file's release): a
+ * buffer's allocation makes room in the free list for the range its end
+ * may add (file_reserve()), and a pin's slot, once made, stays for the
+ * next pin.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -30,6 +43,24 @@ struct range {
 	uint64_t off, len;
 };
 
+/* A buffer: its range of GM and who holds it. */
+struct gm_buf {
+	uint64_t off, len;
+	uint32_t refs;		/* its handle's, while it has one; its pins' */
+};
+
+/* A handle of a file on a buffer. */
+struct handle {
+	uint32_t handle;
+	struct gm_buf *b;
+};
+
+/* A pin slot of a file: pin id i + 1 is slot i. */
+struct pin {
+	struct gm_buf *b;	/* NULL: a free slot */
+	uint32_t next;		/* a free slot: the next free one's id, 0: none */
+};
+
 struct pto_udev_gm {
 	pthread_mutex_t lock;
 	int fd;			/* the GM memfd */
@@ -41,9 +72,13 @@ struct pto_udev_gm {
 
 struct pto_udev_file {
 	struct pto_udev_gm *gm;
-	struct pto_udev_buf *bufs;
+	struct handle *bufs;
 	size_t nbufs, cap;
 	uint32_t next_handle;
+	struct pin *pins;
+	uint32_t npins;		/* slots made (in use or free) */
+	uint32_t cappins;
+	uint32_t free_pin;	/* the id of a free slot, 0: none */
 };
 
 int pto_udev_gm_create(struct pto_udev *u, struct pto_udev_gm **out)
@@ -174,8 +209,9 @@ static void range_free(struct pto_udev_gm *gm, uint64_t off, uint64_t len)
 
 /*
  * Room for one more buffer of @f and for the free range its free may
- * add (there are never more free ranges than buffers + 1), so that
- * freeing never allocates (lock held).
+ * add (there are never more free ranges than buffers + 1, counting the
+ * buffers that only pins hold), so that freeing never allocates (lock
+ * held).
  */
 static int file_reserve(struct pto_udev_file *f)
 {
@@ -185,7 +221,7 @@ static int file_reserve(struct pto_udev_file *f)
 		return -ENOSPC;
 	if (f->nbufs == f->cap) {
 		size_t cap = f->cap ? 2 * f->cap : 8;
-		struct pto_udev_buf *n = realloc(f->bufs, cap * sizeof(*n));
+		struct handle *n = realloc(f->bufs, cap * sizeof(*n));
 
 		if (!n)
 			return -ENOMEM;
@@ -216,10 +252,20 @@ int pto_udev_file_create(struct pto_udev_gm *gm, struct pto_udev_file **out)
 	return 0;
 }
 
+/* What the handle @h of a file says of its buffer. */
+static struct pto_udev_buf buf_desc(const struct handle *h)
+{
+	return (struct pto_udev_buf){ .handle = h->handle,
+				      .dev_addr = PTO_GM_DEV_BASE + h->b->off,
+				      .len = h->b->len };
+}
+
 int pto_udev_gm_alloc(struct pto_udev_file *f, uint64_t len, uint64_t align,
 		      struct pto_udev_buf *out)
 {
 	struct pto_udev_gm *gm = f->gm;
+	struct gm_buf *b;
+	struct handle *h;
 	uint64_t off;
 	int ret;
 
@@ -228,38 +274,48 @@ int pto_udev_gm_alloc(struct pto_udev_file *f, uint64_t len, uint64_t align,
 		       (align & (align - 1)))))
 		return -EINVAL;
 	len = PTO_ALIGN_UP(len, PAGE);
+	b = malloc(sizeof(*b));
+	if (!b)
+		return -ENOMEM;
 	pthread_mutex_lock(&gm->lock);
 	ret = file_reserve(f);
 	if (!ret)
 		ret = range_alloc(gm, len, align ? align : PAGE, &off);
 	if (!ret) {
 		punch(gm, off, len);
-		*out = (struct pto_udev_buf){ .handle = f->next_handle++,
-					      .dev_addr = PTO_GM_DEV_BASE + off,
-					      .len = len };
+		*b = (struct gm_buf){ .off = off, .len = len, .refs = 1 };
+		h = &f->bufs[f->nbufs++];
+		*h = (struct handle){ .handle = f->next_handle++, .b = b };
 		if (!f->next_handle)
 			f->next_handle = 1;
-		f->bufs[f->nbufs++] = *out;
+		*out = buf_desc(h);
 		gm->st.bytes_used += len;
 		gm->st.buffers++;
 		gm->st.allocs++;
 	}
 	pthread_mutex_unlock(&gm->lock);
+	if (ret)
+		free(b);
 	return ret;
 }
 
-/* Drop buffer @i of @f (lock held). */
-static void buf_drop(struct pto_udev_file *f, size_t i)
+/* Drop a reference to @b; the last one gives its range back (lock held). */
+static void buf_put(struct pto_udev_gm *gm, struct gm_buf *b)
 {
-	struct pto_udev_gm *gm = f->gm;
-	struct pto_udev_buf *b = &f->bufs[i];
-	uint64_t off = b->dev_addr - PTO_GM_DEV_BASE;
-
-	punch(gm, off, b->len);
-	range_free(gm, off, b->len);
+	if (--b->refs)
+		return;
+	punch(gm, b->off, b->len);
+	range_free(gm, b->off, b->len);
 	gm->st.bytes_used -= b->len;
 	gm->st.buffers--;
 	gm->st.frees++;
+	free(b);
+}
+
+/* Drop handle @i of @f (lock held). */
+static void handle_drop(struct pto_udev_file *f, size_t i)
+{
+	buf_put(f->gm, f->bufs[i].b);
 	f->bufs[i] = f->bufs[--f->nbufs];
 }
 
@@ -271,45 +327,139 @@ int pto_udev_gm_free(struct pto_udev_file *f, uint32_t handle)
 	pthread_mutex_lock(&f->gm->lock);
 	for (i = 0; i < f->nbufs; i++)
 		if (handle && f->bufs[i].handle == handle) {
-			buf_drop(f, i);
+			handle_drop(f, i);
 			ret = 0;
 			break;
 		}
 	pthread_mutex_unlock(&f->gm->lock);
 	return ret;
+}
+
+/*
+ * The handle of @f whose buffer holds [@dev_addr, @dev_addr + @len), or
+ * NULL; the range does not wrap (lock held).
+ */
+static const struct handle *handle_find(const struct pto_udev_file *f,
+					uint64_t dev_addr, uint64_t len)
+{
+	size_t i;
+
+	for (i = 0; i < f->nbufs; i++) {
+		const struct gm_buf *b = f->bufs[i].b;
+		uint64_t start = PTO_GM_DEV_BASE + b->off;
+
+		if (dev_addr >= start && dev_addr + len <= start + b->len)
+			return &f->bufs[i];
+	}
+	return NULL;
 }
 
 int pto_udev_gm_lookup(struct pto_udev_file *f, uint64_t dev_addr,
 		       uint64_t len, struct pto_udev_buf *out)
 {
-	int ret = -ENOENT;
-	size_t i;
+	const struct handle *h;
 
 	if (!len || dev_addr + len < dev_addr)
 		return -EINVAL;
 	pthread_mutex_lock(&f->gm->lock);
-	for (i = 0; i < f->nbufs; i++) {
-		const struct pto_udev_buf *b = &f->bufs[i];
-
-		if (dev_addr >= b->dev_addr &&
-		    dev_addr + len <= b->dev_addr + b->len) {
-			*out = *b;
-			ret = 0;
-			break;
-		}
-	}
+	h = handle_find(f, dev_addr, len);
+	if (h)
+		*out = buf_desc(h);
 	pthread_mutex_unlock(&f->gm->lock);
+	return h ? 0 : -ENOENT;
+}
+
+/* A pin slot of @f for the next pin: its id (lock held); 0 or -errno. */
+static int pin_slot(struct pto_udev_file *f, uint32_t *id)
+{
+	if (f->free_pin) {
+		*id = f->free_pin;
+		f->free_pin = f->pins[*id - 1].next;
+		return 0;
+	}
+	if (f->npins == PTO_UDEV_MAX_PINS)
+		return -ENOSPC;
+	if (f->npins == f->cappins) {
+		uint32_t cap = f->cappins ? 2 * f->cappins : 16;
+		struct pin *n;
+
+		if (cap > PTO_UDEV_MAX_PINS)
+			cap = PTO_UDEV_MAX_PINS;
+		n = realloc(f->pins, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		f->pins = n;
+		f->cappins = cap;
+	}
+	*id = ++f->npins;
+	return 0;
+}
+
+int pto_udev_gm_pin(struct pto_udev_file *pinner, struct pto_udev_file *f,
+		    uint64_t dev_addr, uint64_t len, uint32_t *pin,
+		    struct pto_udev_buf *out)
+{
+	struct pto_udev_gm *gm = f->gm;
+	const struct handle *h;
+	uint32_t id = 0;
+	int ret;
+
+	if (!len || dev_addr + len < dev_addr)
+		return -EINVAL;
+	if (pinner->gm != gm)
+		return -EXDEV;
+	pthread_mutex_lock(&gm->lock);
+	h = handle_find(f, dev_addr, len);
+	ret = h ? pin_slot(pinner, &id) : -ENOENT;
+	if (!ret) {
+		pinner->pins[id - 1] = (struct pin){ .b = h->b };
+		h->b->refs++;
+		gm->st.pins++;
+		*pin = id;
+		*out = buf_desc(h);
+	}
+	pthread_mutex_unlock(&gm->lock);
+	return ret;
+}
+
+/* Drop pin @id of @f, which it holds (lock held). */
+static void pin_drop(struct pto_udev_file *f, uint32_t id)
+{
+	struct gm_buf *b = f->pins[id - 1].b;
+
+	f->pins[id - 1] = (struct pin){ .next = f->free_pin };
+	f->free_pin = id;
+	f->gm->st.pins--;
+	buf_put(f->gm, b);
+}
+
+int pto_udev_gm_unpin(struct pto_udev_file *pinner, uint32_t pin)
+{
+	int ret = -ENOENT;
+
+	pthread_mutex_lock(&pinner->gm->lock);
+	if (pin && pin <= pinner->npins && pinner->pins[pin - 1].b) {
+		pin_drop(pinner, pin);
+		ret = 0;
+	}
+	pthread_mutex_unlock(&pinner->gm->lock);
 	return ret;
 }
 
 void pto_udev_file_release(struct pto_udev_file *f)
 {
+	uint32_t id;
+
 	if (!f)
 		return;
 	pthread_mutex_lock(&f->gm->lock);
 	while (f->nbufs)
-		buf_drop(f, f->nbufs - 1);
+		handle_drop(f, f->nbufs - 1);
+	for (id = 1; id <= f->npins; id++)
+		if (f->pins[id - 1].b)
+			pin_drop(f, id);
 	pthread_mutex_unlock(&f->gm->lock);
+	free(f->pins);
 	free(f->bufs);
 	free(f);
 }
