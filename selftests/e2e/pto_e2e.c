@@ -80,8 +80,8 @@
  *                                 back once it is over
  *   pto_e2e reload-defer          (user-mode device) loads a kernel
  *                                 again while a task of its old blob
- *                                 runs: libpto frees the old blob only
- *                                 once that graph is over
+ *                                 runs: libpto frees (and unmaps) the
+ *                                 old blob only once that graph is over
  *   pto_e2e unpriv                as a local user: no AICPU or executor
  *                                 role, no GM beyond its own buffers, no
  *                                 register file, no pins
@@ -2567,17 +2567,60 @@ static long long udev_counter(const char *key)
 }
 
 /*
+ * Bytes this process maps of the file that @p is a mapping of (GM: the
+ * user-mode device's memfd, or /dev/ptoN), from /proc/self/maps; -1 if
+ * none maps @p.
+ */
+static long long mapped_like(const void *p)
+{
+	unsigned long long lo, hi, ino, want_ino = 0;
+	unsigned int maj, min, want_maj = 0, want_min = 0;
+	FILE *f = fopen("/proc/self/maps", "re");
+	long long sum = -1;
+	char *line = NULL;
+	size_t cap = 0;
+	int pass;
+
+	for (pass = 0; f && pass < 2; pass++) {
+		rewind(f);
+		while (getline(&line, &cap, f) > 0) {
+			if (sscanf(line, "%llx-%llx %*s %*s %x:%x %llu", &lo,
+				   &hi, &maj, &min, &ino) != 5 || !ino)
+				continue;
+			if (!pass && (uintptr_t)p >= lo && (uintptr_t)p < hi) {
+				want_maj = maj;
+				want_min = min;
+				want_ino = ino;
+				sum = 0;
+			} else if (pass && sum >= 0 && ino == want_ino &&
+				   maj == want_maj && min == want_min) {
+				sum += (long long)(hi - lo);
+			}
+		}
+	}
+	free(line);
+	if (f)
+		fclose(f);
+	return sum;
+}
+
+/*
  * reload-defer (user-mode device): libpto loads RENDEZVOUS_K again while
  * a task of the old blob runs (it waits for us). It must keep the old
- * blob's buffer while that graph is in flight (the device's gm_buffers
- * one up: the new blob's), and free it once the graph is over.
+ * blob's buffer while that graph is in flight, and free it once the
+ * graph is over. libpto keeps each buffer of its own mapped until it
+ * frees it, so what it maps of GM shows that: the new blob more while
+ * the graph is in flight, back where it was once it is over. (The
+ * device's gm_buffers cannot: ptod pins the old blob for that run, so
+ * its memory is counted until the run is over whenever libpto frees it.
+ * It checks that the memory is back after the graph.)
  */
 static int run_reload_defer(void)
 {
 	PTO2Runtime *rt = pto_client_runtime(cl);
 	uint64_t shape[1] = { 16 };
 	char msg[PTO_MSG_TEXT] = "";
-	long long n0, n1, n2;
+	long long n0, n1, n2, m0, m1, m2;
 	uint64_t tag;
 	int ret;
 
@@ -2597,16 +2640,20 @@ static int run_reload_defer(void)
 	if (!ret)
 		ret = count_wait(pto_buf_ptr(sc_x), 1);
 	n0 = udev_counter("gm_buffers");
+	m0 = mapped_like(pto_buf_ptr(sc_x));
 	if (!ret)
 		ret = load_e2e_kernel(RENDEZVOUS_K, "rendezvous_kernel.so");
 	n1 = udev_counter("gm_buffers");
+	m1 = mapped_like(pto_buf_ptr(sc_x));
 	__atomic_fetch_add((uint32_t *)pto_buf_ptr(sc_x), 1, __ATOMIC_ACQ_REL);
 	if (!ret)
 		ret = pto_graph_wait(cl, tag, msg, sizeof(msg));
 	n2 = udev_counter("gm_buffers");
-	printf("status=%d %s; gm_buffers %lld before the reload, %lld after, %lld once the graph was over\n",
-	       ret, msg, n0, n1, n2);
-	ret = !ret && n0 >= 0 && n1 == n0 + 1 && n2 == n0;
+	m2 = mapped_like(pto_buf_ptr(sc_x));
+	printf("status=%d %s; gm_buffers %lld before the reload, %lld after, %lld once the graph was over; GM mapped by libpto %lld, %lld, %lld bytes\n",
+	       ret, msg, n0, n1, n2, m0, m1, m2);
+	ret = !ret && n0 >= 0 && n1 == n0 + 1 && n2 == n0 && m0 > 0 &&
+	      m1 > m0 && m2 == m0;
 	printf("CASE reload-defer: %s\n", ret ? "PASS" : "FAIL");
 	return ret ? 0 : 1;
 }
