@@ -81,9 +81,8 @@ struct ptod_ufile;
  *	took.
  * @pin: GM_PIN [@addr, @addr + @len) of the client's file (any thread):
  *	the buffer that holds it into @out (range and pin id); -ENOENT if
- *	none, or -errno. On pto.ko the pin keeps the buffer's memory from
- *	anyone else until @unpin; the user-mode device only checks the
- *	range (user-device.rst).
+ *	none, or -errno. The pin keeps the buffer's memory from anyone else
+ *	until @unpin, on both devices.
  * @unpin: drop pin @id.
  * @exec_gone: the executor @pid is gone (reaped, or on pto.ko reported
  *	gone by the device's events): pto.ko has marked its cores DEAD and

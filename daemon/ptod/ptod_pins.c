@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * ptod_pins.c - references on clients' GM buffers (PTO_IOC_GM_PIN on
- * pto.ko, through struct ptod_dev_ops)
+ * pto.ko, pto_udev_gm_pin() on the user-mode device, through struct
+ * ptod_dev_ops)
  *
  * ptod reads and writes a client's memory long after the client named it:
  * its stream buffer and kernel blobs for the life of the client, the
@@ -19,8 +20,8 @@
  * A pin set holds one pin per distinct buffer, sorted by address; a range
  * inside a buffer already pinned costs a binary search and no system
  * call. Pinned buffers never overlap (a pinned buffer's memory stays out
- * of the pool), so the entry whose start is the greatest at or below an
- * address is the only candidate.
+ * of the pool, on both devices), so the entry whose start is the greatest
+ * at or below an address is the only candidate.
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -14,9 +14,12 @@
  * the client names against the buffers of that file.
  *
  * A file (struct ptod_ufile) lives while the connection that opened it is
- * open or a client that named it in its hello is; then its buffers are
- * freed. Only the main thread creates, refers to and drops files; runner
- * threads look addresses up in a file their client holds.
+ * open or a client that named it in its hello is; then its handles go.
+ * Only the main thread creates, refers to and drops files; runner threads
+ * pin buffers of a file their client holds. ptod's pins are references
+ * kept by its own file (the AICPU's, which also holds the runtimes' GM):
+ * a pinned buffer's memory stays out of the pool until ptod unpins it,
+ * whatever the client frees.
  *
  * The device backend given to pto2: kick, irq_count, irq_wait and
  * irq_wake (ptod can raise the interrupt of a device it runs itself) of
@@ -214,7 +217,7 @@ static void ufile_put(struct ptod *d, struct ptod_ufile *uf)
 			*pp = uf->next;
 			break;
 		}
-	pto_udev_file_release(uf->f);	/* its buffers go */
+	pto_udev_file_release(uf->f);	/* its handles go; ptod's pins stay */
 	close(uf->token);
 	free(uf);
 }
@@ -244,30 +247,32 @@ static void udev_client_release(struct client *c)
 }
 
 /*
- * The buffer of the client's file that holds the range (GM_LOOKUP). It is
- * not held: a buffer the client frees goes back to GM at once
- * (user-device.rst, "What it guarantees").
+ * GM_PIN: a reference on the buffer of the client's file that holds the
+ * range, kept by ptod's own file (as pto.ko's AICPU file keeps its pins):
+ * until udev_unpin(), the client's GM_FREE or the end of its file leaves
+ * the memory out of the pool (user-device.rst, "Pins").
  */
 static int udev_pin(struct client *c, uint64_t addr, uint64_t len,
 		    struct ptod_pin *out)
 {
 	struct pto_udev_buf b;
+	uint32_t id;
 	int ret;
 
 	if (!c->uf)
 		return -ENOENT;
-	ret = pto_udev_gm_lookup(c->uf->f, addr, len, &b);
+	ret = pto_udev_gm_pin(c->d->udev->aicpu, c->uf->f, addr, len, &id, &b);
 	if (ret)
 		return ret;
 	*out = (struct ptod_pin){ .start = b.dev_addr,
-				  .end = b.dev_addr + b.len };
+				  .end = b.dev_addr + b.len, .id = id };
 	return 0;
 }
 
 static void udev_unpin(struct ptod *d, uint32_t id)
 {
-	(void)d;	/* nothing was held */
-	(void)id;
+	if (pto_udev_gm_unpin(d->udev->aicpu, id))
+		ptod_log(PTOD_LOG_ERR, "GM_UNPIN %u: no such pin", id);
 }
 
 static void udev_exec_gone(struct ptod *d, pid_t pid)
@@ -392,10 +397,11 @@ static void dev_status(struct client *c)
 	}
 	empty_reply(&r, 0);
 	snprintf(r.text, sizeof(r.text),
-		 "gm_bytes_used %" PRIu64 "\ngm_buffers %" PRIu64 "\nallocs %" PRIu64 "\nfrees %" PRIu64 "\nparks %" PRIu64 "\nkicks %" PRIu64 "\nwakes %" PRIu64 "\nirqs %" PRIu64 "\ncores_online %u\ncores_dead %u\naicpu %u\nexecutor_pid %d\n",
+		 "gm_bytes_used %" PRIu64 "\ngm_buffers %" PRIu64 "\nallocs %" PRIu64 "\nfrees %" PRIu64 "\nparks %" PRIu64 "\nkicks %" PRIu64 "\nwakes %" PRIu64 "\nirqs %" PRIu64 "\npins %" PRIu64 "\ncores_online %u\ncores_dead %u\naicpu %u\nexecutor_pid %d\n",
 		 st.bytes_used, st.buffers, st.allocs, st.frees,
 		 atomic_load(&u->sh->parks), atomic_load(&u->sh->kicks),
-		 atomic_load(&u->sh->wakes), atomic_load(&u->sh->irqs), online,
+		 atomic_load(&u->sh->wakes), atomic_load(&u->sh->irqs), st.pins,
+		 online,
 		 dead, reg_load_acquire(&pto_regs_info(u->regs)->aicpu_attached),
 		 (int)executor_pid(u));
 	/* a read-only file of the register memfd */

@@ -112,8 +112,7 @@ static void done_push(pto_client *c, const struct pto_msg *m)
  * c->kblobs_old, freed by kblobs_gc() once no graph of ours is in flight.
  * A task of a graph in flight may have been dispatched with the old blob
  * and not yet started: ptod keeps the memory pinned for that run, but a
- * sandbox maps only buffers the client still has, and the user-mode
- * device has no pins.
+ * sandbox maps only buffers the client still has.
  */
 static void kblob_replaced(pto_client *c, int32_t func_id)
 {

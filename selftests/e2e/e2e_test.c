@@ -2567,7 +2567,7 @@ TEST_F_TIMEOUT(e2e, freed_tensor_stays_pinned, 150)
 TEST_F_TIMEOUT(e2e, kernel_reload_unpins_old_blob, 150)
 {
 	if (E->user)
-		SKIP(return, "the user-mode device has no pins and no GM quota");
+		SKIP(return, "the user-mode device has no GM quota (ptod -q)");
 	run_client_as(_metadata, "reload-quota", NOBODY, ARGS("PTO2_RING_HEAP=65536"),
 		      ARGS("reload-quota", STR(RELOAD_QUOTA_COUNT), STR(RELOAD_QUOTA_MIB)),
 		      ARGS("reload-quota"), NULL);
@@ -2586,7 +2586,7 @@ TEST_F_TIMEOUT(e2e, kernel_reload_unpins_old_blob, 150)
 TEST_F_TIMEOUT(e2e, kernel_reload_in_flight_run_passes, 150)
 {
 	if (E->user)
-		SKIP(return, "the user-mode device has no pins: a freed blob goes back to GM at once");
+		SKIP(return, "its other tenant and its GM_FREE need pto.ko's node");
 	run_client(_metadata, "reload-busy", NULL, ARGS("reload-busy"),
 		   ARGS("reload-busy"), NULL);
 }
@@ -2600,7 +2600,7 @@ TEST_F_TIMEOUT(e2e, kernel_reload_in_flight_run_passes, 150)
 TEST_F_TIMEOUT(e2e, kernel_blob_buffer_shared_stays_pinned, 150)
 {
 	if (E->user)
-		SKIP(return, "the user-mode device has no pins: a freed blob goes back to GM at once");
+		SKIP(return, "its other tenant and its GM_FREE need pto.ko's node");
 	run_client(_metadata, "kshare", NULL, ARGS("kshare"), ARGS("kshare"),
 		   NULL);
 }
