@@ -2585,8 +2585,6 @@ TEST_F_TIMEOUT(e2e, kernel_reload_unpins_old_blob, 150)
  */
 TEST_F_TIMEOUT(e2e, kernel_reload_in_flight_run_passes, 150)
 {
-	if (E->user)
-		SKIP(return, "its other tenant and its GM_FREE need pto.ko's node");
 	run_client(_metadata, "reload-busy", NULL, ARGS("reload-busy"),
 		   ARGS("reload-busy"), NULL);
 }
@@ -2599,8 +2597,6 @@ TEST_F_TIMEOUT(e2e, kernel_reload_in_flight_run_passes, 150)
  */
 TEST_F_TIMEOUT(e2e, kernel_blob_buffer_shared_stays_pinned, 150)
 {
-	if (E->user)
-		SKIP(return, "its other tenant and its GM_FREE need pto.ko's node");
 	run_client(_metadata, "kshare", NULL, ARGS("kshare"), ARGS("kshare"),
 		   NULL);
 }

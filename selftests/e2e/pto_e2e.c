@@ -71,7 +71,7 @@
  *                                 task of it; every load and run passes
  *   pto_e2e kshare                (raw client) two kernels from one
  *                                 buffer, one moved, the buffer freed: it
- *                                 stays pinned for the other (pto.ko)
+ *                                 stays pinned for the other
  *   pto_e2e reload-busy           (raw client) registers a kernel again
  *                                 while a task of its old blob runs and
  *                                 frees the old blob: another tenant
@@ -2742,6 +2742,7 @@ struct raw_client {
 	int udev;		/* user-mode device: the device connection */
 	int file;		/* handed over at hello */
 	int map_fd;		/* its buffers map from it (pto.ko: @file) */
+	uint64_t gm_size;	/* user-mode device: GM's size */
 	struct gm_buf sbuf;	/* the stream buffer */
 	struct pto_stream_hdr *sh;
 	uint8_t *data;
@@ -2803,30 +2804,101 @@ static int raw_dev_open(struct raw_client *r)
 	}
 	r->file = fds[0];
 	r->map_fd = fds[1];
+	r->gm_size = m.u.dev.info.gm_size;
+	return 0;
+}
+
+/* Request @m on the user-mode device's connection: the reply's status. */
+static int raw_gm_request(struct raw_client *r, struct pto_msg *m)
+{
+	int fds[PTO_FDPASS_MAX], ret;
+	unsigned int n;
+
+	ret = udev_request(r->udev, m, fds, &n);
+	while (n)
+		close(fds[--n]);
+	return ret;
+}
+
+/* A GM buffer of @len bytes of the client's, not mapped: 0 or -errno. */
+static int raw_alloc(struct raw_client *r, uint64_t len, struct gm_buf *b)
+{
+	struct pto_msg m;
+	int ret;
+
+	if (r->udev < 0)
+		return gm_alloc(r->file, len, b);
+	memset(&m, 0, sizeof(m));
+	m.type = PTO_MSG_GM_ALLOC;
+	m.u.gm.len = len;
+	ret = raw_gm_request(r, &m);
+	if (ret)
+		return ret;
+	*b = (struct gm_buf){ .handle = m.u.gm.handle, .dev = m.u.gm.dev_addr,
+			      .len = m.u.gm.len, .off = m.u.gm.mmap_offset };
 	return 0;
 }
 
 /* A GM buffer of @len bytes of the client's, mapped: its address or NULL. */
 static void *raw_buf(struct raw_client *r, uint64_t len, struct gm_buf *b)
 {
-	int fds[PTO_FDPASS_MAX];
-	unsigned int n;
+	return raw_alloc(r, len, b) ? NULL : gm_map(r->map_fd, b);
+}
+
+/* GM_FREE of the client's buffer @handle: 0 or -errno. */
+static int raw_free(struct raw_client *r, uint32_t handle)
+{
 	struct pto_msg m;
-	int ret;
 
 	if (r->udev < 0)
-		return gm_alloc(r->file, len, b) ? NULL : gm_map(r->file, b);
+		return gm_free(r->file, handle);
 	memset(&m, 0, sizeof(m));
-	m.type = PTO_MSG_GM_ALLOC;
-	m.u.gm.len = len;
-	ret = udev_request(r->udev, &m, fds, &n);
-	while (n)
-		close(fds[--n]);
-	if (ret)
-		return NULL;
-	*b = (struct gm_buf){ .handle = m.u.gm.handle, .dev = m.u.gm.dev_addr,
-			      .len = m.u.gm.len, .off = m.u.gm.mmap_offset };
-	return gm_map(r->map_fd, b);
+	m.type = PTO_MSG_GM_FREE;
+	m.u.gm.handle = handle;
+	return raw_gm_request(r, &m);
+}
+
+/* GM not held by any buffer, as the device says (0 if it cannot). */
+static uint64_t raw_gm_free_bytes(struct raw_client *r)
+{
+	long long used;
+
+	if (r->udev < 0)
+		return gm_free_bytes(r->file);
+	used = udev_counter("gm_bytes_used");
+	return used < 0 || (uint64_t)used > r->gm_size ?
+	       0 : r->gm_size - (uint64_t)used;
+}
+
+/* tenant_fill() for a raw client. */
+static int raw_fill(struct raw_client *r, struct gm_buf *b, int max)
+{
+	uint64_t len = raw_gm_free_bytes(r) & ~4095ULL;
+	int n = 0;
+
+	while (len >= 4096 && n < max) {
+		if (raw_alloc(r, len, &b[n]) == 0)
+			n++;
+		else
+			len = len / 2 & ~4095ULL;
+	}
+	return n;
+}
+
+/* freed_returned() for a raw client. */
+static int raw_returned(struct raw_client *r, uint64_t want)
+{
+	int i;
+
+	for (i = 0; i < 100; i++) {
+		if (raw_gm_free_bytes(r) >= want)
+			return 1;
+		usleep(100000);
+	}
+	printf("GM free %llu, %llu before the client: its memory did not come back\n",
+	       (unsigned long long)raw_gm_free_bytes(r),
+	       (unsigned long long)want);
+	return 0;
 }
 
 static void raw_close(struct raw_client *r)
@@ -2844,6 +2916,17 @@ static void raw_close(struct raw_client *r)
 }
 
 /*
+ * The device alone, opened as a client (no stream, no hello): another
+ * tenant, which allocates and frees; raw_close() closes it.
+ */
+static int raw_tenant(struct raw_client *r)
+{
+	*r = (struct raw_client){ .sock = -1, .udev = -1, .file = -1,
+				  .map_fd = -1 };
+	return raw_dev_open(r);
+}
+
+/*
  * Device, stream buffer (@dsize bytes of data), connection and hello, as
  * libpto does them; the stream's head and tail start at @start (libpto:
  * 0). A @small client's hello asks for the least task window and heap
@@ -2855,9 +2938,8 @@ static int raw_open_ring(struct raw_client *r, uint64_t start, bool small,
 	struct pto_msg m;
 	int ret;
 
-	*r = (struct raw_client){ .sock = -1, .udev = -1, .file = -1,
-				  .map_fd = -1, .dsize = dsize };
-	ret = raw_dev_open(r);
+	ret = raw_tenant(r);
+	r->dsize = dsize;
 	if (ret)
 		return ret;
 	r->sh = raw_buf(r, PTO_STREAM_HDR_SIZE + dsize, &r->sbuf);
@@ -3522,9 +3604,10 @@ static int reload_busy_check(struct raw_client *r, const struct gm_buf *a,
 	struct pto_rec_graph g = { .h = { .type = PTO_REC_GRAPH_BEGIN } };
 	struct pto_rec end = { .type = PTO_REC_GRAPH_END };
 	char msg[PTO_MSG_TEXT];
+	struct raw_client tenant;
 	struct gm_buf t[256];
 	uint64_t free1;
-	int tenant, n, ok, ret;
+	int ten, n, ok, ret;
 
 	if (raw_put(r, &g, sizeof(g)) || raw_rendezvous(r, 0, cnt, 2) ||
 	    count_wait(count, 1)) {
@@ -3532,21 +3615,20 @@ static int reload_busy_check(struct raw_client *r, const struct gm_buf *a,
 		return 0;
 	}
 	ok = raw_kreg(r, 0, b->dev, "kernel 0 from blob B, a task of A running");
-	ok &= !gm_free(r->file, a->handle);
-	tenant = dev_client();
-	n = tenant >= 0 ? tenant_fill(tenant, t, 256) : 0;
+	ok &= !raw_free(r, a->handle);
+	ten = raw_tenant(&tenant);
+	n = ten ? 0 : raw_fill(&tenant, t, 256);
 	printf("the other tenant got %d buffers\n", n);
-	ok &= tenant >= 0 && !tenant_overlaps(tenant, t, n, "old kernel blob",
-					      a->dev, a->len);
-	if (tenant >= 0)
-		close(tenant);
-	free1 = gm_free_bytes(r->file);
+	ok &= !ten && !tenant_overlaps(tenant.map_fd, t, n, "old kernel blob",
+				       a->dev, a->len);
+	raw_close(&tenant);
+	free1 = raw_gm_free_bytes(r);
 	ok &= !raw_rendezvous(r, 0, cnt, 3) && !raw_put(r, &end, sizeof(end));
 	__atomic_fetch_add(count, 1, __ATOMIC_ACQ_REL);
 	ret = raw_done(r, msg, sizeof(msg));
 	printf("run: status=%d %s\n", ret, msg);
 	ok &= !ret && __atomic_load_n(count, __ATOMIC_ACQUIRE) == 3;
-	return ok && freed_returned(r->file, free1 + a->len);
+	return ok && raw_returned(r, free1 + a->len);
 }
 
 /* A graph of one task of kernel @id that counts itself in @cnt: status. */
@@ -3579,30 +3661,30 @@ static int kshare_check(struct raw_client *r, const struct gm_buf *s,
 			const struct gm_buf *b1, const struct gm_buf *cnt,
 			const uint32_t *count)
 {
+	struct raw_client tenant;
 	struct gm_buf t[256];
 	uint64_t free1;
-	int tenant, n, ok;
+	int ten, n, ok;
 
 	ok = raw_kreg(r, 0, s->dev, "kernel 0 from S") &&
 	     raw_kreg(r, 1, s->dev + off2, "kernel 1 from S") &&
 	     raw_kreg(r, 0, b0->dev, "kernel 0 again, from another buffer");
-	ok &= !gm_free(r->file, s->handle);
-	tenant = dev_client();
-	n = tenant >= 0 ? tenant_fill(tenant, t, 256) : 0;
+	ok &= !raw_free(r, s->handle);
+	ten = raw_tenant(&tenant);
+	n = ten ? 0 : raw_fill(&tenant, t, 256);
 	printf("the other tenant got %d buffers\n", n);
-	ok &= tenant >= 0 && !tenant_overlaps(tenant, t, n,
-					      "kernel 1's blob buffer",
-					      s->dev, s->len);
-	if (tenant >= 0)
-		close(tenant);
+	ok &= !ten && !tenant_overlaps(tenant.map_fd, t, n,
+				       "kernel 1's blob buffer",
+				       s->dev, s->len);
+	raw_close(&tenant);
 	ok &= !raw_count_graph(r, 1, cnt) &&
 	      __atomic_load_n(count, __ATOMIC_ACQUIRE) == 1;
-	free1 = gm_free_bytes(r->file);
+	free1 = raw_gm_free_bytes(r);
 	ok &= raw_kreg(r, 1, b1->dev, "kernel 1 again, from another buffer");
-	return ok && freed_returned(r->file, free1 + s->len);
+	return ok && raw_returned(r, free1 + s->len);
 }
 
-/* kshare (pto.ko): see kshare_check(). */
+/* kshare: see kshare_check(). */
 static int run_kshare(void)
 {
 	struct raw_client r;
@@ -3627,7 +3709,7 @@ static int run_kshare(void)
 	return ok ? 0 : 1;
 }
 
-/* reload-busy (pto.ko): see reload_busy_check(). */
+/* reload-busy: see reload_busy_check(). */
 static int run_reload_busy(void)
 {
 	struct raw_client r;
