@@ -2602,6 +2602,37 @@ TEST_F_TIMEOUT(e2e, kernel_blob_buffer_shared_stays_pinned, 150)
 }
 
 /*
+ * The user-mode device's pins (user-device.rst, "Pins"), as root: a
+ * client frees a buffer that a task of its open graph wrote, and its
+ * stream buffer, while connected; another tenant that allocates all of
+ * GM gets none of either, the client's next task naming the freed buffer
+ * runs or gets -EACCES and writes none of the tenant's buffers, and the
+ * freed buffer's memory comes back once the graph is over (pto_e2e
+ * freed-named). Once the client is gone, the device's counters are back
+ * at idle and no pin is left. (Before, the stale pin let that task write
+ * the other tenant's buffer.) pto.ko's pins: freed_buffers_stay_pinned
+ * and freed_tensor_stays_pinned, as nobody.
+ */
+TEST_F_TIMEOUT(e2e, freed_named_buffers_stay_pinned, 150)
+{
+	uint64_t used = 0, bufs = 0, pins = 0;
+	bool idle;
+
+	if (!E->user)
+		SKIP(return, "on pto.ko: freed_buffers_stay_pinned, freed_tensor_stays_pinned");
+	run_client(_metadata, "freed-named", NULL, ARGS("freed-named"),
+		   ARGS("freed-named"), NULL);
+	idle = wait_gm_idle(10000, &used, &bufs);
+	EXPECT_TRUE(idle) TH_LOG("gm_bytes_used %llu (idle %llu), gm_buffers %llu (idle %llu) once the client is gone",
+				 (unsigned long long)used,
+				 (unsigned long long)E->gm_idle,
+				 (unsigned long long)bufs,
+				 (unsigned long long)E->bufs_idle);
+	EXPECT_EQ(0, counter("pins", &pins));
+	EXPECT_EQ(0, pins) TH_LOG("%llu pins left", (unsigned long long)pins);
+}
+
+/*
  * libpto, loading a kernel id again while a task of its old blob runs,
  * keeps the old blob's buffer until that graph is over (a sandbox could
  * not map it any more), then frees it: what libpto maps of GM shows when

@@ -78,6 +78,16 @@
  *                                 allocating all of GM gets none of it,
  *                                 the run completes, the memory comes
  *                                 back once it is over
+ *   pto_e2e freed-named           (raw client) frees a buffer a task of
+ *                                 its open graph wrote: another tenant
+ *                                 allocating all of GM gets none of it,
+ *                                 the next task naming it runs or gets
+ *                                 -EACCES and writes none of the
+ *                                 tenant's buffers, its memory comes
+ *                                 back once the graph is over; then
+ *                                 frees its stream buffer: the same
+ *                                 tenant gets none of it either, and it
+ *                                 stays out of GM while connected
  *   pto_e2e reload-defer          (user-mode device) loads a kernel
  *                                 again while a task of its old blob
  *                                 runs: libpto frees (and unmaps) the
@@ -3733,6 +3743,191 @@ static int run_reload_busy(void)
 	return ok ? 0 : 1;
 }
 
+/* ---- a buffer freed while its graph is open, then named again (raw client) ---- */
+
+/* A task of probe kernel @id that writes its record (probe.h) at @dev. */
+static int raw_probe(struct raw_client *r, int32_t id, uint64_t dev,
+		     uint32_t seq)
+{
+	uint64_t shape[1] = { sizeof(struct pto_probe_rec) / 4 };
+	union {
+		struct pto_rec_submit s;
+		uint8_t b[sizeof(struct pto_rec_submit) +
+			  2 * sizeof(struct pto_rec_param)];
+	} u;
+
+	memset(&u, 0, sizeof(u));
+	u.s.h.type = PTO_REC_SUBMIT;
+	u.s.kernel_id = id;
+	u.s.worker_type = PTO2_WORKER_VECTOR;
+	u.s.nparams = 2;
+	u.s.p[0].type = PTO_PARAM_OUTPUT;
+	u.s.p[0].tensor = make_tensor_external((void *)(uintptr_t)dev, shape,
+					       1, PTO_DT_INT32);
+	u.s.p[1].type = PTO_PARAM_SCALAR;
+	u.s.p[1].scalar = seq;
+	return raw_put(r, &u, sizeof(u));
+}
+
+/* Has the probe task numbered @seq written @rec (bounded wait)? */
+static int probe_seen(const struct pto_probe_rec *rec, uint32_t seq)
+{
+	double until = now_ms() + PROBE_READY_MS;
+
+	while (__atomic_load_n(&rec->seq, __ATOMIC_ACQUIRE) != seq) {
+		if (now_ms() > until)
+			return 0;
+		usleep(1000);
+	}
+	return 1;
+}
+
+/*
+ * Has anything written the tenant's buffers of @b that overlap [@dev,
+ * +@len) since tenant_overlaps() filled them with 0x5a? 1 if so.
+ */
+static int tenant_written(int fd, const struct gm_buf *b, int n, uint64_t dev,
+			  uint64_t len)
+{
+	int i, bad = 0;
+
+	for (i = 0; i < n; i++) {
+		const uint8_t *p;
+		uint64_t k;
+
+		if (b[i].dev >= dev + len || b[i].dev + b[i].len <= dev)
+			continue;
+		p = gm_map(fd, &b[i]);
+		if (!p)
+			continue;
+		for (k = 0; k < b[i].len && p[k] == 0x5a; k++)
+			;
+		if (k < b[i].len) {
+			bad = 1;
+			printf("a task wrote into the other tenant's buffer (0x%llx, +%llu) at +%llu\n",
+			       (unsigned long long)b[i].dev,
+			       (unsigned long long)b[i].len,
+			       (unsigned long long)k);
+		}
+		munmap((void *)p, b[i].len);
+	}
+	return bad;
+}
+
+/*
+ * Client @a's graph is open and its first task, of probe kernel @id, has
+ * written @a's buffer @x (mapped at @xp, which this unmaps). @a frees @x;
+ * another tenant then allocates all of GM. It must get none of @x (ptod
+ * pins it for the run). @a's next task names @x again: it runs (the
+ * run's pin still holds @x, whose memory is @a's to lose) or is refused
+ * with -EACCES, and writes none of the tenant's buffers either way. Once
+ * the graph is over, @x's memory is back: GM free is *@free0 (what it was
+ * before @x was freed; 0 if the first task did not run) + its size.
+ */
+static int freed_tensor_named(struct raw_client *a, int32_t id,
+			      const struct gm_buf *x, void *xp,
+			      uint64_t *free0)
+{
+	struct pto_rec_graph g = { .h = { .type = PTO_REC_GRAPH_BEGIN } };
+	struct pto_rec end = { .type = PTO_REC_GRAPH_END };
+	char msg[PTO_MSG_TEXT];
+	struct raw_client tenant;
+	struct gm_buf t[256];
+	int ten, n, ok, ret;
+
+	ok = !raw_put(a, &g, sizeof(g)) && !raw_probe(a, id, x->dev, 1) &&
+	     probe_seen(xp, 1);
+	munmap(xp, x->len);
+	if (!ok) {
+		printf("the first task, writing X, did not run\n");
+		return 0;
+	}
+	*free0 = raw_gm_free_bytes(a);
+	ok = !raw_free(a, x->handle);
+	printf("A freed X [0x%llx, +%llu), its graph open\n",
+	       (unsigned long long)x->dev, (unsigned long long)x->len);
+	ten = raw_tenant(&tenant);
+	n = ten ? 0 : raw_fill(&tenant, t, 256);
+	printf("the other tenant got %d buffers\n", n);
+	ok &= !ten && n > 0;
+	ok &= !tenant_overlaps(tenant.map_fd, t, n, "tensor buffer X", x->dev,
+			       x->len);
+	ret = raw_probe(a, id, x->dev + sizeof(struct pto_probe_rec), 2);
+	if (!ret)
+		ret = raw_put(a, &end, sizeof(end));
+	if (!ret)
+		ret = raw_done(a, msg, sizeof(msg));
+	printf("A's next task, naming X again: status=%d %s\n", ret, msg);
+	ok &= !ret || ret == -EACCES;
+	ok &= !tenant_written(tenant.map_fd, t, n, x->dev, x->len);
+	raw_close(&tenant);
+	/* also waits for the tenant's memory, for freed_stream() */
+	ok &= raw_returned(a, *free0 + x->len);
+	return ok;
+}
+
+/*
+ * Client @a frees its stream buffer, still connected; another tenant
+ * then allocates all of GM. It must get none of it (ptod pins it for
+ * @a's life and goes on reading and writing its header), and the memory
+ * stays out of the pool while @a is connected: GM free is still @want
+ * once the tenant has gone.
+ */
+static int freed_stream(struct raw_client *a, uint64_t want)
+{
+	struct raw_client tenant;
+	struct gm_buf t[256];
+	uint64_t now;
+	int ten, n, ok;
+
+	ok = !raw_free(a, a->sbuf.handle);
+	printf("A freed its stream buffer [0x%llx, +%llu), still connected\n",
+	       (unsigned long long)a->sbuf.dev,
+	       (unsigned long long)a->sbuf.len);
+	ten = raw_tenant(&tenant);
+	n = ten ? 0 : raw_fill(&tenant, t, 256);
+	printf("the other tenant got %d buffers\n", n);
+	ok &= !ten && n > 0;
+	ok &= !tenant_overlaps(tenant.map_fd, t, n, "stream buffer",
+			       a->sbuf.dev, a->sbuf.len);
+	raw_close(&tenant);
+	ok &= raw_returned(a, want);
+	now = raw_gm_free_bytes(a);
+	if (now != want) {
+		printf("GM free %llu, not %llu: the stream buffer went back while its client is connected\n",
+		       (unsigned long long)now, (unsigned long long)want);
+		ok = 0;
+	}
+	return ok;
+}
+
+/* freed-named: see freed_tensor_named() and freed_stream(). */
+static int run_freed_named(void)
+{
+	struct raw_client a;
+	struct gm_buf kb, x;
+	uint64_t free0 = 0;
+	void *xp = NULL;
+	size_t len;
+	void *so = kernel_image("probe_kernel.so", 0, &len);
+	bool opened = so && !raw_open(&a);
+	int ok = opened && !raw_blobs(&a, so, len, 1, &kb, NULL) &&
+		 raw_kreg(&a, 0, kb.dev, "the probe kernel") &&
+		 (xp = raw_buf(&a, 65536, &x));
+
+	/* the second part runs even if the first failed: it tells more */
+	if (ok) {
+		ok = freed_tensor_named(&a, 0, &x, xp, &free0);
+		ok &= free0 && freed_stream(&a, free0 + x.len);
+	}
+
+	free(so);
+	if (opened)
+		raw_close(&a);
+	printf("CASE freed-named: %s\n", ok ? "PASS" : "FAIL");
+	return ok ? 0 : 1;
+}
+
 static int run_badbuf(void)
 {
 	if (load_kernels("vector_example", add_scalar_k, 1))
@@ -3936,6 +4131,8 @@ static int run_case(int argc, char **argv)
 		ret = run_reload_busy();
 	else if (!strcmp(argv[0], "kshare"))
 		ret = run_kshare();
+	else if (!strcmp(argv[0], "freed-named"))
+		ret = run_freed_named();
 	else if (!strcmp(argv[0], "reload-defer"))
 		ret = run_reload_defer();
 	else if (!strcmp(argv[0], "unpriv"))
@@ -3979,7 +4176,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|closedev|rerun|streampad|reload|rendezvous|crash-next|crash-loop|hostile|stream|hang|probe|probe-n|prio|chain|badbuf|badph|phring|hazards|proto|freed|freed-tensor|reload-quota|reload-busy|kshare|reload-defer|unpriv|reclen|rawhead|rawcluster|clpairs|slots|idle|flood|pings|quota|quota-rt|hellos|peer|conns ...\n");
+		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|closedev|rerun|streampad|reload|rendezvous|crash-next|crash-loop|hostile|stream|hang|probe|probe-n|prio|chain|badbuf|badph|phring|hazards|proto|freed|freed-tensor|reload-quota|reload-busy|kshare|freed-named|reload-defer|unpriv|reclen|rawhead|rawcluster|clpairs|slots|idle|flood|pings|quota|quota-rt|hellos|peer|conns ...\n");
 		return 2;
 	}
 	/* without libpto: the socket alone */
