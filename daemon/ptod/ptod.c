@@ -63,10 +63,17 @@ static int g_log_level = PTOD_LOG_INFO;
 
 /* ---- Logging ----------------------------------------------------------------- */
 
+/*
+ * Every line of ptod's log goes through here. A message may hold text a
+ * client chose (a hello's variable in the error it gets, ...): its
+ * control characters become '?', so that whatever it holds stays on the
+ * one line that starts with "ptod: LEVEL: " and no client can write a
+ * line that looks like one of ptod's own.
+ */
 void ptod_log(int level, const char *fmt, ...)
 {
 	static const char *const names[] = { "error", "warning", "info", "debug" };
-	char buf[4096];
+	char buf[4096], *p;
 	va_list ap;
 
 	if (level > g_log_level)
@@ -74,17 +81,32 @@ void ptod_log(int level, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
+	for (p = buf; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
 	fprintf(stderr, "ptod: %s: %s\n", names[level], buf);
 }
 
+/*
+ * pto2's messages may span lines (its flow-control diagnoses): each of
+ * them is a line of its own, after "client N: pto2: ".
+ */
 static void pto2_log_cb(void *ctx, int level, const char *msg)
 {
 	struct client *c = ctx;
+	const char *nl;
 
-	ptod_log(level <= PTO2_LOG_ERROR ? PTOD_LOG_ERR :
-		 level == PTO2_LOG_WARN ? PTOD_LOG_WARN :
-		 level == PTO2_LOG_INFO ? PTOD_LOG_INFO : PTOD_LOG_DEBUG,
-		 "client %u: pto2: %s", c->id, msg);
+	level = level <= PTO2_LOG_ERROR ? PTOD_LOG_ERR :
+		level == PTO2_LOG_WARN ? PTOD_LOG_WARN :
+		level == PTO2_LOG_INFO ? PTOD_LOG_INFO : PTOD_LOG_DEBUG;
+	for (;;) {
+		nl = strchr(msg, '\n');
+		ptod_log(level, "client %u: pto2: %.*s", c->id,
+			 nl ? (int)(nl - msg) : (int)strlen(msg), msg);
+		if (!nl || !nl[1])
+			break;
+		msg = nl + 1;
+	}
 }
 
 /* ---- Messages ------------------------------------------------------------------ */

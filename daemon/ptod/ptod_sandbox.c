@@ -262,10 +262,11 @@ static int sbx_err_read(struct ptod_sbx_err *e)
 				sbx_err_line(e);
 				continue;
 			}
-			/* control characters have no place in a log line */
-			e->line[e->len++] = ((unsigned char)buf[i] < 0x20 &&
-					     buf[i] != '\t') || buf[i] == 0x7f ?
-					    '?' : buf[i];
+			/*
+			 * ptod_log() makes the other control characters
+			 * '?'; a NUL would end the line's "%.*s" early
+			 */
+			e->line[e->len++] = buf[i] ? buf[i] : '?';
 			if (e->len == sizeof(e->line))
 				sbx_err_line(e);
 		}

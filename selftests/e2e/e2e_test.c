@@ -24,7 +24,8 @@
  * and when each task ran), the device's counters
  * (/sys/class/misc/pto0/counters), its core registers (mapped read-only
  * with the EXECUTOR role) and, for the executor's pid, debugfs. ptod's log
- * is printed at the end for humans and never read by a test.
+ * is printed at the end for humans; a test reads it only where what ptod
+ * logs is what it tests.
  *
  * With PTO_DEVICE=user in the environment the suite runs natively, on
  * ptod's user-mode device (ptod -d user; no pto.ko): the clients inherit
@@ -2824,6 +2825,60 @@ static char *e2e_output(struct __test_metadata *_metadata, uid_t uid,
 	p.text = NULL;
 	proc_free(&p);
 	return text;
+}
+
+/*
+ * Lines of ptod's log from byte @from on that hold @needle: in all (the
+ * return value), and of them those that begin with it in *@bare.
+ */
+static int log_lines_with(off_t from, const char *needle, int *bare)
+{
+	FILE *f = fopen(E->log, "re");
+	char line[4200];
+	int n = 0;
+
+	*bare = 0;
+	if (f && fseeko(f, from, SEEK_SET)) {
+		fclose(f);
+		f = NULL;
+	}
+	while (f && fgets(line, sizeof(line), f)) {
+		const char *p = strstr(line, needle);
+
+		if (!p)
+			continue;
+		n++;
+		*bare += p == line;
+	}
+	if (f)
+		fclose(f);
+	return n;
+}
+
+#define FORGED_HELLO	"ptod: error: FORGED by a client's hello"
+
+/*
+ * A hello's environment value with a newline, then a line that looks
+ * like ptod's own: ptod refuses it with -EINVAL and logs the error,
+ * value and all, on one line of its own ("client N: ..."), the newline
+ * as '?'; no line of its log begins with the client's text.
+ */
+TEST_F_TIMEOUT(e2e, hello_env_logged_on_one_line, 60)
+{
+	off_t from = file_size(E->log);
+	int bare, n;
+	char *out;
+
+	out = e2e_output(_metadata, 0, false, ARGS("forge", FORGED_HELLO));
+	EXPECT_TRUE(case_passed(out, "forge")) TH_LOG("%s", out);
+	free(out);
+	/* ptod logs the error before it replies */
+	n = log_lines_with(from, FORGED_HELLO, &bare);
+	note("the hello's value: in %d lines of ptod's log, %d of them its own",
+	     n, bare);
+	EXPECT_EQ(0, bare);
+	EXPECT_LE(1, log_lines_with(from, "PTO2_RING_HEAP=\"1?" FORGED_HELLO,
+				    &bare));
 }
 
 /*

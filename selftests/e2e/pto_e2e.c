@@ -117,6 +117,9 @@
  *                                 record LEN bytes long (expects -EPROTO),
  *                                 then, on a new connection, a graph of
  *                                 well-formed records (expects 0)
+ *   pto_e2e forge LINE            (no libpto) a hello whose
+ *                                 PTO2_RING_HEAP is "1", a newline and
+ *                                 LINE (expects -EINVAL)
  *   pto_e2e rawhead HOW...        (no libpto) the same with a stream
  *                                 whose head or records break the ring's
  *                                 rules: ahead, edge, end, published
@@ -2937,15 +2940,13 @@ static int raw_tenant(struct raw_client *r)
 }
 
 /*
- * Device, stream buffer (@dsize bytes of data), connection and hello, as
- * libpto does them; the stream's head and tail start at @start (libpto:
- * 0). A @small client's hello asks for the least task window and heap
- * (its runtime's GM).
+ * Device, stream buffer (@dsize bytes of data) and connection, as libpto
+ * makes them before its hello; the stream's head and tail start at
+ * @start (libpto: 0). The hello to send is in @m.
  */
-static int raw_open_ring(struct raw_client *r, uint64_t start, bool small,
-			 uint32_t dsize)
+static int raw_setup(struct raw_client *r, uint64_t start, uint32_t dsize,
+		     struct pto_msg *m)
 {
-	struct pto_msg m;
 	int ret;
 
 	ret = raw_tenant(r);
@@ -2962,11 +2963,29 @@ static int raw_open_ring(struct raw_client *r, uint64_t start, bool small,
 	r->sock = raw_connect();
 	if (r->sock < 0)
 		return -errno;
-	memset(&m, 0, sizeof(m));
-	m.type = PTO_MSG_HELLO;
-	m.u.hello.wire_version = PTO_WIRE_VERSION;
-	m.u.hello.stream_addr = r->sbuf.dev;
-	m.u.hello.stream_len = r->sbuf.len;
+	memset(m, 0, sizeof(*m));
+	m->type = PTO_MSG_HELLO;
+	m->u.hello.wire_version = PTO_WIRE_VERSION;
+	m->u.hello.stream_addr = r->sbuf.dev;
+	m->u.hello.stream_len = r->sbuf.len;
+	return 0;
+}
+
+/*
+ * Device, stream buffer (@dsize bytes of data), connection and hello, as
+ * libpto does them; the stream's head and tail start at @start (libpto:
+ * 0). A @small client's hello asks for the least task window and heap
+ * (its runtime's GM).
+ */
+static int raw_open_ring(struct raw_client *r, uint64_t start, bool small,
+			 uint32_t dsize)
+{
+	struct pto_msg m;
+	int ret;
+
+	ret = raw_setup(r, start, dsize, &m);
+	if (ret)
+		return ret;
 	if (small) {
 		m.u.hello.env_set = 1U << PTO_ENV_TASK_WINDOW | 1U << PTO_ENV_HEAP;
 		snprintf(m.u.hello.env[PTO_ENV_TASK_WINDOW], PTO_HELLO_ENV_LEN,
@@ -3127,6 +3146,36 @@ static int run_reclen(int argc, char **argv)
 		failed += raw_refused_then_next("reclen", argv[i], bad, msg);
 	}
 	return failed ? 1 : 0;
+}
+
+/*
+ * A hello whose PTO2_RING_HEAP is "1", a newline and @line (at most
+ * PTO_HELLO_ENV_LEN - 3 bytes): ptod refuses it with -EINVAL and a
+ * message that quotes the value, which it logs too. 0 if it did.
+ */
+static int run_forge(const char *line)
+{
+	struct raw_client r;
+	struct pto_msg m;
+	int ret, ok = 0;
+
+	if (strlen(line) > PTO_HELLO_ENV_LEN - 3) {
+		printf("forge: '%s' is too long for a variable\n", line);
+		return 2;
+	}
+	ret = raw_setup(&r, 0, RAW_STREAM, &m);
+	if (!ret) {
+		m.u.hello.env_set = 1U << PTO_ENV_HEAP;
+		snprintf(m.u.hello.env[PTO_ENV_HEAP], PTO_HELLO_ENV_LEN,
+			 "1\n%s", line);
+		ok = raw_expect(r.sock, &m, sizeof(m), r.file, -EINVAL,
+				"forge");
+	} else {
+		printf("forge: %s\n", strerror(-ret));
+	}
+	raw_close(&r);
+	printf("CASE forge: %s\n", ok ? "PASS" : "FAIL");
+	return ok ? 0 : 1;
 }
 
 /*
@@ -4176,7 +4225,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|closedev|rerun|streampad|reload|rendezvous|crash-next|crash-loop|hostile|stream|hang|probe|probe-n|prio|chain|badbuf|badph|phring|hazards|proto|freed|freed-tensor|reload-quota|reload-busy|kshare|freed-named|reload-defer|unpriv|reclen|rawhead|rawcluster|clpairs|slots|idle|flood|pings|quota|quota-rt|hellos|peer|conns ...\n");
+		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|closedev|rerun|streampad|reload|rendezvous|crash-next|crash-loop|hostile|stream|hang|probe|probe-n|prio|chain|badbuf|badph|phring|hazards|proto|freed|freed-tensor|reload-quota|reload-busy|kshare|freed-named|reload-defer|unpriv|reclen|forge|rawhead|rawcluster|clpairs|slots|idle|flood|pings|quota|quota-rt|hellos|peer|conns ...\n");
 		return 2;
 	}
 	/* without libpto: the socket alone */
@@ -4189,6 +4238,8 @@ int main(int argc, char **argv)
 		return run_conns(optind + 1 < argc ? atol(argv[optind + 1]) : 20);
 	if (!strcmp(argv[optind], "reclen"))
 		return run_reclen(argc - optind - 1, argv + optind + 1);
+	if (!strcmp(argv[optind], "forge"))
+		return run_forge(optind + 1 < argc ? argv[optind + 1] : "");
 	if (!strcmp(argv[optind], "rawhead"))
 		return run_rawhead(argc - optind - 1, argv + optind + 1);
 	if (!strcmp(argv[optind], "rawcluster"))
