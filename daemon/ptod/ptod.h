@@ -50,7 +50,8 @@
 #define PTOD_MAX_CONN		256	/* -C: connections in all */
 #define PTOD_OUT_MAX		(256u << 10)	/* -Q: output queue bytes */
 #define PTOD_OUT_MS		2000	/* -T: ms a queue may make no progress */
-#define PTOD_WARN_MAX		20	/* error replies logged per client */
+#define PTOD_WARN_MAX		20	/* error replies, and records outside a
+					 * graph, logged per client */
 #define PTOD_TRACE_RING		8192	/* blocks waiting for trace subscribers */
 #define PTOD_DRAIN_GRACE_MS	5000	/* -G: a stopped client's run may drain */
 #define PTOD_DRAIN_EXIT_MS	5000	/* then, shutting down, ptod exits anyway */
@@ -252,6 +253,7 @@ struct client {
 	char gmsg[1024];
 	bool err_sent;
 	bool runs_waited;		/* dev_lock: this graph waited for -D, said */
+	uint64_t nr_outside;		/* records it wrote outside a graph */
 	/* private copy of the current record, read as its struct */
 	_Alignas(PTO_REC_ALIGN) uint8_t rec[PTOD_REC_MAX];
 

@@ -842,6 +842,20 @@ static void graph_kind(struct client *c, const struct pto_rec *r)
 			 c->id);
 }
 
+/*
+ * A record outside a graph is ignored. The first PTOD_WARN_MAX of a
+ * client's are logged, the others only counted: 16 bytes of stream
+ * each, they must not buy a log line each.
+ */
+static void outside_graph(struct client *c, const struct pto_rec *r)
+{
+	if (c->nr_outside++ < PTOD_WARN_MAX)
+		ptod_log(PTOD_LOG_WARN,
+			 "client %u: record type %u outside a graph, ignored%s",
+			 c->id, r->type, c->nr_outside == PTOD_WARN_MAX ?
+			 " (its further ones are not logged)" : "");
+}
+
 void *ptod_runner_main(void *arg)
 {
 	struct client *c = arg;
@@ -854,9 +868,7 @@ void *ptod_runner_main(void *arg)
 		if (!r)
 			break;
 		if (r->type != PTO_REC_GRAPH_BEGIN) {
-			ptod_log(PTOD_LOG_WARN,
-				 "client %u: record type %u outside a graph, ignored",
-				 c->id, r->type);
+			outside_graph(c, r);
 			stream_consume(c, r);
 			continue;
 		}
@@ -865,6 +877,10 @@ void *ptod_runner_main(void *arg)
 		stream_consume(c, r);
 		run_graph(c);
 	}
+	if (c->nr_outside > PTOD_WARN_MAX)
+		ptod_log(PTOD_LOG_WARN,
+			 "client %u: %" PRIu64 " records outside a graph ignored in all, %d of them logged",
+			 c->id, c->nr_outside, PTOD_WARN_MAX);
 	pthread_mutex_lock(&d->fin_lock);
 	c->fin_next = d->fin;
 	d->fin = c;

@@ -2881,6 +2881,41 @@ TEST_F_TIMEOUT(e2e, hello_env_logged_on_one_line, 60)
 				    &bare));
 }
 
+/* ptod's PTOD_WARN_MAX: records outside a graph logged per client */
+#define OUTSIDE_LOGGED	20
+#define OUTSIDE_RECS	"3000"
+
+/*
+ * A client's records outside a graph (16 bytes of stream each) are
+ * ignored, and cost ptod's log at most OUTSIDE_LOGGED lines, the last
+ * saying that further ones are not, and one line with their number once
+ * the client is gone; its graph after them passes.
+ */
+TEST_F_TIMEOUT(e2e, records_outside_graph_log_bounded, 60)
+{
+	off_t from = file_size(E->log);
+	const char *total = "client's " OUTSIDE_RECS " records outside a graph";
+	int bare, n, i;
+	char *out;
+
+	out = e2e_output(_metadata, 0, false, ARGS("outside", OUTSIDE_RECS));
+	EXPECT_TRUE(case_passed(out, "outside")) TH_LOG("%s", out);
+	free(out);
+	/* the runner says the number once it ends, after the client went */
+	for (i = 0; i < 100 && !log_lines_with(from, " " OUTSIDE_RECS
+					       " records outside a graph ignored",
+					       &bare); i++)
+		usleep(100000);
+	n = log_lines_with(from, ": record type 77 outside a graph", &bare);
+	note("%s: %d lines of ptod's log", total, n);
+	EXPECT_GE(OUTSIDE_LOGGED, n);
+	EXPECT_EQ(1, log_lines_with(from, "(its further ones are not logged)",
+				    &bare));
+	EXPECT_EQ(1, log_lines_with(from, " " OUTSIDE_RECS
+				    " records outside a graph ignored in all",
+				    &bare));
+}
+
 /*
  * The socket is root's and the device group's (mode 0660): a user outside
  * the group cannot connect. With the mode opened to everyone, ptod itself

@@ -117,6 +117,9 @@
  *                                 record LEN bytes long (expects -EPROTO),
  *                                 then, on a new connection, a graph of
  *                                 well-formed records (expects 0)
+ *   pto_e2e outside N             (no libpto) N records outside a
+ *                                 graph (ignored), then a graph
+ *                                 (expects 0)
  *   pto_e2e forge LINE            (no libpto) a hello whose
  *                                 PTO2_RING_HEAP is "1", a newline and
  *                                 LINE (expects -EINVAL)
@@ -3413,6 +3416,37 @@ static int raw_append(struct raw_client *r, const void *rec, uint32_t bytes)
 }
 
 /*
+ * @n records of a type ptod does not know outside any graph (raw_append()
+ * waits for room as the ring fills), then a graph: ptod ignores the
+ * records, and the graph must pass. 0 if it did.
+ */
+static int run_outside(long n)
+{
+	struct pto_rec_graph g = { .h = { .type = PTO_REC_GRAPH_BEGIN } };
+	struct pto_rec rec = { .type = 77 }, end = { .type = PTO_REC_GRAPH_END };
+	char msg[PTO_MSG_TEXT] = "";
+	struct raw_client r;
+	long i;
+	int ret;
+
+	ret = raw_open(&r);
+	for (i = 0; !ret && i < n; i++)
+		ret = raw_append(&r, &rec, sizeof(rec));
+	if (!ret)
+		ret = raw_append(&r, &g, sizeof(g));
+	if (!ret)
+		ret = raw_append(&r, &end, sizeof(end));
+	if (!ret)
+		ret = raw_publish(&r);
+	if (!ret)
+		ret = raw_done(&r, msg, sizeof(msg));
+	raw_close(&r);
+	printf("CASE outside: %s %ld records outside a graph, then a graph: %d %s\n",
+	       ret ? "FAIL" : "PASS", i, ret, msg);
+	return ret ? 1 : 0;
+}
+
+/*
  * A graph of @r: a scope with @pairs CLUSTER_ALLOC / CLUSTER_FREE pairs,
  * vid 1, 2, ... Its status and message.
  */
@@ -4225,7 +4259,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|closedev|rerun|streampad|reload|rendezvous|crash-next|crash-loop|hostile|stream|hang|probe|probe-n|prio|chain|badbuf|badph|phring|hazards|proto|freed|freed-tensor|reload-quota|reload-busy|kshare|freed-named|reload-defer|unpriv|reclen|forge|rawhead|rawcluster|clpairs|slots|idle|flood|pings|quota|quota-rt|hellos|peer|conns ...\n");
+		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|closedev|rerun|streampad|reload|rendezvous|crash-next|crash-loop|hostile|stream|hang|probe|probe-n|prio|chain|badbuf|badph|phring|hazards|proto|freed|freed-tensor|reload-quota|reload-busy|kshare|freed-named|reload-defer|unpriv|reclen|outside|forge|rawhead|rawcluster|clpairs|slots|idle|flood|pings|quota|quota-rt|hellos|peer|conns ...\n");
 		return 2;
 	}
 	/* without libpto: the socket alone */
@@ -4238,6 +4272,8 @@ int main(int argc, char **argv)
 		return run_conns(optind + 1 < argc ? atol(argv[optind + 1]) : 20);
 	if (!strcmp(argv[optind], "reclen"))
 		return run_reclen(argc - optind - 1, argv + optind + 1);
+	if (!strcmp(argv[optind], "outside"))
+		return run_outside(optind + 1 < argc ? atol(argv[optind + 1]) : 1000);
 	if (!strcmp(argv[optind], "forge"))
 		return run_forge(optind + 1 < argc ? argv[optind + 1] : "");
 	if (!strcmp(argv[optind], "rawhead"))
