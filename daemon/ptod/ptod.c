@@ -70,21 +70,86 @@ static int g_log_level = PTOD_LOG_INFO;
  * one line that starts with "ptod: LEVEL: " and no client can write a
  * line that looks like one of ptod's own.
  */
-void ptod_log(int level, const char *fmt, ...)
+static void ptod_vlog(int level, const char *fmt, va_list ap)
 {
 	static const char *const names[] = { "error", "warning", "info", "debug" };
 	char buf[4096], *p;
+
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	for (p = buf; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
+	fprintf(stderr, "ptod: %s: %s\n", names[level], buf);
+}
+
+void ptod_log(int level, const char *fmt, ...)
+{
 	va_list ap;
 
 	if (level > g_log_level)
 		return;
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	ptod_vlog(level, fmt, ap);
 	va_end(ap);
-	for (p = buf; *p; p++)
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			*p = '?';
-	fprintf(stderr, "ptod: %s: %s\n", names[level], buf);
+}
+
+/* @n lines about client @c's graphs that were not logged, if any. */
+static void clog_dropped(struct client *c, uint64_t n)
+{
+	if (n)
+		ptod_log(PTOD_LOG_WARN,
+			 "client %u: %" PRIu64 " lines about its graphs not logged (more than %d a second)",
+			 c->id, n, PTOD_LOG_RATE);
+}
+
+/*
+ * A line about client @c's graphs (any thread): a client may run
+ * thousands of graphs a second, empty or failing ones too, and each
+ * would buy a line or more. At most PTOD_LOG_RATE lines a second are
+ * logged per client; the rest are counted, and their number said once
+ * the second is over, at the client's next line, or when it goes
+ * (ptod_clog_flush()).
+ */
+void ptod_clog(struct client *c, int level, const char *fmt, ...)
+{
+	int64_t sec = pto_mono_ns() / 1000000000LL;
+	uint64_t dropped = 0;
+	va_list ap;
+	bool log;
+
+	if (level > g_log_level)
+		return;
+	pthread_mutex_lock(&c->log_lock);
+	if (sec != c->log_sec) {
+		dropped = c->log_dropped;
+		c->log_dropped = 0;
+		c->log_sec = sec;
+		c->log_lines = 0;
+	}
+	log = c->log_lines < PTOD_LOG_RATE;
+	if (log)
+		c->log_lines++;
+	else
+		c->log_dropped++;
+	pthread_mutex_unlock(&c->log_lock);
+	clog_dropped(c, dropped);
+	if (!log)
+		return;
+	va_start(ap, fmt);
+	ptod_vlog(level, fmt, ap);
+	va_end(ap);
+}
+
+/* The lines about @c's graphs not logged so far, if any: said now. */
+void ptod_clog_flush(struct client *c)
+{
+	uint64_t dropped;
+
+	pthread_mutex_lock(&c->log_lock);
+	dropped = c->log_dropped;
+	c->log_dropped = 0;
+	pthread_mutex_unlock(&c->log_lock);
+	clog_dropped(c, dropped);
 }
 
 /*
@@ -101,8 +166,8 @@ static void pto2_log_cb(void *ctx, int level, const char *msg)
 		level == PTO2_LOG_INFO ? PTOD_LOG_INFO : PTOD_LOG_DEBUG;
 	for (;;) {
 		nl = strchr(msg, '\n');
-		ptod_log(level, "client %u: pto2: %.*s", c->id,
-			 nl ? (int)(nl - msg) : (int)strlen(msg), msg);
+		ptod_clog(c, level, "client %u: pto2: %.*s", c->id,
+			  nl ? (int)(nl - msg) : (int)strlen(msg), msg);
 		if (!nl || !nl[1])
 			break;
 		msg = nl + 1;
@@ -709,6 +774,8 @@ static void client_destroy(struct client *c)
 		pthread_join(c->runner, NULL);
 	if (c->rt)
 		pto2_runtime_destroy(c->rt);
+	/* nothing logs about its graphs any more */
+	ptod_clog_flush(c);
 	/* no run of it is left: nothing touches its buffers any more */
 	ptod_pins_free(d, &c->run_pins);
 	ptod_pins_free(d, &c->old_kpins);
@@ -731,6 +798,7 @@ static void client_destroy(struct client *c)
 		close(c->bell[1]);
 	close(c->sock);
 	pthread_mutex_destroy(&c->send_lock);
+	pthread_mutex_destroy(&c->log_lock);
 	free(c->ph);
 	free(c->cl);
 	ptod_log(PTOD_LOG_INFO, "client %u (pid %d) gone", c->id, (int)c->pid);
@@ -1276,6 +1344,7 @@ static void on_accept(evutil_socket_t fd, short what, void *arg)
 	for (i = 0; i < PTOD_MAX_FUNC; i++)
 		atomic_init(&c->ktype[i], -1);
 	pthread_mutex_init(&c->send_lock, NULL);
+	pthread_mutex_init(&c->log_lock, NULL);
 	c->since_ns = real_ns();
 	c->ev_read = ptod_client_init(c) ? NULL :
 		     watch(d, s, EV_READ | EV_PERSIST, on_client_read, c,
@@ -1283,6 +1352,7 @@ static void on_accept(evutil_socket_t fd, short what, void *arg)
 	if (!c->ev_read) {
 		ptod_client_fini(c);
 		pthread_mutex_destroy(&c->send_lock);
+		pthread_mutex_destroy(&c->log_lock);
 		free(c);
 		close(s);
 		return;

@@ -52,6 +52,8 @@
 #define PTOD_OUT_MS		2000	/* -T: ms a queue may make no progress */
 #define PTOD_WARN_MAX		20	/* error replies, and records outside a
 					 * graph, logged per client */
+#define PTOD_LOG_RATE		50	/* lines about a client's graphs
+					 * logged a second */
 #define PTOD_TRACE_RING		8192	/* blocks waiting for trace subscribers */
 #define PTOD_DRAIN_GRACE_MS	5000	/* -G: a stopped client's run may drain */
 #define PTOD_DRAIN_EXIT_MS	5000	/* then, shutting down, ptod exits anyway */
@@ -283,6 +285,16 @@ struct client {
 	char note[512];
 
 	/*
+	 * Lines about its graphs (ptod_clog(), any thread): log_lock
+	 * protects the second being counted (@log_sec, CLOCK_MONOTONIC),
+	 * the lines logged in it and those that were not, not said yet.
+	 */
+	pthread_mutex_t log_lock;
+	int64_t log_sec;
+	uint32_t log_lines;
+	uint64_t log_dropped;
+
+	/*
 	 * What ptoctl sees (ptod_info.c): @since_ns and @ctx are set once
 	 * (accept, hello); @runs and @tasks_done by the runner; @graph (its
 	 * graph in flight, if @graph_live) under d->graphs_lock, but
@@ -448,6 +460,10 @@ __attribute__((format(printf, 2, 3)))
 void ptod_log(int level, const char *fmt, ...);
 __attribute__((format(printf, 3, 4)))
 void ptod_reply(struct client *c, int status, const char *fmt, ...);
+/* A line about @c's graphs, at most PTOD_LOG_RATE a second (any thread). */
+__attribute__((format(printf, 3, 4)))
+void ptod_clog(struct client *c, int level, const char *fmt, ...);
+void ptod_clog_flush(struct client *c);
 static inline struct pto_core_regs *ptod_core(struct ptod *d, uint32_t c)
 {
 	return pto_regs_core(d->regs, c);

@@ -169,7 +169,7 @@ static struct pto_rec *stream_next(struct client *c)
 		return (struct pto_rec *)(void *)c->rec;
 	}
 bad:
-	ptod_log(PTOD_LOG_ERR, "client %u: %s", c->id, c->serr);
+	ptod_clog(c, PTOD_LOG_ERR, "client %u: %s", c->id, c->serr);
 	{
 		int exp = 0;
 
@@ -221,8 +221,8 @@ static void graph_fail(struct client *c, int err, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(c->gmsg, sizeof(c->gmsg), fmt, ap);
 	va_end(ap);
-	ptod_log(PTOD_LOG_ERR, "client %u graph %" PRIu64 ": %s", c->id, c->tag,
-		 c->gmsg);
+	ptod_clog(c, PTOD_LOG_ERR, "client %u graph %" PRIu64 ": %s", c->id,
+		  c->tag, c->gmsg);
 	pto2_runtime_abort(c->rt, err);
 }
 
@@ -675,9 +675,9 @@ static int run_admit(struct client *c)
 			return -ENOMEM;
 		if (*n >= d->max_runs_uid) {
 			if (!c->runs_waited)
-				ptod_log(PTOD_LOG_INFO,
-					 "client %u: its graph waits: user %u has %u graphs running (-D)",
-					 c->id, (unsigned int)c->uid, *n);
+				ptod_clog(c, PTOD_LOG_INFO,
+					  "client %u: its graph waits: user %u has %u graphs running (-D)",
+					  c->id, (unsigned int)c->uid, *n);
 			c->runs_waited = true;
 			return 1;
 		}
@@ -817,11 +817,11 @@ static void run_graph(struct client *c)
 	pthread_mutex_unlock(&d->dev_lock);
 	run_leave(c);
 	PTO_PROBE4(ptod, graph_done, c->id, c->tag, ret, st.tasks_completed);
-	ptod_log(ret ? PTOD_LOG_WARN : PTOD_LOG_INFO,
-		 "client %u graph %" PRIu64 ": %s (%d), %" PRIu64 "/%" PRIu64
-		 " tasks, %.3f ms", c->id, c->tag, ret ? "failed" : "done", ret,
-		 st.tasks_completed, st.tasks_submitted,
-		 (double)(pto_mono_ns() - t0) / 1e6);
+	ptod_clog(c, ret ? PTOD_LOG_WARN : PTOD_LOG_INFO,
+		  "client %u graph %" PRIu64 ": %s (%d), %" PRIu64 "/%" PRIu64
+		  " tasks, %.3f ms", c->id, c->tag, ret ? "failed" : "done", ret,
+		  st.tasks_completed, st.tasks_submitted,
+		  (double)(pto_mono_ns() - t0) / 1e6);
 	gs = (struct pto_graph_stats){
 		.tasks = st.tasks_completed, .blocks = st.blocks,
 		.wall_ns = (uint64_t)(pto_mono_ns() - t0), .busy_ns = st.busy_ns,
@@ -838,8 +838,8 @@ static void graph_kind(struct client *c, const struct pto_rec *r)
 	bool stat = r->len >= sizeof(*g) && (g->flags & PTO_GRAPH_STATIC);
 
 	if (pto2_runtime_set_dag(c->rt, stat ? g->total_tasks : 0, !stat))
-		ptod_log(PTOD_LOG_WARN, "client %u: cannot set the graph's kind",
-			 c->id);
+		ptod_clog(c, PTOD_LOG_WARN, "client %u: cannot set the graph's kind",
+			  c->id);
 }
 
 /*

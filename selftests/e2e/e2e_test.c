@@ -2916,6 +2916,72 @@ TEST_F_TIMEOUT(e2e, records_outside_graph_log_bounded, 60)
 				    &bare));
 }
 
+/* ptod's PTOD_LOG_RATE: lines about a client's graphs logged a second */
+#define GRAPH_LOG_RATE	50
+#define GRAPHS		2000
+
+/*
+ * The numbers that @fmt (a whole line, with one %llu) reads in the lines
+ * of ptod's log from byte @from on, added up.
+ */
+static unsigned long long log_sum(off_t from, const char *fmt)
+{
+	FILE *f = fopen(E->log, "re");
+	unsigned long long sum = 0, v;
+	char line[4200];
+
+	if (f && fseeko(f, from, SEEK_SET)) {
+		fclose(f);
+		f = NULL;
+	}
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, fmt, &v) == 1)
+			sum += v;
+	if (f)
+		fclose(f);
+	return sum;
+}
+
+#define GRAPHS_DROPPED \
+	"ptod: warning: client %*u: %llu lines about its graphs not logged"
+
+/*
+ * A client that runs GRAPHS empty graphs as fast as ptod takes them
+ * (each is a "graph 1: done" line) gets at most GRAPH_LOG_RATE lines a
+ * second in ptod's log; the others are counted, and by the time it is
+ * gone the lines logged and those counted add up to GRAPHS.
+ */
+TEST_F_TIMEOUT(e2e, graph_lines_rate_limited, 120)
+{
+	off_t from = file_size(E->log);
+	unsigned long long dropped = 0;
+	int bare, logged = 0, i;
+	double secs = 0;
+	const char *l;
+	struct proc p;
+
+	ASSERT_EQ(0, e2e_start(&p, "graphs", false, NULL,
+			       ARGS("graphs", STR(GRAPHS))));
+	ASSERT_EQ(0, proc_wait(&p, CLIENT_MS));
+	EXPECT_TRUE(exited_ok(&p));
+	l = line_with(p.text, "CASE graphs: PASS ");
+	EXPECT_TRUE(l && sscanf(l, "CASE graphs: PASS %*d of %*d graphs in %lf s",
+				&secs) == 1) TH_LOG("%s", p.text);
+	/* the number not logged is said by the time the client is gone */
+	for (i = 0; i < 100; i++) {
+		logged = log_lines_with(from, " graph 1: done (0)", &bare);
+		dropped = log_sum(from, GRAPHS_DROPPED);
+		if (logged + dropped >= GRAPHS)
+			break;
+		usleep(100000);
+	}
+	note("%d graphs in %.3f s: %d lines logged, %llu not", GRAPHS, secs,
+	     logged, dropped);
+	EXPECT_GE(GRAPH_LOG_RATE * ((int)secs + 2), logged);
+	EXPECT_EQ(GRAPHS, logged + dropped);
+	proc_free(&p);
+}
+
 /*
  * The socket is root's and the device group's (mode 0660): a user outside
  * the group cannot connect. With the mode opened to everyone, ptod itself

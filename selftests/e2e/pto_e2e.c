@@ -117,6 +117,8 @@
  *                                 record LEN bytes long (expects -EPROTO),
  *                                 then, on a new connection, a graph of
  *                                 well-formed records (expects 0)
+ *   pto_e2e graphs N              (no libpto) N empty graphs, one
+ *                                 after the other (expects 0 each)
  *   pto_e2e outside N             (no libpto) N records outside a
  *                                 graph (ignored), then a graph
  *                                 (expects 0)
@@ -3447,6 +3449,37 @@ static int run_outside(long n)
 }
 
 /*
+ * @n empty graphs, one after the other, each waiting for its DONE: each
+ * must pass. Prints how long they took. 0 if they did.
+ */
+static int run_graphs(long n)
+{
+	struct pto_rec_graph g = { .h = { .type = PTO_REC_GRAPH_BEGIN } };
+	struct pto_rec end = { .type = PTO_REC_GRAPH_END };
+	char msg[PTO_MSG_TEXT] = "";
+	double t0 = now_ms();
+	struct raw_client r;
+	long i;
+	int ret;
+
+	ret = raw_open(&r);
+	for (i = 0; !ret && i < n; i++) {
+		ret = raw_append(&r, &g, sizeof(g));
+		if (!ret)
+			ret = raw_append(&r, &end, sizeof(end));
+		if (!ret)
+			ret = raw_publish(&r);
+		if (!ret)
+			ret = raw_done(&r, msg, sizeof(msg));
+	}
+	raw_close(&r);
+	printf("CASE graphs: %s %ld of %ld graphs in %.3f s: %d %s\n",
+	       ret ? "FAIL" : "PASS", ret ? i - 1 : i, n,
+	       (now_ms() - t0) / 1e3, ret, msg);
+	return ret ? 1 : 0;
+}
+
+/*
  * A graph of @r: a scope with @pairs CLUSTER_ALLOC / CLUSTER_FREE pairs,
  * vid 1, 2, ... Its status and message.
  */
@@ -4259,7 +4292,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|closedev|rerun|streampad|reload|rendezvous|crash-next|crash-loop|hostile|stream|hang|probe|probe-n|prio|chain|badbuf|badph|phring|hazards|proto|freed|freed-tensor|reload-quota|reload-busy|kshare|freed-named|reload-defer|unpriv|reclen|outside|forge|rawhead|rawcluster|clpairs|slots|idle|flood|pings|quota|quota-rt|hellos|peer|conns ...\n");
+		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|closedev|rerun|streampad|reload|rendezvous|crash-next|crash-loop|hostile|stream|hang|probe|probe-n|prio|chain|badbuf|badph|phring|hazards|proto|freed|freed-tensor|reload-quota|reload-busy|kshare|freed-named|reload-defer|unpriv|reclen|graphs|outside|forge|rawhead|rawcluster|clpairs|slots|idle|flood|pings|quota|quota-rt|hellos|peer|conns ...\n");
 		return 2;
 	}
 	/* without libpto: the socket alone */
@@ -4272,6 +4305,8 @@ int main(int argc, char **argv)
 		return run_conns(optind + 1 < argc ? atol(argv[optind + 1]) : 20);
 	if (!strcmp(argv[optind], "reclen"))
 		return run_reclen(argc - optind - 1, argv + optind + 1);
+	if (!strcmp(argv[optind], "graphs"))
+		return run_graphs(optind + 1 < argc ? atol(argv[optind + 1]) : 100);
 	if (!strcmp(argv[optind], "outside"))
 		return run_outside(optind + 1 < argc ? atol(argv[optind + 1]) : 1000);
 	if (!strcmp(argv[optind], "forge"))
