@@ -1106,6 +1106,14 @@ static int kreg_pin_blob(struct client *c, const struct pto_msg_kreg *k,
 	/* once, and at any alignment: the client chose the address */
 	memcpy(&hdr, h, sizeof(hdr));
 	*size = hdr.size;
+	/* pto-aicore would refuse it at its first task */
+	if (hdr.magic == PTO_KBLOB_MAGIC && hdr.version != PTO_KBLOB_VERSION) {
+		ptod_reply(c, -ENOEXEC,
+			   "kernel %d: the blob at 0x%" PRIx64 " is of version %u; this ptod runs version %u",
+			   k->func_id, k->blob_addr, hdr.version,
+			   PTO_KBLOB_VERSION);
+		return -ENOEXEC;
+	}
 	if (hdr.magic != PTO_KBLOB_MAGIC || !*size ||
 	    *size > PTO_KBLOB_MAX_SIZE ||
 	    ptod_pin_range(c, &c->life_pins, k->blob_addr,

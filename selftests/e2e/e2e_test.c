@@ -2983,6 +2983,22 @@ TEST_F_TIMEOUT(e2e, graph_lines_rate_limited, 120)
 }
 
 /*
+ * KERNEL_REG of a blob whose header has another version than
+ * PTO_KBLOB_VERSION is refused at once, with -ENOEXEC and a message
+ * naming both versions (pto-aicore would refuse it at the first task);
+ * the same blob with its version right registers.
+ */
+TEST_F_TIMEOUT(e2e, kernel_blob_version_refused, 60)
+{
+	char *out = e2e_output(_metadata, 0, false, ARGS("kversion"));
+
+	EXPECT_TRUE(case_passed(out, "kversion")) TH_LOG("%s", out);
+	EXPECT_TRUE(has_text(out, "kversion: another version: -8 ")) TH_LOG("%s", out);
+	EXPECT_TRUE(has_text(out, "this ptod runs version")) TH_LOG("%s", out);
+	free(out);
+}
+
+/*
  * The socket is root's and the device group's (mode 0660): a user outside
  * the group cannot connect. With the mode opened to everyone, ptod itself
  * refuses that user (SO_PEERCRED) with -EACCES and a message, and still

@@ -117,6 +117,9 @@
  *                                 record LEN bytes long (expects -EPROTO),
  *                                 then, on a new connection, a graph of
  *                                 well-formed records (expects 0)
+ *   pto_e2e kversion              (no libpto) KERNEL_REG of a blob of
+ *                                 another version (expects -ENOEXEC),
+ *                                 then of its own (expects 0)
  *   pto_e2e graphs N              (no libpto) N empty graphs, one
  *                                 after the other (expects 0 each)
  *   pto_e2e outside N             (no libpto) N records outside a
@@ -3692,6 +3695,47 @@ static int raw_kreg(struct raw_client *r, int32_t id, uint64_t dev,
 	return raw_expect(r->sock, &m, sizeof(m), -1, 0, what);
 }
 
+/*
+ * probe_kernel.so as a blob whose header says version PTO_KBLOB_VERSION +
+ * 1: KERNEL_REG must refuse it with -ENOEXEC; the same blob, its version
+ * set right, must then register. 0 if both did.
+ */
+static int run_kversion(void)
+{
+	struct pto_kblob_hdr *h = NULL;
+	struct raw_client r;
+	struct gm_buf b;
+	struct pto_msg m;
+	size_t len;
+	void *so = kernel_image("probe_kernel.so", 0, &len);
+	int ok = 0;
+
+	if (so && !raw_open(&r)) {
+		h = raw_buf(&r, PTO_KBLOB_HDR_SIZE + len, &b);
+		if (h) {
+			h->magic = PTO_KBLOB_MAGIC;
+			h->version = PTO_KBLOB_VERSION + 1;
+			h->size = len;
+			h->uid = b.dev ^ (uint64_t)getpid() << 32;
+			h->core_type = PTO2_WORKER_VECTOR;
+			memcpy((uint8_t *)h + PTO_KBLOB_HDR_SIZE, so, len);
+			memset(&m, 0, sizeof(m));
+			m.type = PTO_MSG_KERNEL_REG;
+			m.u.kreg.core_type = PTO2_WORKER_VECTOR;
+			m.u.kreg.blob_addr = b.dev;
+			ok = raw_expect(r.sock, &m, sizeof(m), -1, -ENOEXEC,
+					"kversion: another version");
+			h->version = PTO_KBLOB_VERSION;
+			ok &= raw_kreg(&r, 0, b.dev, "kversion: its version");
+			munmap(h, b.len);
+		}
+		raw_close(&r);
+	}
+	free(so);
+	printf("CASE kversion: %s\n", ok ? "PASS" : "FAIL");
+	return ok ? 0 : 1;
+}
+
 /* A task of kernel @id that counts itself in @cnt, then waits for @n. */
 static int raw_rendezvous(struct raw_client *r, int32_t id,
 			  const struct gm_buf *cnt, uint64_t n)
@@ -4292,7 +4336,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|closedev|rerun|streampad|reload|rendezvous|crash-next|crash-loop|hostile|stream|hang|probe|probe-n|prio|chain|badbuf|badph|phring|hazards|proto|freed|freed-tensor|reload-quota|reload-busy|kshare|freed-named|reload-defer|unpriv|reclen|graphs|outside|forge|rawhead|rawcluster|clpairs|slots|idle|flood|pings|quota|quota-rt|hellos|peer|conns ...\n");
+		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|closedev|rerun|streampad|reload|rendezvous|crash-next|crash-loop|hostile|stream|hang|probe|probe-n|prio|chain|badbuf|badph|phring|hazards|proto|freed|freed-tensor|reload-quota|reload-busy|kshare|freed-named|reload-defer|unpriv|reclen|kversion|graphs|outside|forge|rawhead|rawcluster|clpairs|slots|idle|flood|pings|quota|quota-rt|hellos|peer|conns ...\n");
 		return 2;
 	}
 	/* without libpto: the socket alone */
@@ -4305,6 +4349,8 @@ int main(int argc, char **argv)
 		return run_conns(optind + 1 < argc ? atol(argv[optind + 1]) : 20);
 	if (!strcmp(argv[optind], "reclen"))
 		return run_reclen(argc - optind - 1, argv + optind + 1);
+	if (!strcmp(argv[optind], "kversion"))
+		return run_kversion();
 	if (!strcmp(argv[optind], "graphs"))
 		return run_graphs(optind + 1 < argc ? atol(argv[optind + 1]) : 100);
 	if (!strcmp(argv[optind], "outside"))
