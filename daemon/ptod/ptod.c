@@ -43,6 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -1313,6 +1314,49 @@ static int64_t real_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+/* The pause of the listening socket is over: watch it again. */
+static void on_accept_retry(evutil_socket_t fd, short what, void *arg)
+{
+	struct ptod *d = arg;
+
+	(void)fd;
+	(void)what;
+	if (d->ev_listen && event_add(d->ev_listen, NULL))
+		ptod_log(PTOD_LOG_ERR, "libevent: cannot watch the listening socket");
+}
+
+/*
+ * accept4() failed with @err. A connection that went before we took it,
+ * or a signal, is nothing. Anything else (no descriptor left: EMFILE,
+ * ENFILE; no memory: ENOBUFS, ENOMEM) leaves the connection waiting, and
+ * the socket readable: watched as it is, the loop would call us again
+ * at once, for as long as it lasts, at 100% of a CPU. So the socket is
+ * not watched for PTOD_ACCEPT_PAUSE_MS, then again; said once until a
+ * connection is accepted again.
+ */
+static void accept_failed(struct ptod *d, int err)
+{
+	struct timeval tv = { 0, PTOD_ACCEPT_PAUSE_MS * 1000 };
+	struct rlimit rl = { 0, 0 };
+
+	if (err == EAGAIN || err == EWOULDBLOCK || err == EINTR ||
+	    err == ECONNABORTED)
+		return;
+	event_del(d->ev_listen);
+	if (evtimer_add(d->ev_accept, &tv)) {
+		ptod_log(PTOD_LOG_ERR, "libevent: cannot arm the accept timer");
+		on_accept_retry(-1, 0, d);
+	}
+	if (d->accept_failing)
+		return;
+	d->accept_failing = true;
+	getrlimit(RLIMIT_NOFILE, &rl);
+	ptod_log(PTOD_LOG_WARN,
+		 "cannot accept connections: %s (descriptors: RLIMIT_NOFILE %llu); they wait, tried again every %d ms",
+		 strerror(err), (unsigned long long)rl.rlim_cur,
+		 PTOD_ACCEPT_PAUSE_MS);
+}
+
 static void on_accept(evutil_socket_t fd, short what, void *arg)
 {
 	struct ptod *d = arg;
@@ -1323,8 +1367,14 @@ static void on_accept(evutil_socket_t fd, short what, void *arg)
 
 	(void)what;
 	s = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-	if (s < 0)
+	if (s < 0) {
+		accept_failed(d, errno);
 		return;
+	}
+	if (d->accept_failing) {
+		d->accept_failing = false;
+		ptod_log(PTOD_LOG_INFO, "accepting connections again");
+	}
 	if (getsockopt(s, SOL_SOCKET, SO_PEERCRED, &cred, &cl)) {
 		ptod_log(PTOD_LOG_WARN, "SO_PEERCRED: %m; connection refused");
 		close(s);
@@ -1401,8 +1451,10 @@ static int listen_socket(struct ptod *d)
 		close(s);
 		return ret;
 	}
-	d->ev_listen = watch(d, s, EV_READ | EV_PERSIST, on_accept, d,
-			     "the listening socket");
+	d->ev_accept = evtimer_new(d->base, on_accept_retry, d);
+	d->ev_listen = d->ev_accept ?
+		       watch(d, s, EV_READ | EV_PERSIST, on_accept, d,
+			     "the listening socket") : NULL;
 	if (!d->ev_listen) {
 		close(s);
 		unlink(d->sock_path);
@@ -1736,6 +1788,8 @@ static void loop_teardown(struct ptod *d)
 			event_free(d->ev_sig[i]);
 	if (d->ev_timer)
 		event_free(d->ev_timer);
+	if (d->ev_accept)
+		event_free(d->ev_accept);
 	ptod_drain_teardown(d);
 	if (d->ev_fin)
 		event_free(d->ev_fin);

@@ -52,6 +52,8 @@
 #define PTOD_OUT_MS		2000	/* -T: ms a queue may make no progress */
 #define PTOD_WARN_MAX		20	/* error replies, and records outside a
 					 * graph, logged per client */
+#define PTOD_ACCEPT_PAUSE_MS	100	/* no accept for that long after one
+					 * failed (EMFILE, ...) */
 #define PTOD_LOG_RATE		50	/* lines about a client's graphs
 					 * logged a second */
 #define PTOD_TRACE_RING		8192	/* blocks waiting for trace subscribers */
@@ -366,6 +368,12 @@ struct ptod {
 
 	int listen_fd;
 	struct event *ev_listen;
+	/*
+	 * An accept failed (no descriptor left): @ev_listen is not watched
+	 * until @ev_accept fires; @accept_failing: said, none accepted since
+	 */
+	struct event *ev_accept;
+	bool accept_failing;
 	struct event *ev_sig[PTOD_NR_SIGS];	/* SIGTERM, SIGINT, SIGCHLD */
 	struct event *ev_timer;		/* executor restart / crash fix-up */
 	struct event *ev_fin;		/* runner finished (fin_efd) */

@@ -153,6 +153,9 @@ struct e2e {
 	/* the HWS registers before a test changed them (teardown restores) */
 	bool hws_changed;
 	struct pto_hws_cfg hws_orig;
+	/* ptod's RLIMIT_NOFILE before a test lowered it (teardown restores) */
+	bool nofile_lowered;
+	struct rlimit nofile_orig;
 };
 
 static struct e2e *E;
@@ -1133,6 +1136,13 @@ static void hws_restore(void)
 		E->hws_changed = false;
 }
 
+static void nofile_restore(void)
+{
+	if (E->nofile_lowered &&
+	    !prlimit(E->ptod, RLIMIT_NOFILE, &E->nofile_orig, NULL))
+		E->nofile_lowered = false;
+}
+
 /* Context @ctx may use device block @blk's cores only (AIC b, AIV 2b, 2b+1). */
 static void hws_only_block(struct pto_hws_cfg *c, unsigned int ctx,
 			   unsigned int blk)
@@ -1211,6 +1221,7 @@ FIXTURE_SETUP(e2e)
 FIXTURE_TEARDOWN(e2e)
 {
 	hws_restore();
+	nofile_restore();
 }
 
 /*
@@ -2996,6 +3007,164 @@ TEST_F_TIMEOUT(e2e, kernel_blob_version_refused, 60)
 	EXPECT_TRUE(has_text(out, "kversion: another version: -8 ")) TH_LOG("%s", out);
 	EXPECT_TRUE(has_text(out, "this ptod runs version")) TH_LOG("%s", out);
 	free(out);
+}
+
+/* accept_out_of_fds_no_spin */
+#define ACCEPT_SPARE	8	/* descriptors ptod has left */
+#define ACCEPT_CONNS	24	/* connections made meanwhile */
+#define ACCEPT_CPU_MS	2000	/* how long ptod's CPU time is looked at */
+
+/* The CPU time process @pid used so far (user and system), ms; -1. */
+static long long proc_cpu_ms(pid_t pid)
+{
+	unsigned long long ut, st;
+	char path[64], buf[1024], *p;
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	/* pid (comm) state ppid pgrp session tty tpgid flags minflt
+	 * cminflt majflt cmajflt utime stime */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
+			 &ut, &st) != 2)
+		return -1;
+	return (long long)((ut + st) * 1000 / (unsigned long long)sysconf(_SC_CLK_TCK));
+}
+
+/*
+ * The RLIMIT_NOFILE under which process @pid has exactly @spare
+ * descriptor numbers free (a new descriptor takes the lowest free
+ * number, and must be below the limit), or -errno.
+ */
+static long nofile_leaving(pid_t pid, int spare)
+{
+	char path[64], link[64];
+	long fd, free_fds = 0;
+
+	for (fd = 0; fd < 1L << 20; fd++) {
+		snprintf(path, sizeof(path), "/proc/%d/fd/%ld", (int)pid, fd);
+		if (readlink(path, link, sizeof(link)) >= 0)
+			continue;
+		if (errno != ENOENT)
+			return -errno;
+		if (++free_fds == spare)
+			return fd + 1;
+	}
+	return -ERANGE;
+}
+
+/* A new connection to ptod with a PING sent on it: the socket, or -1. */
+static int ping_conn(void)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct pto_msg m;
+	int s;
+
+	if (strlen(E->sock) >= sizeof(sa.sun_path))
+		return -1;
+	memcpy(sa.sun_path, E->sock, strlen(E->sock) + 1);
+	s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	memset(&m, 0, sizeof(m));
+	m.type = PTO_MSG_PING;
+	if (s >= 0 && (connect(s, (struct sockaddr *)&sa, sizeof(sa)) ||
+		       send(s, &m, offsetof(struct pto_msg, text) + 1,
+			    MSG_NOSIGNAL) < 0)) {
+		close(s);
+		s = -1;
+	}
+	return s;
+}
+
+/* Did @s get a reply within @ms ("hello first": ptod took it)? */
+static bool got_reply(int s, int ms)
+{
+	struct pollfd pfd = { .fd = s, .events = POLLIN };
+	struct pto_msg m;
+
+	return poll(&pfd, 1, ms) == 1 &&
+	       recv(s, &m, sizeof(m), MSG_DONTWAIT) >=
+	       (ssize_t)offsetof(struct pto_msg, text) &&
+	       m.type == PTO_MSG_REPLY;
+}
+
+/*
+ * ptod out of descriptors (its RLIMIT_NOFILE lowered to leave it
+ * ACCEPT_SPARE) with connections waiting to be accepted: it says so once
+ * and does not spin (the socket it cannot accept from stays readable):
+ * less than a fifth of a CPU over ACCEPT_CPU_MS, where it took all of
+ * one. As descriptors free up (the connections it took close), it
+ * accepts the waiting ones: each gets the reply to its ping.
+ */
+TEST_F_TIMEOUT(e2e, accept_out_of_fds_no_spin, 90)
+{
+	off_t from = file_size(E->log);
+	int s[ACCEPT_CONNS], i, took = 0, left, bare;
+	long long cpu0, cpu1, t0, t1;
+	struct rlimit lim;
+	bool done[ACCEPT_CONNS];
+	long cur;
+
+	ASSERT_EQ(0, prlimit(E->ptod, RLIMIT_NOFILE, NULL, &E->nofile_orig));
+	cur = nofile_leaving(E->ptod, ACCEPT_SPARE);
+	ASSERT_LT(0, cur) TH_LOG("ptod's descriptors: %s", strerror((int)-cur));
+	lim.rlim_cur = (rlim_t)cur;
+	lim.rlim_max = E->nofile_orig.rlim_max;
+	E->nofile_lowered = true;
+	ASSERT_EQ(0, prlimit(E->ptod, RLIMIT_NOFILE, &lim, NULL));
+	for (i = 0; i < ACCEPT_CONNS; i++)
+		s[i] = ping_conn();
+	for (i = 0; i < ACCEPT_CONNS; i++)
+		ASSERT_LE(0, s[i]) TH_LOG("connection %d: %s", i, strerror(errno));
+	/* ptod answers those it took at once (kept open); the others wait */
+	for (i = 0; i < ACCEPT_CONNS; i++) {
+		done[i] = got_reply(s[i], i ? 200 : 5000);
+		took += done[i];
+	}
+	cpu0 = proc_cpu_ms(E->ptod);
+	t0 = mono_ms();
+	usleep(ACCEPT_CPU_MS * 1000);
+	cpu1 = proc_cpu_ms(E->ptod);
+	t1 = mono_ms();
+	note("RLIMIT_NOFILE %ld: ptod took %d of %d connections; then %lld ms of CPU in %lld ms",
+	     cur, took, ACCEPT_CONNS, cpu1 - cpu0, t1 - t0);
+	EXPECT_LT(0, took);
+	EXPECT_GT(ACCEPT_CONNS, took) TH_LOG("the limit did not hold ptod back");
+	EXPECT_LE(0, cpu0);
+	EXPECT_GT((t1 - t0) / 5, cpu1 - cpu0) TH_LOG("ptod spins");
+	/* those it took are closed: it takes the others as it can */
+	for (i = 0; i < ACCEPT_CONNS; i++)
+		if (done[i] && s[i] >= 0)
+			close(s[i]);
+	for (left = 1, i = 0; left && i < 300; i++) {
+		int k;
+
+		left = 0;
+		for (k = 0; k < ACCEPT_CONNS; k++) {
+			if (done[k])
+				continue;
+			done[k] = got_reply(s[k], 0);
+			if (done[k])
+				close(s[k]);
+			else
+				left++;
+		}
+		if (left)
+			usleep(50000);
+	}
+	for (i = 0; i < ACCEPT_CONNS; i++)
+		if (!done[i])
+			close(s[i]);
+	nofile_restore();
+	EXPECT_EQ(0, left) TH_LOG("%d connections never taken", left);
+	EXPECT_FALSE(E->nofile_lowered);
+	EXPECT_LE(1, log_lines_with(from, "cannot accept connections: ", &bare));
 }
 
 /*
