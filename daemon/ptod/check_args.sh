@@ -6,7 +6,9 @@
 # PTO2_RING_HEAP), a bad -S AICORE_SPINS or PTO_SCHED_SLEEP_MS with exit
 # status 2 and a message
 # naming the value, before it touches a device; a good one gets past the
-# check (on a device that is not there ptod then exits 1).
+# check (on a device that is not there ptod then exits 1). Before that,
+# ptod raises its soft RLIMIT_NOFILE to the hard limit and warns if -C
+# connections may need more descriptors than that.
 set -u
 PTOD=${1:-build/daemon/ptod}
 SOCK=$(mktemp -u /tmp/ptod-args.XXXXXX)
@@ -27,6 +29,20 @@ expect() {
 	fi
 }
 
+# expect_not TEXT ARGS...: ptod does not say TEXT
+expect_not() {
+	local text=$1 out
+
+	shift
+	out=$("$PTOD" -d /dev/pto-none -s "$SOCK" "$@" 2>&1 >/dev/null)
+	if grep -qF -- "$text" <<<"$out"; then
+		echo "not ok: ptod $*: said: $out"
+		fail=1
+	else
+		echo "ok: ptod $*: no \"$text\""
+	fi
+}
+
 for v in 0 2 3 12 8388608 0x10 x ""; do
 	expect 2 "bad -w '$v': must be a power of 2 from 4 to 4194304" -w "$v"
 done
@@ -42,4 +58,19 @@ done
 PTO_SCHED_SLEEP_MS=60000 expect 1 "open /dev/pto-none"
 expect 1 "open /dev/pto-none" -w 4 -H 1024 -S 0
 expect 1 "open /dev/pto-none" -w 4194304 -H 64M -S 4294967295
+
+# RLIMIT_NOFILE: the soft limit goes up to the hard one; the connections
+# -C allows (7 descriptors each on pto.ko with sandboxes, 5 without, and
+# 32 of ptod's own) are checked against it
+hard=$(ulimit -H -n)
+if [ "$hard" = unlimited ] || [ "$hard" -gt 64 ]; then
+	(ulimit -S -n 64; expect 1 "descriptors: RLIMIT_NOFILE $hard (raised from 64)"
+	 exit $fail) || fail=1
+fi
+(ulimit -n 100
+ expect 1 "-C 256 connections may need 1824 descriptors, more than RLIMIT_NOFILE's 100: beyond about 9,"
+ expect 1 "-C 20 connections may need 132 descriptors" -C 20 -K none
+ expect_not "connections may need" -C 9
+ expect_not "connections may need" -C 0
+ exit $fail) || fail=1
 exit $fail

@@ -1732,6 +1732,67 @@ static int parse_args(struct ptod *d, int argc, char **argv)
 	return ptod_guard_setup(d) ? 2 : 0;
 }
 
+/*
+ * The descriptors one connection may hold in ptod (runtime.rst,
+ * "Limits"): its socket, the client's device file, the runner's eventfd
+ * and the doorbell pipe's two ends; on pto.ko a sandbox's mailbox and the
+ * pipe of its standard error, on the user-mode device the file the
+ * connection opened (DEV_OPEN). A reply queued with descriptors holds
+ * copies of them until the client takes it.
+ */
+static unsigned int conn_fds(const struct ptod *d)
+{
+	if (d->ops == &ptod_udev_ops)
+		return 6;
+	return d->sbx_mode == PTOD_SBX_NONE ? 5 : 7;
+}
+
+/*
+ * Every connection costs descriptors (conn_fds()): the soft limit on them
+ * goes up to the hard one (systemd's default soft limit is 1024, a few
+ * hundred connections), and if -C connections may need more than that,
+ * a warning says so. pto-aicore and the sandboxes inherit the limit.
+ */
+static void nofile_setup(struct ptod *d)
+{
+	unsigned long long need, fit;
+	struct rlimit rl;
+	rlim_t old;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl)) {
+		ptod_log(PTOD_LOG_WARN, "RLIMIT_NOFILE: %m");
+		return;
+	}
+	old = rl.rlim_cur;
+	if (rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl)) {
+			ptod_log(PTOD_LOG_WARN,
+				 "cannot raise RLIMIT_NOFILE from %llu to %llu: %m",
+				 (unsigned long long)old,
+				 (unsigned long long)rl.rlim_max);
+			rl.rlim_cur = old;
+		}
+	}
+	fit = rl.rlim_cur > PTOD_FDS_OWN ?
+	      (rl.rlim_cur - PTOD_FDS_OWN) / conn_fds(d) : 0;
+	if (rl.rlim_cur != old)
+		ptod_log(PTOD_LOG_INFO,
+			 "descriptors: RLIMIT_NOFILE %llu (raised from %llu), for about %llu connections of up to %u each",
+			 (unsigned long long)rl.rlim_cur,
+			 (unsigned long long)old, fit, conn_fds(d));
+	else
+		ptod_log(PTOD_LOG_INFO,
+			 "descriptors: RLIMIT_NOFILE %llu, for about %llu connections of up to %u each",
+			 (unsigned long long)rl.rlim_cur, fit, conn_fds(d));
+	need = PTOD_FDS_OWN + (unsigned long long)d->max_conn * conn_fds(d);
+	if (d->max_conn && need > rl.rlim_cur)
+		ptod_log(PTOD_LOG_WARN,
+			 "-C %u connections may need %llu descriptors, more than RLIMIT_NOFILE's %llu: beyond about %llu, new connections wait for descriptors (raise the limit, LimitNOFILE= in ptod.service, or lower -C)",
+			 d->max_conn, need, (unsigned long long)rl.rlim_cur,
+			 fit);
+}
+
 static const int ptod_sigs[PTOD_NR_SIGS] = { SIGTERM, SIGINT, SIGCHLD };
 
 /*
@@ -1817,6 +1878,7 @@ int main(int argc, char **argv)
 	if (parse_args(d, argc, argv))
 		return 2;
 	setvbuf(stderr, NULL, _IOLBF, 0);
+	nofile_setup(d);
 	d->start_ns = pto_mono_ns();
 	if (d->rec_path) {
 		d->rec_file = fopen(d->rec_path, "ae");

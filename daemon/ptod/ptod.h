@@ -52,6 +52,7 @@
 #define PTOD_OUT_MS		2000	/* -T: ms a queue may make no progress */
 #define PTOD_WARN_MAX		20	/* error replies, and records outside a
 					 * graph, logged per client */
+#define PTOD_FDS_OWN		32	/* ptod's own descriptors, with room */
 #define PTOD_ACCEPT_PAUSE_MS	100	/* no accept for that long after one
 					 * failed (EMFILE, ...) */
 #define PTOD_LOG_RATE		50	/* lines about a client's graphs
