@@ -50,6 +50,7 @@
 #define PTOD_MAX_CONN		256	/* -C: connections in all */
 #define PTOD_OUT_MAX		(256u << 10)	/* -Q: output queue bytes */
 #define PTOD_OUT_MS		2000	/* -T: ms a queue may make no progress */
+#define PTOD_OUT_FDS		16	/* descriptors an output queue holds */
 #define PTOD_WARN_MAX		20	/* error replies, and records outside a
 					 * graph, logged per client */
 #define PTOD_FDS_OWN		32	/* ptod's own descriptors, with room */
@@ -227,6 +228,8 @@ struct client {
 	struct ptod_out *out_head;	/* replies @sock did not take yet */
 	struct ptod_out **out_tail;
 	size_t out_bytes;		/* their cost, at most d->out_max */
+	unsigned int out_nfds;		/* descriptors they hold, at most
+					 * PTOD_OUT_FDS */
 	int64_t out_since;		/* ns: last progress of the queue */
 	_Atomic bool out_dead;		/* being dropped: sends fail */
 	struct event *ev_write;		/* main loop: @sock has room */

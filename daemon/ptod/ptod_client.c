@@ -77,8 +77,8 @@ static void out_free(struct ptod_out *o)
 
 /*
  * Called with send_lock held: append @len bytes of @m and copies of its
- * @nfds descriptors @fds; false if the queue would go over @max bytes (or
- * out of memory or descriptors).
+ * @nfds descriptors @fds; false if the queue would go over @max bytes or
+ * PTOD_OUT_FDS descriptors (or out of memory or descriptors).
  */
 static bool out_push(struct client *c, const void *m, size_t len,
 		     const int *fds, unsigned int nfds, size_t max)
@@ -86,7 +86,7 @@ static bool out_push(struct client *c, const void *m, size_t len,
 	struct ptod_out *o;
 
 	if (c->out_bytes + out_cost(len) > max ||
-	    nfds > PTO_FDPASS_MAX)
+	    nfds > PTO_FDPASS_MAX || c->out_nfds + nfds > PTOD_OUT_FDS)
 		return false;
 	o = malloc(out_cost(len));
 	if (!o)
@@ -104,6 +104,7 @@ static bool out_push(struct client *c, const void *m, size_t len,
 	*c->out_tail = o;
 	c->out_tail = &o->next;
 	c->out_bytes += out_cost(len);
+	c->out_nfds += o->nfds;
 	return true;
 }
 
@@ -140,6 +141,7 @@ static int out_flush(struct client *c)
 		if (!c->out_head)
 			c->out_tail = &c->out_head;
 		c->out_bytes -= out_cost(o->len);
+		c->out_nfds -= o->nfds;
 		c->out_since = pto_mono_ns();	/* progress */
 		out_free(o);
 	}
@@ -307,6 +309,7 @@ void ptod_client_fini(struct client *c)
 	}
 	c->out_tail = &c->out_head;
 	c->out_bytes = 0;
+	c->out_nfds = 0;
 }
 
 /* ---- Who may connect ------------------------------------------------------------ */

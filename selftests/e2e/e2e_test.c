@@ -3167,6 +3167,56 @@ TEST_F_TIMEOUT(e2e, accept_out_of_fds_no_spin, 90)
 	EXPECT_LE(1, log_lines_with(from, "cannot accept connections: ", &bare));
 }
 
+/* ptod's PTOD_OUT_FDS: descriptors a client's output queue may hold */
+#define OUT_FDS		16
+#define STATUS_FLOOD	3000	/* DEV_STATUS requests at most */
+
+/*
+ * On the user-mode device each DEV_STATUS reply carries a descriptor (a
+ * read-only file of the register memfd): a client that asks without ever
+ * reading makes ptod queue its replies, each with a copy. ptod holds at
+ * most OUT_FDS of them for the client, then drops it, where it held one
+ * per reply up to -Q bytes (about 250). Its descriptors are counted
+ * every 10 requests.
+ */
+TEST_F_TIMEOUT(e2e, queued_reply_fds_bounded, 60)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int base, most, n, i, s;
+	bool dropped = false;
+	struct pto_msg m;
+
+	if (!E->user)
+		SKIP(return, "only the user-mode device's replies carry descriptors");
+	ASSERT_GT(sizeof(sa.sun_path), strlen(E->sock));
+	memcpy(sa.sun_path, E->sock, strlen(E->sock) + 1);
+	base = most = count_fds(E->ptod);
+	ASSERT_LT(0, base);
+	s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	ASSERT_LE(0, s);
+	ASSERT_EQ(0, connect(s, (struct sockaddr *)&sa, sizeof(sa)));
+	memset(&m, 0, sizeof(m));
+	m.type = PTO_MSG_DEV_STATUS;
+	for (i = 0; i < STATUS_FLOOD; i++) {
+		dropped = send(s, &m, offsetof(struct pto_msg, text) + 1,
+			       MSG_NOSIGNAL) < 0;
+		if (dropped)
+			break;
+		if (i % 10)
+			continue;
+		n = count_fds(E->ptod);
+		if (n > most)
+			most = n;
+		if (most > base + 4 * OUT_FDS)
+			break;
+	}
+	note("%d DEV_STATUS requests, never read: ptod's descriptors %d at most, %d before; %s",
+	     i, most, base, dropped ? "dropped" : "not dropped");
+	close(s);
+	EXPECT_GE(base + OUT_FDS + 4, most);
+	EXPECT_TRUE(dropped);
+}
+
 /*
  * The socket is root's and the device group's (mode 0660): a user outside
  * the group cannot connect. With the mode opened to everyone, ptod itself
