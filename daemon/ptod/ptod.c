@@ -94,6 +94,30 @@ void ptod_log(int level, const char *fmt, ...)
 	va_end(ap);
 }
 
+/*
+ * One more line of @r, at most @rate a second: true if it may be logged,
+ * else it is counted. *@dropped: those a second before this one did not
+ * log, to be said now.
+ */
+static bool rate_take(struct ptod_rate *r, uint32_t rate, uint64_t *dropped)
+{
+	int64_t sec = pto_mono_ns() / 1000000000LL;
+
+	*dropped = 0;
+	if (sec != r->sec) {
+		*dropped = r->dropped;
+		r->dropped = 0;
+		r->sec = sec;
+		r->n = 0;
+	}
+	if (r->n < rate) {
+		r->n++;
+		return true;
+	}
+	r->dropped++;
+	return false;
+}
+
 /* @n lines about client @c's graphs that were not logged, if any. */
 static void clog_dropped(struct client *c, uint64_t n)
 {
@@ -113,25 +137,14 @@ static void clog_dropped(struct client *c, uint64_t n)
  */
 void ptod_clog(struct client *c, int level, const char *fmt, ...)
 {
-	int64_t sec = pto_mono_ns() / 1000000000LL;
-	uint64_t dropped = 0;
+	uint64_t dropped;
 	va_list ap;
 	bool log;
 
 	if (level > g_log_level)
 		return;
 	pthread_mutex_lock(&c->log_lock);
-	if (sec != c->log_sec) {
-		dropped = c->log_dropped;
-		c->log_dropped = 0;
-		c->log_sec = sec;
-		c->log_lines = 0;
-	}
-	log = c->log_lines < PTOD_LOG_RATE;
-	if (log)
-		c->log_lines++;
-	else
-		c->log_dropped++;
+	log = rate_take(&c->log_rate, PTOD_LOG_RATE, &dropped);
 	pthread_mutex_unlock(&c->log_lock);
 	clog_dropped(c, dropped);
 	if (!log)
@@ -147,10 +160,45 @@ void ptod_clog_flush(struct client *c)
 	uint64_t dropped;
 
 	pthread_mutex_lock(&c->log_lock);
-	dropped = c->log_dropped;
-	c->log_dropped = 0;
+	dropped = c->log_rate.dropped;
+	c->log_rate.dropped = 0;
 	pthread_mutex_unlock(&c->log_lock);
 	clog_dropped(c, dropped);
+}
+
+/* @n lines about connections that were not logged, if any. */
+static void conn_log_dropped(uint64_t n)
+{
+	if (n)
+		ptod_log(PTOD_LOG_WARN,
+			 "%" PRIu64 " lines about connections not logged (more than %d a second)",
+			 n, PTOD_CONN_LOG_RATE);
+}
+
+/*
+ * A line about a connection or one of its messages (main thread): a
+ * client can connect, say something wrong and hang up tens of thousands
+ * of times a second, and each time would buy a few lines (a refusal, an
+ * error, "disconnected", "gone"). At most PTOD_CONN_LOG_RATE such lines
+ * a second are logged, all connections together; the rest are counted,
+ * and their number said at the first such line of a later second, or
+ * when ptod exits.
+ */
+void ptod_conn_log(struct ptod *d, int level, const char *fmt, ...)
+{
+	uint64_t dropped;
+	va_list ap;
+	bool log;
+
+	if (level > g_log_level)
+		return;
+	log = rate_take(&d->conn_rate, PTOD_CONN_LOG_RATE, &dropped);
+	conn_log_dropped(dropped);
+	if (!log)
+		return;
+	va_start(ap, fmt);
+	ptod_vlog(level, fmt, ap);
+	va_end(ap);
 }
 
 /*
@@ -193,9 +241,9 @@ void ptod_reply(struct client *c, int status, const char *fmt, ...)
 	}
 	/* a client that keeps asking for errors does not flood the log */
 	if (status && c->nr_warned < PTOD_WARN_MAX)
-		ptod_log(PTOD_LOG_WARN, "client %u: %s%s", c->id, m.text,
-			 ++c->nr_warned == PTOD_WARN_MAX ?
-			 " (its further errors are not logged)" : "");
+		ptod_conn_log(c->d, PTOD_LOG_WARN, "client %u: %s%s", c->id,
+			      m.text, ++c->nr_warned == PTOD_WARN_MAX ?
+			      " (its further errors are not logged)" : "");
 	ptod_send(c, &m);
 }
 
@@ -802,7 +850,8 @@ static void client_destroy(struct client *c)
 	pthread_mutex_destroy(&c->log_lock);
 	free(c->ph);
 	free(c->cl);
-	ptod_log(PTOD_LOG_INFO, "client %u (pid %d) gone", c->id, (int)c->pid);
+	ptod_conn_log(d, PTOD_LOG_INFO, "client %u (pid %d) gone", c->id,
+		      (int)c->pid);
 	free(c);
 }
 
@@ -1025,10 +1074,10 @@ static int handle_hello(struct client *c, struct pto_msg *m, int fd)
 	if (ret)
 		return ret;
 	c->hello_done = true;
-	ptod_log(PTOD_LOG_INFO,
-		 "client %u (pid %d uid %d): runtime of %zu KiB GM (task window %u, heap %" PRIu64 " KiB)",
-		 c->id, (int)c->pid, (int)c->uid, c->rt_size >> 10,
-		 c->cfg.task_window, c->cfg.heap_size >> 10);
+	ptod_conn_log(d, PTOD_LOG_INFO,
+		      "client %u (pid %d uid %d): runtime of %zu KiB GM (task window %u, heap %" PRIu64 " KiB)",
+		      c->id, (int)c->pid, (int)c->uid, c->rt_size >> 10,
+		      c->cfg.task_window, c->cfg.heap_size >> 10);
 	memset(&r, 0, sizeof(r));
 	r.type = PTO_MSG_REPLY;
 	r.u.hello_reply.ctx_id = c->id;
@@ -1196,8 +1245,8 @@ static void client_gone(struct client *c)
 {
 	event_del(c->ev_read);
 	event_del(c->ev_write);
-	ptod_log(PTOD_LOG_INFO, "client %u (pid %d) disconnected", c->id,
-		 (int)c->pid);
+	ptod_conn_log(c->d, PTOD_LOG_INFO, "client %u (pid %d) disconnected",
+		      c->id, (int)c->pid);
 	client_stop(c, -ECONNRESET);
 	if (!c->runner_live)
 		client_destroy(c);
@@ -1417,8 +1466,8 @@ static void on_accept(evutil_socket_t fd, short what, void *arg)
 	}
 	c->next = d->clients;
 	d->clients = c;
-	ptod_log(PTOD_LOG_DEBUG, "client %u connected (pid %d uid %d)", c->id,
-		 (int)c->pid, (int)c->uid);
+	ptod_conn_log(d, PTOD_LOG_DEBUG, "client %u connected (pid %d uid %d)",
+		      c->id, (int)c->pid, (int)c->uid);
 }
 
 static int listen_socket(struct ptod *d)
@@ -1913,6 +1962,7 @@ out:
 	free(d->uid_runs);
 	if (d->rec_file && fclose(d->rec_file))
 		ptod_log(PTOD_LOG_ERR, "-R %s: %m", d->rec_path);
+	conn_log_dropped(d->conn_rate.dropped);
 	ptod_log(PTOD_LOG_INFO, "exit");
 	return ret;
 }

@@ -58,6 +58,8 @@
 					 * failed (EMFILE, ...) */
 #define PTOD_LOG_RATE		50	/* lines about a client's graphs
 					 * logged a second */
+#define PTOD_CONN_LOG_RATE	100	/* lines about connections (all of
+					 * them) logged a second */
 #define PTOD_TRACE_RING		8192	/* blocks waiting for trace subscribers */
 #define PTOD_DRAIN_GRACE_MS	5000	/* -G: a stopped client's run may drain */
 #define PTOD_DRAIN_EXIT_MS	5000	/* then, shutting down, ptod exits anyway */
@@ -70,6 +72,16 @@ struct ptod;
 struct client;
 struct ptod_pin;
 struct ptod_ufile;
+
+/*
+ * Log lines counted per second (rate_take() in ptod.c): @n logged in second
+ * @sec (CLOCK_MONOTONIC), @dropped not logged and not said yet.
+ */
+struct ptod_rate {
+	int64_t sec;
+	uint32_t n;
+	uint64_t dropped;
+};
 
 /**
  * struct ptod_dev_ops - the device ptod is the AICPU of.
@@ -290,15 +302,9 @@ struct client {
 	/* set by the main thread under d->dev_lock (executor or sandbox death) */
 	char note[512];
 
-	/*
-	 * Lines about its graphs (ptod_clog(), any thread): log_lock
-	 * protects the second being counted (@log_sec, CLOCK_MONOTONIC),
-	 * the lines logged in it and those that were not, not said yet.
-	 */
+	/* lines about its graphs (ptod_clog(), any thread), under log_lock */
 	pthread_mutex_t log_lock;
-	int64_t log_sec;
-	uint32_t log_lines;
-	uint64_t log_dropped;
+	struct ptod_rate log_rate;
 
 	/*
 	 * What ptoctl sees (ptod_info.c): @since_ns and @ctx are set once
@@ -372,6 +378,8 @@ struct ptod {
 
 	int listen_fd;
 	struct event *ev_listen;
+	/* lines about connections (ptod_conn_log(), main thread) */
+	struct ptod_rate conn_rate;
 	/*
 	 * An accept failed (no descriptor left): @ev_listen is not watched
 	 * until @ev_accept fires; @accept_failing: said, none accepted since
@@ -476,6 +484,12 @@ void ptod_reply(struct client *c, int status, const char *fmt, ...);
 __attribute__((format(printf, 3, 4)))
 void ptod_clog(struct client *c, int level, const char *fmt, ...);
 void ptod_clog_flush(struct client *c);
+/*
+ * A line about a connection or its messages, at most PTOD_CONN_LOG_RATE
+ * a second for all (main thread).
+ */
+__attribute__((format(printf, 3, 4)))
+void ptod_conn_log(struct ptod *d, int level, const char *fmt, ...);
 static inline struct pto_core_regs *ptod_core(struct ptod *d, uint32_t c)
 {
 	return pto_regs_core(d->regs, c);

@@ -372,7 +372,8 @@ static uint32_t conns_of(const struct ptod *d, uid_t uid, uint32_t *all)
  * Refuse a connection: one REPLY with @err and @why (best effort), a log
  * line; the caller closes @s.
  */
-static void refuse(int s, const struct ucred *cred, int err, const char *why)
+static void refuse(struct ptod *d, int s, const struct ucred *cred, int err,
+		   const char *why)
 {
 	struct pto_msg m;
 	char junk[64];
@@ -395,8 +396,8 @@ static void refuse(int s, const struct ucred *cred, int err, const char *why)
 	for (i = 0; i < 256; i++)
 		if (recv(s, junk, sizeof(junk), MSG_DONTWAIT) <= 0)
 			break;
-	ptod_log(PTOD_LOG_WARN, "connection of pid %d uid %d refused: %s",
-		 (int)cred->pid, (int)cred->uid, why);
+	ptod_conn_log(d, PTOD_LOG_WARN, "connection of pid %d uid %d refused: %s",
+		      (int)cred->pid, (int)cred->uid, why);
 }
 
 /*
@@ -413,20 +414,20 @@ int ptod_accept_check(struct ptod *d, int s, const struct ucred *cred)
 			 "uid %d is not allowed (not root, not in the socket's group%s%s)",
 			 (int)cred->uid, d->sock_group ? " " : "",
 			 d->sock_group ? d->sock_group : "");
-		refuse(s, cred, -EACCES, why);
+		refuse(d, s, cred, -EACCES, why);
 		return -EACCES;
 	}
 	mine = conns_of(d, cred->uid, &all);
 	if (d->max_conn && all >= d->max_conn) {
 		snprintf(why, sizeof(why), "%u connections, the limit (-C)", all);
-		refuse(s, cred, -EMFILE, why);
+		refuse(d, s, cred, -EMFILE, why);
 		return -EMFILE;
 	}
 	if (cred->uid && d->max_conn_uid && mine >= d->max_conn_uid) {
 		snprintf(why, sizeof(why),
 			 "uid %d has %u connections, the limit per user (-c)",
 			 (int)cred->uid, mine);
-		refuse(s, cred, -EUSERS, why);
+		refuse(d, s, cred, -EUSERS, why);
 		return -EUSERS;
 	}
 	return 0;

@@ -2866,6 +2866,29 @@ static int log_lines_with(off_t from, const char *needle, int *bare)
 	return n;
 }
 
+/*
+ * Wait until ptod's log has not grown for @quiet_ms (up to @max_ms): then
+ * no line about connections was even tried for a whole second, and the
+ * next ones are logged (ptod_conn_log() logs at most 100 a second, the
+ * first of each second included). 0 or -ETIMEDOUT.
+ */
+static int log_quiet(int quiet_ms, int max_ms)
+{
+	int64_t until = mono_ms() + max_ms, since = mono_ms();
+	off_t size = file_size(E->log);
+
+	while (mono_ms() < until) {
+		usleep(50000);
+		if (file_size(E->log) != size) {
+			size = file_size(E->log);
+			since = mono_ms();
+		} else if (mono_ms() - since >= quiet_ms) {
+			return 0;
+		}
+	}
+	return -ETIMEDOUT;
+}
+
 #define FORGED_HELLO	"ptod: error: FORGED by a client's hello"
 
 /*
@@ -2876,10 +2899,14 @@ static int log_lines_with(off_t from, const char *needle, int *bare)
  */
 TEST_F_TIMEOUT(e2e, hello_env_logged_on_one_line, 60)
 {
-	off_t from = file_size(E->log);
+	off_t from;
 	int bare, n;
 	char *out;
 
+	/* earlier tests' lines must not have used up this second's */
+	if (log_quiet(1200, 20000))
+		note("ptod's log did not stay quiet for 1.2 s in 20 s");
+	from = file_size(E->log);
 	out = e2e_output(_metadata, 0, false, ARGS("forge", FORGED_HELLO));
 	EXPECT_TRUE(case_passed(out, "forge")) TH_LOG("%s", out);
 	free(out);
@@ -3215,6 +3242,54 @@ TEST_F_TIMEOUT(e2e, queued_reply_fds_bounded, 60)
 	close(s);
 	EXPECT_GE(base + OUT_FDS + 4, most);
 	EXPECT_TRUE(dropped);
+}
+
+/* ptod's PTOD_CONN_LOG_RATE: lines about connections logged a second */
+#define CONN_LOG_RATE	100
+#define CHURN		"3000"
+#define CONN_DROPPED \
+	"ptod: warning: %llu lines about connections not logged"
+
+/*
+ * CHURN connections, each a ping before hello ("hello first", logged as
+ * an error reply), then hung up ("disconnected", "gone"): at most
+ * CONN_LOG_RATE lines a second in ptod's log; the others are counted and
+ * said at the first such line of a later second (the test makes a
+ * connection every 200 ms until they add up).
+ */
+TEST_F_TIMEOUT(e2e, connection_lines_rate_limited, 120)
+{
+	off_t from = file_size(E->log);
+	unsigned long long dropped = 0;
+	int bare, logged = 0, i, s;
+	double secs = 0;
+	const char *l;
+	struct proc p;
+
+	ASSERT_EQ(0, e2e_start(&p, "churn", false, NULL,
+			       ARGS("churn", CHURN)));
+	ASSERT_EQ(0, proc_wait(&p, CLIENT_MS));
+	EXPECT_TRUE(exited_ok(&p));
+	l = line_with(p.text, "CASE churn: PASS ");
+	EXPECT_TRUE(l && sscanf(l, "CASE churn: PASS %*d of %*d connections in %lf s",
+				&secs) == 1) TH_LOG("%s", p.text);
+	proc_free(&p);
+	/* each second's count is said at a line of a later second */
+	for (i = 0; i < 50; i++) {
+		usleep(200000);
+		s = ping_conn();
+		if (s >= 0)
+			close(s);
+		dropped = log_sum(from, CONN_DROPPED);
+		logged = log_lines_with(from, "ptod: ", &bare);
+		if (logged + dropped >= 3ULL * atoi(CHURN))
+			break;
+	}
+	note("%s connections in %.3f s: %d lines logged, %llu not", CHURN,
+	     secs, logged, dropped);
+	/* the last connections' lines, and a second more */
+	EXPECT_GE(CONN_LOG_RATE * ((int)secs + 2 + i / 5) + 10, logged);
+	EXPECT_LE(3 * atoi(CHURN), logged + dropped);
 }
 
 /*

@@ -110,6 +110,8 @@
  *                                 one for the user's GM quota (-EDQUOT)
  *   pto_e2e peer                  (no libpto) connects to ptod's socket
  *                                 and sends a ping: prints the outcome
+ *   pto_e2e churn N               (no libpto) N times: connect, ping
+ *                                 before hello (expects -EPROTO), hang up
  *   pto_e2e conns N               (no libpto) up to N connections, each
  *                                 with a ping, until ptod refuses one
  *   pto_e2e reclen LEN...         (no libpto) for each LEN, a client that
@@ -2182,6 +2184,31 @@ static int run_peer(void)
 	if (s >= 0)
 		close(s);
 	return 0;
+}
+
+/*
+ * @n times: a new connection, a ping before hello (-EPROTO, "hello
+ * first"), hang up. Prints how long it took; 0 if every ping had its
+ * reply.
+ */
+static int run_churn(long n)
+{
+	double t0 = now_ms();
+	struct pto_msg r;
+	int s, ret = 0;
+	long i;
+
+	for (i = 0; i < n && !ret; i++) {
+		ret = raw_ping(&s, &r);
+		if (!ret && r.status != -EPROTO)
+			ret = -EPROTO;
+		if (s >= 0)
+			close(s);
+	}
+	printf("CASE churn: %s %ld of %ld connections in %.3f s: %s\n",
+	       ret ? "FAIL" : "PASS", ret ? i - 1 : i, n,
+	       (now_ms() - t0) / 1e3, ret ? strerror(-ret) : "");
+	return ret ? 1 : 0;
 }
 
 static int run_conns(long n)
@@ -4336,7 +4363,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|closedev|rerun|streampad|reload|rendezvous|crash-next|crash-loop|hostile|stream|hang|probe|probe-n|prio|chain|badbuf|badph|phring|hazards|proto|freed|freed-tensor|reload-quota|reload-busy|kshare|freed-named|reload-defer|unpriv|reclen|kversion|graphs|outside|forge|rawhead|rawcluster|clpairs|slots|idle|flood|pings|quota|quota-rt|hellos|peer|conns ...\n");
+		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|closedev|rerun|streampad|reload|rendezvous|crash-next|crash-loop|hostile|stream|hang|probe|probe-n|prio|chain|badbuf|badph|phring|hazards|proto|freed|freed-tensor|reload-quota|reload-busy|kshare|freed-named|reload-defer|unpriv|reclen|kversion|graphs|outside|forge|rawhead|rawcluster|clpairs|slots|idle|flood|pings|quota|quota-rt|hellos|peer|churn|conns ...\n");
 		return 2;
 	}
 	/* without libpto: the socket alone */
@@ -4345,6 +4372,8 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[optind], "flood"))
 		return run_flood(optind + 1 < argc ? atof(argv[optind + 1]) : 10,
 				 optind + 2 < argc ? atol(argv[optind + 2]) : 0);
+	if (!strcmp(argv[optind], "churn"))
+		return run_churn(optind + 1 < argc ? atol(argv[optind + 1]) : 100);
 	if (!strcmp(argv[optind], "conns"))
 		return run_conns(optind + 1 < argc ? atol(argv[optind + 1]) : 20);
 	if (!strcmp(argv[optind], "reclen"))
