@@ -96,6 +96,9 @@ int pto_set_role(struct pto_ucmd *ucmd)
 		return -EINVAL;
 	if (arg->role < PTO_ROLE_CLIENT || arg->role > PTO_ROLE_EXECUTOR)
 		return -EINVAL;
+	/* a file opened read-only reads the device, and nothing more */
+	if (!pf->writable)
+		return -EBADF;
 	/* the roles that reach every client's memory and the cores */
 	if (arg->role != PTO_ROLE_CLIENT && !pto_file_admin(pf)) {
 		dev_dbg(pdev->misc.this_device,
@@ -838,6 +841,8 @@ int pto_hws_config(struct pto_ucmd *ucmd)
 		return -EINVAL;
 
 	if (arg->flags & PTO_HWS_CONFIG_SET) {
+		if (!pf->writable)
+			return -EBADF;
 		/* the AICPU (the firmware), or an administrator */
 		if (pto_file_role(pf) != PTO_ROLE_AICPU &&
 		    !pto_file_admin(pf)) {

@@ -213,6 +213,9 @@ struct pto_gm_user {
  * @uid: fsuid of the opener, whom the file's buffers are charged to.
  * @opener_admin: the opener had CAP_SYS_ADMIN (in the initial user
  *	namespace): the privileged roles need it as well as the caller.
+ * @writable: opened for writing: a role and a change of the HWS
+ *	configuration need it (every command that changes the device needs
+ *	a role).
  * @buf_lock: see below.
  * @bufs: handle -> struct pto_buf, handles from 1.
  * @irq_seen: AICPU: interrupt count last returned by read() or
@@ -235,6 +238,7 @@ struct pto_file {
 	pid_t pid;
 	kuid_t uid;
 	bool opener_admin;
+	bool writable;
 	/*
 	 * Protects @bufs against concurrent alloc, free, lookup and mmap, so
 	 * that a buffer found in @bufs can safely get a reference, and

@@ -42,6 +42,7 @@ static int pto_open(struct inode *inode, struct file *file)
 	pf->pid = task_tgid_nr(current);
 	pf->uid = file->f_cred->fsuid;
 	pf->opener_admin = file_ns_capable(file, &init_user_ns, CAP_SYS_ADMIN);
+	pf->writable = file->f_mode & FMODE_WRITE;
 	mutex_init(&pf->buf_lock);
 	xa_init_flags(&pf->bufs, XA_FLAGS_ALLOC1);
 	xa_init_flags(&pf->pins, XA_FLAGS_ALLOC1);

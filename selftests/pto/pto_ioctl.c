@@ -380,6 +380,30 @@ TEST(privileged_roles_need_privileged_opener)
 	close(fd);
 }
 
+/*
+ * A file opened read-only reads the device (GET_INFO, the HWS
+ * configuration) and takes no role and changes nothing: -EBADF.
+ */
+TEST(read_only_file_takes_no_role)
+{
+	struct pto_hws_config h = { .size = sizeof(h) };
+	struct pto_info info;
+	int fd, rw;
+
+	PTO_OPEN_OR_SKIP(rw);
+	close(rw);
+	fd = open(pto_dev_path(), O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(0, pto_get_info(fd, &info));
+	ASSERT_EQ(0, pto_ioc(fd, PTO_IOC_HWS_CONFIG, &h));
+	h.flags = PTO_HWS_CONFIG_SET;
+	EXPECT_EQ(-EBADF, pto_ioc(fd, PTO_IOC_HWS_CONFIG, &h));
+	EXPECT_EQ(-EBADF, pto_set_role(fd, PTO_ROLE_CLIENT));
+	EXPECT_EQ(-EBADF, pto_set_role(fd, PTO_ROLE_AICPU));
+	EXPECT_EQ(-EBADF, pto_set_role(fd, PTO_ROLE_EXECUTOR));
+	close(fd);
+}
+
 TEST_F(roles, set_twice)
 {
 	ASSERT_EQ(0, pto_set_role(self->fd, PTO_ROLE_CLIENT));
