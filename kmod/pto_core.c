@@ -71,14 +71,23 @@ void pto_regs_init(struct pto_dev *pdev)
  * pto_touch_sys_cnt() - store the system counter into the info page.
  * @pdev: the device.
  *
- * The counter runs at PTO_SYS_CNT_FREQ from @pdev->epoch_ns.
+ * The counter runs at PTO_SYS_CNT_FREQ from @pdev->epoch_ns. Callers on
+ * every CPU race to store it; only a later value is stored, so that the
+ * copy never goes back.
  */
 static void pto_touch_sys_cnt(struct pto_dev *pdev)
 {
 	u64 ns = ktime_get_ns() - pdev->epoch_ns;
+	u64 now = div_u64(ns, NSEC_PER_SEC / PTO_SYS_CNT_FREQ);
+	u64 old = READ_ONCE(pdev->info->sys_cnt);
 
-	WRITE_ONCE(pdev->info->sys_cnt,
-		   div_u64(ns, NSEC_PER_SEC / PTO_SYS_CNT_FREQ));
+	while (old < now) {
+		u64 seen = cmpxchg64(&pdev->info->sys_cnt, old, now);
+
+		if (seen == old)
+			break;
+		old = seen;
+	}
 }
 
 /* ------------------------------------------------------------------------

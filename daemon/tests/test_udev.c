@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
@@ -361,6 +362,52 @@ static bool wait_online(struct pto_udev *u)
 	return false;
 }
 
+#define SYS_CNT_RAISES	300000
+
+static void *raise_main(void *arg)
+{
+	struct pto_udev *u = arg;
+	int i;
+
+	for (i = 0; i < SYS_CNT_RAISES; i++)
+		pto_udev_irq_raise(u);
+	return NULL;
+}
+
+/*
+ * Two threads raise interrupts, each of which refreshes the info page's
+ * sys_cnt, while this one reads it: it never goes back.
+ */
+static void t_sys_cnt_monotonic(void)
+{
+	struct pto_udev *u = small_udev();
+	struct pto_regs_info *ri;
+	uint64_t last = 0, back = 0, reads = 0;
+	pthread_t th[2];
+	int i, n = 0;
+
+	if (!u)
+		return (void)ok(0, "sys_cnt: a device");
+	ri = pto_regs_info(u->regs);
+	for (i = 0; i < 2; i++)
+		n += !pthread_create(&th[i], NULL, raise_main, u);
+	while (n == 2 && reads < 50000000) {
+		uint64_t v = reg64_load_acquire(&ri->sys_cnt);
+
+		reads++;
+		back += v < last;
+		last = v;
+		if (pto_udev_irq_count(u) >= 2 * SYS_CNT_RAISES)
+			break;
+	}
+	for (i = 0; i < n; i++)
+		pthread_join(th[i], NULL);
+	ok(n == 2 && back == 0,
+	   "sys_cnt never went back in %" PRIu64 " reads beside %d refreshes (%" PRIu64 " times back)",
+	   reads, 2 * SYS_CNT_RAISES, back);
+	pto_udev_destroy(u);
+}
+
 static void t_kick_irq(void)
 {
 	struct pto_udev *u = small_udev();
@@ -642,6 +689,7 @@ static void t_masks(void)
 int main(void)
 {
 	t_config();
+	t_sys_cnt_monotonic();
 	t_masks();
 	t_registers();
 	t_gm();

@@ -55,8 +55,17 @@ static uint32_t nr_cores(struct pto_udev *u)
 static void touch_sys_cnt(struct pto_udev *u)
 {
 	struct pto_regs_info *ri = uinfo(u);
+	uint64_t now = pto_sys_cnt(ri);
+	uint64_t old = atomic_load_explicit(PTO_REG64(&ri->sys_cnt),
+					    memory_order_relaxed);
 
-	reg64_store_relaxed(&ri->sys_cnt, pto_sys_cnt(ri));
+	/* as pto.ko: racing stores keep the latest, the copy never goes back */
+	while (old < now &&
+	       !atomic_compare_exchange_weak_explicit(PTO_REG64(&ri->sys_cnt),
+						      &old, now,
+						      memory_order_relaxed,
+						      memory_order_relaxed))
+		;
 }
 
 /* ---- Configuration ------------------------------------------------------- */
