@@ -150,12 +150,17 @@ static int sbx_add(struct aicore_sbxs *t, const struct pto_sbx_ctl *m, int fd)
 	struct sbx *s = NULL;
 	int ret;
 
+	/*
+	 * An earlier start of it goes first, whether this one can be taken
+	 * or not: its process is gone, and the tasks waiting on it must fail
+	 * now rather than wait for an answer that cannot come.
+	 */
+	sbx_remove(t, m->sbx);
 	if (fd < 0)
 		return -EBADF;
 	ret = sbx_map(t, fd, m->pid, &s);
 	if (ret)
 		return ret;
-	sbx_remove(t, m->sbx);		/* an earlier start of it */
 	pthread_mutex_lock(&t->lock);
 	t->tab[m->sbx] = s;
 	pthread_mutex_unlock(&t->lock);
