@@ -31,6 +31,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -63,6 +64,26 @@ int ptod_sbx_parse_mode(struct ptod *d, const char *s)
  * only pto.ko gives: the user-mode device runs every kernel in
  * pto-aicore.
  */
+/*
+ * A process is dumpable from its exec until it says otherwise, unless its
+ * user cannot read the binary it runs. pto-sandbox makes itself
+ * non-dumpable first thing, but until then another sandbox of the same
+ * uid could open its descriptors through /proc (the client's file, the
+ * mailbox). Installed readable only by root (mode 0711), it is never
+ * dumpable: warn if it is not.
+ */
+static void sbx_binary_check(const struct ptod *d)
+{
+	struct stat st;
+
+	if (stat(d->sandbox_path, &st))
+		return;		/* its start fails later, saying why */
+	if (st.st_mode & (S_IRGRP | S_IROTH))
+		ptod_log(PTOD_LOG_WARN,
+			 "%s is readable by its users (mode %04o): a sandbox is dumpable from its start until it makes itself non-dumpable, and another sandbox of the same user can open its descriptors meanwhile; install it mode 0711",
+			 d->sandbox_path, (unsigned int)(st.st_mode & 07777));
+}
+
 int ptod_sbx_settle_mode(struct ptod *d)
 {
 	bool user = d->ops == &ptod_udev_ops;
@@ -74,6 +95,8 @@ int ptod_sbx_settle_mode(struct ptod *d)
 			"ptod: -K all|nonroot needs pto.ko: the user-mode device has no client file to give a sandbox (use -K none)\n");
 		return -EINVAL;
 	}
+	if (d->sbx_mode != PTOD_SBX_NONE)
+		sbx_binary_check(d);
 	return 0;
 }
 

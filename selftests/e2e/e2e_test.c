@@ -2867,6 +2867,29 @@ static int log_lines_with(off_t from, const char *needle, int *bare)
 }
 
 /*
+ * pto-sandbox is executable by every user and readable by none (mode
+ * 0711): a process whose user cannot read its binary is not dumpable from
+ * its exec on, so no other sandbox of the same uid can open its
+ * descriptors through /proc before it has made itself non-dumpable. ptod
+ * warns at start about a readable one: its log has no such line.
+ */
+TEST_F_TIMEOUT(e2e, sandbox_binary_unreadable, 30)
+{
+	char path[PATH_MAX + 48];
+	struct stat st;
+	int bare;
+
+	if (E->user)
+		SKIP(return, SANDBOX_ON_USER_DEVICE);
+	snprintf(path, sizeof(path), "%s/daemon/pto-sandbox", E->build);
+	ASSERT_EQ(0, stat(path, &st)) TH_LOG("%s: %s", path, strerror(errno));
+	note("%s: mode %04o", path, (unsigned int)(st.st_mode & 07777));
+	EXPECT_EQ(0, st.st_mode & (S_IRGRP | S_IROTH));
+	EXPECT_EQ(S_IXOTH, st.st_mode & S_IXOTH);
+	EXPECT_EQ(0, log_lines_with(0, "install it mode 0711", &bare));
+}
+
+/*
  * Wait until ptod's log has not grown for @quiet_ms (up to @max_ms): then
  * no line about connections was even tried for a whole second, and the
  * next ones are logged (ptod_conn_log() logs at most 100 a second, the
