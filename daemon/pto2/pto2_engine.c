@@ -1553,23 +1553,39 @@ static void cluster_put(struct pto2_engine *e, uint32_t id)
 int pto2_engine_cluster_alloc(struct pto2_engine *e, PTO2Runtime *rt,
 			      bool *mine)
 {
-	uint32_t i;
-	int ret = -EAGAIN;
+	uint32_t user = rt->cfg.cluster_user, held = 0, i;
+	bool others = false, user_others = false;
+	int ret = -EAGAIN, free_id = -1;
 
-	*mine = true;
 	pthread_mutex_lock(&e->lock);
 	for (i = 0; i < e->nr_clusters; i++) {
-		struct pto2_cluster *cl = &e->clusters[i];
+		PTO2Runtime *owner = e->clusters[i].owner;
+		bool same = owner && user && owner->cfg.cluster_user == user;
 
-		if (!cl->owner) {
-			cl->owner = rt;
-			cl->freed = false;
-			cl->tasks = 0;
-			ret = (int)i;
-			break;
+		if (!owner) {
+			if (free_id < 0)
+				free_id = (int)i;
+			continue;
 		}
-		if (cl->owner != rt)
-			*mine = false;
+		held += same;
+		if (owner != rt) {
+			others = true;
+			user_others |= same;
+		}
+	}
+	if (user && rt->cfg.cluster_limit && held >= rt->cfg.cluster_limit) {
+		/* the user's limit: only its own runtimes can free one */
+		*mine = !user_others;
+		ret = -EDQUOT;
+	} else if (free_id >= 0) {
+		struct pto2_cluster *cl = &e->clusters[free_id];
+
+		cl->owner = rt;
+		cl->freed = false;
+		cl->tasks = 0;
+		ret = free_id;
+	} else {
+		*mine = !others;
 	}
 	pthread_mutex_unlock(&e->lock);
 	return ret;

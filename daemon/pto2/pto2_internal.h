@@ -215,7 +215,9 @@ int pto2_engine_attach(struct pto2_engine *e, PTO2Runtime *rt);
 void pto2_engine_detach(struct pto2_engine *e, PTO2Runtime *rt);
 /*
  * Clusters (device-wide pool, one per block): alloc returns an id or
- * -EAGAIN when all are allocated (*@mine: all by @rt itself); free lets
+ * -EAGAIN when all are allocated (*@mine: all by @rt itself), -EDQUOT
+ * when the runtimes of @rt's cfg.cluster_user hold its cluster_limit
+ * (*@mine: all of those by @rt itself); free lets
  * it go once the tasks submitted on it (counted by cluster_task) have
  * completed. -EINVAL: not @rt's (or already freed).
  */

@@ -735,7 +735,7 @@ int32_t pto2_rt_allocate_cluster(PTO2Runtime *rt)
 {
 	struct pto2_flow_wait w;
 	bool mine, waiting;
-	int ret;
+	int ret, why;
 
 	if (atomic_load_explicit(&rt->error, memory_order_relaxed))
 		return -1;
@@ -745,14 +745,25 @@ int32_t pto2_rt_allocate_cluster(PTO2Runtime *rt)
 		ret = pto2_engine_cluster_alloc(rt->engine, rt, &mine);
 		if (ret >= 0)
 			break;
+		why = ret;
+		if (why == -EDQUOT && mine) {
+			/* only this orchestration could free one */
+			pto2_rt_fail(rt, -EDQUOT,
+				     "pto2_rt_allocate_cluster: this orchestration holds %u clusters, the most its user may hold (the device has %u); free one before allocating another",
+				     rt->nr_held, pto2_nr_clusters(rt));
+			return -1;
+		}
 		if (!waiting)
 			pto2_flow_wait_init(&rt->flow, &w, frees);
 		ret = pto2_flow_wait_step(&rt->flow, &w,
 					  pto2_engine_cluster_frees(rt->engine));
 		if (ret == 1) {
 			pto2_logf(&rt->log, PTO2_LOG_WARN,
-				  "[Cluster] BLOCKED: no free cluster (%u held by this orchestration, %u in all), spins=%u",
-				  rt->nr_held, pto2_nr_clusters(rt), w.spins);
+				  "[Cluster] BLOCKED: no free cluster (%u held by this orchestration, %u in all%s), spins=%u",
+				  rt->nr_held, pto2_nr_clusters(rt),
+				  why == -EDQUOT ?
+				  "; its user holds the most it may" : "",
+				  w.spins);
 		} else if (ret == 2 && mine) {
 			cluster_deadlock(rt, w.spins);
 			pto2_rt_fail(rt, -EDEADLK, "%s", rt->flow_msg);

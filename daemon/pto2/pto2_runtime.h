@@ -142,6 +142,13 @@ struct pto2_config {
 	uint32_t nr_kernel_addrs;
 	uint64_t heap_dev;
 	uint32_t exec_ctx;
+	/*
+	 * Clusters (pto2_rt_allocate_cluster()): runtimes of one
+	 * @cluster_user (0: none, not limited) hold at most @cluster_limit
+	 * of the engine's clusters together (0: no limit).
+	 */
+	uint32_t cluster_user;
+	uint32_t cluster_limit;
 	pto2_log_fn log;
 	void *log_ctx;
 };

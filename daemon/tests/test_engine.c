@@ -533,6 +533,46 @@ static void t_clusters(void)
 	env_close(&e);
 }
 
+/*
+ * A runtime of a limited user (cluster_user, cluster_limit 2) on 4
+ * clusters: its third fails at once with -EDQUOT and says why, since only
+ * it could free one; a runtime of no such user takes all 4.
+ */
+static void t_cluster_user_limit(void)
+{
+	struct pto2_config c;
+	uint64_t args[2];
+	struct env e;
+	int ret, user;
+
+	for (user = 1; user >= 0; user--) {
+		cfg_small(&c);
+		c.cluster_user = user ? 1001 + 1 : 0;
+		c.cluster_limit = 2;
+		ret = env_open(&e, 4, 8, &c);
+		if (ret) {
+			ok(0, "cluster limit: setup failed (%d)", ret);
+			env_close(&e);
+			return;
+		}
+		kernels(e.sd);
+		args[0] = user ? 3 : 4;
+		args[1] = 0;
+		ret = run(&e, orch_cluster_hog, args, 2);
+		if (user)
+			ok(ret == -EDQUOT && args[1] == 2 &&
+			   strstr(pto2_rt_get_error_msg(e.rt),
+				  "the most its user may hold"),
+			   "a user limited to 2 clusters of 4: the third fails at once with -EDQUOT (ret %d, %d allocated: %s)",
+			   ret, (int)args[1], pto2_rt_get_error_msg(e.rt));
+		else
+			ok(ret == 0 && args[1] == 4,
+			   "a runtime of no limited user: 4 clusters of 4 (ret %d, %d allocated)",
+			   ret, (int)args[1]);
+		env_close(&e);
+	}
+}
+
 /* args: records, bytes, block_dim, paired */
 static int orch_block_incore(PTO2Runtime *rt, uint64_t *args, int argc)
 {
@@ -1653,6 +1693,7 @@ int main(void)
 	t_affinity();
 	t_withheld();
 	t_clusters();
+	t_cluster_user_limit();
 	t_block_incore();
 	t_shared_engine();
 	t_station_shared();
