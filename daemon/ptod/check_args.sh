@@ -56,6 +56,11 @@ for v in 0 -1 x 1x 3600001 ""; do
 	PTO_SCHED_SLEEP_MS=$v expect 2 "bad PTO_SCHED_SLEEP_MS '$v' (1 .. 3600000)"
 done
 PTO_SCHED_SLEEP_MS=60000 expect 1 "open /dev/pto-none"
+for v in -1 x 65537 ""; do
+	expect 2 "bad -L '$v'" -L "$v"
+done
+expect 1 "open /dev/pto-none" -L 0
+expect 1 "open /dev/pto-none" -L 65536
 expect 1 "open /dev/pto-none" -w 4 -H 1024 -S 0
 expect 1 "open /dev/pto-none" -w 4194304 -H 64M -S 4294967295
 

@@ -13,7 +13,8 @@
  *             [-K all|nonroot|none] [-w TASK_WINDOW] [-H HEAP_BYTES]
  *             [-S AICORE_SPINS] [-x UID=CTX]... [-R FILE]
  *             [-m MODE] [-g GROUP] [-u UID]... [-c CONNS] [-C CONNS]
- *             [-Q BYTES] [-T MS] [-q MIB] [-q UID=MIB]... [-G MS] [-v]
+ *             [-D RUNS] [-L CLUSTERS] [-Q BYTES] [-T MS] [-q MIB]
+ *             [-q UID=MIB]... [-G MS] [-v]
  *
  * DEVICE is pto.ko's /dev/ptoN (default /dev/pto0), or "user": a
  * user-mode device that ptod creates and runs itself (ptod_udev.c).
@@ -939,6 +940,26 @@ static int hello_check(struct client *c, const struct pto_msg_hello *h,
 	return 0;
 }
 
+/*
+ * The clusters a user but root may hold, all its clients together (-L;
+ * by default half the device's): one user's open graphs cannot keep
+ * every other user's CLUSTER_ALLOC waiting.
+ */
+static void cluster_limit(struct client *c)
+{
+	struct ptod *d = c->d;
+	uint32_t n = d->max_clusters_uid;
+
+	if (!c->uid)
+		return;
+	if (n == PTOD_CLUSTERS_HALF) {
+		n = pto2_engine_clusters(d->engine) / 2;
+		n = n ? n : 1;
+	}
+	c->cfg.cluster_user = n ? (uint32_t)c->uid + 1 : 0;
+	c->cfg.cluster_limit = n;
+}
+
 /* Phase 2: ptod's defaults, then the client's environment, validated. */
 static int hello_config(struct client *c, struct pto_msg_hello *h)
 {
@@ -958,6 +979,7 @@ static int hello_config(struct client *c, struct pto_msg_hello *h)
 	}
 	c->cfg.kernel_addrs = c->kaddrs;
 	c->cfg.nr_kernel_addrs = PTOD_MAX_FUNC;
+	cluster_limit(c);
 	c->cfg.log = pto2_log_cb;
 	c->cfg.log_ctx = c;
 	if (pto2_config_validate(&c->cfg, err, sizeof(err))) {
@@ -1586,7 +1608,8 @@ static void usage(void)
 		"            [-K all|nonroot|none] [-w TASK_WINDOW] [-H HEAP_BYTES]\n"
 		"            [-S AICORE_SPINS] [-x UID=CTX]... [-R FILE]\n"
 		"            [-m MODE] [-g GROUP] [-u UID]... [-c CONNS] [-C CONNS] [-D RUNS]\n"
-		"            [-Q BYTES] [-T MS] [-q MIB] [-q UID=MIB]... [-G MS] [-v]\n"
+		"            [-L CLUSTERS] [-Q BYTES] [-T MS] [-q MIB] [-q UID=MIB]...\n"
+		"            [-G MS] [-v]\n"
 		"  -K WHO      whose kernels run in a sandbox, a process of the\n"
 		"              client's uid and gid that maps only its buffers\n"
 		"              (default nonroot; root's run in pto-aicore);\n"
@@ -1600,6 +1623,10 @@ static void usage(void)
 		"  -D RUNS     graphs one user but root may have running at once, of\n"
 		"              the engine's %d; more wait for one of them to end\n"
 		"              (default %d, 0: no limit)\n"
+		"  -L CLUSTERS clusters one user but root may hold at once, all its\n"
+		"              clients together; one more fails with -EDQUOT if its\n"
+		"              graph holds them all, else waits (default: half the\n"
+		"              device's, 0: no limit)\n"
 		"  -Q BYTES    replies queued for a client that does not read them\n"
 		"              before it is dropped (default %u)\n"
 		"  -T MS       a client that takes none of its queued replies for MS\n"
@@ -1729,7 +1756,7 @@ static int parse_args(struct ptod *d, int argc, char **argv)
 	d->def_task_window = 16384;
 	d->def_heap = 32ULL << 20;
 	ptod_guard_defaults(d);
-	while ((opt = getopt(argc, argv, "d:s:a:b:w:H:S:K:x:R:m:g:u:c:C:D:Q:T:q:G:vh")) != -1) {
+	while ((opt = getopt(argc, argv, "d:s:a:b:w:H:S:K:x:R:m:g:u:c:C:D:L:Q:T:q:G:vh")) != -1) {
 		ret = ptod_guard_option(d, opt, optarg);
 		if (ret == -EINVAL) {
 			fprintf(stderr, "ptod: bad -%c '%s'\n", opt, optarg);

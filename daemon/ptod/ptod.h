@@ -47,6 +47,9 @@
 #define PTOD_DEFAULT_GROUP	"pto"	/* the group of /dev/ptoN (60-pto.rules) */
 #define PTOD_MAX_CONN_UID	16	/* -c: connections per user but root */
 #define PTOD_MAX_RUNS_UID	8	/* -D: graphs running per user but root */
+/* -L by default: half the device's clusters per user but root */
+#define PTOD_CLUSTERS_HALF	UINT32_MAX
+#define PTOD_CLUSTERS_MAX	65536	/* -L's largest value */
 #define PTOD_MAX_CONN		256	/* -C: connections in all */
 #define PTOD_OUT_MAX		(256u << 10)	/* -Q: output queue bytes */
 #define PTOD_OUT_MS		2000	/* -T: ms a queue may make no progress */
@@ -352,6 +355,8 @@ struct ptod {
 	uint32_t max_conn_uid;		/* -c, 0 = unlimited */
 	uint32_t max_conn;		/* -C, 0 = unlimited */
 	uint32_t max_runs_uid;		/* -D, 0 = unlimited */
+	uint32_t max_clusters_uid;	/* -L, 0 = unlimited;
+					 * PTOD_CLUSTERS_HALF: half */
 	size_t out_max;			/* -Q */
 	uint32_t out_ms;		/* -T */
 	uint64_t gm_quota;		/* -q MIB, bytes; 0 = none */

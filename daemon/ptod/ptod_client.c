@@ -498,6 +498,7 @@ void ptod_guard_defaults(struct ptod *d)
 	d->max_conn_uid = PTOD_MAX_CONN_UID;
 	d->max_conn = PTOD_MAX_CONN;
 	d->max_runs_uid = PTOD_MAX_RUNS_UID;
+	d->max_clusters_uid = PTOD_CLUSTERS_HALF;
 	d->out_max = PTOD_OUT_MAX;
 	d->out_ms = PTOD_OUT_MS;
 	d->drain_grace_ms = PTOD_DRAIN_GRACE_MS;
@@ -538,7 +539,7 @@ static int quota_rule(struct ptod *d, const char *arg)
 }
 
 /*
- * One of the options of this file (-m -g -u -c -C -Q -T -q -G): 0,
+ * One of the options of this file (-m -g -u -c -C -D -L -Q -T -q -G): 0,
  * -EINVAL for a bad value, or -ENOENT if @opt is not one of them.
  */
 int ptod_guard_option(struct ptod *d, int opt, const char *arg)
@@ -546,7 +547,7 @@ int ptod_guard_option(struct ptod *d, int opt, const char *arg)
 	uint64_t v;
 	int ret;
 
-	if (!strchr("mguCcDQTqG", opt))
+	if (!strchr("mguCcDLQTqG", opt))
 		return -ENOENT;
 	if (opt == 'g') {
 		d->sock_group = arg;
@@ -555,7 +556,7 @@ int ptod_guard_option(struct ptod *d, int opt, const char *arg)
 	if (opt == 'q' && strchr(arg, '='))
 		return quota_rule(d, arg);
 	ret = ptod_parse_u64(arg, opt == 'm' ? 0777 : opt == 'q' ? (1ULL << 40) :
-			UINT32_MAX, &v);
+			     opt == 'L' ? PTOD_CLUSTERS_MAX : UINT32_MAX, &v);
 	if (ret)
 		return ret;
 	switch (opt) {
@@ -568,6 +569,7 @@ int ptod_guard_option(struct ptod *d, int opt, const char *arg)
 	case 'c': d->max_conn_uid = (uint32_t)v; break;
 	case 'C': d->max_conn = (uint32_t)v; break;
 	case 'D': d->max_runs_uid = (uint32_t)v; break;
+	case 'L': d->max_clusters_uid = (uint32_t)v; break;
 	case 'Q':
 		if (v < out_cost(sizeof(struct pto_msg)))
 			return -EINVAL;

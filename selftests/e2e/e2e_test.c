@@ -1868,6 +1868,31 @@ TEST_F_TIMEOUT(e2e, stream_head_and_ring_end_refused, 150)
 }
 
 /*
+ * One user but root holds at most half the device's clusters (ptod -L,
+ * default): a nobody client whose graph allocates 13 of the 24 gets
+ * -EDQUOT at the 13th, with a message saying why, at once (only its own
+ * graph could free one); root's same graph gets all 13.
+ */
+TEST_F_TIMEOUT(e2e, clusters_per_user_limited, 150)
+{
+	struct proc p;
+
+	if (E->user)
+		SKIP(return, "needs a user other than root: pto.ko");
+	if (E->nr_cores != 72)
+		SKIP(return, "written for 24 clusters (%u cores)", E->nr_cores);
+	ASSERT_EQ(0, e2e_start_as(&p, "cluster-half", NOBODY, false, NULL,
+				  ARGS("rawcluster", "half")));
+	ASSERT_EQ(0, proc_wait(&p, CLIENT_MS));
+	EXPECT_TRUE(case_passed(p.text, "rawcluster/half"))
+		TH_LOG("%s", p.text ? p.text : "");
+	EXPECT_TRUE(has_text(p.text, "the most its user may hold"));
+	proc_free(&p);
+	run_client(_metadata, "rawcluster", NULL, ARGS("rawcluster", "half"),
+		   ARGS("rawcluster/half"), NULL);
+}
+
+/*
  * A client that writes its own stream (pto_e2e rawcluster) allocates
  * clusters out of order: a first id of 2^28 + 1, then 1 and 3. ptod
  * fails each graph with -EPROTO and a message naming the id and the one

@@ -3368,10 +3368,23 @@ static void fill_stale_cluster(struct raw_client *r, const void *arg)
 static int run_rawcluster(int argc, char **argv)
 {
 	static const int32_t far[] = { (1 << 28) + 1, 0 }, skip[] = { 1, 3, 0 };
+	/* one more than ptod's default -L on 24 clusters: half of them */
+	static const int32_t half[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
+					13, 0 };
 	char msg[PTO_MSG_TEXT];
 	int i, bad, failed = 0;
 
 	for (i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "half")) {
+			/* root is not limited; anyone else is, to 12 */
+			int want = getuid() ? -EDQUOT : 0;
+
+			bad = raw_graph_of(fill_clusters, half, msg, sizeof(msg));
+			printf("rawcluster half: status=%d %s\n", bad, msg);
+			failed += report_case("rawcluster/half", bad == want, bad,
+					      msg);
+			continue;
+		}
 		if (!strcmp(argv[i], "far")) {
 			bad = raw_graph_of(fill_clusters, far, msg, sizeof(msg));
 		} else if (!strcmp(argv[i], "skip")) {
@@ -3383,7 +3396,7 @@ static int run_rawcluster(int argc, char **argv)
 						   -EINVAL, msg);
 			continue;
 		} else {
-			printf("rawcluster: no case '%s' (far, skip, stale)\n",
+			printf("rawcluster: no case '%s' (far, skip, stale, half)\n",
 			       argv[i]);
 			return 2;
 		}
