@@ -259,8 +259,9 @@ static void sbx_err_line(struct ptod_sbx_err *e)
 
 /*
  * Read what there is, up to SBX_ERR_READS x 1 KiB (the main loop serves
- * everyone: a sandbox that writes without end gets its share, and its
- * writes block meanwhile); at the end (the sandbox is gone) 1, else 0.
+ * everyone: a sandbox that writes without end gets its share; the pipe
+ * is non-blocking at both ends, so what it writes while the pipe is full
+ * is lost, not waited for); at the end (the sandbox is gone) 1, else 0.
  */
 #define SBX_ERR_READS	16
 
