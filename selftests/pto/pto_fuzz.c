@@ -199,6 +199,20 @@ static void fz_errno_ok(struct fz_w *w, const char *what, int ret)
 
 /* ---- files ---------------------------------------------------------------- */
 
+/*
+ * fz_errno_ok() for a command that changes the device: -EBADF too, but
+ * only on a file opened read-only (and there it is what it must say).
+ */
+static void fz_errno_rdonly_ok(struct fz_w *w, const struct fz_file *f,
+			       const char *what, int ret)
+{
+	if (ret != -EBADF)
+		fz_errno_ok(w, what, ret);
+	else if (!f->rdonly)
+		FZ_FAIL(w, "%s returned EBADF on a file opened for writing",
+			what);
+}
+
 static bool fz_file_open(const struct fz_file *f)
 {
 	return f->id && (f->fd[0] >= 0 || f->fd[1] >= 0);
@@ -796,8 +810,11 @@ static int fz_set_role(struct fz_w *w)
 	had = f->role != PTO_ROLE_NONE;
 	fz_note(w, (uint64_t)f->fd[0], s.role, had, 0);
 	ret = fz_ioctl(w, fz_fd(w, f), PTO_IOC_SET_ROLE, &s, sizeof(s), pads);
-	fz_errno_ok(w, "SET_ROLE", ret);
+	fz_errno_rdonly_ok(w, f, "SET_ROLE", ret);
 	if (!ret) {
+		if (f->rdonly)
+			FZ_FAIL(w, "SET_ROLE %u on a file opened read-only succeeded",
+				s.role);
 		if (had)
 			FZ_FAIL(w, "SET_ROLE %u on a file of role %u succeeded",
 				s.role, f->role);
@@ -1508,7 +1525,9 @@ static int fz_hws_set(struct fz_w *w)
 		h.flags |= 1u << (1 + fz_rand(w, 31));
 	fz_note(w, (uint64_t)f->fd[0], h.flags, n, f->role);
 	ret = fz_ioctl(w, fz_fd(w, f), PTO_IOC_HWS_CONFIG, &h, sizeof(h), NULL);
-	fz_errno_ok(w, "HWS_CONFIG set", ret);
+	fz_errno_rdonly_ok(w, f, "HWS_CONFIG set", ret);
+	if (!ret && f->rdonly)
+		FZ_FAIL(w, "HWS_CONFIG set on a file opened read-only succeeded");
 	return ret;
 }
 
