@@ -180,6 +180,12 @@ static void *race_parker(void *arg)
 		uint32_t seq = pto_parklot_seq(&r->lot);
 		int64_t t0 = pto_mono_ns(), d;
 
+		/*
+		 * The end: the kickers may have made their last kick before
+		 * @seq was read; the wake-all after @stop moves it.
+		 */
+		if (atomic_load(r->stop))
+			break;
 		pto_parklot_wait(&r->lot, seq, t0 + RACE_SLEEP_MS * MS, false);
 		d = pto_mono_ns() - t0;
 		if (d > atomic_load(&r->longest))
@@ -237,6 +243,8 @@ static void t_kick_while_leaving(void)
 	}
 	pto_sleep_ns(RACE_MS * MS);
 	atomic_store(&stop, true);
+	for (i = 0; i < RACE_PAIRS; i++)
+		pto_parklot_wake_all(&r[i].lot, false);
 	for (i = 0; i < 2 * RACE_PAIRS; i++)
 		if (made[i])
 			pthread_join(th[i], NULL);
