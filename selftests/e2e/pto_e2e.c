@@ -3776,11 +3776,14 @@ static int run_kversion(void)
 	return ok ? 0 : 1;
 }
 
-/* A task of kernel @id that counts itself in @cnt, then waits for @n. */
-static int raw_rendezvous(struct raw_client *r, int32_t id,
-			  const struct gm_buf *cnt, uint64_t n)
+/*
+ * A SUBMIT record of vector kernel @id with two parameters: a tensor of
+ * @n32 int32 at @dev (as @type) and the scalar @scalar.
+ */
+static int raw_submit_1t1s(struct raw_client *r, int32_t id, int32_t type,
+			   uint64_t dev, uint64_t n32, uint64_t scalar)
 {
-	uint64_t shape[1] = { 16 };
+	uint64_t shape[1] = { n32 };
 	union {
 		struct pto_rec_submit s;
 		uint8_t b[sizeof(struct pto_rec_submit) +
@@ -3792,12 +3795,19 @@ static int raw_rendezvous(struct raw_client *r, int32_t id,
 	u.s.kernel_id = id;
 	u.s.worker_type = PTO2_WORKER_VECTOR;
 	u.s.nparams = 2;
-	u.s.p[0].type = PTO_PARAM_INOUT;
-	u.s.p[0].tensor = make_tensor_external((void *)(uintptr_t)cnt->dev,
-					       shape, 1, PTO_DT_INT32);
+	u.s.p[0].type = type;
+	u.s.p[0].tensor = make_tensor_external((void *)(uintptr_t)dev, shape,
+					       1, PTO_DT_INT32);
 	u.s.p[1].type = PTO_PARAM_SCALAR;
-	u.s.p[1].scalar = n;
+	u.s.p[1].scalar = scalar;
 	return raw_put(r, &u, sizeof(u));
+}
+
+/* A task of kernel @id that counts itself in @cnt, then waits for @n. */
+static int raw_rendezvous(struct raw_client *r, int32_t id,
+			  const struct gm_buf *cnt, uint64_t n)
+{
+	return raw_submit_1t1s(r, id, PTO_PARAM_INOUT, cnt->dev, 16, n);
 }
 
 /*
@@ -3949,24 +3959,8 @@ static int run_reload_busy(void)
 static int raw_probe(struct raw_client *r, int32_t id, uint64_t dev,
 		     uint32_t seq)
 {
-	uint64_t shape[1] = { sizeof(struct pto_probe_rec) / 4 };
-	union {
-		struct pto_rec_submit s;
-		uint8_t b[sizeof(struct pto_rec_submit) +
-			  2 * sizeof(struct pto_rec_param)];
-	} u;
-
-	memset(&u, 0, sizeof(u));
-	u.s.h.type = PTO_REC_SUBMIT;
-	u.s.kernel_id = id;
-	u.s.worker_type = PTO2_WORKER_VECTOR;
-	u.s.nparams = 2;
-	u.s.p[0].type = PTO_PARAM_OUTPUT;
-	u.s.p[0].tensor = make_tensor_external((void *)(uintptr_t)dev, shape,
-					       1, PTO_DT_INT32);
-	u.s.p[1].type = PTO_PARAM_SCALAR;
-	u.s.p[1].scalar = seq;
-	return raw_put(r, &u, sizeof(u));
+	return raw_submit_1t1s(r, id, PTO_PARAM_OUTPUT, dev,
+			       sizeof(struct pto_probe_rec) / 4, seq);
 }
 
 /* Has the probe task numbered @seq written @rec (bounded wait)? */
