@@ -808,10 +808,9 @@ static uint32_t rebalance(struct pto2_engine *e, uint32_t live,
 		int32_t id;
 
 		for (m = live; m; m &= m - 1) {
-			PTO2Runtime *rt = e->rts[__builtin_ctz(m)];
+			PTO2Runtime *rt = live_rt(e, (uint32_t)__builtin_ctz(m));
 
-			if (atomic_load_explicit(&rt->error,
-						 memory_order_relaxed))
+			if (!rt)
 				continue;
 			if (rt->in_rs < share &&
 			    !pto2_heap_empty(&rt->staged) &&
