@@ -60,17 +60,12 @@ int ptod_sbx_parse_mode(struct ptod *d, const char *s)
 }
 
 /*
- * A sandbox maps its client's buffers through the client's file, which
- * only pto.ko gives: the user-mode device runs every kernel in
- * pto-aicore.
- */
-/*
  * A process is dumpable from its exec until it says otherwise, unless its
  * user cannot read the binary it runs. pto-sandbox makes itself
  * non-dumpable first thing, but until then another sandbox of the same
  * uid could open its descriptors through /proc (the client's file, the
- * mailbox). Installed readable only by root (mode 0711), it is never
- * dumpable: warn if it is not.
+ * mailbox). Owned by root and installed mode 0711, it is never dumpable:
+ * warn if it is not.
  */
 static void sbx_binary_check(const struct ptod *d)
 {
@@ -78,12 +73,20 @@ static void sbx_binary_check(const struct ptod *d)
 
 	if (stat(d->sandbox_path, &st))
 		return;		/* its start fails later, saying why */
-	if (st.st_mode & (S_IRGRP | S_IROTH))
+	/* a binary its owner may read is readable by that user's sandboxes */
+	if ((st.st_mode & (S_IRGRP | S_IROTH)) ||
+	    (st.st_uid && (st.st_mode & S_IRUSR)))
 		ptod_log(PTOD_LOG_WARN,
-			 "%s is readable by its users (mode %04o): a sandbox is dumpable from its start until it makes itself non-dumpable, and another sandbox of the same user can open its descriptors meanwhile; install it mode 0711",
-			 d->sandbox_path, (unsigned int)(st.st_mode & 07777));
+			 "%s is readable by its users (mode %04o, owner uid %u): a sandbox is dumpable from its start until it makes itself non-dumpable, and another sandbox of the same user can open its descriptors meanwhile; install it owned by root, mode 0711",
+			 d->sandbox_path, (unsigned int)(st.st_mode & 07777),
+			 (unsigned int)st.st_uid);
 }
 
+/*
+ * A sandbox maps its client's buffers through the client's file, which
+ * only pto.ko gives: the user-mode device runs every kernel in
+ * pto-aicore.
+ */
 int ptod_sbx_settle_mode(struct ptod *d)
 {
 	bool user = d->ops == &ptod_udev_ops;

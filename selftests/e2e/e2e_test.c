@@ -2911,7 +2911,7 @@ TEST_F_TIMEOUT(e2e, sandbox_binary_unreadable, 30)
 	note("%s: mode %04o", path, (unsigned int)(st.st_mode & 07777));
 	EXPECT_EQ(0, st.st_mode & (S_IRGRP | S_IROTH));
 	EXPECT_EQ(S_IXOTH, st.st_mode & S_IXOTH);
-	EXPECT_EQ(0, log_lines_with(0, "install it mode 0711", &bare));
+	EXPECT_EQ(0, log_lines_with(0, "owned by root, mode 0711", &bare));
 }
 
 /*
