@@ -874,7 +874,11 @@ static int fz_any_ioctl(struct fz_w *w, const char *name, unsigned long cmd,
 	if (!f)
 		return FZ_SKIP;
 	ret = fz_ioctl(w, fz_fd(w, f), cmd, arg, len, NULL);
-	fz_errno_ok(w, name, ret);
+	/* HWS_CONFIG: its argument may come out of fz_ioctl() with SET */
+	if (cmd == PTO_IOC_HWS_CONFIG)
+		fz_errno_rdonly_ok(w, f, name, ret);
+	else
+		fz_errno_ok(w, name, ret);
 	return ret;
 }
 
