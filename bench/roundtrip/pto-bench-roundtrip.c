@@ -18,7 +18,7 @@
  *                   executor seeing it.
  *
  * Before each timed store the storing side waits until the other thread
- * is really asleep (state S in /proc/self/task/TID/stat), so that every
+ * is really asleep, off the CPU (pto-private/asleep.h), so that every
  * sample is a full sleep/wake. Timestamps are CLOCK_MONOTONIC from both
  * threads. Output, one line per measurement, stable and parseable:
  *
@@ -46,6 +46,7 @@
 #include <unistd.h>
 
 #include <linux/pto.h>
+#include <pto-private/asleep.h>
 #include <pto-private/regs.h>
 
 #include "pto-dev.h"
@@ -77,8 +78,6 @@ struct bench {
 
 	pid_t aicpu_tid;
 	pid_t exec_tid;
-	int aicpu_stat;		/* /proc/self/task/TID/stat of each thread */
-	int exec_stat;
 
 	/* Main -> executor: which phase, DATA_MAIN_BASE at its start;
 	 * executor -> main: its result.
@@ -153,39 +152,13 @@ static volatile struct pto_core_regs *core_regs(void *regs, unsigned int c)
 	return pto_regs_core(regs, c);
 }
 
-/* Open /proc/self/task/TID/stat for asleep(). */
-static int open_stat(pid_t tid)
-{
-	char path[64];
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	return fd < 0 ? -errno : fd;
-}
-
-/* 1 if the thread is in interruptible sleep, 0 if not, -errno. */
-static int asleep(int stat_fd)
-{
-	char buf[256], *p;
-	ssize_t n = pread(stat_fd, buf, sizeof(buf) - 1, 0);
-
-	if (n < 0)
-		return -errno;
-	buf[n] = 0;
-	p = strrchr(buf, ')');	/* comm may contain anything */
-	if (!p || p[1] != ' ')
-		return -EIO;
-	return p[2] == 'S';
-}
-
-/* Wait until the thread behind stat_fd sleeps; -ETIMEDOUT after 5 s. */
-static int wait_asleep(int stat_fd)
+/* Wait until thread @tid sleeps; -ETIMEDOUT after 5 s. */
+static int wait_asleep(pid_t tid)
 {
 	int64_t end = now_ns() + WAIT_NS;
 	int r;
 
-	while ((r = asleep(stat_fd)) == 0) {
+	while ((r = pto_thread_asleep(tid)) == 0) {
 		if (now_ns() > end)
 			return -ETIMEDOUT;
 		sched_yield();
@@ -268,7 +241,7 @@ static int exec_irq(struct bench *b, uint32_t total)
 		}
 		last = d;
 		/* The AICPU must be asleep in IRQ_WAIT for a full round. */
-		ret = wait_asleep(b->aicpu_stat);
+		ret = wait_asleep(b->aicpu_tid);
 		if (ret)
 			return ret;
 		STORE(b->t_exec, now_ns());
@@ -420,7 +393,7 @@ static int run_park(struct bench *b)
 		int64_t t0;
 
 		/* The executor is parked and asleep in the device. */
-		ret = wait_asleep(b->exec_stat);
+		ret = wait_asleep(b->exec_tid);
 		if (ret)
 			return ret;
 		dmb = next_dmb(dmb);
@@ -635,13 +608,6 @@ static int start_exec(struct bench *b, pthread_t *th)
 	}
 	while (!LOAD(b->exec_tid))
 		sched_yield();
-	b->aicpu_stat = open_stat(b->aicpu_tid);
-	b->exec_stat = open_stat(b->exec_tid);
-	if (b->aicpu_stat < 0 || b->exec_stat < 0) {
-		fprintf(stderr, "pto-bench-roundtrip: /proc/self/task: %s\n",
-			strerror(errno));
-		return -1;
-	}
 	return 0;
 }
 

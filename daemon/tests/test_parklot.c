@@ -12,10 +12,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <pto-private/asleep.h>
 #include <pto-private/parklot.h>
 #include <pto-private/time.h>
 
-#include "asleep.h"
 #include "tap.h"
 
 #define MS	1000000LL
@@ -58,7 +58,7 @@ static int start_sleepers(struct pto_parklot *lot, struct sleeper *s, int n)
 		pid_t tid = atomic_load(&s[i].tid);
 
 		if (PTO_PARKLOT_PARKERS(atomic_load(&lot->count)) == (uint32_t)n && tid &&
-		    thread_asleep(tid))
+		    pto_thread_asleep(tid) == 1)
 			i++;
 		else
 			pto_sleep_ns(MS / 10);

@@ -19,12 +19,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <pto-private/asleep.h>
 #include <pto-private/hws_regs.h>
 #include <pto-private/regs.h>
 #include <pto-private/time.h>
 
 #include "pto_udev.h"
-#include "asleep.h"
 #include "tap.h"
 
 #define MS	1000000LL
@@ -573,17 +573,21 @@ static void *parker_main(void *arg)
 	return NULL;
 }
 
-/*
- * Wait (bounded) until both parkers are counted and asleep (in the
- * futex: nothing else blocks them).
- */
+/* Is @p's thread asleep (in the futex: nothing else blocks it)? */
+static bool parker_asleep(struct parker *p)
+{
+	pid_t tid = atomic_load(&p->tid);
+
+	return tid && pto_thread_asleep(tid) == 1;
+}
+
+/* Wait (bounded) until both parkers are counted and asleep. */
 static bool wait_parkers(struct pto_udev *u, struct parker *p)
 {
 	int64_t until = pto_mono_ns() + 5000 * MS;
 
 	while (PTO_PARKLOT_PARKERS(atomic_load(&u->sh->kick.count)) != 2 ||
-	       !atomic_load(&p[0].tid) || !thread_asleep(atomic_load(&p[0].tid)) ||
-	       !atomic_load(&p[1].tid) || !thread_asleep(atomic_load(&p[1].tid)))
+	       !parker_asleep(&p[0]) || !parker_asleep(&p[1]))
 		if (pto_mono_ns() > until)
 			return false;
 		else

@@ -7,6 +7,8 @@
 #include "kselftest_harness.h"
 #include "pto_test.h"
 
+#include <pto-private/asleep.h>
+
 #include <pthread.h>
 #include <sched.h>
 #include <sys/syscall.h>
@@ -389,34 +391,19 @@ struct exec_thread {
 };
 
 /*
- * Wait until thread @tid of this process sleeps (state S in its stat), at
- * most until @end_ns. A core's park_count moves before the thread really
- * sleeps in CORE_WAIT; a test that needs it asleep waits for this too.
+ * Wait until thread @tid of this process sleeps off the CPU
+ * (pto_thread_asleep()), at most until @end_ns. A core's park_count moves
+ * before the thread really sleeps in CORE_WAIT; a test that needs it
+ * asleep waits for this too.
  */
 static bool task_wait_sleeping(pid_t tid, __s64 end_ns)
 {
-	char path[64], buf[256], *p;
-	bool sleeping = false;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	while (fd >= 0 && pto_now_ns() < end_ns) {
-		ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
-
-		if (n <= 0)
-			break;
-		buf[n] = 0;
-		p = strrchr(buf, ')');
-		if (p && p[1] == ' ' && p[2] == 'S') {
-			sleeping = true;
-			break;
-		}
+	while (pto_now_ns() < end_ns) {
+		if (pto_thread_asleep(tid) == 1)
+			return true;
 		usleep(1000);
 	}
-	if (fd >= 0)
-		close(fd);
-	return sleeping;
+	return false;
 }
 
 static void *exec_main(void *arg)
@@ -1037,7 +1024,7 @@ struct sig_after {
 	int ret;	/* pthread_kill()'s result */
 };
 
-/* Signal the target once it sleeps (state S), plus ms for good measure. */
+/* Signal the target once it sleeps (task_wait_sleeping()), plus ms. */
 static void *sig_after_main(void *arg)
 {
 	struct sig_after *s = arg;

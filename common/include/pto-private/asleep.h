@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: MIT
+/*
+ * asleep.h - whether a thread of this process sleeps, for the tests and
+ * benchmarks that must wake a thread only once it really is asleep
+ *
+ * The thread's state alone (S in /proc/self/task/TID/stat) is not enough:
+ * a thread that queues itself on a wait queue or a futex shows S from that
+ * moment, while it still runs and checks its wake-up condition before it
+ * calls schedule(). Its wait channel (/proc/self/task/TID/wchan) reads "0"
+ * for as long as it is on a CPU, and names the function it sleeps in once
+ * it is off. A kernel that hides wait channels (the file is missing or
+ * unreadable) leaves the state alone to decide.
+ */
+#ifndef PTO_PRIVATE_ASLEEP_H
+#define PTO_PRIVATE_ASLEEP_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+/* Read /proc/self/task/@tid/@file into @buf (NUL-terminated); -errno. */
+static inline int pto_task_file(pid_t tid, const char *file, char *buf,
+				size_t size)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/%s", (int)tid, file);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, size - 1);
+	if (n < 0)
+		n = -errno;
+	close(fd);
+	if (n < 0)
+		return (int)n;
+	buf[n] = 0;
+	return 0;
+}
+
+/*
+ * 1 if thread @tid of this process sleeps interruptibly off the CPU, 0 if
+ * not (yet), -errno if its stat cannot be read.
+ */
+static inline int pto_thread_asleep(pid_t tid)
+{
+	char buf[256], *p;
+	int ret;
+
+	ret = pto_task_file(tid, "stat", buf, sizeof(buf));
+	if (ret)
+		return ret;
+	p = strrchr(buf, ')');	/* the command name may hold anything */
+	if (!p || p[1] != ' ')
+		return -EIO;
+	if (p[2] != 'S')
+		return 0;
+	if (pto_task_file(tid, "wchan", buf, sizeof(buf)))
+		return 1;
+	return strcmp(buf, "0") != 0;
+}
+
+#endif /* PTO_PRIVATE_ASLEEP_H */
