@@ -612,6 +612,17 @@ static bool any_wait_done(struct any_thread *t, long ms)
 	return any_done(t);
 }
 
+/* Until @a or @b is done or @ms pass. */
+static bool any_wait_either(struct any_thread *a, struct any_thread *b,
+			    long ms)
+{
+	__s64 end = pto_deadline_ms(ms);
+
+	while (!any_done(a) && !any_done(b) && pto_now_ns() < end)
+		usleep(200);
+	return any_done(a) || any_done(b);
+}
+
 /*
  * Two threads wait on the same cores: one kick wakes exactly one of them,
  * with the kicked core; the next kick wakes the other.
@@ -626,6 +637,8 @@ TEST_F(core, wait_any_one_kick_one_waiter)
 	ASSERT_EQ(0, any_start(self, &a, &ta, 0, 2));
 	ASSERT_EQ(0, any_start(self, &b, &tb, 0, 2));
 	ASSERT_EQ(0, pto_kick(self->aicpu, 1));
+	/* one wakes (however slow the guest), then the other must not */
+	EXPECT_TRUE(any_wait_either(&a, &b, 2000));
 	usleep(100 * 1000);
 	EXPECT_EQ(1, any_done(&a) + any_done(&b));
 	first = any_done(&a) ? &a : &b;
