@@ -47,7 +47,12 @@
  *
  *   e2e <graph> <metric> median=M p99=P | sim median=M p99=P | ratio=X
  *
- * with ratio = e2e median / sim median.
+ * with ratio = e2e median / sim median. On pto.ko it also prints, per
+ * graph, what its tasks cost in the device's notification counters
+ * (sysfs "counters", read around its own blocks of runs, warm-ups
+ * included; other clients of the same ptod would count too):
+ *
+ *   e2e <graph> device per_task kicks=K parks=P wakes=W irqs=I tasks=N
  *
  * Options (defaults): -n TASKS (1000) of the independent graph, -l CHAIN
  * (200) hops, -r REPS (15) runs of those two, -f FAN_REPS (50) runs of
@@ -640,6 +645,56 @@ static struct bench_stat summary[G_NR][2][2];
 static int have_sim[G_NR];
 
 /*
+ * The device's notification counters (pto.ko's sysfs "counters", of the
+ * device ptod runs on, /sys/class/misc/pto0 unless $PTO_BENCH_COUNTERS
+ * names another file): how many system calls a task cost the AICPU and
+ * the executor. A device without the file (the user-mode device) has
+ * none to show.
+ */
+/* tasks in one run of graph @g */
+static long gtasks(int g)
+{
+	return g == G_FAN ? 2 + FAN : g == G_TREE ? 2 + FAN + TREE_GROUPS :
+	       gdiv(g);
+}
+
+enum { DC_KICKS, DC_PARKS, DC_WAKES, DC_IRQS, DC_NR };
+static const char *const dc_name[DC_NR] = { "kicks", "parks", "wakes", "irqs" };
+
+/* @v[] from the counters file: 0, or -1 if it cannot be read whole. */
+static int dev_counters(unsigned long long *v)
+{
+	const char *path = getenv("PTO_BENCH_COUNTERS");
+	char name[64];
+	unsigned long long x;
+	int i, found = 0;
+	FILE *f;
+
+	f = fopen(path ? path : "/sys/class/misc/pto0/counters", "re");
+	if (!f)
+		return -1;
+	while (fscanf(f, "%63s %llu", name, &x) == 2)
+		for (i = 0; i < DC_NR; i++)
+			if (!strcmp(name, dc_name[i])) {
+				v[i] = x;
+				found |= 1 << i;
+			}
+	fclose(f);
+	return found == (1 << DC_NR) - 1 ? 0 : -1;
+}
+
+/* "e2e <graph> device per_task kicks=.. parks=.. wakes=.. irqs=.." */
+static void report_counters(int g, const unsigned long long *sum, long tasks)
+{
+	int i;
+
+	printf("e2e %s device per_task", gname[g]);
+	for (i = 0; i < DC_NR; i++)
+		printf(" %s=%.3f", dc_name[i], (double)sum[i] / (double)tasks);
+	printf(" tasks=%ld\n", tasks);
+}
+
+/*
  * Graph @g: blocks of runs alternating between the sim baseline (into
  * @s_sim) and ours (into @s), then both reports and the summary's figures.
  */
@@ -647,8 +702,9 @@ static int bench_e2e_graph(const struct opts *o, int g, double *s,
 			   double *s_sim)
 {
 	long total = greps(g), per = (total + o->blocks - 1) / o->blocks;
-	long done = 0, k;
-	int sim_ok = !o->no_sim, ret;
+	unsigned long long c0[DC_NR], c1[DC_NR], sum[DC_NR] = { 0 };
+	long done = 0, k, tasks = 0;
+	int sim_ok = !o->no_sim, counted = 1, ret, i;
 
 	while (done < total) {
 		k = total - done < per ? total - done : per;
@@ -657,12 +713,20 @@ static int bench_e2e_graph(const struct opts *o, int g, double *s,
 				gname[g]);
 			sim_ok = 0;
 		}
+		/* only ours: the sim baseline runs without the device */
+		counted = counted && !dev_counters(c0);
 		ret = run_graph(g, k, s + done);
 		if (ret)
 			return ret;
+		counted = counted && !dev_counters(c1);
+		for (i = 0; counted && i < DC_NR; i++)
+			sum[i] += c1[i] - c0[i];
+		tasks += (k + 1) * gtasks(g);	/* with the warm-up run */
 		done += k;
 	}
 	report("e2e", g, s, total);
+	if (counted)
+		report_counters(g, sum, tasks);
 	summary[g][0][0] = stats(s, total, 1.0 / (double)gdiv(g));
 	summary[g][1][0] = stats(s, total, 1.0);
 	if (sim_ok) {
