@@ -167,6 +167,46 @@ static void t_gm(void)
 	pto_udev_destroy(u);
 }
 
+/*
+ * Handles as pto.ko gives them: the lowest one the file does not hold,
+ * so a freed handle is given again and a long-lived client's handles
+ * never wrap around to ones it still holds.
+ */
+static void t_gm_handles(void)
+{
+	struct pto_udev_buf b[72], x;
+	struct pto_udev_file *f;
+	struct pto_udev_gm *gm;
+	struct pto_udev *u = small_udev();
+	bool in_order = true, same = true;
+	int i;
+
+	if (!u || pto_udev_gm_create(u, &gm) || pto_udev_file_create(gm, &f))
+		return (void)ok(0, "GM allocator");
+	for (i = 0; i < 70; i++)
+		if (pto_udev_gm_alloc(f, 4096, 0, &b[i]) ||
+		    b[i].handle != (uint32_t)i + 1)
+			in_order = false;
+	ok(in_order, "70 buffers: handles 1 .. 70");
+	same = !pto_udev_gm_free(f, b[65].handle) &&
+	       !pto_udev_gm_free(f, b[4].handle) &&
+	       !pto_udev_gm_alloc(f, 4096, 0, &b[4]) &&
+	       !pto_udev_gm_alloc(f, 4096, 0, &b[65]) &&
+	       !pto_udev_gm_alloc(f, 4096, 0, &b[70]);
+	ok(same && b[4].handle == 5 && b[65].handle == 66 && b[70].handle == 71,
+	   "freed handles 66 and 5 come back lowest first, then 71 (got %u, %u, %u)",
+	   b[4].handle, b[65].handle, b[70].handle);
+	for (i = 0; i < 71; i++)
+		pto_udev_gm_free(f, b[i].handle);
+	for (i = 0; i < 100000 && same; i++)
+		same = !pto_udev_gm_alloc(f, 4096, 0, &x) && x.handle == 1 &&
+		       !pto_udev_gm_free(f, x.handle);
+	ok(same, "100000 allocations and frees: handle 1 each time (%d)", i);
+	pto_udev_file_release(f);
+	pto_udev_gm_destroy(gm);
+	pto_udev_destroy(u);
+}
+
 /* @f allocates pages until GM is full: does none overlap @b? */
 static bool fill_misses(struct pto_udev_file *f, const struct pto_udev_buf *b)
 {
@@ -697,6 +737,7 @@ int main(void)
 	t_masks();
 	t_registers();
 	t_gm();
+	t_gm_handles();
 	t_gm_pins();
 	t_kick_irq();
 	t_kick_burst();

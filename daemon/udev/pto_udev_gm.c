@@ -74,7 +74,8 @@ struct pto_udev_file {
 	struct pto_udev_gm *gm;
 	struct handle *bufs;
 	size_t nbufs, cap;
-	uint32_t next_handle;
+	uint64_t *held;		/* handle h is held: bit h - 1 */
+	size_t held_words;
 	struct pin *pins;
 	uint32_t npins;		/* slots made (in use or free) */
 	uint32_t cappins;
@@ -219,6 +220,18 @@ static int file_reserve(struct pto_udev_file *f)
 
 	if (f->nbufs == MAX_BUFS)
 		return -ENOSPC;
+	/* the lowest free handle is at most nbufs + 1 */
+	if (f->nbufs + 1 > f->held_words * 64) {
+		size_t words = f->held_words ? 2 * f->held_words : 1;
+		uint64_t *n = realloc(f->held, words * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		memset(n + f->held_words, 0,
+		       (words - f->held_words) * sizeof(*n));
+		f->held = n;
+		f->held_words = words;
+	}
 	if (f->nbufs == f->cap) {
 		size_t cap = f->cap ? 2 * f->cap : 8;
 		struct handle *n = realloc(f->bufs, cap * sizeof(*n));
@@ -248,8 +261,24 @@ int pto_udev_file_create(struct pto_udev_gm *gm, struct pto_udev_file **out)
 	if (!f)
 		return -ENOMEM;
 	f->gm = gm;
-	f->next_handle = 1;
 	return 0;
+}
+
+/*
+ * The lowest handle @f does not hold, now held: as pto.ko's (an
+ * allocating xarray from 1), so a freed handle is given again and none
+ * wraps. file_reserve() made room for it (lock held).
+ */
+static uint32_t handle_take(struct pto_udev_file *f)
+{
+	size_t w = 0;
+	unsigned int bit;
+
+	while (f->held[w] == UINT64_MAX)
+		w++;
+	bit = (unsigned int)__builtin_ctzll(~f->held[w]);
+	f->held[w] |= 1ULL << bit;
+	return (uint32_t)(w * 64 + bit + 1);
 }
 
 /* What the handle @h of a file says of its buffer. */
@@ -285,9 +314,7 @@ int pto_udev_gm_alloc(struct pto_udev_file *f, uint64_t len, uint64_t align,
 		punch(gm, off, len);
 		*b = (struct gm_buf){ .off = off, .len = len, .refs = 1 };
 		h = &f->bufs[f->nbufs++];
-		*h = (struct handle){ .handle = f->next_handle++, .b = b };
-		if (!f->next_handle)
-			f->next_handle = 1;
+		*h = (struct handle){ .handle = handle_take(f), .b = b };
 		*out = buf_desc(h);
 		gm->st.bytes_used += len;
 		gm->st.buffers++;
@@ -315,6 +342,9 @@ static void buf_put(struct pto_udev_gm *gm, struct gm_buf *b)
 /* Drop handle @i of @f (lock held). */
 static void handle_drop(struct pto_udev_file *f, size_t i)
 {
+	uint32_t h = f->bufs[i].handle - 1;
+
+	f->held[h / 64] &= ~(1ULL << (h % 64));
 	buf_put(f->gm, f->bufs[i].b);
 	f->bufs[i] = f->bufs[--f->nbufs];
 }
@@ -461,5 +491,6 @@ void pto_udev_file_release(struct pto_udev_file *f)
 	pthread_mutex_unlock(&f->gm->lock);
 	free(f->pins);
 	free(f->bufs);
+	free(f->held);
 	free(f);
 }

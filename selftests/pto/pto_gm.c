@@ -219,6 +219,29 @@ TEST_F(gm, free_handle_zero_keeps_handles_nonzero)
 	EXPECT_EQ(0, pto_gm_free(self->a, a.handle));
 }
 
+/*
+ * A file gets the lowest handle it does not hold (the user-mode device
+ * gives them the same way): handles 1, 2, 3; 2 freed; the next is 2
+ * again, then 4. A fresh file starts at 1.
+ */
+TEST_F(gm, handle_lowest_free)
+{
+	struct pto_gm_alloc a[4];
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(0, pto_gm_alloc(self->a, PTO_PAGE, 0, &a[i]));
+		EXPECT_EQ((__u32)i + 1, a[i].handle);
+	}
+	ASSERT_EQ(0, pto_gm_free(self->a, a[1].handle));
+	ASSERT_EQ(0, pto_gm_alloc(self->a, PTO_PAGE, 0, &a[1]));
+	EXPECT_EQ(2U, a[1].handle);
+	ASSERT_EQ(0, pto_gm_alloc(self->a, PTO_PAGE, 0, &a[3]));
+	EXPECT_EQ(4U, a[3].handle);
+	for (i = 0; i < 4; i++)
+		EXPECT_EQ(0, pto_gm_free(self->a, a[i].handle));
+}
+
 TEST_F(gm, free_bad_handle)
 {
 	struct pto_gm_alloc a;
