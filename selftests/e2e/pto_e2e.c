@@ -2289,21 +2289,34 @@ static void *gm_map(int fd, const struct gm_buf *b)
 }
 
 /*
- * Another tenant takes all the GM there is: buffers as large as fit,
- * halving down to a page. Returns how many (at most @max).
+ * Another tenant takes all the GM there is (@free_bytes are free): buffers
+ * as large as fit, halving down to a page, each from @alloc(@ctx, ...).
+ * Returns how many (at most @max).
  */
-static int tenant_fill(int fd, struct gm_buf *b, int max)
+static int fill_gm(int (*alloc)(void *ctx, uint64_t len, struct gm_buf *b),
+		   void *ctx, uint64_t free_bytes, struct gm_buf *b, int max)
 {
-	uint64_t len = gm_free_bytes(fd) & ~4095ULL;
+	uint64_t len = free_bytes & ~4095ULL;
 	int n = 0;
 
 	while (len >= 4096 && n < max) {
-		if (gm_alloc(fd, len, &b[n]) == 0)
+		if (alloc(ctx, len, &b[n]) == 0)
 			n++;
 		else
 			len = len / 2 & ~4095ULL;
 	}
 	return n;
+}
+
+static int fd_alloc(void *fd, uint64_t len, struct gm_buf *b)
+{
+	return gm_alloc(*(int *)fd, len, b);
+}
+
+/* fill_gm() by a tenant with its own device file @fd. */
+static int tenant_fill(int fd, struct gm_buf *b, int max)
+{
+	return fill_gm(fd_alloc, &fd, gm_free_bytes(fd), b, max);
 }
 
 /*
@@ -2918,19 +2931,15 @@ static uint64_t raw_gm_free_bytes(struct raw_client *r)
 	       0 : r->gm_size - (uint64_t)used;
 }
 
-/* tenant_fill() for a raw client. */
+static int raw_alloc_ctx(void *r, uint64_t len, struct gm_buf *b)
+{
+	return raw_alloc(r, len, b);
+}
+
+/* fill_gm() by a raw client. */
 static int raw_fill(struct raw_client *r, struct gm_buf *b, int max)
 {
-	uint64_t len = raw_gm_free_bytes(r) & ~4095ULL;
-	int n = 0;
-
-	while (len >= 4096 && n < max) {
-		if (raw_alloc(r, len, &b[n]) == 0)
-			n++;
-		else
-			len = len / 2 & ~4095ULL;
-	}
-	return n;
+	return fill_gm(raw_alloc_ctx, r, raw_gm_free_bytes(r), b, max);
 }
 
 /* freed_returned() for a raw client. */
