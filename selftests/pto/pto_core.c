@@ -758,31 +758,61 @@ TEST_F(core, wait_any_core_detached)
  * and both waiters share one CPU, and this thread kicks and detaches as
  * SCHED_FIFO, so that A cannot run in between.
  */
-TEST_F(core, wait_any_gone_passes_kick_on)
+/*
+ * Pin this thread (and the threads it starts from now on) to the CPU it
+ * runs on, saving its affinity in @was: 0, or -errno if it cannot become
+ * SCHED_FIFO there (it is left as it was).
+ */
+static int one_cpu_fifo_begin(cpu_set_t *was)
 {
 	struct sched_param fifo = { .sched_priority = 1 }, other = { 0 };
-	struct any_thread a, b;
-	cpu_set_t was, one;
-	pthread_t ta, tb;
+	cpu_set_t one;
+	int ret = 0;
 
-	ASSERT_EQ(0, sched_getaffinity(0, sizeof(was), &was));
+	if (sched_getaffinity(0, sizeof(*was), was))
+		return -errno;
 	CPU_ZERO(&one);
 	CPU_SET(sched_getcpu(), &one);
-	ASSERT_EQ(0, sched_setaffinity(0, sizeof(one), &one));
-	if (sched_setscheduler(0, SCHED_FIFO, &fifo)) {
-		sched_setaffinity(0, sizeof(was), &was);
-		SKIP(return, "SCHED_FIFO: %s", strerror(errno));
+	if (sched_setaffinity(0, sizeof(one), &one))
+		return -errno;
+	if (sched_setscheduler(0, SCHED_FIFO, &fifo) ||
+	    sched_setscheduler(0, SCHED_OTHER, &other)) {
+		ret = -errno;
+		sched_setaffinity(0, sizeof(*was), was);
 	}
-	ASSERT_EQ(0, sched_setscheduler(0, SCHED_OTHER, &other));
+	return ret;
+}
 
+/*
+ * SCHED_FIFO (@on) on the one CPU: the threads started after
+ * one_cpu_fifo_begin() do not run until this thread turns it off.
+ */
+static int one_cpu_fifo(bool on)
+{
+	struct sched_param p = { .sched_priority = on ? 1 : 0 };
+
+	return sched_setscheduler(0, on ? SCHED_FIFO : SCHED_OTHER, &p) ?
+	       -errno : 0;
+}
+
+TEST_F(core, wait_any_gone_passes_kick_on)
+{
+	struct any_thread a, b;
+	pthread_t ta, tb;
+	cpu_set_t was;
+	int ret;
+
+	ret = one_cpu_fifo_begin(&was);
+	if (ret)
+		SKIP(return, "one CPU, SCHED_FIFO: %s", strerror(-ret));
 	ASSERT_EQ(0, pto_cores_range(self->exec, PTO_IOC_CORE_ATTACH, 0, 2));
 	any_park(self, 0, 2);
 	ASSERT_EQ(0, any_start(self, &a, &ta, 0, 2));
 	ASSERT_EQ(0, any_start(self, &b, &tb, 1, 1));
-	ASSERT_EQ(0, sched_setscheduler(0, SCHED_FIFO, &fifo));
+	ASSERT_EQ(0, one_cpu_fifo(true));
 	ASSERT_EQ(0, pto_kick(self->aicpu, 1));
 	ASSERT_EQ(0, pto_detach(self->exec, 0));
-	ASSERT_EQ(0, sched_setscheduler(0, SCHED_OTHER, &other));
+	ASSERT_EQ(0, one_cpu_fifo(false));
 	EXPECT_TRUE(any_wait_done(&a, 2000));
 	EXPECT_EQ(-ENODEV, a.ret);
 	EXPECT_TRUE(any_wait_done(&b, 1000)) TH_LOG("the kick stayed latched");
@@ -790,6 +820,43 @@ TEST_F(core, wait_any_gone_passes_kick_on)
 	EXPECT_EQ(1U, b.core);
 	pthread_join(ta, NULL);
 	pthread_join(tb, NULL);
+	sched_setaffinity(0, sizeof(was), &was);
+}
+
+/*
+ * A thread back from a wait clears its core's parked flag only while the
+ * core is still its file's. A waits on cores 0-1; core 0 is detached and
+ * attached by another executor, which parks on it, before A runs again
+ * (one CPU, this thread SCHED_FIFO): A leaves with -ENODEV for core 0
+ * and must leave the new owner's flag set, or the AICPU's next dispatch
+ * there would send no kick to wake it.
+ */
+TEST_F(core, wait_return_spares_new_owner)
+{
+	struct any_thread a;
+	pthread_t ta;
+	cpu_set_t was;
+	int e2, ret;
+
+	e2 = pto_open_role(PTO_ROLE_EXECUTOR);
+	ASSERT_LE(0, e2);
+	ret = one_cpu_fifo_begin(&was);
+	if (ret)
+		SKIP(return, "one CPU, SCHED_FIFO: %s", strerror(-ret));
+	ASSERT_EQ(0, pto_cores_range(self->exec, PTO_IOC_CORE_ATTACH, 0, 2));
+	any_park(self, 0, 2);
+	ASSERT_EQ(0, any_start(self, &a, &ta, 0, 2));
+	ASSERT_EQ(0, one_cpu_fifo(true));
+	ASSERT_EQ(0, pto_detach(self->exec, 0));
+	ASSERT_EQ(0, pto_attach(e2, 0));
+	any_park(self, 0, 1);	/* e2's executor parks on core 0 */
+	ASSERT_EQ(0, one_cpu_fifo(false));
+	EXPECT_TRUE(any_wait_done(&a, 2000));
+	EXPECT_EQ(-ENODEV, a.ret);
+	EXPECT_EQ(0U, a.core);
+	EXPECT_EQ(1U, acore(self, 0)->parked);
+	pthread_join(ta, NULL);
+	close(e2);
 	sched_setaffinity(0, sizeof(was), &was);
 }
 
