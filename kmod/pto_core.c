@@ -136,6 +136,32 @@ int pto_set_role(struct pto_ucmd *ucmd)
 	return ret;
 }
 
+/*
+ * Give @core to @pf (attach) or to nobody (NULL: detach, release), its
+ * parked flag cleared: nobody of the new owner sleeps on it yet, and
+ * nobody parks on a core without one. pdev->lock held.
+ */
+static void pto_core_set_owner(struct pto_core *core, struct pto_file *pf)
+{
+	spin_lock(&core->lock);
+	WRITE_ONCE(core->regs->parked, 0);
+	WRITE_ONCE(core->owner, pf);
+	spin_unlock(&core->lock);
+}
+
+/*
+ * Clear @core's parked flag for @pf, a thread of which is back from a
+ * wait: not if the core went to another file meanwhile, whose flag it
+ * is not ours to clear.
+ */
+static void pto_core_unpark(struct pto_core *core, struct pto_file *pf)
+{
+	spin_lock(&core->lock);
+	if (core->owner == pf)
+		WRITE_ONCE(core->regs->parked, 0);
+	spin_unlock(&core->lock);
+}
+
 /* Every thread sleeping for core @i: in CORE_WAIT, or CORE_WAIT_ANY. */
 static void pto_core_wake_all(struct pto_dev *pdev, u32 i)
 {
@@ -181,10 +207,9 @@ void pto_release_roles(struct pto_file *pf)
 
 		if (core->owner != pf)
 			continue;
-		WRITE_ONCE(core->owner, NULL);
+		pto_core_set_owner(core, NULL);
 		core->owner_pid = 0;
 		WRITE_ONCE(core->state, PTO_CORE_DEAD);
-		WRITE_ONCE(core->regs->parked, 0);
 		WRITE_ONCE(core->regs->state, PTO_CORE_DEAD);
 		pto_core_wake_all(pdev, i);
 		__set_bit(i, dead);
@@ -282,7 +307,7 @@ int pto_core_attach(struct pto_ucmd *ucmd)
 		WRITE_ONCE(regs->state, PTO_CORE_ONLINE);
 		core->owner_pid = pf->pid;
 		WRITE_ONCE(core->state, PTO_CORE_ONLINE);
-		WRITE_ONCE(core->owner, pf);
+		pto_core_set_owner(core, pf);
 	}
 	trace_pto_attach(pdev, bits, PTO_CORE_ONLINE);
 out_unlock:
@@ -315,10 +340,9 @@ int pto_core_detach(struct pto_ucmd *ucmd)
 	for_each_set_bit(i, bits, pdev->nr_cores) {
 		struct pto_core *core = &pdev->cores[i];
 
-		WRITE_ONCE(core->owner, NULL);
+		pto_core_set_owner(core, NULL);
 		core->owner_pid = 0;
 		WRITE_ONCE(core->state, PTO_CORE_OFFLINE);
-		WRITE_ONCE(core->regs->parked, 0);
 		WRITE_ONCE(core->regs->state, PTO_CORE_OFFLINE);
 		/* Sleepers in CORE_WAIT(_ANY) see they lost it: -ENODEV. */
 		pto_core_wake_all(pdev, i);
@@ -429,7 +453,10 @@ int pto_core_wait(struct pto_ucmd *ucmd)
 	/* before it sleeps: from now on its parked flags stay as set */
 	WRITE_ONCE(pf->core_waits, true);
 	parks = atomic_inc_return(&core->park_count);
-	WRITE_ONCE(core->regs->park_count, parks);
+	spin_lock(&core->lock);
+	if (core->owner == pf)	/* the mirror is its owner's to see */
+		WRITE_ONCE(core->regs->park_count, parks);
+	spin_unlock(&core->lock);
 	atomic64_inc(&pdev->cnt.parks);
 	pto_touch_sys_cnt(pdev);
 	trace_pto_park(pdev, core->index, arg->last_dmb, parks, 0);
@@ -440,14 +467,7 @@ int pto_core_wait(struct pto_ucmd *ucmd)
 	if (ret)
 		w.reason = 0;
 
-	/*
-	 * Clear parked, unless the core went to another file meanwhile: its
-	 * new owner's parked flag is not ours to clear.
-	 */
-	mutex_lock(&pdev->lock);
-	if (core->owner == pf)
-		WRITE_ONCE(core->regs->parked, 0);
-	mutex_unlock(&pdev->lock);
+	pto_core_unpark(core, pf);
 
 	dmb = READ_ONCE(core->regs->data_main_base);
 	if (!ret)
@@ -489,12 +509,8 @@ static void pto_any_unpark(struct pto_any_waiter *w)
 
 	if (READ_ONCE(w->pf->core_waits))
 		return;
-	for_each_set_bit(i, w->mask, pdev->nr_cores) {
-		struct pto_core *core = &pdev->cores[i];
-
-		if (READ_ONCE(core->owner) == w->pf)
-			WRITE_ONCE(core->regs->parked, 0);
-	}
+	for_each_set_bit(i, w->mask, pdev->nr_cores)
+		pto_core_unpark(&pdev->cores[i], w->pf);
 }
 
 /*
@@ -658,12 +674,8 @@ int pto_core_wait_any(struct pto_ucmd *ucmd)
 		return ret;
 
 	/* As CORE_WAIT: the core's parked flag, unless it changed hands. */
-	if (w.reason != PTO_WAKE_UNPARKED) {
-		mutex_lock(&pdev->lock);
-		if (pdev->cores[w.core].owner == pf)
-			WRITE_ONCE(pdev->cores[w.core].regs->parked, 0);
-		mutex_unlock(&pdev->lock);
-	}
+	if (w.reason != PTO_WAKE_UNPARKED)
+		pto_core_unpark(&pdev->cores[w.core], pf);
 
 	arg->core = w.core;
 	arg->dmb = READ_ONCE(pdev->cores[w.core].regs->data_main_base);

@@ -60,9 +60,15 @@ struct pto_file;
  * @park_count: authoritative copy of @regs->park_count.
  * @kick_count: authoritative copy of @regs->kick_count.
  * @index: core id.
+ * @lock: taken inside pdev->lock where @owner changes, and alone by a
+ *	thread back from CORE_WAIT(_ANY): its writes to @regs that hold
+ *	only while @owner is its file (clearing @regs->parked, storing
+ *	@regs->park_count) happen while @owner cannot change, without the
+ *	device-wide mutex on the executor's wake-up path.
  *
- * @owner, @owner_pid and @state are written under pdev->lock; lockless
- * readers use READ_ONCE() and tolerate a stale value.
+ * @owner, @owner_pid and @state are written under pdev->lock, @owner
+ * also under @lock; lockless readers use READ_ONCE() and tolerate a
+ * stale value.
  */
 struct pto_core {
 	struct pto_dev *pdev;
@@ -75,6 +81,7 @@ struct pto_core {
 	atomic_t park_count;
 	atomic_t kick_count;
 	u32 index;
+	spinlock_t lock;	/* @owner changes vs owner-only register writes */
 };
 
 /**

@@ -151,6 +151,7 @@ static int pto_dev_create(u32 index, struct pto_dev **out)
 		core->regs = pto_core_regs(pdev, i);
 		core->state = PTO_CORE_OFFLINE;
 		init_waitqueue_head(&core->wq);
+		spin_lock_init(&core->lock);
 	}
 	pdev->epoch_ns = ktime_get_ns();
 	pto_regs_init(pdev);
