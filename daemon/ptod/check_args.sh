@@ -61,6 +61,11 @@ for v in -1 x 65537 ""; do
 done
 expect 1 "open /dev/pto-none" -L 0
 expect 1 "open /dev/pto-none" -L 65536
+for v in -1 x 1M 1048577 ""; do
+	expect 2 "bad -M '$v'" -M "$v"
+done
+expect 1 "open /dev/pto-none" -M 0
+expect 1 "open /dev/pto-none" -M 1048576
 expect 1 "open /dev/pto-none" -w 4 -H 1024 -S 0
 expect 1 "open /dev/pto-none" -w 4194304 -H 64M -S 4294967295
 

@@ -66,6 +66,12 @@
 #define PTOD_TRACE_RING		8192	/* blocks waiting for trace subscribers */
 #define PTOD_DRAIN_GRACE_MS	5000	/* -G: a stopped client's run may drain */
 #define PTOD_DRAIN_EXIT_MS	5000	/* then, shutting down, ptod exits anyway */
+/*
+ * -M: a sandbox's private memory (RLIMIT_DATA, besides its worker threads'
+ * stacks, PTO_SBX_STACK a core), MiB, and the largest -M
+ */
+#define PTOD_SBX_DATA_MIB	1024
+#define PTOD_SBX_DATA_MAX_MIB	(1U << 20)
 /* a client's sandbox is started again after at most this many crashes ... */
 #define PTOD_SBX_CRASHES	5
 /* ... in this window, counted from the first (ns) */
@@ -397,6 +403,7 @@ struct ptod {
 	struct event *ev_ready;		/* executor ready pipe */
 	struct event *ev_drain;		/* stopped clients' runs (ptod_drain.c) */
 	uint32_t drain_grace_ms;	/* -G */
+	uint64_t sbx_data;		/* -M: a sandbox's RLIMIT_DATA, 0: none */
 	int64_t shutdown_ns;		/* 0 = not shutting down */
 	int fin_efd;
 

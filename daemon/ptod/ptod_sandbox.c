@@ -30,6 +30,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -412,8 +413,11 @@ static void sbx_child_oom(void)
  * error the pipe @errw whose lines ptod logs after the sandbox's name
  * (pto-sandbox's messages, a kernel's prints: never a line of ptod's
  * own), the client's file and the mailbox descriptors 3 and 4, every
- * other one is closed; then oom_score_adj, the client's identity,
- * no_new_privs, death with ptod, and an empty environment.
+ * other one is closed; then oom_score_adj, the limit on its private
+ * memory (-M, plus the stacks of its worker threads, one per core: soft
+ * and hard, so that the client cannot raise it), the
+ * client's identity, no_new_privs, death with ptod, and an empty
+ * environment.
  */
 static void sbx_child(const struct client *c, int errw, char *const argv[])
 {
@@ -435,6 +439,14 @@ static void sbx_child(const struct client *c, int errw, char *const argv[])
 	    syscall(SYS_close_range, SBX_FD_MAILBOX + 1, ~0U, 0))
 		_exit(126);
 	sbx_child_oom();
+	if (c->d->sbx_data) {
+		rlim_t lim = c->d->sbx_data +
+			     (rlim_t)c->d->info.nr_cores * PTO_SBX_STACK;
+		struct rlimit rl = { .rlim_cur = lim, .rlim_max = lim };
+
+		if (setrlimit(RLIMIT_DATA, &rl))
+			_exit(126);
+	}
 	if (syscall(SYS_setgroups, 0, NULL) ||
 	    syscall(SYS_setresgid, c->gid, c->gid, c->gid) ||
 	    syscall(SYS_setresuid, c->uid, c->uid, c->uid))

@@ -369,6 +369,7 @@ static void maybe_grow(struct sandbox *sb)
 		return;
 	pthread_attr_init(&at);
 	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&at, PTO_SBX_STACK);
 	if (pthread_create(&t, &at, worker_main, sb)) {
 		atomic_fetch_sub(&sb->threads, 1);
 		logm(sb, "cannot start a thread (%u running)", n);

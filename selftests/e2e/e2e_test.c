@@ -78,6 +78,7 @@ static FILE *th_log_stream(void);
 
 #include <pto-private/fdpass.h>
 #include <pto-private/regs.h>
+#include <pto-private/sandbox.h>
 #include <pto-private/wire.h>
 
 #define DEV_PATH	"/dev/pto0"
@@ -108,6 +109,8 @@ static FILE *th_log_stream(void);
 #define QUOTA_MIB	64
 /* ptod -D: graphs a user but root may have running at once */
 #define RUNS_UID	4
+/* ptod -M: a sandbox's private memory, MiB (hostile.h's sizes around it) */
+#define SBX_DATA_MIB	256
 /* ptod -q QUOTA_OWN_UID=QUOTA_OWN_MIB: a user with a quota of its own */
 #define QUOTA_OWN_UID	65533
 #define QUOTA_OWN_MIB	128
@@ -2145,6 +2148,42 @@ TEST_F_TIMEOUT(e2e, sandbox_kernel_runs_as_owner, 150)
 	proc_free(&p);
 }
 
+/*
+ * A sandbox's private memory is bounded (ptod -M SBX_DATA_MIB in this
+ * suite): a nobody client's kernel finds RLIMIT_DATA at SBX_DATA_MIB plus
+ * PTO_SBX_STACK a core (its worker threads' stacks), soft and hard;
+ * malloc() of PTO_HOSTILE_SMALL_MIB works, of PTO_HOSTILE_OVER_MIB past
+ * the limit fails with ENOMEM, and raising the limit with EPERM. A kernel
+ * that allocates without end fails, not the host's memory.
+ */
+TEST_F_TIMEOUT(e2e, sandbox_memory_bounded, 150)
+{
+	int soft = 0, hard = 0, over = 0, small = -1, raise = 0;
+	long cores = E->nr_cores;
+	struct hostile h;
+	struct proc p;
+	const char *r;
+
+	if (E->user)
+		SKIP(return, SANDBOX_ON_USER_DEVICE);
+	ASSERT_LT(0, cores);
+	run_hostile(_metadata, NULL, &p, &h);
+	r = strstr(p.text, "hostile3: ");
+	ASSERT_TRUE(r && sscanf(r, "hostile3: datasoft=%d datahard=%d overalloc=%d smallalloc=%d raise=%d",
+				&soft, &hard, &over, &small, &raise) == 5)
+		TH_LOG("no hostile3 record");
+	note("RLIMIT_DATA %d / %d MiB (ptod -M %d, %ld cores); malloc %d MiB past it: errno %d, of %d MiB: errno %d; raising it: errno %d",
+	     soft, hard, SBX_DATA_MIB, cores, PTO_HOSTILE_OVER_MIB, over,
+	     PTO_HOSTILE_SMALL_MIB, small, raise);
+	EXPECT_EQ(0, h.status);
+	EXPECT_EQ(SBX_DATA_MIB + (long)(PTO_SBX_STACK >> 20) * cores, soft);
+	EXPECT_EQ(soft, hard);
+	EXPECT_EQ(ENOMEM, over);
+	EXPECT_EQ(0, small);
+	EXPECT_EQ(EPERM, raise);
+	proc_free(&p);
+}
+
 /* The hostile kernel's second line: processes, threads, what it inherited. */
 struct hostile2 {
 	int fork, forkpid, clone, clonepid, cparent, cparentpid, thread, ran,
@@ -4166,7 +4205,8 @@ static void keeper(int status_w)
 		else
 			execl(ptod, "ptod", "-d", DEV_PATH, "-s", E->sock, "-x",
 			      STR(NOBODY) "=" STR(NOBODY_CTX), "-D",
-			      STR(RUNS_UID), "-q", STR(QUOTA_MIB), "-q",
+			      STR(RUNS_UID), "-M", STR(SBX_DATA_MIB),
+			      "-q", STR(QUOTA_MIB), "-q",
 			      STR(QUOTA_OWN_UID) "=" STR(QUOTA_OWN_MIB),
 			      (char *)NULL);
 		dprintf(2, "exec %s: %s\n", ptod, strerror(errno));

@@ -15,6 +15,10 @@
 
 /* The file the kernel tries to create (the test removes it). */
 #define PTO_HOSTILE_FILE	"/etc/pto-e2e-hostile"
+/* What the kernel tries to malloc(), MiB: this much past its RLIMIT_DATA,
+ * and this much in all */
+#define PTO_HOSTILE_OVER_MIB	64
+#define PTO_HOSTILE_SMALL_MIB	16
 
 /**
  * struct pto_hostile_rec - one run of the hostile kernel.
@@ -44,6 +48,15 @@
  * @env_len: bytes of the environment (environ's strings and their NULs:
  *	0 if it is empty).
  * @oom_adj: /proc/self/oom_score_adj, or -10000 if it could not be read.
+ * @data_soft_mib: its RLIMIT_DATA's soft limit (/proc/self/limits), MiB,
+ *	-1 if none.
+ * @data_hard_mib: the hard limit, the same way.
+ * @over_alloc_err: errno of malloc() of PTO_HOSTILE_OVER_MIB MiB more
+ *	than the soft limit, 0 if it got them (freed at once), -1 if not
+ *	tried (no limit).
+ * @small_alloc_err: errno of malloc() of PTO_HOSTILE_SMALL_MIB MiB.
+ * @raise_err: errno of setrlimit() raising the hard limit by 1 MiB, 0 if
+ *	it could, -1 if not tried (no limit).
  */
 /* What the kernel writes to its standard error: a line of ptod's own? */
 #define PTO_HOSTILE_FORGED \
@@ -72,6 +85,11 @@ struct pto_hostile_rec {
 	int32_t stdout_null;
 	int32_t env_len;
 	int32_t oom_adj;
+	int32_t data_soft_mib;
+	int32_t data_hard_mib;
+	int32_t over_alloc_err;
+	int32_t small_alloc_err;
+	int32_t raise_err;
 };
 
 #endif /* PTO_E2E_HOSTILE_H */

@@ -11,9 +11,11 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -117,6 +119,62 @@ static void try_spawn(struct pto_hostile_rec *r)
 		pthread_join(t, NULL);
 }
 
+/* errno of malloc() of @mib MiB, 0 if it got them (freed at once). */
+static int32_t alloc_err(size_t mib)
+{
+	void *p;
+
+	errno = 0;
+	p = malloc(mib << 20);
+	if (!p)
+		return errno ? errno : ENOMEM;
+	free(p);
+	return 0;
+}
+
+/* A limit of /proc/self/limits in MiB, -1 for "unlimited". */
+static int32_t limit_mib(const char *v)
+{
+	return strcmp(v, "unlimited") ? (int32_t)(strtoull(v, NULL, 10) >> 20) :
+	       -1;
+}
+
+/*
+ * Its memory limit, read from /proc/self/limits (the filter has no
+ * getrlimit): what it is, whether it holds, whether it can rise.
+ */
+static void try_memory(struct pto_hostile_rec *r)
+{
+	char buf[4096], soft[32], hard[32];
+	const char *line;
+	struct rlimit rl;
+	ssize_t n;
+	int fd;
+
+	r->data_soft_mib = r->data_hard_mib = -1;
+	r->over_alloc_err = r->raise_err = -1;
+	r->small_alloc_err = alloc_err(PTO_HOSTILE_SMALL_MIB);
+	fd = open("/proc/self/limits", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = 0;
+	line = strstr(buf, "Max data size");
+	if (!line || sscanf(line, "Max data size %31s %31s", soft, hard) != 2)
+		return;
+	r->data_soft_mib = limit_mib(soft);
+	r->data_hard_mib = limit_mib(hard);
+	if (r->data_soft_mib < 0 || r->data_hard_mib < 0)
+		return;
+	r->over_alloc_err = alloc_err((size_t)r->data_soft_mib +
+				      PTO_HOSTILE_OVER_MIB);
+	rl.rlim_cur = rl.rlim_max = ((rlim_t)r->data_hard_mib + 1) << 20;
+	r->raise_err = err_of(setrlimit(RLIMIT_DATA, &rl));
+}
+
 int pto_kernel_entry(const struct pto_kernel_ctx *ctx, const uint64_t *args,
 		     uint32_t nargs)
 {
@@ -150,6 +208,7 @@ int pto_kernel_entry(const struct pto_kernel_ctx *ctx, const uint64_t *args,
 	r->stdout_null = is_null(1);
 	r->env_len = env_len();
 	r->oom_adj = oom_adj();
+	try_memory(r);
 	/* a line like ptod's own (the test looks for it in ptod's log) */
 	wrote = write(2, PTO_HOSTILE_FORGED "\n",
 		      sizeof(PTO_HOSTILE_FORGED "\n") - 1);

@@ -773,6 +773,9 @@ static int run_hostile(int argc, char **argv)
 	       r->cparent_err, r->cparent_pid,
 	       r->thread_err, r->thread_ran, r->proc_uid, r->stdin_null,
 	       r->stdout_null, r->env_len, r->oom_adj);
+	printf("hostile3: datasoft=%d datahard=%d overalloc=%d smallalloc=%d raise=%d\n",
+	       r->data_soft_mib, r->data_hard_mib, r->over_alloc_err,
+	       r->small_alloc_err, r->raise_err);
 	return 0;
 }
 

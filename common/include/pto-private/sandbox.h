@@ -53,6 +53,13 @@
 
 /* Sandbox numbers (payload exec_ctx) are 1 .. PTO_SBX_MAX; 0 = none. */
 #define PTO_SBX_MAX		1024
+/*
+ * The stack of each of a sandbox's worker threads (one per core at most):
+ * the usual 8 MiB, fixed, so that ptod's limit on the sandbox's private
+ * memory (ptod -M, RLIMIT_DATA, which counts thread stacks) can leave
+ * room for all of them besides the -M it promises the kernels.
+ */
+#define PTO_SBX_STACK		(8UL << 20)
 
 #define PTO_SBX_MAGIC		0x58425350u	/* "PSBX" */
 #define PTO_SBX_VERSION		1
