@@ -1567,7 +1567,11 @@ int pto2_engine_cluster_alloc(struct pto2_engine *e, PTO2Runtime *rt,
 			continue;
 		}
 		held += same;
-		if (owner != rt) {
+		/*
+		 * Another runtime's, or one this runtime freed whose tasks
+		 * still run: either comes back without this orchestrator.
+		 */
+		if (owner != rt || e->clusters[i].freed) {
 			others = true;
 			user_others |= same;
 		}

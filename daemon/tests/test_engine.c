@@ -444,6 +444,38 @@ static void t_withheld(void)
 
 static int g_clusters_ok;
 
+/*
+ * args: a slot (int64), rounds, us: @rounds scopes, each allocating a
+ * cluster and running a task that naps @us on it; the scope's end frees
+ * the cluster while the task still runs. args[3]: rounds that got one.
+ */
+static int orch_cluster_rounds(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	Tensor t = ext1(args[0], 1, PTO_DT_INT64);
+	uint64_t i;
+	int32_t cid;
+
+	(void)argc;
+	args[3] = 0;
+	for (i = 0; i < args[1]; i++) {
+		PTO2_SCOPE(rt) {
+			PTOParam p[] = { make_inout_param(&t),
+					 make_scalar_param(args[2]) };
+
+			cid = pto2_rt_allocate_cluster(rt);
+			if (cid >= 0) {
+				pto2_rt_submit_task_clustered(rt, K_NAP,
+							      PTO2_WORKER_VECTOR,
+							      p, 2, cid);
+				args[3]++;
+			}
+		}
+		if (cid < 0)
+			break;
+	}
+	return 0;
+}
+
 /* args: records, per cluster: a VECTOR and a CUBE task pinned to it */
 static int orch_clusters(PTO2Runtime *rt, uint64_t *args, int argc)
 {
@@ -571,6 +603,40 @@ static void t_cluster_user_limit(void)
 			   ret, (int)args[1]);
 		env_close(&e);
 	}
+}
+
+/*
+ * The same user limited to 1 cluster allocates one per scope, 3 times,
+ * each scope's task napping 20 ms: a cluster its own scope freed while
+ * its task still runs comes back, so each allocation waits for it
+ * instead of failing with -EDQUOT.
+ */
+static void t_cluster_user_limit_waits(void)
+{
+	struct pto2_config c;
+	uint64_t d, args[4] = { 0, 3, 20000, 0 };
+	struct env e;
+	int ret;
+
+	cfg_small(&c);
+	c.cluster_user = 1001 + 1;
+	c.cluster_limit = 1;
+	ret = env_open(&e, 4, 8, &c);
+	d = ret ? 0 : gm(8);
+	if (!d) {
+		ok(0, "cluster limit, rounds: setup failed (%d)", ret);
+		env_close(&e);
+		return;
+	}
+	kernels(e.sd);
+	*(int64_t *)host(d) = 0;
+	args[0] = d;
+	ret = run(&e, orch_cluster_rounds, args, 4);
+	ok(ret == 0 && args[3] == 3 && *(int64_t *)host(d) == 3,
+	   "a user limited to 1 cluster, 3 scopes each freeing theirs while its task runs: all 3 allocate and run (ret %d, %d allocated, %lld ran: %s)",
+	   ret, (int)args[3], (long long)*(int64_t *)host(d),
+	   pto2_rt_get_error_msg(e.rt));
+	env_close(&e);
 }
 
 /* args: records, bytes, block_dim, paired */
@@ -1694,6 +1760,7 @@ int main(void)
 	t_withheld();
 	t_clusters();
 	t_cluster_user_limit();
+	t_cluster_user_limit_waits();
 	t_block_incore();
 	t_shared_engine();
 	t_station_shared();
