@@ -137,12 +137,13 @@ int pto_set_role(struct pto_ucmd *ucmd)
 }
 
 /*
- * Give @core to @pf (attach) or to nobody (NULL: detach, release), its
- * parked flag cleared: nobody of the new owner sleeps on it yet, and
- * nobody parks on a core without one. pdev->lock held.
+ * Give @core to @pf (attach, again or anew) or to nobody (NULL: detach,
+ * release), its parked flag cleared: an executor sets it again before it
+ * sleeps, and nobody parks on a core without an owner. pdev->lock held.
  */
 static void pto_core_set_owner(struct pto_core *core, struct pto_file *pf)
 {
+	lockdep_assert_held(&core->pdev->lock);
 	spin_lock(&core->lock);
 	WRITE_ONCE(core->regs->parked, 0);
 	WRITE_ONCE(core->owner, pf);
@@ -300,7 +301,6 @@ int pto_core_attach(struct pto_ucmd *ucmd)
 		clear_bit(i, (unsigned long *)pdev->hws->sip_launch_pending);
 		WRITE_ONCE(regs->data_main_base, PTO_DMB_IDLE);
 		WRITE_ONCE(regs->cond, PTO_COND_IDLE);
-		WRITE_ONCE(regs->parked, 0);
 		WRITE_ONCE(regs->task, 0);
 		/* Registers first, then the state that publishes them. */
 		smp_wmb();
@@ -452,9 +452,10 @@ int pto_core_wait(struct pto_ucmd *ucmd)
 
 	/* before it sleeps: from now on its parked flags stay as set */
 	WRITE_ONCE(pf->core_waits, true);
-	parks = atomic_inc_return(&core->park_count);
+	/* the mirror is its owner's to see, and never goes back */
 	spin_lock(&core->lock);
-	if (core->owner == pf)	/* the mirror is its owner's to see */
+	parks = atomic_inc_return(&core->park_count);
+	if (core->owner == pf)
 		WRITE_ONCE(core->regs->park_count, parks);
 	spin_unlock(&core->lock);
 	atomic64_inc(&pdev->cnt.parks);

@@ -60,11 +60,14 @@ struct pto_file;
  * @park_count: authoritative copy of @regs->park_count.
  * @kick_count: authoritative copy of @regs->kick_count.
  * @index: core id.
- * @lock: taken inside pdev->lock where @owner changes, and alone by a
- *	thread back from CORE_WAIT(_ANY): its writes to @regs that hold
- *	only while @owner is its file (clearing @regs->parked, storing
- *	@regs->park_count) happen while @owner cannot change, without the
- *	device-wide mutex on the executor's wake-up path.
+ * @lock: the innermost lock: taken inside pdev->lock where @owner
+ *	changes, inside pdev->any_wq.lock by the waker that clears a
+ *	CORE_WAIT_ANY set's parked flags (any_wq is never woken from
+ *	interrupt context, so a plain spin_lock() is enough), and alone by
+ *	CORE_WAIT on its way in and a thread back from CORE_WAIT(_ANY).
+ *	Writes to @regs that hold only while @owner is a given file
+ *	(clearing @regs->parked, storing @regs->park_count) happen under
+ *	it, without the device-wide mutex on the executor's wake-up path.
  *
  * @owner, @owner_pid and @state are written under pdev->lock, @owner
  * also under @lock; lockless readers use READ_ONCE() and tolerate a
