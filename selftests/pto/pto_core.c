@@ -751,39 +751,6 @@ TEST_F(core, wait_any_core_detached)
 }
 
 /*
- * A waits on cores 0-1, then B on core 1. A kick of core 1 wakes A alone
- * (the first in the queue); core 0 is detached before A looks, so A
- * leaves with -ENODEV for core 0: the kick it was woken for must go to B
- * at once, not stay latched while B sleeps to its deadline. This thread
- * and both waiters share one CPU, and this thread kicks and detaches as
- * SCHED_FIFO, so that A cannot run in between.
- */
-/*
- * Pin this thread (and the threads it starts from now on) to the CPU it
- * runs on, saving its affinity in @was: 0, or -errno if it cannot become
- * SCHED_FIFO there (it is left as it was).
- */
-static int one_cpu_fifo_begin(cpu_set_t *was)
-{
-	struct sched_param fifo = { .sched_priority = 1 }, other = { 0 };
-	cpu_set_t one;
-	int ret = 0;
-
-	if (sched_getaffinity(0, sizeof(*was), was))
-		return -errno;
-	CPU_ZERO(&one);
-	CPU_SET(sched_getcpu(), &one);
-	if (sched_setaffinity(0, sizeof(one), &one))
-		return -errno;
-	if (sched_setscheduler(0, SCHED_FIFO, &fifo) ||
-	    sched_setscheduler(0, SCHED_OTHER, &other)) {
-		ret = -errno;
-		sched_setaffinity(0, sizeof(*was), was);
-	}
-	return ret;
-}
-
-/*
  * SCHED_FIFO (@on) on the one CPU: the threads started after
  * one_cpu_fifo_begin() do not run until this thread turns it off.
  */
@@ -795,6 +762,38 @@ static int one_cpu_fifo(bool on)
 	       -errno : 0;
 }
 
+/*
+ * Pin this thread (and the threads it starts from now on) to the CPU it
+ * runs on, saving its affinity in @was: 0, or -errno if it cannot become
+ * SCHED_FIFO there (it is left as it was).
+ */
+static int one_cpu_fifo_begin(cpu_set_t *was)
+{
+	cpu_set_t one;
+	int ret;
+
+	if (sched_getaffinity(0, sizeof(*was), was))
+		return -errno;
+	CPU_ZERO(&one);
+	CPU_SET(sched_getcpu(), &one);
+	if (sched_setaffinity(0, sizeof(one), &one))
+		return -errno;
+	ret = one_cpu_fifo(true);
+	if (!ret)
+		ret = one_cpu_fifo(false);
+	if (ret)
+		sched_setaffinity(0, sizeof(*was), was);
+	return ret;
+}
+
+/*
+ * A waits on cores 0-1, then B on core 1. A kick of core 1 wakes A alone
+ * (the first in the queue); core 0 is detached before A looks, so A
+ * leaves with -ENODEV for core 0: the kick it was woken for must go to B
+ * at once, not stay latched while B sleeps to its deadline. This thread
+ * and both waiters share one CPU, and this thread kicks and detaches as
+ * SCHED_FIFO, so that A cannot run in between.
+ */
 TEST_F(core, wait_any_gone_passes_kick_on)
 {
 	struct any_thread a, b;
@@ -838,11 +837,11 @@ TEST_F(core, wait_return_spares_new_owner)
 	cpu_set_t was;
 	int e2, ret;
 
-	e2 = pto_open_role(PTO_ROLE_EXECUTOR);
-	ASSERT_LE(0, e2);
 	ret = one_cpu_fifo_begin(&was);
 	if (ret)
 		SKIP(return, "one CPU, SCHED_FIFO: %s", strerror(-ret));
+	e2 = pto_open_role(PTO_ROLE_EXECUTOR);
+	ASSERT_LE(0, e2);
 	ASSERT_EQ(0, pto_cores_range(self->exec, PTO_IOC_CORE_ATTACH, 0, 2));
 	any_park(self, 0, 2);
 	ASSERT_EQ(0, any_start(self, &a, &ta, 0, 2));
