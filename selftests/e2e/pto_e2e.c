@@ -3477,10 +3477,26 @@ static int raw_append(struct raw_client *r, const void *rec, uint32_t bytes)
  * waits for room as the ring fills), then a graph: ptod ignores the
  * records, and the graph must pass. 0 if it did.
  */
-static int run_outside(long n)
+/*
+ * An empty graph of @r (GRAPH_BEGIN, GRAPH_END after what @r appended so
+ * far), published: its DONE's status and message, or -errno.
+ */
+static int raw_empty_graph(struct raw_client *r, char *msg, size_t msglen)
 {
 	struct pto_rec_graph g = { .h = { .type = PTO_REC_GRAPH_BEGIN } };
-	struct pto_rec rec = { .type = 77 }, end = { .type = PTO_REC_GRAPH_END };
+	struct pto_rec end = { .type = PTO_REC_GRAPH_END };
+	int ret = raw_append(r, &g, sizeof(g));
+
+	if (!ret)
+		ret = raw_append(r, &end, sizeof(end));
+	if (!ret)
+		ret = raw_publish(r);
+	return ret ? ret : raw_done(r, msg, msglen);
+}
+
+static int run_outside(long n)
+{
+	struct pto_rec rec = { .type = 77 };
 	char msg[PTO_MSG_TEXT] = "";
 	struct raw_client r;
 	long i;
@@ -3490,13 +3506,7 @@ static int run_outside(long n)
 	for (i = 0; !ret && i < n; i++)
 		ret = raw_append(&r, &rec, sizeof(rec));
 	if (!ret)
-		ret = raw_append(&r, &g, sizeof(g));
-	if (!ret)
-		ret = raw_append(&r, &end, sizeof(end));
-	if (!ret)
-		ret = raw_publish(&r);
-	if (!ret)
-		ret = raw_done(&r, msg, sizeof(msg));
+		ret = raw_empty_graph(&r, msg, sizeof(msg));
 	raw_close(&r);
 	printf("CASE outside: %s %ld records outside a graph, then a graph: %d %s\n",
 	       ret ? "FAIL" : "PASS", i, ret, msg);
@@ -3509,8 +3519,6 @@ static int run_outside(long n)
  */
 static int run_graphs(long n)
 {
-	struct pto_rec_graph g = { .h = { .type = PTO_REC_GRAPH_BEGIN } };
-	struct pto_rec end = { .type = PTO_REC_GRAPH_END };
 	char msg[PTO_MSG_TEXT] = "";
 	double t0 = now_ms();
 	struct raw_client r;
@@ -3518,15 +3526,8 @@ static int run_graphs(long n)
 	int ret;
 
 	ret = raw_open(&r);
-	for (i = 0; !ret && i < n; i++) {
-		ret = raw_append(&r, &g, sizeof(g));
-		if (!ret)
-			ret = raw_append(&r, &end, sizeof(end));
-		if (!ret)
-			ret = raw_publish(&r);
-		if (!ret)
-			ret = raw_done(&r, msg, sizeof(msg));
-	}
+	for (i = 0; !ret && i < n; i++)
+		ret = raw_empty_graph(&r, msg, sizeof(msg));
 	raw_close(&r);
 	printf("CASE graphs: %s %ld of %ld graphs in %.3f s: %d %s\n",
 	       ret ? "FAIL" : "PASS", ret ? i - 1 : i, n,
@@ -4036,7 +4037,7 @@ static int freed_tensor_named(struct raw_client *a, int32_t id,
 {
 	struct pto_rec_graph g = { .h = { .type = PTO_REC_GRAPH_BEGIN } };
 	struct pto_rec end = { .type = PTO_REC_GRAPH_END };
-	char msg[PTO_MSG_TEXT];
+	char msg[PTO_MSG_TEXT] = "";
 	struct raw_client tenant;
 	struct gm_buf t[256];
 	int ten, n, ok, ret;
