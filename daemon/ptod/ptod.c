@@ -14,7 +14,7 @@
  *             [-S AICORE_SPINS] [-x UID=CTX]... [-R FILE]
  *             [-m MODE] [-g GROUP] [-u UID]... [-c CONNS] [-C CONNS]
  *             [-D RUNS] [-L CLUSTERS] [-Q BYTES] [-T MS] [-q MIB]
- *             [-q UID=MIB]... [-G MS] [-v]
+ *             [-q UID=MIB]... [-G MS] [-M MIB] [-v]
  *
  * DEVICE is pto.ko's /dev/ptoN (default /dev/pto0), or "user": a
  * user-mode device that ptod creates and runs itself (ptod_udev.c).

@@ -2153,8 +2153,10 @@ TEST_F_TIMEOUT(e2e, sandbox_kernel_runs_as_owner, 150)
  * suite): a nobody client's kernel finds RLIMIT_DATA at SBX_DATA_MIB plus
  * PTO_SBX_STACK a core (its worker threads' stacks), soft and hard;
  * malloc() of PTO_HOSTILE_SMALL_MIB works, of PTO_HOSTILE_OVER_MIB past
- * the limit fails with ENOMEM, and raising the limit with EPERM. A kernel
- * that allocates without end fails, not the host's memory.
+ * the limit fails with ENOMEM. Raising it fails with EPERM (the seccomp
+ * filter allows no setrlimit; soft == hard is what shows that the client
+ * could not raise it anyway). A kernel that allocates without end fails,
+ * not the host's memory.
  */
 TEST_F_TIMEOUT(e2e, sandbox_memory_bounded, 150)
 {

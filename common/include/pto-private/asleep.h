@@ -9,7 +9,10 @@
  * calls schedule(). Its wait channel (/proc/self/task/TID/wchan) reads "0"
  * for as long as it is on a CPU, and names the function it sleeps in once
  * it is off. A kernel that hides wait channels (the file is missing or
- * unreadable) leaves the state alone to decide.
+ * unreadable) leaves the state alone to decide; one that cannot name
+ * them (no kallsyms) prints "0" for every thread, and there this says
+ * no thread is asleep (its callers' waits time out: Debian's kernels
+ * name them).
  */
 #ifndef PTO_PRIVATE_ASLEEP_H
 #define PTO_PRIVATE_ASLEEP_H
