@@ -85,6 +85,7 @@
 #define LABEL "sim"
 #else
 #include <pto/libpto.h>
+#include <pto-private/wire.h>
 #define LABEL "e2e"
 #endif
 
@@ -644,33 +645,32 @@ static int bench_sim(const struct opts *o, double *s)
 static struct bench_stat summary[G_NR][2][2];
 static int have_sim[G_NR];
 
-/*
- * The device's notification counters (pto.ko's sysfs "counters", of the
- * device ptod runs on, /sys/class/misc/pto0 unless $PTO_BENCH_COUNTERS
- * names another file): how many system calls a task cost the AICPU and
- * the executor. A device without the file (the user-mode device) has
- * none to show.
- */
-/* tasks in one run of graph @g */
-static long gtasks(int g)
-{
-	return g == G_FAN ? 2 + FAN : g == G_TREE ? 2 + FAN + TREE_GROUPS :
-	       gdiv(g);
-}
-
 enum { DC_KICKS, DC_PARKS, DC_WAKES, DC_IRQS, DC_NR };
 static const char *const dc_name[DC_NR] = { "kicks", "parks", "wakes", "irqs" };
 
-/* @v[] from the counters file: 0, or -1 if it cannot be read whole. */
+/*
+ * @v[] from the device's notification counters: the sysfs "counters" of
+ * the pto.ko device this client (and so ptod) uses, $PTO_DEVICE as libpto
+ * reads it (default /dev/pto0): how many system calls a task cost the
+ * AICPU and the executor. 0, or -1 if they cannot be read whole (the
+ * user-mode device, PTO_DEVICE=user, is left out).
+ */
 static int dev_counters(unsigned long long *v)
 {
-	const char *path = getenv("PTO_BENCH_COUNTERS");
-	char name[64];
+	const char *dev = getenv("PTO_DEVICE"), *base;
+	char path[PATH_MAX], name[64];
 	unsigned long long x;
 	int i, found = 0;
 	FILE *f;
 
-	f = fopen(path ? path : "/sys/class/misc/pto0/counters", "re");
+	if (!dev || !*dev)
+		dev = "/dev/pto0";
+	if (!strcmp(dev, PTO_DEVICE_USER))
+		return -1;
+	base = strrchr(dev, '/');
+	snprintf(path, sizeof(path), "/sys/class/misc/%s/counters",
+		 base ? base + 1 : dev);
+	f = fopen(path, "re");
 	if (!f)
 		return -1;
 	while (fscanf(f, "%63s %llu", name, &x) == 2)
@@ -681,6 +681,13 @@ static int dev_counters(unsigned long long *v)
 			}
 	fclose(f);
 	return found == (1 << DC_NR) - 1 ? 0 : -1;
+}
+
+/* tasks in one run of graph @g */
+static long gtasks(int g)
+{
+	return g == G_FAN ? 2 + FAN : g == G_TREE ? 2 + FAN + TREE_GROUPS :
+	       gdiv(g);
 }
 
 /* "e2e <graph> device per_task kicks=.. parks=.. wakes=.. irqs=.." */
