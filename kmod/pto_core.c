@@ -72,22 +72,22 @@ void pto_regs_init(struct pto_dev *pdev)
  * @pdev: the device.
  *
  * The counter runs at PTO_SYS_CNT_FREQ from @pdev->epoch_ns. Callers on
- * every CPU race to store it; only a later value is stored, so that the
- * copy never goes back.
+ * every CPU race to store it; only a value later than the kernel's own
+ * last one is stored, so that the copy never goes back. The info page is
+ * never read: the AICPU maps it writable, and a value it wrote there is
+ * overwritten by the next touch.
  */
 static void pto_touch_sys_cnt(struct pto_dev *pdev)
 {
 	u64 ns = ktime_get_ns() - pdev->epoch_ns;
 	u64 now = div_u64(ns, NSEC_PER_SEC / PTO_SYS_CNT_FREQ);
-	u64 old = READ_ONCE(pdev->info->sys_cnt);
 
-	while (old < now) {
-		u64 seen = cmpxchg64(&pdev->info->sys_cnt, old, now);
-
-		if (seen == old)
-			break;
-		old = seen;
+	spin_lock(&pdev->sys_cnt_lock);
+	if (now > pdev->sys_cnt) {
+		pdev->sys_cnt = now;
+		WRITE_ONCE(pdev->info->sys_cnt, now);
 	}
+	spin_unlock(&pdev->sys_cnt_lock);
 }
 
 /* ------------------------------------------------------------------------

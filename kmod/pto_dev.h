@@ -184,6 +184,13 @@ struct pto_dev {
 	 */
 	spinlock_t irq_lock;
 	atomic_t irq_count;
+	/*
+	 * Protects @sys_cnt, the last system counter value stored into
+	 * @info->sys_cnt, and that store: the mirror only moves forward
+	 * from the kernel's own value, whatever the AICPU wrote there.
+	 */
+	spinlock_t sys_cnt_lock;
+	u64 sys_cnt;
 	wait_queue_head_t irq_wq;
 	wait_queue_head_t any_wq;
 	/*

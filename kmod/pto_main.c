@@ -128,6 +128,7 @@ static int pto_dev_create(u32 index, struct pto_dev **out)
 	mutex_init(&pdev->quota_lock);
 	xa_init(&pdev->users);
 	spin_lock_init(&pdev->irq_lock);
+	spin_lock_init(&pdev->sys_cnt_lock);
 	init_waitqueue_head(&pdev->irq_wq);
 	init_waitqueue_head(&pdev->any_wq);
 

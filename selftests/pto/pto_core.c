@@ -1174,6 +1174,32 @@ TEST_F(core, aicpu_raise_irq_no_core)
 	EXPECT_EQ(irq0 + 1, ri->irq_count);
 }
 
+/*
+ * The kernel never reads the system counter back from the info page: a
+ * value the AICPU wrote there is overwritten by the next refresh with
+ * the counter's real value, which lies between the two readings of the
+ * clock around the refresh.
+ */
+TEST_F(core, sys_cnt_not_frozen_by_aicpu)
+{
+	volatile struct pto_regs_info *ri = ainfo(self);
+	__u64 per = 1000000000ULL / ri->sys_cnt_freq;
+	struct timespec t0, t1;
+	__u64 lo, hi, v;
+
+	ri->sys_cnt = ~0ULL;
+	ASSERT_EQ(0, clock_gettime(CLOCK_MONOTONIC, &t0));
+	ASSERT_EQ(0, pto_raise_irq(self->aicpu, PTO_CORE_NONE));
+	ASSERT_EQ(0, clock_gettime(CLOCK_MONOTONIC, &t1));
+	v = ri->sys_cnt;
+	lo = (t0.tv_sec * 1000000000ULL + t0.tv_nsec - ri->sys_cnt_epoch_ns) /
+	     per;
+	hi = (t1.tv_sec * 1000000000ULL + t1.tv_nsec - ri->sys_cnt_epoch_ns) /
+	     per;
+	EXPECT_LE(lo, v);
+	EXPECT_GE(hi, v);
+}
+
 /* Works with no AICPU at all (the interrupt is just counted). */
 TEST_F(core, raise_irq_without_aicpu)
 {
