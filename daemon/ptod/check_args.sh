@@ -66,6 +66,11 @@ for v in -1 x 1M 1048577 ""; do
 done
 expect 1 "open /dev/pto-none" -M 0
 expect 1 "open /dev/pto-none" -M 1048576
+for v in -1 x 1k 4194305 ""; do
+	expect 2 "bad -P '$v'" -P "$v"
+done
+expect 1 "open /dev/pto-none" -P 0
+expect 1 "open /dev/pto-none" -P 4194304
 expect 1 "open /dev/pto-none" -w 4 -H 1024 -S 0
 expect 1 "open /dev/pto-none" -w 4194304 -H 64M -S 4294967295
 

@@ -14,7 +14,7 @@
  *             [-S AICORE_SPINS] [-x UID=CTX]... [-R FILE]
  *             [-m MODE] [-g GROUP] [-u UID]... [-c CONNS] [-C CONNS]
  *             [-D RUNS] [-L CLUSTERS] [-Q BYTES] [-T MS] [-q MIB]
- *             [-q UID=MIB]... [-G MS] [-M MIB] [-v]
+ *             [-q UID=MIB]... [-G MS] [-M MIB] [-P TASKS] [-v]
  *
  * DEVICE is pto.ko's /dev/ptoN (default /dev/pto0), or "user": a
  * user-mode device that ptod creates and runs itself (ptod_udev.c).
@@ -1609,7 +1609,7 @@ static void usage(void)
 		"            [-S AICORE_SPINS] [-x UID=CTX]... [-R FILE]\n"
 		"            [-m MODE] [-g GROUP] [-u UID]... [-c CONNS] [-C CONNS] [-D RUNS]\n"
 		"            [-L CLUSTERS] [-Q BYTES] [-T MS] [-q MIB] [-q UID=MIB]...\n"
-		"            [-G MS] [-M MIB] [-v]\n"
+		"            [-G MS] [-M MIB] [-P TASKS] [-v]\n"
 		"  -K WHO      whose kernels run in a sandbox, a process of the\n"
 		"              client's uid and gid that maps only its buffers\n"
 		"              (default nonroot; root's run in pto-aicore);\n"
@@ -1640,6 +1640,9 @@ static void usage(void)
 		"  -M MIB      private memory each sandbox may have besides its\n"
 		"              worker threads' stacks (%lu MiB a core): heap, other\n"
 		"              threads (RLIMIT_DATA; default %d, 0: no limit)\n"
+		"  -P TASKS    a sandbox starts no thread while its user has TASKS\n"
+		"              tasks (threads) on the host, its own included\n"
+		"              (RLIMIT_NPROC; default %d, 0: no limit)\n"
 		"  -d user     a user-mode device ptod creates (no pto.ko): PTO_USER_NR_AIC\n"
 		"              (24), PTO_USER_GM_MB (256), PTO_USER_PROFILE (a2a3) size it\n"
 		"  -R FILE     append every client's completed runs to FILE as DAGs\n"
@@ -1654,6 +1657,7 @@ static void usage(void)
 		PTOD_MAX_CONN_UID, PTOD_MAX_CONN, HWS_MAX_DAGS,
 		PTOD_MAX_RUNS_UID, PTOD_OUT_MAX, PTOD_OUT_MS,
 		PTOD_DRAIN_GRACE_MS, PTO_SBX_STACK >> 20, PTOD_SBX_DATA_MIB,
+		PTOD_SBX_TASKS,
 		PTO_HWS_NR_CTX - 1,
 		(unsigned long long)ec.wake_sleep_ns / 1000000);
 }
@@ -1760,7 +1764,7 @@ static int parse_args(struct ptod *d, int argc, char **argv)
 	d->def_task_window = 16384;
 	d->def_heap = 32ULL << 20;
 	ptod_guard_defaults(d);
-	while ((opt = getopt(argc, argv, "d:s:a:b:w:H:S:K:x:R:m:g:u:c:C:D:L:Q:T:q:G:M:vh")) != -1) {
+	while ((opt = getopt(argc, argv, "d:s:a:b:w:H:S:K:x:R:m:g:u:c:C:D:L:Q:T:q:G:M:P:vh")) != -1) {
 		ret = ptod_guard_option(d, opt, optarg);
 		if (ret == -EINVAL) {
 			fprintf(stderr, "ptod: bad -%c '%s'\n", opt, optarg);

@@ -72,6 +72,12 @@
  */
 #define PTOD_SBX_DATA_MIB	1024
 #define PTOD_SBX_DATA_MAX_MIB	(1U << 20)
+/*
+ * -P: a sandbox starts no thread while its user has this many tasks
+ * (RLIMIT_NPROC, which counts every task of the user), and the largest -P
+ */
+#define PTOD_SBX_TASKS		4096
+#define PTOD_SBX_TASKS_MAX	(1U << 22)
 /* a client's sandbox is started again after at most this many crashes ... */
 #define PTOD_SBX_CRASHES	5
 /* ... in this window, counted from the first (ns) */
@@ -404,6 +410,7 @@ struct ptod {
 	struct event *ev_drain;		/* stopped clients' runs (ptod_drain.c) */
 	uint32_t drain_grace_ms;	/* -G */
 	uint64_t sbx_data;		/* -M: a sandbox's RLIMIT_DATA, 0: none */
+	uint32_t sbx_tasks;		/* -P: its RLIMIT_NPROC, 0: none */
 	int64_t shutdown_ns;		/* 0 = not shutting down */
 	int fin_efd;
 

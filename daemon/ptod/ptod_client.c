@@ -503,6 +503,7 @@ void ptod_guard_defaults(struct ptod *d)
 	d->out_ms = PTOD_OUT_MS;
 	d->drain_grace_ms = PTOD_DRAIN_GRACE_MS;
 	d->sbx_data = (uint64_t)PTOD_SBX_DATA_MIB << 20;
+	d->sbx_tasks = PTOD_SBX_TASKS;
 }
 
 int ptod_parse_u64(const char *arg, uint64_t max, uint64_t *out)
@@ -540,7 +541,7 @@ static int quota_rule(struct ptod *d, const char *arg)
 }
 
 /*
- * One of the options of this file (-m -g -u -c -C -D -L -Q -T -q -G -M): 0,
+ * One of the options of this file (-m -g -u -c -C -D -L -Q -T -q -G -M -P): 0,
  * -EINVAL for a bad value, or -ENOENT if @opt is not one of them.
  */
 int ptod_guard_option(struct ptod *d, int opt, const char *arg)
@@ -548,7 +549,7 @@ int ptod_guard_option(struct ptod *d, int opt, const char *arg)
 	uint64_t v;
 	int ret;
 
-	if (!strchr("mguCcDLQTqGM", opt))
+	if (!strchr("mguCcDLQTqGMP", opt))
 		return -ENOENT;
 	if (opt == 'g') {
 		d->sock_group = arg;
@@ -558,7 +559,8 @@ int ptod_guard_option(struct ptod *d, int opt, const char *arg)
 		return quota_rule(d, arg);
 	ret = ptod_parse_u64(arg, opt == 'm' ? 0777 : opt == 'q' ? (1ULL << 40) :
 			     opt == 'L' ? PTOD_CLUSTERS_MAX :
-			     opt == 'M' ? PTOD_SBX_DATA_MAX_MIB : UINT32_MAX, &v);
+			     opt == 'M' ? PTOD_SBX_DATA_MAX_MIB :
+			     opt == 'P' ? PTOD_SBX_TASKS_MAX : UINT32_MAX, &v);
 	if (ret)
 		return ret;
 	switch (opt) {
@@ -585,6 +587,7 @@ int ptod_guard_option(struct ptod *d, int opt, const char *arg)
 	case 'q': d->gm_quota = v << 20; break;
 	case 'G': d->drain_grace_ms = (uint32_t)v; break;
 	case 'M': d->sbx_data = v << 20; break;
+	case 'P': d->sbx_tasks = (uint32_t)v; break;
 	default: return -ENOENT;
 	}
 	return 0;

@@ -415,9 +415,9 @@ static void sbx_child_oom(void)
  * own), the client's file and the mailbox descriptors 3 and 4, every
  * other one is closed; then oom_score_adj, the limit on its private
  * memory (-M, plus the stacks of its worker threads, one per core: soft
- * and hard, so that the client cannot raise it), the
- * client's identity, no_new_privs, death with ptod, and an empty
- * environment.
+ * and hard, so that the client cannot raise it), the limit on its user's
+ * tasks (-P, soft and hard), the client's identity, no_new_privs, death
+ * with ptod, and an empty environment.
  */
 static void sbx_child(const struct client *c, int errw, char *const argv[])
 {
@@ -447,6 +447,13 @@ static void sbx_child(const struct client *c, int errw, char *const argv[])
 		if (setrlimit(RLIMIT_DATA, &rl))
 			_exit(126);
 	}
+	if (c->d->sbx_tasks) {
+		struct rlimit rl = { .rlim_cur = c->d->sbx_tasks,
+				     .rlim_max = c->d->sbx_tasks };
+
+		if (setrlimit(RLIMIT_NPROC, &rl))
+			_exit(126);
+	}
 	if (syscall(SYS_setgroups, 0, NULL) ||
 	    syscall(SYS_setresgid, c->gid, c->gid, c->gid) ||
 	    syscall(SYS_setresuid, c->uid, c->uid, c->uid))
@@ -455,6 +462,8 @@ static void sbx_child(const struct client *c, int errw, char *const argv[])
 	    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) || getppid() != parent)
 		_exit(126);
 	execve(argv[0], argv, sbx_envp);
+	/* EAGAIN: the user had -P tasks already when it became ours */
+	sbx_child_warn("cannot exec pto-sandbox", errno);
 	_exit(127);
 }
 

@@ -362,6 +362,7 @@ static void maybe_grow(struct sandbox *sb)
 	uint32_t n = atomic_load(&sb->threads);
 	pthread_attr_t at;
 	pthread_t t;
+	int ret;
 
 	if (atomic_load(&sb->busy) < n || n >= sb->info.nr_cores)
 		return;
@@ -370,9 +371,12 @@ static void maybe_grow(struct sandbox *sb)
 	pthread_attr_init(&at);
 	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&at, PTO_SBX_STACK);
-	if (pthread_create(&t, &at, worker_main, sb)) {
+	ret = pthread_create(&t, &at, worker_main, sb);
+	if (ret) {
 		atomic_fetch_sub(&sb->threads, 1);
-		logm(sb, "cannot start a thread (%u running)", n);
+		/* EAGAIN: the user has ptod's -P tasks (RLIMIT_NPROC) */
+		logm(sb, "cannot start a thread (%u running): %s", n,
+		     strerror(ret));
 	}
 	pthread_attr_destroy(&at);
 }

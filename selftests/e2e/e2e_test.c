@@ -111,6 +111,8 @@ static FILE *th_log_stream(void);
 #define RUNS_UID	4
 /* ptod -M: a sandbox's private memory, MiB (hostile.h's sizes around it) */
 #define SBX_DATA_MIB	256
+/* ptod -P: a sandbox starts no thread while its user has this many tasks */
+#define SBX_TASKS	256
 /* ptod -q QUOTA_OWN_UID=QUOTA_OWN_MIB: a user with a quota of its own */
 #define QUOTA_OWN_UID	65533
 #define QUOTA_OWN_MIB	128
@@ -2186,6 +2188,39 @@ TEST_F_TIMEOUT(e2e, sandbox_memory_bounded, 150)
 	proc_free(&p);
 }
 
+/*
+ * A sandbox's threads are bounded (ptod -P SBX_TASKS in this suite): a
+ * nobody client's kernel finds RLIMIT_NPROC at SBX_TASKS, soft and hard,
+ * and its threads, started without end with small stacks, stop with
+ * EAGAIN before nobody has SBX_TASKS tasks (the client's own count too),
+ * not at the kernel's own cap of PTO_HOSTILE_THREADS. A kernel that
+ * starts threads without end fails, not the host's or ptod's tasks.
+ */
+TEST_F_TIMEOUT(e2e, sandbox_threads_bounded, 150)
+{
+	int soft = 0, hard = 0, threads = -1, err = -1;
+	struct hostile h;
+	struct proc p;
+	const char *r;
+
+	if (E->user)
+		SKIP(return, SANDBOX_ON_USER_DEVICE);
+	run_hostile(_metadata, NULL, &p, &h);
+	r = strstr(p.text, "hostile4: ");
+	ASSERT_TRUE(r && sscanf(r, "hostile4: nprocsoft=%d nprochard=%d threads=%d threadserr=%d",
+				&soft, &hard, &threads, &err) == 4)
+		TH_LOG("no hostile4 record");
+	note("RLIMIT_NPROC %d / %d (ptod -P %d); the kernel started %d threads, then: %s",
+	     soft, hard, SBX_TASKS, threads, strerror(err));
+	EXPECT_EQ(0, h.status);
+	EXPECT_EQ(SBX_TASKS, soft);
+	EXPECT_EQ(SBX_TASKS, hard);
+	EXPECT_EQ(EAGAIN, err);
+	EXPECT_LT(0, threads);
+	EXPECT_GT(SBX_TASKS, threads);
+	proc_free(&p);
+}
+
 /* The hostile kernel's second line: processes, threads, what it inherited. */
 struct hostile2 {
 	int fork, forkpid, clone, clonepid, cparent, cparentpid, thread, ran,
@@ -4208,6 +4243,7 @@ static void keeper(int status_w)
 			execl(ptod, "ptod", "-d", DEV_PATH, "-s", E->sock, "-x",
 			      STR(NOBODY) "=" STR(NOBODY_CTX), "-D",
 			      STR(RUNS_UID), "-M", STR(SBX_DATA_MIB),
+			      "-P", STR(SBX_TASKS),
 			      "-q", STR(QUOTA_MIB), "-q",
 			      STR(QUOTA_OWN_UID) "=" STR(QUOTA_OWN_MIB),
 			      (char *)NULL);

@@ -19,6 +19,8 @@
  * and this much in all */
 #define PTO_HOSTILE_OVER_MIB	64
 #define PTO_HOSTILE_SMALL_MIB	16
+/* The most threads the kernel starts (each waits until it has them all) */
+#define PTO_HOSTILE_THREADS	1024
 
 /**
  * struct pto_hostile_rec - one run of the hostile kernel.
@@ -57,6 +59,12 @@
  * @small_alloc_err: errno of malloc() of PTO_HOSTILE_SMALL_MIB MiB.
  * @raise_err: errno of setrlimit() raising the hard limit by 1 MiB, 0 if
  *	it could, -1 if not tried (no limit).
+ * @nproc_soft: its RLIMIT_NPROC's soft limit (/proc/self/limits), -1 if
+ *	none.
+ * @nproc_hard: the hard limit, the same way.
+ * @threads: how many threads it started before pthread_create() failed,
+ *	at most PTO_HOSTILE_THREADS (all alive at once, then joined).
+ * @threads_err: what that pthread_create() returned, 0 if none failed.
  */
 /* What the kernel writes to its standard error: a line of ptod's own? */
 #define PTO_HOSTILE_FORGED \
@@ -90,6 +98,10 @@ struct pto_hostile_rec {
 	int32_t over_alloc_err;
 	int32_t small_alloc_err;
 	int32_t raise_err;
+	int32_t nproc_soft;
+	int32_t nproc_hard;
+	int32_t threads;
+	int32_t threads_err;
 };
 
 #endif /* PTO_E2E_HOSTILE_H */

@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -23,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <linux/futex.h>
 #include <pto/pto_kernel.h>
 
 #include "hostile.h"
@@ -119,6 +121,47 @@ static void try_spawn(struct pto_hostile_rec *r)
 		pthread_join(t, NULL);
 }
 
+/* The threads of try_threads() wait for this to be 1. */
+static uint32_t threads_go;
+
+static void *waiter_main(void *arg)
+{
+	(void)arg;
+	while (!__atomic_load_n(&threads_go, __ATOMIC_ACQUIRE))
+		syscall(SYS_futex, &threads_go, FUTEX_WAIT_PRIVATE, 0, NULL,
+			NULL, 0);
+	return NULL;
+}
+
+/*
+ * Threads without end, small stacks, all alive at once: how many it got
+ * before pthread_create() failed (up to PTO_HOSTILE_THREADS), and why.
+ */
+static void try_threads(struct pto_hostile_rec *r)
+{
+	static pthread_t t[PTO_HOSTILE_THREADS];
+	pthread_attr_t at;
+	int32_t i, n = 0;
+
+	r->threads_err = 0;
+	__atomic_store_n(&threads_go, 0, __ATOMIC_RELEASE);
+	pthread_attr_init(&at);
+	pthread_attr_setstacksize(&at, 64 << 10);
+	while (n < PTO_HOSTILE_THREADS) {
+		r->threads_err = pthread_create(&t[n], &at, waiter_main, NULL);
+		if (r->threads_err)
+			break;
+		n++;
+	}
+	pthread_attr_destroy(&at);
+	r->threads = n;
+	__atomic_store_n(&threads_go, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &threads_go, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL,
+		0);
+	for (i = 0; i < n; i++)
+		pthread_join(t[i], NULL);
+}
+
 /* errno of malloc() of @mib MiB, 0 if it got them (freed at once). */
 static int32_t alloc_err(size_t mib)
 {
@@ -132,11 +175,11 @@ static int32_t alloc_err(size_t mib)
 	return 0;
 }
 
-/* A limit of /proc/self/limits in MiB, -1 for "unlimited". */
-static int32_t limit_mib(const char *v)
+/* A limit of /proc/self/limits shifted right by @shift, -1: "unlimited". */
+static int32_t limit_of(const char *v, unsigned int shift)
 {
-	return strcmp(v, "unlimited") ? (int32_t)(strtoull(v, NULL, 10) >> 20) :
-	       -1;
+	return strcmp(v, "unlimited") ?
+	       (int32_t)(strtoull(v, NULL, 10) >> shift) : -1;
 }
 
 /*
@@ -152,6 +195,7 @@ static void try_memory(struct pto_hostile_rec *r)
 	int fd;
 
 	r->data_soft_mib = r->data_hard_mib = -1;
+	r->nproc_soft = r->nproc_hard = -1;
 	r->over_alloc_err = r->raise_err = -1;
 	r->small_alloc_err = alloc_err(PTO_HOSTILE_SMALL_MIB);
 	fd = open("/proc/self/limits", O_RDONLY | O_CLOEXEC);
@@ -162,11 +206,16 @@ static void try_memory(struct pto_hostile_rec *r)
 	if (n <= 0)
 		return;
 	buf[n] = 0;
+	line = strstr(buf, "Max processes");
+	if (line && sscanf(line, "Max processes %31s %31s", soft, hard) == 2) {
+		r->nproc_soft = limit_of(soft, 0);
+		r->nproc_hard = limit_of(hard, 0);
+	}
 	line = strstr(buf, "Max data size");
 	if (!line || sscanf(line, "Max data size %31s %31s", soft, hard) != 2)
 		return;
-	r->data_soft_mib = limit_mib(soft);
-	r->data_hard_mib = limit_mib(hard);
+	r->data_soft_mib = limit_of(soft, 20);
+	r->data_hard_mib = limit_of(hard, 20);
 	if (r->data_soft_mib < 0 || r->data_hard_mib < 0)
 		return;
 	r->over_alloc_err = alloc_err((size_t)r->data_soft_mib +
@@ -209,6 +258,7 @@ int pto_kernel_entry(const struct pto_kernel_ctx *ctx, const uint64_t *args,
 	r->env_len = env_len();
 	r->oom_adj = oom_adj();
 	try_memory(r);
+	try_threads(r);
 	/* a line like ptod's own (the test looks for it in ptod's log) */
 	wrote = write(2, PTO_HOSTILE_FORGED "\n",
 		      sizeof(PTO_HOSTILE_FORGED "\n") - 1);

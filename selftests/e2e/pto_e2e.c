@@ -776,6 +776,8 @@ static int run_hostile(int argc, char **argv)
 	printf("hostile3: datasoft=%d datahard=%d overalloc=%d smallalloc=%d raise=%d\n",
 	       r->data_soft_mib, r->data_hard_mib, r->over_alloc_err,
 	       r->small_alloc_err, r->raise_err);
+	printf("hostile4: nprocsoft=%d nprochard=%d threads=%d threadserr=%d\n",
+	       r->nproc_soft, r->nproc_hard, r->threads, r->threads_err);
 	return 0;
 }
 
