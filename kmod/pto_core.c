@@ -125,7 +125,6 @@ int pto_set_role(struct pto_ucmd *ucmd)
 	} else {
 		if (arg->role == PTO_ROLE_AICPU) {
 			pdev->aicpu = pf;
-			pdev->aicpu_pid = pf->pid;
 			pf->irq_seen = atomic_read(&pdev->irq_count);
 			WRITE_ONCE(pdev->info->aicpu_attached, 1);
 		}
@@ -189,7 +188,6 @@ void pto_release_roles(struct pto_file *pf)
 	if (pdev->aicpu == pf) {
 		was_aicpu = true;
 		pdev->aicpu = NULL;
-		pdev->aicpu_pid = 0;
 		WRITE_ONCE(pdev->info->aicpu_irq_en, 0);
 		WRITE_ONCE(pdev->info->aicpu_attached, 0);
 		for (i = 0; i < pdev->nr_cores; i++) {

@@ -103,6 +103,7 @@ static int pto_regs_show(struct seq_file *m, void *unused)
 {
 	struct pto_dev *pdev = m->private;
 	const struct pto_regs_info *info = pdev->info;
+	pid_t aicpu_pid;
 
 	seq_printf(m, "magic            0x%08x\n", READ_ONCE(info->magic));
 	seq_printf(m, "abi_version      0x%08x\n",
@@ -124,8 +125,11 @@ static int pto_regs_show(struct seq_file *m, void *unused)
 	seq_printf(m, "irq_count        %u (device %u)\n",
 		   READ_ONCE(info->irq_count), atomic_read(&pdev->irq_count));
 	seq_printf(m, "aicpu_irq_en     %u\n", READ_ONCE(info->aicpu_irq_en));
+	mutex_lock(&pdev->lock);
+	aicpu_pid = pdev->aicpu ? pid_vnr(pdev->aicpu->tgid) : 0;
+	mutex_unlock(&pdev->lock);
 	seq_printf(m, "aicpu_attached   %u (pid %d)\n",
-		   READ_ONCE(info->aicpu_attached), READ_ONCE(pdev->aicpu_pid));
+		   READ_ONCE(info->aicpu_attached), aicpu_pid);
 
 	pto_hws_show(m, pdev);
 	return 0;

@@ -135,7 +135,6 @@ struct pto_counters {
  * @debugfs: debugfs directory, /sys/kernel/debug/pto/ptoN.
  * @lock: see below.
  * @aicpu: file holding the AICPU role, or NULL.
- * @aicpu_pid: tgid of @aicpu's opener, 0 if none.
  * @irq_lock: see below.
  * @irq_count: AICPU interrupt count (authoritative; mirrored into
  *	@info->irq_count).
@@ -171,13 +170,12 @@ struct pto_dev {
 	struct dentry *debugfs;
 	/*
 	 * Protects core ownership and state (pto_core.owner, .owner_pid,
-	 * .state and their mirrors in the register file), @aicpu and
-	 * @aicpu_pid, PTO_IOC_HWS_CONFIG accesses to @hws->cfg, and the
+	 * .state and their mirrors in the register file), @aicpu,
+	 * PTO_IOC_HWS_CONFIG accesses to @hws->cfg, and the
 	 * role of every file of this device while it is being set.
 	 */
 	struct mutex lock;
 	struct pto_file *aicpu;
-	pid_t aicpu_pid;
 	/*
 	 * Serialises increments of @irq_count with their store into
 	 * @info->irq_count, so the mirror never goes backwards.
@@ -226,7 +224,9 @@ struct pto_gm_user {
  * @pdev: the device.
  * @role: enum pto_role; set once under pdev->lock with smp_store_release(),
  *	read with smp_load_acquire().
- * @pid: tgid of the opener.
+ * @pid: tgid of the opener, in the initial pid namespace.
+ * @tgid: the opener's thread group (a reference), for its pid as another
+ *	pid namespace sees it.
  * @uid: fsuid of the opener, whom the file's buffers are charged to.
  * @opener_admin: the opener had CAP_SYS_ADMIN (in the initial user
  *	namespace): the privileged roles need it as well as the caller.
@@ -253,6 +253,7 @@ struct pto_file {
 	struct pto_dev *pdev;
 	int role;
 	pid_t pid;
+	struct pid *tgid;
 	kuid_t uid;
 	bool opener_admin;
 	bool writable;

@@ -40,6 +40,7 @@ static int pto_open(struct inode *inode, struct file *file)
 	pf->pdev = pdev;
 	pf->role = PTO_ROLE_NONE;
 	pf->pid = task_tgid_nr(current);
+	pf->tgid = get_pid(task_tgid(current));
 	pf->uid = file->f_cred->fsuid;
 	pf->opener_admin = file_ns_capable(file, &init_user_ns, CAP_SYS_ADMIN);
 	pf->writable = file->f_mode & FMODE_WRITE;
@@ -61,6 +62,7 @@ static int pto_release(struct inode *inode, struct file *file)
 	xa_destroy(&pf->bufs);
 	xa_destroy(&pf->pins);
 	mutex_destroy(&pf->buf_lock);
+	put_pid(pf->tgid);
 	kfree(pf);
 	return 0;
 }

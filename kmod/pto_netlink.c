@@ -110,8 +110,9 @@ static int pto_nl_fill_dev(struct sk_buff *skb, struct pto_dev *pdev)
 {
 	u32 aicpu_pid;
 
+	/* as the caller's pid namespace sees it: 0 if it does not */
 	mutex_lock(&pdev->lock);
-	aicpu_pid = pdev->aicpu_pid;
+	aicpu_pid = pdev->aicpu ? pid_vnr(pdev->aicpu->tgid) : 0;
 	mutex_unlock(&pdev->lock);
 
 	if (nla_put_u32(skb, PTO_A_DEV_INDEX, pdev->index) ||

@@ -85,6 +85,26 @@ check "stats (dump) JSON" json "$TMP/stats" \
 check "stats -d 0 (do) JSON" json "$TMP/stats0" \
 	"len(j) == 1 and 'cores-dead' in j[0]"
 
+# --- pids as the caller's pid namespace sees them --------------------------
+# dev-get's aicpu-pid: the AICPU's pid here, 0 in a new pid namespace,
+# which does not see it (events carry pids of the initial namespace).
+mkfifo "$TMP/hold"
+"$NLEV" aicpu-hold <"$TMP/hold" >"$TMP/hold.out" 2>&1 &
+holder=$!
+exec 9>"$TMP/hold"
+for _ in $(seq 100); do
+	grep -q held "$TMP/hold.out" && break
+	sleep 0.1
+done
+"$PTOCTL" -j info >"$TMP/pid-here" 2>&1
+unshare --pid --fork "$PTOCTL" -j info >"$TMP/pid-ns" 2>&1
+exec 9>&-
+wait $holder
+check "aicpu-pid: the AICPU's pid" json "$TMP/pid-here" \
+	"j[0]['aicpu-pid'] == $holder"
+check "aicpu-pid: 0 in a pid namespace that does not see it" \
+	json "$TMP/pid-ns" "j[0]['aicpu-pid'] == 0"
+
 # --- hws-get, hws-set ------------------------------------------------------
 "$PTOCTL" -j hws get >"$TMP/hws" 2>&1
 check "hws get JSON" json "$TMP/hws" \

@@ -6,6 +6,8 @@
  *   pto_nlev attach N   executor: attach cores 0..N-1 (exec-attach), exit
  *                       without detaching them (core-fault, exec-gone)
  *   pto_nlev aicpu      take the AICPU role and exit (aicpu-gone)
+ *   pto_nlev aicpu-hold take the AICPU role, print "held", and keep it
+ *                       until standard input ends (then aicpu-gone)
  *   pto_nlev hws        PTO_IOC_HWS_CONFIG: write the configuration in
  *                       force back (hws-changed)
  *
@@ -60,13 +62,26 @@ static int hws(int fd)
 	return 0;
 }
 
+static int aicpu_hold(int fd)
+{
+	char buf[64];
+
+	if (set_role(fd, PTO_ROLE_AICPU))
+		return fail("SET_ROLE aicpu");
+	printf("held\n");
+	fflush(stdout);
+	while (read(STDIN_FILENO, buf, sizeof(buf)) > 0)
+		;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *dev = getenv("PTO_DEV") ? getenv("PTO_DEV") : "/dev/pto0";
 	int fd;
 
 	if (argc < 2 || (!strcmp(argv[1], "attach") && argc != 3)) {
-		fprintf(stderr, "usage: pto_nlev attach N | aicpu | hws\n");
+		fprintf(stderr, "usage: pto_nlev attach N | aicpu | aicpu-hold | hws\n");
 		return 2;
 	}
 	fd = open(dev, O_RDWR | O_CLOEXEC);
@@ -78,6 +93,8 @@ int main(int argc, char **argv)
 		return attach(fd, strtoul(argv[2], NULL, 0));
 	if (!strcmp(argv[1], "aicpu"))
 		return set_role(fd, PTO_ROLE_AICPU) ? fail("SET_ROLE aicpu") : 0;
+	if (!strcmp(argv[1], "aicpu-hold"))
+		return aicpu_hold(fd);
 	if (!strcmp(argv[1], "hws"))
 		return hws(fd);
 	fprintf(stderr, "pto_nlev: unknown action %s\n", argv[1]);
