@@ -12,14 +12,21 @@
 
 void pto_hws_cfg_write(struct pto_regs_hws *hws, const struct pto_hws_cfg *cfg)
 {
-	uint32_t seq = reg_load_relaxed(&hws->cfg_seq) | 1;
+	uint32_t seq;
 
-	reg_store_relaxed(&hws->cfg_seq, seq);
-	/* the odd count before the new values */
-	atomic_thread_fence(memory_order_release);
+	/* even to odd, taken from any other writer (pto.ko's, on the device) */
+	for (;;) {
+		seq = reg_load_relaxed(&hws->cfg_seq);
+		if (!(seq & 1) &&
+		    atomic_compare_exchange_strong(PTO_REG32(&hws->cfg_seq),
+						   &seq, seq + 1))
+			break;
+		cpu_relax();
+	}
+	/* the odd count before the new values (the exchange is seq_cst) */
 	memcpy((void *)&hws->cfg, cfg, sizeof(*cfg));
 	/* the new values before the even count that publishes them */
-	reg_store_release(&hws->cfg_seq, seq + 1);
+	reg_store_release(&hws->cfg_seq, seq + 2);
 }
 
 void pto_hws_cfg_read(const struct pto_regs_hws *hws, struct pto_hws_cfg *cfg)

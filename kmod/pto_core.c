@@ -188,6 +188,7 @@ void pto_release_roles(struct pto_file *pf)
 	if (pdev->aicpu == pf) {
 		was_aicpu = true;
 		pdev->aicpu = NULL;
+		pto_hws_unfinished(pdev);
 		WRITE_ONCE(pdev->info->aicpu_irq_en, 0);
 		WRITE_ONCE(pdev->info->aicpu_attached, 0);
 		for (i = 0; i < pdev->nr_cores; i++) {
@@ -833,20 +834,76 @@ int pto_irq_wait(struct pto_ucmd *ucmd)
  * (common/include/pto-private/hws_rules.h).
  */
 /*
- * Write the configuration registers under their sequence count (uapi
+ * The configuration registers are under their sequence count (uapi
  * @cfg_seq): odd while they change, even and new once they are whole.
- * pdev->lock held.
+ * The device writes them under pdev->lock, but the AICPU's mapping of the
+ * page is writable too, so a writer takes the count from even to odd with
+ * a compare-and-swap and a reader copies between two equal even readings;
+ * neither waits for the AICPU without bound (-EAGAIN).
  */
-void pto_hws_write(struct pto_dev *pdev, const struct pto_hws_cfg *cfg)
+#define PTO_HWS_SEQ_TRIES	10000
+
+/* Copy the registers into @cfg, and their count into @seq. pdev->lock held. */
+int pto_hws_read(struct pto_dev *pdev, struct pto_hws_cfg *cfg, u32 *seq)
 {
 	struct pto_regs_hws *hws = pdev->hws;
-	u32 seq = READ_ONCE(hws->cfg_seq) | 1;
+	u32 i, s;
 
-	WRITE_ONCE(hws->cfg_seq, seq);
-	smp_wmb();	/* the odd count before the new values */
-	memcpy(&hws->cfg, cfg, sizeof(*cfg));
-	/* the new values before the even count that publishes them */
-	smp_store_release(&hws->cfg_seq, seq + 1);
+	lockdep_assert_held(&pdev->lock);
+	for (i = 0; i < PTO_HWS_SEQ_TRIES; i++) {
+		/* the count before the values it covers */
+		s = smp_load_acquire(&hws->cfg_seq);
+		if (!(s & 1)) {
+			memcpy(cfg, &hws->cfg, sizeof(*cfg));
+			smp_rmb();	/* the values before the count again */
+			if (READ_ONCE(hws->cfg_seq) == s) {
+				*seq = s;
+				return 0;
+			}
+		}
+		cpu_relax();
+	}
+	return -EAGAIN;
+}
+
+/*
+ * The AICPU's file is gone, and with it every writable mapping of the
+ * page: a write it left half done (an odd count) gives way to the
+ * defaults, which pass the checks, under an even count. pdev->lock held.
+ */
+void pto_hws_unfinished(struct pto_dev *pdev)
+{
+	struct pto_regs_hws *hws = pdev->hws;
+	u32 s = READ_ONCE(hws->cfg_seq);
+
+	if (!(s & 1))
+		return;
+	pto_hws_cfg_default(&hws->cfg, pdev->nr_cores);
+	/* the defaults before the even count that publishes them */
+	smp_store_release(&hws->cfg_seq, s + 1);
+}
+
+/* Write @cfg into the registers; their new count into @seq. pdev->lock held. */
+int pto_hws_write(struct pto_dev *pdev, const struct pto_hws_cfg *cfg,
+		  u32 *seq)
+{
+	struct pto_regs_hws *hws = pdev->hws;
+	u32 i, s;
+
+	lockdep_assert_held(&pdev->lock);
+	for (i = 0; i < PTO_HWS_SEQ_TRIES; i++) {
+		s = READ_ONCE(hws->cfg_seq);
+		/* a full barrier: the odd count before the new values */
+		if (!(s & 1) && cmpxchg(&hws->cfg_seq, s, s + 1) == s) {
+			memcpy(&hws->cfg, cfg, sizeof(*cfg));
+			/* the new values before the even count */
+			smp_store_release(&hws->cfg_seq, s + 2);
+			*seq = s + 2;
+			return 0;
+		}
+		cpu_relax();
+	}
+	return -EAGAIN;
 }
 
 int pto_hws_config(struct pto_ucmd *ucmd)
@@ -879,11 +936,11 @@ int pto_hws_config(struct pto_ucmd *ucmd)
 
 	mutex_lock(&pdev->lock);
 	if (arg->flags & PTO_HWS_CONFIG_SET)
-		pto_hws_write(pdev, &arg->cfg);
-	memcpy(&arg->cfg, &pdev->hws->cfg, sizeof(arg->cfg));
-	seq = READ_ONCE(pdev->hws->cfg_seq);
+		ret = pto_hws_write(pdev, &arg->cfg, &seq);
+	else
+		ret = pto_hws_read(pdev, &arg->cfg, &seq);
 	mutex_unlock(&pdev->lock);
-	if (arg->flags & PTO_HWS_CONFIG_SET)
+	if (!ret && (arg->flags & PTO_HWS_CONFIG_SET))
 		pto_nl_notify_hws(pdev, task_tgid_nr(current), seq);
-	return 0;
+	return ret;
 }

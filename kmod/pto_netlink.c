@@ -362,11 +362,13 @@ static int pto_nl_hws_get_doit(struct sk_buff *skb, struct genl_info *info)
 	if (!cfg)
 		return -ENOMEM;
 	mutex_lock(&pdev->lock);
-	memcpy(cfg, &pdev->hws->cfg, sizeof(*cfg));
-	seq = READ_ONCE(pdev->hws->cfg_seq);
+	ret = pto_hws_read(pdev, cfg, &seq);
 	mutex_unlock(&pdev->lock);
-
-	ret = pto_nl_hws_reply(info, pdev, cfg, seq);
+	if (ret)
+		NL_SET_ERR_MSG(info->extack,
+			       "the AICPU kept the HWS registers changing");
+	else
+		ret = pto_nl_hws_reply(info, pdev, cfg, seq);
 	kfree(cfg);
 	return ret;
 }
@@ -445,8 +447,13 @@ static int pto_nl_hws_set_doit(struct sk_buff *skb, struct genl_info *info)
 		return -ENOMEM;
 
 	mutex_lock(&pdev->lock);
-	memcpy(cfg, &pdev->hws->cfg, sizeof(*cfg));
-	ret = pto_nl_merge_hws(cfg, info->attrs[PTO_A_DEV_HWS], info->extack);
+	ret = pto_hws_read(pdev, cfg, &seq);
+	if (ret)
+		NL_SET_ERR_MSG(info->extack,
+			       "the AICPU kept the HWS registers changing");
+	else
+		ret = pto_nl_merge_hws(cfg, info->attrs[PTO_A_DEV_HWS],
+				       info->extack);
 	if (!ret) {
 		ret = pto_hws_cfg_check(cfg, pdev->nr_cores);
 		if (ret)
@@ -454,9 +461,12 @@ static int pto_nl_hws_set_doit(struct sk_buff *skb, struct genl_info *info)
 					    info->attrs[PTO_A_DEV_HWS],
 					    "HWS configuration rejected by the PTO_IOC_HWS_CONFIG rules");
 	}
-	if (!ret)
-		pto_hws_write(pdev, cfg);
-	seq = READ_ONCE(pdev->hws->cfg_seq);
+	if (!ret) {
+		ret = pto_hws_write(pdev, cfg, &seq);
+		if (ret)
+			NL_SET_ERR_MSG(info->extack,
+				       "the AICPU kept the HWS registers changing");
+	}
 	mutex_unlock(&pdev->lock);
 
 	if (!ret) {

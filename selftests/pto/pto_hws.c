@@ -429,6 +429,77 @@ TEST_F(hws, aicpu_writes_through_mapping)
 	EXPECT_EQ(0x5ULL, c.usage_mask[2][PTO_HWS_USAGE_2SIP][1]);
 }
 
+/*
+ * While the AICPU's own write is under way (an odd count), the device
+ * neither reads the registers (a half-written configuration) nor writes
+ * them (two writers at once): both fail with -EAGAIN, and the AICPU's
+ * values and count stay. Once the count is even again, both work.
+ */
+TEST_F(hws, odd_count_refused)
+{
+	volatile struct pto_regs_hws *h = pto_regs_hws(self->regs);
+	__u32 seq = cfg_seq(self->regs);
+	struct pto_hws_cfg c;
+
+	ASSERT_EQ(0U, seq & 1);
+	PTO_STORE(h->cfg_seq, seq + 1);
+	PTO_STORE(h->cfg.promote_threshold, 9);
+	EXPECT_EQ(-EAGAIN, pto_hws_get(self->client, &c));
+	cfg_good(&c, self->nr_cores);
+	EXPECT_EQ(-EAGAIN, pto_hws_set(self->aicpu, &c, NULL));
+	EXPECT_EQ(seq + 1, cfg_seq(self->regs));
+	EXPECT_EQ(9U, PTO_LOAD(h->cfg.promote_threshold));
+	PTO_STORE(h->cfg_seq, seq + 2);
+	ASSERT_EQ(0, pto_hws_get(self->client, &c));
+	EXPECT_EQ(9U, c.promote_threshold);
+	cfg_good(&c, self->nr_cores);
+	ASSERT_EQ(0, pto_hws_set(self->aicpu, &c, NULL));
+	EXPECT_EQ(seq + 4, cfg_seq(self->regs));
+}
+
+/*
+ * An AICPU that goes in the middle of its own write leaves the defaults
+ * under an even count, not a half-written configuration nobody can read
+ * or write.
+ */
+TEST(hws_aicpu_gone_mid_write)
+{
+	volatile struct pto_regs_hws *h;
+	struct pto_hws_cfg want, c;
+	struct pto_info info;
+	void *regs;
+	__u32 seq;
+	int aicpu;
+
+	PTO_OPEN_OR_SKIP(aicpu);
+	ASSERT_EQ(0, pto_set_role(aicpu, PTO_ROLE_AICPU));
+	ASSERT_EQ(0, pto_get_info(aicpu, &info));
+	regs = pto_map_regs(aicpu);
+	ASSERT_NE(NULL, regs);
+	h = pto_regs_hws(regs);
+	seq = cfg_seq(regs);
+	ASSERT_EQ(0U, seq & 1);
+	PTO_STORE(h->cfg_seq, seq + 1);
+	PTO_STORE(h->cfg.promote_threshold, 0);
+	PTO_STORE(h->cfg.cluster_sip_num, 0);
+	munmap(regs, PTO_REGS_SIZE);
+	close(aicpu);
+
+	/* the next AICPU finds them */
+	aicpu = pto_open_role(PTO_ROLE_AICPU);
+	ASSERT_LE(0, aicpu);
+	ASSERT_EQ(0, pto_hws_get(aicpu, &c));
+	cfg_default(&want, info.nr_cores);
+	EXPECT_TRUE(cfg_eq(&want, &c))
+		TH_LOG("differs from the defaults at byte %ld",
+		       cfg_diff(&want, &c));
+	regs = pto_map_regs(aicpu);
+	ASSERT_NE(NULL, regs);
+	EXPECT_EQ(seq + 2, cfg_seq(regs));
+	munmap(regs, PTO_REGS_SIZE);
+	close(aicpu);
+}
+
 /* Read a whole debugfs file; -errno if it cannot be read. */
 static int read_all(const char *path, char *buf, size_t len)
 {

@@ -294,9 +294,12 @@ struct pto_hws_cfg {
 /**
  * struct pto_regs_hws - HWS register block in the register file.
  * @cfg: configuration registers.
- * @cfg_seq: CFG_SEQ, a sequence count over @cfg. A writer makes it odd,
- *	writes @cfg, then makes it even again with a release store; a reader
- *	copies @cfg between two equal, even, acquire readings. Every change
+ * @cfg_seq: CFG_SEQ, a sequence count over @cfg. A writer takes it from
+ *	even to odd with a compare-and-swap (the device and the AICPU's
+ *	mapping may both write), writes @cfg, then makes it even again with
+ *	a release store; a reader copies @cfg between two equal, even,
+ *	acquire readings. An AICPU that goes while it is odd leaves the
+ *	defaults (kmod.rst) under the next even count. Every change
  *	of @cfg changes it: the HWS looks at it before each decision and
  *	applies a new configuration from that decision on.
  * @pad: zero.
@@ -742,6 +745,10 @@ struct pto_gm_unpin {
  * @size: In: sizeof(struct pto_hws_config).
  * @flags: In: 0 to read, PTO_HWS_CONFIG_SET to validate and write.
  * @cfg: In/Out: the HWS configuration registers; out: the values in force.
+ *
+ * -EAGAIN if the AICPU's own write through its mapping (an odd @cfg_seq of
+ * struct pto_regs_hws) did not end while the device tried: nothing was
+ * read or written.
  */
 struct pto_hws_config {
 	__u32 size;
