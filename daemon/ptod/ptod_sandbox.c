@@ -217,42 +217,61 @@ fail:
 
 #define SBX_ERR_LINE	256	/* longer lines are cut in pieces this long */
 #define SBX_ERR_RATE	50	/* lines logged per sandbox and second */
+/* bytes read per sandbox and second: as many as those lines can hold */
+#define SBX_ERR_BYTES	(SBX_ERR_RATE * SBX_ERR_LINE)
 
 /*
  * What a sandbox writes to its standard error (pto-sandbox's messages,
  * and whatever its kernels print) reaches ptod's log line by line, each
  * after "client N: sandbox M: ", so that a kernel cannot write a line of
- * ptod's own; at most SBX_ERR_RATE lines a second, the rest counted.
+ * ptod's own; at most SBX_ERR_RATE lines a second, the rest counted. ptod
+ * reads at most SBX_ERR_BYTES a second of it: past that the pipe is left
+ * alone until the next second, it fills, and what the sandbox writes
+ * meanwhile is lost (its end does not block), so that a sandbox writing
+ * without end costs ptod's main thread that much reading and no more.
  */
 struct ptod_sbx_err {
 	struct client *c;
 	int fd;				/* the pipe's read end */
 	struct event *ev;
+	struct event *resume;		/* ends a pause, at the next second */
 	char line[SBX_ERR_LINE];
 	size_t len;			/* of the line so far */
 	int64_t sec;			/* the second being counted */
 	uint32_t lines, dropped;	/* in it */
+	uint32_t bytes;			/* read in it */
+	bool paused;			/* in it: ev is not pending */
 };
 
 /* The lines of the second counted that were not logged, if any. */
 static void sbx_err_dropped(struct ptod_sbx_err *e)
 {
-	if (e->dropped)
-		ptod_log(PTOD_LOG_WARN, "client %u: sandbox %u: %u lines not logged (more than %d a second)",
-			 e->c->id, e->c->sbx, e->dropped, SBX_ERR_RATE);
+	if (e->dropped || e->paused)
+		ptod_log(PTOD_LOG_WARN, "client %u: sandbox %u: %u lines not logged (more than %d a second)%s",
+			 e->c->id, e->c->sbx, e->dropped, SBX_ERR_RATE,
+			 e->paused ? ", and what it wrote past the bytes read in that second was lost" : "");
 	e->dropped = 0;
+}
+
+/* Start counting the second we are in, if it is a new one. */
+static void sbx_err_second(struct ptod_sbx_err *e)
+{
+	int64_t sec = pto_mono_ns() / 1000000000LL;
+
+	if (sec == e->sec)
+		return;
+	sbx_err_dropped(e);
+	e->sec = sec;
+	e->lines = 0;
+	e->bytes = 0;
+	e->paused = false;
 }
 
 static void sbx_err_line(struct ptod_sbx_err *e)
 {
 	struct client *c = e->c;
-	int64_t sec = pto_mono_ns() / 1000000000LL;
 
-	if (sec != e->sec) {
-		sbx_err_dropped(e);
-		e->sec = sec;
-		e->lines = 0;
-	}
+	sbx_err_second(e);
 	if (e->lines++ < SBX_ERR_RATE)
 		ptod_log(PTOD_LOG_INFO, "client %u: sandbox %u: %.*s", c->id,
 			 c->sbx, (int)e->len, e->line);
@@ -261,11 +280,37 @@ static void sbx_err_line(struct ptod_sbx_err *e)
 	e->len = 0;
 }
 
+/* The pipe is read again from the next second on. */
+static void sbx_err_pause(struct ptod_sbx_err *e)
+{
+	int64_t ns = pto_mono_ns();
+	struct timeval tv = { .tv_usec = (1000000000LL - ns % 1000000000LL) /
+					 1000 + 1 };
+
+	if (e->paused || event_del(e->ev) || evtimer_add(e->resume, &tv))
+		return;		/* if it failed, ev stays: no worse */
+	e->paused = true;
+}
+
+static void sbx_err_resume_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct ptod_sbx_err *e = arg;
+
+	(void)fd;
+	(void)what;
+	sbx_err_second(e);
+	if (event_add(e->ev, NULL))
+		ptod_log(PTOD_LOG_WARN, "client %u: sandbox %u: its standard error is no longer read",
+			 e->c->id, e->c->sbx);
+}
+
 /*
  * Read what there is, up to SBX_ERR_READS x 1 KiB (the main loop serves
- * everyone: a sandbox that writes without end gets its share; the pipe
- * is non-blocking at both ends, so what it writes while the pipe is full
- * is lost, not waited for); at the end (the sandbox is gone) 1, else 0.
+ * everyone: a sandbox that writes without end gets its share) and up to
+ * SBX_ERR_BYTES in this second (then a pause until the next one; the
+ * pipe is non-blocking at both ends, so what the sandbox writes while it
+ * is full is lost, not waited for); at the end (the sandbox is gone) 1,
+ * else 0.
  */
 #define SBX_ERR_READS	16
 
@@ -274,27 +319,38 @@ static int sbx_err_read(struct ptod_sbx_err *e)
 	char buf[1024];
 	ssize_t n, i;
 	int reads = 0;
+	size_t room;
 
 	for (;;) {
 		if (reads++ == SBX_ERR_READS)
 			return 0;
-		n = read(e->fd, buf, sizeof(buf));
+		sbx_err_second(e);
+		room = SBX_ERR_BYTES - e->bytes;
+		if (!room) {
+			sbx_err_pause(e);
+			return 0;
+		}
+		n = read(e->fd, buf, room < sizeof(buf) ? room : sizeof(buf));
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
 			return errno != EAGAIN;
 		if (!n)
 			break;
+		e->bytes += (uint32_t)n;
 		for (i = 0; i < n; i++) {
-			if (buf[i] == '\n') {
+			unsigned char ch = (unsigned char)buf[i];
+
+			if (ch == '\n') {
 				sbx_err_line(e);
 				continue;
 			}
 			/*
-			 * ptod_log() makes the other control characters
-			 * '?'; a NUL would end the line's "%.*s" early
+			 * ptod_log() makes the control characters '?'; a
+			 * NUL would end the line's "%.*s" early, and bytes
+			 * past ASCII can be a terminal's controls (C1)
 			 */
-			e->line[e->len++] = buf[i] ? buf[i] : '?';
+			e->line[e->len++] = ch && ch < 0x80 ? (char)ch : '?';
 			if (e->len == sizeof(e->line))
 				sbx_err_line(e);
 		}
@@ -313,6 +369,8 @@ static void sbx_err_close(struct ptod_sbx_err *e)
 	sbx_err_dropped(e);
 	if (e->ev)
 		event_free(e->ev);
+	if (e->resume)
+		event_free(e->resume);
 	if (e->fd >= 0)
 		close(e->fd);
 	free(e);
@@ -357,7 +415,8 @@ static int sbx_err_open(struct client *c, int *w)
 	e->fd = p[0];
 	e->ev = event_new(c->d->base, p[0], EV_READ | EV_PERSIST, sbx_err_cb,
 			  e);
-	if (!e->ev || event_add(e->ev, NULL)) {
+	e->resume = evtimer_new(c->d->base, sbx_err_resume_cb, e);
+	if (!e->ev || !e->resume || event_add(e->ev, NULL)) {
 		close(p[1]);
 		sbx_err_close(e);
 		return -ENOMEM;

@@ -3043,6 +3043,48 @@ TEST_F_TIMEOUT(e2e, hello_env_logged_on_one_line, 60)
 				    &bare));
 }
 
+/*
+ * A sandbox that writes to its standard error without end costs ptod no
+ * more than reading SBX_ERR_BYTES a second (50 lines of 256 bytes): a
+ * nobody client's kernel writes newlines as fast as its end of the pipe
+ * takes them for PTO_HOSTILE_FLOOD_MS; the pipe (64 KiB) fills and stays
+ * full, so its writes find it full and it got little more than the pipe
+ * holds, not the PTO_HOSTILE_FLOOD_MIB it would if ptod read everything.
+ * ptod says that output was lost, and the run is fine.
+ */
+#define FLOOD_TOOK_MAX	(192 << 10)
+
+TEST_F_TIMEOUT(e2e, sandbox_stderr_flood_bounded, 150)
+{
+	int took = -1, bare, lost = 0, i;
+	struct hostile h;
+	struct proc p;
+	const char *r;
+	off_t from;
+
+	if (E->user)
+		SKIP(return, SANDBOX_ON_USER_DEVICE);
+	from = file_size(E->log);
+	run_hostile(_metadata, "flood", &p, &h);
+	r = strstr(p.text, "hostile5: ");
+	ASSERT_TRUE(r && sscanf(r, "hostile5: flood=%d", &took) == 1)
+		TH_LOG("no hostile5 record");
+	/* said when the second ends, or when the sandbox goes with the client */
+	for (i = 0; i < 50 && !lost; i++) {
+		lost = log_lines_with(from, "bytes read in that second was lost",
+				      &bare);
+		if (!lost)
+			usleep(100000);
+	}
+	note("the flood's pipe took %d bytes in %d ms; \"was lost\" in %d lines of ptod's log",
+	     took, PTO_HOSTILE_FLOOD_MS, lost);
+	EXPECT_EQ(0, h.status);
+	EXPECT_LT(0, took);
+	EXPECT_GT(FLOOD_TOOK_MAX, took);
+	EXPECT_LE(1, lost);
+	proc_free(&p);
+}
+
 /* ptod's PTOD_WARN_MAX: records outside a graph logged per client */
 #define OUTSIDE_LOGGED	20
 #define OUTSIDE_RECS	"3000"

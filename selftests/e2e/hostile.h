@@ -6,7 +6,8 @@
  * Arguments: args[0] OUTPUT, one struct pto_hostile_rec at the start of a
  * client buffer; args[1] SCALAR, that buffer's device address; args[2]
  * SCALAR, a device address to read 8 bytes at (0: none), translated the
- * way the executor translates tensors (base + offset).
+ * way the executor translates tensors (base + offset); args[3], if given
+ * and not 0: only flood standard error (@flood_bytes), nothing else.
  */
 #ifndef PTO_E2E_HOSTILE_H
 #define PTO_E2E_HOSTILE_H
@@ -19,6 +20,10 @@
  * and this much in all */
 #define PTO_HOSTILE_OVER_MIB	64
 #define PTO_HOSTILE_SMALL_MIB	16
+/* The flood: newlines written to standard error for this long, or this
+ * many in all, whichever comes first */
+#define PTO_HOSTILE_FLOOD_MS	2000
+#define PTO_HOSTILE_FLOOD_MIB	4
 /* The most threads the kernel starts (each waits until it has them all) */
 #define PTO_HOSTILE_THREADS	1024
 
@@ -65,6 +70,8 @@
  * @threads: how many threads it started before pthread_create() failed,
  *	at most PTO_HOSTILE_THREADS (all alive at once, then joined).
  * @threads_err: what that pthread_create() returned, 0 if none failed.
+ * @flood_bytes: the flood's bytes that its standard error took (the rest
+ *	found the pipe full: ptod did not read them).
  */
 /* What the kernel writes to its standard error: a line of ptod's own? */
 #define PTO_HOSTILE_FORGED \
@@ -102,6 +109,7 @@ struct pto_hostile_rec {
 	int32_t nproc_hard;
 	int32_t threads;
 	int32_t threads_err;
+	int32_t flood_bytes;
 };
 
 #endif /* PTO_E2E_HOSTILE_H */

@@ -162,6 +162,37 @@ static void try_threads(struct pto_hostile_rec *r)
 		pthread_join(t[i], NULL);
 }
 
+/*
+ * Newlines to standard error, as fast as the pipe takes them (ptod made
+ * it non-blocking), for PTO_HOSTILE_FLOOD_MS or PTO_HOSTILE_FLOOD_MIB:
+ * how many it took.
+ */
+static int32_t flood(void)
+{
+	struct timespec now, end, nap = { .tv_nsec = 1000000 };
+	static char nl[4096];
+	int64_t took = 0;
+	ssize_t n;
+
+	memset(nl, '\n', sizeof(nl));
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += PTO_HOSTILE_FLOOD_MS / 1000;
+	while (took < ((int64_t)PTO_HOSTILE_FLOOD_MIB << 20)) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec > end.tv_sec ||
+		    (now.tv_sec == end.tv_sec && now.tv_nsec >= end.tv_nsec))
+			break;
+		n = write(2, nl, sizeof(nl));
+		if (n > 0)
+			took += n;
+		else if (n < 0 && errno == EAGAIN)
+			nanosleep(&nap, NULL);
+		else if (n < 0 && errno != EINTR)
+			break;
+	}
+	return (int32_t)took;
+}
+
 /* errno of malloc() of @mib MiB, 0 if it got them (freed at once). */
 static int32_t alloc_err(size_t mib)
 {
@@ -235,6 +266,11 @@ int pto_kernel_entry(const struct pto_kernel_ctx *ctx, const uint64_t *args,
 	if (nargs < 3 || !args[0])
 		return -EINVAL;
 	r = (struct pto_hostile_rec *)(uintptr_t)args[0];
+	if (nargs > 3 && args[3]) {
+		r->flood_bytes = flood();
+		__atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
+		return 0;
+	}
 	r->pid = (int32_t)getpid();
 	r->uid = (int32_t)getuid();
 	r->euid = (int32_t)geteuid();

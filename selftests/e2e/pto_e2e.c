@@ -728,6 +728,7 @@ static int run_closedev(void)
 
 static pto_buf *ho_buf;
 static uint64_t ho_peek;	/* device address to read, 0: none */
+static uint64_t ho_flood;	/* 1: the kernel floods standard error */
 
 static int orch_hostile(PTO2Runtime *rt, uint64_t *args, int argc)
 {
@@ -736,18 +737,20 @@ static int orch_hostile(PTO2Runtime *rt, uint64_t *args, int argc)
 	Tensor t = make_tensor_external((void *)(uintptr_t)dev, shape, 1,
 					PTO_DT_INT32);
 	PTOParam p[] = { make_output_param(&t), make_scalar_param(dev),
-			 make_scalar_param(ho_peek) };
+			 make_scalar_param(ho_peek),
+			 make_scalar_param(ho_flood) };
 
 	(void)args;
 	(void)argc;
-	pto2_rt_submit_task(rt, HOSTILE_K, PTO2_WORKER_VECTOR, p, 3);
+	pto2_rt_submit_task(rt, HOSTILE_K, PTO2_WORKER_VECTOR, p, 4);
 	return 0;
 }
 
 /*
- * hostile [ADDR]: run the hostile kernel once (reading 8 bytes at device
- * address ADDR, hex, if given) and print its record and the run's status.
- * The test judges both.
+ * hostile [ADDR|flood]: run the hostile kernel once (reading 8 bytes at
+ * device address ADDR, hex, if given; with "flood", only flooding its
+ * standard error) and print its record and the run's status. The test
+ * judges both.
  */
 static int run_hostile(int argc, char **argv)
 {
@@ -755,7 +758,8 @@ static int run_hostile(int argc, char **argv)
 	char msg[4096];
 	int ret;
 
-	ho_peek = argc > 0 ? strtoull(argv[0], NULL, 16) : 0;
+	ho_flood = argc > 0 && !strcmp(argv[0], "flood");
+	ho_peek = argc > 0 && !ho_flood ? strtoull(argv[0], NULL, 16) : 0;
 	if (load_e2e_kernel(HOSTILE_K, "hostile_kernel.so"))
 		return 1;
 	ho_buf = gm_copy(NULL, 4096);
@@ -778,6 +782,7 @@ static int run_hostile(int argc, char **argv)
 	       r->small_alloc_err, r->raise_err);
 	printf("hostile4: nprocsoft=%d nprochard=%d threads=%d threadserr=%d\n",
 	       r->nproc_soft, r->nproc_hard, r->threads, r->threads_err);
+	printf("hostile5: flood=%d\n", r->flood_bytes);
 	return 0;
 }
 
