@@ -1092,7 +1092,7 @@ static uint64_t submit_est(const struct submit *s)
 	uint64_t v;
 
 	if (s->attr && s->attr->est_time_ns)
-		return s->attr->est_time_ns;
+		return PTO2_EST_CLAMP(s->attr->est_time_ns);
 	if (s->kernel_id < 0 || s->kernel_id >= PTO2_MAX_KERNELS)
 		return PTO2_DEFAULT_EST_NS;
 	v = atomic_load_explicit(&rt->kcost[s->kernel_id],
@@ -1507,7 +1507,7 @@ void pto2_rt_set_kernel_cost(PTO2Runtime *rt, int32_t kernel_id,
 			     kernel_id, PTO2_MAX_KERNELS - 1);
 		return;
 	}
-	atomic_store_explicit(&rt->kcost[kernel_id], est_ns,
+	atomic_store_explicit(&rt->kcost[kernel_id], PTO2_EST_CLAMP(est_ns),
 			      memory_order_relaxed);
 }
 

@@ -1420,7 +1420,7 @@ static void t_static_held(void)
 
 /*
  * args: records (2 x int64), ms: a sleeper per core, then, once they
- * run, 32 no-ops
+ * run, 32 no-ops; [est]: the sleepers' estimated time, ns (0: none)
  */
 static int orch_quiet(PTO2Runtime *rt, uint64_t *args, int argc)
 {
@@ -1430,11 +1430,12 @@ static int orch_quiet(PTO2Runtime *rt, uint64_t *args, int argc)
 			 make_scalar_param(1) };
 	PTOParam b[] = { make_output_param(&s), make_scalar_param(args[1]),
 			 make_scalar_param(0) };
+	PTO2TaskAttr at = { .block_num = 1,
+			    .est_time_ns = argc > 2 ? args[2] : 0 };
 	int i;
 
-	(void)argc;
-	pto2_rt_submit_task(rt, K_QUIET, PTO2_WORKER_CUBE, a, 3);
-	pto2_rt_submit_task(rt, K_QUIET, PTO2_WORKER_VECTOR, b, 3);
+	pto2_rt_submit_task_attr(rt, K_QUIET, PTO2_WORKER_CUBE, a, 3, &at);
+	pto2_rt_submit_task_attr(rt, K_QUIET, PTO2_WORKER_VECTOR, b, 3, &at);
 	pto_sleep_ns(5000000);	/* the sleepers hold every core */
 	for (i = 0; i < 32; i++) {
 		Tensor t = ext1(args[0] + 128 + 64 * (uint64_t)i, 1,
@@ -1450,28 +1451,36 @@ static int orch_quiet(PTO2Runtime *rt, uint64_t *args, int argc)
 /*
  * Every core runs a kernel that sleeps and tasks wait for a core: the
  * scheduler threads sleep until a completion (they used to spin on the
- * waiting tasks, taking a host CPU from the kernels).
+ * waiting tasks, taking a host CPU from the kernels). So too when the
+ * sleepers' estimates are as large as a client can make them: the
+ * engine adds an estimate to the clock, and one past INT64_MAX put the
+ * expected end in the past, where the threads polled for it without end.
  */
 static void t_busy_device_quiet(void)
 {
+	static const uint64_t est[] = { 0, UINT64_MAX, 1ULL << 63 };
 	struct pto2_config c;
 	struct env e;
-	uint64_t dev, args[2];
+	uint64_t dev, args[3];
+	unsigned int i;
 	int64_t *r;
 	int ret;
 
-	cfg_small(&c);
-	env_open(&e, 1, 1, &c);
-	kernels(e.sd);
-	dev = gm(4096);
-	r = host(dev);
-	args[0] = dev;
-	args[1] = 300;
-	ret = run(&e, orch_quiet, args, 2);
-	tap_ok(!ret && r[1] > 0 && r[0] * 4 < r[1],
-	       "every core busy, 32 tasks waiting: the process used %.1f ms of CPU in %.1f ms (at most a quarter; ret %d)",
-	       (double)r[0] / 1e6, (double)r[1] / 1e6, ret);
-	env_close(&e);
+	for (i = 0; i < PTO_ARRAY_SIZE(est); i++) {
+		cfg_small(&c);
+		env_open(&e, 1, 1, &c);
+		kernels(e.sd);
+		dev = gm(4096);
+		r = host(dev);
+		args[0] = dev;
+		args[1] = 300;
+		args[2] = est[i];
+		ret = run(&e, orch_quiet, args, 3);
+		tap_ok(!ret && r[1] > 0 && r[0] * 4 < r[1],
+		       "every core busy, 32 tasks waiting, estimate 0x%" PRIx64 ": the process used %.1f ms of CPU in %.1f ms (at most a quarter; ret %d)",
+		       est[i], (double)r[0] / 1e6, (double)r[1] / 1e6, ret);
+		env_close(&e);
+	}
 }
 
 /* args: a slot (INOUT, int64), hops: a serial chain of no-ops */

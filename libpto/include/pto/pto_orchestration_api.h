@@ -261,7 +261,8 @@ static inline PTOParam make_scalar_param(uint64_t value)
  *	(PTO2_WORKER_MIXED).
  * @flags: PTO2_ATTR_* bits.
  * @est_time_ns: estimated time of one block; 0: the kernel's cost
- *	(pto2_rt_set_kernel_cost), else what the runtime has measured.
+ *	(pto2_rt_set_kernel_cost), else what the runtime has measured. An
+ *	estimate past 2^40 ns (about 18 minutes) counts as 2^40.
  * @priority: with PTO2_ATTR_PRIORITY: the offline priority (higher first).
  * @cluster_id: with PTO2_ATTR_CLUSTER: from pto2_rt_allocate_cluster().
  * @affinity: cores the task may use (bit i of word i / 64: core i); all
