@@ -36,7 +36,8 @@
  * make a root thread spin. The first wake-up normally brings the answer.
  */
 #define SBX_SPURIOUS_MAX 8
-#define SBX_BACKOFF_NS	1000000		/* then 1 ms between looks */
+#define SBX_BACKOFF_NS	1000000		/* then 1 ms between looks, doubled
+					   each time up to SBX_WAIT_NS */
 
 /* One sandbox's mailbox; freed by the last sbx_put(). */
 struct sbx {
@@ -261,6 +262,7 @@ int aicore_sbx_hand_off(struct aicore_sbxs *t, uint32_t core,
 {
 	struct pto_sbx_slot *slot;
 	uint32_t seq, spurious = 0;
+	uint64_t backoff = SBX_BACKOFF_NS;
 	struct sbx *s;
 	int status;
 
@@ -283,8 +285,11 @@ int aicore_sbx_hand_off(struct aicore_sbxs *t, uint32_t core,
 			status = -EOWNERDEAD;
 			break;
 		}
-		if (spurious >= SBX_SPURIOUS_MAX)
-			pto_sleep_ns(SBX_BACKOFF_NS);
+		if (spurious >= SBX_SPURIOUS_MAX) {
+			pto_sleep_ns(backoff);
+			if (backoff < SBX_WAIT_NS)
+				backoff *= 2;
+		}
 		if (pto_futex_wait_shared(&slot->wake, w,
 					  pto_mono_ns() + SBX_WAIT_NS) !=
 		    -ETIMEDOUT)
