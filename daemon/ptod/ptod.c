@@ -977,6 +977,17 @@ static int hello_config(struct client *c, struct pto_msg_hello *h)
 		ptod_reply(c, -EINVAL, "%s", err);
 		return -EINVAL;
 	}
+	/*
+	 * The window sizes what the main thread builds now and the host
+	 * memory of the client's rings and queues, which no quota counts:
+	 * a user but root gets at most ptod's own (-w).
+	 */
+	if (c->uid && c->cfg.task_window > d->def_task_window) {
+		ptod_reply(c, -EINVAL,
+			   "PTO2_RING_TASK_WINDOW=%u: more than %u, the most ptod lets a user but root ask for (its -w)",
+			   c->cfg.task_window, d->def_task_window);
+		return -EINVAL;
+	}
 	c->cfg.kernel_addrs = c->kaddrs;
 	c->cfg.nr_kernel_addrs = PTOD_MAX_FUNC;
 	cluster_limit(c);
@@ -1614,6 +1625,8 @@ static void usage(void)
 		"              client's uid and gid that maps only its buffers\n"
 		"              (default nonroot; root's run in pto-aicore);\n"
 		"              -d user allows only none\n"
+		"  -w WINDOW   task window of a client that asks for none, and the\n"
+		"              largest a user but root may ask for (default 16384)\n"
 		"  -m MODE     the socket's mode (default 0660; 0600 without a group)\n"
 		"  -g GROUP    the socket's group, whose members may connect\n"
 		"              (default: " PTOD_DEFAULT_GROUP " if it exists)\n"

@@ -1976,6 +1976,30 @@ TEST_F_TIMEOUT(e2e, stream_placeholder_window, 150)
 }
 
 /*
+ * A task window is host memory of ptod's and work of its main thread at
+ * the hello that no quota counts: a nobody client asking for more than
+ * ptod's own (-w, 16384 here) is refused at connect, saying so; root may.
+ */
+TEST_F_TIMEOUT(e2e, task_window_capped_for_users, 150)
+{
+	static const char *const env[] = { "PTO2_RING_TASK_WINDOW=32768",
+					   NULL };
+	struct proc p;
+	int ret;
+
+	ret = e2e_start_as(&p, "vector", NOBODY, false, env, ARGS("vector"));
+	ASSERT_EQ(0, ret) TH_LOG("start pto_e2e vector: %s", strerror(-ret));
+	ASSERT_EQ(0, proc_wait(&p, CLIENT_MS));
+	EXPECT_FALSE(exited_ok(&p));
+	EXPECT_TRUE(has_text(p.text, "PTO2_RING_TASK_WINDOW=32768: more than 16384, the most ptod lets a user but root ask for"))
+		TH_LOG("%s", p.text);
+	proc_free(&p);
+	run_client(_metadata, "vector", env, ARGS("vector"),
+		   ARGS("vector/Const", "vector/Random"),
+		   NULL);
+}
+
+/*
  * A kernel that segfaults: its task fails with -EIO and a message naming
  * the executor (the pid the device shows as the cores' owner), the signal
  * and the task.
