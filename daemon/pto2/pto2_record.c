@@ -23,6 +23,7 @@
 
 #define REC_CHUNK	4096
 #define REC_CHUNKS	256		/* at most 1 Mi tasks, 1 Mi blocks per run */
+#define REC_PREDS	(4U << 20)	/* and 4 Mi predecessors (16 MiB) */
 
 struct rec_task {
 	int32_t kernel;
@@ -142,6 +143,8 @@ static bool add_preds(struct pto2_rec *r, PTO2Runtime *rt,
 {
 	int i;
 
+	if ((uint64_t)r->npred + (uint32_t)n > REC_PREDS)
+		return false;	/* the run is not recorded */
 	if (r->npred + (uint32_t)n > r->pred_cap) {
 		uint32_t cap = r->pred_cap ? 2 * r->pred_cap : 1024;
 		uint32_t *p;
