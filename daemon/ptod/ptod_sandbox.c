@@ -159,14 +159,27 @@ static int ctl_answers(struct ptod *d, uint32_t wait_sbx)
 	return 0;
 }
 
+/*
+ * Room for an ADD of every sandbox there can be, queued before pto-aicore
+ * reads any: a message that carries a descriptor takes about 770 bytes of
+ * the send buffer, whose default (net.core.wmem_default, 208 KiB) held
+ * 278 of them, and an ADD or REMOVE that does not fit is lost.
+ */
+#define SBX_CTL_SNDBUF	(PTO_SBX_MAX * 2048)
+
 int ptod_sbx_ctl_open(struct ptod *d)
 {
+	int size = SBX_CTL_SNDBUF;
 	struct client *c;
 	int sv[2];
 
 	ptod_sbx_ctl_close(d);
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
 		return -errno;
+	/* root's, past net.core.wmem_max; else as much as that allows */
+	if (setsockopt(sv[0], SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof(size)) &&
+	    setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &size, sizeof(size)))
+		ptod_log(PTOD_LOG_WARN, "sandbox control channel: SO_SNDBUF: %m");
 	d->sbx_ctl = sv[0];
 	/* queued before pto-aicore starts: in place before it is ready */
 	for (c = d->clients; c; c = c->next)
