@@ -1987,6 +1987,8 @@ TEST_F_TIMEOUT(e2e, task_window_capped_for_users, 150)
 	struct proc p;
 	int ret;
 
+	if (E->user)
+		SKIP(return, NOBODY_ON_USER_DEVICE);
 	ret = e2e_start_as(&p, "vector", NOBODY, false, env, ARGS("vector"));
 	ASSERT_EQ(0, ret) TH_LOG("start pto_e2e vector: %s", strerror(-ret));
 	ASSERT_EQ(0, proc_wait(&p, CLIENT_MS));
