@@ -23,7 +23,8 @@ void pto_hws_cfg_write(struct pto_regs_hws *hws, const struct pto_hws_cfg *cfg)
 			break;
 		cpu_relax();
 	}
-	/* the odd count before the new values (the exchange is seq_cst) */
+	/* the odd count before the new values */
+	atomic_thread_fence(memory_order_release);
 	memcpy((void *)&hws->cfg, cfg, sizeof(*cfg));
 	/* the new values before the even count that publishes them */
 	reg_store_release(&hws->cfg_seq, seq + 2);

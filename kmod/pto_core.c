@@ -14,6 +14,7 @@
  */
 #include <linux/capability.h>
 #include <linux/bitmap.h>
+#include <linux/delay.h>
 #include <linux/device.h>
 #include <linux/ktime.h>
 #include <linux/math64.h>
@@ -83,10 +84,9 @@ static void pto_touch_sys_cnt(struct pto_dev *pdev)
 	u64 now = div_u64(ns, NSEC_PER_SEC / PTO_SYS_CNT_FREQ);
 
 	spin_lock(&pdev->sys_cnt_lock);
-	if (now > pdev->sys_cnt) {
+	if (now > pdev->sys_cnt)
 		pdev->sys_cnt = now;
-		WRITE_ONCE(pdev->info->sys_cnt, now);
-	}
+	WRITE_ONCE(pdev->info->sys_cnt, pdev->sys_cnt);
 	spin_unlock(&pdev->sys_cnt_lock);
 }
 
@@ -839,18 +839,28 @@ int pto_irq_wait(struct pto_ucmd *ucmd)
  * The device writes them under pdev->lock, but the AICPU's mapping of the
  * page is writable too, so a writer takes the count from even to odd with
  * a compare-and-swap and a reader copies between two equal even readings;
- * neither waits for the AICPU without bound (-EAGAIN).
+ * neither waits for the AICPU longer than PTO_HWS_SEQ_WAIT_NS (-EAGAIN).
  */
-#define PTO_HWS_SEQ_TRIES	10000
+#define PTO_HWS_SEQ_WAIT_NS	(10 * NSEC_PER_MSEC)
+
+/* Another try at the count, or -EAGAIN once @end is past. */
+static int pto_hws_seq_again(u64 end)
+{
+	if (ktime_get_ns() > end)
+		return -EAGAIN;
+	usleep_range(10, 20);
+	return 0;
+}
 
 /* Copy the registers into @cfg, and their count into @seq. pdev->lock held. */
 int pto_hws_read(struct pto_dev *pdev, struct pto_hws_cfg *cfg, u32 *seq)
 {
 	struct pto_regs_hws *hws = pdev->hws;
-	u32 i, s;
+	u64 end = ktime_get_ns() + PTO_HWS_SEQ_WAIT_NS;
+	u32 s;
 
 	lockdep_assert_held(&pdev->lock);
-	for (i = 0; i < PTO_HWS_SEQ_TRIES; i++) {
+	do {
 		/* the count before the values it covers */
 		s = smp_load_acquire(&hws->cfg_seq);
 		if (!(s & 1)) {
@@ -861,8 +871,7 @@ int pto_hws_read(struct pto_dev *pdev, struct pto_hws_cfg *cfg, u32 *seq)
 				return 0;
 			}
 		}
-		cpu_relax();
-	}
+	} while (!pto_hws_seq_again(end));
 	return -EAGAIN;
 }
 
@@ -888,21 +897,27 @@ int pto_hws_write(struct pto_dev *pdev, const struct pto_hws_cfg *cfg,
 		  u32 *seq)
 {
 	struct pto_regs_hws *hws = pdev->hws;
-	u32 i, s;
+	u64 end = ktime_get_ns() + PTO_HWS_SEQ_WAIT_NS;
+	u32 s;
 
 	lockdep_assert_held(&pdev->lock);
-	for (i = 0; i < PTO_HWS_SEQ_TRIES; i++) {
+	do {
 		s = READ_ONCE(hws->cfg_seq);
+		if (s & 1)
+			continue;
+		/* odd for as short as can be: readers spin meanwhile */
+		preempt_disable();
 		/* a full barrier: the odd count before the new values */
-		if (!(s & 1) && cmpxchg(&hws->cfg_seq, s, s + 1) == s) {
+		if (cmpxchg(&hws->cfg_seq, s, s + 1) == s) {
 			memcpy(&hws->cfg, cfg, sizeof(*cfg));
 			/* the new values before the even count */
 			smp_store_release(&hws->cfg_seq, s + 2);
+			preempt_enable();
 			*seq = s + 2;
 			return 0;
 		}
-		cpu_relax();
-	}
+		preempt_enable();
+	} while (!pto_hws_seq_again(end));
 	return -EAGAIN;
 }
 

@@ -287,8 +287,8 @@ int aicore_sbx_hand_off(struct aicore_sbxs *t, uint32_t core,
 		}
 		if (spurious >= SBX_SPURIOUS_MAX) {
 			pto_sleep_ns(backoff);
-			if (backoff < SBX_WAIT_NS)
-				backoff *= 2;
+			backoff = backoff * 2 < SBX_WAIT_NS ? backoff * 2 :
+							      SBX_WAIT_NS;
 		}
 		if (pto_futex_wait_shared(&slot->wake, w,
 					  pto_mono_ns() + SBX_WAIT_NS) !=

@@ -1063,7 +1063,7 @@ static void measure(struct pto2_engine *e, PTO2Runtime *rt, int32_t id,
 
 	if (kid < 0 || kid >= PTO2_MAX_KERNELS || f < s)
 		return;
-	ns = PTO2_EST_CLAMP((f - s) * PTO_NS_PER_SYS_CNT);
+	ns = PTO_EST_CLAMP((f - s) * PTO_NS_PER_SYS_CNT);
 	run_account(rt, ns, s >= r->ts_dispatch ?
 			    (s - r->ts_dispatch) * PTO_NS_PER_SYS_CNT : 0);
 	if (rt->rec)

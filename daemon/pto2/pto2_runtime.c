@@ -1092,15 +1092,15 @@ static uint64_t submit_est(const struct submit *s)
 	uint64_t v;
 
 	if (s->attr && s->attr->est_time_ns)
-		return PTO2_EST_CLAMP(s->attr->est_time_ns);
+		return PTO_EST_CLAMP(s->attr->est_time_ns);
 	if (s->kernel_id < 0 || s->kernel_id >= PTO2_MAX_KERNELS)
-		return PTO2_DEFAULT_EST_NS;
+		return PTO_DEFAULT_EST_NS;
 	v = atomic_load_explicit(&rt->kcost[s->kernel_id],
 				 memory_order_relaxed);
 	if (!v)
 		v = atomic_load_explicit(&rt->kmeasured[s->kernel_id],
 					 memory_order_relaxed);
-	return v ? v : PTO2_DEFAULT_EST_NS;
+	return v ? v : PTO_DEFAULT_EST_NS;
 }
 
 static bool needs_alloc(const PTOParam *p)
@@ -1507,7 +1507,7 @@ void pto2_rt_set_kernel_cost(PTO2Runtime *rt, int32_t kernel_id,
 			     kernel_id, PTO2_MAX_KERNELS - 1);
 		return;
 	}
-	atomic_store_explicit(&rt->kcost[kernel_id], PTO2_EST_CLAMP(est_ns),
+	atomic_store_explicit(&rt->kcost[kernel_id], PTO_EST_CLAMP(est_ns),
 			      memory_order_relaxed);
 }
 

@@ -40,6 +40,7 @@
 #include <pto/pto_orchestration_api.h>
 #include <pto-private/compiler.h>
 #include <pto-private/dispatch.h>
+#include <pto-private/graph.h>	/* PTO_DEFAULT_EST_NS, PTO_EST_CLAMP */
 
 /* Defaults and limits (PTO2's constants; the environment may change some). */
 #define PTO2_TASK_WINDOW_SIZE		65536
@@ -69,14 +70,6 @@
 
 #define PTO2_MAX_SCOPE_DEPTH		64
 #define PTO2_MAX_KERNELS		256	/* kernel ids 0 .. 255 */
-#define PTO2_DEFAULT_EST_NS		10000	/* a kernel nothing is known of */
-/*
- * The longest estimate of a kernel's time, about 18 minutes: a longer one
- * (given, declared or measured) counts as this. The engine adds estimates
- * to clock times, which a client's UINT64_MAX would overflow.
- */
-#define PTO2_MAX_EST_NS			(1ULL << 40)
-#define PTO2_EST_CLAMP(ns)	((ns) < PTO2_MAX_EST_NS ? (ns) : PTO2_MAX_EST_NS)
 #define PTO2_MAX_OUTPUTS		PTO2_MAX_TASK_PARAMS
 
 #define PTO2_ALIGN_UP(x, a)	PTO_ALIGN_UP(x, a)

@@ -170,6 +170,7 @@ static int ctl_answers(struct ptod *d, uint32_t wait_sbx)
 int ptod_sbx_ctl_open(struct ptod *d)
 {
 	int size = SBX_CTL_SNDBUF;
+	socklen_t len = sizeof(size);
 	struct client *c;
 	int sv[2];
 
@@ -178,8 +179,11 @@ int ptod_sbx_ctl_open(struct ptod *d)
 		return -errno;
 	/* root's, past net.core.wmem_max; else as much as that allows */
 	if (setsockopt(sv[0], SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof(size)) &&
-	    setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &size, sizeof(size)))
-		ptod_log(PTOD_LOG_WARN, "sandbox control channel: SO_SNDBUF: %m");
+	    (setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &size, sizeof(size)) ||
+	     getsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &size, &len) ||
+	     size < SBX_CTL_SNDBUF))
+		ptod_log(PTOD_LOG_WARN, "sandbox control channel: a send buffer of %d bytes (SO_SNDBUFFORCE: not root?): at a pto-aicore start, the ADDs of more than about %d sandboxes are lost",
+			 size, size / 770);
 	d->sbx_ctl = sv[0];
 	/* queued before pto-aicore starts: in place before it is ready */
 	for (c = d->clients; c; c = c->next)
@@ -293,15 +297,25 @@ static void sbx_err_line(struct ptod_sbx_err *e)
 	e->len = 0;
 }
 
-/* The pipe is read again from the next second on. */
-static void sbx_err_pause(struct ptod_sbx_err *e)
+/* The timer that ends a pause, at the start of the next second. */
+static int sbx_err_resume_at_next_second(struct ptod_sbx_err *e)
 {
 	int64_t ns = pto_mono_ns();
 	struct timeval tv = { .tv_usec = (1000000000LL - ns % 1000000000LL) /
 					 1000 + 1 };
 
-	if (e->paused || event_del(e->ev) || evtimer_add(e->resume, &tv))
-		return;		/* if it failed, ev stays: no worse */
+	return evtimer_add(e->resume, &tv);
+}
+
+/* The pipe is read again from the next second on. */
+static void sbx_err_pause(struct ptod_sbx_err *e)
+{
+	if (e->paused || sbx_err_resume_at_next_second(e))
+		return;		/* if that failed, ev stays: no worse */
+	if (event_del(e->ev)) {
+		event_del(e->resume);
+		return;
+	}
 	e->paused = true;
 }
 
@@ -312,6 +326,10 @@ static void sbx_err_resume_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	sbx_err_second(e);
+	/* early (the loop's clock is coarse): still the same second */
+	if (e->paused && !sbx_err_resume_at_next_second(e))
+		return;
+	e->paused = false;
 	if (event_add(e->ev, NULL))
 		ptod_log(PTOD_LOG_WARN, "client %u: sandbox %u: its standard error is no longer read",
 			 e->c->id, e->c->sbx);
@@ -323,11 +341,14 @@ static void sbx_err_resume_cb(evutil_socket_t fd, short what, void *arg)
  * SBX_ERR_BYTES in this second (then a pause until the next one; the
  * pipe is non-blocking at both ends, so what the sandbox writes while it
  * is full is lost, not waited for); at the end (the sandbox is gone) 1,
- * else 0.
+ * else 0. The @last read of a sandbox that is gone takes what its pipe
+ * still holds, budget or not (at most a pipe's 64 KiB: the filter lets
+ * no sandbox resize it).
  */
 #define SBX_ERR_READS	16
+#define SBX_ERR_LAST_READS 64
 
-static int sbx_err_read(struct ptod_sbx_err *e)
+static int sbx_err_read(struct ptod_sbx_err *e, bool last)
 {
 	char buf[1024];
 	ssize_t n, i;
@@ -335,10 +356,10 @@ static int sbx_err_read(struct ptod_sbx_err *e)
 	size_t room;
 
 	for (;;) {
-		if (reads++ == SBX_ERR_READS)
+		if (reads++ == (last ? SBX_ERR_LAST_READS : SBX_ERR_READS))
 			return 0;
 		sbx_err_second(e);
-		room = SBX_ERR_BYTES - e->bytes;
+		room = last ? sizeof(buf) : SBX_ERR_BYTES - e->bytes;
 		if (!room) {
 			sbx_err_pause(e);
 			return 0;
@@ -396,7 +417,7 @@ static void sbx_err_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	if (sbx_err_read(e)) {
+	if (sbx_err_read(e, false)) {
 		c->sbx_err = NULL;
 		sbx_err_close(e);
 	}
@@ -413,7 +434,7 @@ static int sbx_err_open(struct client *c, int *w)
 	int p[2];
 
 	if (c->sbx_err) {
-		sbx_err_read(c->sbx_err);
+		sbx_err_read(c->sbx_err, true);
 		sbx_err_close(c->sbx_err);
 		c->sbx_err = NULL;
 	}

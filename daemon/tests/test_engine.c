@@ -1458,7 +1458,7 @@ static int orch_quiet(PTO2Runtime *rt, uint64_t *args, int argc)
  */
 static void t_busy_device_quiet(void)
 {
-	static const uint64_t est[] = { 0, UINT64_MAX, 1ULL << 63 };
+	static const uint64_t est[] = { 0, INT64_MAX, 1ULL << 63 };
 	struct pto2_config c;
 	struct env e;
 	uint64_t dev, args[3];

@@ -17,7 +17,6 @@
 
 #define PTO_EXPORT __attribute__((visibility("default")))
 #define PTO2_MAX_KERNELS	256	/* kernel ids of a client, 0 .. 255 */
-#define PTO_DEFAULT_EST_NS	10000	/* a kernel nothing is known of */
 
 /* The PTO2Runtime handle orchestration code sees: the first member of
  * struct pto_client. */

@@ -112,7 +112,7 @@ static FILE *th_log_stream(void);
 /* ptod -M: a sandbox's private memory, MiB (hostile.h's sizes around it) */
 #define SBX_DATA_MIB	256
 /* ptod -P: a sandbox starts no thread while its user has this many tasks */
-#define SBX_TASKS	256
+#define SBX_TASKS	1024
 /* ptod -q QUOTA_OWN_UID=QUOTA_OWN_MIB: a user with a quota of its own */
 #define QUOTA_OWN_UID	65533
 #define QUOTA_OWN_MIB	128

@@ -25,7 +25,7 @@
 #define PTO_HOSTILE_FLOOD_MS	2000
 #define PTO_HOSTILE_FLOOD_MIB	4
 /* The most threads the kernel starts (each waits until it has them all) */
-#define PTO_HOSTILE_THREADS	1024
+#define PTO_HOSTILE_THREADS	2048
 
 /**
  * struct pto_hostile_rec - one run of the hostile kernel.

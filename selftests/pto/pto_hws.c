@@ -465,7 +465,7 @@ TEST_F(hws, odd_count_refused)
 TEST(hws_aicpu_gone_mid_write)
 {
 	volatile struct pto_regs_hws *h;
-	struct pto_hws_cfg want, c;
+	struct pto_hws_cfg want, c, orig;
 	struct pto_info info;
 	void *regs;
 	__u32 seq;
@@ -474,6 +474,7 @@ TEST(hws_aicpu_gone_mid_write)
 	PTO_OPEN_OR_SKIP(aicpu);
 	ASSERT_EQ(0, pto_set_role(aicpu, PTO_ROLE_AICPU));
 	ASSERT_EQ(0, pto_get_info(aicpu, &info));
+	ASSERT_EQ(0, pto_hws_get(aicpu, &orig));
 	regs = pto_map_regs(aicpu);
 	ASSERT_NE(NULL, regs);
 	h = pto_regs_hws(regs);
@@ -497,6 +498,8 @@ TEST(hws_aicpu_gone_mid_write)
 	ASSERT_NE(NULL, regs);
 	EXPECT_EQ(seq + 2, cfg_seq(regs));
 	munmap(regs, PTO_REGS_SIZE);
+	/* as it was for the tests that follow */
+	EXPECT_EQ(0, pto_hws_set(aicpu, &orig, NULL));
 	close(aicpu);
 }
 

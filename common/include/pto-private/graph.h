@@ -12,6 +12,16 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/*
+ * Estimated times of one block, ns: of a kernel nothing is known of, and
+ * the longest (about 18 minutes): a longer one, given, declared or
+ * measured, counts as this, since the schedulers add estimates to clock
+ * times and ranks add them up.
+ */
+#define PTO_DEFAULT_EST_NS	10000
+#define PTO_MAX_EST_NS		(1ULL << 40)
+#define PTO_EST_CLAMP(ns)	((ns) < PTO_MAX_EST_NS ? (ns) : PTO_MAX_EST_NS)
+
 /**
  * pto_upward_rank() - HEFT's upward rank of every node, communication
  * cost 0, and the critical paths.
