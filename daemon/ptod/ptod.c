@@ -124,15 +124,16 @@ static void clog_dropped(struct client *c, uint64_t n)
 {
 	if (n)
 		ptod_log(PTOD_LOG_WARN,
-			 "client %u: %" PRIu64 " lines about its graphs not logged (more than %d a second)",
-			 c->id, n, PTOD_LOG_RATE);
+			 "client %u: %" PRIu64 " lines about its graphs not logged (more than %d a second, or %d of all clients)",
+			 c->id, n, PTOD_LOG_RATE, PTOD_CLIENTS_LOG_RATE);
 }
 
 /*
  * A line about client @c's graphs (any thread): a client may run
  * thousands of graphs a second, empty or failing ones too, and each
  * would buy a line or more. At most PTOD_LOG_RATE lines a second are
- * logged per client; the rest are counted, and their number said once
+ * logged per client, and PTOD_CLIENTS_LOG_RATE all clients' graphs and
+ * sandboxes together; the rest are counted, and their number said once
  * the second is over, at the client's next line, or when it goes
  * (ptod_clog_flush()).
  */
@@ -146,6 +147,10 @@ void ptod_clog(struct client *c, int level, const char *fmt, ...)
 		return;
 	pthread_mutex_lock(&c->log_lock);
 	log = rate_take(&c->log_rate, PTOD_LOG_RATE, &dropped);
+	if (log && !ptod_clients_log_take(c->d)) {
+		log = false;
+		c->log_rate.dropped++;
+	}
 	pthread_mutex_unlock(&c->log_lock);
 	clog_dropped(c, dropped);
 	if (!log)
@@ -165,6 +170,19 @@ void ptod_clog_flush(struct client *c)
 	c->log_rate.dropped = 0;
 	pthread_mutex_unlock(&c->log_lock);
 	clog_dropped(c, dropped);
+}
+
+bool ptod_clients_log_take(struct ptod *d)
+{
+	uint64_t dropped;
+	bool log;
+
+	pthread_mutex_lock(&d->clients_log_lock);
+	log = rate_take(&d->clients_log_rate, PTOD_CLIENTS_LOG_RATE, &dropped);
+	/* each client says its own lines not logged */
+	d->clients_log_rate.dropped = 0;
+	pthread_mutex_unlock(&d->clients_log_lock);
+	return log;
 }
 
 /* @n lines about connections that were not logged, if any. */
@@ -1989,6 +2007,7 @@ int main(int argc, char **argv)
 	pthread_mutex_init(&d->fin_lock, NULL);
 	pthread_mutex_init(&d->graphs_lock, NULL);
 	pthread_mutex_init(&d->trace_lock, NULL);
+	pthread_mutex_init(&d->clients_log_lock, NULL);
 
 	if (open_device(d) || ptod_gm_quota_setup(d) || engine_start(d) ||
 	    loop_setup(d) ||

@@ -63,6 +63,9 @@
 					 * logged a second */
 #define PTOD_CONN_LOG_RATE	100	/* lines about connections (all of
 					 * them) logged a second */
+#define PTOD_CLIENTS_LOG_RATE	200	/* lines about clients' graphs and
+					 * from sandboxes, all clients
+					 * together, logged a second */
 #define PTOD_TRACE_RING		8192	/* blocks waiting for trace subscribers */
 #define PTOD_DRAIN_GRACE_MS	5000	/* -G: a stopped client's run may drain */
 #define PTOD_DRAIN_EXIT_MS	5000	/* then, shutting down, ptod exits anyway */
@@ -463,6 +466,13 @@ struct ptod {
 	struct { uid_t uid; uint32_t runs; } *uid_runs;
 	uint32_t nr_uid_runs, cap_uid_runs;
 
+	/*
+	 * clients_log_lock protects @clients_log_rate: the lines of every
+	 * client's graphs and sandbox together (ptod_clients_log_take())
+	 */
+	pthread_mutex_t clients_log_lock;
+	struct ptod_rate clients_log_rate;
+
 	/* fin_lock protects @fin: clients whose runner has finished */
 	pthread_mutex_t fin_lock;
 	struct client *fin;
@@ -509,6 +519,12 @@ void ptod_clog_flush(struct client *c);
  */
 __attribute__((format(printf, 3, 4)))
 void ptod_conn_log(struct ptod *d, int level, const char *fmt, ...);
+/*
+ * May a line about a client's graphs, or from its sandbox, be logged in
+ * this second, all clients together (PTOD_CLIENTS_LOG_RATE)? Any thread;
+ * the caller counts a refused line as its client's.
+ */
+bool ptod_clients_log_take(struct ptod *d);
 static inline struct pto_core_regs *ptod_core(struct ptod *d, uint32_t c)
 {
 	return pto_regs_core(d->regs, c);

@@ -264,8 +264,9 @@ struct ptod_sbx_err {
 static void sbx_err_dropped(struct ptod_sbx_err *e)
 {
 	if (e->dropped || e->paused)
-		ptod_log(PTOD_LOG_WARN, "client %u: sandbox %u: %u lines not logged (more than %d a second)%s",
+		ptod_log(PTOD_LOG_WARN, "client %u: sandbox %u: %u lines not logged (more than %d a second, or %d of all clients)%s",
 			 e->c->id, e->c->sbx, e->dropped, SBX_ERR_RATE,
+			 PTOD_CLIENTS_LOG_RATE,
 			 e->paused ? ", and what it wrote past the bytes read in that second was lost" : "");
 	e->dropped = 0;
 }
@@ -289,7 +290,7 @@ static void sbx_err_line(struct ptod_sbx_err *e)
 	struct client *c = e->c;
 
 	sbx_err_second(e);
-	if (e->lines++ < SBX_ERR_RATE)
+	if (e->lines++ < SBX_ERR_RATE && ptod_clients_log_take(c->d))
 		ptod_log(PTOD_LOG_INFO, "client %u: sandbox %u: %.*s", c->id,
 			 c->sbx, (int)e->len, e->line);
 	else

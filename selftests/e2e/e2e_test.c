@@ -3212,6 +3212,52 @@ TEST_F_TIMEOUT(e2e, graph_lines_rate_limited, 120)
 	proc_free(&p);
 }
 
+/* ptod's PTOD_CLIENTS_LOG_RATE, and the clients that exceed it at once */
+#define CLIENTS_LOG_RATE	200
+#define NOISY_CLIENTS		8
+#define NOISY_GRAPHS		5000
+
+/*
+ * NOISY_CLIENTS clients running NOISY_GRAPHS empty graphs each at once
+ * could log GRAPH_LOG_RATE lines a second each, twice what a journal
+ * takes from one service beside ptod's own: all clients together get
+ * at most CLIENTS_LOG_RATE lines a second, and every line not logged is
+ * still counted, by its client.
+ */
+TEST_F_TIMEOUT(e2e, clients_lines_rate_limited, 300)
+{
+	off_t from = file_size(E->log);
+	struct proc p[NOISY_CLIENTS];
+	unsigned long long dropped = 0;
+	int bare, logged = 0, i, n = 0;
+	int64_t t0, t1;
+	double secs;
+
+	t0 = mono_ms();
+	for (i = 0; i < NOISY_CLIENTS; i++, n++)
+		ASSERT_EQ(0, e2e_start(&p[i], "graphs", false, NULL,
+				       ARGS("graphs", STR(NOISY_GRAPHS))));
+	for (i = 0; i < n; i++) {
+		EXPECT_EQ(0, proc_wait(&p[i], 240000));
+		EXPECT_TRUE(exited_ok(&p[i])) TH_LOG("%s", p[i].text);
+	}
+	t1 = mono_ms();
+	secs = (double)(t1 - t0) / 1e3;
+	for (i = 0; i < 100; i++) {
+		logged = log_lines_with(from, " graph 1: done (0)", &bare);
+		dropped = log_sum(from, GRAPHS_DROPPED);
+		if (logged + dropped >= NOISY_CLIENTS * NOISY_GRAPHS)
+			break;
+		usleep(100000);
+	}
+	note("%d clients x %d graphs in %.3f s: %d lines logged, %llu not",
+	     NOISY_CLIENTS, NOISY_GRAPHS, secs, logged, dropped);
+	EXPECT_GE(CLIENTS_LOG_RATE * ((int)secs + 2), logged);
+	EXPECT_EQ(NOISY_CLIENTS * NOISY_GRAPHS, logged + dropped);
+	for (i = 0; i < n; i++)
+		proc_free(&p[i]);
+}
+
 /*
  * KERNEL_REG of a blob whose header has another version than
  * PTO_KBLOB_VERSION is refused at once, with -ENOEXEC and a message
