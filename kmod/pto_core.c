@@ -852,14 +852,17 @@ static int pto_hws_seq_again(u64 end)
 	return 0;
 }
 
-/* Copy the registers into @cfg, and their count into @seq. pdev->lock held. */
+/*
+ * Copy the registers into @cfg, and their count into @seq. No lock: the
+ * count is all a reader needs, and a reader that waits for the AICPU
+ * holds up nobody else.
+ */
 int pto_hws_read(struct pto_dev *pdev, struct pto_hws_cfg *cfg, u32 *seq)
 {
 	struct pto_regs_hws *hws = pdev->hws;
 	u64 end = ktime_get_ns() + PTO_HWS_SEQ_WAIT_NS;
 	u32 s;
 
-	lockdep_assert_held(&pdev->lock);
 	do {
 		/* the count before the values it covers */
 		s = smp_load_acquire(&hws->cfg_seq);
@@ -949,12 +952,13 @@ int pto_hws_config(struct pto_ucmd *ucmd)
 			return ret;
 	}
 
-	mutex_lock(&pdev->lock);
-	if (arg->flags & PTO_HWS_CONFIG_SET)
+	if (arg->flags & PTO_HWS_CONFIG_SET) {
+		mutex_lock(&pdev->lock);
 		ret = pto_hws_write(pdev, &arg->cfg, &seq);
-	else
+		mutex_unlock(&pdev->lock);
+	} else {
 		ret = pto_hws_read(pdev, &arg->cfg, &seq);
-	mutex_unlock(&pdev->lock);
+	}
 	if (!ret && (arg->flags & PTO_HWS_CONFIG_SET))
 		pto_nl_notify_hws(pdev, task_tgid_nr(current), seq);
 	return ret;

@@ -171,7 +171,7 @@ struct pto_dev {
 	/*
 	 * Protects core ownership and state (pto_core.owner, .owner_pid,
 	 * .state and their mirrors in the register file), @aicpu,
-	 * PTO_IOC_HWS_CONFIG accesses to @hws->cfg, and the
+	 * the device's writes of @hws->cfg (readers use its count), and the
 	 * role of every file of this device while it is being set.
 	 */
 	struct mutex lock;

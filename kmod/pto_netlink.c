@@ -14,6 +14,7 @@
  */
 #include <linux/bitmap.h>
 #include <linux/genalloc.h>
+#include <linux/nospec.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <net/genetlink.h>
@@ -361,9 +362,7 @@ static int pto_nl_hws_get_doit(struct sk_buff *skb, struct genl_info *info)
 	cfg = kmalloc(sizeof(*cfg), GFP_KERNEL);
 	if (!cfg)
 		return -ENOMEM;
-	mutex_lock(&pdev->lock);
 	ret = pto_hws_read(pdev, cfg, &seq);
-	mutex_unlock(&pdev->lock);
 	if (ret)
 		NL_SET_ERR_MSG(info->extack,
 			       "the AICPU kept the HWS registers changing");
@@ -391,8 +390,11 @@ static int pto_nl_merge_usage(struct pto_hws_cfg *cfg,
 	    NL_REQ_ATTR_CHECK(extack, nla, tb, PTO_A_USAGE_CLASS) ||
 	    NL_REQ_ATTR_CHECK(extack, nla, tb, PTO_A_USAGE_MASK))
 		return -EINVAL;
-	ctx = nla_get_u32(tb[PTO_A_USAGE_CTX]);
-	class = nla_get_u32(tb[PTO_A_USAGE_CLASS]);
+	/* in range by the policy; not under speculation */
+	ctx = array_index_nospec(nla_get_u32(tb[PTO_A_USAGE_CTX]),
+				 PTO_HWS_NR_CTX);
+	class = array_index_nospec(nla_get_u32(tb[PTO_A_USAGE_CLASS]),
+				   PTO_HWS_USAGE_CLASSES);
 	nla_memcpy(cfg->usage_mask[ctx][class], tb[PTO_A_USAGE_MASK],
 		   sizeof(cfg->usage_mask[ctx][class]));
 	return 0;
@@ -409,8 +411,9 @@ static int pto_nl_merge_hws(struct pto_hws_cfg *cfg, const struct nlattr *hws,
 		type = nla_type(nla);
 		if (type >= PTO_A_HWS_POLICY &&
 		    type < PTO_A_HWS_POLICY + (int)ARRAY_SIZE(pto_hws_u32_offs)) {
-			u32 *val = (void *)cfg +
-				   pto_hws_u32_offs[type - PTO_A_HWS_POLICY];
+			u32 i = array_index_nospec(type - PTO_A_HWS_POLICY,
+						   ARRAY_SIZE(pto_hws_u32_offs));
+			u32 *val = (void *)cfg + pto_hws_u32_offs[i];
 
 			*val = nla_get_u32(nla);
 		} else if (type == PTO_A_HWS_SCALE_RATIO) {
