@@ -144,9 +144,18 @@ static int ctl_answers(struct ptod *d, uint32_t wait_sbx)
 		struct pollfd pfd = { d->sbx_ctl, POLLIN, 0 };
 		int64_t left = (deadline - pto_mono_ns()) / 1000000;
 		ssize_t n;
+		int ready;
 
-		if (wait_sbx && (left <= 0 || poll(&pfd, 1, (int)left) <= 0))
-			return -ETIMEDOUT;
+		if (wait_sbx) {
+			if (left <= 0)
+				return -ETIMEDOUT;
+			/* a signal (a sandbox's SIGCHLD) is not the deadline */
+			ready = poll(&pfd, 1, (int)left);
+			if (ready < 0 && errno == EINTR)
+				continue;
+			if (ready <= 0)
+				return -ETIMEDOUT;
+		}
 		n = recv(d->sbx_ctl, &m, sizeof(m), MSG_DONTWAIT);
 		if (n != sizeof(m))
 			return wait_sbx ? -EPIPE : 0;
