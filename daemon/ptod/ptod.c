@@ -2027,6 +2027,7 @@ out:
 	loop_teardown(d);
 	d->ops->close(d);
 	free(d->uid_runs);
+	free(d->sbx_starts);
 	if (d->rec_file && fclose(d->rec_file))
 		ptod_log(PTOD_LOG_ERR, "-R %s: %m", d->rec_path);
 	conn_log_dropped(d->conn_rate.dropped);

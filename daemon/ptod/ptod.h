@@ -85,6 +85,13 @@
 #define PTOD_SBX_CRASHES	5
 /* ... in this window, counted from the first (ns) */
 #define PTOD_SBX_CRASH_WINDOW_NS	60000000000LL
+/*
+ * A sandbox start costs the main thread a fork, an exec and pto-aicore's
+ * answer: a user but root may start this many at once, then this many a
+ * second
+ */
+#define PTOD_SBX_STARTS_BURST	32
+#define PTOD_SBX_STARTS_RATE	10
 
 struct ptod;
 struct client;
@@ -428,6 +435,13 @@ struct ptod {
 	int sbx_mode;
 	bool sbx_used[PTO_SBX_MAX + 1];
 	int sbx_ctl;
+	/*
+	 * Per user but root that started a sandbox: when its starts are paid
+	 * for (CLOCK_MONOTONIC ns; PTOD_SBX_STARTS_RATE a second, up to
+	 * PTOD_SBX_STARTS_BURST ahead). Main thread.
+	 */
+	struct { uid_t uid; int64_t paid_ns; } *sbx_starts;
+	uint32_t nr_sbx_starts, cap_sbx_starts;
 
 	/* pto.ko's netlink events (ptod_nl.c, main thread), NULL: none */
 	struct ptod_nl *nl;

@@ -643,6 +643,46 @@ static uint32_t sbx_number(struct ptod *d)
 	return 0;
 }
 
+/*
+ * May user @uid start a sandbox now? Each start costs its user 1 /
+ * PTOD_SBX_STARTS_RATE s, paid up to PTOD_SBX_STARTS_BURST starts ahead
+ * of the clock; root is not counted. 0, -EAGAIN, or -ENOMEM.
+ */
+static int sbx_start_paid(struct ptod *d, uid_t uid)
+{
+	const int64_t cost = 1000000000LL / PTOD_SBX_STARTS_RATE;
+	int64_t now = pto_mono_ns(), *paid = NULL;
+	uint32_t i;
+
+	if (!uid)
+		return 0;
+	for (i = 0; i < d->nr_sbx_starts && !paid; i++)
+		if (d->sbx_starts[i].uid == uid)
+			paid = &d->sbx_starts[i].paid_ns;
+	if (!paid) {
+		if (d->nr_sbx_starts == d->cap_sbx_starts) {
+			uint32_t cap = d->cap_sbx_starts ?
+				       2 * d->cap_sbx_starts : 16;
+			void *n = realloc(d->sbx_starts,
+					  cap * sizeof(*d->sbx_starts));
+
+			if (!n)
+				return -ENOMEM;
+			d->sbx_starts = n;
+			d->cap_sbx_starts = cap;
+		}
+		d->sbx_starts[d->nr_sbx_starts].uid = uid;
+		paid = &d->sbx_starts[d->nr_sbx_starts++].paid_ns;
+		*paid = now;
+	}
+	if (*paid < now)
+		*paid = now;
+	if (*paid - now > (PTOD_SBX_STARTS_BURST - 1) * cost)
+		return -EAGAIN;
+	*paid += cost;
+	return 0;
+}
+
 int ptod_sbx_client_start(struct client *c, char *err, size_t len)
 {
 	struct ptod *d = c->d;
@@ -651,6 +691,16 @@ int ptod_sbx_client_start(struct client *c, char *err, size_t len)
 
 	if (!sbx_wanted(d, c->uid))
 		return 0;
+	ret = sbx_start_paid(d, c->uid);
+	if (ret == -EAGAIN)
+		snprintf(err, len,
+			 "the client's sandbox: user %d started more than %d sandboxes at once or %d a second (ptod's limit): connect again later",
+			 (int)c->uid, PTOD_SBX_STARTS_BURST,
+			 PTOD_SBX_STARTS_RATE);
+	else if (ret)
+		snprintf(err, len, "the client's sandbox: %s", strerror(-ret));
+	if (ret)
+		return ret;
 	what = "no sandbox number is free";
 	ret = -EBUSY;
 	c->sbx = sbx_number(d);

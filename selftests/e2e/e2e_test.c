@@ -2247,6 +2247,52 @@ TEST_F_TIMEOUT(e2e, sandbox_threads_bounded, 150)
 	proc_free(&p);
 }
 
+/* ptod's PTOD_SBX_STARTS_BURST and _RATE; a user of this test's own */
+#define SBX_STARTS_BURST	32
+#define SBX_STARTS_RATE		10
+#define CHURN_UID		65531
+#define SBX_CHURN		100
+
+/*
+ * A sandbox start costs ptod's main thread a fork, an exec and
+ * pto-aicore's answer (about 14 ms in the VM): a user whose clients
+ * connect and hang up without end gets SBX_STARTS_BURST starts at once,
+ * then SBX_STARTS_RATE a second; the others are refused with -EAGAIN,
+ * saying why. (A user of its own, so that no other test's starts count.)
+ */
+TEST_F_TIMEOUT(e2e, sandbox_starts_rate_limited, 300)
+{
+	static const char *const env[] = { "PTO2_RING_HEAP=65536", NULL };
+	long connected = -1, again = -1, other = -1;
+	char why[256] = "";
+	double secs = 0;
+	const char *l;
+	struct proc p;
+	int ret;
+
+	if (E->user)
+		SKIP(return, SANDBOX_ON_USER_DEVICE);
+	ret = e2e_start_as(&p, "sbxchurn", CHURN_UID, false, env,
+			   ARGS("sbxchurn", STR(SBX_CHURN)));
+	ASSERT_EQ(0, ret) TH_LOG("start pto_e2e sbxchurn: %s", strerror(-ret));
+	ASSERT_EQ(0, proc_wait(&p, CLIENT_MS));
+	EXPECT_TRUE(exited_ok(&p)) TH_LOG("%s", p.text);
+	l = line_with(p.text, "CASE sbxchurn: PASS ");
+	ASSERT_TRUE(l && sscanf(l, "CASE sbxchurn: PASS connected=%ld again=%ld other=%ld secs=%lf why=%255[^\n]",
+				&connected, &again, &other, &secs, why) >= 4)
+		TH_LOG("%s", p.text);
+	note("%d hellos in %.3f s: %ld connected (and the client's own), %ld refused: %s",
+	     SBX_CHURN, secs, connected, again, why);
+	EXPECT_EQ(SBX_CHURN, connected + again);
+	EXPECT_LT(0, again);
+	/* the client's own connection started one too */
+	EXPECT_GE(SBX_STARTS_BURST + SBX_STARTS_RATE * ((long)secs + 1),
+		  connected + 1);
+	EXPECT_TRUE(strstr(why, "started more than " STR(SBX_STARTS_BURST) " sandboxes at once or " STR(SBX_STARTS_RATE) " a second"))
+		TH_LOG("%s", why);
+	proc_free(&p);
+}
+
 /* The hostile kernel's second line: processes, threads, what it inherited. */
 struct hostile2 {
 	int fork, forkpid, clone, clonepid, cparent, cparentpid, thread, ran,

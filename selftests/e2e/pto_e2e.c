@@ -2159,6 +2159,42 @@ static int run_hellos(long n)
 	return ok ? 0 : 1;
 }
 
+/*
+ * sbxchurn N: N clients of this process one after the other, each
+ * connected (its hello starts a sandbox) and at once disconnected. Prints
+ * how many connected, how many were refused with -EAGAIN, how long it
+ * took and the last refusal; the test judges them.
+ */
+static int run_sbxchurn(long n)
+{
+	char why[PTO_MSG_TEXT] = "";
+	double t0 = now_ms();
+	long i, ok = 0, again = 0, other = 0;
+	pto_client *c;
+	int ret;
+
+	for (i = 0; i < n; i++) {
+		ret = pto_connect(NULL, &c);
+		if (!ret) {
+			ok++;
+			pto_disconnect(c);
+			continue;
+		}
+		if (ret == -EAGAIN) {
+			snprintf(why, sizeof(why), "%s", pto_last_error(NULL));
+			again++;
+		} else {
+			printf("sbxchurn: connect %ld: %d %s\n", i, ret,
+			       pto_last_error(NULL));
+			other++;
+		}
+	}
+	printf("CASE sbxchurn: %s connected=%ld again=%ld other=%ld secs=%.3f why=%s\n",
+	       other ? "FAIL" : "PASS", ok, again, other,
+	       (now_ms() - t0) / 1e3, why);
+	return other ? 1 : 0;
+}
+
 /* A ping on a new raw connection: 0 and its reply in @r, or -errno. */
 static int raw_ping(int *sock, struct pto_msg *r)
 {
@@ -4333,6 +4369,8 @@ static int run_case(int argc, char **argv)
 		ret = run_quota(argc > 1 ? atol(argv[1]) : 64);
 	else if (!strcmp(argv[0], "quota-rt"))
 		ret = run_quota_rt(argc > 1 ? atol(argv[1]) : 64);
+	else if (!strcmp(argv[0], "sbxchurn"))
+		ret = run_sbxchurn(argc > 1 ? atol(argv[1]) : 100);
 	else if (!strcmp(argv[0], "hellos"))
 		ret = run_hellos(argc > 1 ? atol(argv[1]) : 32);
 	else if (!strcmp(argv[0], "freed"))
@@ -4391,7 +4429,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|closedev|rerun|streampad|reload|rendezvous|crash-next|crash-loop|hostile|stream|hang|probe|probe-n|prio|chain|badbuf|badph|phring|hazards|proto|freed|freed-tensor|reload-quota|reload-busy|kshare|freed-named|reload-defer|unpriv|reclen|kversion|graphs|outside|forge|rawhead|rawcluster|clpairs|slots|idle|flood|pings|quota|quota-rt|hellos|peer|churn|conns ...\n");
+		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|closedev|rerun|streampad|reload|rendezvous|crash-next|crash-loop|hostile|sbxchurn|stream|hang|probe|probe-n|prio|chain|badbuf|badph|phring|hazards|proto|freed|freed-tensor|reload-quota|reload-busy|kshare|freed-named|reload-defer|unpriv|reclen|kversion|graphs|outside|forge|rawhead|rawcluster|clpairs|slots|idle|flood|pings|quota|quota-rt|hellos|peer|churn|conns ...\n");
 		return 2;
 	}
 	/* without libpto: the socket alone */
