@@ -867,7 +867,8 @@ int pto_hws_read(struct pto_dev *pdev, struct pto_hws_cfg *cfg, u32 *seq)
 		/* the count before the values it covers */
 		s = smp_load_acquire(&hws->cfg_seq);
 		if (!(s & 1)) {
-			memcpy(cfg, &hws->cfg, sizeof(*cfg));
+			/* a racing writer is what the count is checked for */
+			data_race(memcpy(cfg, &hws->cfg, sizeof(*cfg)));
 			smp_rmb();	/* the values before the count again */
 			if (READ_ONCE(hws->cfg_seq) == s) {
 				*seq = s;

@@ -119,23 +119,26 @@ static bool rate_take(struct ptod_rate *r, uint32_t rate, uint64_t *dropped)
 	return false;
 }
 
-/* @n lines about client @c's graphs that were not logged, if any. */
+/*
+ * @n lines about client @c's graphs that were not logged, if any (a line
+ * that all clients' budget refuses: counted there).
+ */
 static void clog_dropped(struct client *c, uint64_t n)
 {
-	if (n)
+	if (n && ptod_clients_log_take(c->d, n))
 		ptod_log(PTOD_LOG_WARN,
-			 "client %u: %" PRIu64 " lines about its graphs not logged (more than %d a second, or %d of all clients)",
-			 c->id, n, PTOD_LOG_RATE, PTOD_CLIENTS_LOG_RATE);
+			 "client %u: %" PRIu64 " lines about its graphs not logged (more than %d a second)",
+			 c->id, n, PTOD_LOG_RATE);
 }
 
 /*
  * A line about client @c's graphs (any thread): a client may run
  * thousands of graphs a second, empty or failing ones too, and each
  * would buy a line or more. At most PTOD_LOG_RATE lines a second are
- * logged per client, and PTOD_CLIENTS_LOG_RATE all clients' graphs and
- * sandboxes together; the rest are counted, and their number said once
+ * logged per client; the rest are counted, and their number said once
  * the second is over, at the client's next line, or when it goes
- * (ptod_clog_flush()).
+ * (ptod_clog_flush()). Every such line, that count's too, also takes
+ * one of the PTOD_CLIENTS_LOG_RATE of all clients (ptod_clients_log_take()).
  */
 void ptod_clog(struct client *c, int level, const char *fmt, ...)
 {
@@ -147,13 +150,9 @@ void ptod_clog(struct client *c, int level, const char *fmt, ...)
 		return;
 	pthread_mutex_lock(&c->log_lock);
 	log = rate_take(&c->log_rate, PTOD_LOG_RATE, &dropped);
-	if (log && !ptod_clients_log_take(c->d)) {
-		log = false;
-		c->log_rate.dropped++;
-	}
 	pthread_mutex_unlock(&c->log_lock);
 	clog_dropped(c, dropped);
-	if (!log)
+	if (!log || !ptod_clients_log_take(c->d, 1))
 		return;
 	va_start(ap, fmt);
 	ptod_vlog(level, fmt, ap);
@@ -172,16 +171,26 @@ void ptod_clog_flush(struct client *c)
 	clog_dropped(c, dropped);
 }
 
-bool ptod_clients_log_take(struct ptod *d)
+/* @n lines of clients that all clients' budget refused, if any. */
+static void clients_log_dropped(uint64_t n)
 {
-	uint64_t dropped;
+	if (n)
+		ptod_log(PTOD_LOG_WARN,
+			 "%" PRIu64 " lines about clients' graphs and sandboxes not logged (more than %d a second of all clients)",
+			 n, PTOD_CLIENTS_LOG_RATE);
+}
+
+bool ptod_clients_log_take(struct ptod *d, uint64_t n)
+{
+	uint64_t said;
 	bool log;
 
 	pthread_mutex_lock(&d->clients_log_lock);
-	log = rate_take(&d->clients_log_rate, PTOD_CLIENTS_LOG_RATE, &dropped);
-	/* each client says its own lines not logged */
-	d->clients_log_rate.dropped = 0;
+	log = rate_take(&d->clients_log_rate, PTOD_CLIENTS_LOG_RATE, &said);
+	if (!log)	/* rate_take() counted one */
+		d->clients_log_rate.dropped += n - 1;
 	pthread_mutex_unlock(&d->clients_log_lock);
+	clients_log_dropped(said);
 	return log;
 }
 
@@ -2031,6 +2040,7 @@ out:
 	if (d->rec_file && fclose(d->rec_file))
 		ptod_log(PTOD_LOG_ERR, "-R %s: %m", d->rec_path);
 	conn_log_dropped(d->conn_rate.dropped);
+	clients_log_dropped(d->clients_log_rate.dropped);
 	ptod_log(PTOD_LOG_INFO, "exit");
 	return ret;
 }

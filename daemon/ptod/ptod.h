@@ -436,9 +436,9 @@ struct ptod {
 	bool sbx_used[PTO_SBX_MAX + 1];
 	int sbx_ctl;
 	/*
-	 * Per user but root that started a sandbox: when its starts are paid
-	 * for (CLOCK_MONOTONIC ns; PTOD_SBX_STARTS_RATE a second, up to
-	 * PTOD_SBX_STARTS_BURST ahead). Main thread.
+	 * Per user but root whose sandbox starts are not all paid for yet:
+	 * when they are (CLOCK_MONOTONIC ns; PTOD_SBX_STARTS_RATE a second,
+	 * up to PTOD_SBX_STARTS_BURST ahead). Main thread.
 	 */
 	struct { uid_t uid; int64_t paid_ns; } *sbx_starts;
 	uint32_t nr_sbx_starts, cap_sbx_starts;
@@ -523,7 +523,10 @@ __attribute__((format(printf, 2, 3)))
 void ptod_log(int level, const char *fmt, ...);
 __attribute__((format(printf, 3, 4)))
 void ptod_reply(struct client *c, int status, const char *fmt, ...);
-/* A line about @c's graphs, at most PTOD_LOG_RATE a second (any thread). */
+/*
+ * A line about @c's graphs, at most PTOD_LOG_RATE a second, and within all
+ * clients' PTOD_CLIENTS_LOG_RATE (any thread).
+ */
 __attribute__((format(printf, 3, 4)))
 void ptod_clog(struct client *c, int level, const char *fmt, ...);
 void ptod_clog_flush(struct client *c);
@@ -535,10 +538,11 @@ __attribute__((format(printf, 3, 4)))
 void ptod_conn_log(struct ptod *d, int level, const char *fmt, ...);
 /*
  * May a line about a client's graphs, or from its sandbox, be logged in
- * this second, all clients together (PTOD_CLIENTS_LOG_RATE)? Any thread;
- * the caller counts a refused line as its client's.
+ * this second, all clients together (PTOD_CLIENTS_LOG_RATE)? Any thread.
+ * A refused line is counted as @n lines (1, or the count a "not logged"
+ * line carries), said in one line once the second is over.
  */
-bool ptod_clients_log_take(struct ptod *d);
+bool ptod_clients_log_take(struct ptod *d, uint64_t n);
 static inline struct pto_core_regs *ptod_core(struct ptod *d, uint32_t c)
 {
 	return pto_regs_core(d->regs, c);

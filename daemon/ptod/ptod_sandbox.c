@@ -250,7 +250,8 @@ fail:
  * What a sandbox writes to its standard error (pto-sandbox's messages,
  * and whatever its kernels print) reaches ptod's log line by line, each
  * after "client N: sandbox M: ", so that a kernel cannot write a line of
- * ptod's own; at most SBX_ERR_RATE lines a second, the rest counted. ptod
+ * ptod's own; at most SBX_ERR_RATE lines a second, the rest counted, and
+ * within all clients' PTOD_CLIENTS_LOG_RATE (ptod_clients_log_take()). ptod
  * reads at most SBX_ERR_BYTES a second of it: past that the pipe is left
  * alone until the next second, it fills, and what the sandbox writes
  * meanwhile is lost (its end does not block), so that a sandbox writing
@@ -269,13 +270,16 @@ struct ptod_sbx_err {
 	bool paused;			/* in it: ev is not pending */
 };
 
-/* The lines of the second counted that were not logged, if any. */
+/*
+ * The lines of the second counted that were not logged, if any (this
+ * line, if all clients' budget refuses it, counts as one at least).
+ */
 static void sbx_err_dropped(struct ptod_sbx_err *e)
 {
-	if (e->dropped || e->paused)
-		ptod_log(PTOD_LOG_WARN, "client %u: sandbox %u: %u lines not logged (more than %d a second, or %d of all clients)%s",
+	if ((e->dropped || e->paused) &&
+	    ptod_clients_log_take(e->c->d, e->dropped ? e->dropped : 1))
+		ptod_log(PTOD_LOG_WARN, "client %u: sandbox %u: %u lines not logged (more than %d a second)%s",
 			 e->c->id, e->c->sbx, e->dropped, SBX_ERR_RATE,
-			 PTOD_CLIENTS_LOG_RATE,
 			 e->paused ? ", and what it wrote past the bytes read in that second was lost" : "");
 	e->dropped = 0;
 }
@@ -299,11 +303,11 @@ static void sbx_err_line(struct ptod_sbx_err *e)
 	struct client *c = e->c;
 
 	sbx_err_second(e);
-	if (e->lines++ < SBX_ERR_RATE && ptod_clients_log_take(c->d))
+	if (e->lines++ >= SBX_ERR_RATE)
+		e->dropped++;
+	else if (ptod_clients_log_take(c->d, 1))
 		ptod_log(PTOD_LOG_INFO, "client %u: sandbox %u: %.*s", c->id,
 			 c->sbx, (int)e->len, e->line);
-	else
-		e->dropped++;
 	e->len = 0;
 }
 
@@ -646,7 +650,9 @@ static uint32_t sbx_number(struct ptod *d)
 /*
  * May user @uid start a sandbox now? Each start costs its user 1 /
  * PTOD_SBX_STARTS_RATE s, paid up to PTOD_SBX_STARTS_BURST starts ahead
- * of the clock; root is not counted. 0, -EAGAIN, or -ENOMEM.
+ * of the clock; root is not counted. 0, -EAGAIN, or -ENOMEM. A user
+ * whose starts are all paid for leaves the table (it holds only the
+ * users of the last PTOD_SBX_STARTS_BURST / PTOD_SBX_STARTS_RATE s).
  */
 static int sbx_start_paid(struct ptod *d, uid_t uid)
 {
@@ -656,6 +662,13 @@ static int sbx_start_paid(struct ptod *d, uid_t uid)
 
 	if (!uid)
 		return 0;
+	/* the others whose starts are all paid for go */
+	for (i = 0; i < d->nr_sbx_starts;)
+		if (d->sbx_starts[i].uid != uid &&
+		    d->sbx_starts[i].paid_ns <= now)
+			d->sbx_starts[i] = d->sbx_starts[--d->nr_sbx_starts];
+		else
+			i++;
 	for (i = 0; i < d->nr_sbx_starts && !paid; i++)
 		if (d->sbx_starts[i].uid == uid)
 			paid = &d->sbx_starts[i].paid_ns;
