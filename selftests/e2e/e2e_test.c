@@ -2251,7 +2251,7 @@ TEST_F_TIMEOUT(e2e, sandbox_threads_bounded, 150)
 #define SBX_STARTS_BURST	32
 #define SBX_STARTS_RATE		10
 #define CHURN_UID		65531
-#define SBX_CHURN		400
+#define SBX_CHURN		100
 #define SBX_CHURNERS		4
 
 /*
@@ -2260,10 +2260,11 @@ TEST_F_TIMEOUT(e2e, sandbox_threads_bounded, 150)
  * connect and hang up without end gets SBX_STARTS_BURST starts at once,
  * then SBX_STARTS_RATE a second; the others are refused with -EAGAIN,
  * saying why. SBX_CHURNERS clients at once each connect until their
- * fifth refusal, at most SBX_CHURN times: together they hello faster
- * than the rate even where a hello takes 240 ms (the debug kernel), and
- * hold at most 2 x SBX_CHURNERS of the user's 16 connections. (A user
- * of its own, so that no other test's starts count.)
+ * fifth refusal, at most SBX_CHURN times, holding at most 2 x
+ * SBX_CHURNERS of the user's 16 connections. Where ptod's main thread
+ * itself starts fewer sandboxes a second than the rate (the debug
+ * kernel: 3.5 a second), the limit cannot be reached: skipped, saying
+ * so. (A user of its own, so that no other test's starts count.)
  */
 TEST_F_TIMEOUT(e2e, sandbox_starts_rate_limited, 600)
 {
@@ -2301,14 +2302,18 @@ TEST_F_TIMEOUT(e2e, sandbox_starts_rate_limited, 600)
 	note("%d clients: %ld hellos in %.3f s, %ld connected (and their own %d), %ld refused: %s",
 	     SBX_CHURNERS, connected + again, secs, connected, SBX_CHURNERS,
 	     again, why);
+	for (i = 0; i < n; i++)
+		proc_free(&p[i]);
+	if (!again && connected + SBX_CHURNERS <
+		      SBX_STARTS_BURST + SBX_STARTS_RATE * secs)
+		SKIP(return, "ptod started fewer sandboxes than the limit lets (%ld in %.1f s): it cannot be reached here",
+		     connected + SBX_CHURNERS, secs);
 	EXPECT_LT(0, again);
 	/* each client's own connection started one too, before the clock */
 	EXPECT_GE(SBX_STARTS_BURST + SBX_STARTS_RATE * ((long)secs + 2),
 		  connected + SBX_CHURNERS);
 	EXPECT_TRUE(strstr(why, "started more than " STR(SBX_STARTS_BURST) " sandboxes at once or " STR(SBX_STARTS_RATE) " a second"))
 		TH_LOG("%s", why);
-	for (i = 0; i < n; i++)
-		proc_free(&p[i]);
 }
 
 /* The hostile kernel's second line: processes, threads, what it inherited. */
