@@ -137,8 +137,9 @@ static void clog_dropped(struct client *c, uint64_t n)
  * would buy a line or more. At most PTOD_LOG_RATE lines a second are
  * logged per client; the rest are counted, and their number said once
  * the second is over, at the client's next line, or when it goes
- * (ptod_clog_flush()). Every such line, that count's too, also takes
- * one of the PTOD_CLIENTS_LOG_RATE of all clients (ptod_clients_log_take()).
+ * (ptod_clog_flush()). Every such line, the line with that number too,
+ * also takes one of the PTOD_CLIENTS_LOG_RATE of all clients
+ * (ptod_clients_log_take()).
  */
 void ptod_clog(struct client *c, int level, const char *fmt, ...)
 {
@@ -1653,7 +1654,7 @@ static void usage(void)
 		"              (default nonroot; root's run in pto-aicore);\n"
 		"              -d user allows only none\n"
 		"  -w WINDOW   task window of a client that asks for none, and the\n"
-		"              largest a user but root may ask for (default 16384)\n"
+		"              largest a user but root may ask for (default %u)\n"
 		"  -m MODE     the socket's mode (default 0660; 0600 without a group)\n"
 		"  -g GROUP    the socket's group, whose members may connect\n"
 		"              (default: " PTOD_DEFAULT_GROUP " if it exists)\n"
@@ -1694,7 +1695,7 @@ static void usage(void)
 		"              set it; it costs 0.2-0.4 us a decision)\n"
 		"  PTO_SCHED_SLEEP_MS=MS (environment): the longest sleep of an idle\n"
 		"              scheduler thread (%llu); work and completions end it\n",
-		PTOD_MAX_CONN_UID, PTOD_MAX_CONN, HWS_MAX_DAGS,
+		PTOD_TASK_WINDOW, PTOD_MAX_CONN_UID, PTOD_MAX_CONN, HWS_MAX_DAGS,
 		PTOD_MAX_RUNS_UID, PTOD_OUT_MAX, PTOD_OUT_MS,
 		PTOD_DRAIN_GRACE_MS, PTO_SBX_STACK >> 20, PTOD_SBX_DATA_MIB,
 		PTOD_SBX_TASKS,
@@ -1801,7 +1802,7 @@ static int parse_args(struct ptod *d, int argc, char **argv)
 			  "pto-sandbox");
 	d->sandbox_path = d->sandbox_buf;
 	d->aicore_spins = 2000;
-	d->def_task_window = 16384;
+	d->def_task_window = PTOD_TASK_WINDOW;
 	d->def_heap = 32ULL << 20;
 	ptod_guard_defaults(d);
 	while ((opt = getopt(argc, argv, "d:s:a:b:w:H:S:K:x:R:m:g:u:c:C:D:L:Q:T:q:G:M:P:vh")) != -1) {

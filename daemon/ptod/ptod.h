@@ -67,6 +67,8 @@
 					 * from sandboxes, all clients
 					 * together, logged a second */
 #define PTOD_TRACE_RING		8192	/* blocks waiting for trace subscribers */
+/* -w: a client's task window, and the largest a user but root may ask */
+#define PTOD_TASK_WINDOW	16384
 #define PTOD_DRAIN_GRACE_MS	5000	/* -G: a stopped client's run may drain */
 #define PTOD_DRAIN_EXIT_MS	5000	/* then, shutting down, ptod exits anyway */
 /*
