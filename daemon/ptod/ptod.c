@@ -1534,7 +1534,7 @@ static void on_accept(evutil_socket_t fd, short what, void *arg)
 static int listen_socket(struct ptod *d)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	char dir[sizeof(sa.sun_path)];
+	char dir[sizeof(sa.sun_path)], *dn;
 	mode_t old_mask;
 	int s, ret;
 
@@ -1542,8 +1542,12 @@ static int listen_socket(struct ptod *d)
 		return -ENAMETOOLONG;
 	strcpy(sa.sun_path, d->sock_path);
 	strcpy(dir, d->sock_path);
-	if (mkdir(dirname(dir), 0755) && errno != EEXIST)
-		ptod_log(PTOD_LOG_WARN, "mkdir %s: %m", dir);
+	dn = dirname(dir);
+	if (mkdir(dn, 0755) && errno != EEXIST)
+		ptod_log(PTOD_LOG_WARN, "mkdir %s: %m", dn);
+	ret = ptod_socket_dir_check(dn);
+	if (ret)
+		return ret;
 	s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (s < 0)
 		return -errno;

@@ -585,6 +585,7 @@ int ptod_client_init(struct client *c);
 void ptod_client_fini(struct client *c);
 int ptod_accept_check(struct ptod *d, int s, const struct ucred *cred);
 int ptod_socket_perms(struct ptod *d);
+int ptod_socket_dir_check(const char *dir);
 void ptod_guard_defaults(struct ptod *d);
 int ptod_guard_option(struct ptod *d, int opt, const char *arg);
 /* @arg as an integer (C syntax: decimal, 0x, 0) of at most @max; 0 or -EINVAL. */

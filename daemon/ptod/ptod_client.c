@@ -438,7 +438,9 @@ int ptod_accept_check(struct ptod *d, int s, const struct ucred *cred)
 /*
  * The listening socket @s, bound with a umask that leaves it root's alone,
  * gets its group and mode before listen(): nobody can connect before it
- * has them. 0 or -errno.
+ * has them. Neither follows a symbolic link: what is at the path now is
+ * the socket unless someone who may write the directory swapped it, and
+ * ptod_socket_dir_check() allows no such someone but root. 0 or -errno.
  */
 int ptod_socket_perms(struct ptod *d)
 {
@@ -448,7 +450,8 @@ int ptod_socket_perms(struct ptod *d)
 			 d->sock_group);
 		return -errno;
 	}
-	if (chmod(d->sock_path, d->sock_mode)) {
+	if (fchmodat(AT_FDCWD, d->sock_path, d->sock_mode,
+		     AT_SYMLINK_NOFOLLOW)) {
 		ptod_log(PTOD_LOG_ERR, "chmod %s %o: %m", d->sock_path,
 			 (unsigned int)d->sock_mode);
 		return -errno;
@@ -456,6 +459,36 @@ int ptod_socket_perms(struct ptod *d)
 	ptod_log(PTOD_LOG_INFO, "%s: mode %04o, group %s", d->sock_path,
 		 (unsigned int)d->sock_mode,
 		 d->sock_group ? d->sock_group : "root");
+	return 0;
+}
+
+/*
+ * The socket's directory @dir: a directory (not a link to one), root's or
+ * ptod's own user's, and writable by nobody else unless sticky. Anyone
+ * else who may write it could swap the socket for a link (that the
+ * socket's mode then goes to) or for a socket of theirs, to which root's
+ * clients would send their device files. 0, or -errno said.
+ */
+int ptod_socket_dir_check(const char *dir)
+{
+	struct stat st;
+
+	if (lstat(dir, &st)) {
+		ptod_log(PTOD_LOG_ERR, "socket directory %s: %m", dir);
+		return -errno;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		ptod_log(PTOD_LOG_ERR, "socket directory %s: not a directory",
+			 dir);
+		return -ENOTDIR;
+	}
+	if ((st.st_uid && st.st_uid != geteuid()) ||
+	    ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))) {
+		ptod_log(PTOD_LOG_ERR, "socket directory %s: owned by uid %u, mode %04o: it must be root's or ptod's and writable by no one else (unless sticky)",
+			 dir, (unsigned int)st.st_uid,
+			 (unsigned int)(st.st_mode & 07777));
+		return -EPERM;
+	}
 	return 0;
 }
 
