@@ -845,12 +845,14 @@ static void graph_kind(struct client *c, const struct pto_rec *r)
 /*
  * A record outside a graph is ignored. The first PTOD_WARN_MAX of a
  * client's are logged, the others only counted: 16 bytes of stream
- * each, they must not buy a log line each.
+ * each, they must not buy a log line each. They are lines about the
+ * client's graphs (ptod_clog()): a user who connects again and again
+ * gets no more lines a second than one whose graphs fail.
  */
 static void outside_graph(struct client *c, const struct pto_rec *r)
 {
 	if (c->nr_outside++ < PTOD_WARN_MAX)
-		ptod_log(PTOD_LOG_WARN,
+		ptod_clog(c, PTOD_LOG_WARN,
 			 "client %u: record type %u outside a graph, ignored%s",
 			 c->id, r->type, c->nr_outside == PTOD_WARN_MAX ?
 			 " (its further ones are not logged)" : "");
@@ -878,7 +880,7 @@ void *ptod_runner_main(void *arg)
 		run_graph(c);
 	}
 	if (c->nr_outside > PTOD_WARN_MAX)
-		ptod_log(PTOD_LOG_WARN,
+		ptod_clog(c, PTOD_LOG_WARN,
 			 "client %u: %" PRIu64 " records outside a graph ignored in all, %d of them logged",
 			 c->id, c->nr_outside, PTOD_WARN_MAX);
 	pthread_mutex_lock(&d->fin_lock);

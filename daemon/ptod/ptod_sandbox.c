@@ -797,6 +797,34 @@ static bool sbx_crashed_too_often(struct client *c)
 	return true;
 }
 
+/*
+ * May @c's crashed sandbox start again? A restart costs the main thread
+ * what a start does, so it is paid from the same budget of the user's
+ * (sbx_start_paid()): a kernel that crashes on purpose, in each of its
+ * user's connections, starts no more sandboxes a second than connecting
+ * does.
+ */
+static bool sbx_restart_paid(struct client *c)
+{
+	struct ptod *d = c->d;
+	int ret = sbx_start_paid(d, c->uid);
+
+	if (!ret)
+		return true;
+	ptod_log(PTOD_LOG_ERR,
+		 "client %u: its sandbox is not started again: %s",
+		 c->id, ret == -EAGAIN ?
+		 "its user started too many sandboxes (ptod's limit)" :
+		 strerror(-ret));
+	pthread_mutex_lock(&d->dev_lock);
+	c->sbx_gave_up = true;	/* its graphs fail with the note */
+	snprintf(c->note, sizeof(c->note),
+		 "the client's kernel sandbox crashed and is not started again: user %d started more than %d sandboxes at once or %d a second (ptod's limit): connect again later",
+		 (int)c->uid, PTOD_SBX_STARTS_BURST, PTOD_SBX_STARTS_RATE);
+	pthread_mutex_unlock(&d->dev_lock);
+	return false;
+}
+
 bool ptod_sbx_reaped(struct ptod *d, pid_t pid, int status)
 {
 	struct client *c;
@@ -829,7 +857,7 @@ bool ptod_sbx_reaped(struct ptod *d, pid_t pid, int status)
 	 * finds no sandbox in between.
 	 */
 	if (WIFSIGNALED(status) && !atomic_load(&c->stop_err) &&
-	    !sbx_crashed_too_often(c)) {
+	    !sbx_crashed_too_often(c) && sbx_restart_paid(c)) {
 		c->sbx_mfd = mailbox_create(d->info.nr_cores);
 		if (c->sbx_mfd >= 0 && !sbx_spawn(c) &&
 		    !ctl_send(d, PTO_SBX_CTL_ADD, c)) {
