@@ -56,6 +56,8 @@ for v in 0 -1 x 1x 3600001 ""; do
 	PTO_SCHED_SLEEP_MS=$v expect 2 "bad PTO_SCHED_SLEEP_MS '$v' (1 .. 3600000)"
 done
 PTO_SCHED_SLEEP_MS=60000 expect 1 "open /dev/pto-none"
+expect 1 "-K none: every client's kernels run in pto-aicore, as root" -K none
+expect_not "-K none:" -K nonroot
 for v in -1 x 65537 ""; do
 	expect 2 "bad -L '$v'" -L "$v"
 done

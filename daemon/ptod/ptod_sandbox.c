@@ -101,6 +101,9 @@ int ptod_sbx_settle_mode(struct ptod *d)
 	}
 	if (d->sbx_mode != PTOD_SBX_NONE)
 		sbx_binary_check(d);
+	else if (!user)
+		ptod_log(PTOD_LOG_WARN,
+			 "-K none: every client's kernels run in pto-aicore, as root, other users' too: for measurements, not for a device other users may reach");
 	return 0;
 }
 
