@@ -280,6 +280,8 @@ struct pto_file {
  * @pid: tgid of the allocating process.
  * @uid: the user it is charged to, if @charged.
  * @charged: counted in @uid's GM (a CLIENT file's buffer).
+ * @charge: bytes counted in @uid's GM if @charged: @len, or the alignment
+ *	asked for if that is more (pto_gm_alloc()).
  * @dev_addr: device address of the first byte.
  * @len: bytes, a multiple of PAGE_SIZE.
  */
@@ -291,6 +293,7 @@ struct pto_buf {
 	pid_t pid;
 	kuid_t uid;
 	bool charged;
+	u64 charge;
 	u64 dev_addr;
 	u64 len;
 };

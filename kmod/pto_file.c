@@ -34,7 +34,7 @@ static int pto_open(struct inode *inode, struct file *file)
 	if (pto_dev_lookup(pdev->index) != pdev)
 		return -ENODEV;
 
-	pf = kzalloc(sizeof(*pf), GFP_KERNEL);
+	pf = kzalloc(sizeof(*pf), GFP_KERNEL_ACCOUNT);
 	if (!pf)
 		return -ENOMEM;
 	pf->pdev = pdev;
@@ -45,8 +45,8 @@ static int pto_open(struct inode *inode, struct file *file)
 	pf->opener_admin = file_ns_capable(file, &init_user_ns, CAP_SYS_ADMIN);
 	pf->writable = file->f_mode & FMODE_WRITE;
 	mutex_init(&pf->buf_lock);
-	xa_init_flags(&pf->bufs, XA_FLAGS_ALLOC1);
-	xa_init_flags(&pf->pins, XA_FLAGS_ALLOC1);
+	xa_init_flags(&pf->bufs, XA_FLAGS_ALLOC1 | XA_FLAGS_ACCOUNT);
+	xa_init_flags(&pf->pins, XA_FLAGS_ALLOC1 | XA_FLAGS_ACCOUNT);
 	file->private_data = pf;
 
 	return nonseekable_open(inode, file);

@@ -293,7 +293,7 @@ static void pto_buf_release(struct kref *ref)
 	trace_pto_free(buf);
 	gen_pool_free(pdev->pool, buf->dev_addr, buf->len);
 	if (buf->charged)
-		pto_gm_uncharge(pdev, buf->uid, buf->len);
+		pto_gm_uncharge(pdev, buf->uid, buf->charge);
 	atomic64_sub(buf->len, &pdev->cnt.gm_bytes);
 	atomic64_dec(&pdev->cnt.gm_buffers);
 	atomic64_inc(&pdev->cnt.frees);
@@ -353,13 +353,20 @@ int pto_gm_alloc(struct pto_ucmd *ucmd)
 	len = PAGE_ALIGN(arg->len);
 	align.align = max_t(u64, arg->align, PAGE_SIZE);
 
-	buf = kzalloc(sizeof(*buf), GFP_KERNEL);
+	buf = kzalloc(sizeof(*buf), GFP_KERNEL_ACCOUNT);
 	if (!buf)
 		return -ENOMEM;
 	buf->charged = charged;
 	buf->uid = uid;
+	/*
+	 * First fit at a large alignment keeps the GM below the buffer from
+	 * any allocation that large: charged at its length only, buffers of
+	 * a page at 1 GiB alignments would cut GM into pieces too small for
+	 * anyone else's large buffers, for a page of quota each.
+	 */
+	buf->charge = max_t(u64, len, align.align);
 	if (buf->charged) {
-		ret = pto_gm_charge(pdev, buf->uid, len);
+		ret = pto_gm_charge(pdev, buf->uid, buf->charge);
 		if (ret)
 			goto err_free_buf;
 	}
@@ -380,7 +387,8 @@ int pto_gm_alloc(struct pto_ucmd *ucmd)
 	buf->len = len;
 
 	mutex_lock(&pf->buf_lock);
-	ret = xa_alloc(&pf->bufs, &handle, buf, xa_limit_32b, GFP_KERNEL);
+	ret = xa_alloc(&pf->bufs, &handle, buf, xa_limit_32b,
+		       GFP_KERNEL_ACCOUNT);
 	if (ret) {
 		mutex_unlock(&pf->buf_lock);
 		goto err_free_gm;
@@ -406,7 +414,7 @@ err_free_gm:
 	gen_pool_free(pdev->pool, addr, len);
 err_uncharge:
 	if (buf->charged)
-		pto_gm_uncharge(pdev, buf->uid, len);
+		pto_gm_uncharge(pdev, buf->uid, buf->charge);
 err_free_buf:
 	kfree(buf);
 	return ret == -EBUSY ? -ENOSPC : ret;
@@ -551,7 +559,7 @@ int pto_gm_pin(struct pto_ucmd *ucmd)
 	len = buf->len;
 	/* counted first: an unpin may follow the moment it is in the table */
 	atomic64_inc(&pf->pdev->cnt.pins);
-	ret = xa_alloc(&pf->pins, &id, buf, xa_limit_32b, GFP_KERNEL);
+	ret = xa_alloc(&pf->pins, &id, buf, xa_limit_32b, GFP_KERNEL_ACCOUNT);
 	if (ret) {
 		atomic64_dec(&pf->pdev->cnt.pins);
 		pto_buf_put(buf);

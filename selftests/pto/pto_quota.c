@@ -182,6 +182,38 @@ TEST_F(quota, charge_returns)
 	EXPECT_EQ(0ULL, used_by(self->aicpu, NOBODY));
 }
 
+/*
+ * A buffer is charged its alignment when that is more than its length:
+ * first-fit placement at a large alignment keeps the GM below the
+ * buffer from any allocation of that size, so small buffers at large
+ * alignments would otherwise cut GM into pieces for a charge of a page
+ * each. The charge goes with the buffer as its length does.
+ */
+TEST_F(quota, alignment_charged)
+{
+	struct pto_gm_alloc a;
+	int c, i;
+
+	ASSERT_EQ(0, set_default(self->aicpu, 8 * MIB));
+	ASSERT_EQ(0, pto_become_user(NOBODY, true));
+	c = pto_open_role(PTO_ROLE_CLIENT);
+	ASSERT_LE(0, c);
+	ASSERT_EQ(0, pto_gm_alloc(c, PTO_PAGE, 2 * MIB, &a));
+	EXPECT_EQ(0ULL, a.dev_addr % (2 * MIB));
+	EXPECT_EQ(2 * MIB, used_by(self->aicpu, NOBODY));
+	for (i = 1; i < 4; i++)
+		ASSERT_EQ(0, pto_gm_alloc(c, PTO_PAGE, 2 * MIB, NULL));
+	EXPECT_EQ(8 * MIB, used_by(self->aicpu, NOBODY));
+	EXPECT_EQ(-EDQUOT, pto_gm_alloc(c, PTO_PAGE, 2 * MIB, NULL));
+	EXPECT_EQ(0, pto_gm_free(c, a.handle));
+	EXPECT_EQ(6 * MIB, used_by(self->aicpu, NOBODY));
+	/* a length beyond its alignment: the length, as before */
+	ASSERT_EQ(0, pto_gm_alloc(c, MIB + PTO_PAGE, 64 * 1024, NULL));
+	EXPECT_EQ(7 * MIB + PTO_PAGE, used_by(self->aicpu, NOBODY));
+	close(c);
+	EXPECT_EQ(0ULL, used_by(self->aicpu, NOBODY));
+}
+
 /* A user's own quota beats the default; CLEAR gives the default back. */
 TEST_F(quota, own_quota)
 {

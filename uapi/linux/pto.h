@@ -495,7 +495,8 @@ struct pto_set_role {
  *	if that user had allocated it (since ABI 3.4).
  * @len: In: bytes, 1 .. GM size (-EINVAL otherwise); rounded up to a
  *	page. -ENOMEM if no free range is large enough; -EDQUOT if it is
- *	charged beyond its user's quota.
+ *	charged beyond its user's quota. The charge is the rounded length,
+ *	or @align if that is more.
  * @align: In: 0 (page) or a power of two from 4096 to 1 GiB.
  * @handle: Out: non-zero buffer handle, private to this file.
  * @uid: In: with PTO_GM_ALLOC_CHARGE, a uid of the caller's user
