@@ -523,11 +523,11 @@ static void sbx_child_oom(void)
  * error the pipe @errw whose lines ptod logs after the sandbox's name
  * (pto-sandbox's messages, a kernel's prints: never a line of ptod's
  * own), the client's file and the mailbox descriptors 3 and 4, every
- * other one is closed; then oom_score_adj, the limit on its private
- * memory (-M, plus the stacks of its worker threads, one per core: soft
- * and hard, so that the client cannot raise it), the limit on its user's
- * tasks (-P, soft and hard), the client's identity, no_new_privs, death
- * with ptod, and an empty environment.
+ * other one is closed; then a session of its own, oom_score_adj, the
+ * limit on its private memory (-M, plus the stacks of its worker threads,
+ * one per core: soft and hard, so that the client cannot raise it), the
+ * limit on its user's tasks (-P, soft and hard), the client's identity,
+ * no_new_privs, death with ptod, and an empty environment.
  */
 static void sbx_child(const struct client *c, int errw, char *const argv[])
 {
@@ -547,6 +547,14 @@ static void sbx_child(const struct client *c, int errw, char *const argv[])
 	    dup2(ef, STDERR_FILENO) < 0 ||
 	    dup2(cf, SBX_FD_CLIENT) < 0 || dup2(mf, SBX_FD_MAILBOX) < 0 ||
 	    syscall(SYS_close_range, SBX_FD_MAILBOX + 1, ~0U, 0))
+		_exit(126);
+	/*
+	 * A session of its own: no controlling terminal (a kernel that
+	 * opened ptod's /dev/tty could read and write it, or stop ptod's
+	 * whole process group with one read in the background), and not in
+	 * ptod's process group.
+	 */
+	if (setsid() < 0)
 		_exit(126);
 	sbx_child_oom();
 	if (c->d->sbx_data) {

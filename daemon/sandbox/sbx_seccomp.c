@@ -7,10 +7,18 @@
  * with one request only, PTO_IOC_GM_LOOKUP (the buffers of the client's
  * own file); mmap of a buffer needs no ioctl.
  *
- * openat is allowed because dlopen() of /proc/self/fd/N needs it (and the
- * dynamic loader may open the kernel's libraries): what a kernel opens is
- * limited by the client's own uid and gid, the same as any program the
- * client runs.
+ * openat is allowed for reading only (no O_WRONLY, O_RDWR, O_CREAT nor
+ * O_TRUNC) because dlopen() of /proc/self/fd/N needs it (and the dynamic
+ * loader may open the kernel's libraries): what a kernel reads is limited
+ * by the client's own uid and gid, the same as any program the client
+ * runs. A file it could write might be in tmpfs: memory that the
+ * sandbox's RLIMIT_DATA (ptod -M) does not count, and that outlives it.
+ * So is shared anonymous memory: mmap() with MAP_SHARED (or
+ * MAP_SHARED_VALIDATE) and MAP_ANONYMOUS together is refused; a buffer
+ * of the client's is a shared mapping of the client's file, not
+ * anonymous. memfd_create() stays (the kernel loader writes each kernel
+ * into one): a kernel can still hold memory in memfds, which no rlimit
+ * bounds; a memory cgroup per sandbox would (runtime.rst, "Sandboxes").
  *
  * Threads yes, processes no: clone is allowed only with CLONE_THREAD,
  * CLONE_VM and CLONE_SIGHAND all set and no namespace flag nor
@@ -23,8 +31,10 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <stddef.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 
@@ -47,8 +57,8 @@
 
 static const int sbx_allowed[] = {
 	SYS_read, SYS_write, SYS_close, SYS_lseek, SYS_pread64,
-	SYS_openat, SYS_fstat, SYS_newfstatat,
-	SYS_mmap, SYS_munmap, SYS_mprotect, SYS_mremap, SYS_madvise, SYS_brk,
+	SYS_fstat, SYS_newfstatat,
+	SYS_munmap, SYS_mprotect, SYS_mremap, SYS_madvise, SYS_brk,
 	SYS_futex, SYS_clock_gettime, SYS_clock_nanosleep, SYS_nanosleep,
 	SYS_rt_sigreturn, SYS_rt_sigprocmask, SYS_sigaltstack,
 	SYS_exit, SYS_exit_group,
@@ -64,14 +74,22 @@ static const int sbx_allowed[] = {
 			 CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | \
 			 CLONE_NEWCGROUP | CLONE_PARENT)
 
+/* mmap: shared and anonymous together are refused */
+#define SBX_MMAP_DENY	(MAP_SHARED | MAP_ANONYMOUS)
+/* openat: for reading only */
+#define SBX_OPEN_DENY	(O_ACCMODE | O_CREAT | O_TRUNC)
+
 #define SBX_ARCH_INSNS	3	/* load arch, compare, kill */
 #define SBX_IOCTL_INSNS	5	/* compare nr, load cmd, compare, allow, deny */
 #define SBX_CLONE_INSNS	8	/* compare nr, load flags, mask, compare,
 				   allow, deny; compare clone3 nr, ENOSYS */
+#define SBX_MMAP_INSNS	6	/* compare nr, load flags, mask, compare,
+				   deny, allow */
+#define SBX_OPEN_INSNS	6	/* the same for openat's flags */
 #define SBX_TAIL_INSNS	2	/* allow, deny */
 #define SBX_INSNS	(SBX_ARCH_INSNS + 1 + SBX_IOCTL_INSNS + \
-			 SBX_CLONE_INSNS + PTO_ARRAY_SIZE(sbx_allowed) + \
-			 SBX_TAIL_INSNS)
+			 SBX_CLONE_INSNS + SBX_MMAP_INSNS + SBX_OPEN_INSNS + \
+			 PTO_ARRAY_SIZE(sbx_allowed) + SBX_TAIL_INSNS)
 
 int sbx_seccomp_install(void)
 {
@@ -119,6 +137,32 @@ int sbx_seccomp_install(void)
 		SYS_clone3, 0, 1);
 	f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
 		SECCOMP_RET_ERRNO | ENOSYS);
+	/* mmap: not shared and anonymous at once (the low 32 bits of flags) */
+	f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+		SYS_mmap, 0, 5);
+	f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+		offsetof(struct seccomp_data, args[3]));
+	f[n++] = (struct sock_filter)BPF_STMT(BPF_ALU | BPF_AND | BPF_K,
+		SBX_MMAP_DENY);
+	f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+		SBX_MMAP_DENY, 0, 1);
+	f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
+		SECCOMP_RET_ERRNO | EPERM);
+	f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
+		SECCOMP_RET_ALLOW);
+	/* openat: for reading only */
+	f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+		SYS_openat, 0, 5);
+	f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+		offsetof(struct seccomp_data, args[2]));
+	f[n++] = (struct sock_filter)BPF_STMT(BPF_ALU | BPF_AND | BPF_K,
+		SBX_OPEN_DENY);
+	f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+		0, 0, 1);
+	f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
+		SECCOMP_RET_ALLOW);
+	f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
+		SECCOMP_RET_ERRNO | EPERM);
 	/* x32 numbers on x86_64 differ from every number below: denied */
 	for (i = 0; i < nr_allowed; i++)
 		f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,

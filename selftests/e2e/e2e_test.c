@@ -2143,16 +2143,20 @@ static int wait_pid_gone(pid_t pid, int ms)
 }
 
 /*
- * A nobody client's kernel runs as nobody: it cannot read /etc/shadow or
- * create a file in /etc, and the sandbox's seccomp filter answers
- * socket() and ptrace() with EPERM. The process it ran in (its sandbox)
- * goes with the client.
+ * A nobody client's kernel runs as nobody: it cannot read /etc/shadow,
+ * and the sandbox's seccomp filter answers creating a file in /etc,
+ * socket() and ptrace() with EPERM. Its sandbox is a session of its own
+ * (ptod's controlling terminal, if ptod has one, is out of its reach,
+ * and its process group is not ptod's). The process it ran in goes with
+ * the client.
  */
 TEST_F_TIMEOUT(e2e, sandbox_kernel_runs_as_owner, 150)
 {
 	pid_t exec_pid = executor_pid_settled();
+	int session = 0, tty = -1;
 	struct hostile h;
 	struct proc p;
+	const char *r;
 
 	if (E->user)
 		SKIP(return, SANDBOX_ON_USER_DEVICE);
@@ -2165,11 +2169,18 @@ TEST_F_TIMEOUT(e2e, sandbox_kernel_runs_as_owner, 150)
 	EXPECT_EQ(NOBODY, h.uid);
 	EXPECT_EQ(NOBODY, h.euid);
 	EXPECT_EQ(EACCES, h.open);
-	EXPECT_EQ(EACCES, h.creat);
+	/* no file is opened for writing (the seccomp filter) */
+	EXPECT_EQ(EPERM, h.creat);
 	EXPECT_NE(0, access(PTO_HOSTILE_FILE, F_OK));
 	EXPECT_EQ(EPERM, h.sock);
 	EXPECT_EQ(EPERM, h.ptrace);
 	EXPECT_NE(exec_pid, h.pid);
+	r = strstr(p.text, "hostile6: ");
+	ASSERT_TRUE(r && sscanf(r, "hostile6: session=%d ttynr=%d", &session,
+				&tty) == 2) TH_LOG("no hostile6 record");
+	note("sandbox pid %d: session %d, tty_nr %d", h.pid, session, tty);
+	EXPECT_EQ(h.pid, session) TH_LOG("the sandbox is in ptod's session");
+	EXPECT_EQ(0, tty);
 	EXPECT_EQ(0, wait_pid_gone(h.pid, 10000))
 		TH_LOG("pid %d, where the kernel ran, outlived its client", h.pid);
 	unlink(PTO_HOSTILE_FILE);
@@ -2183,12 +2194,15 @@ TEST_F_TIMEOUT(e2e, sandbox_kernel_runs_as_owner, 150)
  * malloc() of PTO_HOSTILE_SMALL_MIB works, of PTO_HOSTILE_OVER_MIB past
  * the limit fails with ENOMEM. Raising it fails with EPERM (the seccomp
  * filter allows no setrlimit; soft == hard is what shows that the client
- * could not raise it anyway). A kernel that allocates without end fails,
- * not the host's memory.
+ * could not raise it anyway). Memory RLIMIT_DATA does not count is
+ * refused: shared anonymous mappings and files opened for writing (in
+ * tmpfs, memory). A kernel that allocates without end fails, not the
+ * host's memory.
  */
 TEST_F_TIMEOUT(e2e, sandbox_memory_bounded, 150)
 {
 	int soft = 0, hard = 0, over = 0, small = -1, raise = 0;
+	int shared = 0, wopen = 0;
 	long cores = E->nr_cores;
 	struct hostile h;
 	struct proc p;
@@ -2211,6 +2225,15 @@ TEST_F_TIMEOUT(e2e, sandbox_memory_bounded, 150)
 	EXPECT_EQ(ENOMEM, over);
 	EXPECT_EQ(0, small);
 	EXPECT_EQ(EPERM, raise);
+	/* memory the limit does not count: refused by the seccomp filter */
+	r = strstr(p.text, "hostile6: ");
+	ASSERT_TRUE(r && sscanf(r, "hostile6: session=%*d ttynr=%*d shared=%d wopen=%d",
+				&shared, &wopen) == 2) TH_LOG("no hostile6 record");
+	note("shared anonymous mmap: errno %d; creating %s: errno %d", shared,
+	     PTO_HOSTILE_SHM_FILE, wopen);
+	EXPECT_EQ(EPERM, shared);
+	EXPECT_EQ(EPERM, wopen);
+	unlink(PTO_HOSTILE_SHM_FILE);
 	proc_free(&p);
 }
 

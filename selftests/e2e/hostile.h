@@ -16,6 +16,8 @@
 
 /* The file the kernel tries to create (the test removes it). */
 #define PTO_HOSTILE_FILE	"/etc/pto-e2e-hostile"
+/* The file the kernel tries to create in shared memory (the test removes it) */
+#define PTO_HOSTILE_SHM_FILE	"/dev/shm/pto-e2e-hostile"
 /* What the kernel tries to malloc(), MiB: this much past its RLIMIT_DATA,
  * and this much in all */
 #define PTO_HOSTILE_OVER_MIB	64
@@ -71,7 +73,15 @@
  *	at most PTO_HOSTILE_THREADS (all alive at once, then joined).
  * @threads_err: what that pthread_create() returned, 0 if none failed.
  * @flood_bytes: the flood's bytes that its standard error took (the rest
- *	found the pipe full: ptod did not read them).
+ *	found the pipe full: ptod did not read them). * @session: its session id (/proc/self/stat), -errno if unread: its own
+ *	pid once the sandbox is a session of its own, without ptod's
+ *	controlling terminal.
+ * @tty_nr: its controlling terminal (/proc/self/stat; 0: none).
+ * @shared_err: errno of mmap() of PTO_HOSTILE_OVER_MIB MiB of shared
+ *	anonymous memory (which RLIMIT_DATA does not count), 0 if mapped
+ *	(unmapped at once).
+ * @wopen_err: errno of creating PTO_HOSTILE_SHM_FILE for writing (tmpfs:
+ *	memory no limit of the sandbox counts), 0 if created.
  */
 /* What the kernel writes to its standard error: a line of ptod's own? */
 #define PTO_HOSTILE_FORGED \
@@ -110,6 +120,10 @@ struct pto_hostile_rec {
 	int32_t threads;
 	int32_t threads_err;
 	int32_t flood_bytes;
+	int32_t session;
+	int32_t tty_nr;
+	int32_t shared_err;
+	int32_t wopen_err;
 };
 
 #endif /* PTO_E2E_HOSTILE_H */

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/ptrace.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -69,6 +70,32 @@ static int32_t oom_adj(void)
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	return n > 0 ? (int32_t)atoi(buf) : -10000;
+}
+
+/* Its session and controlling terminal, from /proc/self/stat. */
+static void session_of(struct pto_hostile_rec *r)
+{
+	char buf[512];
+	const char *p;
+	ssize_t n;
+	int fd;
+
+	r->session = -ENOENT;
+	fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		r->session = -errno;
+		return;
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = 0;
+	/* pid (comm) state ppid pgrp session tty_nr: comm may hold ") " */
+	p = strrchr(buf, ')');
+	if (p && sscanf(p + 1, " %*c %*d %*d %d %d", &r->session,
+			&r->tty_nr) != 2)
+		r->session = -EINVAL;
 }
 
 /*
@@ -222,6 +249,7 @@ static void try_memory(struct pto_hostile_rec *r)
 	char buf[4096], soft[32], hard[32];
 	const char *line;
 	struct rlimit rl;
+	void *shared;
 	ssize_t n;
 	int fd;
 
@@ -229,6 +257,15 @@ static void try_memory(struct pto_hostile_rec *r)
 	r->nproc_soft = r->nproc_hard = -1;
 	r->over_alloc_err = r->raise_err = -1;
 	r->small_alloc_err = alloc_err(PTO_HOSTILE_SMALL_MIB);
+	shared = mmap(NULL, (size_t)PTO_HOSTILE_OVER_MIB << 20,
+		      PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	r->shared_err = shared == MAP_FAILED ? errno : 0;
+	if (shared != MAP_FAILED)
+		munmap(shared, (size_t)PTO_HOSTILE_OVER_MIB << 20);
+	fd = open(PTO_HOSTILE_SHM_FILE, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	r->wopen_err = err_of(fd);
+	if (fd >= 0)
+		close(fd);
 	fd = open("/proc/self/limits", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return;
@@ -293,6 +330,7 @@ int pto_kernel_entry(const struct pto_kernel_ctx *ctx, const uint64_t *args,
 	r->stdout_null = is_null(1);
 	r->env_len = env_len();
 	r->oom_adj = oom_adj();
+	session_of(r);
 	try_memory(r);
 	try_threads(r);
 	/* a line like ptod's own (the test looks for it in ptod's log) */

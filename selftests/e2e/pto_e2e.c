@@ -783,6 +783,8 @@ static int run_hostile(int argc, char **argv)
 	printf("hostile4: nprocsoft=%d nprochard=%d threads=%d threadserr=%d\n",
 	       r->nproc_soft, r->nproc_hard, r->threads, r->threads_err);
 	printf("hostile5: flood=%d\n", r->flood_bytes);
+	printf("hostile6: session=%d ttynr=%d shared=%d wopen=%d\n",
+	       r->session, r->tty_nr, r->shared_err, r->wopen_err);
 	return 0;
 }
 
