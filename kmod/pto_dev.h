@@ -27,6 +27,7 @@
 #include <linux/atomic.h>
 #include <linux/capability.h>
 #include <linux/kref.h>
+#include <linux/maple_tree.h>
 #include <linux/miscdevice.h>
 #include <linux/mm.h>
 #include <linux/mutex.h>
@@ -235,6 +236,9 @@ struct pto_gm_user {
  *	a role).
  * @buf_lock: see below.
  * @bufs: handle -> struct pto_buf, handles from 1.
+ * @by_addr: the same buffers by their device address range (a maple
+ *	tree, its own lock taken inside @buf_lock): GM_LOOKUP, GM_PIN and
+ *	mmap find a buffer in it in O(log n), whatever the file holds.
  * @irq_seen: AICPU: interrupt count last returned by read() or
  *	PTO_IOC_IRQ_WAIT (READ_ONCE/WRITE_ONCE).
  * @pins: AICPU: pin id -> struct pto_buf, one buffer reference each, ids
@@ -258,12 +262,13 @@ struct pto_file {
 	bool opener_admin;
 	bool writable;
 	/*
-	 * Protects @bufs against concurrent alloc, free, lookup and mmap, so
-	 * that a buffer found in @bufs can safely get a reference, and
-	 * pto_buf.owner of the buffers in @bufs.
+	 * Protects @bufs and @by_addr against concurrent alloc, free, lookup
+	 * and mmap, so that a buffer found in either can safely get a
+	 * reference, and pto_buf.owner of the buffers in @bufs.
 	 */
 	struct mutex buf_lock;
 	struct xarray bufs;
+	struct maple_tree by_addr;
 	u32 irq_seen;
 	struct xarray pins;
 	u32 any_unwoken;

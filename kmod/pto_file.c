@@ -47,6 +47,7 @@ static int pto_open(struct inode *inode, struct file *file)
 	mutex_init(&pf->buf_lock);
 	xa_init_flags(&pf->bufs, XA_FLAGS_ALLOC1 | XA_FLAGS_ACCOUNT);
 	xa_init_flags(&pf->pins, XA_FLAGS_ALLOC1 | XA_FLAGS_ACCOUNT);
+	mt_init(&pf->by_addr);
 	file->private_data = pf;
 
 	return nonseekable_open(inode, file);
@@ -60,6 +61,7 @@ static int pto_release(struct inode *inode, struct file *file)
 	pto_release_roles(pf);
 	pto_gm_release_file(pf);
 	xa_destroy(&pf->bufs);
+	mtree_destroy(&pf->by_addr);
 	xa_destroy(&pf->pins);
 	mutex_destroy(&pf->buf_lock);
 	put_pid(pf->tgid);

@@ -393,6 +393,13 @@ int pto_gm_alloc(struct pto_ucmd *ucmd)
 		mutex_unlock(&pf->buf_lock);
 		goto err_free_gm;
 	}
+	ret = mtree_insert_range(&pf->by_addr, addr, addr + len - 1, buf,
+				 GFP_KERNEL_ACCOUNT);
+	if (ret) {
+		xa_erase(&pf->bufs, handle);
+		mutex_unlock(&pf->buf_lock);
+		goto err_free_gm;
+	}
 	buf->handle = handle;
 	buf->owner = pf;
 	/*
@@ -438,8 +445,10 @@ int pto_gm_free(struct pto_ucmd *ucmd)
 
 	mutex_lock(&pf->buf_lock);
 	buf = xa_erase(&pf->bufs, arg->handle);
-	if (buf)
+	if (buf) {
+		mtree_erase(&pf->by_addr, buf->dev_addr);
 		buf->owner = NULL;
+	}
 	mutex_unlock(&pf->buf_lock);
 	if (!buf)
 		return -ENOENT;
@@ -452,13 +461,11 @@ int pto_gm_free(struct pto_ucmd *ucmd)
 static struct pto_buf *pto_buf_find(struct pto_file *pf, u64 start, u64 end)
 {
 	struct pto_buf *buf;
-	unsigned long index;
 
 	lockdep_assert_held(&pf->buf_lock);
-	xa_for_each(&pf->bufs, index, buf) {
-		if (start >= buf->dev_addr && end <= buf->dev_addr + buf->len)
-			return buf;
-	}
+	buf = mtree_load(&pf->by_addr, start);
+	if (buf && end <= buf->dev_addr + buf->len)
+		return buf;
 	return NULL;
 }
 
@@ -600,6 +607,7 @@ void pto_gm_release_file(struct pto_file *pf)
 	mutex_lock(&pf->buf_lock);
 	xa_for_each(&pf->bufs, index, buf) {
 		xa_erase(&pf->bufs, index);
+		mtree_erase(&pf->by_addr, buf->dev_addr);
 		buf->owner = NULL;
 		pto_buf_put(buf);
 	}

@@ -426,6 +426,64 @@ TEST_F(gm, lookup_after_free)
 	EXPECT_EQ(-ENOENT, pto_gm_lookup(self->a, a.dev_addr, 1, NULL));
 }
 
+/* A range freed and allocated again is found as its new buffer. */
+TEST_F(gm, lookup_range_reused)
+{
+	struct pto_gm_alloc a, b, c;
+	struct pto_gm_lookup l = { 0 };
+
+	ASSERT_EQ(0, pto_gm_alloc(self->a, 2 * PTO_PAGE, 0, &a));
+	ASSERT_EQ(0, pto_gm_alloc(self->a, PTO_PAGE, 0, &b));
+	ASSERT_EQ(0, pto_gm_free(self->a, a.handle));
+	/* first fit: the freed range again, half of it */
+	ASSERT_EQ(0, pto_gm_alloc(self->a, PTO_PAGE, 0, &c));
+	ASSERT_EQ(a.dev_addr, c.dev_addr);
+	ASSERT_EQ(0, pto_gm_lookup(self->a, c.dev_addr, PTO_PAGE, &l));
+	EXPECT_EQ(c.handle, l.handle);
+	EXPECT_EQ(PTO_PAGE, l.buf_len);
+	/* the rest of the old range belongs to nobody now */
+	EXPECT_EQ(-ENOENT, pto_gm_lookup(self->a, a.dev_addr + PTO_PAGE, 1,
+					 NULL));
+	ASSERT_EQ(0, pto_gm_lookup(self->a, b.dev_addr + 1, 1, &l));
+	EXPECT_EQ(b.handle, l.handle);
+}
+
+/*
+ * Many buffers of one file: each address is found as its own buffer,
+ * the first and last byte of each, and after every other one is freed,
+ * those are gone and the others stay.
+ */
+TEST_F(gm, lookup_many)
+{
+	enum { N = 2048 };
+	static struct pto_gm_alloc a[N];
+	struct pto_gm_lookup l = { 0 };
+	int i;
+
+	for (i = 0; i < N; i++)
+		ASSERT_EQ(0, pto_gm_alloc(self->a, (i % 3 + 1) * PTO_PAGE, 0,
+					  &a[i]));
+	for (i = 0; i < N; i++) {
+		ASSERT_EQ(0, pto_gm_lookup(self->a, a[i].dev_addr, 1, &l));
+		ASSERT_EQ(a[i].handle, l.handle);
+		ASSERT_EQ(0, pto_gm_lookup(self->a, a[i].dev_addr +
+					   (i % 3 + 1) * PTO_PAGE - 1, 1, &l));
+		ASSERT_EQ(a[i].handle, l.handle);
+	}
+	for (i = 0; i < N; i += 2)
+		ASSERT_EQ(0, pto_gm_free(self->a, a[i].handle));
+	for (i = 0; i < N; i++) {
+		int ret = pto_gm_lookup(self->a, a[i].dev_addr, 1, &l);
+
+		if (i % 2) {
+			ASSERT_EQ(0, ret);
+			ASSERT_EQ(a[i].handle, l.handle);
+		} else {
+			ASSERT_EQ(-ENOENT, ret);
+		}
+	}
+}
+
 /*
  * The daemon's use: a client process hands its file over a unix socket,
  * the daemon looks the client's addresses up on it.
