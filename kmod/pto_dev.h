@@ -236,9 +236,10 @@ struct pto_gm_user {
  *	a role).
  * @buf_lock: see below.
  * @bufs: handle -> struct pto_buf, handles from 1.
- * @by_addr: the same buffers by their device address range (a maple
- *	tree, its own lock taken inside @buf_lock): GM_LOOKUP, GM_PIN and
- *	mmap find a buffer in it in O(log n), whatever the file holds.
+ * @by_addr: the handles of @bufs by their buffers' device address range
+ *	(a maple tree, its own lock taken inside @buf_lock): GM_LOOKUP,
+ *	GM_PIN and mmap find a buffer through it in O(log n), whatever the
+ *	file holds.
  * @irq_seen: AICPU: interrupt count last returned by read() or
  *	PTO_IOC_IRQ_WAIT (READ_ONCE/WRITE_ONCE).
  * @pins: AICPU: pin id -> struct pto_buf, one buffer reference each, ids

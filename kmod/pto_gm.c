@@ -393,8 +393,9 @@ int pto_gm_alloc(struct pto_ucmd *ucmd)
 		mutex_unlock(&pf->buf_lock);
 		goto err_free_gm;
 	}
-	ret = mtree_insert_range(&pf->by_addr, addr, addr + len - 1, buf,
-				 GFP_KERNEL_ACCOUNT);
+	/* over what a failed erase may have left there (pto_buf_find()) */
+	ret = mtree_store_range(&pf->by_addr, addr, addr + len - 1,
+				xa_mk_value(handle), GFP_KERNEL_ACCOUNT);
 	if (ret) {
 		xa_erase(&pf->bufs, handle);
 		mutex_unlock(&pf->buf_lock);
@@ -457,14 +458,23 @@ int pto_gm_free(struct pto_ucmd *ucmd)
 	return 0;
 }
 
-/* Called with pf->buf_lock held: the buffer of @pf holding [start, end). */
+/*
+ * Called with pf->buf_lock held: the buffer of @pf holding [start, end).
+ * @by_addr maps a range to its buffer's handle, not to the buffer: an
+ * erase that failed for want of memory leaves a handle that @bufs no
+ * longer has, or has for another range, never a pointer to freed memory.
+ */
 static struct pto_buf *pto_buf_find(struct pto_file *pf, u64 start, u64 end)
 {
 	struct pto_buf *buf;
+	void *entry;
 
 	lockdep_assert_held(&pf->buf_lock);
-	buf = mtree_load(&pf->by_addr, start);
-	if (buf && end <= buf->dev_addr + buf->len)
+	entry = mtree_load(&pf->by_addr, start);
+	if (!xa_is_value(entry))
+		return NULL;
+	buf = xa_load(&pf->bufs, xa_to_value(entry));
+	if (buf && start >= buf->dev_addr && end <= buf->dev_addr + buf->len)
 		return buf;
 	return NULL;
 }

@@ -1,15 +1,19 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 #
-# check_sock.sh [PTOD] - ptod puts its socket only in a directory that
-# nobody but root (or ptod's own user) may write, unless it is sticky:
-# anyone else who may write it could swap the socket for a link, which
-# the socket's mode would then go to, or for a socket of their own. A
-# directory of another user's, a group- or world-writable one and a link
-# to a directory are refused with exit status 1 and a message naming the
-# directory, and no socket is made; root's directory of mode 0755 and a
-# sticky world-writable one are taken. Run as root (it makes a directory
-# of nobody's); as another user it skips.
+# check_sock.sh [PTOD] - ptod puts its socket only where nobody but root
+# (or ptod's own user) can change what the path names: the directory and
+# every directory above it must be theirs and writable by no one else
+# (above it, sticky ones may be: others cannot rename what is not
+# theirs there), links on the way theirs. Anyone else could swap the
+# socket for a link, which the socket's mode would then go to, or for a
+# socket of their own, or in a sticky directory take its name while ptod
+# is not running. A directory of another user's, one under such a
+# directory, a group- or world-writable one (sticky or not) and a link
+# of another user's are refused with exit status 1 and a message naming
+# what is wrong, and no socket is made; root's directory of mode 0755,
+# under the sticky /tmp, and root's link to it are taken. Run as root (it
+# makes files of nobody's); as another user it skips.
 set -u
 PTOD=$(realpath "${1:-build/daemon/ptod}")
 fail=0
@@ -59,14 +63,19 @@ taken() {
 }
 
 mkdir -m 0755 "$top/nobody" && chown 65534 "$top/nobody"
-refused "$top/nobody" "socket directory $top/nobody: owned by uid 65534"
+refused "$top/nobody" "socket directory $top/nobody: $top/nobody is not root's nor ptod's user's"
+mkdir -m 0755 "$top/nobody/in"
+refused "$top/nobody/in" "socket directory $top/nobody/in: $top/nobody is not root's nor ptod's user's"
 mkdir -m 0777 "$top/world"
-refused "$top/world" "socket directory $top/world: owned by uid 0, mode 0777"
+refused "$top/world" "socket directory $top/world: $top/world is writable by others"
 mkdir -m 0775 "$top/group"
-refused "$top/group" "socket directory $top/group: owned by uid 0, mode 0775"
-mkdir -m 0755 "$top/real" && ln -s real "$top/link"
-refused "$top/link" "socket directory $top/link: not a directory"
-taken "$top/real"
+refused "$top/group" "socket directory $top/group: $top/group is writable by others"
 mkdir -m 1777 "$top/sticky"
-taken "$top/sticky"
+refused "$top/sticky" "socket directory $top/sticky: $top/sticky is writable by others (sticky or not)"
+mkdir -m 0755 "$top/real"
+ln -s real "$top/nlink" && chown -h 65534 "$top/nlink"
+refused "$top/nlink" "socket directory $top/nlink: $top/nlink is not root's nor ptod's user's"
+taken "$top/real"
+ln -s real "$top/link"
+taken "$top/link"
 exit $fail

@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
@@ -463,33 +464,87 @@ int ptod_socket_perms(struct ptod *d)
 }
 
 /*
- * The socket's directory @dir: a directory (not a link to one), root's or
- * ptod's own user's, and writable by nobody else unless sticky. Anyone
- * else who may write it could swap the socket for a link (that the
- * socket's mode then goes to) or for a socket of theirs, to which root's
- * clients would send their device files. 0, or -errno said.
+ * May others than root and ptod's user change what @path names? Every
+ * directory on the way must be root's or ptod's and writable by no one
+ * else (sticky ones excepted: in those others may not rename what is
+ * not theirs); a symbolic link on the way must be root's or ptod's (its
+ * directory, checked before it, keeps others from swapping it) and its
+ * target passes the same test (ptod_socket_dir_check() walks the
+ * resolved path too). 0, or -errno with @why and the path in question
+ * in @bad (PATH_MAX bytes).
+ */
+static int path_walk_check(const char *path, char *bad, const char **why)
+{
+	size_t i, len = strlen(path);
+	struct stat st;
+
+	if (len >= PATH_MAX)
+		return -ENAMETOOLONG;
+	for (i = 1; i <= len; i++) {
+		if (i < len && path[i] != '/')
+			continue;
+		memcpy(bad, path, i);
+		bad[i] = 0;
+		if (lstat(bad, &st)) {
+			*why = "cannot be looked at";
+			return -errno;
+		}
+		if (st.st_uid && st.st_uid != geteuid()) {
+			*why = "is not root's nor ptod's user's";
+			return -EPERM;
+		}
+		if (S_ISLNK(st.st_mode))
+			continue;
+		if (!S_ISDIR(st.st_mode)) {
+			*why = "is not a directory";
+			return -ENOTDIR;
+		}
+		if ((st.st_mode & (S_IWGRP | S_IWOTH)) &&
+		    !(st.st_mode & S_ISVTX)) {
+			*why = "is writable by others";
+			return -EPERM;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The socket's directory @dir: it and every directory above it root's or
+ * ptod's own user's and writable by no one else (above it, sticky ones
+ * may be), links on the way root's or ptod's, and @dir itself writable
+ * by no one else, sticky or not. Anyone else who could change what the
+ * path names could swap the socket for a link (that the socket's mode
+ * then goes to) or for a socket of theirs, to which root's clients
+ * would send their device files; in a sticky directory others could
+ * take the socket's name while ptod is not running. 0, or -errno said.
  */
 int ptod_socket_dir_check(const char *dir)
 {
+	char real[PATH_MAX], bad[PATH_MAX];
+	const char *why = "cannot be resolved";
 	struct stat st;
+	int ret = 0;
 
-	if (lstat(dir, &st)) {
-		ptod_log(PTOD_LOG_ERR, "socket directory %s: %m", dir);
-		return -errno;
+	snprintf(bad, sizeof(bad), "%s", dir);
+	if (!realpath(dir, real))
+		ret = -errno;
+	if (!ret && dir[0] == '/')
+		ret = path_walk_check(dir, bad, &why);
+	if (!ret)
+		ret = path_walk_check(real, bad, &why);
+	if (!ret && stat(real, &st)) {
+		ret = -errno;
+		why = "cannot be looked at";
 	}
-	if (!S_ISDIR(st.st_mode)) {
-		ptod_log(PTOD_LOG_ERR, "socket directory %s: not a directory",
-			 dir);
-		return -ENOTDIR;
+	if (!ret && (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		ret = -EPERM;
+		why = "is writable by others (sticky or not)";
 	}
-	if ((st.st_uid && st.st_uid != geteuid()) ||
-	    ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))) {
-		ptod_log(PTOD_LOG_ERR, "socket directory %s: owned by uid %u, mode %04o: it must be root's or ptod's and writable by no one else (unless sticky)",
-			 dir, (unsigned int)st.st_uid,
-			 (unsigned int)(st.st_mode & 07777));
-		return -EPERM;
-	}
-	return 0;
+	if (ret)
+		ptod_log(PTOD_LOG_ERR,
+			 "socket directory %s: %s %s (%s): the socket's directory and those above it must be root's or ptod's user's and writable by no one else",
+			 dir, bad, why, strerror(-ret));
+	return ret;
 }
 
 /* The default group (pto, if it exists) and mode; a -g group's gid. */

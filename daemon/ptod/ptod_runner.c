@@ -881,7 +881,7 @@ void *ptod_runner_main(void *arg)
 	}
 	if (c->nr_outside > PTOD_WARN_MAX)
 		ptod_clog(c, PTOD_LOG_WARN,
-			 "client %u: %" PRIu64 " records outside a graph ignored in all, %d of them logged",
+			 "client %u: %" PRIu64 " records outside a graph ignored in all, at most %d of them logged",
 			 c->id, c->nr_outside, PTOD_WARN_MAX);
 	pthread_mutex_lock(&d->fin_lock);
 	c->fin_next = d->fin;

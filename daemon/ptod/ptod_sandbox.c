@@ -829,9 +829,15 @@ static bool sbx_restart_paid(struct client *c)
 		 strerror(-ret));
 	pthread_mutex_lock(&d->dev_lock);
 	c->sbx_gave_up = true;	/* its graphs fail with the note */
-	snprintf(c->note, sizeof(c->note),
-		 "the client's kernel sandbox crashed and is not started again: user %d started more than %d sandboxes at once or %d a second (ptod's limit): connect again later",
-		 (int)c->uid, PTOD_SBX_STARTS_BURST, PTOD_SBX_STARTS_RATE);
+	if (ret == -EAGAIN)
+		snprintf(c->note, sizeof(c->note),
+			 "the client's kernel sandbox crashed and is not started again: user %d started more than %d sandboxes at once or %d a second (ptod's limit): connect again later",
+			 (int)c->uid, PTOD_SBX_STARTS_BURST,
+			 PTOD_SBX_STARTS_RATE);
+	else
+		snprintf(c->note, sizeof(c->note),
+			 "the client's kernel sandbox crashed and is not started again: %s",
+			 strerror(-ret));
 	pthread_mutex_unlock(&d->dev_lock);
 	return false;
 }

@@ -73,7 +73,8 @@
  *	at most PTO_HOSTILE_THREADS (all alive at once, then joined).
  * @threads_err: what that pthread_create() returned, 0 if none failed.
  * @flood_bytes: the flood's bytes that its standard error took (the rest
- *	found the pipe full: ptod did not read them). * @session: its session id (/proc/self/stat), -errno if unread: its own
+ *	found the pipe full: ptod did not read them).
+ * @session: its session id (/proc/self/stat), -errno if unread: its own
  *	pid once the sandbox is a session of its own, without ptod's
  *	controlling terminal.
  * @tty_nr: its controlling terminal (/proc/self/stat; 0: none).
