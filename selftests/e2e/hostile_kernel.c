@@ -58,18 +58,29 @@ static int32_t env_len(void)
 	return len;
 }
 
-static int32_t oom_adj(void)
+/* The start of file @path into @buf (@len bytes), NUL-ended: 0 or -errno. */
+static int read_text(const char *path, char *buf, size_t len)
 {
-	char buf[32] = "";
 	ssize_t n;
 	int fd;
 
-	fd = open("/proc/self/oom_score_adj", O_RDONLY | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return -10000;
-	n = read(fd, buf, sizeof(buf) - 1);
+		return -errno;
+	n = read(fd, buf, len - 1);
 	close(fd);
-	return n > 0 ? (int32_t)atoi(buf) : -10000;
+	if (n <= 0)
+		return n < 0 ? -errno : -ENODATA;
+	buf[n] = 0;
+	return 0;
+}
+
+static int32_t oom_adj(void)
+{
+	char buf[32];
+
+	return read_text("/proc/self/oom_score_adj", buf, sizeof(buf)) ?
+	       -10000 : (int32_t)atoi(buf);
 }
 
 /* Its session and controlling terminal, from /proc/self/stat. */
@@ -77,24 +88,14 @@ static void session_of(struct pto_hostile_rec *r)
 {
 	char buf[512];
 	const char *p;
-	ssize_t n;
-	int fd;
 
-	r->session = -ENOENT;
-	fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		r->session = -errno;
+	r->session = read_text("/proc/self/stat", buf, sizeof(buf));
+	if (r->session)
 		return;
-	}
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return;
-	buf[n] = 0;
 	/* pid (comm) state ppid pgrp session tty_nr: comm may hold ") " */
 	p = strrchr(buf, ')');
-	if (p && sscanf(p + 1, " %*c %*d %*d %d %d", &r->session,
-			&r->tty_nr) != 2)
+	if (!p || sscanf(p + 1, " %*c %*d %*d %d %d", &r->session,
+			 &r->tty_nr) != 2)
 		r->session = -EINVAL;
 }
 
@@ -250,7 +251,6 @@ static void try_memory(struct pto_hostile_rec *r)
 	const char *line;
 	struct rlimit rl;
 	void *shared;
-	ssize_t n;
 	int fd;
 
 	r->data_soft_mib = r->data_hard_mib = -1;
@@ -266,14 +266,8 @@ static void try_memory(struct pto_hostile_rec *r)
 	r->wopen_err = err_of(fd);
 	if (fd >= 0)
 		close(fd);
-	fd = open("/proc/self/limits", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (read_text("/proc/self/limits", buf, sizeof(buf)))
 		return;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return;
-	buf[n] = 0;
 	line = strstr(buf, "Max processes");
 	if (line && sscanf(line, "Max processes %31s %31s", soft, hard) == 2) {
 		r->nproc_soft = limit_of(soft, 0);
