@@ -7,13 +7,14 @@
 # (above it, sticky ones may be: others cannot rename what is not
 # theirs there), links on the way theirs. Anyone else could swap the
 # socket for a link, which the socket's mode would then go to, or for a
-# socket of their own, or in a sticky directory take its name while ptod
-# is not running. A directory of another user's, one under such a
-# directory, a group- or world-writable one (sticky or not) and a link
-# of another user's are refused with exit status 1 and a message naming
-# what is wrong, and no socket is made; root's directory of mode 0755,
-# under the sticky /tmp, and root's link to it are taken. Run as root (it
-# makes files of nobody's); as another user it skips.
+# socket of their own; in a sticky directory take its name while ptod is
+# not running, which ptod warns of. A directory of another user's, one under such a
+# directory, a group- or world-writable one and a link of another user's
+# are refused with exit status 1 and a message naming what is wrong, and
+# no socket is made; root's directory of mode 0755, under the sticky
+# /tmp, and root's link to it are taken, and a sticky world-writable one
+# with a warning. Run as root (it makes files of nobody's); as another
+# user it skips.
 set -u
 PTOD=$(realpath "${1:-build/daemon/ptod}")
 fail=0
@@ -40,9 +41,10 @@ refused() {
 	fi
 }
 
-# taken DIR: ptod listens on DIR/ptod.sock (then it is stopped)
+# taken DIR [TEXT]: ptod listens on DIR/ptod.sock, saying TEXT if given
+# (then it is stopped)
 taken() {
-	local dir=$1 pid i
+	local dir=$1 text=${2:-} pid i
 
 	"$PTOD" -d user -s "$dir/ptod.sock" >"$top/log" 2>&1 &
 	pid=$!
@@ -52,7 +54,8 @@ taken() {
 		sleep 0.05
 	done
 	if grep -q "listening on $dir/ptod.sock" "$top/log" &&
-	   [ -S "$dir/ptod.sock" ]; then
+	   [ -S "$dir/ptod.sock" ] &&
+	   { [ -z "$text" ] || grep -qF -- "$text" "$top/log"; }; then
 		echo "ok: socket in $dir taken"
 	else
 		echo "not ok: socket in $dir: ptod said: $(cat "$top/log")"
@@ -70,12 +73,12 @@ mkdir -m 0777 "$top/world"
 refused "$top/world" "socket directory $top/world: $top/world is writable by others"
 mkdir -m 0775 "$top/group"
 refused "$top/group" "socket directory $top/group: $top/group is writable by others"
-mkdir -m 1777 "$top/sticky"
-refused "$top/sticky" "socket directory $top/sticky: $top/sticky is writable by others (sticky or not)"
 mkdir -m 0755 "$top/real"
 ln -s real "$top/nlink" && chown -h 65534 "$top/nlink"
 refused "$top/nlink" "socket directory $top/nlink: $top/nlink is not root's nor ptod's user's"
 taken "$top/real"
 ln -s real "$top/link"
 taken "$top/link"
+mkdir -m 1777 "$top/sticky"
+taken "$top/sticky" "socket directory $top/sticky is writable by others (sticky): none can take ptod's socket while it runs, but any can take its name"
 exit $fail

@@ -510,13 +510,14 @@ static int path_walk_check(const char *path, char *bad, const char **why)
 
 /*
  * The socket's directory @dir: it and every directory above it root's or
- * ptod's own user's and writable by no one else (above it, sticky ones
- * may be), links on the way root's or ptod's, and @dir itself writable
- * by no one else, sticky or not. Anyone else who could change what the
- * path names could swap the socket for a link (that the socket's mode
- * then goes to) or for a socket of theirs, to which root's clients
- * would send their device files; in a sticky directory others could
- * take the socket's name while ptod is not running. 0, or -errno said.
+ * ptod's own user's and writable by no one else unless sticky, links on
+ * the way root's or ptod's. Anyone else who could change what the path
+ * names could swap the socket for a link (that the socket's mode then
+ * goes to) or for a socket of theirs, to which root's clients would send
+ * their device files. In a sticky directory others cannot rename or
+ * remove ptod's socket, but they can take its name while ptod is not
+ * running: that gets a warning (a quick test's /tmp/ptod.sock), not a
+ * refusal. 0, or -errno said.
  */
 int ptod_socket_dir_check(const char *dir)
 {
@@ -537,8 +538,10 @@ int ptod_socket_dir_check(const char *dir)
 		why = "cannot be looked at";
 	}
 	if (!ret && (st.st_mode & (S_IWGRP | S_IWOTH))) {
-		ret = -EPERM;
-		why = "is writable by others (sticky or not)";
+		/* walked above: sticky, or it would have been refused */
+		ptod_log(PTOD_LOG_WARN,
+			 "socket directory %s is writable by others (sticky): none can take ptod's socket while it runs, but any can take its name while ptod is not running, and root's clients would then send their device files to them; use a directory writable by no one else (the default's is)",
+			 dir);
 	}
 	if (ret)
 		ptod_log(PTOD_LOG_ERR,
