@@ -81,15 +81,34 @@ static const int sbx_allowed[] = {
 
 #define SBX_ARCH_INSNS	3	/* load arch, compare, kill */
 #define SBX_IOCTL_INSNS	5	/* compare nr, load cmd, compare, allow, deny */
-#define SBX_CLONE_INSNS	8	/* compare nr, load flags, mask, compare,
-				   allow, deny; compare clone3 nr, ENOSYS */
-#define SBX_MMAP_INSNS	6	/* compare nr, load flags, mask, compare,
-				   deny, allow */
-#define SBX_OPEN_INSNS	6	/* the same for openat's flags */
+#define SBX_FLAGS_INSNS	6	/* sbx_flags_rule() */
+#define SBX_CLONE3_INSNS 2	/* compare nr, ENOSYS */
 #define SBX_TAIL_INSNS	2	/* allow, deny */
 #define SBX_INSNS	(SBX_ARCH_INSNS + 1 + SBX_IOCTL_INSNS + \
-			 SBX_CLONE_INSNS + SBX_MMAP_INSNS + SBX_OPEN_INSNS + \
+			 3 * SBX_FLAGS_INSNS + SBX_CLONE3_INSNS + \
 			 PTO_ARRAY_SIZE(sbx_allowed) + SBX_TAIL_INSNS)
+
+/*
+ * A rule on the flags of system call @nr, the low 32 bits of args[@arg]
+ * (the kernel ignores the rest): masked with @mask, equal to @eq, the
+ * call gets @ret_eq, else @ret_ne. The accumulator holds the call's
+ * number before; another call jumps over the rule with it still there.
+ * Writes SBX_FLAGS_INSNS instructions at @f.
+ */
+static void sbx_flags_rule(struct sock_filter *f, int nr, unsigned int arg,
+			   unsigned int mask, unsigned int eq,
+			   unsigned int ret_eq, unsigned int ret_ne)
+{
+	f[0] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+		(unsigned int)nr, 0, SBX_FLAGS_INSNS - 1);
+	f[1] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+		offsetof(struct seccomp_data, args[0]) + arg * sizeof(__u64));
+	f[2] = (struct sock_filter)BPF_STMT(BPF_ALU | BPF_AND | BPF_K, mask);
+	f[3] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, eq,
+		0, 1);
+	f[4] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, ret_eq);
+	f[5] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, ret_ne);
+}
 
 int sbx_seccomp_install(void)
 {
@@ -116,53 +135,24 @@ int sbx_seccomp_install(void)
 		SECCOMP_RET_ALLOW);
 	f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
 		SECCOMP_RET_ERRNO | EPERM);
-	/*
-	 * clone: a thread only (the flags are the low 32 bits of args[0];
-	 * the kernel ignores the rest)
-	 */
-	f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
-		SYS_clone, 0, 5);
-	f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-		offsetof(struct seccomp_data, args[0]));
-	f[n++] = (struct sock_filter)BPF_STMT(BPF_ALU | BPF_AND | BPF_K,
-		SBX_CLONE_NEED | SBX_CLONE_DENY);
-	f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
-		SBX_CLONE_NEED, 0, 1);
-	f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
-		SECCOMP_RET_ALLOW);
-	f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
-		SECCOMP_RET_ERRNO | EPERM);
+	/* clone: a thread only */
+	sbx_flags_rule(&f[n], SYS_clone, 0, SBX_CLONE_NEED | SBX_CLONE_DENY,
+		       SBX_CLONE_NEED, SECCOMP_RET_ALLOW,
+		       SECCOMP_RET_ERRNO | EPERM);
+	n += SBX_FLAGS_INSNS;
 	/* clone3: its flags are out of the filter's reach */
 	f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
 		SYS_clone3, 0, 1);
 	f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
 		SECCOMP_RET_ERRNO | ENOSYS);
-	/* mmap: not shared and anonymous at once (the low 32 bits of flags) */
-	f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
-		SYS_mmap, 0, 5);
-	f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-		offsetof(struct seccomp_data, args[3]));
-	f[n++] = (struct sock_filter)BPF_STMT(BPF_ALU | BPF_AND | BPF_K,
-		SBX_MMAP_DENY);
-	f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
-		SBX_MMAP_DENY, 0, 1);
-	f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
-		SECCOMP_RET_ERRNO | EPERM);
-	f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
-		SECCOMP_RET_ALLOW);
+	/* mmap: not shared and anonymous at once */
+	sbx_flags_rule(&f[n], SYS_mmap, 3, SBX_MMAP_DENY, SBX_MMAP_DENY,
+		       SECCOMP_RET_ERRNO | EPERM, SECCOMP_RET_ALLOW);
+	n += SBX_FLAGS_INSNS;
 	/* openat: for reading only */
-	f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
-		SYS_openat, 0, 5);
-	f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-		offsetof(struct seccomp_data, args[2]));
-	f[n++] = (struct sock_filter)BPF_STMT(BPF_ALU | BPF_AND | BPF_K,
-		SBX_OPEN_DENY);
-	f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
-		0, 0, 1);
-	f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
-		SECCOMP_RET_ALLOW);
-	f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
-		SECCOMP_RET_ERRNO | EPERM);
+	sbx_flags_rule(&f[n], SYS_openat, 2, SBX_OPEN_DENY, 0,
+		       SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO | EPERM);
+	n += SBX_FLAGS_INSNS;
 	/* x32 numbers on x86_64 differ from every number below: denied */
 	for (i = 0; i < nr_allowed; i++)
 		f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
