@@ -173,11 +173,13 @@ static int ctl_answers(struct ptod *d, uint32_t wait_sbx)
 
 /*
  * Room for an ADD of every sandbox there can be, queued before pto-aicore
- * reads any: a message that carries a descriptor takes about 770 bytes of
- * the send buffer, whose default (net.core.wmem_default, 208 KiB) held
- * 278 of them, and an ADD or REMOVE that does not fit is lost.
+ * reads any: a message that carries a descriptor takes about
+ * SBX_CTL_MSG_BYTES of the send buffer, whose default
+ * (net.core.wmem_default, 208 KiB) held 278 of them, and an ADD or
+ * REMOVE that does not fit is lost.
  */
-#define SBX_CTL_SNDBUF	(PTO_SBX_MAX * 2048)
+#define SBX_CTL_MSG_BYTES	770
+#define SBX_CTL_SNDBUF		(PTO_SBX_MAX * 2048)
 
 int ptod_sbx_ctl_open(struct ptod *d)
 {
@@ -195,7 +197,7 @@ int ptod_sbx_ctl_open(struct ptod *d)
 	     getsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &size, &len) ||
 	     size < SBX_CTL_SNDBUF))
 		ptod_log(PTOD_LOG_WARN, "sandbox control channel: a send buffer of %d bytes (SO_SNDBUFFORCE: not root?): at a pto-aicore start, the ADDs of more than about %d sandboxes are lost",
-			 size, size / 770);
+			 size, size / SBX_CTL_MSG_BYTES);
 	d->sbx_ctl = sv[0];
 	/* queued before pto-aicore starts: in place before it is ready */
 	for (c = d->clients; c; c = c->next)
@@ -659,6 +661,22 @@ static uint32_t sbx_number(struct ptod *d)
 }
 
 /*
+ * Why user @uid may not start a sandbox (sbx_start_paid()'s -EAGAIN or
+ * another -errno), after @what, into @buf.
+ */
+static void sbx_start_refused(char *buf, size_t len, const char *what,
+			      uid_t uid, int err)
+{
+	if (err == -EAGAIN)
+		snprintf(buf, len,
+			 "%s: user %d started more than %d sandboxes at once or %d a second (ptod's limit): connect again later",
+			 what, (int)uid, PTOD_SBX_STARTS_BURST,
+			 PTOD_SBX_STARTS_RATE);
+	else
+		snprintf(buf, len, "%s: %s", what, strerror(-err));
+}
+
+/*
  * May user @uid start a sandbox now? Each start costs its user 1 /
  * PTOD_SBX_STARTS_RATE s, paid up to PTOD_SBX_STARTS_BURST starts ahead
  * of the clock; root is not counted. 0, -EAGAIN, or -ENOMEM. A user
@@ -716,15 +734,11 @@ int ptod_sbx_client_start(struct client *c, char *err, size_t len)
 	if (!sbx_wanted(d, c->uid))
 		return 0;
 	ret = sbx_start_paid(d, c->uid);
-	if (ret == -EAGAIN)
-		snprintf(err, len,
-			 "the client's sandbox: user %d started more than %d sandboxes at once or %d a second (ptod's limit): connect again later",
-			 (int)c->uid, PTOD_SBX_STARTS_BURST,
-			 PTOD_SBX_STARTS_RATE);
-	else if (ret)
-		snprintf(err, len, "the client's sandbox: %s", strerror(-ret));
-	if (ret)
+	if (ret) {
+		sbx_start_refused(err, len, "the client's sandbox", c->uid,
+				  ret);
 		return ret;
+	}
 	what = "no sandbox number is free";
 	ret = -EBUSY;
 	c->sbx = sbx_number(d);
@@ -819,25 +833,17 @@ static bool sbx_restart_paid(struct client *c)
 {
 	struct ptod *d = c->d;
 	int ret = sbx_start_paid(d, c->uid);
+	char why[sizeof(c->note)];
 
 	if (!ret)
 		return true;
-	ptod_log(PTOD_LOG_ERR,
-		 "client %u: its sandbox is not started again: %s",
-		 c->id, ret == -EAGAIN ?
-		 "its user started too many sandboxes (ptod's limit)" :
-		 strerror(-ret));
+	sbx_start_refused(why, sizeof(why),
+			  "the client's kernel sandbox crashed and is not started again",
+			  c->uid, ret);
+	ptod_log(PTOD_LOG_ERR, "client %u: %s", c->id, why);
 	pthread_mutex_lock(&d->dev_lock);
 	c->sbx_gave_up = true;	/* its graphs fail with the note */
-	if (ret == -EAGAIN)
-		snprintf(c->note, sizeof(c->note),
-			 "the client's kernel sandbox crashed and is not started again: user %d started more than %d sandboxes at once or %d a second (ptod's limit): connect again later",
-			 (int)c->uid, PTOD_SBX_STARTS_BURST,
-			 PTOD_SBX_STARTS_RATE);
-	else
-		snprintf(c->note, sizeof(c->note),
-			 "the client's kernel sandbox crashed and is not started again: %s",
-			 strerror(-ret));
+	memcpy(c->note, why, sizeof(c->note));
 	pthread_mutex_unlock(&d->dev_lock);
 	return false;
 }
