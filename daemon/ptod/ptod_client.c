@@ -531,7 +531,8 @@ int ptod_socket_dir_check(const char *dir)
 		ret = -errno;
 	if (!ret && dir[0] == '/')
 		ret = path_walk_check(dir, bad, &why);
-	if (!ret)
+	/* the resolved path, where links or a relative path led elsewhere */
+	if (!ret && strcmp(dir, real))
 		ret = path_walk_check(real, bad, &why);
 	if (!ret && stat(real, &st)) {
 		ret = -errno;

@@ -853,9 +853,9 @@ static void outside_graph(struct client *c, const struct pto_rec *r)
 {
 	if (c->nr_outside++ < PTOD_WARN_MAX)
 		ptod_clog(c, PTOD_LOG_WARN,
-			 "client %u: record type %u outside a graph, ignored%s",
-			 c->id, r->type, c->nr_outside == PTOD_WARN_MAX ?
-			 " (its further ones are not logged)" : "");
+			  "client %u: record type %u outside a graph, ignored%s",
+			  c->id, r->type, c->nr_outside == PTOD_WARN_MAX ?
+			  " (its further ones are not logged)" : "");
 }
 
 void *ptod_runner_main(void *arg)
@@ -881,8 +881,8 @@ void *ptod_runner_main(void *arg)
 	}
 	if (c->nr_outside > PTOD_WARN_MAX)
 		ptod_clog(c, PTOD_LOG_WARN,
-			 "client %u: %" PRIu64 " records outside a graph ignored in all, at most %d of them logged",
-			 c->id, c->nr_outside, PTOD_WARN_MAX);
+			  "client %u: %" PRIu64 " records outside a graph ignored in all, at most %d of them logged",
+			  c->id, c->nr_outside, PTOD_WARN_MAX);
 	pthread_mutex_lock(&d->fin_lock);
 	c->fin_next = d->fin;
 	d->fin = c;
