@@ -1089,18 +1089,16 @@ static int submit_check_launch(struct submit *s)
 static uint64_t submit_est(const struct submit *s)
 {
 	PTO2Runtime *rt = s->rt;
-	uint64_t v;
+	uint64_t given = s->attr ? s->attr->est_time_ns : 0, v = 0;
 
-	if (s->attr && s->attr->est_time_ns)
-		return PTO_EST_CLAMP(s->attr->est_time_ns);
-	if (s->kernel_id < 0 || s->kernel_id >= PTO2_MAX_KERNELS)
-		return PTO_DEFAULT_EST_NS;
-	v = atomic_load_explicit(&rt->kcost[s->kernel_id],
-				 memory_order_relaxed);
-	if (!v)
-		v = atomic_load_explicit(&rt->kmeasured[s->kernel_id],
+	if (!given && s->kernel_id >= 0 && s->kernel_id < PTO2_MAX_KERNELS) {
+		v = atomic_load_explicit(&rt->kcost[s->kernel_id],
 					 memory_order_relaxed);
-	return v ? v : PTO_DEFAULT_EST_NS;
+		if (!v)
+			v = atomic_load_explicit(&rt->kmeasured[s->kernel_id],
+						 memory_order_relaxed);
+	}
+	return pto_est_pick(given, v);
 }
 
 static bool needs_alloc(const PTOParam *p)

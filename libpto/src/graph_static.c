@@ -173,11 +173,10 @@ static int derive_edges(pto_client *c, struct sgraph *g)
 				ret = pto2_tensormap_insert(&tm, &reg[k],
 							    (int32_t)i,
 							    types[k] == PTO_PARAM_OUTPUT);
-		g->cost[i] = PTO_EST_CLAMP(s->attr.est_time_ns ?
-			     s->attr.est_time_ns :
-			     s->kernel_id >= 0 && s->kernel_id < PTO2_MAX_KERNELS &&
-			     c->kcost[s->kernel_id] ? c->kcost[s->kernel_id] :
-			     PTO_DEFAULT_EST_NS);
+		g->cost[i] = pto_est_pick(s->attr.est_time_ns,
+					  s->kernel_id >= 0 &&
+					  s->kernel_id < PTO2_MAX_KERNELS ?
+					  c->kcost[s->kernel_id] : 0);
 	}
 	pto2_tensormap_destroy(&tm);
 	return ret;

@@ -22,6 +22,16 @@
 #define PTO_MAX_EST_NS		(1ULL << 40)
 #define PTO_EST_CLAMP(ns)	((ns) < PTO_MAX_EST_NS ? (ns) : PTO_MAX_EST_NS)
 
+/*
+ * The estimated time of one block: @given for the task (0: none), else
+ * @known for its kernel (declared or measured; 0: none), else the
+ * default; clamped.
+ */
+static inline uint64_t pto_est_pick(uint64_t given, uint64_t known)
+{
+	return PTO_EST_CLAMP(given ? given : known ? known : PTO_DEFAULT_EST_NS);
+}
+
 /**
  * pto_upward_rank() - HEFT's upward rank of every node, communication
  * cost 0, and the critical paths.
