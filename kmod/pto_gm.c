@@ -615,9 +615,12 @@ void pto_gm_release_file(struct pto_file *pf)
 	unsigned long index;
 
 	mutex_lock(&pf->buf_lock);
+	/*
+	 * by_addr keeps their handles, which no longer resolve: release()
+	 * destroys it whole
+	 */
 	xa_for_each(&pf->bufs, index, buf) {
 		xa_erase(&pf->bufs, index);
-		mtree_erase(&pf->by_addr, buf->dev_addr);
 		buf->owner = NULL;
 		pto_buf_put(buf);
 	}
