@@ -2569,6 +2569,41 @@ TEST_F_TIMEOUT(e2e, sandbox_crash_loop_not_restarted, 150)
 	vector_passes(_metadata, "other");
 }
 
+/* a user of this test's own, whose sandbox starts no other test spends */
+#define CRASH_BUDGET_UID	65530
+
+/*
+ * A crashed sandbox's restart costs its user a sandbox start, as a
+ * connection does: while a thread of the client's process keeps the
+ * user's starts used up (SBX_STARTS_BURST, then SBX_STARTS_RATE a
+ * second), a crash is not followed by a new sandbox, and the client's
+ * next graph fails at once, saying why. Where ptod starts fewer
+ * sandboxes a second than the rate (the debug kernel), the starts
+ * cannot be used up: skipped, saying so.
+ */
+TEST_F_TIMEOUT(e2e, sandbox_restart_paid_from_start_budget, 150)
+{
+	static const char *const env[] = { "PTO2_RING_HEAP=65536", NULL };
+	pid_t exec_before = executor_pid_settled();
+	struct proc p;
+
+	if (E->user)
+		SKIP(return, SANDBOX_ON_USER_DEVICE);
+	ASSERT_EQ(0, e2e_start_as(&p, "crash-budget", CRASH_BUDGET_UID, false,
+				  env, ARGS("crash-budget", "4")));
+	ASSERT_EQ(0, proc_wait(&p, CLIENT_MS));
+	if (has_text(p.text, "the thread was never refused")) {
+		proc_free(&p);
+		SKIP(return, "ptod started sandboxes too slowly to use up a user's starts here");
+	}
+	EXPECT_TRUE(case_passed(p.text, "crash-budget")) TH_LOG("%s", p.text);
+	EXPECT_TRUE(has_text(p.text, "is not started again"))
+		TH_LOG("%s", p.text);
+	EXPECT_EQ(exec_before, executor_pid());
+	proc_free(&p);
+	vector_passes(_metadata, "other");
+}
+
 /*
  * pto-aicore dies (root's crash kernel) while a nobody client is
  * connected: the restarted pto-aicore gets the client's sandbox again
@@ -3236,6 +3271,49 @@ TEST_F_TIMEOUT(e2e, records_outside_graph_log_bounded, 60)
 	EXPECT_EQ(1, log_lines_with(from, " " OUTSIDE_RECS
 				    " records outside a graph ignored in all",
 				    &bare));
+}
+
+/* ptod's PTOD_CLIENTS_LOG_RATE: lines about all clients' graphs a second */
+#define CLIENTS_LOG_RATE	200
+#define OUTSIDE_CONNS		200
+#define OUTSIDE_PER_CONN	"25"
+
+/*
+ * A client that connects again and again, each time with records outside
+ * a graph, buys no more lines of ptod's log than the budget of all
+ * clients' lines lets through: at most CLIENTS_LOG_RATE in each second
+ * the connections took (and the second they end in), though each
+ * connection's own budget would log OUTSIDE_LOGGED and a total line.
+ */
+TEST_F_TIMEOUT(e2e, records_outside_graph_reconnects_bounded, 120)
+{
+	off_t from = file_size(E->log);
+	int bare, n, m, i;
+	double secs = -1;
+	const char *l;
+	char *out;
+
+	out = e2e_output(_metadata, 0, false,
+			 ARGS("outside", OUTSIDE_PER_CONN, STR(OUTSIDE_CONNS)));
+	l = line_with(out, "CASE outside: PASS ");
+	ASSERT_TRUE(l && sscanf(l, "CASE outside: PASS %*d records outside a graph, then a graph, on %*d connections in %lf s",
+				&secs) == 1)
+		TH_LOG("%s", out);
+	free(out);
+	/* the last connection's total comes when its runner ends */
+	for (i = 0; i < 20; i++) {
+		usleep(100000);
+		if (log_lines_with(from, "records outside a graph ignored in all",
+				   &bare) >= OUTSIDE_CONNS)
+			break;
+	}
+	n = log_lines_with(from, "outside a graph", &bare);
+	m = log_lines_with(from, "lines about clients' graphs and sandboxes not logged",
+			   &bare);
+	note("%d connections of " OUTSIDE_PER_CONN " records outside a graph each in %.3f s: %d lines about them logged, %d lines saying how many were not",
+	     OUTSIDE_CONNS, secs, n, m);
+	EXPECT_GE(CLIENTS_LOG_RATE * ((long)secs + 3), n);
+	EXPECT_LT(0, n);
 }
 
 /* ptod's PTOD_LOG_RATE: lines about a client's graphs logged a second */

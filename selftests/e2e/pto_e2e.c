@@ -13,6 +13,10 @@
  *   pto_e2e deadlock N            one scope of N tasks (expects -EDEADLK
  *                                 when PTO2_RING_TASK_WINDOW < N + 1)
  *   pto_e2e crash                 a kernel that segfaults (expects -EIO)
+ *   pto_e2e crash-budget N        up to N times: a thread uses up the
+ *                                 user's sandbox starts, then a crash;
+ *                                 the next run must fail (-EOWNERDEAD):
+ *                                 no start was left for a new sandbox
  *   pto_e2e streampad             graphs whose task meets the end of the
  *                                 stream's ring with the smallest gap
  *                                 before it (libpto pads, ptod reads on)
@@ -124,9 +128,10 @@
  *                                 then of its own (expects 0)
  *   pto_e2e graphs N              (no libpto) N empty graphs, one
  *                                 after the other (expects 0 each)
- *   pto_e2e outside N             (no libpto) N records outside a
+ *   pto_e2e outside N [CONNS]     (no libpto) N records outside a
  *                                 graph (ignored), then a graph
- *                                 (expects 0)
+ *                                 (expects 0); on CONNS connections
+ *                                 one after the other (default 1)
  *   pto_e2e forge LINE            (no libpto) a hello whose
  *                                 PTO2_RING_HEAP is "1", a newline and
  *                                 LINE (expects -EINVAL)
@@ -186,7 +191,9 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -817,6 +824,93 @@ static int run_crash_next(void)
 		printf("CASE crash/next: %s\n", ret ? "FAIL" : "PASS");
 	}
 	return ret ? 1 : 0;
+}
+
+/* What churn_starts() did, and when it is to stop. */
+struct churner {
+	atomic_bool stop;
+	atomic_long connected, refused, other;
+};
+
+/*
+ * Connect and hang up until told to stop: every hello of a user's but
+ * root's costs one of its sandbox starts while there is one, else ptod
+ * refuses it with -EAGAIN (counted).
+ */
+static void *churn_starts(void *arg)
+{
+	struct churner *ch = arg;
+	pto_client *c;
+	int ret;
+
+	while (!atomic_load(&ch->stop)) {
+		ret = pto_connect(NULL, &c);
+		if (!ret) {
+			atomic_fetch_add(&ch->connected, 1);
+			pto_disconnect(c);
+		} else if (ret == -EAGAIN) {
+			atomic_fetch_add(&ch->refused, 1);
+		} else {
+			atomic_fetch_add(&ch->other, 1);
+			usleep(10000);
+		}
+	}
+	return NULL;
+}
+
+/*
+ * crash-budget N: a crashed sandbox's restart is paid from its user's
+ * budget of sandbox starts. A thread connects and hangs up without end,
+ * so the user's starts stay used up; up to N times, once the thread was
+ * refused, this client's kernel crashes its sandbox and a good graph
+ * follows: it must fail at once with -EOWNERDEAD, saying the user started
+ * too many sandboxes. A try in which the restart got a start that came
+ * free before the thread took it (the good graph passes) is tried again;
+ * N below PTOD_SBX_CRASHES, so that the crash count never decides.
+ */
+static int run_crash_budget(long n)
+{
+	struct churner ch = { .stop = false };
+	uint64_t arg = CRASH_K;
+	char msg[4096] = "";
+	bool ok = false;
+	pthread_t t;
+	long tries;
+	int ret, w;
+
+	if (load_e2e_kernel(CRASH_K, "crash_kernel.so") ||
+	    load_kernels("vector_example", add_scalar_k, 1))
+		return 1;
+	sc_x = gm_copy(NULL, 4096);
+	sc_y = gm_copy(NULL, 4096);
+	if (!sc_x || !sc_y || pthread_create(&t, NULL, churn_starts, &ch))
+		return 1;
+	for (tries = 0; tries < n && !ok; tries++) {
+		long refused = atomic_load(&ch.refused);
+
+		for (w = 0; w < 2000 && atomic_load(&ch.refused) == refused; w++)
+			usleep(10000);
+		if (atomic_load(&ch.refused) == refused) {
+			printf("crash-budget: the thread was never refused (%ld connected, %ld other errors)\n",
+			       atomic_load(&ch.connected), atomic_load(&ch.other));
+			break;
+		}
+		ret = pto_run(cl, orch_crash, &arg, 1, msg, sizeof(msg));
+		printf("crash %ld: status=%d %s\n", tries + 1, ret, msg);
+		if (ret != -EIO)
+			break;
+		ret = pto_run(cl, orch_add_scalar, NULL, 0, msg, sizeof(msg));
+		printf("next: status=%d %s\n", ret, msg);
+		ok = ret == -EOWNERDEAD && strstr(msg, "started more than");
+		if (ret && !ok)
+			break;
+	}
+	atomic_store(&ch.stop, true);
+	pthread_join(t, NULL);
+	printf("CASE crash-budget: %s after %ld tries; the thread connected %ld times, was refused %ld, other errors %ld\n",
+	       ok ? "PASS" : "FAIL", tries, atomic_load(&ch.connected),
+	       atomic_load(&ch.refused), atomic_load(&ch.other));
+	return ok ? 0 : 1;
 }
 
 /*
@@ -3519,11 +3613,6 @@ static int raw_append(struct raw_client *r, const void *rec, uint32_t bytes)
 }
 
 /*
- * @n records of a type ptod does not know outside any graph (raw_append()
- * waits for room as the ring fills), then a graph: ptod ignores the
- * records, and the graph must pass. 0 if it did.
- */
-/*
  * An empty graph of @r (GRAPH_BEGIN, GRAPH_END after what @r appended so
  * far), published: its DONE's status and message, or -errno.
  */
@@ -3540,22 +3629,31 @@ static int raw_empty_graph(struct raw_client *r, char *msg, size_t msglen)
 	return ret ? ret : raw_done(r, msg, msglen);
 }
 
-static int run_outside(long n)
+/*
+ * On each of @conns connections, one after the other: @n records of a
+ * type ptod does not know outside any graph (raw_append() waits for room
+ * as the ring fills), then a graph. ptod ignores the records, and every
+ * graph must pass. Prints how long the connections took. 0 if they did.
+ */
+static int run_outside(long n, long conns)
 {
 	struct pto_rec rec = { .type = 77 };
 	char msg[PTO_MSG_TEXT] = "";
+	double t0 = now_ms();
 	struct raw_client r;
-	long i;
-	int ret;
+	long i = 0, k;
+	int ret = 0;
 
-	ret = raw_open(&r);
-	for (i = 0; !ret && i < n; i++)
-		ret = raw_append(&r, &rec, sizeof(rec));
-	if (!ret)
-		ret = raw_empty_graph(&r, msg, sizeof(msg));
-	raw_close(&r);
-	printf("CASE outside: %s %ld records outside a graph, then a graph: %d %s\n",
-	       ret ? "FAIL" : "PASS", i, ret, msg);
+	for (k = 0; !ret && k < conns; k++) {
+		ret = raw_open(&r);
+		for (i = 0; !ret && i < n; i++)
+			ret = raw_append(&r, &rec, sizeof(rec));
+		if (!ret)
+			ret = raw_empty_graph(&r, msg, sizeof(msg));
+		raw_close(&r);
+	}
+	printf("CASE outside: %s %ld records outside a graph, then a graph, on %ld connections in %.3f s: %d %s\n",
+	       ret ? "FAIL" : "PASS", i, k, (now_ms() - t0) / 1e3, ret, msg);
 	return ret ? 1 : 0;
 }
 
@@ -4328,6 +4426,8 @@ static int run_case(int argc, char **argv)
 		ret = run_crash_loop(argc > 1 ? atol(argv[1]) : 6);
 	else if (!strcmp(argv[0], "crash-next"))
 		ret = run_crash_next();
+	else if (!strcmp(argv[0], "crash-budget"))
+		ret = run_crash_budget(argc > 1 ? atol(argv[1]) : 4);
 	else if (!strcmp(argv[0], "rerun"))
 		ret = run_rerun();
 	else if (!strcmp(argv[0], "streampad"))
@@ -4432,7 +4532,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|closedev|rerun|streampad|reload|rendezvous|crash-next|crash-loop|hostile|sbxchurn|stream|hang|probe|probe-n|prio|chain|badbuf|badph|phring|hazards|proto|freed|freed-tensor|reload-quota|reload-busy|kshare|freed-named|reload-defer|unpriv|reclen|kversion|graphs|outside|forge|rawhead|rawcluster|clpairs|slots|idle|flood|pings|quota|quota-rt|hellos|peer|churn|conns ...\n");
+		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|closedev|rerun|streampad|reload|rendezvous|crash-next|crash-loop|crash-budget|hostile|sbxchurn|stream|hang|probe|probe-n|prio|chain|badbuf|badph|phring|hazards|proto|freed|freed-tensor|reload-quota|reload-busy|kshare|freed-named|reload-defer|unpriv|reclen|kversion|graphs|outside|forge|rawhead|rawcluster|clpairs|slots|idle|flood|pings|quota|quota-rt|hellos|peer|churn|conns ...\n");
 		return 2;
 	}
 	/* without libpto: the socket alone */
@@ -4452,7 +4552,8 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[optind], "graphs"))
 		return run_graphs(optind + 1 < argc ? atol(argv[optind + 1]) : 100);
 	if (!strcmp(argv[optind], "outside"))
-		return run_outside(optind + 1 < argc ? atol(argv[optind + 1]) : 1000);
+		return run_outside(optind + 1 < argc ? atol(argv[optind + 1]) : 1000,
+				   optind + 2 < argc ? atol(argv[optind + 2]) : 1);
 	if (!strcmp(argv[optind], "forge"))
 		return run_forge(optind + 1 < argc ? argv[optind + 1] : "");
 	if (!strcmp(argv[optind], "rawhead"))
