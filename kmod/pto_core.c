@@ -124,6 +124,8 @@ int pto_set_role(struct pto_ucmd *ucmd)
 		ret = -EBUSY;
 	} else {
 		if (arg->role == PTO_ROLE_AICPU) {
+			/* under the lock: its quotas are its own */
+			pto_gm_quota_new_aicpu(pdev);
 			pdev->aicpu = pf;
 			pf->irq_seen = atomic_read(&pdev->irq_count);
 			WRITE_ONCE(pdev->info->aicpu_attached, 1);
@@ -170,8 +172,8 @@ static void pto_core_wake_all(struct pto_dev *pdev, u32 i)
 }
 
 /*
- * release(): an AICPU gives the role back, and the GM quotas it set, and
- * kicks every online core so that parked executors look at
+ * release(): an AICPU gives the role back (the GM quotas it set stay in
+ * force until the next AICPU's) and kicks every online core so that parked executors look at
  * aicpu_attached; an executor's cores become
  * DEAD, their waiters are woken and the AICPU gets an interrupt.
  */
@@ -199,8 +201,6 @@ void pto_release_roles(struct pto_file *pf)
 			atomic_set(&core->kick_pending, 1);
 			pto_core_wake_all(pdev, i);
 		}
-		/* under the lock: a next AICPU's quotas are its own */
-		pto_gm_quota_reset(pdev);
 	}
 	for (i = 0; i < pdev->nr_cores; i++) {
 		struct pto_core *core = &pdev->cores[i];

@@ -145,7 +145,7 @@ struct pto_counters {
  *	first waiter whose set has k.
  * @quota_lock: see below.
  * @quota_default: GM quota in bytes of a user without one of its own, 0 =
- *	unlimited (PTO_IOC_GM_QUOTA).
+ *	unlimited (PTO_IOC_GM_QUOTA); the last AICPU's, which outlives it.
  * @nr_own: users in @users with a quota of their own.
  * @users: __kuid_val() -> struct pto_gm_user: the users that hold GM or
  *	have a quota of their own.
@@ -413,7 +413,7 @@ int pto_gm_alloc(struct pto_ucmd *ucmd);
 int pto_gm_free(struct pto_ucmd *ucmd);
 int pto_gm_lookup(struct pto_ucmd *ucmd);
 int pto_gm_quota(struct pto_ucmd *ucmd);
-void pto_gm_quota_reset(struct pto_dev *pdev);
+void pto_gm_quota_new_aicpu(struct pto_dev *pdev);
 int pto_gm_pin(struct pto_ucmd *ucmd);
 int pto_gm_unpin(struct pto_ucmd *ucmd);
 void pto_gm_release_file(struct pto_file *pf);

@@ -262,19 +262,21 @@ int pto_gm_quota(struct pto_ucmd *ucmd)
 }
 
 /**
- * pto_gm_quota_reset() - the AICPU went: no quota any more.
+ * pto_gm_quota_new_aicpu() - an AICPU took the role: the users' own quotas go.
  * @pdev: the device.
  *
- * The default and every user's own quota go back to 0 (unlimited); what
- * users hold stays charged to them.
+ * Called with pdev->lock held. The quotas an AICPU set outlive it, so that
+ * no user can take all of GM while none holds the role (ptod restarting).
+ * A new AICPU's quotas are its own: every user's own quota goes, and the
+ * user falls back to the default in force, which stays until the new AICPU
+ * sets one. What users hold stays charged to them.
  */
-void pto_gm_quota_reset(struct pto_dev *pdev)
+void pto_gm_quota_new_aicpu(struct pto_dev *pdev)
 {
 	struct pto_gm_user *u;
 	unsigned long index;
 
 	mutex_lock(&pdev->quota_lock);
-	pdev->quota_default = 0;
 	pdev->nr_own = 0;
 	xa_for_each(&pdev->users, index, u) {
 		u->own = false;

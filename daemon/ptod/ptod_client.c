@@ -751,13 +751,25 @@ static int gm_quota_rules(struct ptod *d)
  * -q MIB: every user may hold that much GM through its own buffers
  * (pto.ko enforces it at GM_ALLOC with -EDQUOT); root is not limited.
  * -q UID=MIB, after it: user UID's own quota instead. 0 or -errno.
+ * Without -q there is none: pto.ko keeps the default quota of the AICPU
+ * before (an earlier ptod's -q) until the next sets one, so it is set to
+ * none (a module without GM quotas has none anyway).
  */
 int ptod_gm_quota_setup(struct ptod *d)
 {
 	int ret;
 
-	if (!d->gm_quota && !d->nr_quota_rules)
+	if (!d->gm_quota && !d->nr_quota_rules) {
+		if (d->ops != &ptod_kdev_ops)
+			return 0;
+		ret = gm_quota_set(d, PTO_GM_QUOTA_SET, 0, 0);
+		if (ret && ret != -ENOTTY) {
+			ptod_log(PTOD_LOG_ERR, "cannot clear the GM quota: %s",
+				 strerror(-ret));
+			return ret;
+		}
 		return 0;
+	}
 	if (d->ops != &ptod_kdev_ops) {
 		ptod_log(PTOD_LOG_ERR,
 			 "-q: the %s device has no GM quota (it serves one user)",

@@ -110,6 +110,8 @@
  *   pto_e2e quota MIB             with a GM quota of MIB per user (ptod
  *                                 -q): allocations beyond it fail with
  *                                 -EDQUOT and a message, within it pass
+ *   pto_e2e noquota MIB           without a GM quota: a buffer of MIB
+ *                                 + 1 MiB (expects 0)
  *   pto_e2e hellos N              up to N more clients until ptod refuses
  *                                 one for the user's GM quota (-EDQUOT)
  *   pto_e2e peer                  (no libpto) connects to ptod's socket
@@ -2188,6 +2190,18 @@ static int run_quota(long mib)
 	if (b)
 		pto_buf_free(b);
 	printf("CASE quota: %s\n", ok ? "PASS" : "FAIL");
+	return ok ? 0 : 1;
+}
+
+/* noquota MIB: a buffer of @mib + 1 MiB, as no quota of @mib lets. */
+static int run_noquota(long mib)
+{
+	pto_buf *b = NULL;
+	bool ok = quota_alloc(mib + 1, false, &b);
+
+	if (b)
+		pto_buf_free(b);
+	printf("CASE noquota: %s\n", ok ? "PASS" : "FAIL");
 	return ok ? 0 : 1;
 }
 
@@ -4470,6 +4484,8 @@ static int run_case(int argc, char **argv)
 		ret = run_pings(argc > 1 ? atol(argv[1]) : 10);
 	else if (!strcmp(argv[0], "quota"))
 		ret = run_quota(argc > 1 ? atol(argv[1]) : 64);
+	else if (!strcmp(argv[0], "noquota"))
+		ret = run_noquota(argc > 1 ? atol(argv[1]) : 64);
 	else if (!strcmp(argv[0], "quota-rt"))
 		ret = run_quota_rt(argc > 1 ? atol(argv[1]) : 64);
 	else if (!strcmp(argv[0], "sbxchurn"))
@@ -4532,7 +4548,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|closedev|rerun|streampad|reload|rendezvous|crash-next|crash-loop|crash-budget|hostile|sbxchurn|stream|hang|probe|probe-n|prio|chain|badbuf|badph|phring|hazards|proto|freed|freed-tensor|reload-quota|reload-busy|kshare|freed-named|reload-defer|unpriv|reclen|kversion|graphs|outside|forge|rawhead|rawcluster|clpairs|slots|idle|flood|pings|quota|quota-rt|hellos|peer|churn|conns ...\n");
+		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|closedev|rerun|streampad|reload|rendezvous|crash-next|crash-loop|crash-budget|hostile|sbxchurn|stream|hang|probe|probe-n|prio|chain|badbuf|badph|phring|hazards|proto|freed|freed-tensor|reload-quota|reload-busy|kshare|freed-named|reload-defer|unpriv|reclen|kversion|graphs|outside|forge|rawhead|rawcluster|clpairs|slots|idle|flood|pings|quota|noquota|quota-rt|hellos|peer|churn|conns ...\n");
 		return 2;
 	}
 	/* without libpto: the socket alone */

@@ -71,9 +71,18 @@ FIXTURE_SETUP(quota)
 	ASSERT_EQ(0, ret);
 }
 
+/*
+ * The quotas outlive the AICPU that set them: the default one goes back
+ * to none, so that the tests after this one start without it.
+ */
 FIXTURE_TEARDOWN(quota)
 {
-	close(self->aicpu);
+	if (self->aicpu < 0)
+		self->aicpu = pto_open_role(PTO_ROLE_AICPU);
+	if (self->aicpu >= 0 && set_default(self->aicpu, 0))
+		TH_LOG("cannot clear the default quota");
+	if (self->aicpu >= 0)
+		close(self->aicpu);
 }
 
 TEST_F(quota, none_at_start)
@@ -354,28 +363,40 @@ TEST_F(quota, charge_flag_rules)
 	close(c);
 }
 
-/* The quotas go with the AICPU role; what users hold stays charged. */
-TEST_F(quota, reset_when_aicpu_goes)
+/*
+ * The quotas outlive the AICPU role, so that nobody takes all of GM while
+ * no AICPU holds it; the next AICPU's own quotas are its own: a user's own
+ * quota goes with the old AICPU, and the default stays until the next one
+ * sets another. What users hold stays charged.
+ */
+TEST_F(quota, kept_when_aicpu_goes)
 {
 	struct pto_gm_alloc a;
 	int c, next;
 
 	ASSERT_EQ(0, set_default(self->aicpu, PTO_PAGE));
-	ASSERT_EQ(0, set_uid(self->aicpu, NOBODY, 2 * PTO_PAGE));
+	ASSERT_EQ(0, set_uid(self->aicpu, 0, 2 * PTO_PAGE));
 	c = pto_open_role(PTO_ROLE_CLIENT);
 	ASSERT_LE(0, c);
 	ASSERT_EQ(0, pto_gm_alloc(c, PTO_PAGE, 0, &a));
-	EXPECT_EQ(-EDQUOT, pto_gm_alloc(c, PTO_PAGE, 0, NULL));
 	close(self->aicpu);
 	self->aicpu = -1;
-	/* no AICPU: no quota */
-	EXPECT_EQ(0, pto_gm_alloc(c, MIB, 0, NULL));
+	/* no AICPU: its quotas are still in force */
+	EXPECT_EQ(0, pto_gm_alloc(c, PTO_PAGE, 0, NULL));
+	EXPECT_EQ(-EDQUOT, pto_gm_alloc(c, PTO_PAGE, 0, NULL));
+	EXPECT_EQ(-EDQUOT, pto_gm_alloc(c, MIB, 0, NULL));
 	next = pto_open_role(PTO_ROLE_AICPU);
 	ASSERT_LE(0, next);
 	self->aicpu = next;
-	EXPECT_EQ(0ULL, quota_of(next, 0));
-	EXPECT_EQ(0ULL, quota_of(next, NOBODY));
-	EXPECT_EQ(MIB + PTO_PAGE, used_by(next, 0));
+	/* root's own quota went with the old AICPU, the default did not */
+	EXPECT_EQ(PTO_PAGE, quota_of(next, 0));
+	EXPECT_EQ(PTO_PAGE, quota_of(next, NOBODY));
+	EXPECT_EQ(2 * PTO_PAGE, used_by(next, 0));
+	EXPECT_EQ(-EDQUOT, pto_gm_alloc(c, PTO_PAGE, 0, NULL));
+	/* until the new AICPU sets its own */
+	ASSERT_EQ(0, set_default(next, 0));
+	EXPECT_EQ(0, pto_gm_alloc(c, MIB, 0, NULL));
+	EXPECT_EQ(MIB + 2 * PTO_PAGE, used_by(next, 0));
 	close(c);
 	EXPECT_EQ(0ULL, used_by(next, 0));
 }
