@@ -950,6 +950,17 @@ static int hello_check(struct client *c, const struct pto_msg_hello *h,
 		      "the stream buffer is not a GM buffer of the client's file");
 		return -EACCES;
 	}
+	/*
+	 * ptod's atomics on the header's words must not straddle a cache
+	 * line (a split lock) or fault (an unaligned acquire on arm64).
+	 */
+	if (h->stream_addr % alignof(struct pto_stream_hdr)) {
+		ptod_reply(c, -EINVAL,
+			   "the stream buffer at 0x%" PRIx64 " is not aligned to %zu bytes",
+			   (uint64_t)h->stream_addr,
+			   alignof(struct pto_stream_hdr));
+		return -EINVAL;
+	}
 	c->stream_dev = h->stream_addr;
 	c->sh = ptod_gm(d, h->stream_addr, h->stream_len);
 	if (!c->sh || h->stream_len < PTO_STREAM_HDR_SIZE + 4096 ||

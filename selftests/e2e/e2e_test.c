@@ -3382,8 +3382,7 @@ TEST_F_TIMEOUT(e2e, graph_lines_rate_limited, 120)
 	proc_free(&p);
 }
 
-/* ptod's PTOD_CLIENTS_LOG_RATE, and the clients that exceed it at once */
-#define CLIENTS_LOG_RATE	200
+/* the clients that exceed CLIENTS_LOG_RATE at once */
 #define NOISY_CLIENTS		8
 #define NOISY_GRAPHS		5000
 
@@ -3453,6 +3452,22 @@ TEST_F_TIMEOUT(e2e, kernel_blob_version_refused, 60)
 	EXPECT_TRUE(case_passed(out, "kversion")) TH_LOG("%s", out);
 	EXPECT_TRUE(has_text(out, "kversion: another version: -8 ")) TH_LOG("%s", out);
 	EXPECT_TRUE(has_text(out, "this ptod runs version")) TH_LOG("%s", out);
+	free(out);
+}
+
+/*
+ * A hello whose stream header is not aligned to its 64 bytes (8 and 62
+ * bytes into a buffer) is refused with -EINVAL and a message: ptod's
+ * atomics on the header would straddle cache lines (a split lock) or
+ * fault (arm64). One at 64 bytes is taken.
+ */
+TEST_F_TIMEOUT(e2e, stream_header_misaligned_refused, 60)
+{
+	char *out = e2e_output(_metadata, 0, false, ARGS("misaligned"));
+
+	EXPECT_TRUE(case_passed(out, "misaligned")) TH_LOG("%s", out);
+	EXPECT_TRUE(has_text(out, "is not aligned to 64 bytes"))
+		TH_LOG("%s", out);
 	free(out);
 }
 

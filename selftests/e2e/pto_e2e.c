@@ -128,6 +128,9 @@
  *   pto_e2e kversion              (no libpto) KERNEL_REG of a blob of
  *                                 another version (expects -ENOEXEC),
  *                                 then of its own (expects 0)
+ *   pto_e2e misaligned            (no libpto) hellos whose stream header
+ *                                 is not 64-byte aligned (expects -EINVAL)
+ *                                 and one that is (expects 0)
  *   pto_e2e graphs N              (no libpto) N empty graphs, one
  *                                 after the other (expects 0 each)
  *   pto_e2e outside N [CONNS]     (no libpto) N records outside a
@@ -3908,6 +3911,46 @@ static int raw_kreg(struct raw_client *r, int32_t id, uint64_t dev,
 }
 
 /*
+ * A hello whose stream header starts @off bytes into its buffer (the
+ * data area half the usual size, so that it fits): ptod must answer
+ * @want. 1 if it did.
+ */
+static int hello_at(uint64_t off, int want, const char *what)
+{
+	uint32_t magic = PTO_STREAM_MAGIC, dsize = RAW_STREAM / 2;
+	struct raw_client r;
+	struct pto_msg m;
+	int ok = 0;
+
+	if (!raw_setup(&r, 0, RAW_STREAM, &m)) {
+		memcpy((uint8_t *)r.sh + off, &magic, sizeof(magic));
+		memcpy((uint8_t *)r.sh + off + sizeof(magic), &dsize,
+		       sizeof(dsize));
+		m.u.hello.stream_addr += off;
+		m.u.hello.stream_len -= off;
+		ok = raw_expect(r.sock, &m, sizeof(m), r.file, want, what);
+	}
+	raw_close(&r);
+	return ok;
+}
+
+/*
+ * misaligned: hellos whose stream header is not aligned to its 64 bytes
+ * (at 8 and 62 bytes into a buffer) are refused with -EINVAL: ptod's
+ * atomics on it would straddle cache lines; one at 64 bytes is taken.
+ * 0 if they were.
+ */
+static int run_misaligned(void)
+{
+	int ok = hello_at(8, -EINVAL, "misaligned 8");
+
+	ok &= hello_at(62, -EINVAL, "misaligned 62");
+	ok &= hello_at(64, 0, "aligned 64");
+	printf("CASE misaligned: %s\n", ok ? "PASS" : "FAIL");
+	return ok ? 0 : 1;
+}
+
+/*
  * probe_kernel.so as a blob whose header says version PTO_KBLOB_VERSION +
  * 1: KERNEL_REG must refuse it with -ENOEXEC; the same blob, its version
  * set right, must then register. 0 if both did.
@@ -4548,7 +4591,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|closedev|rerun|streampad|reload|rendezvous|crash-next|crash-loop|crash-budget|hostile|sbxchurn|stream|hang|probe|probe-n|prio|chain|badbuf|badph|phring|hazards|proto|freed|freed-tensor|reload-quota|reload-busy|kshare|freed-named|reload-defer|unpriv|reclen|kversion|graphs|outside|forge|rawhead|rawcluster|clpairs|slots|idle|flood|pings|quota|noquota|quota-rt|hellos|peer|churn|conns ...\n");
+		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|closedev|rerun|streampad|reload|rendezvous|crash-next|crash-loop|crash-budget|hostile|sbxchurn|stream|hang|probe|probe-n|prio|chain|badbuf|badph|phring|hazards|proto|freed|freed-tensor|reload-quota|reload-busy|kshare|freed-named|reload-defer|unpriv|reclen|kversion|misaligned|graphs|outside|forge|rawhead|rawcluster|clpairs|slots|idle|flood|pings|quota|noquota|quota-rt|hellos|peer|churn|conns ...\n");
 		return 2;
 	}
 	/* without libpto: the socket alone */
@@ -4565,6 +4608,8 @@ int main(int argc, char **argv)
 		return run_reclen(argc - optind - 1, argv + optind + 1);
 	if (!strcmp(argv[optind], "kversion"))
 		return run_kversion();
+	if (!strcmp(argv[optind], "misaligned"))
+		return run_misaligned();
 	if (!strcmp(argv[optind], "graphs"))
 		return run_graphs(optind + 1 < argc ? atol(argv[optind + 1]) : 100);
 	if (!strcmp(argv[optind], "outside"))
