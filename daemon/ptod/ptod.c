@@ -1027,6 +1027,23 @@ static int hello_config(struct client *c, struct pto_msg_hello *h)
 			   c->cfg.task_window, d->def_task_window);
 		return -EINVAL;
 	}
+	/*
+	 * The heap and the dependency pool are GM that the main thread
+	 * allocates and pto.ko zeroes now, for every hello: a user but
+	 * root gets at most ptod's own heap (-H) and PTOD_DEP_POOL_USER.
+	 */
+	if (c->uid && c->cfg.heap_size > d->def_heap) {
+		ptod_reply(c, -EINVAL,
+			   "PTO2_RING_HEAP=%" PRIu64 ": more than %" PRIu64 ", the most ptod lets a user but root ask for (its -H)",
+			   c->cfg.heap_size, d->def_heap);
+		return -EINVAL;
+	}
+	if (c->uid && c->cfg.dep_pool_size > PTOD_DEP_POOL_USER) {
+		ptod_reply(c, -EINVAL,
+			   "PTO2_RING_DEP_POOL=%u: more than %u, the most ptod lets a user but root ask for",
+			   c->cfg.dep_pool_size, PTOD_DEP_POOL_USER);
+		return -EINVAL;
+	}
 	c->cfg.kernel_addrs = c->kaddrs;
 	c->cfg.nr_kernel_addrs = PTOD_MAX_FUNC;
 	cluster_limit(c);

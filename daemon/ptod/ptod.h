@@ -69,6 +69,8 @@
 #define PTOD_TRACE_RING		8192	/* blocks waiting for trace subscribers */
 /* -w: a client's task window, and the largest a user but root may ask */
 #define PTOD_TASK_WINDOW	16384
+/* the largest PTO2_RING_DEP_POOL a user but root may ask (8 MiB of GM) */
+#define PTOD_DEP_POOL_USER	(1u << 20)
 #define PTOD_DRAIN_GRACE_MS	5000	/* -G: a stopped client's run may drain */
 #define PTOD_DRAIN_EXIT_MS	5000	/* then, shutting down, ptod exits anyway */
 /*

@@ -2002,6 +2002,42 @@ TEST_F_TIMEOUT(e2e, task_window_capped_for_users, 150)
 }
 
 /*
+ * A client's heap and dependency pool are GM that ptod's main thread
+ * allocates, and pto.ko zeroes, at the hello: a nobody client asking for
+ * a heap beyond ptod's own (-H, 32 MiB here) or a pool beyond 2^20
+ * entries is refused at connect, saying so; root may.
+ */
+TEST_F_TIMEOUT(e2e, heap_and_dep_pool_capped_for_users, 150)
+{
+	static const char *const heap[] = { "PTO2_RING_HEAP=64M", NULL };
+	static const char *const pool[] = { "PTO2_RING_DEP_POOL=2097152",
+					    NULL };
+	struct proc p;
+	int ret;
+
+	if (E->user)
+		SKIP(return, NOBODY_ON_USER_DEVICE);
+	ret = e2e_start_as(&p, "vector", NOBODY, false, heap, ARGS("vector"));
+	ASSERT_EQ(0, ret) TH_LOG("start pto_e2e vector: %s", strerror(-ret));
+	ASSERT_EQ(0, proc_wait(&p, CLIENT_MS));
+	EXPECT_FALSE(exited_ok(&p));
+	EXPECT_TRUE(has_text(p.text, "PTO2_RING_HEAP=67108864: more than 33554432, the most ptod lets a user but root ask for (its -H)"))
+		TH_LOG("%s", p.text);
+	proc_free(&p);
+	ret = e2e_start_as(&p, "vector", NOBODY, false, pool, ARGS("vector"));
+	ASSERT_EQ(0, ret) TH_LOG("start pto_e2e vector: %s", strerror(-ret));
+	ASSERT_EQ(0, proc_wait(&p, CLIENT_MS));
+	EXPECT_FALSE(exited_ok(&p));
+	EXPECT_TRUE(has_text(p.text, "PTO2_RING_DEP_POOL=2097152: more than 1048576, the most ptod lets a user but root ask for"))
+		TH_LOG("%s", p.text);
+	proc_free(&p);
+	run_client(_metadata, "vector", heap, ARGS("vector"),
+		   ARGS("vector/Const", "vector/Random"), NULL);
+	run_client(_metadata, "vector", pool, ARGS("vector"),
+		   ARGS("vector/Const", "vector/Random"), NULL);
+}
+
+/*
  * A kernel that segfaults: its task fails with -EIO and a message naming
  * the executor (the pid the device shows as the cores' owner), the signal
  * and the task.
