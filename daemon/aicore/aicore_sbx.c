@@ -113,11 +113,12 @@ static int sbx_map(struct aicore_sbxs *t, int fd, pid_t pid, struct sbx **out)
 	int need = F_SEAL_SHRINK | F_SEAL_GROW;
 	struct pto_sbx_hdr *mb;
 	struct stat st;
+	int seals = fcntl(fd, F_GET_SEALS);
 	struct sbx *s;
 	uint32_t c;
 
-	if (fstat(fd, &st) || (size_t)st.st_size != size ||
-	    (fcntl(fd, F_GET_SEALS) & need) != need)
+	if (fstat(fd, &st) || (size_t)st.st_size != size || seals < 0 ||
+	    (seals & need) != need)
 		return -EINVAL;
 	mb = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (mb == MAP_FAILED)

@@ -136,9 +136,11 @@ static int ctl_send(struct ptod *d, uint32_t type, const struct client *c)
 
 /*
  * Read pto-aicore's answers; with @wait_sbx, until the ADDED of that
- * sandbox (at most 2 s). 0, or the -errno of that ADDED, or -ETIMEDOUT.
+ * sandbox's process @wait_pid (at most 2 s: an ADDED of an earlier
+ * process of that number, left from a start batch or an ADD that timed
+ * out, is not it). 0, or the -errno of that ADDED, or -ETIMEDOUT.
  */
-static int ctl_answers(struct ptod *d, uint32_t wait_sbx)
+static int ctl_answers(struct ptod *d, uint32_t wait_sbx, pid_t wait_pid)
 {
 	int64_t deadline = pto_mono_ns() + 2000000000LL;
 	struct pto_sbx_ctl m;
@@ -165,7 +167,8 @@ static int ctl_answers(struct ptod *d, uint32_t wait_sbx)
 		if (m.status)
 			ptod_log(PTOD_LOG_ERR, "pto-aicore refused sandbox %u: %s",
 				 m.sbx, strerror(-m.status));
-		if (wait_sbx && m.type == PTO_SBX_CTL_ADDED && m.sbx == wait_sbx)
+		if (wait_sbx && m.type == PTO_SBX_CTL_ADDED &&
+		    m.sbx == wait_sbx && m.pid == wait_pid)
 			return m.status;
 	}
 	return 0;
@@ -181,23 +184,37 @@ static int ctl_answers(struct ptod *d, uint32_t wait_sbx)
 #define SBX_CTL_MSG_BYTES	770
 #define SBX_CTL_SNDBUF		(PTO_SBX_MAX * 2048)
 
-int ptod_sbx_ctl_open(struct ptod *d)
+/*
+ * SBX_CTL_SNDBUF for @fd's send buffer: root's, past net.core.wmem_max;
+ * else as much as that allows, saying what is lost (@what).
+ */
+static void ctl_sndbuf(int fd, const char *what)
 {
 	int size = SBX_CTL_SNDBUF;
 	socklen_t len = sizeof(size);
+
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof(size)) &&
+	    (setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof(size)) ||
+	     getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, &len) ||
+	     size < SBX_CTL_SNDBUF))
+		ptod_log(PTOD_LOG_WARN, "sandbox control channel: a send buffer of %d bytes (SO_SNDBUFFORCE: not root?): at a pto-aicore start, %s more than about %d sandboxes",
+			 size, what, size / SBX_CTL_MSG_BYTES);
+}
+
+int ptod_sbx_ctl_open(struct ptod *d)
+{
 	struct client *c;
 	int sv[2];
 
 	ptod_sbx_ctl_close(d);
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
 		return -errno;
-	/* root's, past net.core.wmem_max; else as much as that allows */
-	if (setsockopt(sv[0], SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof(size)) &&
-	    (setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &size, sizeof(size)) ||
-	     getsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &size, &len) ||
-	     size < SBX_CTL_SNDBUF))
-		ptod_log(PTOD_LOG_WARN, "sandbox control channel: a send buffer of %d bytes (SO_SNDBUFFORCE: not root?): at a pto-aicore start, the ADDs of more than about %d sandboxes are lost",
-			 size, size / SBX_CTL_MSG_BYTES);
+	ctl_sndbuf(sv[0], "the ADDs are lost of");
+	/*
+	 * pto-aicore's end too: it answers every queued ADD before it is
+	 * ready, and ptod reads the answers only when it waits for one.
+	 */
+	ctl_sndbuf(sv[1], "pto-aicore waits to answer the ADDs of");
 	d->sbx_ctl = sv[0];
 	/* queued before pto-aicore starts: in place before it is ready */
 	for (c = d->clients; c; c = c->next)
@@ -760,7 +777,7 @@ int ptod_sbx_client_start(struct client *c, char *err, size_t len)
 	what = "pto-aicore refused it";
 	ret = ctl_send(d, PTO_SBX_CTL_ADD, c);
 	if (!ret && d->exec_ready)
-		ret = ctl_answers(d, c->sbx);
+		ret = ctl_answers(d, c->sbx, c->sbx_pid);
 	if (ret)
 		goto fail;
 	return 0;
@@ -790,7 +807,7 @@ void ptod_sbx_client_stop(struct client *c)
 	if (c->sbx)
 		d->sbx_used[c->sbx] = false;
 	c->sbx = 0;
-	ctl_answers(d, 0);
+	ctl_answers(d, 0, 0);
 }
 
 /*
@@ -884,7 +901,7 @@ bool ptod_sbx_reaped(struct ptod *d, pid_t pid, int status)
 		c->sbx_mfd = mailbox_create(d->info.nr_cores);
 		if (c->sbx_mfd >= 0 && !sbx_spawn(c) &&
 		    !ctl_send(d, PTO_SBX_CTL_ADD, c)) {
-			if (d->exec_ready && ctl_answers(d, c->sbx))
+			if (d->exec_ready && ctl_answers(d, c->sbx, c->sbx_pid))
 				ptod_log(PTOD_LOG_ERR, "client %u: pto-aicore did not take its new sandbox",
 					 c->id);
 			return true;
@@ -893,6 +910,6 @@ bool ptod_sbx_reaped(struct ptod *d, pid_t pid, int status)
 			 c->id);
 	}
 	ctl_send(d, PTO_SBX_CTL_REMOVE, c);	/* fails its waiting tasks */
-	ctl_answers(d, 0);
+	ctl_answers(d, 0, 0);
 	return true;
 }
