@@ -626,6 +626,7 @@ static void on_sigchld(struct ptod *d)
 			d->exec_old = 0;
 		} else {
 			ptod_sbx_reaped(d, pid, status);
+			ptod_sbx_cg_reaped(d, pid);
 		}
 	}
 }
@@ -2051,7 +2052,9 @@ int main(int argc, char **argv)
 	pthread_mutex_init(&d->trace_lock, NULL);
 	pthread_mutex_init(&d->clients_log_lock, NULL);
 
-	if (open_device(d) || ptod_gm_quota_setup(d) || engine_start(d) ||
+	d->sbx_cg = -1;
+	if (open_device(d) || ptod_gm_quota_setup(d) ||
+	    (ptod_sbx_cg_setup(d), engine_start(d)) ||
 	    loop_setup(d) ||
 	    (d->ops->events_start && d->ops->events_start(d)) ||
 	    spawn_executor(d) || listen_socket(d))
@@ -2067,6 +2070,7 @@ out:
 	if (d->ops->events_stop)
 		d->ops->events_stop(d);
 	loop_teardown(d);
+	ptod_sbx_cg_close(d);
 	d->ops->close(d);
 	free(d->uid_runs);
 	free(d->sbx_starts);

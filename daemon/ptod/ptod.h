@@ -424,6 +424,7 @@ struct ptod {
 	struct event *ev_drain;		/* stopped clients' runs (ptod_drain.c) */
 	uint32_t drain_grace_ms;	/* -G */
 	uint64_t sbx_data;		/* -M: a sandbox's RLIMIT_DATA, 0: none */
+	int sbx_cg;			/* the sandboxes' cgroup, -1: none */
 	uint32_t sbx_tasks;		/* -P: its RLIMIT_NPROC, 0: none */
 	int64_t shutdown_ns;		/* 0 = not shutting down */
 	int fin_efd;
@@ -643,6 +644,26 @@ int ptod_sbx_client_start(struct client *c, char *err, size_t len);
 void ptod_sbx_client_stop(struct client *c);
 /* true if @pid was a sandbox */
 bool ptod_sbx_reaped(struct ptod *d, pid_t pid, int status);
+/* A sandbox's memory: RLIMIT_DATA and its cgroup's memory.max, bytes. */
+uint64_t ptod_sbx_mem_limit(const struct ptod *d);
+
+/* ptod_cgroup.c: a memory cgroup per sandbox process */
+#define PTOD_CG_NAME_LEN	24	/* "sbx-PID" and its NUL */
+/* At start, main thread: d->sbx_cg, or -1 (said why). */
+void ptod_sbx_cg_setup(struct ptod *d);
+void ptod_sbx_cg_close(struct ptod *d);
+/* "sbx-PID" into @buf of PTOD_CG_NAME_LEN bytes; async-signal-safe. */
+void ptod_sbx_cg_name(char *buf, pid_t pid);
+/*
+ * In the sandbox's child, still root: make the leaf of this process under
+ * @base, limited to @limit bytes, and join it. 0 or -errno;
+ * async-signal-safe.
+ */
+int ptod_sbx_cg_join(int base, uint64_t limit);
+/* Did the memory cgroup of sandbox process @pid kill it? */
+bool ptod_sbx_cg_oom(const struct ptod *d, pid_t pid);
+/* Sandbox process @pid was reaped: its leaf goes. */
+void ptod_sbx_cg_reaped(const struct ptod *d, pid_t pid);
 
 #define PTOD_LOG_ERR	0
 #define PTOD_LOG_WARN	1

@@ -21,6 +21,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -536,6 +537,11 @@ static void sbx_child_oom(void)
 		close(fd);
 }
 
+uint64_t ptod_sbx_mem_limit(const struct ptod *d)
+{
+	return d->sbx_data + (uint64_t)d->info.nr_cores * PTO_SBX_STACK;
+}
+
 /*
  * The child of fork(): only async-signal-safe calls. Standard input and
  * output become /dev/null (a kernel reads nothing of ptod's), standard
@@ -564,8 +570,19 @@ static void sbx_child(const struct client *c, int errw, char *const argv[])
 	if (cf < 0 || mf < 0 || ef < 0 || nf < 0 ||
 	    dup2(nf, STDIN_FILENO) < 0 || dup2(nf, STDOUT_FILENO) < 0 ||
 	    dup2(ef, STDERR_FILENO) < 0 ||
-	    dup2(cf, SBX_FD_CLIENT) < 0 || dup2(mf, SBX_FD_MAILBOX) < 0 ||
-	    syscall(SYS_close_range, SBX_FD_MAILBOX + 1, ~0U, 0))
+	    dup2(cf, SBX_FD_CLIENT) < 0 || dup2(mf, SBX_FD_MAILBOX) < 0)
+		_exit(126);
+	/* its memory cgroup (ptod_cgroup.c), before its descriptor goes */
+	if (c->d->sbx_cg >= 0) {
+		int err = ptod_sbx_cg_join(c->d->sbx_cg,
+					   ptod_sbx_mem_limit(c->d));
+
+		if (err) {
+			sbx_child_warn("cannot join its memory cgroup", -err);
+			_exit(126);
+		}
+	}
+	if (syscall(SYS_close_range, SBX_FD_MAILBOX + 1, ~0U, 0))
 		_exit(126);
 	/*
 	 * A session of its own: no controlling terminal (a kernel that
@@ -577,8 +594,7 @@ static void sbx_child(const struct client *c, int errw, char *const argv[])
 		_exit(126);
 	sbx_child_oom();
 	if (c->d->sbx_data) {
-		rlim_t lim = c->d->sbx_data +
-			     (rlim_t)c->d->info.nr_cores * PTO_SBX_STACK;
+		rlim_t lim = ptod_sbx_mem_limit(c->d);
 		struct rlimit rl = { .rlim_cur = lim, .rlim_max = lim };
 
 		if (setrlimit(RLIMIT_DATA, &rl))
@@ -868,13 +884,18 @@ static bool sbx_restart_paid(struct client *c)
 bool ptod_sbx_reaped(struct ptod *d, pid_t pid, int status)
 {
 	struct client *c;
-	char why[128];
+	char why[192];
 
 	for (c = d->clients; c && c->sbx_pid != pid; c = c->next)
 		;
 	if (!c || pid <= 0)
 		return false;
-	if (WIFSIGNALED(status))
+	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL &&
+	    ptod_sbx_cg_oom(d, pid))
+		snprintf(why, sizeof(why), "was killed by signal %d (%s): it reached its memory cgroup's limit of %" PRIu64 " MiB (ptod -M and the worker stacks)",
+			 WTERMSIG(status), strsignal(WTERMSIG(status)),
+			 ptod_sbx_mem_limit(d) >> 20);
+	else if (WIFSIGNALED(status))
 		snprintf(why, sizeof(why), "was killed by signal %d (%s)",
 			 WTERMSIG(status), strsignal(WTERMSIG(status)));
 	else

@@ -17,8 +17,9 @@
  * MAP_SHARED_VALIDATE) and MAP_ANONYMOUS together is refused; a buffer
  * of the client's is a shared mapping of the client's file, not
  * anonymous. memfd_create() stays (the kernel loader writes each kernel
- * into one): a kernel can still hold memory in memfds, which no rlimit
- * bounds; a memory cgroup per sandbox would (runtime.rst, "Sandboxes").
+ * into one): memory a kernel holds in memfds no rlimit bounds; the
+ * sandbox's memory cgroup does, where ptod could make one (ptod_cgroup.c,
+ * runtime.rst, "Sandboxes").
  *
  * Threads yes, processes no: clone is allowed only with CLONE_THREAD,
  * CLONE_VM and CLONE_SIGHAND all set and no namespace flag nor

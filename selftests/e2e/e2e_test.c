@@ -2274,6 +2274,47 @@ TEST_F_TIMEOUT(e2e, sandbox_memory_bounded, 150)
 }
 
 /*
+ * Memory a kernel writes into a memfd is in no rlimit of its sandbox; the
+ * sandbox's memory cgroup counts it, with RLIMIT_DATA's limit
+ * (SBX_DATA_MIB and PTO_SBX_STACK a core). A nobody client's kernel that
+ * writes PTO_HOSTILE_MEMFD_MIB into a memfd, more than that, gets less
+ * than the limit: the cgroup kills its sandbox (the run fails, saying the
+ * limit was reached) or a write fails. pto-aicore lives on, and another
+ * client's run passes.
+ */
+TEST_F_TIMEOUT(e2e, sandbox_memfd_bounded, 300)
+{
+	long limit = SBX_DATA_MIB + (long)(PTO_SBX_STACK >> 20) * E->nr_cores;
+	pid_t exec_before = executor_pid_settled();
+	int mib = -1, err = -1;
+	struct hostile h;
+	struct proc p;
+	const char *r;
+
+	if (E->user)
+		SKIP(return, SANDBOX_ON_USER_DEVICE);
+	if (limit >= PTO_HOSTILE_MEMFD_MIB)
+		SKIP(return, "the limit (%ld MiB) is not below what the kernel writes",
+		     limit);
+	run_hostile(_metadata, "memfd", &p, &h);
+	r = strstr(p.text, "hostile7: ");
+	ASSERT_TRUE(r && sscanf(r, "hostile7: memfdmib=%d memfderr=%d", &mib,
+				&err) == 2) TH_LOG("no hostile7 record");
+	note("memfd: %d of %d MiB written (limit %ld MiB), errno %d, run status %d",
+	     mib, PTO_HOSTILE_MEMFD_MIB, limit, err, h.status);
+	EXPECT_GT(limit, mib);
+	if (h.status) {
+		EXPECT_TRUE(has_text(p.text, "memory cgroup's limit of"))
+			TH_LOG("%s", p.text);
+	} else {
+		EXPECT_NE(0, err);
+	}
+	EXPECT_EQ(exec_before, executor_pid());
+	proc_free(&p);
+	vector_passes(_metadata, "other");
+}
+
+/*
  * A sandbox's threads are bounded (ptod -P SBX_TASKS in this suite): a
  * nobody client's kernel finds RLIMIT_NPROC at SBX_TASKS, soft and hard,
  * and its threads, started without end with small stacks, stop with

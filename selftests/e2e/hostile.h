@@ -7,7 +7,9 @@
  * client buffer; args[1] SCALAR, that buffer's device address; args[2]
  * SCALAR, a device address to read 8 bytes at (0: none), translated the
  * way the executor translates tensors (base + offset); args[3], if given
- * and not 0: only flood standard error (@flood_bytes), nothing else.
+ * and not 0: PTO_HOSTILE_FLOOD, only flood standard error (@flood_bytes),
+ * or PTO_HOSTILE_MEMFD, only write into a memfd (@memfd_mib,
+ * @memfd_err), nothing else.
  */
 #ifndef PTO_E2E_HOSTILE_H
 #define PTO_E2E_HOSTILE_H
@@ -28,6 +30,11 @@
 #define PTO_HOSTILE_FLOOD_MIB	4
 /* The most threads the kernel starts (each waits until it has them all) */
 #define PTO_HOSTILE_THREADS	2048
+/* args[3]: what the kernel does instead of its probes */
+#define PTO_HOSTILE_FLOOD	1
+#define PTO_HOSTILE_MEMFD	2
+/* The memfd: written a MiB at a time up to this, or until write() fails */
+#define PTO_HOSTILE_MEMFD_MIB	1024
 
 /**
  * struct pto_hostile_rec - one run of the hostile kernel.
@@ -83,6 +90,9 @@
  *	(unmapped at once).
  * @wopen_err: errno of creating PTO_HOSTILE_SHM_FILE for writing (tmpfs:
  *	memory no limit of the sandbox counts), 0 if created.
+ * @memfd_mib: MiB written into a memfd (PTO_HOSTILE_MEMFD), kept open.
+ * @memfd_err: errno of the memfd_create() or write() that failed, 0 if
+ *	all PTO_HOSTILE_MEMFD_MIB were written.
  */
 /* What the kernel writes to its standard error: a line of ptod's own? */
 #define PTO_HOSTILE_FORGED \
@@ -125,6 +135,8 @@ struct pto_hostile_rec {
 	int32_t tty_nr;
 	int32_t shared_err;
 	int32_t wopen_err;
+	int32_t memfd_mib;
+	int32_t memfd_err;
 };
 
 #endif /* PTO_E2E_HOSTILE_H */

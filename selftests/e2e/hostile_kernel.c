@@ -221,6 +221,28 @@ static int32_t flood(void)
 	return (int32_t)took;
 }
 
+/*
+ * A memfd written a MiB at a time, up to PTO_HOSTILE_MEMFD_MIB (memory
+ * that no rlimit counts; the sandbox's memory cgroup does): how much it
+ * took before write() failed, and why. Kept open, as a hog would.
+ */
+static void memfd_fill(struct pto_hostile_rec *r)
+{
+	static char mib[1 << 20];
+	int fd = memfd_create("pto-e2e-hostile", MFD_CLOEXEC);
+
+	r->memfd_err = fd < 0 ? errno : 0;
+	memset(mib, 0x5a, sizeof(mib));
+	while (fd >= 0 && r->memfd_mib < PTO_HOSTILE_MEMFD_MIB) {
+		if (write(fd, mib, sizeof(mib)) != (ssize_t)sizeof(mib)) {
+			r->memfd_err = errno ? errno : EIO;
+			break;
+		}
+		__atomic_store_n(&r->memfd_mib, r->memfd_mib + 1,
+				 __ATOMIC_RELEASE);
+	}
+}
+
 /* errno of malloc() of @mib MiB, 0 if it got them (freed at once). */
 static int32_t alloc_err(size_t mib)
 {
@@ -298,7 +320,10 @@ int pto_kernel_entry(const struct pto_kernel_ctx *ctx, const uint64_t *args,
 		return -EINVAL;
 	r = (struct pto_hostile_rec *)(uintptr_t)args[0];
 	if (nargs > 3 && args[3]) {
-		r->flood_bytes = flood();
+		if (args[3] == PTO_HOSTILE_MEMFD)
+			memfd_fill(r);
+		else
+			r->flood_bytes = flood();
 		__atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
 		return 0;
 	}

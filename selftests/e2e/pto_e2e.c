@@ -740,7 +740,7 @@ static int run_closedev(void)
 
 static pto_buf *ho_buf;
 static uint64_t ho_peek;	/* device address to read, 0: none */
-static uint64_t ho_flood;	/* 1: the kernel floods standard error */
+static uint64_t ho_mode;	/* args[3]: 0, PTO_HOSTILE_FLOOD or _MEMFD */
 
 static int orch_hostile(PTO2Runtime *rt, uint64_t *args, int argc)
 {
@@ -750,7 +750,7 @@ static int orch_hostile(PTO2Runtime *rt, uint64_t *args, int argc)
 					PTO_DT_INT32);
 	PTOParam p[] = { make_output_param(&t), make_scalar_param(dev),
 			 make_scalar_param(ho_peek),
-			 make_scalar_param(ho_flood) };
+			 make_scalar_param(ho_mode) };
 
 	(void)args;
 	(void)argc;
@@ -759,10 +759,10 @@ static int orch_hostile(PTO2Runtime *rt, uint64_t *args, int argc)
 }
 
 /*
- * hostile [ADDR|flood]: run the hostile kernel once (reading 8 bytes at
- * device address ADDR, hex, if given; with "flood", only flooding its
- * standard error) and print its record and the run's status. The test
- * judges both.
+ * hostile [ADDR|flood|memfd]: run the hostile kernel once (reading 8
+ * bytes at device address ADDR, hex, if given; with "flood", only
+ * flooding its standard error; with "memfd", only writing into a memfd)
+ * and print its record and the run's status. The test judges both.
  */
 static int run_hostile(int argc, char **argv)
 {
@@ -770,8 +770,10 @@ static int run_hostile(int argc, char **argv)
 	char msg[4096];
 	int ret;
 
-	ho_flood = argc > 0 && !strcmp(argv[0], "flood");
-	ho_peek = argc > 0 && !ho_flood ? strtoull(argv[0], NULL, 16) : 0;
+	ho_mode = argc < 1 ? 0 : !strcmp(argv[0], "flood") ?
+		  PTO_HOSTILE_FLOOD : !strcmp(argv[0], "memfd") ?
+		  PTO_HOSTILE_MEMFD : 0;
+	ho_peek = argc > 0 && !ho_mode ? strtoull(argv[0], NULL, 16) : 0;
 	if (load_e2e_kernel(HOSTILE_K, "hostile_kernel.so"))
 		return 1;
 	ho_buf = gm_copy(NULL, 4096);
@@ -797,6 +799,8 @@ static int run_hostile(int argc, char **argv)
 	printf("hostile5: flood=%d\n", r->flood_bytes);
 	printf("hostile6: session=%d ttynr=%d shared=%d wopen=%d\n",
 	       r->session, r->tty_nr, r->shared_err, r->wopen_err);
+	printf("hostile7: memfdmib=%d memfderr=%d\n",
+	       __atomic_load_n(&r->memfd_mib, __ATOMIC_ACQUIRE), r->memfd_err);
 	return 0;
 }
 
