@@ -141,7 +141,8 @@ _Static_assert(sizeof(struct pto_rec) == PTO_REC_ALIGN,
  * idx counting from 1 per graph (ptod refuses a first OUTPUT whose idx
  * skips one: -EPROTO). ptod binds idx to the address its
  * runtime assigns and translates every later use; the low 32 bits are an
- * offset the orchestration may have added.
+ * offset the orchestration may have added (a moved address names another
+ * buffer for the TensorMap, as for any tensor: pto_orchestration_api.h).
  */
 #define PTO_PH_BASE		0xff00000000000000ULL
 #define PTO_PH_MASK		0xff00000000000000ULL

@@ -27,7 +27,10 @@
  * is first passed as an OUTPUT and writes the address back into the
  * caller's Tensor (through PTOParam.tensor). Views (pto_tensor_view())
  * copy addr, so take views of a make_tensor() only after the submit that
- * produces it.
+ * produces it. The address names the buffer: dependencies are found
+ * between views of one addr (their offsets and shapes), so a part of a
+ * buffer is a view of it, never a Tensor whose addr was moved, which
+ * names another buffer and has no dependency on the writers of the first.
  */
 #ifndef PTO_ORCHESTRATION_API_H
 #define PTO_ORCHESTRATION_API_H
