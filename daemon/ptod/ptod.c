@@ -125,7 +125,7 @@ static bool rate_take(struct ptod_rate *r, uint32_t rate, uint64_t *dropped)
  */
 static void clog_dropped(struct client *c, uint64_t n)
 {
-	if (n && ptod_clients_log_take(c->d, n))
+	if (n && ptod_clients_log_take(c->d, c->uid, n))
 		ptod_log(PTOD_LOG_WARN,
 			 "client %u: %" PRIu64 " lines about its graphs not logged (more than %d a second)",
 			 c->id, n, PTOD_LOG_RATE);
@@ -153,7 +153,7 @@ void ptod_clog(struct client *c, int level, const char *fmt, ...)
 	log = rate_take(&c->log_rate, PTOD_LOG_RATE, &dropped);
 	pthread_mutex_unlock(&c->log_lock);
 	clog_dropped(c, dropped);
-	if (!log || !ptod_clients_log_take(c->d, 1))
+	if (!log || !ptod_clients_log_take(c->d, c->uid, 1))
 		return;
 	va_start(ap, fmt);
 	ptod_vlog(level, fmt, ap);
@@ -177,19 +177,55 @@ static void clients_log_dropped(uint64_t n)
 {
 	if (n)
 		ptod_log(PTOD_LOG_WARN,
-			 "%" PRIu64 " lines about clients' graphs and sandboxes not logged (more than %d a second of all clients)",
-			 n, PTOD_CLIENTS_LOG_RATE);
+			 "%" PRIu64 " lines about clients' graphs and sandboxes not logged (more than %d a second of one user's clients or %d of all clients)",
+			 n, PTOD_USER_LOG_RATE, PTOD_CLIENTS_LOG_RATE);
 }
 
-bool ptod_clients_log_take(struct ptod *d, uint64_t n)
+/*
+ * The count of user @uid's lines in this second (clients_log_lock held):
+ * its slot, or one no user logged in during this second, or NULL if
+ * PTOD_USER_LOG_SLOTS users all did (then only all clients' budget
+ * holds).
+ */
+static struct ptod_rate *user_log_rate(struct ptod *d, uid_t uid)
 {
-	uint64_t said;
+	int64_t sec = pto_mono_ns() / 1000000000LL;
+	uint32_t i, free = PTOD_USER_LOG_SLOTS;
+
+	for (i = 0; i < PTOD_USER_LOG_SLOTS; i++) {
+		if (d->user_log[i].rate.sec != sec)
+			free = free < i ? free : i;
+		else if (d->user_log[i].uid == uid)
+			return &d->user_log[i].rate;
+	}
+	if (free == PTOD_USER_LOG_SLOTS)
+		return NULL;
+	/* rate_take() starts the second */
+	d->user_log[free].uid = uid;
+	d->user_log[free].rate = (struct ptod_rate){ .sec = sec - 1 };
+	return &d->user_log[free].rate;
+}
+
+bool ptod_clients_log_take(struct ptod *d, uid_t uid, uint64_t n)
+{
+	struct ptod_rate *u;
+	uint64_t said, none;
 	bool log;
 
 	pthread_mutex_lock(&d->clients_log_lock);
-	log = rate_take(&d->clients_log_rate, PTOD_CLIENTS_LOG_RATE, &said);
-	if (!log)	/* rate_take() counted one */
+	/* one user's clients take no more than their share of all */
+	u = user_log_rate(d, uid);
+	if (u && !rate_take(u, PTOD_USER_LOG_RATE, &none)) {
+		u->dropped = 0;		/* counted in all clients' count */
+		rate_take(&d->clients_log_rate, 0, &said);
 		d->clients_log_rate.dropped += n - 1;
+		log = false;
+	} else {
+		log = rate_take(&d->clients_log_rate, PTOD_CLIENTS_LOG_RATE,
+				&said);
+		if (!log)	/* rate_take() counted one */
+			d->clients_log_rate.dropped += n - 1;
+	}
 	pthread_mutex_unlock(&d->clients_log_lock);
 	clients_log_dropped(said);
 	return log;

@@ -66,6 +66,8 @@
 #define PTOD_CLIENTS_LOG_RATE	200	/* lines about clients' graphs and
 					 * from sandboxes, all clients
 					 * together, logged a second */
+#define PTOD_USER_LOG_RATE	100	/* of them, one user's clients' */
+#define PTOD_USER_LOG_SLOTS	64	/* users counted in one second */
 #define PTOD_TRACE_RING		8192	/* blocks waiting for trace subscribers */
 /* -w: a client's task window, and the largest a user but root may ask */
 #define PTOD_TASK_WINDOW	16384
@@ -487,10 +489,13 @@ struct ptod {
 
 	/*
 	 * clients_log_lock protects @clients_log_rate: the lines of every
-	 * client's graphs and sandbox together (ptod_clients_log_take())
+	 * client's graphs and sandbox together, and @user_log: those of
+	 * the users that logged lately, one user's clients together
+	 * (ptod_clients_log_take())
 	 */
 	pthread_mutex_t clients_log_lock;
 	struct ptod_rate clients_log_rate;
+	struct { uid_t uid; struct ptod_rate rate; } user_log[PTOD_USER_LOG_SLOTS];
 
 	/* fin_lock protects @fin: clients whose runner has finished */
 	pthread_mutex_t fin_lock;
@@ -542,12 +547,13 @@ void ptod_clog_flush(struct client *c);
 __attribute__((format(printf, 3, 4)))
 void ptod_conn_log(struct ptod *d, int level, const char *fmt, ...);
 /*
- * May a line about a client's graphs, or from its sandbox, be logged in
- * this second, all clients together (PTOD_CLIENTS_LOG_RATE)? Any thread.
- * A refused line is counted as @n lines (1, or the count a "not logged"
- * line carries), said in one line once the second is over.
+ * May a line about a client of user @uid's graphs, or from its sandbox,
+ * be logged in this second, all that user's clients together
+ * (PTOD_USER_LOG_RATE) and all clients together (PTOD_CLIENTS_LOG_RATE)?
+ * Any thread. A refused line is counted as @n lines (1, or the count a
+ * "not logged" line carries), said in one line once the second is over.
  */
-bool ptod_clients_log_take(struct ptod *d, uint64_t n);
+bool ptod_clients_log_take(struct ptod *d, uid_t uid, uint64_t n);
 static inline struct pto_core_regs *ptod_core(struct ptod *d, uint32_t c)
 {
 	return pto_regs_core(d->regs, c);

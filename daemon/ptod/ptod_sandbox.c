@@ -300,7 +300,8 @@ struct ptod_sbx_err {
 static void sbx_err_dropped(struct ptod_sbx_err *e)
 {
 	if ((e->dropped || e->paused) &&
-	    ptod_clients_log_take(e->c->d, e->dropped ? e->dropped : 1))
+	    ptod_clients_log_take(e->c->d, e->c->uid,
+				  e->dropped ? e->dropped : 1))
 		ptod_log(PTOD_LOG_WARN, "client %u: sandbox %u: %u lines not logged (more than %d a second)%s",
 			 e->c->id, e->c->sbx, e->dropped, SBX_ERR_RATE,
 			 e->paused ? ", and what it wrote past the bytes read in that second was lost" : "");
@@ -328,7 +329,7 @@ static void sbx_err_line(struct ptod_sbx_err *e)
 	sbx_err_second(e);
 	if (e->lines++ >= SBX_ERR_RATE)
 		e->dropped++;
-	else if (ptod_clients_log_take(c->d, 1))
+	else if (ptod_clients_log_take(c->d, c->uid, 1))
 		ptod_log(PTOD_LOG_INFO, "client %u: sandbox %u: %.*s", c->id,
 			 c->sbx, (int)e->len, e->line);
 	e->len = 0;

@@ -3516,6 +3516,61 @@ TEST_F_TIMEOUT(e2e, clients_lines_rate_limited, 300)
 		proc_free(&p[i]);
 }
 
+/* ptod's PTOD_USER_LOG_RATE: one user's share of CLIENTS_LOG_RATE */
+#define USER_LOG_RATE		100
+#define QUIET_OUTSIDE		"20"
+#define QUIET_GAP_MS		"50"
+
+/*
+ * One user cannot take every line of all clients' budget: while root's
+ * NOISY_CLIENTS clients run empty graphs as fast as ptod takes them
+ * (more lines a second than CLIENTS_LOG_RATE), root's clients get at
+ * most USER_LOG_RATE lines a second, and a nobody client's
+ * QUIET_OUTSIDE records outside a graph, one every QUIET_GAP_MS (a line
+ * each, far below its user's share, and over a second, so that some come
+ * after root's clients have used all clients' budget of that second),
+ * are all logged.
+ */
+TEST_F_TIMEOUT(e2e, one_user_leaves_others_log_room, 300)
+{
+	struct proc p[NOISY_CLIENTS];
+	int bare, logged, quiet, i, n = 0;
+	off_t from = file_size(E->log);
+	int64_t t0, t1;
+	double secs;
+	char *out;
+
+	if (E->user)
+		SKIP(return, NOBODY_ON_USER_DEVICE);
+	t0 = mono_ms();
+	for (i = 0; i < NOISY_CLIENTS; i++, n++)
+		ASSERT_EQ(0, e2e_start(&p[i], "graphs", false, NULL,
+				       ARGS("graphs", STR(NOISY_GRAPHS))));
+	/* the noisy ones are logging (and refused) by now */
+	for (i = 0; i < 100 && log_lines_with(from, " graph 1: done (0)",
+					      &bare) < USER_LOG_RATE; i++)
+		usleep(50000);
+	usleep(300000);
+	out = e2e_output(_metadata, NOBODY, true,
+			 ARGS("outside", QUIET_OUTSIDE, "1", QUIET_GAP_MS));
+	EXPECT_TRUE(case_passed(out, "outside")) TH_LOG("%s", out);
+	free(out);
+	for (i = 0; i < n; i++) {
+		EXPECT_EQ(0, proc_wait(&p[i], 240000));
+		EXPECT_TRUE(exited_ok(&p[i])) TH_LOG("%s", p[i].text);
+		proc_free(&p[i]);
+	}
+	t1 = mono_ms();
+	secs = (double)(t1 - t0) / 1e3;
+	logged = log_lines_with(from, " graph 1: done (0)", &bare);
+	quiet = log_lines_with(from, ": record type 77 outside a graph",
+			       &bare);
+	note("root's %d clients x %d graphs in %.3f s: %d lines logged; nobody's " QUIET_OUTSIDE " records outside a graph meanwhile, " QUIET_GAP_MS " ms apart: %d lines",
+	     NOISY_CLIENTS, NOISY_GRAPHS, secs, logged, quiet);
+	EXPECT_GE(USER_LOG_RATE * ((int)secs + 2), logged);
+	EXPECT_EQ(atoi(QUIET_OUTSIDE), quiet);
+}
+
 /*
  * KERNEL_REG of a blob whose header has another version than
  * PTO_KBLOB_VERSION is refused at once, with -ENOEXEC and a message

@@ -133,10 +133,12 @@
  *                                 and one that is (expects 0)
  *   pto_e2e graphs N              (no libpto) N empty graphs, one
  *                                 after the other (expects 0 each)
- *   pto_e2e outside N [CONNS]     (no libpto) N records outside a
+ *   pto_e2e outside N [CONNS [MS]] (no libpto) N records outside a
  *                                 graph (ignored), then a graph
  *                                 (expects 0); on CONNS connections
- *                                 one after the other (default 1)
+ *                                 one after the other (default 1); each
+ *                                 record published MS ms after the one
+ *                                 before (default: all at once)
  *   pto_e2e forge LINE            (no libpto) a hello whose
  *                                 PTO2_RING_HEAP is "1", a newline and
  *                                 LINE (expects -EINVAL)
@@ -3653,10 +3655,11 @@ static int raw_empty_graph(struct raw_client *r, char *msg, size_t msglen)
 /*
  * On each of @conns connections, one after the other: @n records of a
  * type ptod does not know outside any graph (raw_append() waits for room
- * as the ring fills), then a graph. ptod ignores the records, and every
- * graph must pass. Prints how long the connections took. 0 if they did.
+ * as the ring fills; with @gap_ms, each is published that long after the
+ * one before), then a graph. ptod ignores the records, and every graph
+ * must pass. Prints how long the connections took. 0 if they did.
  */
-static int run_outside(long n, long conns)
+static int run_outside(long n, long conns, long gap_ms)
 {
 	struct pto_rec rec = { .type = 77 };
 	char msg[PTO_MSG_TEXT] = "";
@@ -3667,8 +3670,13 @@ static int run_outside(long n, long conns)
 
 	for (k = 0; !ret && k < conns; k++) {
 		ret = raw_open(&r);
-		for (i = 0; !ret && i < n; i++)
+		for (i = 0; !ret && i < n; i++) {
 			ret = raw_append(&r, &rec, sizeof(rec));
+			if (!ret && gap_ms > 0) {
+				ret = raw_publish(&r);
+				usleep((useconds_t)gap_ms * 1000);
+			}
+		}
 		if (!ret)
 			ret = raw_empty_graph(&r, msg, sizeof(msg));
 		raw_close(&r);
@@ -4618,7 +4626,8 @@ int main(int argc, char **argv)
 		return run_graphs(optind + 1 < argc ? atol(argv[optind + 1]) : 100);
 	if (!strcmp(argv[optind], "outside"))
 		return run_outside(optind + 1 < argc ? atol(argv[optind + 1]) : 1000,
-				   optind + 2 < argc ? atol(argv[optind + 2]) : 1);
+				   optind + 2 < argc ? atol(argv[optind + 2]) : 1,
+				   optind + 3 < argc ? atol(argv[optind + 3]) : 0);
 	if (!strcmp(argv[optind], "forge"))
 		return run_forge(optind + 1 < argc ? argv[optind + 1] : "");
 	if (!strcmp(argv[optind], "rawhead"))
