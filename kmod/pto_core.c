@@ -124,8 +124,8 @@ int pto_set_role(struct pto_ucmd *ucmd)
 		ret = -EBUSY;
 	} else {
 		if (arg->role == PTO_ROLE_AICPU) {
-			/* under the lock: its quotas are its own */
-			pto_gm_quota_new_aicpu(pdev);
+			/* its first GM_QUOTA SET replaces the quotas in force */
+			pf->aicpu_gen = ++pdev->aicpu_gen;
 			pdev->aicpu = pf;
 			pf->irq_seen = atomic_read(&pdev->irq_count);
 			WRITE_ONCE(pdev->info->aicpu_attached, 1);
@@ -173,9 +173,9 @@ static void pto_core_wake_all(struct pto_dev *pdev, u32 i)
 
 /*
  * release(): an AICPU gives the role back (the GM quotas it set stay in
- * force until the next AICPU's) and kicks every online core so that parked executors look at
- * aicpu_attached; an executor's cores become
- * DEAD, their waiters are woken and the AICPU gets an interrupt.
+ * force until the next AICPU sets its own) and kicks every online core
+ * so that parked executors look at aicpu_attached; an executor's cores
+ * become DEAD, their waiters are woken and the AICPU gets an interrupt.
  */
 void pto_release_roles(struct pto_file *pf)
 {

@@ -146,6 +146,9 @@ struct pto_counters {
  * @quota_lock: see below.
  * @quota_default: GM quota in bytes of a user without one of its own, 0 =
  *	unlimited (PTO_IOC_GM_QUOTA); the last AICPU's, which outlives it.
+ * @aicpu_gen: AICPUs that took the role so far (under @lock).
+ * @quota_gen: the pto_file.aicpu_gen of the AICPU whose quotas are in
+ *	force, 0: none set one (under @quota_lock).
  * @nr_own: users in @users with a quota of their own.
  * @users: __kuid_val() -> struct pto_gm_user: the users that hold GM or
  *	have a quota of their own.
@@ -200,6 +203,8 @@ struct pto_dev {
 	 */
 	struct mutex quota_lock;
 	u64 quota_default;
+	u64 aicpu_gen;
+	u64 quota_gen;
 	u32 nr_own;
 	struct xarray users;
 	struct pto_counters cnt;
@@ -242,6 +247,8 @@ struct pto_gm_user {
  *	file holds.
  * @irq_seen: AICPU: interrupt count last returned by read() or
  *	PTO_IOC_IRQ_WAIT (READ_ONCE/WRITE_ONCE).
+ * @aicpu_gen: AICPU: pto_dev.aicpu_gen when it took the role (set before
+ *	the role is published, constant after).
  * @pins: AICPU: pin id -> struct pto_buf, one buffer reference each, ids
  *	from 1. Needs no lock of ours: an id is taken out with xa_erase(),
  *	so exactly one caller gets its reference, and release() runs when no
@@ -271,6 +278,7 @@ struct pto_file {
 	struct xarray bufs;
 	struct maple_tree by_addr;
 	u32 irq_seen;
+	u64 aicpu_gen;
 	struct xarray pins;
 	u32 any_unwoken;
 	bool core_waits;
@@ -413,7 +421,6 @@ int pto_gm_alloc(struct pto_ucmd *ucmd);
 int pto_gm_free(struct pto_ucmd *ucmd);
 int pto_gm_lookup(struct pto_ucmd *ucmd);
 int pto_gm_quota(struct pto_ucmd *ucmd);
-void pto_gm_quota_new_aicpu(struct pto_dev *pdev);
 int pto_gm_pin(struct pto_ucmd *ucmd);
 int pto_gm_unpin(struct pto_ucmd *ucmd);
 void pto_gm_release_file(struct pto_file *pf);

@@ -196,6 +196,29 @@ static int pto_gm_quota_set_uid(struct pto_dev *pdev, kuid_t uid, u64 bytes,
 	return 0;
 }
 
+/*
+ * Called with quota_lock held: the first quota an AICPU sets replaces the
+ * ones in force, which an earlier AICPU may have set: every user's own
+ * quota goes (the default is about to be set, or stays until it is).
+ * What users hold stays charged to them.
+ */
+static void pto_gm_quota_take_over(struct pto_dev *pdev, u64 aicpu_gen)
+{
+	struct pto_gm_user *u;
+	unsigned long index;
+
+	lockdep_assert_held(&pdev->quota_lock);
+	if (pdev->quota_gen == aicpu_gen)
+		return;
+	pdev->quota_gen = aicpu_gen;
+	pdev->nr_own = 0;
+	xa_for_each(&pdev->users, index, u) {
+		u->own = false;
+		u->quota = 0;
+		pto_gm_user_put(pdev, KUIDT_INIT((uid_t)index), u);
+	}
+}
+
 /* Called with quota_lock held: GM charged to every user together. */
 static u64 pto_gm_used_all(struct pto_dev *pdev)
 {
@@ -236,6 +259,8 @@ int pto_gm_quota(struct pto_ucmd *ucmd)
 	}
 
 	mutex_lock(&pdev->quota_lock);
+	if (set)
+		pto_gm_quota_take_over(pdev, ucmd->pf->aicpu_gen);
 	if (set && one)
 		ret = pto_gm_quota_set_uid(pdev, uid, arg->bytes, clear);
 	else if (set)
@@ -259,31 +284,6 @@ int pto_gm_quota(struct pto_ucmd *ucmd)
 			"default GM quota: %llu bytes (pid %d)\n", arg->bytes,
 			task_tgid_nr(current));
 	return ret;
-}
-
-/**
- * pto_gm_quota_new_aicpu() - an AICPU took the role: the users' own quotas go.
- * @pdev: the device.
- *
- * Called with pdev->lock held. The quotas an AICPU set outlive it, so that
- * no user can take all of GM while none holds the role (ptod restarting).
- * A new AICPU's quotas are its own: every user's own quota goes, and the
- * user falls back to the default in force, which stays until the new AICPU
- * sets one. What users hold stays charged to them.
- */
-void pto_gm_quota_new_aicpu(struct pto_dev *pdev)
-{
-	struct pto_gm_user *u;
-	unsigned long index;
-
-	mutex_lock(&pdev->quota_lock);
-	pdev->nr_own = 0;
-	xa_for_each(&pdev->users, index, u) {
-		u->own = false;
-		u->quota = 0;
-		pto_gm_user_put(pdev, KUIDT_INIT((uid_t)index), u);
-	}
-	mutex_unlock(&pdev->quota_lock);
 }
 
 /* The last reference went: the GM goes back to the pool. */

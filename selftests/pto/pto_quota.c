@@ -71,18 +71,26 @@ FIXTURE_SETUP(quota)
 	ASSERT_EQ(0, ret);
 }
 
+static int clear_uid(int fd, __u32 uid)
+{
+	return quota_io(fd, PTO_GM_QUOTA_SET | PTO_GM_QUOTA_UID |
+			PTO_GM_QUOTA_CLEAR, uid, 0, NULL);
+}
+
 /*
- * The quotas outlive the AICPU that set them: the default one goes back
- * to none, so that the tests after this one start without it.
+ * The quotas outlive the AICPU that set them: the default goes back to
+ * none and the own quotas the tests give go (the test may run as nobody
+ * by now, with the AICPU file it kept), so that the tests after this one
+ * start without any.
  */
 FIXTURE_TEARDOWN(quota)
 {
 	if (self->aicpu < 0)
-		self->aicpu = pto_open_role(PTO_ROLE_AICPU);
-	if (self->aicpu >= 0 && set_default(self->aicpu, 0))
-		TH_LOG("cannot clear the default quota");
-	if (self->aicpu >= 0)
-		close(self->aicpu);
+		return;
+	if (set_default(self->aicpu, 0) || clear_uid(self->aicpu, 0) ||
+	    clear_uid(self->aicpu, NOBODY))
+		TH_LOG("cannot clear the quotas");
+	close(self->aicpu);
 }
 
 TEST_F(quota, none_at_start)
@@ -365,9 +373,9 @@ TEST_F(quota, charge_flag_rules)
 
 /*
  * The quotas outlive the AICPU role, so that nobody takes all of GM while
- * no AICPU holds it; the next AICPU's own quotas are its own: a user's own
- * quota goes with the old AICPU, and the default stays until the next one
- * sets another. What users hold stays charged.
+ * no AICPU holds it, and stay in force under the next AICPU until it sets
+ * one: its first quota drops every own quota (the old AICPU's), then
+ * does what it asks. What users hold stays charged.
  */
 TEST_F(quota, kept_when_aicpu_goes)
 {
@@ -388,17 +396,38 @@ TEST_F(quota, kept_when_aicpu_goes)
 	next = pto_open_role(PTO_ROLE_AICPU);
 	ASSERT_LE(0, next);
 	self->aicpu = next;
-	/* root's own quota went with the old AICPU, the default did not */
-	EXPECT_EQ(PTO_PAGE, quota_of(next, 0));
+	/* a new AICPU that set nothing yet: still the old AICPU's */
+	EXPECT_EQ(2 * PTO_PAGE, quota_of(next, 0));
 	EXPECT_EQ(PTO_PAGE, quota_of(next, NOBODY));
 	EXPECT_EQ(2 * PTO_PAGE, used_by(next, 0));
 	EXPECT_EQ(-EDQUOT, pto_gm_alloc(c, PTO_PAGE, 0, NULL));
-	/* until the new AICPU sets its own */
+	/* its first quota: root's own one (the old AICPU's) goes */
 	ASSERT_EQ(0, set_default(next, 0));
+	EXPECT_EQ(0ULL, quota_of(next, 0));
 	EXPECT_EQ(0, pto_gm_alloc(c, MIB, 0, NULL));
 	EXPECT_EQ(MIB + 2 * PTO_PAGE, used_by(next, 0));
 	close(c);
 	EXPECT_EQ(0ULL, used_by(next, 0));
+}
+
+/* A new AICPU's own quotas, set after its first one, stay its own. */
+TEST_F(quota, new_aicpu_quotas_its_own)
+{
+	int next;
+
+	ASSERT_EQ(0, set_uid(self->aicpu, NOBODY, PTO_PAGE));
+	ASSERT_EQ(0, set_uid(self->aicpu, 0, 2 * PTO_PAGE));
+	close(self->aicpu);
+	self->aicpu = -1;
+	next = pto_open_role(PTO_ROLE_AICPU);
+	ASSERT_LE(0, next);
+	self->aicpu = next;
+	/* the first: NOBODY's own quota, the old AICPU's others go */
+	ASSERT_EQ(0, set_uid(next, NOBODY, 3 * PTO_PAGE));
+	EXPECT_EQ(0ULL, quota_of(next, 0));
+	ASSERT_EQ(0, set_default(next, MIB));
+	EXPECT_EQ(3 * PTO_PAGE, quota_of(next, NOBODY));
+	EXPECT_EQ(MIB, quota_of(next, 0));
 }
 
 /* At most PTO_GM_QUOTA_MAX_UIDS users have a quota of their own. */
@@ -415,6 +444,8 @@ TEST_F(quota, own_quotas_bounded)
 			      PTO_GM_QUOTA_CLEAR, base, 0, NULL));
 	EXPECT_EQ(0, set_uid(self->aicpu, base + i, MIB));
 	EXPECT_EQ(MIB, quota_of(self->aicpu, base + i));
+	for (i = 0; i <= PTO_GM_QUOTA_MAX_UIDS; i++)
+		EXPECT_EQ(0, clear_uid(self->aicpu, base + i));
 }
 
 TEST_HARNESS_MAIN

@@ -40,7 +40,7 @@ extern "C" {
  * the PTO_ABI_MAJOR it was built with.
  */
 #define PTO_ABI_MAJOR		3
-#define PTO_ABI_MINOR		4
+#define PTO_ABI_MINOR		5
 #define PTO_ABI_VERSION		((PTO_ABI_MAJOR << 16) | PTO_ABI_MINOR)
 
 /* Limits of the device model. */
@@ -774,8 +774,12 @@ struct pto_hws_config {
  * munmap() of the last mapping of it). A GM_ALLOC that would take the
  * user's charge beyond its quota fails with -EDQUOT. A user's quota is
  * its own if the AICPU gave it one, else the default; 0 is unlimited.
- * The default and every user's own quota start at 0 and return to 0 when
- * the AICPU role is released. Buffers of the AICPU role are not charged.
+ * The default and every user's own quota start at 0. They stay in force
+ * after the AICPU that set them releases the role (since ABI 3.5; before,
+ * they returned to 0), until the next AICPU sets a quota: its first call
+ * with PTO_GM_QUOTA_SET drops every user's own quota, then does what it
+ * asks, so that its quotas are its own. Buffers of the AICPU role are not
+ * charged.
  *
  * @size: In: sizeof(struct pto_gm_quota).
  * @flags: In: PTO_GM_QUOTA_* bits. Without PTO_GM_QUOTA_SET the call
