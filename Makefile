@@ -117,7 +117,8 @@ check-kmod:
 check-vm: kmod user
 	scripts/vm-selftest
 	scripts/vm-run --module kmod/pto.ko --timeout 900 -- prove -v selftests/e2e/run.sh \
-		selftests/e2e/ptod_no_netlink.sh selftests/e2e/ptod_quota_restart.sh
+		selftests/e2e/ptod_no_netlink.sh selftests/e2e/ptod_quota_restart.sh \
+		selftests/e2e/ptod_cgroup.sh
 	scripts/vm-run --module kmod/pto.ko --timeout 600 -- \
 		prove -v selftests/trace/pto_tracepoints.sh \
 		selftests/trace/pto_schedlat.sh

@@ -2089,8 +2089,10 @@ int main(int argc, char **argv)
 	pthread_mutex_init(&d->clients_log_lock, NULL);
 
 	d->sbx_cg = -1;
-	if (open_device(d) || ptod_gm_quota_setup(d) ||
-	    (ptod_sbx_cg_setup(d), engine_start(d)) ||
+	if (open_device(d) || ptod_gm_quota_setup(d))
+		goto out;
+	ptod_sbx_cg_setup(d);
+	if (engine_start(d) ||
 	    loop_setup(d) ||
 	    (d->ops->events_start && d->ops->events_start(d)) ||
 	    spawn_executor(d) || listen_socket(d))

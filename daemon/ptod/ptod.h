@@ -650,11 +650,34 @@ int ptod_sbx_client_start(struct client *c, char *err, size_t len);
 void ptod_sbx_client_stop(struct client *c);
 /* true if @pid was a sandbox */
 bool ptod_sbx_reaped(struct ptod *d, pid_t pid, int status);
-/* A sandbox's memory: RLIMIT_DATA and its cgroup's memory.max, bytes. */
+/* A sandbox's memory: its RLIMIT_DATA, bytes (-M and the worker stacks). */
 uint64_t ptod_sbx_mem_limit(const struct ptod *d);
 
+/*
+ * The decimal digits of @v, ending just before @end (NUL-terminated
+ * there): their start. Async-signal-safe, for a forked child; @end - 20
+ * must be inside the buffer.
+ */
+static inline char *ptod_utoa(char *end, uint64_t v)
+{
+	*end = 0;
+	do
+		*--end = (char)('0' + v % 10);
+	while (v /= 10);
+	return end;
+}
+
 /* ptod_cgroup.c: a memory cgroup per sandbox process */
-#define PTOD_CG_NAME_LEN	24	/* "sbx-PID" and its NUL */
+#define PTOD_CG_NAME_LEN	32	/* "sbx-PID" and its NUL */
+/*
+ * A sandbox cgroup's memory.max over its RLIMIT_DATA: what the cgroup
+ * counts and the rlimit does not (page tables, kernel memory, page cache
+ * its kernels read), so that a kernel that uses its whole RLIMIT_DATA
+ * gets ENOMEM from malloc(), not the cgroup's SIGKILL.
+ */
+#define PTOD_SBX_CG_SLACK	(64ULL << 20)
+/* The memory.max of a sandbox's cgroup, bytes. */
+uint64_t ptod_sbx_cg_limit(const struct ptod *d);
 /* At start, main thread: d->sbx_cg, or -1 (said why). */
 void ptod_sbx_cg_setup(struct ptod *d);
 void ptod_sbx_cg_close(struct ptod *d);

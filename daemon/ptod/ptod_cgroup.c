@@ -4,20 +4,27 @@
  *
  * A sandbox's RLIMIT_DATA (-M) counts its heap, stacks and private
  * mappings, not the memfds its kernels may create and write, which are
- * memory as well. A cgroup v2 leaf per sandbox process, whose memory.max
- * is the same limit, counts them all: past it the kernel's memory cgroup
- * kills the sandbox, and no other. ptod makes a parent for the leaves,
- * "pto-sandboxes.DEV", in its own cgroup at start; a cgroup that hands
- * the memory controller down may hold no process, so ptod first moves
- * itself into a leaf "ptod" of its own cgroup unless that is the root
- * (systemd: Delegate=memory). Where any step fails (no cgroup v2, no
- * memory controller, a cgroup shared with other processes, not root),
- * ptod warns and the sandboxes run with their rlimits only.
+ * memory as well. A cgroup v2 leaf per sandbox process counts them all,
+ * with memory.max the rlimit and PTOD_SBX_CG_SLACK: past it the kernel's
+ * memory cgroup kills the sandbox, and no other.
  *
- * The leaf of a sandbox is "sbx-PID": its child makes it and joins it
- * before it drops root (ptod_sbx_cg_join(), async-signal-safe), and ptod
- * removes it when it reaps that pid (ptod_sbx_cg_reaped()), whoever's
- * sandbox it was.
+ * At start ptod hands the memory controller down from its own cgroup
+ * (writing "+memory" to its cgroup.subtree_control) and makes the
+ * parent of the leaves there, "pto-sandboxes.DEV". A cgroup that hands a
+ * controller down may hold no process, so where the kernel refuses
+ * (EBUSY: ptod is in it, and it is not the root of the hierarchy) ptod
+ * first moves itself into a leaf "ptod" of its cgroup (systemd:
+ * Delegate=memory). Where a step fails (no cgroup v2, no memory
+ * controller, another process in ptod's cgroup, not root), ptod undoes
+ * what it did, warns, and the sandboxes run with their rlimits only.
+ *
+ * The leaf of a sandbox is "sbx-PID": the sandbox's child makes it and
+ * joins it before it drops root (ptod_sbx_cg_join(), async-signal-safe),
+ * and ptod removes it when it reaps that pid (ptod_sbx_cg_reaped()),
+ * whoever's sandbox it was. A leaf left over (an earlier ptod's, its
+ * sandbox dying while this ptod started) is removed and made anew by the
+ * next sandbox that gets its pid, so that no sandbox inherits another's
+ * counters.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -38,17 +45,19 @@
 
 #define CG_MOUNT	"/sys/fs/cgroup"
 #define CG_LEAF_PREFIX	"sbx-"
+#define CG_PTOD_LEAF	"ptod"
 
-/* "sbx-PID" into @buf (PTOD_CG_NAME_LEN bytes), async-signal-safe. */
+uint64_t ptod_sbx_cg_limit(const struct ptod *d)
+{
+	return ptod_sbx_mem_limit(d) + PTOD_SBX_CG_SLACK;
+}
+
 void ptod_sbx_cg_name(char *buf, pid_t pid)
 {
-	char num[16], *p = num + sizeof(num);
-	unsigned int v = pid > 0 ? (unsigned int)pid : 0;
+	char num[24];
+	const char *p = ptod_utoa(num + sizeof(num) - 1,
+				  pid > 0 ? (uint64_t)pid : 0);
 
-	*--p = 0;
-	do
-		*--p = (char)('0' + v % 10);
-	while ((v /= 10) && p > num);
 	memcpy(buf, CG_LEAF_PREFIX, sizeof(CG_LEAF_PREFIX) - 1);
 	memcpy(buf + sizeof(CG_LEAF_PREFIX) - 1, p,
 	       (size_t)(num + sizeof(num) - p));
@@ -60,36 +69,33 @@ static int cg_write(int dir, const char *name, const char *s)
 	size_t len = strlen(s);
 	int fd = openat(dir, name, O_WRONLY | O_CLOEXEC);
 	ssize_t n;
+	int err;
 
 	if (fd < 0)
 		return -errno;
 	n = write(fd, s, len);
-	if (n != (ssize_t)len) {
-		int err = n < 0 ? errno : EIO;
-
-		close(fd);
-		return -err;
-	}
+	err = n == (ssize_t)len ? 0 : n < 0 ? errno : EIO;
 	close(fd);
-	return 0;
+	return -err;
 }
 
 int ptod_sbx_cg_join(int base, uint64_t limit)
 {
-	char name[PTOD_CG_NAME_LEN], num[24], *p = num + sizeof(num);
+	char name[PTOD_CG_NAME_LEN], num[24];
+	const char *max = ptod_utoa(num + sizeof(num) - 1, limit);
 	int dir, ret;
 
-	*--p = 0;
-	do
-		*--p = (char)('0' + limit % 10);
-	while ((limit /= 10) && p > num);
 	ptod_sbx_cg_name(name, getpid());
-	if (mkdirat(base, name, 0755) && errno != EEXIST)
-		return -errno;
+	if (mkdirat(base, name, 0755)) {
+		/* an earlier sandbox's of this pid: its counters are not ours */
+		if (errno != EEXIST || unlinkat(base, name, AT_REMOVEDIR) ||
+		    mkdirat(base, name, 0755))
+			return -errno;
+	}
 	dir = openat(base, name, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (dir < 0)
 		return -errno;
-	ret = cg_write(dir, "memory.max", p);
+	ret = cg_write(dir, "memory.max", max);
 	/* memory it may not swap out of the limit (no swap: no such file) */
 	if (!ret) {
 		ret = cg_write(dir, "memory.swap.max", "0");
@@ -101,7 +107,7 @@ int ptod_sbx_cg_join(int base, uint64_t limit)
 	return ret;
 }
 
-/* The leaves left by an earlier ptod (their sandboxes are gone). */
+/* The leaves left by an earlier ptod whose sandboxes are gone. */
 static void cg_sweep(int base)
 {
 	int fd = openat(base, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -113,12 +119,11 @@ static void cg_sweep(int base)
 			close(fd);
 		return;
 	}
+	/* EBUSY: its sandbox is still dying; the next of that pid does it */
 	while ((e = readdir(dir)))
 		if (!strncmp(e->d_name, CG_LEAF_PREFIX,
-			     sizeof(CG_LEAF_PREFIX) - 1) &&
-		    unlinkat(base, e->d_name, AT_REMOVEDIR))
-			ptod_log(PTOD_LOG_WARN, "sandboxes' cgroup: %s left by an earlier ptod: cannot remove it: %m",
-				 e->d_name);
+			     sizeof(CG_LEAF_PREFIX) - 1))
+			unlinkat(base, e->d_name, AT_REMOVEDIR);
 	closedir(dir);
 }
 
@@ -137,101 +142,162 @@ static int cg_own_path(char *buf, size_t len)
 	while (fgets(line, sizeof(line), f))
 		if (!strncmp(line, "0::", 3)) {
 			line[strcspn(line, "\n")] = 0;
-			if (strlen(line + 3) >= len) {
-				ret = -ENAMETOOLONG;
-				break;
-			}
-			strcpy(buf, line + 3);
-			ret = 0;
+			ret = strlen(line + 3) < len ? 0 : -ENAMETOOLONG;
+			if (!ret)
+				strcpy(buf, line + 3);
 			break;
 		}
 	fclose(f);
 	return ret;
 }
 
+/* What ptod_sbx_cg_setup() did, to undo it if a later step fails. */
+struct cg_setup {
+	int own;		/* ptod's cgroup */
+	bool moved;		/* ptod moved into its leaf CG_PTOD_LEAF */
+	bool made_leaf;		/* and made that leaf */
+	bool enabled;		/* "+memory" in own's subtree_control */
+	bool made_base;		/* made pto-sandboxes.DEV */
+	const char *what;	/* the step that failed */
+};
+
+/* Is "memory" in @dir's cgroup.subtree_control already? */
+static bool cg_memory_on(int dir)
+{
+	int fd = openat(dir, "cgroup.subtree_control", O_RDONLY | O_CLOEXEC);
+	char buf[256];
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	char *tok, *save;
+
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	for (tok = strtok_r(buf, " \n", &save); tok;
+	     tok = strtok_r(NULL, " \n", &save))
+		if (!strcmp(tok, "memory"))
+			return true;
+	return false;
+}
+
 /*
- * Hand the memory controller down from our cgroup @own (path @path): we
- * leave it for a leaf "ptod" of ours first, unless it is the root (which
- * may hold processes). 0, or -errno after saying what failed in @what.
+ * Hand the memory controller down from our cgroup: at once where the
+ * kernel lets us (the root of the hierarchy, whose processes do not
+ * count), else once we moved into a leaf of our own. 0 or -errno.
  */
-static int cg_delegate(int own, const char *path, const char **what)
+static int cg_delegate(struct cg_setup *s)
 {
 	int ret;
 
-	if (strcmp(path, "/")) {
-		*what = "cannot make the leaf ptod of its own cgroup";
-		if (mkdirat(own, "ptod", 0755) && errno != EEXIST)
-			return -errno;
-		*what = "cannot move into the leaf ptod of its own cgroup";
-		ret = cg_write(own, "ptod/cgroup.procs", "0");
-		if (ret)
-			return ret;
+	if (cg_memory_on(s->own))
+		return 0;
+	s->what = "cannot enable the memory controller for its cgroup's children (systemd: Delegate=memory)";
+	ret = cg_write(s->own, "cgroup.subtree_control", "+memory");
+	if (ret != -EBUSY) {
+		s->enabled = !ret;
+		return ret;
 	}
-	*what = "cannot enable the memory controller for its cgroup's children (other processes in its cgroup? systemd: Delegate=memory)";
-	ret = cg_write(own, "cgroup.subtree_control", "+memory");
-	if (ret && strcmp(path, "/") &&
-	    cg_write(own, "cgroup.procs", "0") == 0)	/* back where we were */
-		unlinkat(own, "ptod", AT_REMOVEDIR);
+	/* processes in it, ours among them: we leave it for a leaf */
+	s->what = "cannot make the leaf ptod of its own cgroup";
+	if (mkdirat(s->own, CG_PTOD_LEAF, 0755)) {
+		if (errno != EEXIST)
+			return -errno;
+	} else {
+		s->made_leaf = true;
+	}
+	s->what = "cannot move into the leaf ptod of its own cgroup";
+	ret = cg_write(s->own, CG_PTOD_LEAF "/cgroup.procs", "0");
+	if (ret)
+		return ret;
+	s->moved = true;
+	s->what = "cannot enable the memory controller for its cgroup's children (other processes in its cgroup? systemd: Delegate=memory)";
+	ret = cg_write(s->own, "cgroup.subtree_control", "+memory");
+	s->enabled = !ret;
 	return ret;
+}
+
+/* Undo what a failed ptod_sbx_cg_setup() did, as far as it can. */
+static void cg_undo(struct cg_setup *s, const char *base)
+{
+	if (s->made_base)
+		unlinkat(s->own, base, AT_REMOVEDIR);
+	if (s->enabled)
+		cg_write(s->own, "cgroup.subtree_control", "-memory");
+	if (s->moved)
+		cg_write(s->own, "cgroup.procs", "0");
+	if (s->made_leaf)
+		unlinkat(s->own, CG_PTOD_LEAF, AT_REMOVEDIR);
 }
 
 void ptod_sbx_cg_setup(struct ptod *d)
 {
 	char path[PATH_MAX], full[PATH_MAX + sizeof(CG_MOUNT)];
-	const char *what = "no cgroup v2 (unified) hierarchy";
+	struct cg_setup s = { .own = -1,
+			      .what = "no cgroup v2 (unified) hierarchy" };
 	const char *dev = strrchr(d->dev_path, '/');
-	int own = -1, base = -1, ret;
-	char devname[NAME_MAX];
+	char base_name[NAME_MAX + 1];
 	struct statfs sfs;
+	int base = -1, ret;
 
-	d->sbx_cg = -1;
 	if (d->sbx_mode == PTOD_SBX_NONE || !d->sbx_data)
 		return;
 	ret = cg_own_path(path, sizeof(path));
 	if (ret)
 		goto fail;
-	snprintf(devname, sizeof(devname), "pto-sandboxes.%s",
+	snprintf(base_name, sizeof(base_name), "pto-sandboxes.%s",
 		 dev ? dev + 1 : d->dev_path);
-	what = "cannot open its own cgroup";
 	snprintf(full, sizeof(full), "%s%s", CG_MOUNT, path);
-	own = open(full, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (own < 0 || fstatfs(own, &sfs) || sfs.f_type != CGROUP2_SUPER_MAGIC) {
-		ret = own < 0 ? -errno : -ENOTSUP;
-		goto fail;
-	}
-	ret = cg_delegate(own, path, &what);
-	if (ret)
-		goto fail;
-	what = "cannot make the sandboxes' cgroup";
-	if (mkdirat(own, devname, 0755) && errno != EEXIST) {
+	s.what = "cannot open its own cgroup";
+	s.own = open(full, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (s.own < 0) {
 		ret = -errno;
 		goto fail;
 	}
-	base = openat(own, devname, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	s.what = "its own cgroup is not on a cgroup v2 hierarchy";
+	if (fstatfs(s.own, &sfs) || sfs.f_type != CGROUP2_SUPER_MAGIC) {
+		ret = -ENOTSUP;
+		goto fail;
+	}
+	ret = cg_delegate(&s);
+	if (ret)
+		goto fail;
+	s.what = "cannot make the sandboxes' cgroup";
+	if (mkdirat(s.own, base_name, 0755)) {
+		ret = -errno;
+		if (ret != -EEXIST)
+			goto fail;
+	} else {
+		s.made_base = true;
+	}
+	base = openat(s.own, base_name, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (base < 0) {
 		ret = -errno;
 		goto fail;
 	}
-	what = "cannot enable the memory controller for the sandboxes' cgroups";
-	ret = cg_write(base, "cgroup.subtree_control", "+memory");
+	s.what = "cannot enable the memory controller for the sandboxes' cgroups";
+	ret = cg_memory_on(base) ? 0 :
+	      cg_write(base, "cgroup.subtree_control", "+memory");
 	if (ret)
 		goto fail;
 	cg_sweep(base);
-	close(own);
+	close(s.own);
 	d->sbx_cg = base;
 	ptod_log(PTOD_LOG_INFO,
-		 "sandboxes: a memory cgroup each under %s%s%s%s, memory.max %" PRIu64 " MiB (-M and the worker stacks)",
-		 CG_MOUNT, path, strcmp(path, "/") ? "/" : "", devname,
-		 ptod_sbx_mem_limit(d) >> 20);
+		 "sandboxes: a memory cgroup each under %s%s%s%s, memory.max %" PRIu64 " MiB (-M, the worker stacks and %llu MiB)",
+		 CG_MOUNT, path, strcmp(path, "/") ? "/" : "", base_name,
+		 ptod_sbx_cg_limit(d) >> 20, PTOD_SBX_CG_SLACK >> 20);
 	return;
 fail:
 	if (base >= 0)
 		close(base);
-	if (own >= 0)
-		close(own);
+	if (s.own >= 0) {
+		cg_undo(&s, base_name);
+		close(s.own);
+	}
 	ptod_log(PTOD_LOG_WARN,
 		 "sandboxes: no memory cgroup (%s: %s): the memory a kernel writes into memfds is not bounded by -M",
-		 what, strerror(-ret));
+		 s.what, strerror(-ret));
 }
 
 bool ptod_sbx_cg_oom(const struct ptod *d, pid_t pid)

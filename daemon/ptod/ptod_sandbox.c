@@ -508,16 +508,13 @@ static char *const sbx_envp[] = { NULL };
  */
 static void sbx_child_warn(const char *what, int err)
 {
-	char num[16], *p = num + sizeof(num);
+	char num[32], *p = ptod_utoa(num + sizeof(num) - 3,
+				     err > 0 ? (uint64_t)err : 0);
 
-	*--p = '\n';
-	*--p = ')';
-	do
-		*--p = (char)('0' + err % 10);
-	while ((err /= 10) && p > num + 8);
+	memcpy(num + sizeof(num) - 3, ")\n", 2);
 	memcpy(p -= 7, " (errno", 7);
 	if (write(2, what, strlen(what)) < 0 ||
-	    write(2, p, (size_t)(num + sizeof(num) - p)) < 0)
+	    write(2, p, (size_t)(num + sizeof(num) - 1 - p)) < 0)
 		return;		/* nowhere to say it */
 }
 
@@ -576,7 +573,7 @@ static void sbx_child(const struct client *c, int errw, char *const argv[])
 	/* its memory cgroup (ptod_cgroup.c), before its descriptor goes */
 	if (c->d->sbx_cg >= 0) {
 		int err = ptod_sbx_cg_join(c->d->sbx_cg,
-					   ptod_sbx_mem_limit(c->d));
+					   ptod_sbx_cg_limit(c->d));
 
 		if (err) {
 			sbx_child_warn("cannot join its memory cgroup", -err);
@@ -893,9 +890,9 @@ bool ptod_sbx_reaped(struct ptod *d, pid_t pid, int status)
 		return false;
 	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL &&
 	    ptod_sbx_cg_oom(d, pid))
-		snprintf(why, sizeof(why), "was killed by signal %d (%s): it reached its memory cgroup's limit of %" PRIu64 " MiB (ptod -M and the worker stacks)",
+		snprintf(why, sizeof(why), "was killed by signal %d (%s): it reached its memory cgroup's limit of %" PRIu64 " MiB (ptod -M, the worker stacks and %llu MiB)",
 			 WTERMSIG(status), strsignal(WTERMSIG(status)),
-			 ptod_sbx_mem_limit(d) >> 20);
+			 ptod_sbx_cg_limit(d) >> 20, PTOD_SBX_CG_SLACK >> 20);
 	else if (WIFSIGNALED(status))
 		snprintf(why, sizeof(why), "was killed by signal %d (%s)",
 			 WTERMSIG(status), strsignal(WTERMSIG(status)));

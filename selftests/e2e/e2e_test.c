@@ -2274,25 +2274,58 @@ TEST_F_TIMEOUT(e2e, sandbox_memory_bounded, 150)
 }
 
 /*
+ * The line of ptod's log from its start on that holds @needle, copied
+ * into @buf: 0, or -ENOENT.
+ */
+static int log_line(const char *needle, char *buf, size_t len)
+{
+	FILE *f = fopen(E->log, "re");
+	char line[4200];
+	int ret = -ENOENT;
+
+	while (f && ret && fgets(line, sizeof(line), f))
+		if (strstr(line, needle)) {
+			snprintf(buf, len, "%s", line);
+			ret = 0;
+		}
+	if (f)
+		fclose(f);
+	return ret;
+}
+
+#define SBX_CG_LINE	"sandboxes: a memory cgroup each under "
+
+/*
  * Memory a kernel writes into a memfd is in no rlimit of its sandbox; the
- * sandbox's memory cgroup counts it, with RLIMIT_DATA's limit
- * (SBX_DATA_MIB and PTO_SBX_STACK a core). A nobody client's kernel that
- * writes PTO_HOSTILE_MEMFD_MIB into a memfd, more than that, gets less
- * than the limit: the cgroup kills its sandbox (the run fails, saying the
- * limit was reached) or a write fails. pto-aicore lives on, and another
- * client's run passes.
+ * sandbox's memory cgroup counts it (ptod's log says where the cgroups
+ * are and their memory.max: -M, the worker stacks and some slack). A
+ * nobody client's kernel that writes PTO_HOSTILE_MEMFD_MIB into a memfd,
+ * more than that, gets less than the limit: the cgroup kills its sandbox
+ * (the run fails, saying the limit was reached) or a write fails with
+ * ENOMEM. The sandbox's cgroup is gone once ptod reaped it; pto-aicore
+ * lives on, and another client's run passes.
  */
 TEST_F_TIMEOUT(e2e, sandbox_memfd_bounded, 300)
 {
-	long limit = SBX_DATA_MIB + (long)(PTO_SBX_STACK >> 20) * E->nr_cores;
+	char line[4200], dir[PATH_MAX], leaf[PATH_MAX + 32];
 	pid_t exec_before = executor_pid_settled();
-	int mib = -1, err = -1;
+	int mib = -1, err = -1, sbx = 0, i;
+	long limit = 0, rlim;
 	struct hostile h;
+	struct stat st;
 	struct proc p;
 	const char *r;
 
 	if (E->user)
 		SKIP(return, SANDBOX_ON_USER_DEVICE);
+	ASSERT_EQ(0, log_line(SBX_CG_LINE, line, sizeof(line)))
+		TH_LOG("ptod made no memory cgroup for its sandboxes (see its log: \"no memory cgroup\")");
+	r = strstr(line, SBX_CG_LINE) + strlen(SBX_CG_LINE);
+	ASSERT_EQ(2, sscanf(r, "%4095[^,], memory.max %ld MiB", dir, &limit))
+		TH_LOG("%s", line);
+	/* above the RLIMIT_DATA that sandbox_memory_bounded checks */
+	rlim = SBX_DATA_MIB + (long)(PTO_SBX_STACK >> 20) * E->nr_cores;
+	EXPECT_LT(rlim, limit);
 	if (limit >= PTO_HOSTILE_MEMFD_MIB)
 		SKIP(return, "the limit (%ld MiB) is not below what the kernel writes",
 		     limit);
@@ -2300,14 +2333,23 @@ TEST_F_TIMEOUT(e2e, sandbox_memfd_bounded, 300)
 	r = strstr(p.text, "hostile7: ");
 	ASSERT_TRUE(r && sscanf(r, "hostile7: memfdmib=%d memfderr=%d", &mib,
 				&err) == 2) TH_LOG("no hostile7 record");
-	note("memfd: %d of %d MiB written (limit %ld MiB), errno %d, run status %d",
-	     mib, PTO_HOSTILE_MEMFD_MIB, limit, err, h.status);
+	r = strstr(p.text, "kernel sandbox (pid ");
+	if (r)
+		sscanf(r, "kernel sandbox (pid %d)", &sbx);
+	note("memfd: %d of %d MiB written (memory.max %ld MiB, RLIMIT_DATA %ld), errno %d, run status %d, sandbox pid %d",
+	     mib, PTO_HOSTILE_MEMFD_MIB, limit, rlim, err, h.status, sbx);
 	EXPECT_GT(limit, mib);
 	if (h.status) {
 		EXPECT_TRUE(has_text(p.text, "memory cgroup's limit of"))
 			TH_LOG("%s", p.text);
+		/* ptod removes the leaf when it reaps the sandbox */
+		EXPECT_LT(0, sbx);
+		snprintf(leaf, sizeof(leaf), "%s/sbx-%d", dir, sbx);
+		for (i = 0; i < 50 && !stat(leaf, &st); i++)
+			usleep(100000);
+		EXPECT_NE(0, stat(leaf, &st)) TH_LOG("%s is still there", leaf);
 	} else {
-		EXPECT_NE(0, err);
+		EXPECT_EQ(ENOMEM, err);
 	}
 	EXPECT_EQ(exec_before, executor_pid());
 	proc_free(&p);
@@ -3598,6 +3640,11 @@ TEST_F_TIMEOUT(e2e, stream_header_misaligned_refused, 60)
 	char *out = e2e_output(_metadata, 0, false, ARGS("misaligned"));
 
 	EXPECT_TRUE(case_passed(out, "misaligned")) TH_LOG("%s", out);
+	/* each refused for its alignment, not for another reason */
+	EXPECT_TRUE(has_text(out, "misaligned 8: -22 \"the stream buffer at "))
+		TH_LOG("%s", out);
+	EXPECT_TRUE(has_text(out, "misaligned 62: -22 \"the stream buffer at "))
+		TH_LOG("%s", out);
 	EXPECT_TRUE(has_text(out, "is not aligned to 64 bytes"))
 		TH_LOG("%s", out);
 	free(out);

@@ -21,21 +21,19 @@ set -u
 
 TOP=$(cd "$(dirname "$0")/../.." && pwd -P)
 cd "$TOP" || exit 1
-PTOD=build/daemon/ptod
-E2E=build/selftests/e2e/pto_e2e
-NOBODY=65534
 TMP=$(mktemp -d)
 chmod 0755 "$TMP"
-ptod_pid=
 
 cleanup() {
-	[[ -n $ptod_pid ]] && kill -KILL "$ptod_pid" 2>/dev/null
+	[[ -n ${ptod_pid:-} ]] && kill -KILL "$ptod_pid" 2>/dev/null
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
 
 # shellcheck source=selftests/pto/pto_tap.sh
 . "$TOP/selftests/pto/pto_tap.sh"
+# shellcheck source=selftests/e2e/ptod_sh.sh
+. "$TOP/selftests/e2e/ptod_sh.sh"
 
 for f in "$PTOD" "$E2E"; do
 	if [[ ! -x $f ]]; then
@@ -43,51 +41,8 @@ for f in "$PTOD" "$E2E"; do
 		exit 1
 	fi
 done
-export PTO_SOCKET=$TMP/ptod.sock
 # a small runtime per client, charged to its user under -q
 export PTO2_RING_HEAP=65536
-
-# start_ptod ARG...: ptod on /dev/pto0 in the background, its log in
-# $TMP/log; up to a minute for the socket (TCG is slow)
-start_ptod() {
-	local i
-
-	: >"$TMP/log"
-	"$PTOD" -d /dev/pto0 -s "$PTO_SOCKET" "$@" 2>"$TMP/log" &
-	ptod_pid=$!
-	for ((i = 0; i < 600; i++)); do
-		grep -q "listening on" "$TMP/log" && return 0
-		kill -0 "$ptod_pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	cat "$TMP/log"
-	return 1
-}
-
-# stop_ptod SIGNAL: ptod's exit status (a minute to exit, then killed)
-stop_ptod() {
-	local i
-
-	kill "-$1" "$ptod_pid"
-	for ((i = 0; i < 600; i++)); do
-		kill -0 "$ptod_pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	kill -KILL "$ptod_pid" 2>/dev/null && echo "ptod did not exit: killed" >>"$TMP/log"
-	wait "$ptod_pid"
-	local rc=$?
-	ptod_pid=
-	return $rc
-}
-
-nobody_client() {
-	# a user the administrator put in the device's group
-	timeout 120 setpriv --reuid=$NOBODY --regid=$NOBODY \
-		--groups="$(stat -c %g /dev/pto0)" "$E2E" "$@" >"$TMP/out" 2>&1
-	local rc=$?
-	cat "$TMP/out"
-	[[ $rc == 0 ]] && ! grep -q "FAIL" "$TMP/out"
-}
 
 # (check runs its command in a subshell, which cannot start ptod)
 start_ptod -q 64
