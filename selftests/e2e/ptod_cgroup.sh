@@ -26,9 +26,10 @@ cd "$TOP" || exit 1
 CG=/sys/fs/cgroup
 A=$CG/pto-test-alone
 B=$CG/pto-test-shared
-TMP=$(mktemp -d)
-chmod 0755 "$TMP"
 sleeper=
+
+# shellcheck source=selftests/e2e/ptod_sh.sh
+. "$TOP/selftests/e2e/ptod_sh.sh"
 
 # rmdir a cgroup and what is below it (no process may be left in it)
 cg_rm() {
@@ -37,37 +38,21 @@ cg_rm() {
 }
 
 cleanup() {
-	[[ -n ${ptod_pid:-} ]] && kill -KILL "$ptod_pid" 2>/dev/null
+	[[ -n $ptod_pid ]] && kill -KILL "$ptod_pid" 2>/dev/null
 	[[ -n $sleeper ]] && kill -KILL "$sleeper" 2>/dev/null
 	wait 2>/dev/null
 	cg_rm "$A"
 	cg_rm "$B"
-	rm -rf "$TMP"
+	ptod_sh_cleanup
 }
 trap cleanup EXIT
 
-# shellcheck source=selftests/pto/pto_tap.sh
-. "$TOP/selftests/pto/pto_tap.sh"
-# shellcheck source=selftests/e2e/ptod_sh.sh
-. "$TOP/selftests/e2e/ptod_sh.sh"
-
-for f in "$PTOD" "$E2E"; do
-	if [[ ! -x $f ]]; then
-		echo "Bail out! $f missing (make user; make -C selftests/e2e)"
-		exit 1
-	fi
-done
 if ! grep -qw memory "$CG/cgroup.controllers" 2>/dev/null; then
 	echo "1..0 # SKIP no cgroup v2 memory controller at $CG"
 	exit 0
 fi
 echo +memory >"$CG/cgroup.subtree_control" || exit 1
 mkdir -p "$A" "$B" || exit 1
-
-exited() {
-	cat "$TMP/log"
-	[[ $1 == 0 ]]
-}
 
 # ptod alone in $A
 start_ptod -g "$A"

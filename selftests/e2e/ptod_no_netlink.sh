@@ -20,71 +20,20 @@ set -u
 
 TOP=$(cd "$(dirname "$0")/../.." && pwd -P)
 cd "$TOP" || exit 1
-PTOD=build/daemon/ptod
-E2E=build/selftests/e2e/pto_e2e
-TMP=$(mktemp -d)
-ptod_pid=
+# shellcheck source=selftests/e2e/ptod_sh.sh
+. "$TOP/selftests/e2e/ptod_sh.sh"
 
-cleanup() {
-	[[ -n $ptod_pid ]] && kill -KILL "$ptod_pid" 2>/dev/null
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-
-# shellcheck source=selftests/pto/pto_tap.sh
-. "$TOP/selftests/pto/pto_tap.sh"
-
-for f in "$PTOD" "$E2E"; do
-	if [[ ! -x $f ]]; then
-		echo "Bail out! $f missing (make user; make -C selftests/e2e)"
-		exit 1
-	fi
-done
-export PTO_SOCKET=$TMP/ptod.sock
-
-unshare -n "$PTOD" -d /dev/pto0 -s "$PTO_SOCKET" 2>"$TMP/log" &
-ptod_pid=$!
-
-# up to a minute for the socket (TCG is slow), not a timing assumption
-listening() {
-	local i
-	for ((i = 0; i < 600; i++)); do
-		grep -q "listening on" "$TMP/log" && return 0
-		kill -0 "$ptod_pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	cat "$TMP/log"
-	return 1
-}
-check "ptod starts without the netlink family" listening
+# (check runs its command in a subshell, which cannot start ptod)
+start_ptod -n
+rc=$?
+check "ptod starts without the netlink family" test "$rc" = 0
 check "it says it follows no events" \
 	grep "no events of pto.ko's netlink family" "$TMP/log"
-
-client() {
-	timeout 120 "$E2E" "$@" >"$TMP/out" 2>&1
-	local rc=$?
-	cat "$TMP/out"
-	[[ $rc == 0 ]] && ! grep -q "FAIL" "$TMP/out"
-}
 check "a run passes (vector Const)" client vector Const
 check "crash kernel fails its run, the next passes (SIGCHLD)" \
 	client crash-next
-
-# (check runs its command in a subshell, which cannot wait for ptod) A
-# minute to exit, then it is killed: a ptod that never exits fails.
-kill -TERM "$ptod_pid"
-for ((i = 0; i < 600; i++)); do
-	kill -0 "$ptod_pid" 2>/dev/null || break
-	sleep 0.1
-done
-kill -KILL "$ptod_pid" 2>/dev/null && echo "ptod did not exit: killed" >>"$TMP/log"
-wait "$ptod_pid"
+stop_ptod TERM
 rc=$?
-ptod_pid=
-exited() {
-	cat "$TMP/log"
-	[[ $1 == 0 ]]
-}
 check "SIGTERM: ptod exits 0" exited "$rc"
 
 echo "1..$n"

@@ -21,26 +21,9 @@ set -u
 
 TOP=$(cd "$(dirname "$0")/../.." && pwd -P)
 cd "$TOP" || exit 1
-TMP=$(mktemp -d)
-chmod 0755 "$TMP"
-
-cleanup() {
-	[[ -n ${ptod_pid:-} ]] && kill -KILL "$ptod_pid" 2>/dev/null
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-
-# shellcheck source=selftests/pto/pto_tap.sh
-. "$TOP/selftests/pto/pto_tap.sh"
 # shellcheck source=selftests/e2e/ptod_sh.sh
 . "$TOP/selftests/e2e/ptod_sh.sh"
 
-for f in "$PTOD" "$E2E"; do
-	if [[ ! -x $f ]]; then
-		echo "Bail out! $f missing (make user; make -C selftests/e2e)"
-		exit 1
-	fi
-done
 # a small runtime per client, charged to its user under -q
 export PTO2_RING_HEAP=65536
 
@@ -56,10 +39,6 @@ check "ptod killed, then started without -q" test "$rc" = 0
 check "a nobody client: 65 MiB, no quota" nobody_client noquota 64
 stop_ptod TERM
 rc=$?
-exited() {
-	cat "$TMP/log"
-	[[ $1 == 0 ]]
-}
 check "SIGTERM: ptod exits 0" exited "$rc"
 
 echo "1..$n"
