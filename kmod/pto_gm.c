@@ -66,8 +66,20 @@ err_free_gm:
  * pto_gm_fini() - free what pto_gm_init() allocated.
  * @pdev: the device; every buffer has been freed.
  */
+/*
+ * At unload, no file open, every buffer gone: what is left in
+ * pdev->users are the own quotas, which outlive the AICPU that set them.
+ */
 void pto_gm_fini(struct pto_dev *pdev)
 {
+	struct pto_gm_user *u;
+	unsigned long index;
+
+	xa_for_each(&pdev->users, index, u) {
+		WARN_ON_ONCE(u->used);
+		xa_erase(&pdev->users, index);
+		kfree(u);
+	}
 	gen_pool_destroy(pdev->pool);
 	vfree(pdev->gm);
 }

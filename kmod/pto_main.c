@@ -189,7 +189,7 @@ static void pto_dev_destroy(struct pto_dev *pdev, bool registered)
 	pto_debugfs_remove(pdev);
 	pto_gm_fini(pdev);
 	vfree(pdev->regs);
-	/* every buffer is gone, and with the AICPU every quota */
+	/* pto_gm_fini() freed the users left: their own quotas */
 	xa_destroy(&pdev->users);
 	mutex_destroy(&pdev->quota_lock);
 	mutex_destroy(&pdev->lock);

@@ -4,8 +4,11 @@
  * the part of the register file an executor writes (executor) or a
  * buffer (client), CLOSES the file descriptor, prints "ready" and keeps
  * the mapping until stdin reaches EOF. The mapping alone must keep the file, and so the module, alive.
+ * With quota: takes the AICPU role, gives uid PTO_HOLD_QUOTA_UID a GM
+ * quota of its own and closes the file: the quota outlives it, and the
+ * module must free it at unload (kmemleak on the debug kernel).
  *
- *   pto_hold executor|client
+ *   pto_hold executor|client|quota
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +20,26 @@
 #include <sys/mman.h>
 
 #include <linux/pto.h>
+
+#define PTO_HOLD_QUOTA_UID	54321
+
+/* AICPU: an own quota that outlives the file. 0 or 1. */
+static int hold_quota(int fd)
+{
+	struct pto_set_role r = { .size = sizeof(r), .role = PTO_ROLE_AICPU };
+	struct pto_gm_quota q = { .size = sizeof(q),
+				  .flags = PTO_GM_QUOTA_SET | PTO_GM_QUOTA_UID,
+				  .uid = PTO_HOLD_QUOTA_UID, .bytes = 1 << 20 };
+
+	if (ioctl(fd, PTO_IOC_SET_ROLE, &r) ||
+	    ioctl(fd, PTO_IOC_GM_QUOTA, &q)) {
+		fprintf(stderr, "pto_hold: quota: %s\n", strerror(errno));
+		return 1;
+	}
+	close(fd);
+	printf("ready\n");
+	return 0;
+}
 
 int main(int argc, char **argv)
 {
@@ -30,8 +53,9 @@ int main(int argc, char **argv)
 	int fd;
 
 	if (argc != 2 || (strcmp(argv[1], "executor") &&
-			  strcmp(argv[1], "client"))) {
-		fprintf(stderr, "usage: pto_hold executor|client\n");
+			  strcmp(argv[1], "client") &&
+			  strcmp(argv[1], "quota"))) {
+		fprintf(stderr, "usage: pto_hold executor|client|quota\n");
 		return 2;
 	}
 	fd = open(dev, O_RDWR | O_CLOEXEC);
@@ -39,6 +63,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "pto_hold: %s: %s\n", dev, strerror(errno));
 		return 1;
 	}
+	if (argv[1][0] == 'q')
+		return hold_quota(fd);
 	r.role = argv[1][0] == 'e' ? PTO_ROLE_EXECUTOR : PTO_ROLE_CLIENT;
 	if (ioctl(fd, PTO_IOC_SET_ROLE, &r)) {
 		fprintf(stderr, "pto_hold: SET_ROLE: %s\n", strerror(errno));

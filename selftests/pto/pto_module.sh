@@ -127,6 +127,9 @@ echo "# module $MODULE, loaded with: ${orig[*]}"
 check rmmod_refused_while_open rmmod_refused_while_open
 check rmmod_refused_while_regs_mapped rmmod_refused_while_mapped executor
 check rmmod_refused_while_buffer_mapped rmmod_refused_while_mapped client
+# an own GM quota outlives the AICPU that set it: unload frees it
+# (kmemleak after rmmod, scripts/debug-kernel)
+check own_quota_left_at_unload prog "$BIN/pto_hold" quota
 check rmmod_after_close unload
 
 check invalid_nr_aic_0 load_fails nr_aic=0
