@@ -60,6 +60,8 @@ struct pto_client {
 	uint64_t next_tag;
 	uint64_t cur_tag;
 	bool in_graph;
+	bool in_run;		/* pto_run_ex() is in the orchestration function */
+	bool gone;		/* which called pto_disconnect() */
 	bool orch_done;
 	bool cur_done;		/* DONE of the graph being built arrived */
 	uint32_t next_ph;	/* placeholder index of the current graph */
@@ -74,6 +76,9 @@ struct pto_client {
 	int err;		/* current graph: first error (local or ptod's) */
 	char errmsg[PTO_MSG_TEXT];
 
+	uint64_t *owed;		/* graphs sent whose DONE did not come */
+	size_t nowed, capowed;
+	int done_lost;		/* -ENOMEM: a DONE could not be kept */
 	struct done_ent *done;	/* finished graphs not yet waited for */
 	struct pto_graph_stats last_stats;	/* of the graph last waited for */
 	bool have_stats;

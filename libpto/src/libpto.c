@@ -89,14 +89,40 @@ static int msg_send(pto_client *c, struct pto_msg *m, int pass_fd)
 	return n == (ssize_t)iov.iov_len ? 0 : -EIO;
 }
 
+/* Graph @tag got its DONE: it is owed none any more. */
+static void owed_drop(pto_client *c, uint64_t tag)
+{
+	size_t i;
+
+	for (i = 0; i < c->nowed; i++)
+		if (c->owed[i] == tag) {
+			memmove(&c->owed[i], &c->owed[i + 1],
+				(c->nowed - i - 1) * sizeof(c->owed[0]));
+			c->nowed--;
+			return;
+		}
+}
+
+static bool owed_has(const pto_client *c, uint64_t tag)
+{
+	size_t i;
+
+	for (i = 0; i < c->nowed; i++)
+		if (c->owed[i] == tag)
+			return true;
+	return false;
+}
+
 static void done_push(pto_client *c, const struct pto_msg *m)
 {
 	if (c->ndone == c->capdone) {
 		size_t cap = c->capdone ? 2 * c->capdone : 8;
 		struct done_ent *n = realloc(c->done, cap * sizeof(*n));
 
-		if (!n)
-			return;	/* the wait will report -ENOMEM */
+		if (!n) {
+			c->done_lost = -ENOMEM;	/* the wait says so */
+			return;
+		}
 		c->done = n;
 		c->capdone = cap;
 	}
@@ -190,6 +216,7 @@ static int msg_recv_fd(pto_client *c, struct pto_msg *m, bool block, int *fd)
 			}
 		}
 		done_push(c, m);
+		owed_drop(c, m->tag);
 		if (c->graphs_out && !--c->graphs_out)
 			kblobs_gc(c);
 		break;
@@ -416,6 +443,11 @@ PTO_EXPORT void pto_disconnect(pto_client *c)
 
 	if (!c)
 		return;
+	if (c->in_run) {
+		/* from the orchestration function: pto_run_ex() ends it after */
+		c->gone = true;
+		return;
+	}
 	if (c->sock >= 0)
 		close(c->sock);
 	if (c->bell >= 0)
@@ -434,6 +466,7 @@ PTO_EXPORT void pto_disconnect(pto_client *c)
 	for (i = 0; i < c->ndone; i++)
 		free(c->done[i].msg);
 	free(c->done);
+	free(c->owed);
 	free(c);
 }
 
@@ -496,12 +529,14 @@ PTO_EXPORT int pto_kernel_load(pto_client *c, int32_t func_id,
 	void *p;
 	int fd, ret;
 
-	fd = open(so_path, O_RDONLY | O_CLOEXEC);
+	/* not blocking: a FIFO or a device is refused, not waited on */
+	fd = open(so_path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return seterr(c, -errno, "%s: %s", so_path, strerror(errno));
-	if (fstat(fd, &st) || st.st_size <= 0) {
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size <= 0) {
 		close(fd);
-		return seterr(c, -EINVAL, "%s: empty or unreadable", so_path);
+		return seterr(c, -EINVAL, "%s: not a regular file, empty or unreadable",
+			      so_path);
 	}
 	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	close(fd);
@@ -687,14 +722,28 @@ static int rec_simple(pto_client *c, uint32_t type)
 /* GRAPH_BEGIN, straight to the stream (a static graph's at release). */
 int graph_begin_rec(pto_client *c, uint32_t flags, uint32_t total)
 {
-	struct pto_rec_graph *g = rec_init(c, stream_reserve(c, sizeof(*g)),
-					   PTO_REC_GRAPH_BEGIN, sizeof(*g));
+	struct pto_rec_graph *g;
 
+	/* room to remember that it is owed a DONE (pto_graph_wait()) */
+	if (c->nowed == c->capowed) {
+		size_t cap = c->capowed ? 2 * c->capowed : 8;
+		uint64_t *n = realloc(c->owed, cap * sizeof(*n));
+
+		if (!n) {
+			graph_fail(c, -ENOMEM, "out of memory");
+			return c->err;
+		}
+		c->owed = n;
+		c->capowed = cap;
+	}
+	g = rec_init(c, stream_reserve(c, sizeof(*g)), PTO_REC_GRAPH_BEGIN,
+		     sizeof(*g));
 	if (!g)
 		return c->err;
 	g->flags = flags;
 	g->total_tasks = total;
 	stream_commit(c, sizeof(*g));
+	c->owed[c->nowed++] = c->cur_tag;
 	c->graphs_out++;	/* ptod answers it with a DONE */
 	return 0;
 }
@@ -791,6 +840,10 @@ PTO_EXPORT int pto_graph_wait(pto_client *c, uint64_t tag, char *msg,
 
 	if (msg && msglen)
 		msg[0] = 0;
+	if (c->in_graph && tag == c->cur_tag)
+		return seterr(c, -EINVAL,
+			      "graph %" PRIu64 " is still being built: pto_graph_end() it first",
+			      tag);
 	for (;;) {
 		for (i = 0; i < c->ndone; i++) {
 			if (c->done[i].tag != tag)
@@ -809,6 +862,14 @@ PTO_EXPORT int pto_graph_wait(pto_client *c, uint64_t tag, char *msg,
 			c->done[i] = c->done[--c->ndone];
 			return ret;
 		}
+		if (!owed_has(c, tag) && c->done_lost)
+			return seterr(c, c->done_lost,
+				      "graph %" PRIu64 ": no memory was left to keep its outcome",
+				      tag);
+		if (!owed_has(c, tag))
+			return seterr(c, -ENOENT,
+				      "no graph %" PRIu64 " to wait for: it was never sent to ptod (it failed before), or it was waited for already",
+				      tag);
 		ret = msg_recv(c, &m, true);
 		if (ret < 0) {
 			if (msg && msglen)
@@ -842,10 +903,21 @@ PTO_EXPORT int pto_run_ex(pto_client *c, pto2_orchestration_entry_fn entry,
 	char local_msg[PTO_MSG_TEXT];
 	uint64_t tag;
 
+	if (!entry)
+		return seterr(c, -EINVAL, "no orchestration function");
 	ret = pto_graph_begin_ex(c, flags, &tag);
 	if (ret)
 		return ret;
+	c->in_run = true;
 	oret = entry(&c->rt, args, argc);
+	c->in_run = false;
+	if (c->gone) {
+		/* the orchestration function disconnected: now it is done */
+		pto_disconnect(c);
+		if (msg && msglen)
+			snprintf(msg, msglen, "pto_disconnect() was called from the orchestration function");
+		return -ESHUTDOWN;
+	}
 	local_err = c->err;
 	snprintf(local_msg, sizeof(local_msg), "%s", c->errmsg);
 	ret = pto_graph_end(c);

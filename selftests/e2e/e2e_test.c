@@ -3614,6 +3614,32 @@ TEST_F_TIMEOUT(e2e, one_user_leaves_others_log_room, 300)
 }
 
 /*
+ * libpto's API misused by a program (pto_e2e misuse): a wait for a graph
+ * never sent, one already waited for or still being built, pto_run()
+ * without a function, a view outside its tensor's view, a negative
+ * block_incore param count, seven dimensions, a FIFO as a kernel file,
+ * pto_disconnect() from the orchestration function: each call gets its
+ * clear error at once (none blocks), and the client's next run passes.
+ */
+TEST_F_TIMEOUT(e2e, libpto_misuse_clear_errors, 120)
+{
+	char *out = e2e_output(_metadata, 0, false, ARGS("misuse"));
+	static const char *const cases[] = {
+		"wait-unknown", "begin", "wait-building", "end", "wait",
+		"wait-again", "run-null", "view-outside", "block-negative",
+		"ndims-7", "fifo", "disconnect-in-run", "after",
+	};
+	char name[64];
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(name, sizeof(name), "misuse/%s", cases[i]);
+		EXPECT_TRUE(case_passed(out, name)) TH_LOG("%s: %s", name, out);
+	}
+	free(out);
+}
+
+/*
  * KERNEL_REG of a blob whose header has another version than
  * PTO_KBLOB_VERSION is refused at once, with -ENOEXEC and a message
  * naming both versions (pto-aicore would refuse it at the first task);

@@ -13,6 +13,9 @@
  *   pto_e2e deadlock N            one scope of N tasks (expects -EDEADLK
  *                                 when PTO2_RING_TASK_WINDOW < N + 1)
  *   pto_e2e crash                 a kernel that segfaults (expects -EIO)
+ *   pto_e2e misuse                libpto's API misused: each call gets
+ *                                 a clear error, none hangs (cases
+ *                                 misuse/NAME)
  *   pto_e2e crash-budget N        up to N times: a thread uses up the
  *                                 user's sandbox starts, then a crash;
  *                                 the next run must fail (-EOWNERDEAD):
@@ -815,6 +818,127 @@ static int orch_add_scalar(PTO2Runtime *rt, uint64_t *args, int argc)
 	(void)argc;
 	submit_add_scalar(rt, &x);
 	return 0;
+}
+
+/* ---- libpto's API misused: clear errors, no hang, no crash ------------------------- */
+
+/* A view of 4 of x's 1024 floats from 1022: outside x's view. */
+static int orch_view_out(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	Tensor x = buf_tensor(sc_x);
+	uint64_t shape[1] = { 4 }, off[1] = { 1022 };
+	Tensor v = pto_tensor_view(&x, shape, off);
+	Tensor y = buf_tensor(sc_y);
+	PTOParam p[] = { make_input_param(&v), make_output_param(&y) };
+
+	(void)args;
+	(void)argc;
+	pto2_rt_submit_task(rt, VEC_FUNC_ADD_SCALAR, PTO2_WORKER_VECTOR, p, 2);
+	return 0;
+}
+
+/* block_incore with -2 params */
+static int orch_block_neg(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	(void)args;
+	(void)argc;
+	pto2_rt_submit_block_incore(rt, VEC_FUNC_ADD_SCALAR,
+				    PTO2_WORKER_VECTOR, NULL, -2, 2);
+	return 0;
+}
+
+/* The orchestration function of a client of its own disconnects it. */
+static int orch_disconnect(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	(void)rt;
+	(void)argc;
+	pto_disconnect((pto_client *)(uintptr_t)args[0]);
+	return 0;
+}
+
+/* Case @name passes if @got is @want; prints both and the last error. */
+static int misuse_case(const char *name, int got, int want)
+{
+	printf("misuse %s: %d (want %d): %s\n", name, got, want,
+	       got ? pto_last_error(cl) : "");
+	printf("CASE misuse/%s: %s\n", name, got == want ? "PASS" : "FAIL");
+	return got != want;
+}
+
+/*
+ * misuse: calls of libpto's API that a program gets wrong each get a
+ * clear error, and none hangs or crashes: a wait for a graph never sent,
+ * for one already waited for, for the graph being built; pto_run without
+ * a function; a view outside its tensor's view; block_incore with a
+ * negative param count; more dimensions than a tensor has; a kernel
+ * "file" that is a FIFO; pto_disconnect() from the orchestration
+ * function of a client's run. 0 if every case passed.
+ */
+static int run_misuse(void)
+{
+	char fifo[] = "/tmp/pto-e2e-fifo-XXXXXX", msg[4096];
+	uint64_t shape[7] = { 1, 1, 1, 1, 1, 1, 1 }, tag, arg;
+	int failed = 0, ret;
+	pto_client *c2;
+	Tensor t;
+
+	if (load_kernels("vector_example", add_scalar_k, 1))
+		return 1;
+	sc_x = gm_copy(NULL, 4096);
+	sc_y = gm_copy(NULL, 4096);
+	if (!sc_x || !sc_y)
+		return 1;
+	failed += misuse_case("wait-unknown",
+			      pto_graph_wait(cl, 424242, NULL, 0), -ENOENT);
+	ret = pto_graph_begin(cl, &tag);
+	failed += misuse_case("begin", ret, 0);
+	if (!ret) {
+		failed += misuse_case("wait-building",
+				      pto_graph_wait(cl, tag, NULL, 0),
+				      -EINVAL);
+		failed += misuse_case("end", pto_graph_end(cl), 0);
+		failed += misuse_case("wait", pto_graph_wait(cl, tag, msg,
+							     sizeof(msg)), 0);
+		failed += misuse_case("wait-again",
+				      pto_graph_wait(cl, tag, NULL, 0),
+				      -ENOENT);
+	}
+	failed += misuse_case("run-null", pto_run(cl, NULL, NULL, 0, msg,
+						  sizeof(msg)), -EINVAL);
+	failed += misuse_case("view-outside",
+			      pto_run(cl, orch_view_out, NULL, 0, msg,
+				      sizeof(msg)), -EINVAL);
+	failed += misuse_case("block-negative",
+			      pto_run(cl, orch_block_neg, NULL, 0, msg,
+				      sizeof(msg)), -EINVAL);
+	t = make_tensor(shape, 7, PTO_DT_FP32);
+	failed += misuse_case("ndims-7", (int)t.ndims + (int)pto_tensor_numel(&t),
+			      0);
+	ret = mkstemp(fifo);
+	if (ret >= 0) {
+		close(ret);
+		unlink(fifo);
+		ret = mkfifo(fifo, 0600);
+	}
+	failed += misuse_case("fifo", ret ? ret :
+			      pto_kernel_load(cl, 30, PTO2_WORKER_VECTOR, fifo),
+			      -EINVAL);
+	unlink(fifo);
+	ret = pto_connect(NULL, &c2);
+	if (ret) {
+		printf("misuse: a second client: %s\n", pto_last_error(NULL));
+		failed++;
+	} else {
+		arg = (uint64_t)(uintptr_t)c2;
+		/* c2 is gone once it returns */
+		failed += misuse_case("disconnect-in-run",
+				      pto_run(c2, orch_disconnect, &arg, 1,
+					      msg, sizeof(msg)), -ESHUTDOWN);
+	}
+	/* the client still works */
+	failed += misuse_case("after", pto_run(cl, orch_add_scalar, NULL, 0,
+					       msg, sizeof(msg)), 0);
+	return failed ? 1 : 0;
 }
 
 /*
@@ -4495,6 +4619,8 @@ static int run_case(int argc, char **argv)
 		ret = run_crash_loop(argc > 1 ? atol(argv[1]) : 6);
 	else if (!strcmp(argv[0], "crash-next"))
 		ret = run_crash_next();
+	else if (!strcmp(argv[0], "misuse"))
+		ret = run_misuse();
 	else if (!strcmp(argv[0], "crash-budget"))
 		ret = run_crash_budget(argc > 1 ? atol(argv[1]) : 4);
 	else if (!strcmp(argv[0], "rerun"))
@@ -4603,7 +4729,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|closedev|rerun|streampad|reload|rendezvous|crash-next|crash-loop|crash-budget|hostile|sbxchurn|stream|hang|probe|probe-n|prio|chain|badbuf|badph|phring|hazards|proto|freed|freed-tensor|reload-quota|reload-busy|kshare|freed-named|reload-defer|unpriv|reclen|kversion|misaligned|graphs|outside|forge|rawhead|rawcluster|clpairs|slots|idle|flood|pings|quota|noquota|quota-rt|hellos|peer|churn|conns ...\n");
+		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|closedev|rerun|streampad|reload|rendezvous|crash-next|crash-loop|crash-budget|misuse|hostile|sbxchurn|stream|hang|probe|probe-n|prio|chain|badbuf|badph|phring|hazards|proto|freed|freed-tensor|reload-quota|reload-busy|kshare|freed-named|reload-defer|unpriv|reclen|kversion|misaligned|graphs|outside|forge|rawhead|rawcluster|clpairs|slots|idle|flood|pings|quota|noquota|quota-rt|hellos|peer|churn|conns ...\n");
 		return 2;
 	}
 	/* without libpto: the socket alone */

@@ -54,6 +54,10 @@ typedef struct pto_buf pto_buf;
 
 /* Connection. @socket_path NULL: $PTO_SOCKET or /run/pto/ptod.sock. */
 int pto_connect(const char *socket_path, pto_client **out);
+/*
+ * Called from the orchestration function of a pto_run(), the disconnect
+ * happens when that function returns, and pto_run() returns -ESHUTDOWN.
+ */
 void pto_disconnect(pto_client *c);
 /* Message of the last failed call on @c (or of pto_connect: c NULL). */
 const char *pto_last_error(const pto_client *c);
@@ -120,7 +124,10 @@ int pto_graph_end(pto_client *c);
 /*
  * Wait for graph @tag: 0 when every task completed, else the negative
  * errno of the first failure, with the diagnosis copied to @msg (may be
- * NULL). Graphs of one client run in order.
+ * NULL). Graphs of one client run in order. A graph is waited for once:
+ * -EINVAL for the graph still being built (before its pto_graph_end()),
+ * -ENOENT for a tag never sent to ptod (its begin or its static release
+ * failed, or no such graph) or already waited for.
  */
 int pto_graph_wait(pto_client *c, uint64_t tag, char *msg, size_t msglen);
 

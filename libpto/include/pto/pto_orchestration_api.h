@@ -139,7 +139,8 @@ static inline Tensor pto_tensor_init_(uint64_t addr, const uint64_t *shapes,
 	uint32_t i;
 
 	t.addr = addr;
-	t.ndims = (uint32_t)ndims;
+	/* more dimensions than a tensor has: ndims 0, which submit refuses */
+	t.ndims = ndims <= PTO2_MAX_TENSOR_DIMS ? (uint32_t)ndims : 0;
 	t.dtype = dtype;
 	for (i = 0; i < PTO2_MAX_TENSOR_DIMS; i++) {
 		uint64_t s = (i < ndims && shapes) ? shapes[i] : 1;
@@ -169,9 +170,11 @@ static inline Tensor make_tensor(const uint64_t *shapes, uint64_t ndims,
 }
 
 /*
- * A view of @t: @shapes and @offsets (elements, per dimension) relative to
- * @t's own view. The result shares @t's buffer (addr, size, raw_shapes).
- * Out-of-range views are not checked here; submit rejects them.
+ * A view of @t: @shapes and @offsets (elements, per dimension; @offsets
+ * may be NULL: none) relative to @t's own view. The result shares @t's
+ * buffer (addr, size, raw_shapes). A view that does not lie inside @t's
+ * gets ndims 0, which submit refuses with the param named; one that lies
+ * outside the buffer is refused there too.
  */
 static inline Tensor pto_tensor_view(const Tensor *t, const uint64_t *shapes,
 				     const uint64_t *offsets)
@@ -180,18 +183,26 @@ static inline Tensor pto_tensor_view(const Tensor *t, const uint64_t *shapes,
 	uint32_t i;
 
 	for (i = 0; i < t->ndims && i < PTO2_MAX_TENSOR_DIMS; i++) {
+		uint64_t off = offsets ? offsets[i] : 0;
+
+		if (off > t->shapes[i] || shapes[i] > t->shapes[i] - off) {
+			v.ndims = 0;
+			break;
+		}
 		v.shapes[i] = shapes[i];
-		v.offsets[i] = t->offsets[i] + (offsets ? offsets[i] : 0);
+		v.offsets[i] = t->offsets[i] + off;
 	}
 	return v;
 }
 
-/* Number of elements of the view. */
+/* Number of elements of the view (0 for a tensor without dimensions). */
 static inline uint64_t pto_tensor_numel(const Tensor *t)
 {
 	uint64_t n = 1;
 	uint32_t i;
 
+	if (!t->ndims || t->ndims > PTO2_MAX_TENSOR_DIMS)
+		return 0;
 	for (i = 0; i < t->ndims; i++)
 		n *= t->shapes[i];
 	return n;
@@ -323,7 +334,8 @@ const char *pto2_rt_get_error_msg(PTO2Runtime *rt);
  * block_incore: one SPMD call of @kernel_id over @block_dim blocks,
  * expanded into @block_dim tasks (MPMD). Task b gets the call's @n params
  * followed by two scalars, block_dim and b (its last two kernel args).
- * More than PTO2_MAX_TASK_PARAMS - 2 params fail the graph at submit.
+ * More than PTO2_MAX_TASK_PARAMS - 2 params, fewer than 0, or params NULL
+ * with some, fail the graph at submit.
  */
 static inline int32_t pto2_block_params_(PTOParam *p, const PTOParam *params,
 					  int32_t n, uint32_t block_dim,
@@ -331,11 +343,14 @@ static inline int32_t pto2_block_params_(PTOParam *p, const PTOParam *params,
 {
 	int32_t i;
 
-	for (i = 0; i < n && i < PTO2_MAX_TASK_PARAMS - 2; i++)
+	/* -1: submit refuses the count before reading @p */
+	if (n < 0 || n > PTO2_MAX_TASK_PARAMS - 2 || (n && !params))
+		return -1;
+	for (i = 0; i < n; i++)
 		p[i] = params[i];
 	p[i] = make_scalar_param(block_dim);
 	p[i + 1] = make_scalar_param(b);
-	return n + 2;	/* too many: submit refuses it before reading @p */
+	return n + 2;
 }
 
 static inline void pto2_rt_submit_block_incore(PTO2Runtime *rt,
