@@ -25,7 +25,8 @@ struct PTO2Runtime {
 };
 
 struct pto_buf {
-	struct pto_client *c;
+	struct pto_client *c;	/* NULL once the client disconnected */
+	struct pto_buf *all_prev, *all_next;	/* c->bufs: every buffer */
 	struct pto_buf *next;	/* c->kblobs (kernel blobs only) */
 	int32_t kfunc;		/* kernel blobs: the kernel id */
 	struct pto_dev_buf db;	/* what the device backend handed out */
@@ -47,6 +48,8 @@ struct pto_client {
 	struct pto_info info;
 	uint32_t nr_aic, nr_aiv;
 	uint32_t client_id;	/* ptod's id of this connection (probes) */
+
+	pto_buf *bufs;		/* every buffer of the client's, not freed */
 
 	/* submission stream */
 	pto_buf *stream;

@@ -282,15 +282,37 @@ PTO_EXPORT int pto_buf_alloc(pto_client *c, size_t len, pto_buf **out)
 			      " (over this user's GM quota, ptod -q)" : "");
 	}
 	b->c = c;
+	b->all_next = c->bufs;
+	if (c->bufs)
+		c->bufs->all_prev = b;
+	c->bufs = b;
 	*out = b;
 	return 0;
+}
+
+/* Give @b back to the device and take it off its client's list. */
+static void buf_release(pto_buf *b)
+{
+	pto_client *c = b->c;
+
+	c->dev_ops->gm_free(c->dev, &b->db);
+	if (b->all_prev)
+		b->all_prev->all_next = b->all_next;
+	else
+		c->bufs = b->all_next;
+	if (b->all_next)
+		b->all_next->all_prev = b->all_prev;
+	b->all_prev = b->all_next = NULL;
+	b->db.ptr = NULL;
+	b->c = NULL;
 }
 
 PTO_EXPORT void pto_buf_free(pto_buf *b)
 {
 	if (!b)
 		return;
-	b->c->dev_ops->gm_free(b->c->dev, &b->db);
+	if (b->c)	/* else its client went, and the buffer with it */
+		buf_release(b);
 	free(b);
 }
 
@@ -459,6 +481,12 @@ PTO_EXPORT void pto_disconnect(pto_client *c)
 	c->graphs_out = 0;
 	kblobs_gc(c);
 	pto_buf_free(c->stream);
+	/*
+	 * The caller's buffers not freed: unmapped and given back now (GM
+	 * another client may get next), each left for pto_buf_free().
+	 */
+	while (c->bufs)
+		buf_release(c->bufs);
 	static_free(c);
 	pto_check_free(c->chk);
 	if (c->dev)

@@ -3618,8 +3618,10 @@ TEST_F_TIMEOUT(e2e, one_user_leaves_others_log_room, 300)
  * never sent, one already waited for or still being built, pto_run()
  * without a function, a view outside its tensor's view, a negative
  * block_incore param count, seven dimensions, a FIFO as a kernel file,
- * pto_disconnect() from the orchestration function: each call gets its
- * clear error at once (none blocks), and the client's next run passes.
+ * pto_disconnect() from the orchestration function, a buffer freed after
+ * its client disconnected (unmapped by then): each call gets its clear
+ * error at once (none blocks, none touches freed memory: the ASan run),
+ * and the client's next run passes.
  */
 TEST_F_TIMEOUT(e2e, libpto_misuse_clear_errors, 120)
 {
@@ -3627,7 +3629,8 @@ TEST_F_TIMEOUT(e2e, libpto_misuse_clear_errors, 120)
 	static const char *const cases[] = {
 		"wait-unknown", "begin", "wait-building", "end", "wait",
 		"wait-again", "run-null", "view-outside", "block-negative",
-		"ndims-7", "fifo", "disconnect-in-run", "after",
+		"ndims-7", "fifo", "disconnect-in-run",
+		"free-after-disconnect", "after",
 	};
 	char name[64];
 	size_t i;

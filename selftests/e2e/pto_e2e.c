@@ -935,6 +935,20 @@ static int run_misuse(void)
 				      pto_run(c2, orch_disconnect, &arg, 1,
 					      msg, sizeof(msg)), -ESHUTDOWN);
 	}
+	ret = pto_connect(NULL, &c2);
+	if (ret) {
+		printf("misuse: a third client: %s\n", pto_last_error(NULL));
+		failed++;
+	} else {
+		pto_buf *b = NULL;
+
+		ret = pto_buf_alloc(c2, 4096, &b);
+		pto_disconnect(c2);
+		/* unmapped with its client, and freed after it */
+		failed += misuse_case("free-after-disconnect",
+				      ret ? ret : pto_buf_ptr(b) != NULL, 0);
+		pto_buf_free(b);
+	}
 	/* the client still works */
 	failed += misuse_case("after", pto_run(cl, orch_add_scalar, NULL, 0,
 					       msg, sizeof(msg)), 0);

@@ -57,6 +57,8 @@ int pto_connect(const char *socket_path, pto_client **out);
 /*
  * Called from the orchestration function of a pto_run(), the disconnect
  * happens when that function returns, and pto_run() returns -ESHUTDOWN.
+ * Buffers of the client not freed go with it (unmapped: pto_buf_ptr()
+ * returns NULL); pto_buf_free() of one then frees what is left of it.
  */
 void pto_disconnect(pto_client *c);
 /* Message of the last failed call on @c (or of pto_connect: c NULL). */
