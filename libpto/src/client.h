@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <linux/pto.h>
 #include <pto/libpto.h>
@@ -49,6 +50,7 @@ struct pto_client {
 	uint32_t nr_aic, nr_aiv;
 	uint32_t client_id;	/* ptod's id of this connection (probes) */
 
+	pid_t pid;		/* the process that connected it */
 	pto_buf *bufs;		/* every buffer of the client's, not freed */
 
 	/* submission stream */

@@ -55,6 +55,20 @@ static int seterr(pto_client *c, int err, const char *fmt, ...)
 	return err;
 }
 
+/*
+ * A client used in a child of the process that connected it, after
+ * fork(): the socket, the device file and the stream are the parent's,
+ * and every request would act on the parent's client. -ECHILD, saying so.
+ */
+static int forked(pto_client *c)
+{
+	if (getpid() == c->pid)
+		return 0;
+	return seterr(c, -ECHILD,
+		      "this client belongs to process %d, which connected it: a forked child must pto_connect() its own",
+		      (int)c->pid);
+}
+
 PTO_EXPORT const char *pto_last_error(const pto_client *c)
 {
 	return c ? c->last_error : connect_error;
@@ -268,6 +282,8 @@ PTO_EXPORT int pto_buf_alloc(pto_client *c, size_t len, pto_buf **out)
 	int ret;
 
 	*out = NULL;
+	if (forked(c))
+		return -ECHILD;
 	if (!len)
 		return seterr(c, -EINVAL, "zero-length buffer");
 	b = calloc(1, sizeof(*b));
@@ -290,12 +306,18 @@ PTO_EXPORT int pto_buf_alloc(pto_client *c, size_t len, pto_buf **out)
 	return 0;
 }
 
-/* Give @b back to the device and take it off its client's list. */
+/*
+ * Give @b back to the device and take it off its client's list. In a
+ * forked child (the parent's buffer, mapped here too) only unmapped.
+ */
 static void buf_release(pto_buf *b)
 {
 	pto_client *c = b->c;
 
-	c->dev_ops->gm_free(c->dev, &b->db);
+	if (getpid() == c->pid)
+		c->dev_ops->gm_free(c->dev, &b->db);
+	else
+		munmap(b->db.ptr, b->db.len);
 	if (b->all_prev)
 		b->all_prev->all_next = b->all_next;
 	else
@@ -432,6 +454,7 @@ PTO_EXPORT int pto_connect(const char *socket_path, pto_client **out)
 	if (!c)
 		return -ENOMEM;
 	c->rt.c = c;
+	c->pid = getpid();
 	c->sock = -1;
 	c->bell = -1;
 	c->check_env = getenv("PTO_CHECK") && !strcmp(getenv("PTO_CHECK"), "1");
@@ -465,7 +488,11 @@ PTO_EXPORT void pto_disconnect(pto_client *c)
 
 	if (!c)
 		return;
-	if (c->in_run) {
+	/*
+	 * In a forked child the same, with nothing sent: its descriptors and
+	 * memory are copies, the buffers are only unmapped (buf_release()).
+	 */
+	if (c->in_run && getpid() == c->pid) {
 		/* from the orchestration function: pto_run_ex() ends it after */
 		c->gone = true;
 		return;
@@ -510,6 +537,8 @@ PTO_EXPORT int pto_kernel_load_mem(pto_client *c, int32_t func_id,
 	pto_buf *b;
 	int ret;
 
+	if (forked(c))
+		return -ECHILD;
 	if (!so || !len || len > PTO_KBLOB_MAX_SIZE)
 		return seterr(c, -EINVAL, "kernel %d: bad size %zu", func_id, len);
 	ret = kernel_required_caps(so, len, &caps);
@@ -808,6 +837,8 @@ PTO_EXPORT int pto_graph_begin_ex(pto_client *c, uint32_t flags, uint64_t *tag)
 {
 	int ret = 0;
 
+	if (forked(c))
+		return -ECHILD;
 	if (c->in_graph)
 		return seterr(c, -EBUSY, "a graph is already being built");
 	if (flags & ~(PTO_GRAPH_STATIC | PTO_GRAPH_CHECK))
@@ -868,6 +899,8 @@ PTO_EXPORT int pto_graph_wait(pto_client *c, uint64_t tag, char *msg,
 
 	if (msg && msglen)
 		msg[0] = 0;
+	if (forked(c))
+		return -ECHILD;
 	if (c->in_graph && tag == c->cur_tag)
 		return seterr(c, -EINVAL,
 			      "graph %" PRIu64 " is still being built: pto_graph_end() it first",

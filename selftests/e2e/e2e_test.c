@@ -3619,7 +3619,9 @@ TEST_F_TIMEOUT(e2e, one_user_leaves_others_log_room, 300)
  * without a function, a view outside its tensor's view, a negative
  * block_incore param count, seven dimensions, a FIFO as a kernel file,
  * pto_disconnect() from the orchestration function, a buffer freed after
- * its client disconnected (unmapped by then): each call gets its clear
+ * its client disconnected (unmapped by then), a forked child's run and
+ * disconnect on its parent's client (-ECHILD, nothing sent to ptod: the
+ * parent's next run passes): each call gets its clear
  * error at once (none blocks, none touches freed memory: the ASan run),
  * and the client's next run passes.
  */
@@ -3630,7 +3632,7 @@ TEST_F_TIMEOUT(e2e, libpto_misuse_clear_errors, 120)
 		"wait-unknown", "begin", "wait-building", "end", "wait",
 		"wait-again", "run-null", "view-outside", "block-negative",
 		"ndims-7", "fifo", "disconnect-in-run",
-		"free-after-disconnect", "after",
+		"free-after-disconnect", "fork", "after",
 	};
 	char name[64];
 	size_t i;

@@ -216,6 +216,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 
 #include <linux/pto.h>
 
@@ -878,7 +879,8 @@ static int run_misuse(void)
 {
 	char fifo[] = "/tmp/pto-e2e-fifo-XXXXXX", msg[4096];
 	uint64_t shape[7] = { 1, 1, 1, 1, 1, 1, 1 }, tag, arg;
-	int failed = 0, ret;
+	int failed = 0, ret, st;
+	pid_t child;
 	pto_client *c2;
 	Tensor t;
 
@@ -949,6 +951,20 @@ static int run_misuse(void)
 				      ret ? ret : pto_buf_ptr(b) != NULL, 0);
 		pto_buf_free(b);
 	}
+	/* a forked child: refused, and its disconnect sends nothing */
+	fflush(stdout);
+	child = fork();
+	if (!child) {
+		ret = pto_run(cl, orch_add_scalar, NULL, 0, msg, sizeof(msg));
+		printf("misuse fork: the child's run: %d %s\n", ret,
+		       pto_last_error(cl));
+		pto_disconnect(cl);
+		fflush(stdout);
+		_exit(ret == -ECHILD ? 0 : 1);
+	}
+	ret = child < 0 ? -errno : waitpid(child, &st, 0) < 0 ? -errno :
+	      WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+	failed += misuse_case("fork", ret, 0);
 	/* the client still works */
 	failed += misuse_case("after", pto_run(cl, orch_add_scalar, NULL, 0,
 					       msg, sizeof(msg)), 0);
