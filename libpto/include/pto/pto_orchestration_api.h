@@ -162,7 +162,13 @@ static inline Tensor make_tensor_external(void *ptr, const uint64_t *shapes,
 	return pto_tensor_init_((uint64_t)(uintptr_t)ptr, shapes, ndims, dtype);
 }
 
-/* An intermediate tensor: addr = 0, allocated by the runtime at submit. */
+/*
+ * An intermediate tensor: addr = 0, allocated by the runtime at submit.
+ * It belongs to the graph that produces it (through libpto its addr is a
+ * placeholder numbered within that graph): used in a later graph it is
+ * not detected, and names that graph's intermediate of the same number.
+ * Keep results that outlive a graph in a buffer (make_tensor_external).
+ */
 static inline Tensor make_tensor(const uint64_t *shapes, uint64_t ndims,
 				 DataType dtype)
 {
