@@ -24,7 +24,11 @@
  * the daemon; in the client they carry placeholders (see pto_wire.h).
  *
  * Every function returns 0 or a negative errno. A pto_client is not
- * thread-safe: use it from one thread at a time.
+ * thread-safe: use it from one thread at a time, in the process that
+ * connected it (a forked child gets -ECHILD: it connects its own). The
+ * client and out-pointer arguments must not be NULL, unless a function
+ * says so (pto_disconnect(NULL), pto_buf_free(NULL) and a NULL @msg do
+ * nothing).
  *
  * Environment: PTO_SOCKET (default /run/pto/ptod.sock), PTO_DEVICE
  * (default /dev/pto0: pto.ko; "user": the user-mode device of a ptod
