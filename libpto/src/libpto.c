@@ -488,15 +488,16 @@ PTO_EXPORT void pto_disconnect(pto_client *c)
 
 	if (!c)
 		return;
-	/*
-	 * In a forked child the same, with nothing sent: its descriptors and
-	 * memory are copies, the buffers are only unmapped (buf_release()).
-	 */
+	/* from the orchestration function: pto_run_ex() ends it after */
 	if (c->in_run && getpid() == c->pid) {
-		/* from the orchestration function: pto_run_ex() ends it after */
 		c->gone = true;
 		return;
 	}
+	/*
+	 * In a forked child the same as in the parent, with nothing sent to
+	 * ptod: its descriptors and memory are copies, and buf_release()
+	 * only unmaps the buffers.
+	 */
 	if (c->sock >= 0)
 		close(c->sock);
 	if (c->bell >= 0)
