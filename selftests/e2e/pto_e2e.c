@@ -823,12 +823,16 @@ static int orch_add_scalar(PTO2Runtime *rt, uint64_t *args, int argc)
 
 /* ---- libpto's API misused: clear errors, no hang, no crash ------------------------- */
 
-/* A view of 4 of x's 1024 floats from 1022: outside x's view. */
+/*
+ * A view of 4 of x's 1024 floats from 2 more than 2^64 - 1: its offset
+ * wraps to 1, inside the buffer.
+ */
 static int orch_view_out(PTO2Runtime *rt, uint64_t *args, int argc)
 {
 	Tensor x = buf_tensor(sc_x);
-	uint64_t shape[1] = { 4 }, off[1] = { 1022 };
-	Tensor v = pto_tensor_view(&x, shape, off);
+	uint64_t shape[1] = { 4 }, one[1] = { 2 }, wrap[1] = { UINT64_MAX };
+	Tensor w = pto_tensor_view(&x, shape, one);
+	Tensor v = pto_tensor_view(&w, shape, wrap);
 	Tensor y = buf_tensor(sc_y);
 	PTOParam p[] = { make_input_param(&v), make_output_param(&y) };
 
@@ -870,7 +874,7 @@ static int misuse_case(const char *name, int got, int want)
  * misuse: calls of libpto's API that a program gets wrong each get a
  * clear error, and none hangs or crashes: a wait for a graph never sent,
  * for one already waited for, for the graph being built; pto_run without
- * a function; a view outside its tensor's view; block_incore with a
+ * a function; a view whose offset wraps; block_incore with a
  * negative param count; more dimensions than a tensor has; a kernel
  * "file" that is a FIFO; pto_disconnect() from the orchestration
  * function of a client's run. 0 if every case passed.
@@ -907,7 +911,7 @@ static int run_misuse(void)
 	}
 	failed += misuse_case("run-null", pto_run(cl, NULL, NULL, 0, msg,
 						  sizeof(msg)), -EINVAL);
-	failed += misuse_case("view-outside",
+	failed += misuse_case("view-wraps",
 			      pto_run(cl, orch_view_out, NULL, 0, msg,
 				      sizeof(msg)), -EINVAL);
 	failed += misuse_case("block-negative",

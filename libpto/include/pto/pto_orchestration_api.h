@@ -177,10 +177,11 @@ static inline Tensor make_tensor(const uint64_t *shapes, uint64_t ndims,
 
 /*
  * A view of @t: @shapes and @offsets (elements, per dimension; @offsets
- * may be NULL: none) relative to @t's own view. The result shares @t's
- * buffer (addr, size, raw_shapes). A view that does not lie inside @t's
- * gets ndims 0, which submit refuses with the param named; one that lies
- * outside the buffer is refused there too.
+ * may be NULL: none) from the origin of @t's own view. The result shares
+ * @t's buffer (addr, size, raw_shapes) and may reach past @t's view
+ * (programs step from one tile to the next so): submit refuses a view
+ * outside the buffer, with the param named. An offset that wraps past
+ * 2^64 gives ndims 0, which submit refuses the same way.
  */
 static inline Tensor pto_tensor_view(const Tensor *t, const uint64_t *shapes,
 				     const uint64_t *offsets)
@@ -191,7 +192,7 @@ static inline Tensor pto_tensor_view(const Tensor *t, const uint64_t *shapes,
 	for (i = 0; i < t->ndims && i < PTO2_MAX_TENSOR_DIMS; i++) {
 		uint64_t off = offsets ? offsets[i] : 0;
 
-		if (off > t->shapes[i] || shapes[i] > t->shapes[i] - off) {
+		if (t->offsets[i] + off < t->offsets[i]) {
 			v.ndims = 0;
 			break;
 		}
