@@ -1976,29 +1976,36 @@ TEST_F_TIMEOUT(e2e, stream_placeholder_window, 150)
 }
 
 /*
+ * A nobody client whose hello asks for @env is refused at connect,
+ * saying @needle; root's client with the same @env runs vector.
+ */
+static void capped_for_users(struct __test_metadata *_metadata,
+			     const char *const env[], const char *needle)
+{
+	struct proc p;
+	int ret;
+
+	ret = e2e_start_as(&p, "vector", NOBODY, false, env, ARGS("vector"));
+	ASSERT_EQ(0, ret) TH_LOG("start pto_e2e vector: %s", strerror(-ret));
+	ASSERT_EQ(0, proc_wait(&p, CLIENT_MS));
+	EXPECT_FALSE(exited_ok(&p));
+	EXPECT_TRUE(has_text(p.text, needle)) TH_LOG("%s", p.text);
+	proc_free(&p);
+	run_client(_metadata, "vector", env, ARGS("vector"),
+		   ARGS("vector/Const", "vector/Random"), NULL);
+}
+
+/*
  * A task window is host memory of ptod's and work of its main thread at
  * the hello that no quota counts: a nobody client asking for more than
  * ptod's own (-w, 16384 here) is refused at connect, saying so; root may.
  */
 TEST_F_TIMEOUT(e2e, task_window_capped_for_users, 150)
 {
-	static const char *const env[] = { "PTO2_RING_TASK_WINDOW=32768",
-					   NULL };
-	struct proc p;
-	int ret;
-
 	if (E->user)
 		SKIP(return, NOBODY_ON_USER_DEVICE);
-	ret = e2e_start_as(&p, "vector", NOBODY, false, env, ARGS("vector"));
-	ASSERT_EQ(0, ret) TH_LOG("start pto_e2e vector: %s", strerror(-ret));
-	ASSERT_EQ(0, proc_wait(&p, CLIENT_MS));
-	EXPECT_FALSE(exited_ok(&p));
-	EXPECT_TRUE(has_text(p.text, "PTO2_RING_TASK_WINDOW=32768: more than 16384, the most ptod lets a user but root ask for"))
-		TH_LOG("%s", p.text);
-	proc_free(&p);
-	run_client(_metadata, "vector", env, ARGS("vector"),
-		   ARGS("vector/Const", "vector/Random"),
-		   NULL);
+	capped_for_users(_metadata, ARGS("PTO2_RING_TASK_WINDOW=32768"),
+			 "PTO2_RING_TASK_WINDOW=32768: more than 16384, the most ptod lets a user but root ask for");
 }
 
 /*
@@ -2009,32 +2016,12 @@ TEST_F_TIMEOUT(e2e, task_window_capped_for_users, 150)
  */
 TEST_F_TIMEOUT(e2e, heap_and_dep_pool_capped_for_users, 150)
 {
-	static const char *const heap[] = { "PTO2_RING_HEAP=64M", NULL };
-	static const char *const pool[] = { "PTO2_RING_DEP_POOL=2097152",
-					    NULL };
-	struct proc p;
-	int ret;
-
 	if (E->user)
 		SKIP(return, NOBODY_ON_USER_DEVICE);
-	ret = e2e_start_as(&p, "vector", NOBODY, false, heap, ARGS("vector"));
-	ASSERT_EQ(0, ret) TH_LOG("start pto_e2e vector: %s", strerror(-ret));
-	ASSERT_EQ(0, proc_wait(&p, CLIENT_MS));
-	EXPECT_FALSE(exited_ok(&p));
-	EXPECT_TRUE(has_text(p.text, "PTO2_RING_HEAP=67108864: more than 33554432, the most ptod lets a user but root ask for (its -H)"))
-		TH_LOG("%s", p.text);
-	proc_free(&p);
-	ret = e2e_start_as(&p, "vector", NOBODY, false, pool, ARGS("vector"));
-	ASSERT_EQ(0, ret) TH_LOG("start pto_e2e vector: %s", strerror(-ret));
-	ASSERT_EQ(0, proc_wait(&p, CLIENT_MS));
-	EXPECT_FALSE(exited_ok(&p));
-	EXPECT_TRUE(has_text(p.text, "PTO2_RING_DEP_POOL=2097152: more than 1048576, the most ptod lets a user but root ask for"))
-		TH_LOG("%s", p.text);
-	proc_free(&p);
-	run_client(_metadata, "vector", heap, ARGS("vector"),
-		   ARGS("vector/Const", "vector/Random"), NULL);
-	run_client(_metadata, "vector", pool, ARGS("vector"),
-		   ARGS("vector/Const", "vector/Random"), NULL);
+	capped_for_users(_metadata, ARGS("PTO2_RING_HEAP=64M"),
+			 "PTO2_RING_HEAP=67108864: more than 33554432, the most ptod lets a user but root ask for (its -H)");
+	capped_for_users(_metadata, ARGS("PTO2_RING_DEP_POOL=2097152"),
+			 "PTO2_RING_DEP_POOL=2097152: more than 1048576, the most ptod lets a user but root ask for");
 }
 
 /*
