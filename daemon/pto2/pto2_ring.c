@@ -158,6 +158,20 @@ static inline uint64_t heap_start(const struct pto2_heap_ring *r, uint64_t size)
 	return r->top;
 }
 
+/*
+ * Whether [@start, @start + @size) is free with the tail at @tail: it ends
+ * within one ring of the tail, or nothing is live at all (the tail is at
+ * the top). The second matters after a skip: the skipped end counts in
+ * the first test as if it were live, so with every buffer reclaimed a
+ * request larger than the part of the ring before the top would wait
+ * forever for a tail that cannot pass the top.
+ */
+static inline bool heap_fits(const struct pto2_heap_ring *r, uint64_t start,
+			     uint64_t size, uint64_t tail)
+{
+	return start + size - tail <= r->size || tail == r->top;
+}
+
 int pto2_heap_ring_alloc(struct pto2_heap_ring *r, const struct pto2_flow *f,
 			 uint64_t size, uint64_t *dev_addr, uint64_t *pos_end)
 {
@@ -173,13 +187,13 @@ int pto2_heap_ring_alloc(struct pto2_heap_ring *r, const struct pto2_flow *f,
 	}
 	start = heap_start(r, size);
 	tail = atomic_load_explicit(r->tail_ptr, memory_order_acquire);
-	if (likely(start + size - tail <= r->size))
+	if (likely(heap_fits(r, start, size, tail)))
 		goto out;
 
 	pto2_flow_wait_init(f, &w, tail);
 	for (;;) {
 		tail = atomic_load_explicit(r->tail_ptr, memory_order_acquire);
-		if (start + size - tail <= r->size)
+		if (heap_fits(r, start, size, tail))
 			break;
 		ret = pto2_flow_wait_step(f, &w, tail);
 		if (ret == 1) {

@@ -221,6 +221,32 @@ static void test_heap_ring_block(void)
 	ok(ret == -ENOMEM, "a request larger than the heap is -ENOMEM at once");
 }
 
+/*
+ * With every buffer reclaimed, a request that skips the end of the ring
+ * and is larger than the part before the top fits at once: the skipped
+ * end is not live.
+ */
+static void test_heap_ring_empty_skip(void)
+{
+	struct pto2_heap_ring r;
+	_Atomic uint64_t top = 0, tail = 0;
+	struct pto2_flow f = flow(1000, 2500);
+	uint64_t addr, end;
+	int ret;
+
+	pto2_heap_ring_init(&r, 0x100000000ULL, 4096, &top, &tail);
+	pto2_heap_ring_alloc(&r, &f, 2048, &addr, &end);
+	atomic_store(&tail, end);			/* reclaimed */
+	ret = pto2_heap_ring_alloc(&r, &f, 2560, &addr, &end);
+	ok(ret == 0 && addr == 0x100000000ULL && end == 4096 + 2560,
+	   "empty ring, top at 2048 of 4096: 2560 bytes skip the end and fit at 0 (ret %d)",
+	   ret);
+	ret = pto2_heap_ring_alloc(&r, &f, 2048, &addr, &end);
+	ok(ret == -EDEADLK,
+	   "the same ring with those 2560 bytes live: 2048 more wait (ret %d)",
+	   ret);
+}
+
 /* ---- dep pool ---------------------------------------------------------------- */
 
 static void test_dep_pool(void)
@@ -256,6 +282,7 @@ int main(void)
 	test_task_ring_deadlock();
 	test_heap_ring();
 	test_heap_ring_block();
+	test_heap_ring_empty_skip();
 	test_dep_pool();
 	return tap_done();
 }
