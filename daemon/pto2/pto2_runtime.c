@@ -1448,10 +1448,16 @@ static int submit(PTO2Runtime *rt, int32_t kernel_id, PTO2WorkerType wt,
 	ret = submit_alloc_slot(&s);
 	if (!ret)
 		ret = submit_init_desc(&s);
-	if (!ret)
-		ret = submit_lookup_deps(&s);
+	/*
+	 * Step 5 before steps 3-4: a task that waits for heap space must not
+	 * hold its producers yet. As their consumer it keeps them from
+	 * CONSUMED, and the heap's tail may need exactly them retired: a
+	 * deadlock with the heap larger than any scope's outputs.
+	 */
 	if (!ret)
 		ret = submit_alloc_outputs(&s);
+	if (!ret)
+		ret = submit_lookup_deps(&s);
 	if (!ret)
 		ret = submit_insert_outputs(&s);
 	if (!ret && rt->rec)

@@ -1125,6 +1125,59 @@ static void t_parallel_runtimes(void)
 	ok(good, "3 runtimes on 3 sim devices run concurrently");
 }
 
+/* ---- A task waiting for heap space holds no producer ------------------ */
+
+/*
+ * A 4 KiB heap. Scope 1: P writes e and runs 200 ms; M makes x (2 KiB of
+ * the heap). Scope 2: N reads e and makes y (2.5 KiB, which skips the
+ * heap's end): it waits for x, behind P in the order of retirement. If
+ * N took P as its producer before waiting, P could not retire before N
+ * ran: a deadlock with every scope's outputs smaller than the heap.
+ */
+static int orch_heap_wait(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	const uint64_t nx = 256, ny = 320;
+	Tensor e = ext1(args[0], 1, PTO_DT_INT64);
+	Tensor x = make_tensor(&nx, 1, PTO_DT_INT64);
+	Tensor y = make_tensor(&ny, 1, PTO_DT_INT64);
+
+	(void)argc;
+	PTO2_SCOPE(rt) {
+		PTOParam pp[] = { make_scalar_param(200000000),
+				  make_output_param(&e) };
+		PTOParam pm[] = { make_output_param(&x), make_scalar_param(1),
+				  make_scalar_param(nx) };
+
+		pto2_rt_submit_task(rt, K_SLOW, PTO2_WORKER_VECTOR, pp, 2);
+		pto2_rt_submit_task(rt, K_FILL, PTO2_WORKER_CUBE, pm, 3);
+	}
+	PTO2_SCOPE(rt) {
+		PTOParam pn[] = { make_scalar_param(0), make_input_param(&e),
+				  make_output_param(&y) };
+
+		pto2_rt_submit_task(rt, K_SLOW, PTO2_WORKER_VECTOR, pn, 3);
+	}
+	return 0;
+}
+
+static void t_heap_wait_holds_no_producer(void)
+{
+	struct env e;
+	struct pto2_config c;
+	uint64_t args[1];
+	int ret;
+
+	cfg_small(&c);
+	c.heap_size = 4096;
+	env_kernels(&e, 1, 1, &c);
+	args[0] = gm(8);
+	ret = run(&e, orch_heap_wait, args, 1);
+	ok(ret == 0,
+	   "a task waiting for heap space does not hold its producer: no deadlock (ret %d%s%.120s)",
+	   ret, ret ? ": " : "", ret ? pto2_rt_get_error_msg(e.rt) : "");
+	env_close(&e);
+}
+
 /* ---- Publishing a task that waits for a producer wakes no scheduler ---- */
 
 static _Thread_local bool in_submits;	/* count this thread's wakes */
@@ -1228,6 +1281,7 @@ int main(void)
 	t_errors();
 	t_pressure();
 	t_deadlock();
+	t_heap_wait_holds_no_producer();
 	t_timestamps();
 	t_parallel_runtimes();
 	t_publish_waiting();
