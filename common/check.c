@@ -29,6 +29,7 @@ enum ph_state {
 struct chk_write {
 	struct pto2_region r;
 	uint32_t task;
+	bool output;			/* OUTPUT (else INOUT) */
 	int32_t next;			/* in its bucket, -1 = end */
 };
 
@@ -265,6 +266,27 @@ static int check_read(struct pto_check *k, const struct pto2_region *r,
 	return 0;
 }
 
+/*
+ * Param @i writes @r, part of an intermediate, with OUTPUT: as in the
+ * runtime (PTO2_TM_OUTPUT_INTERMEDIATE), it depends on the earlier OUTPUT
+ * writes it overlaps.
+ */
+static int intermediate_write(struct pto_check *k, const struct pto2_region *r)
+{
+	int32_t e;
+	int ret;
+
+	for (e = k->bucket[bucket_of(r->addr)]; e >= 0; e = k->w[e].next) {
+		if (!k->w[e].output || k->w[e].task == k->ntask ||
+		    pto2_region_overlap(r, &k->w[e].r) == PTO2_NO_OVERLAP)
+			continue;
+		ret = add_pred(k, k->pred_off[k->ntask], k->w[e].task);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 /* Param @i writes @r (OUTPUT): every earlier overlapping write ordered? */
 static int check_write(struct pto_check *k, const struct pto2_region *r,
 		       int i, char *msg, size_t len)
@@ -305,6 +327,7 @@ static void add_writes(struct pto_check *k, const PTOParam *params, int n,
 		w = &k->w[k->nw];
 		w->r = r[i];
 		w->task = k->ntask;
+		w->output = params[i].type == PTO_PARAM_OUTPUT;
 		w->next = k->bucket[b];
 		k->bucket[b] = (int32_t)k->nw++;
 	}
@@ -328,6 +351,10 @@ static int check_params(struct pto_check *k, const PTOParam *params, int n,
 		    params[i].type == PTO_PARAM_INOUT)
 			ret = check_read(k, &r[i], ph_of(params[i].tensor), i,
 					 msg, len);
+	for (i = 0; !ret && i < n; i++)
+		if (params[i].type == PTO_PARAM_OUTPUT &&
+		    ph_of(params[i].tensor))
+			ret = intermediate_write(k, &r[i]);
 	for (i = 0; !ret && i < n; i++)
 		if (params[i].type == PTO_PARAM_OUTPUT)
 			ret = check_write(k, &r[i], i, msg, len);

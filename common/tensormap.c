@@ -589,7 +589,8 @@ int pto2_tensormap_deps(struct pto2_tensormap *tm, const struct pto2_region *reg
 	int i, k, ret;
 
 	for (i = 0; i < n; i++) {
-		if (types[i] != PTO_PARAM_INPUT && types[i] != PTO_PARAM_INOUT)
+		if (types[i] != PTO_PARAM_INPUT && types[i] != PTO_PARAM_INOUT &&
+		    types[i] != PTO2_TM_OUTPUT_INTERMEDIATE)
 			continue;
 		if (pto2_tensormap_lookup(tm, &reg[i], &lr)) {
 			*bad = i;
@@ -598,6 +599,9 @@ int pto2_tensormap_deps(struct pto2_tensormap *tm, const struct pto2_region *reg
 		for (k = 0; k < lr.count; k++) {
 			struct pto2_tm_entry *e = &tm->pool[lr.entry[k]];
 
+			if (types[i] == PTO2_TM_OUTPUT_INTERMEDIATE &&
+			    !e->with_alloc)
+				continue;
 			ret = add(ctx, tm->keys[lr.entry[k]].producer);
 			if (ret < 0)
 				return ret;

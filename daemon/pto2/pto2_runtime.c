@@ -1024,6 +1024,7 @@ struct submit {
 	uint32_t slot;
 	PTO2TaskDescriptor *d;
 	uint64_t packed;	/* heap bytes of its new OUTPUTs (step 5) */
+	uint32_t allocated;	/* bit i: param i got its buffer in step 5 */
 };
 
 static bool is_written(int32_t type)
@@ -1280,14 +1281,25 @@ static int submit_add_producer(void *ctx, int32_t pid)
 	return 0;
 }
 
-/* Steps 3-4: the producers of what this task reads, and the edges. */
+/*
+ * Steps 3-4: the producers of what this task reads, and the edges; and of
+ * an OUTPUT into an intermediate made by an earlier task, the earlier
+ * OUTPUT writes it overlaps (the one that made it among them), so that
+ * its heap buffer stays until this task has written.
+ */
 static int submit_lookup_deps(struct submit *s)
 {
 	int32_t types[PTO2_MAX_TASK_PARAMS];
 	int i, bad = 0, ret;
 
-	for (i = 0; i < s->n; i++)
+	for (i = 0; i < s->n; i++) {
 		types[i] = (int32_t)s->params[i].type;
+		/* an OUTPUT into an intermediate it did not allocate */
+		if (types[i] == PTO_PARAM_OUTPUT &&
+		    !((s->allocated >> i) & 1) &&
+		    s->reg[i].addr - s->rt->heap_dev < s->rt->cfg.heap_size)
+			types[i] = PTO2_TM_OUTPUT_INTERMEDIATE;
+	}
 	ret = pto2_tensormap_deps(&s->rt->tm, s->reg, types, s->n,
 				  submit_add_producer, s, &bad);
 	if (ret == -E2BIG && s->nall < PTO2_MAX_FANIN)
@@ -1323,6 +1335,7 @@ static int submit_alloc_outputs(struct submit *s)
 
 			if (!needs_alloc(&s->params[i]))
 				continue;
+			s->allocated |= 1U << i;
 			t->addr = base + o;
 			s->reg[i].addr += t->addr;
 			s->reg[i].begin += t->addr;
@@ -1438,6 +1451,7 @@ static int submit(PTO2Runtime *rt, int32_t kernel_id, PTO2WorkerType wt,
 	s.n = n;
 	s.attr = attr;
 	s.nall = s.nreg = 0;
+	s.allocated = 0;
 	s.id = 0;
 	s.slot = 0;
 	s.d = NULL;

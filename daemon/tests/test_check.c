@@ -99,6 +99,30 @@ static void t_waw(struct pto_check *k)
 	   r2);
 }
 
+/*
+ * An OUTPUT into an intermediate depends on the earlier OUTPUT writes of
+ * it, as in the runtime, so it is no hazard there; an INOUT write of it
+ * still needs its chain.
+ */
+static void t_waw_intermediate(struct pto_check *k)
+{
+	Tensor t = vec(PTO_PH_MAKE(3), 16), lo = part(&t, 0, 8),
+	       in = vec(EXT + 8192, 8);
+	char msg[256];
+	int r1, r2, r3, r4;
+
+	pto_check_graph_begin(k);
+	r1 = task(k, PTO_PARAM_OUTPUT, &t, 0, NULL, msg);
+	r2 = task(k, PTO_PARAM_OUTPUT, &lo, 0, NULL, msg);
+	r3 = task(k, PTO_PARAM_INPUT, &in, PTO_PARAM_INOUT, &lo, msg);
+	ok(!r1 && !r2 && !r3,
+	   "an OUTPUT into an intermediate is ordered after its earlier OUTPUT (%s)",
+	   msg);
+	r4 = task(k, PTO_PARAM_OUTPUT, &lo, 0, NULL, msg);
+	ok(r4 == -EINVAL && strstr(msg, "param 0 writes a region that task 2 (kernel 7) also writes"),
+	   "but not after an INOUT of it: %s", msg);
+}
+
 int main(void)
 {
 	struct pto_check *k = pto_check_new();
@@ -110,6 +134,7 @@ int main(void)
 	t_scope(k);
 	t_unwritten(k);
 	t_waw(k);
+	t_waw_intermediate(k);
 	pto_check_free(k);
 	return tap_done();
 }

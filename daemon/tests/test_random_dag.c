@@ -303,14 +303,6 @@ static bool try_task(struct rd_gen *g, uint32_t i,
 		for (j = 0; j < t->nviews; j++)
 			clash |= (writes(&v) || writes(&t->v[j])) &&
 				 overlap(&v, &t->v[j]);
-		/*
-		 * A write to an intermediate made earlier is an INOUT: an
-		 * OUTPUT there does not keep the task that made it from
-		 * retiring, so its heap buffer can be reused before the
-		 * write runs (an open bug, runtime.rst, "The heap ring").
-		 */
-		if (v.tensor >= RD_IM0 && v.kind == PTO_PARAM_OUTPUT)
-			v.kind = PTO_PARAM_INOUT;
 		if (!clash)
 			t->v[t->nviews++] = v;
 	}

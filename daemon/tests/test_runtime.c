@@ -23,7 +23,8 @@
 /* ---- kernels --------------------------------------------------------------- */
 
 enum { K_ADD, K_ADD_SCALAR, K_MUL, K_SET, K_CHAIN, K_FILL, K_SUM_ROWS,
-       K_COPY_INC, K_FAIL, K_NOOP, K_SLOW, K_ADD_I64, K_GATE };
+       K_COPY_INC, K_FAIL, K_NOOP, K_SLOW, K_ADD_I64, K_GATE, K_NAP_FILL,
+       K_NAP_COPY };
 
 /* out = a + b; args: a, b, out, n */
 static int k_add(const struct pto_kernel_ctx *c, const uint64_t *a, uint32_t n)
@@ -180,6 +181,33 @@ static int k_slow(const struct pto_kernel_ctx *c, const uint64_t *a, uint32_t n)
 	return 0;
 }
 
+/* sleep, then fill int64[n] with v; args: ns, out, v, n (then any) */
+static int k_nap_fill(const struct pto_kernel_ctx *c, const uint64_t *a,
+		      uint32_t n)
+{
+	int64_t *o = (int64_t *)(uintptr_t)a[1];
+	uint64_t i;
+
+	(void)c;
+	(void)n;
+	pto_sleep_ns(a[0]);
+	for (i = 0; i < a[3]; i++)
+		o[i] = (int64_t)a[2];
+	return 0;
+}
+
+/* sleep, then copy int64[n]; args: ns, in, out, n */
+static int k_nap_copy(const struct pto_kernel_ctx *c, const uint64_t *a,
+		      uint32_t n)
+{
+	(void)c;
+	(void)n;
+	pto_sleep_ns(a[0]);
+	memcpy((void *)(uintptr_t)a[2], (const void *)(uintptr_t)a[1],
+	       a[3] * 8);
+	return 0;
+}
+
 /* Says it runs, then waits (up to 10 s) until the test opens the gate. */
 static _Atomic int gate_started, gate_open;
 
@@ -212,6 +240,8 @@ static void register_kernels(struct sim_device *sd)
 	sim_device_set_kernel(sd, K_SLOW, k_slow);
 	sim_device_set_kernel(sd, K_ADD_I64, k_add_i64);
 	sim_device_set_kernel(sd, K_GATE, k_gate);
+	sim_device_set_kernel(sd, K_NAP_FILL, k_nap_fill);
+	sim_device_set_kernel(sd, K_NAP_COPY, k_nap_copy);
 }
 
 /*
@@ -1178,6 +1208,84 @@ static void t_heap_wait_holds_no_producer(void)
 	env_close(&e);
 }
 
+/* ---- An OUTPUT into an intermediate keeps its buffer ------------------- */
+
+/*
+ * A 4 KiB heap, all of it x's. Scope 1: M makes x; S reads x and runs
+ * 300 ms; W, after S (it reads S's output), writes 7 into part of x with
+ * OUTPUT, 100 ms after it starts. Scope 2: N makes y, which needs x's
+ * space; R copies y to out 200 ms after it starts. If W were no consumer
+ * of M, M would retire when S ends, N would get x's space at once and W
+ * would write its 7s into y before R reads it.
+ */
+static int orch_output_into_intermediate(PTO2Runtime *rt, uint64_t *args,
+					 int argc)
+{
+	const uint64_t nx = 512, ny = 128, nw = 8;
+	Tensor sref = ext1(args[0], 1, PTO_DT_INT64);
+	Tensor out = ext1(args[1], ny, PTO_DT_INT64);
+	Tensor x = make_tensor(&nx, 1, PTO_DT_INT64);
+	Tensor y = make_tensor(&ny, 1, PTO_DT_INT64);
+
+	(void)argc;
+	PTO2_SCOPE(rt) {
+		PTOParam pm[] = { make_output_param(&x), make_scalar_param(1),
+				  make_scalar_param(nx) };
+		PTOParam ps[] = { make_scalar_param(300000000),
+				  make_input_param(&x),
+				  make_output_param(&sref) };
+		Tensor xw;
+		PTOParam pw[5];
+
+		pto2_rt_submit_task(rt, K_FILL, PTO2_WORKER_VECTOR, pm, 3);
+		ps[1] = make_input_param(&x);
+		pto2_rt_submit_task(rt, K_SLOW, PTO2_WORKER_VECTOR, ps, 3);
+		xw = pto_tensor_view(&x, &nw, NULL);
+		pw[0] = make_scalar_param(100000000);
+		pw[1] = make_output_param(&xw);
+		pw[2] = make_scalar_param(7);
+		pw[3] = make_scalar_param(nw);
+		pw[4] = make_input_param(&sref);
+		pto2_rt_submit_task(rt, K_NAP_FILL, PTO2_WORKER_VECTOR, pw, 5);
+	}
+	PTO2_SCOPE(rt) {
+		PTOParam pn[] = { make_output_param(&y), make_scalar_param(5),
+				  make_scalar_param(ny) };
+		PTOParam pr[4];
+
+		pto2_rt_submit_task(rt, K_FILL, PTO2_WORKER_CUBE, pn, 3);
+		pr[0] = make_scalar_param(200000000);
+		pr[1] = make_input_param(&y);
+		pr[2] = make_output_param(&out);
+		pr[3] = make_scalar_param(ny);
+		pto2_rt_submit_task(rt, K_NAP_COPY, PTO2_WORKER_VECTOR, pr, 4);
+	}
+	return 0;
+}
+
+static void t_output_into_intermediate(void)
+{
+	struct env e;
+	struct pto2_config c;
+	uint64_t args[2], i, bad = 0;
+	int64_t *out;
+	int ret;
+
+	cfg_small(&c);
+	c.heap_size = 4096;
+	env_kernels(&e, 2, 4, &c);
+	args[0] = gm(8);
+	args[1] = gm(128 * 8);
+	out = host(args[1]);
+	ret = run(&e, orch_output_into_intermediate, args, 2);
+	for (i = 0; i < 128; i++)
+		bad += out[i] != 5;
+	ok(ret == 0 && !bad,
+	   "an OUTPUT into part of an intermediate keeps its heap buffer until it wrote: the next intermediate is intact (%" PRIu64 " of 128 wrong, ret %d)",
+	   bad, ret);
+	env_close(&e);
+}
+
 /* ---- Publishing a task that waits for a producer wakes no scheduler ---- */
 
 static _Thread_local bool in_submits;	/* count this thread's wakes */
@@ -1282,6 +1390,7 @@ int main(void)
 	t_pressure();
 	t_deadlock();
 	t_heap_wait_holds_no_producer();
+	t_output_into_intermediate();
 	t_timestamps();
 	t_parallel_runtimes();
 	t_publish_waiting();

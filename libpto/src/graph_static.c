@@ -157,15 +157,21 @@ static int derive_edges(pto_client *c, struct sgraph *g)
 		struct pto_rec_submit *s = g->task[i];
 		struct pto2_region reg[PTO2_MAX_TASK_PARAMS];
 		int32_t types[PTO2_MAX_TASK_PARAMS];
+		int32_t deps[PTO2_MAX_TASK_PARAMS];
 		int32_t k;
 
 		for (k = 0; k < s->nparams; k++) {
-			types[k] = s->p[k].type;
+			types[k] = deps[k] = s->p[k].type;
 			if (types[k] != PTO_PARAM_SCALAR)
 				pto2_region_from_tensor(&reg[k], &s->p[k].tensor);
+			/* as the runtime: an OUTPUT into an intermediate (the
+			 * first finds no earlier write of it) */
+			if (types[k] == PTO_PARAM_OUTPUT &&
+			    PTO_IS_PH(s->p[k].tensor.addr))
+				deps[k] = PTO2_TM_OUTPUT_INTERMEDIATE;
 		}
 		g->cur = i;
-		ret = pto2_tensormap_deps(&tm, reg, types, s->nparams,
+		ret = pto2_tensormap_deps(&tm, reg, deps, s->nparams,
 					  add_edge, g, &bad);
 		for (k = 0; k < s->nparams && !ret; k++)
 			if (types[k] == PTO_PARAM_OUTPUT ||

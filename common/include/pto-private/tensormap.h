@@ -220,14 +220,25 @@ static inline bool pto2_tensormap_pool_empty(const struct pto2_tensormap *tm)
 }
 
 /*
+ * A type for pto2_tensormap_deps() beside PTO_PARAM_*: an OUTPUT into an
+ * intermediate that exists already (not the OUTPUT that allocates it).
+ * It depends on the earlier OUTPUT writes it overlaps, among them the one
+ * that allocated the buffer: as their consumer it keeps that task from
+ * retiring, and its heap buffer from being reused, until it has written.
+ */
+#define PTO2_TM_OUTPUT_INTERMEDIATE	16
+
+/*
  * The producers a task depends on: for each of its @n params whose type
  * (@types, PTO_PARAM_*) is INPUT or INOUT, the producers of the regions
- * overlapping @reg[i], reported to @add in the order found (a producer
- * may be reported more than once; @add dedups). An INOUT that covers an
- * earlier INOUT write (one that did not allocate) drops that entry: later
- * readers depend on this task, which depends on it, so chains stay linear.
- * Returns 0; -E2BIG with *@bad set to the param if one overlaps more than
- * PTO2_LOOKUP_MAX producers; or what @add returned if negative.
+ * overlapping @reg[i]; for PTO2_TM_OUTPUT_INTERMEDIATE, those of the
+ * OUTPUT writes among them. Reported to @add in the order found (a
+ * producer may be reported more than once; @add dedups). An INOUT that
+ * covers an earlier INOUT write (one that did not allocate) drops that
+ * entry: later readers depend on this task, which depends on it, so
+ * chains stay linear. Returns 0; -E2BIG with *@bad set to the param if
+ * one overlaps more than PTO2_LOOKUP_MAX producers; or what @add returned
+ * if negative.
  */
 int pto2_tensormap_deps(struct pto2_tensormap *tm, const struct pto2_region *reg,
 			const int32_t *types, int n,
