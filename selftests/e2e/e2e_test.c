@@ -2916,6 +2916,53 @@ TEST_F_TIMEOUT(e2e, check_mode_refuses_hazards, 150)
 			"hazard/ordered"), NULL);
 }
 
+/*
+ * Random programs (daemon/tests/random_dag.h: tiles of external tensors
+ * and intermediates read, written and updated, several blocks a task)
+ * give their sequential result through ptod, three clients at once: one
+ * with the defaults, one with a 4 KiB heap and a window of 32 tasks (the
+ * orchestrator waits for retirement and the heap wraps), one in the
+ * checking mode, which must find nothing (on pto.ko a local user's, so
+ * its kernels run in a sandbox).
+ */
+TEST_F_TIMEOUT(e2e, random_programs_sequential_result, 300)
+{
+	static const char *const who[] = { "defaults", "small", "checked" };
+	const char *const *env[] = {
+		NULL,
+		ARGS("PTO2_RING_HEAP=4096", "PTO2_RING_TASK_WINDOW=32"),
+		ARGS("PTO_CHECK=1", "PTO2_RING_HEAP=65536"),
+	};
+	const char *const *args[] = {
+		ARGS("random", "10", "1", "200"),
+		ARGS("random", "10", "1001", "200"),
+		ARGS("random", "10", "2001", "150"),
+	};
+	struct proc c[3];
+	int i, n, ret[3];
+
+	for (n = 0; n < 3; n++) {
+		ret[n] = e2e_start_as(&c[n], who[n], n == 2 && !E->user ?
+				      NOBODY : 0, false, env[n], args[n]);
+		if (ret[n])
+			break;
+	}
+	for (i = 0; i < n; i++)
+		ret[i] = proc_wait(&c[i], CLIENT_MS);
+	for (i = 0; i < n; i++) {
+		EXPECT_EQ(0, ret[i]) TH_LOG("pto_e2e random (%s): %s", who[i],
+					    strerror(-ret[i]));
+		EXPECT_TRUE(exited_ok(&c[i]))
+			TH_LOG("pto_e2e random (%s): wait status 0x%x",
+			       who[i], c[i].status);
+		EXPECT_TRUE(case_passed(c[i].text, "random/programs"))
+			TH_LOG("pto_e2e random (%s): %s", who[i], c[i].text);
+		proc_free(&c[i]);
+	}
+	ASSERT_EQ(3, n) TH_LOG("start pto_e2e random (%s): %s", who[n],
+			       strerror(-ret[n]));
+}
+
 /* PTO_CHECK=1 finds nothing wrong in paged attention: no false alarm. */
 TEST_F_TIMEOUT(e2e, check_mode_passes_examples, 300)
 {

@@ -234,6 +234,7 @@
 #include "../../examples/vector_example/vector_case.h"
 #include "../../examples/bgemm/bgemm_case.h"
 #include "../../examples/paged_attention/pa_case.h"
+#include "../../daemon/tests/random_dag.h"
 
 static char exdir[PATH_MAX + 64];
 static char e2edir[PATH_MAX + 64];
@@ -2099,6 +2100,79 @@ static int run_hazards(void)
 			  "task 1 (kernel 1): param 1 writes a region that task 0 (kernel 1) also writes");
 	failed += hz_case("hazard/ordered", orch_hz_ordered, 0, NULL);
 	return failed ? 1 : 0;
+}
+
+/* ---- random programs against their sequential result --------------------------- */
+
+#define RD_AIV_KERNEL	40
+#define RD_AIC_KERNEL	41
+
+/*
+ * @n random programs (random_dag.h) of @tasks tasks from @seed, each one
+ * graph, each compared with running its tasks one at a time; with
+ * PTO_CHECK=1 in the environment the checking mode must find nothing.
+ * One CASE line, random/programs: PASS when all gave the sequential
+ * result.
+ */
+static int run_random(long n, uint64_t seed, long tasks)
+{
+	static struct rd_prog prog;
+	static struct rd_gen gen;
+	static int64_t ref[RD_NT][RD_MAX_TASKS];
+	struct rd_stats st = { 0 };
+	struct rd_run run = { .p = &prog };
+	pto_buf *buf[RD_SINK + 1] = { 0 };
+	char path[PATH_MAX + 192], msg[4096] = "", where[128] = "";
+	uint64_t args[1] = { (uint64_t)(uintptr_t)&run };
+	long i = 0;
+	int ret = 0, k;
+
+	if (tasks < 1 || tasks > RD_MAX_TASKS)
+		tasks = RD_MAX_TASKS;
+	snprintf(path, sizeof(path), "%s/random_kernel.so", e2edir);
+	if (pto_kernel_load(cl, RD_AIV_KERNEL, PTO2_WORKER_VECTOR, path) ||
+	    pto_kernel_load(cl, RD_AIC_KERNEL, PTO2_WORKER_CUBE, path)) {
+		fprintf(stderr, "kernel %s: %s\n", path, pto_last_error(cl));
+		return 1;
+	}
+	run.kernel[PTO2_WORKER_VECTOR] = RD_AIV_KERNEL;
+	run.kernel[PTO2_WORKER_CUBE] = RD_AIC_KERNEL;
+	/* room for the largest tensors; every program uses a corner */
+	for (k = 0; k <= RD_SINK; k++) {
+		buf[k] = gm_copy(NULL, k == RD_SINK ? RD_MAX_TASKS * 8 :
+					RD_ELEMS * 8);
+		if (!buf[k]) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		run.dev[k] = pto_buf_dev_addr(buf[k]);
+		run.host[k] = pto_buf_ptr(buf[k]);
+	}
+	for (k = 0; k < RD_NT; k++)
+		run.ref[k] = ref[k];
+	for (i = 0; i < n && !ret; i++) {
+		rd_generate(&prog, seed + (uint64_t)i, (uint32_t)tasks, 16, &st,
+			    &gen);
+		rd_reference(&prog, run.ref);
+		rd_init_buffers(&run);
+		ret = pto_run(cl, rd_orchestrate, args, 1, msg, sizeof(msg));
+		if (!ret && rd_compare(&run, where, sizeof(where)))
+			ret = -EPROTO;
+		if (ret)
+			fprintf(stderr, "random: program %ld (seed %" PRIu64 "): %s %s\n",
+				i, seed + (uint64_t)i,
+				ret == -EPROTO ? where : strerror(-ret), msg);
+	}
+	printf("random: %u tasks, %u writes (%u INOUT), %u reads to order a write, %u of several blocks, %u making intermediates\n",
+	       st.tasks, st.writes, st.inouts, st.order_reads, st.blocks,
+	       st.makes);
+out:
+	for (k = 0; k <= RD_SINK; k++)
+		if (buf[k])
+			pto_buf_free(buf[k]);
+	snprintf(path, sizeof(path), "%ld programs from seed %" PRIu64, i,
+		 seed);
+	return report_case("random/programs", !ret, ret, path);
 }
 
 /* ---- protocol abuse: raw messages on ptod's socket ----------------------------- */
@@ -4695,6 +4769,10 @@ static int run_case(int argc, char **argv)
 		ret = run_phring();
 	else if (!strcmp(argv[0], "hazards"))
 		ret = run_hazards();
+	else if (!strcmp(argv[0], "random"))
+		ret = run_random(argc > 1 ? atol(argv[1]) : 10,
+				 argc > 2 ? strtoull(argv[2], NULL, 0) : 1,
+				 argc > 3 ? atol(argv[3]) : 200);
 	else if (!strcmp(argv[0], "pings"))
 		ret = run_pings(argc > 1 ? atol(argv[1]) : 10);
 	else if (!strcmp(argv[0], "quota"))
@@ -4763,7 +4841,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|closedev|rerun|streampad|reload|rendezvous|crash-next|crash-loop|crash-budget|misuse|hostile|sbxchurn|stream|hang|probe|probe-n|prio|chain|badbuf|badph|phring|hazards|proto|freed|freed-tensor|reload-quota|reload-busy|kshare|freed-named|reload-defer|unpriv|reclen|kversion|misaligned|graphs|outside|forge|rawhead|rawcluster|clpairs|slots|idle|flood|pings|quota|noquota|quota-rt|hellos|peer|churn|conns ...\n");
+		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|closedev|rerun|streampad|reload|rendezvous|crash-next|crash-loop|crash-budget|misuse|hostile|sbxchurn|stream|hang|probe|probe-n|prio|chain|badbuf|badph|phring|hazards|random|proto|freed|freed-tensor|reload-quota|reload-busy|kshare|freed-named|reload-defer|unpriv|reclen|kversion|misaligned|graphs|outside|forge|rawhead|rawcluster|clpairs|slots|idle|flood|pings|quota|noquota|quota-rt|hellos|peer|churn|conns ...\n");
 		return 2;
 	}
 	/* without libpto: the socket alone */
