@@ -8,8 +8,8 @@
  * 1-12 x 1-12 elements and the intermediates its scopes make. A task
  * reads tiles (INPUT), writes tiles (OUTPUT) or updates them (INOUT), and
  * stores a hash of everything it read in its own slot of a sink tensor.
- * Its kernel may run as several blocks, each writing its share of the
- * elements.
+ * Its kernel may run as several blocks, of one thread or (AIV tasks) two,
+ * each thread writing its share of the elements.
  *
  * The runtime orders a task after every earlier task whose write its
  * reads (INPUT, INOUT) overlap, an OUTPUT into an intermediate also after
@@ -58,7 +58,7 @@ struct rd_view {
 
 struct rd_task {
 	uint32_t seed;
-	uint8_t nviews, worker, blocks;
+	uint8_t nviews, worker, blocks, threads;
 	uint8_t opens, closes;		/* scopes begun before, ended after */
 	uint32_t priority;		/* 0: submission order */
 	struct rd_view v[RD_MAX_VIEWS];
@@ -67,6 +67,7 @@ struct rd_task {
 /* What a case's programs held, to see that they test something. */
 struct rd_stats {
 	uint32_t tasks, writes, inouts, order_reads, reads_only, blocks;
+	uint32_t threads;		/* tasks of two-thread blocks */
 	uint32_t makes, im_uses;	/* intermediates made, tiles used */
 };
 
@@ -120,9 +121,10 @@ static inline uint64_t mix(uint64_t acc, uint64_t x)
 /*
  * args: the sink slot, the views' first elements, then seed | views << 32
  * and per view kind | rows << 8 | cols << 16 | row stride << 24. Every
- * block hashes the INPUT views; of the written views' elements, block b of
- * B writes those whose index in the view is b modulo B; block 0 stores the
- * hash in the sink slot.
+ * thread hashes the INPUT views; of the written views' elements, thread t
+ * of block b (T threads a block, B blocks) writes those whose index in the
+ * view is b * T + t modulo B * T; thread 0 of block 0 stores the hash in
+ * the sink slot.
  */
 static inline int rd_kernel(const struct pto_kernel_ctx *ctx,
 			    const uint64_t *a, uint32_t n)
@@ -133,8 +135,10 @@ static inline int rd_kernel(const struct pto_kernel_ctx *ctx,
 	if (n < 2 || n % 2 || a[1 + nv] >> 32 != nv)
 		return -EINVAL;
 	acc = a[1 + nv] & 0xffffffffULL;
-	part = ctx ? ctx->block_idx : 0;
-	parts = ctx && ctx->block_num ? ctx->block_num : 1;
+	part = ctx->block_idx * (ctx->thread_num ? ctx->thread_num : 1) +
+	       ctx->thread_idx;
+	parts = (ctx->block_num ? ctx->block_num : 1) *
+		(ctx->thread_num ? ctx->thread_num : 1);
 	for (i = 0; i < nv; i++) {
 		uint64_t d = a[2 + nv + i];
 		const int64_t *x = (const int64_t *)(uintptr_t)a[1 + i];
@@ -200,7 +204,7 @@ static inline void rd_reference(const struct rd_prog *p, int64_t *ref[RD_NT])
 {
 	uint64_t base[RD_NT], a[PTO2_MAX_TASK_PARAMS];
 	struct pto_kernel_ctx ctx;
-	uint32_t i, b, n, k;
+	uint32_t i, b, th, n, k;
 
 	for (k = 0; k < RD_NT; k++)
 		base[k] = (uint64_t)(uintptr_t)ref[k];
@@ -211,10 +215,13 @@ static inline void rd_reference(const struct rd_prog *p, int64_t *ref[RD_NT])
 		n = task_args(p, i, base, a);
 		memset(&ctx, 0, sizeof(ctx));
 		ctx.block_num = p->task[i].blocks;
-		for (b = 0; b < p->task[i].blocks; b++) {
-			ctx.block_idx = b;
-			rd_kernel(&ctx, a, n);
-		}
+		ctx.thread_num = p->task[i].threads;
+		for (b = 0; b < p->task[i].blocks; b++)
+			for (th = 0; th < p->task[i].threads; th++) {
+				ctx.block_idx = b;
+				ctx.thread_idx = th;
+				rd_kernel(&ctx, a, n);
+			}
 	}
 }
 
@@ -422,7 +429,8 @@ static inline void make_task(struct rd_gen *g, struct rd_task *t,
  */
 static inline void rd_generate(struct rd_prog *p, uint64_t seed,
 			       uint32_t ntasks, uint32_t scope_tasks,
-			       struct rd_stats *st, struct rd_gen *gen)
+			       uint32_t max_threads, struct rd_stats *st,
+			       struct rd_gen *gen)
 {
 #define g (*gen)
 	uint32_t i, k, depth = 0, in_scope = 0;
@@ -487,7 +495,10 @@ static inline void rd_generate(struct rd_prog *p, uint64_t seed,
 		t->blocks = (uint8_t)(1 + (rnd(&g.rng, 4) ? 0 :
 					   rnd(&g.rng, RD_MAX_BLOCKS)));
 		t->priority = rnd(&g.rng, 3) ? 0 : 1 + rnd(&g.rng, 1000);
+		t->threads = t->worker == PTO2_WORKER_VECTOR &&
+			     rnd(&g.rng, 6) == 0 && max_threads >= 2 ? 2 : 1;
 		st->blocks += t->blocks > 1;
+		st->threads += t->threads > 1;
 		commit_task(&g, p, i, before);
 		g.alive |= ims;
 	}
@@ -534,7 +545,8 @@ static inline int rd_orchestrate(PTO2Runtime *rt, uint64_t *args, int argc)
 		Tensor view[RD_MAX_VIEWS + 1];
 		uint64_t shape[2] = { 1, 1 }, off[2] = { 0, i };
 		uint64_t a[PTO2_MAX_TASK_PARAMS];
-		PTO2TaskAttr attr = { .block_num = t->blocks };
+		PTO2TaskAttr attr = { .block_num = t->blocks,
+				      .thread_num = t->threads };
 		uint32_t n;
 
 		for (k = 0; k < t->opens; k++)

@@ -2151,8 +2151,8 @@ static int run_random(long n, uint64_t seed, long tasks)
 	for (k = 0; k < RD_NT; k++)
 		run.ref[k] = ref[k];
 	for (i = 0; i < n && !ret; i++) {
-		rd_generate(&prog, seed + (uint64_t)i, (uint32_t)tasks, 16, &st,
-			    &gen);
+		rd_generate(&prog, seed + (uint64_t)i, (uint32_t)tasks, 16,
+			    pto_nr_aiv(cl) >= 2 ? 2 : 1, &st, &gen);
 		rd_reference(&prog, run.ref);
 		rd_init_buffers(&run);
 		ret = pto_run(cl, rd_orchestrate, args, 1, msg, sizeof(msg));
@@ -2163,9 +2163,9 @@ static int run_random(long n, uint64_t seed, long tasks)
 				i, seed + (uint64_t)i,
 				ret == -EPROTO ? where : strerror(-ret), msg);
 	}
-	printf("random: %u tasks, %u writes (%u INOUT), %u reads to order a write, %u of several blocks, %u making intermediates\n",
+	printf("random: %u tasks, %u writes (%u INOUT), %u reads to order a write, %u of several blocks, %u of two-thread blocks, %u making intermediates\n",
 	       st.tasks, st.writes, st.inouts, st.order_reads, st.blocks,
-	       st.makes);
+	       st.threads, st.makes);
 out:
 	for (k = 0; k <= RD_SINK; k++)
 		if (buf[k])
