@@ -61,6 +61,7 @@ struct rd_task {
 	uint8_t nviews, worker, blocks, threads;
 	uint8_t opens, closes;		/* scopes begun before, ended after */
 	uint32_t priority;		/* 0: submission order */
+	uint32_t est_ns;		/* estimated time; 0: the default */
 	struct rd_view v[RD_MAX_VIEWS];
 };
 
@@ -497,6 +498,7 @@ static inline void rd_generate(struct rd_prog *p, uint64_t seed,
 		t->priority = rnd(&g.rng, 3) ? 0 : 1 + rnd(&g.rng, 1000);
 		t->threads = t->worker == PTO2_WORKER_VECTOR &&
 			     rnd(&g.rng, 6) == 0 && max_threads >= 2 ? 2 : 1;
+		t->est_ns = rnd(&g.rng, 3) ? 0 : 1000 * (1 + rnd(&g.rng, 200));
 		st->blocks += t->blocks > 1;
 		st->threads += t->threads > 1;
 		commit_task(&g, p, i, before);
@@ -546,7 +548,8 @@ static inline int rd_orchestrate(PTO2Runtime *rt, uint64_t *args, int argc)
 		uint64_t shape[2] = { 1, 1 }, off[2] = { 0, i };
 		uint64_t a[PTO2_MAX_TASK_PARAMS];
 		PTO2TaskAttr attr = { .block_num = t->blocks,
-				      .thread_num = t->threads };
+				      .thread_num = t->threads,
+				      .est_time_ns = t->est_ns };
 		uint32_t n;
 
 		for (k = 0; k < t->opens; k++)

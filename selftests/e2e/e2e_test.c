@@ -2919,11 +2919,12 @@ TEST_F_TIMEOUT(e2e, check_mode_refuses_hazards, 150)
 /*
  * Random programs (daemon/tests/random_dag.h: tiles of external tensors
  * and intermediates read, written and updated, several blocks a task)
- * give their sequential result through ptod, three clients at once: one
- * with the defaults, one with a 4 KiB heap and a window of 32 tasks (the
- * orchestrator waits for retirement and the heap wraps), one in the
- * checking mode, which must find nothing (on pto.ko a local user's, so
- * its kernels run in a sandbox).
+ * give their sequential result through ptod, streamed and static graphs in
+ * turns, three clients at once: one with the defaults, one with a 4 KiB
+ * heap and a window of 32 tasks (the orchestrator waits for retirement,
+ * a static graph's hold ends early, the heap wraps), one in the checking
+ * mode, which must find nothing (on pto.ko a local user's, so its
+ * kernels run in a sandbox).
  */
 TEST_F_TIMEOUT(e2e, random_programs_sequential_result, 300)
 {
@@ -2934,9 +2935,9 @@ TEST_F_TIMEOUT(e2e, random_programs_sequential_result, 300)
 		ARGS("PTO_CHECK=1", "PTO2_RING_HEAP=65536"),
 	};
 	const char *const *args[] = {
-		ARGS("random", "10", "1", "200"),
-		ARGS("random", "10", "1001", "200"),
-		ARGS("random", "10", "2001", "150"),
+		ARGS("random", "10", "1", "200", "both"),
+		ARGS("random", "10", "1001", "200", "both"),
+		ARGS("random", "10", "2001", "150", "both"),
 	};
 	struct proc c[3];
 	int i, n, ret[3];

@@ -2109,12 +2109,12 @@ static int run_hazards(void)
 
 /*
  * @n random programs (random_dag.h) of @tasks tasks from @seed, each one
- * graph, each compared with running its tasks one at a time; with
- * PTO_CHECK=1 in the environment the checking mode must find nothing.
- * One CASE line, random/programs: PASS when all gave the sequential
- * result.
+ * graph (@mode "stream", "static" or "both": every other one static),
+ * each compared with running its tasks one at a time; with PTO_CHECK=1 in
+ * the environment the checking mode must find nothing. One CASE line,
+ * random/programs: PASS when all gave the sequential result.
  */
-static int run_random(long n, uint64_t seed, long tasks)
+static int run_random(long n, uint64_t seed, long tasks, const char *mode)
 {
 	static struct rd_prog prog;
 	static struct rd_gen gen;
@@ -2155,7 +2155,10 @@ static int run_random(long n, uint64_t seed, long tasks)
 			    pto_nr_aiv(cl) >= 2 ? 2 : 1, &st, &gen);
 		rd_reference(&prog, run.ref);
 		rd_init_buffers(&run);
-		ret = pto_run(cl, rd_orchestrate, args, 1, msg, sizeof(msg));
+		ret = pto_run_ex(cl, rd_orchestrate, args, 1,
+				 !strcmp(mode, "static") ||
+				 (!strcmp(mode, "both") && i % 2) ?
+				 PTO_GRAPH_STATIC : 0, msg, sizeof(msg));
 		if (!ret && rd_compare(&run, where, sizeof(where)))
 			ret = -EPROTO;
 		if (ret)
@@ -2170,8 +2173,8 @@ out:
 	for (k = 0; k <= RD_SINK; k++)
 		if (buf[k])
 			pto_buf_free(buf[k]);
-	snprintf(path, sizeof(path), "%ld programs from seed %" PRIu64, i,
-		 seed);
+	snprintf(path, sizeof(path), "%ld programs from seed %" PRIu64 " (%s)",
+		 i, seed, mode);
 	return report_case("random/programs", !ret, ret, path);
 }
 
@@ -4772,7 +4775,8 @@ static int run_case(int argc, char **argv)
 	else if (!strcmp(argv[0], "random"))
 		ret = run_random(argc > 1 ? atol(argv[1]) : 10,
 				 argc > 2 ? strtoull(argv[2], NULL, 0) : 1,
-				 argc > 3 ? atol(argv[3]) : 200);
+				 argc > 3 ? atol(argv[3]) : 200,
+				 argc > 4 ? argv[4] : "stream");
 	else if (!strcmp(argv[0], "pings"))
 		ret = run_pings(argc > 1 ? atol(argv[1]) : 10);
 	else if (!strcmp(argv[0], "quota"))
