@@ -62,6 +62,7 @@ struct rd_task {
 	uint8_t opens, closes;		/* scopes begun before, ended after */
 	uint32_t priority;		/* 0: submission order */
 	uint32_t est_ns;		/* estimated time; 0: the default */
+	uint8_t cluster;		/* RD_CLUSTER_* */
 	struct rd_view v[RD_MAX_VIEWS];
 };
 
@@ -69,6 +70,7 @@ struct rd_task {
 struct rd_stats {
 	uint32_t tasks, writes, inouts, order_reads, reads_only, blocks;
 	uint32_t threads;		/* tasks of two-thread blocks */
+	uint32_t clustered;		/* tasks on a cluster */
 	uint32_t makes, im_uses;	/* intermediates made, tiles used */
 };
 
@@ -78,6 +80,10 @@ struct rd_prog {
 	struct rd_task task[RD_MAX_TASKS];
 	int64_t init[RD_TENSORS][RD_ELEMS];
 };
+
+/* A scope's first task may allocate a cluster, and its tasks run there. */
+#define RD_CLUSTER_ALLOC	1	/* allocate one before the task */
+#define RD_CLUSTER_ON		2	/* the task runs on it */
 
 typedef uint64_t rd_set[RD_WORDS];
 
@@ -436,6 +442,7 @@ static inline void rd_generate(struct rd_prog *p, uint64_t seed,
 #define g (*gen)
 	uint32_t i, k, depth = 0, in_scope = 0;
 	const uint32_t ext = (1U << RD_TENSORS) - 1;
+	bool clustered = false;
 	rd_set before;
 
 	memset(p, 0, sizeof(*p));
@@ -468,6 +475,9 @@ static inline void rd_generate(struct rd_prog *p, uint64_t seed,
 			g.alive = ext;
 			ims = (rnd(&g.rng, 2) ? 1U << RD_IM0 : 0) |
 			      (rnd(&g.rng, 3) ? 0 : 1U << (RD_IM0 + 1));
+			clustered = rnd(&g.rng, 3) == 0;
+			if (clustered)
+				t->cluster = RD_CLUSTER_ALLOC;
 		}
 		in_scope++;
 		if (ims) {
@@ -496,9 +506,14 @@ static inline void rd_generate(struct rd_prog *p, uint64_t seed,
 		t->blocks = (uint8_t)(1 + (rnd(&g.rng, 4) ? 0 :
 					   rnd(&g.rng, RD_MAX_BLOCKS)));
 		t->priority = rnd(&g.rng, 3) ? 0 : 1 + rnd(&g.rng, 1000);
-		t->threads = t->worker == PTO2_WORKER_VECTOR &&
+		/* a cluster's two AIV may be one (a device of 3 + 5) */
+		if (clustered && rnd(&g.rng, 2))
+			t->cluster |= RD_CLUSTER_ON;
+		t->threads = !(t->cluster & RD_CLUSTER_ON) &&
+			     t->worker == PTO2_WORKER_VECTOR &&
 			     rnd(&g.rng, 6) == 0 && max_threads >= 2 ? 2 : 1;
 		t->est_ns = rnd(&g.rng, 3) ? 0 : 1000 * (1 + rnd(&g.rng, 200));
+		st->clustered += (t->cluster & RD_CLUSTER_ON) != 0;
 		st->blocks += t->blocks > 1;
 		st->threads += t->threads > 1;
 		commit_task(&g, p, i, before);
@@ -531,6 +546,7 @@ static inline int rd_orchestrate(PTO2Runtime *rt, uint64_t *args, int argc)
 	const struct rd_run *run = (const struct rd_run *)(uintptr_t)args[0];
 	const struct rd_prog *p = run->p;
 	Tensor whole[RD_NT];
+	int32_t cid = -1;
 	uint32_t i, k;
 
 	(void)argc;
@@ -554,6 +570,9 @@ static inline int rd_orchestrate(PTO2Runtime *rt, uint64_t *args, int argc)
 
 		for (k = 0; k < t->opens; k++)
 			pto2_rt_scope_begin(rt);
+		/* released at the end of this scope; -1 after an error */
+		if (t->cluster & RD_CLUSTER_ALLOC)
+			cid = pto2_rt_allocate_cluster(rt);
 		n = task_args(p, i, run->dev, a);
 		view[0] = pto_tensor_view(&whole[RD_SINK], shape, off);
 		prm[0] = make_output_param(&view[0]);
@@ -580,6 +599,10 @@ static inline int rd_orchestrate(PTO2Runtime *rt, uint64_t *args, int argc)
 		if (t->priority) {
 			attr.flags = PTO2_ATTR_PRIORITY;
 			attr.priority = t->priority;
+		}
+		if (t->cluster & RD_CLUSTER_ON) {
+			attr.flags |= PTO2_ATTR_CLUSTER;
+			attr.cluster_id = cid;
 		}
 		pto2_rt_submit_task_attr(rt, run->kernel[t->worker],
 					 t->worker, prm, (int32_t)n, &attr);

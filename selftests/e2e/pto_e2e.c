@@ -2166,9 +2166,9 @@ static int run_random(long n, uint64_t seed, long tasks, const char *mode)
 				i, seed + (uint64_t)i,
 				ret == -EPROTO ? where : strerror(-ret), msg);
 	}
-	printf("random: %u tasks, %u writes (%u INOUT), %u reads to order a write, %u of several blocks, %u of two-thread blocks, %u making intermediates\n",
+	printf("random: %u tasks, %u writes (%u INOUT), %u reads to order a write, %u of several blocks, %u of two-thread blocks, %u on a cluster, %u making intermediates\n",
 	       st.tasks, st.writes, st.inouts, st.order_reads, st.blocks,
-	       st.threads, st.makes);
+	       st.threads, st.clustered, st.makes);
 out:
 	for (k = 0; k <= RD_SINK; k++)
 		if (buf[k])
