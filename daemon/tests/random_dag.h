@@ -8,8 +8,9 @@
  * 1-12 x 1-12 elements and the intermediates its scopes make. A task
  * reads tiles (INPUT), writes tiles (OUTPUT) or updates them (INOUT), and
  * stores a hash of everything it read in its own slot of a sink tensor.
- * Its kernel may run as several blocks, of one thread or (AIV tasks) two,
- * each thread writing its share of the elements.
+ * Its kernel may run as several blocks, of one thread, two (AIV tasks)
+ * or three (MIXED: a cluster's 2 AIV and its AIC), each thread writing
+ * its share of the elements.
  *
  * The runtime orders a task after every earlier task whose write its
  * reads (INPUT, INOUT) overlap, an OUTPUT into an intermediate also after
@@ -70,6 +71,7 @@ struct rd_task {
 struct rd_stats {
 	uint32_t tasks, writes, inouts, order_reads, reads_only, blocks;
 	uint32_t threads;		/* tasks of two-thread blocks */
+	uint32_t mixed;			/* MIXED tasks (three threads) */
 	uint32_t clustered;		/* tasks on a cluster */
 	uint32_t makes, im_uses;	/* intermediates made, tiles used */
 };
@@ -512,10 +514,17 @@ static inline void rd_generate(struct rd_prog *p, uint64_t seed,
 		t->threads = !(t->cluster & RD_CLUSTER_ON) &&
 			     t->worker == PTO2_WORKER_VECTOR &&
 			     rnd(&g.rng, 6) == 0 && max_threads >= 2 ? 2 : 1;
+		/* a whole cluster: 2 AIV + 1 AIC */
+		if (!(t->cluster & RD_CLUSTER_ON) && max_threads >= 3 &&
+		    rnd(&g.rng, 12) == 0) {
+			t->worker = PTO2_WORKER_MIXED;
+			t->threads = 3;
+			st->mixed++;
+		}
 		t->est_ns = rnd(&g.rng, 3) ? 0 : 1000 * (1 + rnd(&g.rng, 200));
 		st->clustered += (t->cluster & RD_CLUSTER_ON) != 0;
 		st->blocks += t->blocks > 1;
-		st->threads += t->threads > 1;
+		st->threads += t->threads == 2;
 		commit_task(&g, p, i, before);
 		g.alive |= ims;
 	}
@@ -537,7 +546,7 @@ struct rd_run {
 	uint64_t dev[RD_NT];		/* intermediates: 0, the runtime's */
 	int64_t *host[RD_SINK + 1];
 	int64_t *ref[RD_NT];
-	int32_t kernel[PTO2_NUM_WORKER_TYPES];
+	int32_t kernel[PTO2_WORKER_MIXED + 1];
 };
 
 /* The orchestration of a program; args[0]: its struct rd_run. */

@@ -97,6 +97,7 @@ static int run_case(const struct rd_case *rc, uint64_t seed, uint32_t nprogs)
 		run[r].p = &prog[r];
 		run[r].kernel[PTO2_WORKER_CUBE] = RD_KERNEL;
 		run[r].kernel[PTO2_WORKER_VECTOR] = RD_KERNEL;
+		run[r].kernel[PTO2_WORKER_MIXED] = RD_KERNEL;
 		for (k = 0; k < RD_NT; k++)
 			run[r].ref[k] = refs[r][k];
 		if (!r) {
@@ -117,9 +118,11 @@ static int run_case(const struct rd_case *rc, uint64_t seed, uint32_t nprogs)
 		uint64_t args[RD_MAX_RUNTIMES];
 
 		for (r = 0; r < nrt && !ret; r++) {
-			/* two-thread blocks need two AIV (one cluster) */
+			/* two-thread blocks need two AIV (one cluster),
+			 * MIXED ones a whole cluster */
 			rd_generate(&prog[r], seed + n * RD_MAX_RUNTIMES + r,
 				    rc->tasks, rc->small ? 8 : 32,
+				    rc->aiv >= 2 * rc->aic ? 3 :
 				    rc->aiv >= 2 ? 2 : 1, &st, &gen);
 			rd_reference(&prog[r], run[r].ref);
 			ret = run_buffers(&e, &run[r]);
@@ -145,10 +148,10 @@ static int run_case(const struct rd_case *rc, uint64_t seed, uint32_t nprogs)
 			}
 		}
 	}
-	tap_diag("%s: %u tasks: %u writes (%u INOUT), %u reads to order a write, %u tasks of reads only, %u of several blocks, %u of two-thread blocks, %u on a cluster, %u making intermediates, %u tiles of intermediates",
+	tap_diag("%s: %u tasks: %u writes (%u INOUT), %u reads to order a write, %u tasks of reads only, %u of several blocks, %u of two-thread blocks, %u MIXED, %u on a cluster, %u making intermediates, %u tiles of intermediates",
 		 rc->name, st.tasks, st.writes, st.inouts, st.order_reads,
-		 st.reads_only, st.blocks, st.threads, st.clustered, st.makes,
-		 st.im_uses);
+		 st.reads_only, st.blocks, st.threads, st.mixed, st.clustered,
+		 st.makes, st.im_uses);
 	ok(!ret, "%s: %u programs of %u tasks%s give the sequential result",
 	   rc->name, n, rc->tasks, nrt > 1 ? " on each runtime" : "");
 out:

@@ -2106,6 +2106,7 @@ static int run_hazards(void)
 
 #define RD_AIV_KERNEL	40
 #define RD_AIC_KERNEL	41
+#define RD_MIXED_KERNEL	42
 
 /*
  * @n random programs (random_dag.h) of @tasks tasks from @seed, each one
@@ -2131,12 +2132,14 @@ static int run_random(long n, uint64_t seed, long tasks, const char *mode)
 		tasks = RD_MAX_TASKS;
 	snprintf(path, sizeof(path), "%s/random_kernel.so", e2edir);
 	if (pto_kernel_load(cl, RD_AIV_KERNEL, PTO2_WORKER_VECTOR, path) ||
-	    pto_kernel_load(cl, RD_AIC_KERNEL, PTO2_WORKER_CUBE, path)) {
+	    pto_kernel_load(cl, RD_AIC_KERNEL, PTO2_WORKER_CUBE, path) ||
+	    pto_kernel_load(cl, RD_MIXED_KERNEL, PTO2_WORKER_MIXED, path)) {
 		fprintf(stderr, "kernel %s: %s\n", path, pto_last_error(cl));
 		return 1;
 	}
 	run.kernel[PTO2_WORKER_VECTOR] = RD_AIV_KERNEL;
 	run.kernel[PTO2_WORKER_CUBE] = RD_AIC_KERNEL;
+	run.kernel[PTO2_WORKER_MIXED] = RD_MIXED_KERNEL;
 	/* room for the largest tensors; every program uses a corner */
 	for (k = 0; k <= RD_SINK; k++) {
 		buf[k] = gm_copy(NULL, k == RD_SINK ? RD_MAX_TASKS * 8 :
@@ -2152,6 +2155,7 @@ static int run_random(long n, uint64_t seed, long tasks, const char *mode)
 		run.ref[k] = ref[k];
 	for (i = 0; i < n && !ret; i++) {
 		rd_generate(&prog, seed + (uint64_t)i, (uint32_t)tasks, 16,
+			    pto_nr_aiv(cl) >= 2 * pto_nr_aic(cl) ? 3 :
 			    pto_nr_aiv(cl) >= 2 ? 2 : 1, &st, &gen);
 		rd_reference(&prog, run.ref);
 		rd_init_buffers(&run);
@@ -2166,9 +2170,9 @@ static int run_random(long n, uint64_t seed, long tasks, const char *mode)
 				i, seed + (uint64_t)i,
 				ret == -EPROTO ? where : strerror(-ret), msg);
 	}
-	printf("random: %u tasks, %u writes (%u INOUT), %u reads to order a write, %u of several blocks, %u of two-thread blocks, %u on a cluster, %u making intermediates\n",
+	printf("random: %u tasks, %u writes (%u INOUT), %u reads to order a write, %u of several blocks, %u of two-thread blocks, %u MIXED, %u on a cluster, %u making intermediates\n",
 	       st.tasks, st.writes, st.inouts, st.order_reads, st.blocks,
-	       st.threads, st.clustered, st.makes);
+	       st.threads, st.mixed, st.clustered, st.makes);
 out:
 	for (k = 0; k <= RD_SINK; k++)
 		if (buf[k])
