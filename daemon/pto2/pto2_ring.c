@@ -144,6 +144,7 @@ void pto2_heap_ring_init(struct pto2_heap_ring *r, uint64_t base, uint64_t size,
 	r->base = base;
 	r->size = size;
 	r->top = 0;
+	r->skip_from = r->skip_to = 0;
 	r->top_ptr = top_ptr;
 	r->tail_ptr = tail_ptr;
 }
@@ -159,17 +160,22 @@ static inline uint64_t heap_start(const struct pto2_heap_ring *r, uint64_t size)
 }
 
 /*
- * Whether [@start, @start + @size) is free with the tail at @tail: it ends
- * within one ring of the tail, or nothing is live at all (the tail is at
- * the top). The second matters after a skip: the skipped end counts in
- * the first test as if it were live, so with every buffer reclaimed a
- * request larger than the part of the ring before the top would wait
- * forever for a tail that cannot pass the top.
+ * Whether [@start, @start + @size) is free with the tail at @tail: it
+ * ends within one ring of where the live bytes begin. Skipped bytes are
+ * not live: those of the last skip once the tail reached them
+ * (pto2_heap_ring_live_from()), and those this request skips
+ * ([top, start)) when nothing is live at all. Counted as live, they made
+ * a request wait for ever for a tail that cannot pass the top, with the
+ * heap larger than every scope's outputs.
  */
 static inline bool heap_fits(const struct pto2_heap_ring *r, uint64_t start,
 			     uint64_t size, uint64_t tail)
 {
-	return start + size - tail <= r->size || tail == r->top;
+	uint64_t live = pto2_heap_ring_live_from(r, tail);
+
+	if (live == r->top)
+		live = start;
+	return start + size - live <= r->size;
 }
 
 int pto2_heap_ring_alloc(struct pto2_heap_ring *r, const struct pto2_flow *f,
@@ -225,6 +231,10 @@ int pto2_heap_ring_alloc(struct pto2_heap_ring *r, const struct pto2_flow *f,
 	}
 out:
 	*dev_addr = r->base + start % r->size;
+	if (start != r->top) {
+		r->skip_from = r->top;
+		r->skip_to = start;
+	}
 	r->top = start + size;
 	*pos_end = r->top;
 	atomic_store_explicit(r->top_ptr, r->top, memory_order_release);

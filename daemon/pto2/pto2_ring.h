@@ -94,6 +94,8 @@ struct pto2_heap_ring {
 	uint64_t base;			/* device address of offset 0 */
 	uint64_t size;
 	uint64_t top;			/* monotonic (orchestrator-local) */
+	/* the end of the ring skipped last, [from, to) (orchestrator-local) */
+	uint64_t skip_from, skip_to;
 	_Atomic uint64_t *tail_ptr;	/* header->heap_tail (schedulers) */
 	_Atomic uint64_t *top_ptr;	/* header->heap_top (published) */
 };
@@ -109,10 +111,23 @@ void pto2_heap_ring_init(struct pto2_heap_ring *r, uint64_t base, uint64_t size,
 int pto2_heap_ring_alloc(struct pto2_heap_ring *r, const struct pto2_flow *f,
 			 uint64_t size, uint64_t *dev_addr, uint64_t *pos_end);
 
+/*
+ * Where the live bytes begin with the tail at @tail: a tail at the start
+ * of the end skipped last has every buffer before the skip reclaimed, so
+ * the skipped bytes are free too. (The tail moves from buffer end to
+ * buffer end; an older skip is left counted as live: a wait, never an
+ * overlap.)
+ */
+static inline uint64_t pto2_heap_ring_live_from(const struct pto2_heap_ring *r,
+						uint64_t tail)
+{
+	return tail >= r->skip_from && tail < r->skip_to ? r->skip_to : tail;
+}
+
 static inline uint64_t pto2_heap_ring_available(const struct pto2_heap_ring *r,
 						uint64_t tail)
 {
-	return r->size - (r->top - tail);
+	return r->size - (r->top - pto2_heap_ring_live_from(r, tail));
 }
 
 /* ---- Dependency list pool ---------------------------------------------- */

@@ -166,8 +166,8 @@ static void test_heap_ring(void)
 	_Atomic uint64_t top = 0;
 	struct pto2_flow f = flow(10000, 100000);
 	pthread_t th;
-	uint64_t addr, end, sizes[] = { 3072, 1024, 5120, 2048, 7168 };
-	int i, straddle = 0, wrapped = 0, ret = 0, n = 300;
+	uint64_t addr, end, tail, sizes[] = { 3072, 1024, 5120, 2048, 7168 };
+	int i, j, straddle = 0, wrapped = 0, ret = 0, n = 300;
 
 	c.n = n;
 	c.ends = calloc((size_t)n, sizeof(*c.ends));
@@ -184,8 +184,15 @@ static void test_heap_ring(void)
 			wrapped++;
 		if ((addr - base) % PTO2_PACKED_OUTPUT_ALIGN)
 			straddle++;
-		if (end - atomic_load(&c.tail) > size)
-			straddle++;
+		/* live: the allocations whose end the tail has not passed */
+		tail = atomic_load(&c.tail);
+		for (j = 0; j < i; j++)
+			if (atomic_load(&c.ends[j]) > tail) {
+				if (end - (atomic_load(&c.ends[j]) -
+					   sizes[j % 5]) > size)
+					straddle++;
+				break;
+			}
 		atomic_store(&c.ends[i], end);
 	}
 	pthread_join(th, NULL);
@@ -247,6 +254,43 @@ static void test_heap_ring_empty_skip(void)
 	   ret);
 }
 
+/*
+ * After a skip, the skipped bytes are free once the tail reached them: a
+ * request that fits beside the live buffer does not wait. They are not
+ * free before: a request that would overlap a buffer still live waits.
+ */
+static void test_heap_ring_after_skip(void)
+{
+	struct pto2_heap_ring r;
+	_Atomic uint64_t top = 0, tail = 0;
+	struct pto2_flow f = flow(1000, 2500);
+	uint64_t addr, end;
+	int ret;
+
+	pto2_heap_ring_init(&r, 0x100000000ULL, 4096, &top, &tail);
+	pto2_heap_ring_alloc(&r, &f, 2048, &addr, &end);
+	atomic_store(&tail, end);			/* reclaimed */
+	pto2_heap_ring_alloc(&r, &f, 2560, &addr, &end); /* skips 2048 */
+	ret = pto2_heap_ring_alloc(&r, &f, 1024, &addr, &end);
+	ok(ret == 0 && addr == 0x100000000ULL + 2560,
+	   "2560 bytes live at 0 after a skip: 1024 more fit at 2560 (ret %d)",
+	   ret);
+
+	pto2_heap_ring_init(&r, 0x100000000ULL, 4096, &top, &tail);
+	atomic_store(&tail, 0);
+	pto2_heap_ring_alloc(&r, &f, 2048, &addr, &end);
+	atomic_store(&tail, end);			/* reclaimed */
+	pto2_heap_ring_alloc(&r, &f, 1536, &addr, &end); /* live at 2048 */
+	ret = pto2_heap_ring_alloc(&r, &f, 2048, &addr, &end);
+	ok(ret == 0 && addr == 0x100000000ULL,
+	   "1536 bytes live at 2048: 2048 more skip the end and fit at 0 (ret %d)",
+	   ret);
+	ret = pto2_heap_ring_alloc(&r, &f, 512, &addr, &end);
+	ok(ret == -EDEADLK,
+	   "then 512 more would overlap the live 1536 at 2048: they wait (ret %d)",
+	   ret);
+}
+
 /* ---- dep pool ---------------------------------------------------------------- */
 
 static void test_dep_pool(void)
@@ -283,6 +327,7 @@ int main(void)
 	test_heap_ring();
 	test_heap_ring_block();
 	test_heap_ring_empty_skip();
+	test_heap_ring_after_skip();
 	test_dep_pool();
 	return tap_done();
 }
