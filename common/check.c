@@ -29,7 +29,7 @@ enum ph_state {
 struct chk_write {
 	struct pto2_region r;
 	uint32_t task;
-	bool output;			/* OUTPUT (else INOUT) */
+	bool owner;			/* the OUTPUT that made an intermediate */
 	int32_t next;			/* in its bucket, -1 = end */
 };
 
@@ -268,22 +268,18 @@ static int check_read(struct pto_check *k, const struct pto2_region *r,
 
 /*
  * Param @i writes @r, part of an intermediate, with OUTPUT: as in the
- * runtime (PTO2_TM_OUTPUT_INTERMEDIATE), it depends on the earlier OUTPUT
- * writes it overlaps.
+ * runtime (PTO2_TM_OUTPUT_INTERMEDIATE), it depends on the task that made
+ * the intermediate, unless that is this task (*@owner: its first use).
  */
-static int intermediate_write(struct pto_check *k, const struct pto2_region *r)
+static int intermediate_write(struct pto_check *k, const struct pto2_region *r,
+			      bool *owner)
 {
 	int32_t e;
-	int ret;
 
-	for (e = k->bucket[bucket_of(r->addr)]; e >= 0; e = k->w[e].next) {
-		if (!k->w[e].output || k->w[e].task == k->ntask ||
-		    pto2_region_overlap(r, &k->w[e].r) == PTO2_NO_OVERLAP)
-			continue;
-		ret = add_pred(k, k->pred_off[k->ntask], k->w[e].task);
-		if (ret)
-			return ret;
-	}
+	for (e = k->bucket[bucket_of(r->addr)]; e >= 0; e = k->w[e].next)
+		if (k->w[e].owner && k->w[e].r.addr == r->addr)
+			return add_pred(k, k->pred_off[k->ntask], k->w[e].task);
+	*owner = true;
 	return 0;
 }
 
@@ -310,9 +306,9 @@ static int check_write(struct pto_check *k, const struct pto2_region *r,
 	return 0;
 }
 
-/* Record @t's writes @r[] (OUTPUT and INOUT params). */
+/* Record @t's writes @r[] (OUTPUT and INOUT params); @owner: made it. */
 static void add_writes(struct pto_check *k, const PTOParam *params, int n,
-		       const struct pto2_region *r)
+		       const struct pto2_region *r, const bool *owner)
 {
 	int i;
 
@@ -327,15 +323,19 @@ static void add_writes(struct pto_check *k, const PTOParam *params, int n,
 		w = &k->w[k->nw];
 		w->r = r[i];
 		w->task = k->ntask;
-		w->output = params[i].type == PTO_PARAM_OUTPUT;
+		w->owner = owner[i];
 		w->next = k->bucket[b];
 		k->bucket[b] = (int32_t)k->nw++;
 	}
 }
 
-/* Scopes, reads, then writes of the task's params, in that order. */
+/*
+ * Scopes, reads, then writes of the task's params, in that order;
+ * @owner[i]: param i is the OUTPUT that makes its intermediate.
+ */
 static int check_params(struct pto_check *k, const PTOParam *params, int n,
-			struct pto2_region *r, char *msg, size_t len)
+			struct pto2_region *r, bool *owner, char *msg,
+			size_t len)
 {
 	int i, ret = 0;
 
@@ -354,7 +354,7 @@ static int check_params(struct pto_check *k, const PTOParam *params, int n,
 	for (i = 0; !ret && i < n; i++)
 		if (params[i].type == PTO_PARAM_OUTPUT &&
 		    ph_of(params[i].tensor))
-			ret = intermediate_write(k, &r[i]);
+			ret = intermediate_write(k, &r[i], &owner[i]);
 	for (i = 0; !ret && i < n; i++)
 		if (params[i].type == PTO_PARAM_OUTPUT)
 			ret = check_write(k, &r[i], i, msg, len);
@@ -366,6 +366,7 @@ int pto_check_task(struct pto_check *k, int32_t kernel_id,
 		   size_t msglen)
 {
 	struct pto2_region r[PTO2_MAX_TASK_PARAMS];
+	bool owner[PTO2_MAX_TASK_PARAMS] = { false };
 	int ret;
 
 	if (num_params < 0 || num_params > PTO2_MAX_TASK_PARAMS)
@@ -374,13 +375,13 @@ int pto_check_task(struct pto_check *k, int32_t kernel_id,
 	if (ret)
 		return ret;
 	k->pred_off[k->ntask] = k->npred;
-	ret = check_params(k, params, num_params, r, msg, msglen);
+	ret = check_params(k, params, num_params, r, owner, msg, msglen);
 	if (ret) {
 		k->npred = k->pred_off[k->ntask];
 		return ret;
 	}
 	k->kernel[k->ntask] = kernel_id;
-	add_writes(k, params, num_params, r);
+	add_writes(k, params, num_params, r, owner);
 	k->ntask++;
 	k->pred_off[k->ntask] = k->npred;
 	return 0;

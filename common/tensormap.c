@@ -467,8 +467,8 @@ int pto2_tensormap_lookup(struct pto2_tensormap *tm, const struct pto2_region *r
 	return lookup_index(tm, r, res);
 }
 
-int pto2_tensormap_insert(struct pto2_tensormap *tm, const struct pto2_region *r,
-			  int32_t producer, bool with_alloc)
+static int insert_entry(struct pto2_tensormap *tm, const struct pto2_region *r,
+			int32_t producer, bool with_alloc, bool owner)
 {
 	uint32_t slot = (uint32_t)producer & (tm->window_size - 1);
 	struct pto2_tm_entry *e;
@@ -492,6 +492,7 @@ int pto2_tensormap_insert(struct pto2_tensormap *tm, const struct pto2_region *r
 	k->indexed = 0;		/* index_new_entries() does, when needed */
 	e->seq = tm->next_seq++;
 	e->with_alloc = with_alloc;
+	e->owner = owner;
 	e->in_use = true;
 	link_chain(tm, idx, PTO2_TM_BUF, tm_hash(tm, r->addr));
 	e->linked[PTO2_TM_IDX] = false;
@@ -580,6 +581,42 @@ uint32_t pto2_tensormap_indexed(const struct pto2_tensormap *tm)
 	return count_linked(tm, PTO2_TM_IDX);
 }
 
+int pto2_tensormap_insert(struct pto2_tensormap *tm, const struct pto2_region *r,
+			  int32_t producer, bool with_alloc)
+{
+	return insert_entry(tm, r, producer, with_alloc, false);
+}
+
+int pto2_tensormap_insert_owner(struct pto2_tensormap *tm,
+				const struct pto2_region *r, int32_t producer)
+{
+	return insert_entry(tm, r, producer, true, true);
+}
+
+/*
+ * The buffer's chain holds every live write of the buffer, newest first;
+ * its owner's is the oldest. A buffer reused after its owner retired
+ * finds only its new owner: the walk stops at the first stale entry.
+ */
+int32_t pto2_tensormap_owner(struct pto2_tensormap *tm, uint64_t addr)
+{
+	int32_t *prev_ptr = &tm->heads[PTO2_TM_BUF][tm_hash(tm, addr)];
+	int32_t off = *prev_ptr;
+
+	for (; off >= 0; prev_ptr = &tm->keys[off].next[PTO2_TM_BUF],
+	     off = *prev_ptr) {
+		struct pto2_tm_key *k = &tm->keys[off];
+
+		if (!pto2_tensormap_key_valid(tm, k)) {
+			truncate_chain(tm, prev_ptr, off);
+			return -1;
+		}
+		if (k->addr == addr && tm->pool[off].owner)
+			return k->producer;
+	}
+	return -1;
+}
+
 int pto2_tensormap_deps(struct pto2_tensormap *tm, const struct pto2_region *reg,
 			const int32_t *types, int n,
 			int (*add)(void *ctx, int32_t producer), void *ctx,
@@ -589,8 +626,15 @@ int pto2_tensormap_deps(struct pto2_tensormap *tm, const struct pto2_region *reg
 	int i, k, ret;
 
 	for (i = 0; i < n; i++) {
-		if (types[i] != PTO_PARAM_INPUT && types[i] != PTO_PARAM_INOUT &&
-		    types[i] != PTO2_TM_OUTPUT_INTERMEDIATE)
+		if (types[i] == PTO2_TM_OUTPUT_INTERMEDIATE) {
+			int32_t owner = pto2_tensormap_owner(tm, reg[i].addr);
+
+			ret = owner >= 0 ? add(ctx, owner) : 0;
+			if (ret < 0)
+				return ret;
+			continue;
+		}
+		if (types[i] != PTO_PARAM_INPUT && types[i] != PTO_PARAM_INOUT)
 			continue;
 		if (pto2_tensormap_lookup(tm, &reg[i], &lr)) {
 			*bad = i;
@@ -599,9 +643,6 @@ int pto2_tensormap_deps(struct pto2_tensormap *tm, const struct pto2_region *reg
 		for (k = 0; k < lr.count; k++) {
 			struct pto2_tm_entry *e = &tm->pool[lr.entry[k]];
 
-			if (types[i] == PTO2_TM_OUTPUT_INTERMEDIATE &&
-			    !e->with_alloc)
-				continue;
 			ret = add(ctx, tm->keys[lr.entry[k]].producer);
 			if (ret < 0)
 				return ret;

@@ -903,15 +903,23 @@ static inline int dep_pool_reserve(PTO2Runtime *rt, uint32_t n)
 	return dep_pool_reserve_slow(rt, n);
 }
 
+/* One insert: an owner's (the OUTPUT that allocated), or a write's. */
+static int tm_insert_one(PTO2Runtime *rt, const struct pto2_region *r,
+			 int32_t id, bool with_alloc, bool owner)
+{
+	return owner ? pto2_tensormap_insert_owner(&rt->tm, r, id) :
+		       pto2_tensormap_insert(&rt->tm, r, id, with_alloc);
+}
+
 /* Insert with TensorMap pool back-pressure (Layer 3). */
 static int tm_insert(PTO2Runtime *rt, const struct pto2_region *r, int32_t id,
-		     bool with_alloc)
+		     bool with_alloc, bool owner)
 {
 	struct pto2_flow_wait w;
 	int32_t la;
 	int ret;
 
-	ret = pto2_tensormap_insert(&rt->tm, r, id, with_alloc);
+	ret = tm_insert_one(rt, r, id, with_alloc, owner);
 	if (likely(ret != -ENOSPC))
 		return ret;
 	la = load_la(rt);
@@ -919,7 +927,7 @@ static int tm_insert(PTO2Runtime *rt, const struct pto2_region *r, int32_t id,
 	for (;;) {
 		la = load_la(rt);
 		pto2_tensormap_sync(&rt->tm, la, true);
-		ret = pto2_tensormap_insert(&rt->tm, r, id, with_alloc);
+		ret = tm_insert_one(rt, r, id, with_alloc, owner);
 		if (ret != -ENOSPC)
 			return ret;
 		ret = pto2_flow_wait_step(&rt->flow, &w, (uint64_t)(uint32_t)la);
@@ -1283,9 +1291,8 @@ static int submit_add_producer(void *ctx, int32_t pid)
 
 /*
  * Steps 3-4: the producers of what this task reads, and the edges; and of
- * an OUTPUT into an intermediate made by an earlier task, the earlier
- * OUTPUT writes it overlaps (the one that made it among them), so that
- * its heap buffer stays until this task has written.
+ * an OUTPUT into an intermediate made by an earlier task, that task, so
+ * that its heap buffer stays until this task has written.
  */
 static int submit_lookup_deps(struct submit *s)
 {
@@ -1364,7 +1371,8 @@ static int submit_insert_outputs(struct submit *s)
 		if (!is_written(t))
 			continue;
 		ret = tm_insert(s->rt, &s->reg[i], s->id,
-				t == PTO_PARAM_OUTPUT);
+				t == PTO_PARAM_OUTPUT,
+				(s->allocated >> i) & 1);
 		if (ret)
 			return ret;
 	}

@@ -14,9 +14,8 @@
  *
  * The runtime orders a task after every earlier task whose write its
  * reads (INPUT, INOUT) overlap, an OUTPUT into an intermediate also after
- * the earlier OUTPUTs of it, and after nothing else: not a write after an
- * earlier read, not an OUTPUT after an earlier write of an external
- * buffer. The generator keeps to programs whose result that order
+ * the task that made it, and after nothing else: not a write after an
+ * earlier read, not an OUTPUT after another earlier write. The generator keeps to programs whose result that order
  * defines: a task writes an element only if the element's last writer
  * and every task that read it since are ordered before the task, and
  * where one is not, the task also reads that task's sink slot, which only

@@ -1211,26 +1211,31 @@ static void t_heap_wait_holds_no_producer(void)
 /* ---- An OUTPUT into an intermediate keeps its buffer ------------------- */
 
 /*
- * A 4 KiB heap, all of it x's. Scope 1: M makes x; S reads x and runs
- * 300 ms; W, after S (it reads S's output), writes 7 into part of x with
- * OUTPUT, 100 ms after it starts. Scope 2: N makes y, which needs x's
- * space; R copies y to out 200 ms after it starts. If W were no consumer
- * of M, M would retire when S ends, N would get x's space at once and W
- * would write its 7s into y before R reads it.
+ * A 4 KiB heap, all of it x's. Scope 1: M makes x (args[2]: writing only
+ * its first half); S reads what M wrote and runs 300 ms; W, after S (it
+ * reads S's output), writes 7 into 8 elements of x with OUTPUT (args[2]:
+ * in the half M did not write), 100 ms after it starts. Scope 2: N makes
+ * y (3 KiB), which needs x's space; R copies y to out 200 ms after it
+ * starts. If
+ * W were no consumer of M, M would retire when S ends, N would get x's
+ * space at once and W would write its 7s into y before R reads it.
  */
 static int orch_output_into_intermediate(PTO2Runtime *rt, uint64_t *args,
 					 int argc)
 {
-	const uint64_t nx = 512, ny = 128, nw = 8;
+	const uint64_t nx = 512, ny = 384, nw = 8;
+	const uint64_t nm = args[2] ? nx / 2 : nx, wo = args[2] ? nx / 2 : 0;
 	Tensor sref = ext1(args[0], 1, PTO_DT_INT64);
 	Tensor out = ext1(args[1], ny, PTO_DT_INT64);
-	Tensor x = make_tensor(&nx, 1, PTO_DT_INT64);
+	Tensor x0 = make_tensor(&nx, 1, PTO_DT_INT64);
 	Tensor y = make_tensor(&ny, 1, PTO_DT_INT64);
+	/* the part M writes: the submit writes the buffer's address here */
+	Tensor x = pto_tensor_view(&x0, &nm, NULL);
 
 	(void)argc;
 	PTO2_SCOPE(rt) {
 		PTOParam pm[] = { make_output_param(&x), make_scalar_param(1),
-				  make_scalar_param(nx) };
+				  make_scalar_param(nm) };
 		PTOParam ps[] = { make_scalar_param(300000000),
 				  make_input_param(&x),
 				  make_output_param(&sref) };
@@ -1240,7 +1245,7 @@ static int orch_output_into_intermediate(PTO2Runtime *rt, uint64_t *args,
 		pto2_rt_submit_task(rt, K_FILL, PTO2_WORKER_VECTOR, pm, 3);
 		ps[1] = make_input_param(&x);
 		pto2_rt_submit_task(rt, K_SLOW, PTO2_WORKER_VECTOR, ps, 3);
-		xw = pto_tensor_view(&x, &nw, NULL);
+		xw = pto_tensor_view(&x, &nw, &wo);
 		pw[0] = make_scalar_param(100000000);
 		pw[1] = make_output_param(&xw);
 		pw[2] = make_scalar_param(7);
@@ -1263,11 +1268,11 @@ static int orch_output_into_intermediate(PTO2Runtime *rt, uint64_t *args,
 	return 0;
 }
 
-static void t_output_into_intermediate(void)
+static void t_output_into_intermediate(uint64_t half)
 {
 	struct env e;
 	struct pto2_config c;
-	uint64_t args[2], i, bad = 0;
+	uint64_t args[3], i, bad = 0;
 	int64_t *out;
 	int ret;
 
@@ -1275,13 +1280,16 @@ static void t_output_into_intermediate(void)
 	c.heap_size = 4096;
 	env_kernels(&e, 2, 4, &c);
 	args[0] = gm(8);
-	args[1] = gm(128 * 8);
+	args[1] = gm(384 * 8);
+	args[2] = half;
 	out = host(args[1]);
-	ret = run(&e, orch_output_into_intermediate, args, 2);
-	for (i = 0; i < 128; i++)
+	ret = run(&e, orch_output_into_intermediate, args, 3);
+	for (i = 0; i < 384; i++)
 		bad += out[i] != 5;
 	ok(ret == 0 && !bad,
-	   "an OUTPUT into part of an intermediate keeps its heap buffer until it wrote: the next intermediate is intact (%" PRIu64 " of 128 wrong, ret %d)",
+	   "an OUTPUT into %s keeps its heap buffer until it wrote: the next intermediate is intact (%" PRIu64 " of 384 wrong, ret %d)",
+	   half ? "the part of an intermediate its maker did not write" :
+		  "part of an intermediate",
 	   bad, ret);
 	env_close(&e);
 }
@@ -1390,7 +1398,8 @@ int main(void)
 	t_pressure();
 	t_deadlock();
 	t_heap_wait_holds_no_producer();
-	t_output_into_intermediate();
+	t_output_into_intermediate(0);
+	t_output_into_intermediate(1);
 	t_timestamps();
 	t_parallel_runtimes();
 	t_publish_waiting();

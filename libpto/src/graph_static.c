@@ -160,22 +160,34 @@ static int derive_edges(pto_client *c, struct sgraph *g)
 		int32_t deps[PTO2_MAX_TASK_PARAMS];
 		int32_t k;
 
+		bool owner[PTO2_MAX_TASK_PARAMS] = { false };
+
 		for (k = 0; k < s->nparams; k++) {
 			types[k] = deps[k] = s->p[k].type;
 			if (types[k] != PTO_PARAM_SCALAR)
 				pto2_region_from_tensor(&reg[k], &s->p[k].tensor);
-			/* as the runtime: an OUTPUT into an intermediate (the
-			 * first finds no earlier write of it) */
-			if (types[k] == PTO_PARAM_OUTPUT &&
-			    PTO_IS_PH(s->p[k].tensor.addr))
+			/*
+			 * As in the runtime: an intermediate's first OUTPUT
+			 * allocates it (its owner); a later OUTPUT into it
+			 * depends on that one.
+			 */
+			if (types[k] != PTO_PARAM_OUTPUT ||
+			    !PTO_IS_PH(s->p[k].tensor.addr))
+				continue;
+			if (pto2_tensormap_owner(&tm, reg[k].addr) >= 0)
 				deps[k] = PTO2_TM_OUTPUT_INTERMEDIATE;
+			else
+				owner[k] = true;
 		}
 		g->cur = i;
 		ret = pto2_tensormap_deps(&tm, reg, deps, s->nparams,
 					  add_edge, g, &bad);
 		for (k = 0; k < s->nparams && !ret; k++)
-			if (types[k] == PTO_PARAM_OUTPUT ||
-			    types[k] == PTO_PARAM_INOUT)
+			if (owner[k])
+				ret = pto2_tensormap_insert_owner(&tm, &reg[k],
+								  (int32_t)i);
+			else if (types[k] == PTO_PARAM_OUTPUT ||
+				 types[k] == PTO_PARAM_INOUT)
 				ret = pto2_tensormap_insert(&tm, &reg[k],
 							    (int32_t)i,
 							    types[k] == PTO_PARAM_OUTPUT);

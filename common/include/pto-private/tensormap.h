@@ -145,6 +145,8 @@ struct pto2_tm_entry {
 	int32_t next_in_task;		/* -1 = end */
 	int32_t prev_in_task;		/* -1 = task head */
 	bool with_alloc;		/* inserted by OUTPUT (not INOUT) */
+	bool owner;			/* by the OUTPUT that allocated the
+					 * buffer (an intermediate's maker) */
 	bool in_use;			/* allocated (not on the free list) */
 };
 
@@ -188,6 +190,11 @@ int pto2_tensormap_lookup(struct pto2_tensormap *tm, const struct pto2_region *r
  * exhausted (the caller syncs with force and retries). */
 int pto2_tensormap_insert(struct pto2_tensormap *tm, const struct pto2_region *r,
 			  int32_t producer, bool with_alloc);
+/* The same for the OUTPUT that allocated @r's buffer (its owner). */
+int pto2_tensormap_insert_owner(struct pto2_tensormap *tm,
+				const struct pto2_region *r, int32_t producer);
+/* The live task that allocated the buffer at @addr, or -1 if none. */
+int32_t pto2_tensormap_owner(struct pto2_tensormap *tm, uint64_t addr);
 /* Unlink and free one entry. */
 void pto2_tensormap_remove_entry(struct pto2_tensormap *tm, int32_t idx);
 /* Free the entries of tasks [old_la, new_la). */
@@ -222,17 +229,18 @@ static inline bool pto2_tensormap_pool_empty(const struct pto2_tensormap *tm)
 /*
  * A type for pto2_tensormap_deps() beside PTO_PARAM_*: an OUTPUT into an
  * intermediate that exists already (not the OUTPUT that allocates it).
- * It depends on the earlier OUTPUT writes it overlaps, among them the one
- * that allocated the buffer: as their consumer it keeps that task from
- * retiring, and its heap buffer from being reused, until it has written.
+ * It depends on the task that allocated the buffer (the owner,
+ * pto2_tensormap_owner()), whatever part of it that task wrote: as its
+ * consumer it keeps that task from retiring, and the heap buffer from
+ * being reused, until it has written.
  */
 #define PTO2_TM_OUTPUT_INTERMEDIATE	16
 
 /*
  * The producers a task depends on: for each of its @n params whose type
  * (@types, PTO_PARAM_*) is INPUT or INOUT, the producers of the regions
- * overlapping @reg[i]; for PTO2_TM_OUTPUT_INTERMEDIATE, those of the
- * OUTPUT writes among them. Reported to @add in the order found (a
+ * overlapping @reg[i]; for PTO2_TM_OUTPUT_INTERMEDIATE, the buffer's
+ * owner. Reported to @add in the order found (a
  * producer may be reported more than once; @add dedups). An INOUT that
  * covers an earlier INOUT write (one that did not allocate) drops that
  * entry: later readers depend on this task, which depends on it, so
