@@ -911,25 +911,25 @@ static int tm_insert_one(PTO2Runtime *rt, const struct pto2_region *r,
 		       pto2_tensormap_insert(&rt->tm, r, id, with_alloc);
 }
 
-/* Insert with TensorMap pool back-pressure (Layer 3). */
-static int tm_insert(PTO2Runtime *rt, const struct pto2_region *r, int32_t id,
-		     bool with_alloc, bool owner)
+/*
+ * Room for @n TensorMap entries, with pool back-pressure (Layer 3): the
+ * entries of retired tasks are freed until there is.
+ */
+static int tm_room(PTO2Runtime *rt, uint32_t n)
 {
 	struct pto2_flow_wait w;
 	int32_t la;
 	int ret;
 
-	ret = tm_insert_one(rt, r, id, with_alloc, owner);
-	if (likely(ret != -ENOSPC))
-		return ret;
+	if (likely(pto2_tensormap_room(&rt->tm) >= n))
+		return 0;
 	la = load_la(rt);
 	pto2_flow_wait_init(&rt->flow, &w, (uint64_t)(uint32_t)la);
 	for (;;) {
 		la = load_la(rt);
 		pto2_tensormap_sync(&rt->tm, la, true);
-		ret = tm_insert_one(rt, r, id, with_alloc, owner);
-		if (ret != -ENOSPC)
-			return ret;
+		if (pto2_tensormap_room(&rt->tm) >= n)
+			return 0;
 		ret = pto2_flow_wait_step(&rt->flow, &w, (uint64_t)(uint32_t)la);
 		if (ret == 1) {
 			pto2_logf(&rt->log, PTO2_LOG_WARN,
@@ -955,6 +955,18 @@ static int tm_insert(PTO2Runtime *rt, const struct pto2_region *r, int32_t id,
 			return ret;
 		}
 	}
+}
+
+/* Insert, waiting for room if the pool is exhausted. */
+static int tm_insert(PTO2Runtime *rt, const struct pto2_region *r, int32_t id,
+		     bool with_alloc, bool owner)
+{
+	int ret = tm_insert_one(rt, r, id, with_alloc, owner);
+
+	if (likely(ret != -ENOSPC))
+		return ret;
+	ret = tm_room(rt, 1);
+	return ret ? ret : tm_insert_one(rt, r, id, with_alloc, owner);
 }
 
 /*
@@ -1264,12 +1276,12 @@ static int submit_init_desc(struct submit *s)
 	return 0;
 }
 
-/* Step 4 for one producer @pid of this task (once per producer). */
+/* Step 3 for one producer @pid of this task: noted, once. */
 static int submit_add_producer(void *ctx, int32_t pid)
 {
 	struct submit *s = ctx;
 	PTO2Runtime *rt = s->rt;
-	int j, ret;
+	int j;
 
 	for (j = 0; j < s->nall; j++)
 		if (s->fanin_all[j] == pid)
@@ -1281,22 +1293,49 @@ static int submit_add_producer(void *ctx, int32_t pid)
 		return -E2BIG;
 	}
 	s->fanin_all[s->nall++] = pid;
-	ret = add_consumer_to_producer(rt, pid, s->id);
-	if (ret < 0)
-		return ret;
-	if (ret == 1)
-		s->fanin_reg[s->nreg++] = pid;
 	return 0;
 }
 
 /*
- * Steps 3-4: the producers of what this task reads, and the edges; and of
- * an OUTPUT into an intermediate made by an earlier task, that task, so
- * that its heap buffer stays until this task has written.
+ * The dependency entries an edge from @pid will take at most: a fanout and
+ * a fanin entry while the producer runs, a fanin entry once it completed,
+ * none once it was consumed (add_consumer_to_producer()). A task's state
+ * only moves on, so the bound holds until the edge is made.
+ */
+static uint32_t edge_entries(PTO2Runtime *rt, int32_t pid)
+{
+	uint32_t ps = (uint32_t)pid & rt->mask;
+	int32_t state = atomic_load_explicit(&rt->completed[ps],
+					     memory_order_acquire);
+
+	if (state < PTO2_TASK_COMPLETED ||
+	    atomic_load_explicit(&rt->completed_by_task[ps],
+				 memory_order_acquire) != pid)
+		return 2;
+	return state == PTO2_TASK_COMPLETED ? 1 : 0;
+}
+
+/* The TensorMap entries this task's writes take (step 6). */
+static uint32_t submit_writes(const struct submit *s)
+{
+	uint32_t n = 0;
+	int i;
+
+	for (i = 0; i < s->n; i++)
+		n += is_written((int32_t)s->params[i].type);
+	return n;
+}
+
+/*
+ * Steps 3-4: the producers of what this task reads, and of an OUTPUT into
+ * an intermediate made by an earlier task, that task, so that its heap
+ * buffer stays until this task has written; the room the submit's next
+ * steps need; then the edges.
  */
 static int submit_lookup_deps(struct submit *s)
 {
 	int32_t types[PTO2_MAX_TASK_PARAMS];
+	uint32_t need;
 	int i, bad = 0, ret;
 
 	for (i = 0; i < s->n; i++) {
@@ -1313,6 +1352,28 @@ static int submit_lookup_deps(struct submit *s)
 		snprintf(s->rt->flow_msg, sizeof(s->rt->flow_msg),
 			 "submit: param %d of kernel %d overlaps more than %d producers",
 			 bad, s->kernel_id, PTO2_LOOKUP_MAX);
+	if (ret)
+		return ret;
+	/*
+	 * Every wait before the first edge: a task that waits for room
+	 * while it holds a producer keeps that producer, and every task
+	 * after it, from retiring, and the pools are freed in task order.
+	 * Room for the edges' dependency entries and for the TensorMap
+	 * entries of its writes; only this thread takes either, so the room
+	 * stays.
+	 */
+	for (i = 0, need = 0; i < s->nall; i++)
+		need += edge_entries(s->rt, s->fanin_all[i]);
+	ret = dep_pool_reserve(s->rt, need < s->rt->dep_pool.capacity ?
+				     need : s->rt->dep_pool.capacity);
+	if (!ret)
+		ret = tm_room(s->rt, submit_writes(s));
+	for (i = 0; !ret && i < s->nall; i++) {
+		ret = add_consumer_to_producer(s->rt, s->fanin_all[i], s->id);
+		if (ret == 1)
+			s->fanin_reg[s->nreg++] = s->fanin_all[i];
+		ret = ret < 0 ? ret : 0;
+	}
 	return ret;
 }
 

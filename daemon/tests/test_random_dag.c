@@ -60,8 +60,8 @@ static void case_config(const struct rd_case *rc, struct pto2_config *c)
 	if (rc->small) {
 		c->task_window = 32;
 		c->heap_size = 4096;
-		c->dep_pool_size = 1024;
-		c->tensormap_pool_size = 128;
+		c->dep_pool_size = 128;
+		c->tensormap_pool_size = 32;
 		c->tensormap_buckets = 16;
 	}
 }

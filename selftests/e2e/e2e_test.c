@@ -2921,8 +2921,9 @@ TEST_F_TIMEOUT(e2e, check_mode_refuses_hazards, 150)
  * and intermediates read, written and updated, several blocks a task)
  * give their sequential result through ptod, streamed and static graphs in
  * turns, three clients at once: one with the defaults, one with a 4 KiB
- * heap and a window of 32 tasks (the orchestrator waits for retirement,
- * a static graph's hold ends early, the heap wraps), one in the checking
+ * heap, a window of 32 tasks and 512 dependency entries (the
+ * orchestrator waits for retirement, a static graph's hold ends early,
+ * the heap wraps), one in the checking
  * mode, which must find nothing (on pto.ko a local user's, so its
  * kernels run in a sandbox).
  */
@@ -2931,7 +2932,8 @@ TEST_F_TIMEOUT(e2e, random_programs_sequential_result, 300)
 	static const char *const who[] = { "defaults", "small", "checked" };
 	const char *const *env[] = {
 		NULL,
-		ARGS("PTO2_RING_HEAP=4096", "PTO2_RING_TASK_WINDOW=32"),
+		ARGS("PTO2_RING_HEAP=4096", "PTO2_RING_TASK_WINDOW=32",
+		     "PTO2_RING_DEP_POOL=512"),
 		ARGS("PTO_CHECK=1", "PTO2_RING_HEAP=65536"),
 	};
 	const char *const *args[] = {

@@ -221,6 +221,12 @@ static inline int32_t pto2_tensormap_producer(const struct pto2_tensormap *tm,
 	return tm->keys[idx].producer;
 }
 
+/* Entries an insert can take now. */
+static inline uint32_t pto2_tensormap_room(const struct pto2_tensormap *tm)
+{
+	return tm->free_num + (tm->pool_size - tm->next_entry_idx);
+}
+
 static inline bool pto2_tensormap_pool_empty(const struct pto2_tensormap *tm)
 {
 	return tm->free_num == 0 && tm->next_entry_idx >= tm->pool_size;
