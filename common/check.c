@@ -267,19 +267,19 @@ static int check_read(struct pto_check *k, const struct pto2_region *r,
 }
 
 /*
- * Param @i writes @r, part of an intermediate, with OUTPUT: as in the
- * runtime (PTO2_TM_OUTPUT_INTERMEDIATE), it depends on the task that made
- * the intermediate, unless that is this task (*@owner: its first use).
+ * Param @i uses @r, part of an intermediate: as in the runtime
+ * (PTO2_TM_OWNER_EDGE), it depends on the task that made the
+ * intermediate; if none did, an OUTPUT makes it (*@owner).
  */
-static int intermediate_write(struct pto_check *k, const struct pto2_region *r,
-			      bool *owner)
+static int intermediate_use(struct pto_check *k, const struct pto2_region *r,
+			    int32_t type, bool *owner)
 {
 	int32_t e;
 
 	for (e = k->bucket[bucket_of(r->addr)]; e >= 0; e = k->w[e].next)
 		if (k->w[e].owner && k->w[e].r.addr == r->addr)
 			return add_pred(k, k->pred_off[k->ntask], k->w[e].task);
-	*owner = true;
+	*owner = type == PTO_PARAM_OUTPUT;
 	return 0;
 }
 
@@ -352,9 +352,10 @@ static int check_params(struct pto_check *k, const PTOParam *params, int n,
 			ret = check_read(k, &r[i], ph_of(params[i].tensor), i,
 					 msg, len);
 	for (i = 0; !ret && i < n; i++)
-		if (params[i].type == PTO_PARAM_OUTPUT &&
+		if (params[i].type != PTO_PARAM_SCALAR &&
 		    ph_of(params[i].tensor))
-			ret = intermediate_write(k, &r[i], &owner[i]);
+			ret = intermediate_use(k, &r[i], params[i].type,
+					       &owner[i]);
 	for (i = 0; !ret && i < n; i++)
 		if (params[i].type == PTO_PARAM_OUTPUT)
 			ret = check_write(k, &r[i], i, msg, len);

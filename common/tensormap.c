@@ -215,7 +215,8 @@ int pto2_tensormap_init(struct pto2_tensormap *tm, uint32_t num_buckets,
 	tm->keys = calloc(pool_size, sizeof(*tm->keys));
 	tm->free_entry_list = malloc(sizeof(int32_t) * pool_size);
 	tm->task_entry_head = malloc(sizeof(int32_t) * window_size);
-	if (!tm->heads[PTO2_TM_BUF] || !tm->heads[PTO2_TM_IDX] || !tm->pool ||
+	if (!tm->heads[PTO2_TM_BUF] || !tm->heads[PTO2_TM_IDX] ||
+	    !tm->heads[PTO2_TM_OWN] || !tm->pool ||
 	    !tm->keys || !tm->free_entry_list || !tm->task_entry_head) {
 		pto2_tensormap_destroy(tm);
 		return -ENOMEM;
@@ -296,6 +297,7 @@ static void drop_entry(struct pto2_tensormap *tm, int32_t idx)
 
 	unlink_chain(tm, idx, PTO2_TM_BUF);
 	unlink_chain(tm, idx, PTO2_TM_IDX);
+	unlink_chain(tm, idx, PTO2_TM_OWN);
 	unlink_task(tm, idx);
 	e->in_use = false;
 	tm->free_entry_list[tm->free_num++] = idx;
@@ -492,10 +494,12 @@ static int insert_entry(struct pto2_tensormap *tm, const struct pto2_region *r,
 	k->indexed = 0;		/* index_new_entries() does, when needed */
 	e->seq = tm->next_seq++;
 	e->with_alloc = with_alloc;
-	e->owner = owner;
 	e->in_use = true;
 	link_chain(tm, idx, PTO2_TM_BUF, tm_hash(tm, r->addr));
 	e->linked[PTO2_TM_IDX] = false;
+	e->linked[PTO2_TM_OWN] = false;
+	if (owner)
+		link_chain(tm, idx, PTO2_TM_OWN, tm_hash(tm, r->addr));
 	/* per-task chain */
 	e->prev_in_task = -1;
 	e->next_in_task = tm->task_entry_head[slot];
@@ -594,24 +598,18 @@ int pto2_tensormap_insert_owner(struct pto2_tensormap *tm,
 }
 
 /*
- * The buffer's chain holds every live write of the buffer, newest first;
- * its owner's is the oldest. A buffer reused after its owner retired
- * finds only its new owner: the walk stops at the first stale entry.
+ * The owner chain holds owners only, newest first: a buffer reused after
+ * its owner retired finds its new owner first; stale owners are skipped
+ * (cleanup unlinks them).
  */
 int32_t pto2_tensormap_owner(struct pto2_tensormap *tm, uint64_t addr)
 {
-	int32_t *prev_ptr = &tm->heads[PTO2_TM_BUF][tm_hash(tm, addr)];
-	int32_t off = *prev_ptr;
+	int32_t off = tm->heads[PTO2_TM_OWN][tm_hash(tm, addr)];
 
-	for (; off >= 0; prev_ptr = &tm->keys[off].next[PTO2_TM_BUF],
-	     off = *prev_ptr) {
-		struct pto2_tm_key *k = &tm->keys[off];
+	for (; off >= 0; off = tm->keys[off].next[PTO2_TM_OWN]) {
+		const struct pto2_tm_key *k = &tm->keys[off];
 
-		if (!pto2_tensormap_key_valid(tm, k)) {
-			truncate_chain(tm, prev_ptr, off);
-			return -1;
-		}
-		if (k->addr == addr && tm->pool[off].owner)
+		if (k->addr == addr && pto2_tensormap_key_valid(tm, k))
 			return k->producer;
 	}
 	return -1;
@@ -626,15 +624,16 @@ int pto2_tensormap_deps(struct pto2_tensormap *tm, const struct pto2_region *reg
 	int i, k, ret;
 
 	for (i = 0; i < n; i++) {
-		if (types[i] == PTO2_TM_OUTPUT_INTERMEDIATE) {
+		int32_t t = types[i] & ~PTO2_TM_OWNER_EDGE;
+
+		if (types[i] & PTO2_TM_OWNER_EDGE) {
 			int32_t owner = pto2_tensormap_owner(tm, reg[i].addr);
 
 			ret = owner >= 0 ? add(ctx, owner) : 0;
 			if (ret < 0)
 				return ret;
-			continue;
 		}
-		if (types[i] != PTO_PARAM_INPUT && types[i] != PTO_PARAM_INOUT)
+		if (t != PTO_PARAM_INPUT && t != PTO_PARAM_INOUT)
 			continue;
 		if (pto2_tensormap_lookup(tm, &reg[i], &lr)) {
 			*bad = i;
@@ -646,7 +645,7 @@ int pto2_tensormap_deps(struct pto2_tensormap *tm, const struct pto2_region *reg
 			ret = add(ctx, tm->keys[lr.entry[k]].producer);
 			if (ret < 0)
 				return ret;
-			if (types[i] == PTO_PARAM_INOUT &&
+			if (t == PTO_PARAM_INOUT &&
 			    lr.status[k] == PTO2_OVERLAP_COVERED &&
 			    !e->with_alloc)
 				pto2_tensormap_remove_entry(tm, lr.entry[k]);

@@ -1327,10 +1327,10 @@ static uint32_t submit_writes(const struct submit *s)
 }
 
 /*
- * Steps 3-4: the producers of what this task reads, and of an OUTPUT into
- * an intermediate made by an earlier task, that task, so that its heap
- * buffer stays until this task has written; the room the submit's next
- * steps need; then the edges.
+ * Steps 3-4: the producers of what this task reads, and of every part of
+ * an intermediate made by an earlier task it reads or writes, that task,
+ * so that the heap buffer stays until this task ran; the room the
+ * submit's next steps need; then the edges.
  */
 static int submit_lookup_deps(struct submit *s)
 {
@@ -1340,11 +1340,11 @@ static int submit_lookup_deps(struct submit *s)
 
 	for (i = 0; i < s->n; i++) {
 		types[i] = (int32_t)s->params[i].type;
-		/* an OUTPUT into an intermediate it did not allocate */
-		if (types[i] == PTO_PARAM_OUTPUT &&
+		/* a part of an intermediate it did not allocate */
+		if (types[i] != PTO_PARAM_SCALAR &&
 		    !((s->allocated >> i) & 1) &&
 		    s->reg[i].addr - s->rt->heap_dev < s->rt->cfg.heap_size)
-			types[i] = PTO2_TM_OUTPUT_INTERMEDIATE;
+			types[i] |= PTO2_TM_OWNER_EDGE;
 	}
 	ret = pto2_tensormap_deps(&s->rt->tm, s->reg, types, s->n,
 				  submit_add_producer, s, &bad);

@@ -13,13 +13,13 @@
  * its share of the elements.
  *
  * The runtime orders a task after every earlier task whose write its
- * reads (INPUT, INOUT) overlap, an OUTPUT into an intermediate also after
- * the task that made it, and after nothing else: not a write after an
- * earlier read, not an OUTPUT after another earlier write. The generator keeps to programs whose result that order
- * defines: a task writes an element only if the element's last writer
- * and every task that read it since are ordered before the task, and
- * where one is not, the task also reads that task's sink slot, which only
- * that task writes. Every schedule the runtime may choose then gives the
+ * reads (INPUT, INOUT) overlap, a use of an intermediate also after the
+ * task that made it, and after nothing else: not a write after an
+ * earlier read, not an OUTPUT after another earlier write. The generator
+ * keeps to programs whose result that order defines: a task writes an
+ * element only if the element's last writer and every task that read it
+ * since are ordered before the task, and where one is not, the task also
+ * reads that task's sink slot, which only that task writes. Every schedule the runtime may choose then gives the
  * sequential result; a difference is a dependency it missed, a block it
  * ran twice, early or never, or memory reused too early.
  */

@@ -1294,6 +1294,73 @@ static void t_output_into_intermediate(uint64_t half)
 	env_close(&e);
 }
 
+/*
+ * A 4 KiB heap. Scope 1: M makes x writing its first half; W writes 7
+ * into 8 elements of the other half with OUTPUT; R reads what W wrote and
+ * copies it to out 300 ms after it starts. Scope 2: N makes y, all of the
+ * heap, with 5s. R depends on W through the data; if it were no consumer
+ * of M, M would retire once W ran and the scope ended, and N would fill
+ * x's space with 5s before R read it.
+ */
+static int orch_reader_of_part_not_made(PTO2Runtime *rt, uint64_t *args,
+					int argc)
+{
+	const uint64_t nx = 512, nm = 256, nw = 8, wo = 256;
+	Tensor out = ext1(args[0], nw, PTO_DT_INT64);
+	Tensor x0 = make_tensor(&nx, 1, PTO_DT_INT64);
+	Tensor y = make_tensor(&nx, 1, PTO_DT_INT64);
+	Tensor x = pto_tensor_view(&x0, &nm, NULL);
+
+	(void)argc;
+	PTO2_SCOPE(rt) {
+		PTOParam pm[] = { make_output_param(&x), make_scalar_param(1),
+				  make_scalar_param(nm) };
+		Tensor xw;
+		PTOParam pw[3], pr[4];
+
+		pto2_rt_submit_task(rt, K_FILL, PTO2_WORKER_VECTOR, pm, 3);
+		xw = pto_tensor_view(&x, &nw, &wo);
+		pw[0] = make_output_param(&xw);
+		pw[1] = make_scalar_param(7);
+		pw[2] = make_scalar_param(nw);
+		pto2_rt_submit_task(rt, K_FILL, PTO2_WORKER_VECTOR, pw, 3);
+		pr[0] = make_scalar_param(300000000);
+		pr[1] = make_input_param(&xw);
+		pr[2] = make_output_param(&out);
+		pr[3] = make_scalar_param(nw);
+		pto2_rt_submit_task(rt, K_NAP_COPY, PTO2_WORKER_VECTOR, pr, 4);
+	}
+	PTO2_SCOPE(rt) {
+		PTOParam pn[] = { make_output_param(&y), make_scalar_param(5),
+				  make_scalar_param(nx) };
+
+		pto2_rt_submit_task(rt, K_FILL, PTO2_WORKER_CUBE, pn, 3);
+	}
+	return 0;
+}
+
+static void t_reader_of_part_not_made(void)
+{
+	struct env e;
+	struct pto2_config c;
+	uint64_t args[1], i, bad = 0;
+	int64_t *out;
+	int ret;
+
+	cfg_small(&c);
+	c.heap_size = 4096;
+	env_kernels(&e, 2, 4, &c);
+	args[0] = gm(8 * 8);
+	out = host(args[0]);
+	ret = run(&e, orch_reader_of_part_not_made, args, 1);
+	for (i = 0; i < 8; i++)
+		bad += out[i] != 7;
+	ok(ret == 0 && !bad,
+	   "a reader of the part of an intermediate its maker did not write keeps its heap buffer until it read (%" PRIu64 " of 8 wrong, ret %d)",
+	   bad, ret);
+	env_close(&e);
+}
+
 /* ---- Publishing a task that waits for a producer wakes no scheduler ---- */
 
 static _Thread_local bool in_submits;	/* count this thread's wakes */
@@ -1400,6 +1467,7 @@ int main(void)
 	t_heap_wait_holds_no_producer();
 	t_output_into_intermediate(0);
 	t_output_into_intermediate(1);
+	t_reader_of_part_not_made();
 	t_timestamps();
 	t_parallel_runtimes();
 	t_publish_waiting();

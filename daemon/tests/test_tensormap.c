@@ -740,9 +740,47 @@ static void test_reset(void)
 	}
 }
 
+/*
+ * pto2_tensormap_owner(): one bucket, so every buffer shares the chains;
+ * the owner is found behind later writes, per buffer, not once retired,
+ * and a buffer address made again finds its new owner.
+ */
+static void test_owner(void)
+{
+	struct pto2_tensormap tm;
+	Tensor a = t2d(BASE, 4, 4), b = t2d(BASE + 4096, 4, 4);
+	struct pto2_region ra = R(&a), rb = R(&b), part;
+	Tensor pa = view2(&a, 1, 1, 0, 4);
+	int i, good = 1;
+
+	part = R(&pa);
+	pto2_tensormap_init(&tm, 1, 64, 16);
+	good &= !pto2_tensormap_insert_owner(&tm, &part, 1);
+	for (i = 2; i < 12; i++)
+		good &= !pto2_tensormap_insert(&tm, i % 2 ? &ra : &part, i,
+					       i % 3);
+	good &= !pto2_tensormap_insert_owner(&tm, &rb, 12);
+	ok(good && pto2_tensormap_owner(&tm, ra.addr) == 1 &&
+	   pto2_tensormap_owner(&tm, rb.addr) == 12 &&
+	   pto2_tensormap_owner(&tm, BASE + 8192) == -1,
+	   "the owner of a buffer behind 10 later writes, of a colliding buffer, of none (%d, %d)",
+	   pto2_tensormap_owner(&tm, ra.addr),
+	   pto2_tensormap_owner(&tm, rb.addr));
+	/* retired, not cleaned up yet: still on the chain */
+	pto2_tensormap_sync(&tm, 2, false);
+	ok(pto2_tensormap_owner(&tm, ra.addr) == -1 &&
+	   pto2_tensormap_owner(&tm, rb.addr) == 12,
+	   "a retired owner is not found; the other buffer's still is");
+	good = !pto2_tensormap_insert_owner(&tm, &ra, 13);
+	ok(good && pto2_tensormap_owner(&tm, ra.addr) == 13,
+	   "the buffer made again: its new owner");
+	pto2_tensormap_destroy(&tm);
+}
+
 int main(void)
 {
 	test_regions();
+	test_owner();
 	test_lookup_insert();
 	test_cleanup();
 	test_pool_exhaustion();

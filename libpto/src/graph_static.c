@@ -168,15 +168,15 @@ static int derive_edges(pto_client *c, struct sgraph *g)
 				pto2_region_from_tensor(&reg[k], &s->p[k].tensor);
 			/*
 			 * As in the runtime: an intermediate's first OUTPUT
-			 * allocates it (its owner); a later OUTPUT into it
+			 * allocates it (its owner); every later use of it
 			 * depends on that one.
 			 */
-			if (types[k] != PTO_PARAM_OUTPUT ||
+			if (types[k] == PTO_PARAM_SCALAR ||
 			    !PTO_IS_PH(s->p[k].tensor.addr))
 				continue;
 			if (pto2_tensormap_owner(&tm, reg[k].addr) >= 0)
-				deps[k] = PTO2_TM_OUTPUT_INTERMEDIATE;
-			else
+				deps[k] |= PTO2_TM_OWNER_EDGE;
+			else if (types[k] == PTO_PARAM_OUTPUT)
 				owner[k] = true;
 		}
 		g->cur = i;

@@ -94,7 +94,12 @@ enum pto2_overlap pto2_region_overlap(const struct pto2_region *newr,
  *
  * Index chains are not in insertion order (entries join them late), so
  * their walks skip stale entries instead of cutting the chain; cleanup
- * unlinks them. Removal unlinks an entry from both chains in O(1).
+ * unlinks them. Removal unlinks an entry from its chains in O(1).
+ *
+ * The entry of the OUTPUT that allocated a buffer (an intermediate's
+ * maker, its owner) is also on an owner chain (PTO2_TM_OWN, keyed by the
+ * buffer's address), which holds nothing else: pto2_tensormap_owner()
+ * finds a buffer's owner however many writes the buffer has.
  *
  * 1 KiB granules and spans of 2: a lookup of a small view probes 3 or 4
  * chains (its 1 or 2 granules, the one before, WIDE); hulls up to 1 KiB
@@ -119,6 +124,7 @@ enum pto2_overlap pto2_region_overlap(const struct pto2_region *newr,
 enum pto2_tm_chain {
 	PTO2_TM_BUF = 0,	/* per-buffer chain */
 	PTO2_TM_IDX,		/* granule index chain */
+	PTO2_TM_OWN,		/* owners only, keyed as the buffer's chain */
 	PTO2_TM_NCHAINS,
 };
 
@@ -145,8 +151,6 @@ struct pto2_tm_entry {
 	int32_t next_in_task;		/* -1 = end */
 	int32_t prev_in_task;		/* -1 = task head */
 	bool with_alloc;		/* inserted by OUTPUT (not INOUT) */
-	bool owner;			/* by the OUTPUT that allocated the
-					 * buffer (an intermediate's maker) */
 	bool in_use;			/* allocated (not on the free list) */
 };
 
@@ -233,20 +237,19 @@ static inline bool pto2_tensormap_pool_empty(const struct pto2_tensormap *tm)
 }
 
 /*
- * A type for pto2_tensormap_deps() beside PTO_PARAM_*: an OUTPUT into an
- * intermediate that exists already (not the OUTPUT that allocates it).
- * It depends on the task that allocated the buffer (the owner,
- * pto2_tensormap_owner()), whatever part of it that task wrote: as its
- * consumer it keeps that task from retiring, and the heap buffer from
- * being reused, until it has written.
+ * A flag for pto2_tensormap_deps()'s types, or-ed into PTO_PARAM_*: the
+ * param lies in an intermediate that an earlier task made. It depends on
+ * that task (the owner, pto2_tensormap_owner()) too, whatever part of the
+ * buffer the owner wrote: as its consumer it keeps the owner from
+ * retiring, and the heap buffer from being reused, until it ran.
  */
-#define PTO2_TM_OUTPUT_INTERMEDIATE	16
+#define PTO2_TM_OWNER_EDGE	0x100
 
 /*
  * The producers a task depends on: for each of its @n params whose type
  * (@types, PTO_PARAM_*) is INPUT or INOUT, the producers of the regions
- * overlapping @reg[i]; for PTO2_TM_OUTPUT_INTERMEDIATE, the buffer's
- * owner. Reported to @add in the order found (a
+ * overlapping @reg[i]; with PTO2_TM_OWNER_EDGE, the buffer's owner too.
+ * Reported to @add in the order found (a
  * producer may be reported more than once; @add dedups). An INOUT that
  * covers an earlier INOUT write (one that did not allocate) drops that
  * entry: later readers depend on this task, which depends on it, so
