@@ -650,6 +650,11 @@ int ptod_sbx_client_start(struct client *c, char *err, size_t len);
 void ptod_sbx_client_stop(struct client *c);
 /* true if @pid was a sandbox */
 bool ptod_sbx_reaped(struct ptod *d, pid_t pid, int status);
+/*
+ * Whether the sandbox process @pid has exited and the main thread has not
+ * finished reaping it (any thread; it is not reaped here).
+ */
+bool ptod_sbx_exited(pid_t pid);
 /* A sandbox's memory: its RLIMIT_DATA, bytes (-M and the worker stacks). */
 uint64_t ptod_sbx_mem_limit(const struct ptod *d);
 

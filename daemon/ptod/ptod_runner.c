@@ -667,6 +667,14 @@ static int run_admit(struct client *c)
 
 	if (c->sbx_gave_up)
 		return -EOWNERDEAD;	/* its note says why */
+	/*
+	 * Its sandbox died (a kernel of the last graph crashed it) and the
+	 * main thread has not reaped it yet: whether it is started again or
+	 * given up is decided there, and ptod_sbx_reaped() wakes us. Let in
+	 * now, the graph's tasks would go to the dead sandbox and fail.
+	 */
+	if (c->sbx_pid > 0 && ptod_sbx_exited(c->sbx_pid))
+		return 1;
 	if (!d->exec_ready)
 		return 1;
 	if (c->uid && d->max_runs_uid) {

@@ -879,6 +879,17 @@ static bool sbx_restart_paid(struct client *c)
 	return false;
 }
 
+/*
+ * The reap of a client's sandbox is over (started again, or given up):
+ * a graph waiting in run_admit() for it may go on.
+ */
+static void reaped_wake(struct ptod *d)
+{
+	pthread_mutex_lock(&d->dev_lock);
+	pthread_cond_broadcast(&d->dev_cond);
+	pthread_mutex_unlock(&d->dev_lock);
+}
+
 bool ptod_sbx_reaped(struct ptod *d, pid_t pid, int status)
 {
 	struct client *c;
@@ -905,8 +916,8 @@ bool ptod_sbx_reaped(struct ptod *d, pid_t pid, int status)
 	if (!c->note[0])
 		snprintf(c->note, sizeof(c->note),
 			 "the client's kernel sandbox (pid %d) %s", (int)pid, why);
-	pthread_mutex_unlock(&d->dev_lock);
 	c->sbx_pid = 0;
+	pthread_mutex_unlock(&d->dev_lock);
 	close(c->sbx_mfd);
 	c->sbx_mfd = -1;
 	/*
@@ -923,6 +934,7 @@ bool ptod_sbx_reaped(struct ptod *d, pid_t pid, int status)
 			if (d->exec_ready && ctl_answers(d, c->sbx, c->sbx_pid))
 				ptod_log(PTOD_LOG_ERR, "client %u: pto-aicore did not take its new sandbox",
 					 c->id);
+			reaped_wake(d);
 			return true;
 		}
 		ptod_log(PTOD_LOG_ERR, "client %u: cannot restart its sandbox",
@@ -930,5 +942,15 @@ bool ptod_sbx_reaped(struct ptod *d, pid_t pid, int status)
 	}
 	ctl_send(d, PTO_SBX_CTL_REMOVE, c);	/* fails its waiting tasks */
 	ctl_answers(d, 0, 0);
+	reaped_wake(d);
 	return true;
+}
+
+bool ptod_sbx_exited(pid_t pid)
+{
+	siginfo_t si = { 0 };
+
+	if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT))
+		return errno == ECHILD;	/* reaped, its state not yet ours */
+	return si.si_pid == pid;
 }

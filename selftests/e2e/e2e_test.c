@@ -2673,8 +2673,7 @@ TEST_F_TIMEOUT(e2e, sandbox_crash_next_run_passes, 150)
  * A client whose kernels crash its sandbox again and again: ptod starts
  * it again after each of the first PTOD_SBX_CRASHES crashes (5 in a
  * minute), not after the sixth; the client's next graph fails at once
- * with a note saying so (or, begun before ptod reaped the sandbox, the
- * one after it), and another client's run passes.
+ * with a note saying so, and another client's run passes.
  */
 TEST_F_TIMEOUT(e2e, sandbox_crash_loop_not_restarted, 150)
 {
