@@ -228,12 +228,25 @@ static void test_heap_ring_block(void)
 	ok(ret == -ENOMEM, "a request larger than the heap is -ENOMEM at once");
 }
 
+/* A 4 KiB ring whose first 2048 bytes were made and reclaimed. */
+static void ring_2048_reclaimed(struct pto2_heap_ring *r, _Atomic uint64_t *top,
+				_Atomic uint64_t *tail, struct pto2_flow *f)
+{
+	uint64_t addr, end;
+
+	atomic_store(tail, 0);
+	pto2_heap_ring_init(r, 0x100000000ULL, 4096, top, tail);
+	pto2_heap_ring_alloc(r, f, 2048, &addr, &end);
+	atomic_store(tail, end);
+}
+
 /*
- * With every buffer reclaimed, a request that skips the end of the ring
- * and is larger than the part before the top fits at once: the skipped
- * end is not live.
+ * Skipped bytes are free once the tail reached them: with every buffer
+ * reclaimed, a request that skips the ring's end fits at once, and so
+ * does one beside it. They are not free before: a request that would
+ * overlap a buffer still live waits.
  */
-static void test_heap_ring_empty_skip(void)
+static void test_heap_ring_skip(void)
 {
 	struct pto2_heap_ring r;
 	_Atomic uint64_t top = 0, tail = 0;
@@ -241,45 +254,21 @@ static void test_heap_ring_empty_skip(void)
 	uint64_t addr, end;
 	int ret;
 
-	pto2_heap_ring_init(&r, 0x100000000ULL, 4096, &top, &tail);
-	pto2_heap_ring_alloc(&r, &f, 2048, &addr, &end);
-	atomic_store(&tail, end);			/* reclaimed */
+	ring_2048_reclaimed(&r, &top, &tail, &f);
 	ret = pto2_heap_ring_alloc(&r, &f, 2560, &addr, &end);
 	ok(ret == 0 && addr == 0x100000000ULL && end == 4096 + 2560,
 	   "empty ring, top at 2048 of 4096: 2560 bytes skip the end and fit at 0 (ret %d)",
 	   ret);
-	ret = pto2_heap_ring_alloc(&r, &f, 2048, &addr, &end);
-	ok(ret == -EDEADLK,
-	   "the same ring with those 2560 bytes live: 2048 more wait (ret %d)",
-	   ret);
-}
-
-/*
- * After a skip, the skipped bytes are free once the tail reached them: a
- * request that fits beside the live buffer does not wait. They are not
- * free before: a request that would overlap a buffer still live waits.
- */
-static void test_heap_ring_after_skip(void)
-{
-	struct pto2_heap_ring r;
-	_Atomic uint64_t top = 0, tail = 0;
-	struct pto2_flow f = flow(1000, 2500);
-	uint64_t addr, end;
-	int ret;
-
-	pto2_heap_ring_init(&r, 0x100000000ULL, 4096, &top, &tail);
-	pto2_heap_ring_alloc(&r, &f, 2048, &addr, &end);
-	atomic_store(&tail, end);			/* reclaimed */
-	pto2_heap_ring_alloc(&r, &f, 2560, &addr, &end); /* skips 2048 */
 	ret = pto2_heap_ring_alloc(&r, &f, 1024, &addr, &end);
 	ok(ret == 0 && addr == 0x100000000ULL + 2560,
 	   "2560 bytes live at 0 after a skip: 1024 more fit at 2560 (ret %d)",
 	   ret);
+	ret = pto2_heap_ring_alloc(&r, &f, 2048, &addr, &end);
+	ok(ret == -EDEADLK,
+	   "the same ring with those 3584 bytes live: 2048 more wait (ret %d)",
+	   ret);
 
-	pto2_heap_ring_init(&r, 0x100000000ULL, 4096, &top, &tail);
-	atomic_store(&tail, 0);
-	pto2_heap_ring_alloc(&r, &f, 2048, &addr, &end);
-	atomic_store(&tail, end);			/* reclaimed */
+	ring_2048_reclaimed(&r, &top, &tail, &f);
 	pto2_heap_ring_alloc(&r, &f, 1536, &addr, &end); /* live at 2048 */
 	ret = pto2_heap_ring_alloc(&r, &f, 2048, &addr, &end);
 	ok(ret == 0 && addr == 0x100000000ULL,
@@ -326,8 +315,7 @@ int main(void)
 	test_task_ring_deadlock();
 	test_heap_ring();
 	test_heap_ring_block();
-	test_heap_ring_empty_skip();
-	test_heap_ring_after_skip();
+	test_heap_ring_skip();
 	test_dep_pool();
 	return tap_done();
 }

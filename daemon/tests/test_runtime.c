@@ -1190,16 +1190,33 @@ static int orch_heap_wait(PTO2Runtime *rt, uint64_t *args, int argc)
 	return 0;
 }
 
-static void t_heap_wait_holds_no_producer(void)
+/* env_kernels() with a heap of 4 KiB, for the heap ring's tests. */
+static void env_heap_4k(struct env *e, uint32_t aic, uint32_t aiv)
 {
-	struct env e;
 	struct pto2_config c;
-	uint64_t args[1];
-	int ret;
 
 	cfg_small(&c);
 	c.heap_size = 4096;
-	env_kernels(&e, 1, 1, &c);
+	env_kernels(e, aic, aiv, &c);
+}
+
+/* How many of @v[0 .. @n) are not @want. */
+static uint64_t count_not(const int64_t *v, uint64_t n, int64_t want)
+{
+	uint64_t i, bad = 0;
+
+	for (i = 0; i < n; i++)
+		bad += v[i] != want;
+	return bad;
+}
+
+static void t_heap_wait_holds_no_producer(void)
+{
+	struct env e;
+	uint64_t args[1];
+	int ret;
+
+	env_heap_4k(&e, 1, 1);
 	args[0] = gm(8);
 	ret = run(&e, orch_heap_wait, args, 1);
 	ok(ret == 0,
@@ -1271,21 +1288,15 @@ static int orch_output_into_intermediate(PTO2Runtime *rt, uint64_t *args,
 static void t_output_into_intermediate(uint64_t half)
 {
 	struct env e;
-	struct pto2_config c;
-	uint64_t args[3], i, bad = 0;
-	int64_t *out;
+	uint64_t args[3], bad;
 	int ret;
 
-	cfg_small(&c);
-	c.heap_size = 4096;
-	env_kernels(&e, 2, 4, &c);
+	env_heap_4k(&e, 2, 4);
 	args[0] = gm(8);
 	args[1] = gm(384 * 8);
 	args[2] = half;
-	out = host(args[1]);
 	ret = run(&e, orch_output_into_intermediate, args, 3);
-	for (i = 0; i < 384; i++)
-		bad += out[i] != 5;
+	bad = count_not(host(args[1]), 384, 5);
 	ok(ret == 0 && !bad,
 	   "an OUTPUT into %s keeps its heap buffer until it wrote: the next intermediate is intact (%" PRIu64 " of 384 wrong, ret %d)",
 	   half ? "the part of an intermediate its maker did not write" :
@@ -1342,19 +1353,13 @@ static int orch_reader_of_part_not_made(PTO2Runtime *rt, uint64_t *args,
 static void t_reader_of_part_not_made(void)
 {
 	struct env e;
-	struct pto2_config c;
-	uint64_t args[1], i, bad = 0;
-	int64_t *out;
+	uint64_t args[1], bad;
 	int ret;
 
-	cfg_small(&c);
-	c.heap_size = 4096;
-	env_kernels(&e, 2, 4, &c);
+	env_heap_4k(&e, 2, 4);
 	args[0] = gm(8 * 8);
-	out = host(args[0]);
 	ret = run(&e, orch_reader_of_part_not_made, args, 1);
-	for (i = 0; i < 8; i++)
-		bad += out[i] != 7;
+	bad = count_not(host(args[0]), 8, 7);
 	ok(ret == 0 && !bad,
 	   "a reader of the part of an intermediate its maker did not write keeps its heap buffer until it read (%" PRIu64 " of 8 wrong, ret %d)",
 	   bad, ret);
