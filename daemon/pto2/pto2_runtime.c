@@ -891,14 +891,18 @@ static int dep_pool_reserve_slow(PTO2Runtime *rt, uint32_t n)
 }
 
 /*
- * live_pos only grows, so room under the last value read is room now:
- * the shared last_task_alive is read only when that is not enough.
+ * Room for @n entries under the last live_pos read: live_pos only grows,
+ * so room there is room now.
  */
+static inline bool dep_pool_room(const struct pto2_dep_pool *p, uint32_t n)
+{
+	return n <= p->capacity && p->pos + n - p->live_pos <= p->capacity;
+}
+
+/* The shared last_task_alive is read only when the room is not enough. */
 static inline int dep_pool_reserve(PTO2Runtime *rt, uint32_t n)
 {
-	struct pto2_dep_pool *p = &rt->dep_pool;
-
-	if (likely(n <= p->capacity && p->pos + n - p->live_pos <= p->capacity))
+	if (likely(dep_pool_room(&rt->dep_pool, n)))
 		return 0;
 	return dep_pool_reserve_slow(rt, n);
 }
@@ -1362,8 +1366,10 @@ static int submit_lookup_deps(struct submit *s)
 	 * entries of its writes; only this thread takes either, so the room
 	 * stays.
 	 */
-	for (i = 0, need = 0; i < s->nall; i++)
-		need += edge_entries(s->rt, s->fanin_all[i]);
+	need = 2 * (uint32_t)s->nall;	/* the bound, if there is room */
+	if (!dep_pool_room(&s->rt->dep_pool, need))
+		for (i = 0, need = 0; i < s->nall; i++)
+			need += edge_entries(s->rt, s->fanin_all[i]);
 	ret = dep_pool_reserve(s->rt, need < s->rt->dep_pool.capacity ?
 				     need : s->rt->dep_pool.capacity);
 	if (!ret)
