@@ -2474,13 +2474,22 @@ TEST_F_TIMEOUT(fuzz, same_seed_same_run, 300)
 {
 	uint64_t seed = pto_fz_env("PTO_FUZZ", "SEED",
 				   (uint64_t)pto_now_ns() * 2654435761ULL);
+	__u64 irqs[3] = { 0 };
 	struct pto_fz *a, *b;
 	unsigned int op;
 
+	/*
+	 * The device's interrupt count around each run: only what the run
+	 * raised moves it, so on a difference below the two deltas say
+	 * whether an interrupt came from outside the run.
+	 */
+	ASSERT_EQ(0, pto_sysfs_kv("counters", "irqs", &irqs[0]));
 	a = fz_once(_metadata, self, 3000, 1, 0, seed);
 	ASSERT_NE(NULL, a);
+	ASSERT_EQ(0, pto_sysfs_kv("counters", "irqs", &irqs[1]));
 	b = fz_once(_metadata, self, 3000, 1, 0, seed);
 	ASSERT_NE(NULL, b);
+	ASSERT_EQ(0, pto_sysfs_kv("counters", "irqs", &irqs[2]));
 	for (op = 0; op < FZ_NR; op++) {
 		struct pto_fz_tally ta = fz_tally_canon(a, op);
 		struct pto_fz_tally tb = fz_tally_canon(b, op);
@@ -2498,6 +2507,9 @@ TEST_F_TIMEOUT(fuzz, same_seed_same_run, 300)
 					       fz_names[op], pto_fz_errname(e),
 					       (unsigned long long)ta.err[e],
 					       (unsigned long long)tb.err[e]);
+			TH_LOG("device interrupts during the first run %llu, the second %llu",
+			       (unsigned long long)(irqs[1] - irqs[0]),
+			       (unsigned long long)(irqs[2] - irqs[1]));
 		}
 	}
 	pto_fz_free(a);
