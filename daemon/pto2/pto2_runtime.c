@@ -838,29 +838,42 @@ static inline int32_t load_la(PTO2Runtime *rt)
 				    memory_order_acquire);
 }
 
-/* Make room for @n dep-list entries (back-pressure like the rings'). */
-static int dep_pool_reserve_slow(PTO2Runtime *rt, uint32_t n)
+static inline bool dep_pool_room(const struct pto2_dep_pool *p, uint32_t n);
+struct submit;
+static uint32_t submit_edge_need(const struct submit *s);
+static void dep_pool_too_small(PTO2Runtime *rt, uint32_t n,
+			       const struct submit *s);
+
+/*
+ * Make room for @n dep-list entries (back-pressure like the rings'). With
+ * @s, @n is what the edges of that submit take now (submit_edge_need()),
+ * taken again at every step: a producer that completes meanwhile needs
+ * fewer, so a task whose running producers would need more entries than
+ * the pool has goes on once enough of them completed.
+ */
+static int dep_pool_reserve_slow(PTO2Runtime *rt, uint32_t n,
+				 const struct submit *s)
 {
 	struct pto2_dep_pool *p = &rt->dep_pool;
 	struct pto2_flow_wait w;
 	int32_t la;
 	int ret;
 
-	if (n > p->capacity) {
-		snprintf(rt->flow_msg, sizeof(rt->flow_msg),
-			 "[DepPool] one task needs %u dependency entries, more than PTO2_RING_DEP_POOL=%u",
-			 n, p->capacity);
+	if (n > p->capacity && !s) {
+		dep_pool_too_small(rt, n, NULL);
 		return -ENOSPC;
 	}
 	la = load_la(rt);
 	p->live_pos = rt->dep_pos_begin[(uint32_t)la & rt->mask];
-	if (likely(p->pos + n - p->live_pos <= p->capacity))
+	if (likely(dep_pool_room(p, n)))
 		return 0;
 	pto2_flow_wait_init(&rt->flow, &w, (uint64_t)(uint32_t)la);
 	for (;;) {
+		if (s)
+			n = submit_edge_need(s);
 		la = load_la(rt);
 		p->live_pos = rt->dep_pos_begin[(uint32_t)la & rt->mask];
-		if (p->pos + n - p->live_pos <= p->capacity)
+		if (dep_pool_room(p, n))
 			return 0;
 		ret = pto2_flow_wait_step(&rt->flow, &w, (uint64_t)(uint32_t)la);
 		if (ret == 1) {
@@ -868,6 +881,10 @@ static int dep_pool_reserve_slow(PTO2Runtime *rt, uint32_t n)
 				  "[DepPool] BLOCKED: requesting %u entries, used=%" PRIu64 "/%u, last_alive=%d, spins=%u",
 				  n, p->pos - p->live_pos, p->capacity, la,
 				  w.spins);
+		} else if (ret == 2 && n > p->capacity) {
+			/* nothing runs, and its producers stay live */
+			dep_pool_too_small(rt, n, s);
+			return -ENOSPC;
 		} else if (ret == 2) {
 			snprintf(rt->flow_msg, sizeof(rt->flow_msg),
 				 "FATAL: Flow Control Deadlock Detected!\n"
@@ -904,7 +921,7 @@ static inline int dep_pool_reserve(PTO2Runtime *rt, uint32_t n)
 {
 	if (likely(dep_pool_room(&rt->dep_pool, n)))
 		return 0;
-	return dep_pool_reserve_slow(rt, n);
+	return dep_pool_reserve_slow(rt, n, NULL);
 }
 
 /* One insert: an owner's (the OUTPUT that allocated), or a write's. */
@@ -1319,6 +1336,31 @@ static uint32_t edge_entries(PTO2Runtime *rt, int32_t pid)
 	return state == PTO2_TASK_COMPLETED ? 1 : 0;
 }
 
+/* The dependency entries the edges of @s take at most now. */
+static uint32_t submit_edge_need(const struct submit *s)
+{
+	uint32_t need = 0;
+	int i;
+
+	for (i = 0; i < s->nall; i++)
+		need += edge_entries(s->rt, s->fanin_all[i]);
+	return need;
+}
+
+/* The error of a submit whose @n entries the pool can never hold. */
+static void dep_pool_too_small(PTO2Runtime *rt, uint32_t n,
+			       const struct submit *s)
+{
+	if (s)
+		snprintf(rt->flow_msg, sizeof(rt->flow_msg),
+			 "[DepPool] a task of kernel %d needs %u dependency entries for its %d producers (1 for each that completed, 2 for each still to run), more than PTO2_RING_DEP_POOL=%u; its producers stay until it is submitted",
+			 s->kernel_id, n, s->nall, rt->dep_pool.capacity);
+	else
+		snprintf(rt->flow_msg, sizeof(rt->flow_msg),
+			 "[DepPool] one task needs %u dependency entries, more than PTO2_RING_DEP_POOL=%u",
+			 n, rt->dep_pool.capacity);
+}
+
 /* The TensorMap entries this task's writes take (step 6). */
 static uint32_t submit_writes(const struct submit *s)
 {
@@ -1367,11 +1409,9 @@ static int submit_lookup_deps(struct submit *s)
 	 * stays.
 	 */
 	need = 2 * (uint32_t)s->nall;	/* the bound, if there is room */
+	ret = 0;
 	if (!dep_pool_room(&s->rt->dep_pool, need))
-		for (i = 0, need = 0; i < s->nall; i++)
-			need += edge_entries(s->rt, s->fanin_all[i]);
-	ret = dep_pool_reserve(s->rt, need < s->rt->dep_pool.capacity ?
-				     need : s->rt->dep_pool.capacity);
+		ret = dep_pool_reserve_slow(s->rt, submit_edge_need(s), s);
 	if (!ret)
 		ret = tm_room(s->rt, submit_writes(s));
 	for (i = 0; !ret && i < s->nall; i++) {

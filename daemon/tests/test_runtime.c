@@ -1225,6 +1225,89 @@ static void t_heap_wait_holds_no_producer(void)
 	env_close(&e);
 }
 
+/* ---- Dependency entries of running producers -------------------------- */
+
+/*
+ * One scope: args[1] tasks each fill one element of in (args[0]) with its
+ * index + 1 after args[3] ns; then C copies all of in to out (args[2]).
+ * C's edges take 2 dependency entries for each producer still to run and
+ * 1 for each completed one.
+ */
+static int orch_many_producers(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	Tensor in = ext1(args[0], args[1], PTO_DT_INT64);
+	Tensor out = ext1(args[2], args[1], PTO_DT_INT64);
+	uint64_t i, one = 1;
+
+	(void)argc;
+	PTO2_SCOPE(rt) {
+		for (i = 0; i < args[1]; i++) {
+			Tensor v = pto_tensor_view(&in, &one, &i);
+			PTOParam pf[] = { make_scalar_param(args[3]),
+					  make_output_param(&v),
+					  make_scalar_param(i + 1),
+					  make_scalar_param(1) };
+
+			pto2_rt_submit_task(rt, K_NAP_FILL, PTO2_WORKER_VECTOR,
+					    pf, 4);
+		}
+		{
+			PTOParam pc[] = { make_scalar_param(0),
+					  make_input_param(&in),
+					  make_output_param(&out),
+					  make_scalar_param(args[1]) };
+
+			pto2_rt_submit_task(rt, K_NAP_COPY, PTO2_WORKER_VECTOR,
+					    pc, 4);
+		}
+	}
+	return 0;
+}
+
+/*
+ * A pool of 16 entries. With 9 producers still running, C's edges would
+ * take 18: C waits until enough of them completed (each then takes 1).
+ * With 17 producers, all completed and kept by the open scope, C needs 17
+ * for ever: a clear error, not the generic deadlock diagnosis.
+ */
+static void t_dep_pool_running_producers(void)
+{
+	struct env e;
+	struct pto2_config c;
+	uint64_t args[4], i, bad = 0;
+	const int64_t *out;
+	int ret;
+
+	cfg_small(&c);
+	c.dep_pool_size = 16;
+	env_kernels(&e, 1, 2, &c);
+	args[0] = gm(9 * 8);
+	args[1] = 9;
+	args[2] = gm(9 * 8);
+	args[3] = 20000000;
+	out = host(args[2]);
+	ret = run(&e, orch_many_producers, args, 4);
+	for (i = 0; i < 9; i++)
+		bad += out[i] != (int64_t)i + 1;
+	ok(ret == 0 && !bad,
+	   "dep pool of 16, 9 running producers: the consumer waits for them to complete, then runs (ret %d%s%.160s; %" PRIu64 " wrong)",
+	   ret, ret ? ": " : "", ret ? pto2_rt_get_error_msg(e.rt) : "", bad);
+	env_close(&e);
+
+	env_kernels(&e, 1, 2, &c);
+	args[0] = gm(17 * 8);
+	args[1] = 17;
+	args[2] = gm(17 * 8);
+	args[3] = 0;
+	ret = run(&e, orch_many_producers, args, 4);
+	ok(ret == -ENOSPC &&
+	   strstr(pto2_rt_get_error_msg(e.rt),
+		  "needs 17 dependency entries for its 17 producers"),
+	   "dep pool of 16, 17 producers kept by the scope: -ENOSPC naming the need (ret %d: %.160s)",
+	   ret, pto2_rt_get_error_msg(e.rt));
+	env_close(&e);
+}
+
 /* ---- An OUTPUT into an intermediate keeps its buffer ------------------- */
 
 /*
@@ -1470,6 +1553,7 @@ int main(void)
 	t_pressure();
 	t_deadlock();
 	t_heap_wait_holds_no_producer();
+	t_dep_pool_running_producers();
 	t_output_into_intermediate(0);
 	t_output_into_intermediate(1);
 	t_reader_of_part_not_made();
