@@ -45,7 +45,7 @@ static int fail(char *msg, size_t msglen, const char *fmt, ...)
 int pto_params_check(int32_t kernel_id, const PTOParam *params, int32_t n,
 		     char *msg, size_t msglen)
 {
-	int32_t i;
+	int32_t i, j;
 
 	if (n < 0 || n > PTO2_MAX_TASK_PARAMS || (n && !params))
 		return fail(msg, msglen,
@@ -70,6 +70,12 @@ int pto_params_check(int32_t kernel_id, const PTOParam *params, int32_t n,
 			return fail(msg, msglen,
 				    "submit: param %d of kernel %d reads a tensor that was never produced (addr 0)",
 				    i, kernel_id);
+		/* one buffer for each: the second would not be the first's */
+		for (j = 0; !t->addr && j < i; j++)
+			if (params[j].tensor == t)
+				return fail(msg, msglen,
+					    "submit: params %d and %d of kernel %d are the same new intermediate tensor (an OUTPUT without an address): pass it once",
+					    j, i, kernel_id);
 	}
 	return 0;
 }

@@ -422,6 +422,26 @@ static int submit_kernel_ok(struct client *c, int32_t kid, int32_t wt)
 }
 
 /*
+ * A new intermediate is made by one param of its SUBMIT: two would each
+ * get a buffer, and the placeholder only the last (pto_params_check()'s
+ * rule for the same Tensor passed twice, on the wire's indices).
+ */
+static int bind_once(struct client *c, int32_t kid, const int32_t *bind,
+		     int i)
+{
+	int j;
+
+	for (j = 0; bind[i] > 0 && j < i; j++)
+		if (bind[j] == bind[i]) {
+			graph_fail(c, -EINVAL,
+				   "submit: params %d and %d of kernel %d are the same new intermediate tensor %d (an OUTPUT without an address): pass it once",
+				   j, i, kid, bind[i]);
+			return -EINVAL;
+		}
+	return 0;
+}
+
+/*
  * A SUBMIT record as PTOParams over private copies of its tensors, checked
  * by the same rules as everywhere (pto_params_check), placeholders
  * translated, every real address inside one of the client's own buffers,
@@ -452,6 +472,9 @@ static int submit_decode(struct client *c, const struct pto_rec_submit *s,
 			continue;
 		if (PTO_IS_PH(t[i].addr)) {
 			ret = ph_translate(c, i, kid, p[i].type, &t[i], &bind[i]);
+			if (ret)
+				return ret;
+			ret = bind_once(c, kid, bind, i);
 			if (ret)
 				return ret;
 			continue;

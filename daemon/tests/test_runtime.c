@@ -654,6 +654,20 @@ static int orch_bad_params(PTO2Runtime *rt, uint64_t *args, int argc)
 	return 0;
 }
 
+/* the same new intermediate as two OUTPUTs of one task */
+static int orch_output_twice(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	uint64_t n = 16;
+	Tensor t = make_tensor(&n, 1, PTO_DT_FP32);
+	PTOParam p[] = { make_output_param(&t), make_scalar_param(1),
+			 make_output_param(&t) };
+
+	(void)args;
+	(void)argc;
+	pto2_rt_submit_task(rt, K_NOOP, PTO2_WORKER_VECTOR, p, 3);
+	return 0;
+}
+
 static int orch_fail_kernel(PTO2Runtime *rt, uint64_t *args, int argc)
 {
 	(void)args;
@@ -1029,6 +1043,12 @@ static void t_errors(void)
 	ok(ret == -EINVAL && st.tasks_submitted == 1 &&
 	   strstr(pto2_rt_get_error_msg(e.rt), "never produced"),
 	   "input tensor with addr 0: -EINVAL, later submits are no-ops (%s)",
+	   pto2_rt_get_error_msg(e.rt));
+	ret = run(&e, orch_output_twice, NULL, 0);
+	ok(ret == -EINVAL &&
+	   strstr(pto2_rt_get_error_msg(e.rt),
+		  "params 0 and 2 of kernel 9 are the same new intermediate tensor"),
+	   "the same new intermediate as two OUTPUTs of a task: -EINVAL (%s)",
 	   pto2_rt_get_error_msg(e.rt));
 	ret = run(&e, orch_fail_kernel, NULL, 0);
 	ok(ret == -EIO && strstr(pto2_rt_get_error_msg(e.rt), "failed with -33"),

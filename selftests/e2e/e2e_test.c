@@ -1952,12 +1952,16 @@ TEST_F_TIMEOUT(e2e, stream_cluster_pairs_bounded, 150)
  * the range. Then a task's two intermediates of 2^64 - 4096 and 8192
  * bytes (their packed size wrapped to 4096, the second lay before the
  * heap and a read 1 MiB into the first passed): -ENOMEM at that submit.
+ * Then one new placeholder as two OUTPUTs of a task (each would get a
+ * buffer, the placeholder only the last), and libpto's own refusal of
+ * the same Tensor passed twice: -EINVAL naming both params.
  * ptod goes on (another client's vector run passes).
  */
 TEST_F_TIMEOUT(e2e, stream_placeholder_in_order, 150)
 {
 	run_client(_metadata, "badph", NULL, ARGS("badph"),
-		   ARGS("badph", "badph-off", "badph-huge"), NULL);
+		   ARGS("badph", "badph-off", "badph-huge", "badph-twice",
+			"output-twice"), NULL);
 	vector_passes(_metadata, "vector");
 }
 
