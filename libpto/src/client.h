@@ -108,8 +108,14 @@ void stream_commit(pto_client *c, uint32_t len);
 /* GRAPH_BEGIN with @flags and @total tasks, straight to the stream. */
 int graph_begin_rec(pto_client *c, uint32_t flags, uint32_t total);
 
-/* kernel_caps.c: what a kernel .so declares (PTO_KERNEL_REQUIRES) */
-int kernel_required_caps(const void *so, size_t len, uint64_t *caps);
+/*
+ * kernel_caps.c: 0 if @so is a kernel image pto-aicore can load (a 64-bit
+ * ELF shared object exporting pto_kernel_entry), with *@caps what it
+ * declares it needs (PTO_KERNEL_REQUIRES, else 0); else -ENOEXEC and
+ * *@why the reason.
+ */
+int kernel_image_check(const void *so, size_t len, uint64_t *caps,
+		       const char **why);
 
 /* graph_static.c: a static graph's records, held and ranked */
 void *static_reserve(pto_client *c, uint32_t len);

@@ -1,14 +1,18 @@
 // SPDX-License-Identifier: MIT
 /*
- * kernel_caps.c - the capabilities a kernel .so declares it needs
+ * kernel_caps.c - what libpto checks of a kernel .so before it sends it
  *
- * PTO_KERNEL_REQUIRES(caps) defines the exported constant
- * pto_kernel_required_caps. libpto reads it from the ELF image itself
- * (dynamic symbol table, then the bytes of the section holding it), so
- * that no code of the kernel runs in the client to find out.
+ * A 64-bit ELF shared object (not an executable, which dlopen() refuses)
+ * that exports the function pto_kernel_entry, so that a kernel pto-aicore
+ * could never run is refused at pto_kernel_load() with the reason rather
+ * than at its first task. PTO_KERNEL_REQUIRES(caps) defines the exported
+ * constant pto_kernel_required_caps, read from the image too (dynamic
+ * symbol table, then the bytes of the section holding it). No code of
+ * the kernel runs in the client to find any of this out.
  */
 #include <elf.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include <pto/pto_kernel.h>
@@ -44,53 +48,107 @@ static int read_sym(const void *so, size_t len, const Elf64_Ehdr *eh,
 	return 0;
 }
 
+/* Is the image's DT_FLAGS_1 marked DF_1_PIE (an executable)? */
+static bool is_pie(const void *so, size_t len, const Elf64_Shdr *sh)
+{
+	uint64_t k, n = sh->sh_size / sizeof(Elf64_Dyn);
+
+	for (k = 0; k < n; k++) {
+		const Elf64_Dyn *d = at(so, len, sh->sh_offset +
+					k * sizeof(Elf64_Dyn),
+					sizeof(Elf64_Dyn));
+
+		if (!d || d->d_tag == DT_NULL)
+			break;
+		if (d->d_tag == DT_FLAGS_1 && (d->d_un.d_val & DF_1_PIE))
+			return true;
+	}
+	return false;
+}
+
 /*
- * *@caps = the kernel's pto_kernel_required_caps, 0 if it declares none.
- * -ENOEXEC if the image is not a 64-bit ELF shared object we can read.
+ * Walk the dynamic symbols of section @sh: whether the kernel's entry
+ * function is defined (*@entry), and its pto_kernel_required_caps into
+ * *@caps. -ENOEXEC if the table cannot be read.
  */
-int kernel_required_caps(const void *so, size_t len, uint64_t *caps)
+static int scan_dynsym(const void *so, size_t len, const Elf64_Ehdr *eh,
+		       const Elf64_Shdr *sh, bool *entry, uint64_t *caps)
+{
+	const Elf64_Shdr *str;
+	const char *names;
+	uint64_t k, nsym;
+	int ret;
+
+	if (sh->sh_link >= eh->e_shnum)
+		return -ENOEXEC;
+	str = at(so, len, eh->e_shoff + (uint64_t)sh->sh_link * sizeof(Elf64_Shdr),
+		 sizeof(Elf64_Shdr));
+	names = str ? at(so, len, str->sh_offset, str->sh_size) : NULL;
+	if (!names || !str->sh_size)
+		return -ENOEXEC;
+	nsym = sh->sh_size / sizeof(Elf64_Sym);
+	for (k = 0; k < nsym; k++) {
+		const Elf64_Sym *sym = at(so, len, sh->sh_offset +
+					  k * sizeof(Elf64_Sym),
+					  sizeof(Elf64_Sym));
+		const char *name;
+
+		if (!sym || sym->st_name >= str->sh_size)
+			return -ENOEXEC;
+		name = names + sym->st_name;
+		if (!memchr(name, 0, str->sh_size - sym->st_name))
+			return -ENOEXEC;
+		if (!strcmp(name, PTO_KERNEL_REQUIRES_SYMBOL)) {
+			ret = read_sym(so, len, eh, sym, caps);
+			if (ret)
+				return ret;
+		} else if (!strcmp(name, PTO_KERNEL_ENTRY_SYMBOL) &&
+			   sym->st_shndx != SHN_UNDEF &&
+			   (ELF64_ST_TYPE(sym->st_info) == STT_FUNC ||
+			    ELF64_ST_TYPE(sym->st_info) == STT_GNU_IFUNC)) {
+			*entry = true;
+		}
+	}
+	return 0;
+}
+
+int kernel_image_check(const void *so, size_t len, uint64_t *caps,
+		       const char **why)
 {
 	const Elf64_Ehdr *eh = at(so, len, 0, sizeof(Elf64_Ehdr));
+	bool entry = false, pie = false;
 	uint32_t i;
+	int ret;
 
 	*caps = 0;
+	*why = "not a 64-bit ELF shared object";
 	if (!eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) ||
-	    eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_type != ET_DYN ||
 	    eh->e_shentsize != sizeof(Elf64_Shdr))
 		return -ENOEXEC;
 	for (i = 0; i < eh->e_shnum; i++) {
 		const Elf64_Shdr *sh = at(so, len, eh->e_shoff +
 					  (uint64_t)i * sizeof(Elf64_Shdr),
 					  sizeof(Elf64_Shdr));
-		const Elf64_Shdr *str;
-		const char *names;
-		uint64_t k, nsym;
 
 		if (!sh)
 			return -ENOEXEC;
-		if (sh->sh_type != SHT_DYNSYM || sh->sh_link >= eh->e_shnum)
-			continue;
-		str = at(so, len, eh->e_shoff +
-			 (uint64_t)sh->sh_link * sizeof(Elf64_Shdr),
-			 sizeof(Elf64_Shdr));
-		names = str ? at(so, len, str->sh_offset, str->sh_size) : NULL;
-		if (!names || !str->sh_size)
-			return -ENOEXEC;
-		nsym = sh->sh_size / sizeof(Elf64_Sym);
-		for (k = 0; k < nsym; k++) {
-			const Elf64_Sym *sym = at(so, len, sh->sh_offset +
-						  k * sizeof(Elf64_Sym),
-						  sizeof(Elf64_Sym));
-
-			if (!sym || sym->st_name >= str->sh_size)
-				return -ENOEXEC;
-			if (!memchr(names + sym->st_name, 0,
-				    str->sh_size - sym->st_name))
-				return -ENOEXEC;
-			if (!strcmp(names + sym->st_name,
-				    PTO_KERNEL_REQUIRES_SYMBOL))
-				return read_sym(so, len, eh, sym, caps);
+		if (sh->sh_type == SHT_DYNAMIC) {
+			pie |= is_pie(so, len, sh);
+		} else if (sh->sh_type == SHT_DYNSYM) {
+			ret = scan_dynsym(so, len, eh, sh, &entry, caps);
+			if (ret)
+				return ret;
 		}
 	}
+	if (pie) {
+		*why = "a position-independent executable, not a shared object (link it with -shared)";
+		return -ENOEXEC;
+	}
+	if (!entry) {
+		*why = "exports no function " PTO_KERNEL_ENTRY_SYMBOL;
+		return -ENOEXEC;
+	}
+	*why = NULL;
 	return 0;
 }

@@ -534,6 +534,7 @@ PTO_EXPORT int pto_kernel_load_mem(pto_client *c, int32_t func_id,
 {
 	struct pto_kblob_hdr *h;
 	struct pto_msg m;
+	const char *why;
 	uint64_t caps;
 	pto_buf *b;
 	int ret;
@@ -542,10 +543,9 @@ PTO_EXPORT int pto_kernel_load_mem(pto_client *c, int32_t func_id,
 		return -ECHILD;
 	if (!so || !len || len > PTO_KBLOB_MAX_SIZE)
 		return seterr(c, -EINVAL, "kernel %d: bad size %zu", func_id, len);
-	ret = kernel_required_caps(so, len, &caps);
+	ret = kernel_image_check(so, len, &caps, &why);
 	if (ret)
-		return seterr(c, ret, "kernel %d: not a 64-bit ELF shared object",
-			      func_id);
+		return seterr(c, ret, "kernel %d: %s", func_id, why);
 	ret = pto_buf_alloc(c, PTO_KBLOB_HDR_SIZE + len, &b);
 	if (ret)
 		return ret;

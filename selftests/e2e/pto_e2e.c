@@ -883,6 +883,7 @@ static int misuse_case(const char *name, int got, int want)
 static int run_misuse(void)
 {
 	char fifo[] = "/tmp/pto-e2e-fifo-XXXXXX", msg[4096];
+	char path[PATH_MAX + 192];
 	uint64_t shape[7] = { 1, 1, 1, 1, 1, 1, 1 }, tag, arg;
 	int failed = 0, ret, st;
 	pid_t child;
@@ -931,6 +932,18 @@ static int run_misuse(void)
 			      pto_kernel_load(cl, 30, PTO2_WORKER_VECTOR, fifo),
 			      -EINVAL);
 	unlink(fifo);
+	/* a shared object without pto_kernel_entry; an executable */
+	snprintf(path, sizeof(path), "%s/vector_example/orch.so", exdir);
+	ret = pto_kernel_load(cl, 30, PTO2_WORKER_VECTOR, path);
+	failed += misuse_case("kernel-no-entry", ret == -ENOEXEC &&
+			      strstr(pto_last_error(cl),
+				     "exports no function pto_kernel_entry") ?
+			      0 : ret ? ret : 1, 0);
+	ret = pto_kernel_load(cl, 30, PTO2_WORKER_VECTOR, "/bin/true");
+	failed += misuse_case("kernel-pie", ret == -ENOEXEC &&
+			      strstr(pto_last_error(cl),
+				     "a position-independent executable") ?
+			      0 : ret ? ret : 1, 0);
 	ret = pto_connect(NULL, &c2);
 	if (ret) {
 		printf("misuse: a second client: %s\n", pto_last_error(NULL));

@@ -83,7 +83,10 @@ size_t pto_buf_size(const pto_buf *b);
  * @worker_type (PTO2_WORKER_CUBE: AIC, PTO2_WORKER_VECTOR: AIV,
  * PTO2_WORKER_MIXED: blocks of 2 AIV + 1 AIC). The capabilities it
  * declares with PTO_KERNEL_REQUIRES are checked against the device's
- * profile: -EOPNOTSUPP if one is missing.
+ * profile: -EOPNOTSUPP if one is missing. An image that is not a 64-bit
+ * ELF shared object, is an executable (linked without -shared), or does
+ * not export the function pto_kernel_entry is refused with -ENOEXEC and
+ * the reason in pto_last_error(), before anything is sent.
  *
  * Loading @func_id again replaces its kernel (a JIT may do so at every
  * new version): tasks dispatched from then on run the new one, so a
