@@ -3,6 +3,7 @@
  * dagfile.c - writing DAG files (dagfile.h)
  */
 #include <pto-private/dagfile.h>
+#include <pto-private/graph.h>
 
 /* A time in the largest unit that keeps it exact. */
 static void put_time(FILE *f, const char *key, uint64_t ns)
@@ -32,9 +33,10 @@ void pto_dagf_write_task(FILE *f, const struct pto_dagf_task *t)
 	uint32_t k;
 
 	fprintf(f, "task %u", t->id);
-	put_time(f, "cost", t->cost);
+	/* the reader takes at most that (a block that ran for longer) */
+	put_time(f, "cost", t->cost < PTO_MAX_EST_NS ? t->cost : PTO_MAX_EST_NS);
 	if (t->est != t->cost)
-		put_time(f, "est", t->est);
+		put_time(f, "est", t->est < PTO_MAX_EST_NS ? t->est : PTO_MAX_EST_NS);
 	fprintf(f, " type %s", types[t->type <= PTO_DAGF_AIV ? t->type : 0]);
 	if (t->block_num != 1 || t->thread_num != 1 || t->coop)
 		fprintf(f, " shape %ux%u%s", t->block_num, t->thread_num,

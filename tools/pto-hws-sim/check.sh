@@ -41,6 +41,31 @@ fi
 grep -q 'bad.dag:3: task 1: predecessor 7' "$tmp/e.out" ||
 	{ cat "$tmp/e.out"; exit 1; }
 echo "ok: $(cat "$tmp/e.out")"
+printf 'dag a\ntask 0 cost nan\n' > "$tmp/nan.dag"
+if $SIM --cores 2 "$tmp/nan.dag" > "$tmp/e.out" 2>&1; then
+	echo "a cost of nan was accepted"; exit 1
+fi
+grep -q "nan.dag:2: task 0: bad cost 'nan'" "$tmp/e.out" ||
+	{ cat "$tmp/e.out"; exit 1; }
+echo "ok: $(cat "$tmp/e.out")"
+
+echo "== options: a value out of range is refused, not wrapped or cast"
+while read -r opt val; do
+	if $SIM --forkjoin 1 --cores 2 "$opt" "$val" > "$tmp/e.out" 2>&1; then
+		echo "$opt $val was accepted"; exit 1
+	fi
+	grep -q "bad value for $opt: '$val'" "$tmp/e.out" ||
+		{ cat "$tmp/e.out"; exit 1; }
+	echo "ok: $opt $val"
+done <<'OPTS'
+--branches 4294967295
+--branches 4294967296
+--noise nan
+--noise 1
+--seed 12x
+--threshold 0
+--count -1
+OPTS
 
 if [ -n "$MAKESPAN" ]; then
 	echo "== DAG files: a live run recorded by the runtime replays"

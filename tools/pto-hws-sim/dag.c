@@ -92,7 +92,7 @@ int parse_time(const char *s, uint64_t *out)
 
 	errno = 0;
 	v = strtod(s, &end);
-	if (end == s || errno || v < 0)
+	if (end == s || errno || !(v >= 0))	/* NaN too */
 		return -EINVAL;
 	if (!strcmp(end, "") || !strcmp(end, "ns"))
 		unit = 1;
@@ -105,13 +105,20 @@ int parse_time(const char *s, uint64_t *out)
 	else
 		return -EINVAL;
 	v *= unit;
-	if (v > 9e18)
+	if (v > (double)SIM_MAX_TIME)
 		return -ERANGE;
 	*out = (uint64_t)(v + 0.5);
 	return 0;
 }
 
-static int parse_u32(const char *s, uint32_t max, uint32_t *out)
+int parse_cost(const char *s, uint64_t *out)
+{
+	int ret = parse_time(s, out);
+
+	return ret ? ret : *out > PTO_MAX_EST_NS ? -ERANGE : 0;
+}
+
+int parse_u32(const char *s, uint32_t max, uint32_t *out)
 {
 	char *end;
 	unsigned long long v;
@@ -282,10 +289,10 @@ static int parse_task_field(struct reader *rd, struct sim_task *t,
 	uint32_t v;
 
 	if (!strcmp(tok, "cost")) {
-		if (parse_time(val, &t->cost))
+		if (parse_cost(val, &t->cost))
 			return perr(rd, "task %u: bad cost '%s'", t->id, val);
 	} else if (!strcmp(tok, "est")) {
-		if (parse_time(val, &t->est))
+		if (parse_cost(val, &t->est))
 			return perr(rd, "task %u: bad est '%s'", t->id, val);
 	} else if (!strcmp(tok, "type")) {
 		if (!strcmp(val, "aic"))

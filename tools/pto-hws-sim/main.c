@@ -7,6 +7,7 @@
  * Usage: pto-hws-sim --help. The DAG file format, the time model and the
  * measured tables are in Documentation/hws.rst.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -40,6 +41,9 @@ struct opts {
 	uint32_t mix;
 	uint32_t prio_mode;
 };
+
+/* The most DAGs, mixes, layer width, fork-join branches or blocks asked for */
+#define SIM_MAX_COUNT	(1U << 20)
 
 #define SET_PROMOTE	(1U << 0)
 #define SET_THRESHOLD	(1U << 1)
@@ -78,7 +82,7 @@ static void usage(FILE *f)
 "  --cores N[:C]         N uniform SIPs in clusters of C (4)\n"
 "  --device B            the device: B blocks of 1 AIC + 2 AIV (default 24)\n"
 "Model:\n"
-"  --noise F             real costs vary by up to +-F (a fraction)\n"
+"  --noise F             real costs vary by up to +-F (0 <= F < 1)\n"
 "  --lat D,C,R,H         dispatch, completion, dependency resolution, host\n"
 "                        latencies (profile.h: 0,100ns,1us,3us)\n"
 "HWS registers (defaults: hws_config_default):\n"
@@ -132,7 +136,7 @@ static int parse_trange(const char *s, uint64_t *lo, uint64_t *hi)
 	dash = strchr(buf, '-');
 	if (dash)
 		*dash++ = '\0';
-	if (parse_time(buf, lo) || parse_time(dash ? dash : buf, hi) ||
+	if (parse_cost(buf, lo) || parse_cost(dash ? dash : buf, hi) ||
 	    *lo > *hi)
 		return -EINVAL;
 	return 0;
@@ -740,6 +744,44 @@ static int parse_early(const char *s, struct hws_config *c)
 	return 0;
 }
 
+/* A count from @min to @max into *@out: 0 or -EINVAL. */
+static int opt_u32(const char *arg, uint32_t min, uint32_t max,
+		   uint32_t *out)
+{
+	uint32_t v;
+
+	if (parse_u32(arg, max, &v) || v < min)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+/* --seed: any 64-bit number, decimal, 0x hex or 0 octal */
+static int parse_seed(const char *arg, uint64_t *seed)
+{
+	char *end;
+
+	if (!isdigit((unsigned char)*arg))
+		return -EINVAL;
+	errno = 0;
+	*seed = strtoull(arg, &end, 0);
+	return *end || errno ? -EINVAL : 0;
+}
+
+/* --noise: a fraction, 0 <= F < 1, so that no cost goes negative */
+static int parse_noise(const char *arg, double *noise)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (end == arg || *end || errno || !(v >= 0 && v < 1))
+		return -EINVAL;
+	*noise = v;
+	return 0;
+}
+
 /* --margin T, signed */
 static int parse_margin(const char *s, int64_t *margin)
 {
@@ -763,20 +805,17 @@ static int set_workload_opt(struct opts *o, int c, const char *arg)
 	case 'f':
 	case 'p':
 		o->gen_kind = c;
-		o->ngen = (uint32_t)strtoul(arg, NULL, 10);
-		return 0;
+		return opt_u32(arg, 1, SIM_MAX_COUNT, &o->ngen);
 	case OPT_TASKS:
 		return parse_range(arg, &o->gen.tasks_lo, &o->gen.tasks_hi);
 	case OPT_FANIN:
 		return parse_range(arg, &o->gen.fanin_lo, &o->gen.fanin_hi);
 	case OPT_WIDTH:
-		o->gen.width = (uint32_t)strtoul(arg, NULL, 10);
-		return 0;
+		return opt_u32(arg, 0, SIM_MAX_COUNT, &o->gen.width);
 	case OPT_COST:
 		return parse_trange(arg, &o->gen.cost_lo, &o->gen.cost_hi);
 	case OPT_BRANCHES:
-		o->gen.forkjoin = (uint32_t)strtoul(arg, NULL, 10);
-		return 0;
+		return opt_u32(arg, 1, SIM_MAX_COUNT, &o->gen.forkjoin);
 	case OPT_PA_SHAPE:
 		return sscanf(arg, "%u:%u", &o->gen.pa_chunks,
 			      &o->gen.pa_bn) == 2 ? 0 : -EINVAL;
@@ -788,8 +827,7 @@ static int set_workload_opt(struct opts *o, int c, const char *arg)
 		o->dynamic = true;
 		return 0;
 	case OPT_SEED:
-		o->seed = strtoull(arg, NULL, 0);
-		return 0;
+		return parse_seed(arg, &o->seed);
 	case OPT_DUMP:
 		o->dump = arg;
 		return 0;
@@ -813,11 +851,9 @@ static int set_machine_opt(struct opts *o, int c, const char *arg)
 		return sscanf(arg, "%u:%u", &o->cores, &o->cluster) < 1 ?
 		       -EINVAL : 0;
 	case OPT_DEVICE:
-		o->device = (uint32_t)strtoul(arg, NULL, 10);
-		return 0;
+		return opt_u32(arg, 1, SIM_MAX_COUNT, &o->device);
 	case OPT_NOISE:
-		o->sim.noise = strtod(arg, NULL);
-		return 0;
+		return parse_noise(arg, &o->sim.noise);
 	case OPT_LAT:
 		return parse_lat(arg, &o->sim.lat);
 	}
@@ -840,7 +876,7 @@ static int set_hws_opt(struct opts *o, int c, const char *arg)
 		ret = parse_promote(arg, &o->cfg.promote_rule);
 		break;
 	case OPT_THRESHOLD:
-		o->cfg.promote_threshold = (uint32_t)strtoul(arg, NULL, 10);
+		ret = opt_u32(arg, 1, 255, &o->cfg.promote_threshold);
 		break;
 	case OPT_SCALE:
 		ret = parse_scale(arg, o->cfg.scale_ratio);
@@ -882,11 +918,9 @@ static int set_output_opt(struct opts *o, int c, const char *arg)
 		o->experiment = arg[0];
 		return 0;
 	case OPT_COUNT:
-		o->count = (uint32_t)strtoul(arg, NULL, 10);
-		return 0;
+		return opt_u32(arg, 1, SIM_MAX_COUNT, &o->count);
 	case OPT_MIX:
-		o->mix = (uint32_t)strtoul(arg, NULL, 10);
-		return 0;
+		return opt_u32(arg, 1, SIM_MAX_COUNT, &o->mix);
 	}
 	return -ENOENT;
 }

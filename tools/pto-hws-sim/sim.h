@@ -109,7 +109,19 @@ void wl_free(struct workload *w);
 struct sim_dag *wl_add_dag(struct workload *w);
 struct sim_task *dag_add_task(struct sim_dag *d);
 void task_add_pred(struct sim_task *t, uint32_t pred);
+/*
+ * "1500", "1500ns", "1.5us", "2ms", "0.25s" -> ns, at most SIM_MAX_TIME
+ * (a time of day: arrivals, a recording's block times); 0 or -errno.
+ */
+#define SIM_MAX_TIME	(1ULL << 62)
 int parse_time(const char *s, uint64_t *out);
+/*
+ * A cost or estimate: at most PTO_MAX_EST_NS (2^40), the largest an
+ * estimate may be, so that the costs of 2^24 tasks add up without wrapping.
+ */
+int parse_cost(const char *s, uint64_t *out);
+/* Decimal digits only, at most @max: 0 or -EINVAL. */
+int parse_u32(const char *s, uint32_t max, uint32_t *out);
 
 /* gen.c: generated workloads */
 struct rng {
