@@ -4715,6 +4715,77 @@ TEST_F_TIMEOUT(e2e, pto_run_unchanged_orch, 150)
 }
 
 /*
+ * pto-run refuses what it cannot take as given, with exit status 2 (1 for
+ * a file it cannot read) and the value named, before any graph runs: a
+ * size that overflows 64 bits or has text after it, an empty or
+ * non-numeric scalar, a kernel id past 32 bits, more than 64 arguments, a
+ * directory as a buffer's file.
+ */
+TEST_F_TIMEOUT(e2e, pto_run_bad_arguments, 150)
+{
+	static char prog[2 * PATH_MAX], orch[3 * PATH_MAX], k1[3 * PATH_MAX];
+	static char *many[64 + 8];
+	static const struct {
+		const char *arg;
+		int status;
+		const char *says;
+	} cases[] = {
+		{ "buf:18014398509481988K", 2, "bad size in 'buf:18014398509481988K'" },
+		{ "buf:4Kjunk", 2, "bad size in 'buf:4Kjunk'" },
+		{ "", 2, "bad argument ''" },
+		{ "-", 2, "bad argument '-'" },
+		{ "f:abc", 2, "bad argument 'f:abc'" },
+		{ "18446744073709551616", 2, "bad argument '18446744073709551616'" },
+		{ "buf:4K:/", 1, "/: Is a directory" },
+	};
+	struct proc p;
+	size_t i;
+	int n;
+
+	snprintf(prog, sizeof(prog), "%s/tools/pto-run", E->build);
+	snprintf(orch, sizeof(orch), "%s/examples/vector_example/orch.so",
+		 E->build);
+	snprintf(k1, sizeof(k1), "1:aiv:%s/examples/vector_example/aiv_add_scalar.so",
+		 E->build);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *argv[] = { prog, "--orch", orch, "--kernel", k1,
+				 (char *)cases[i].arg, NULL };
+
+		ASSERT_EQ(0, proc_spawn(&p, "pto-run", argv, NULL, -1, 0, false));
+		ASSERT_EQ(0, proc_wait(&p, CLIENT_MS));
+		EXPECT_TRUE(WIFEXITED(p.status) &&
+			    WEXITSTATUS(p.status) == cases[i].status &&
+			    strstr(p.text, cases[i].says))
+			TH_LOG("'%s': status %#x: %s", cases[i].arg, p.status,
+			       p.text);
+		proc_free(&p);
+	}
+	{
+		char *argv[] = { prog, "--orch", orch, "--kernel",
+				 "99999999999:aic:x.so", NULL };
+
+		ASSERT_EQ(0, proc_spawn(&p, "pto-run", argv, NULL, -1, 0, false));
+		ASSERT_EQ(0, proc_wait(&p, CLIENT_MS));
+		EXPECT_TRUE(WIFEXITED(p.status) && WEXITSTATUS(p.status) == 2 &&
+			    strstr(p.text, "bad --kernel '99999999999:aic:x.so'"))
+			TH_LOG("status %#x: %s", p.status, p.text);
+		proc_free(&p);
+	}
+	many[0] = prog;
+	many[1] = "--orch";
+	many[2] = orch;
+	for (n = 3; n < 3 + 65; n++)
+		many[n] = "1";
+	many[n] = NULL;
+	ASSERT_EQ(0, proc_spawn(&p, "pto-run", many, NULL, -1, 0, false));
+	ASSERT_EQ(0, proc_wait(&p, CLIENT_MS));
+	EXPECT_TRUE(WIFEXITED(p.status) && WEXITSTATUS(p.status) == 2 &&
+		    strstr(p.text, "65 arguments, at most 64"))
+		TH_LOG("status %#x: %s", p.status, p.text);
+	proc_free(&p);
+}
+
+/*
  * SIGTERM with a client in the middle of a graph (its first task ran) and
  * another whose kernels never return (12 of them, in pto-aicore): the
  * first client gets -ESHUTDOWN, ptod kills pto-aicore once its drain

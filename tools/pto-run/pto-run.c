@@ -10,19 +10,22 @@
  * runs unchanged in this process, its pto2_rt_* calls resolved by libpto.
  * Each ARG becomes one uint64_t of the args array:
  *
- *   123, 0x7b        integer scalar
+ *   123, 0x7b, -1    integer scalar (a negative one as its two's complement)
  *   f:1.5            float scalar (bits in the low 32 bits)
  *   buf:SIZE         a zeroed GM buffer of SIZE bytes (its device address)
  *   buf:SIZE:FILE    a GM buffer initialized from FILE (SIZE 0: FILE's size)
  *   out:SIZE:FILE    a zeroed GM buffer written to FILE after the run
  *
- * SIZE takes K/M/G suffixes. Exit status: 0 on success, 1 if the graph
- * failed (status and message on stderr), 2 on usage errors.
+ * SIZE takes K/M/G suffixes. At most 64 ARGs and 64 --kernel options.
+ * Exit status: 0 on success, 1 if the graph failed (status and message
+ * on stderr), 2 on usage errors (the value named).
  */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,28 +43,47 @@ struct out_file {
 	const char *path;
 };
 
-static uint64_t parse_size(const char *s, char **end)
+/*
+ * SIZE[K|M|G] at @s into *@v, *@end after it: 0, or -EINVAL if it is no
+ * number, does not fit 64 bits, or is followed by anything but ':' or
+ * the end.
+ */
+static int parse_size(const char *s, uint64_t *v, const char **end)
 {
-	uint64_t v = strtoull(s, end, 0);
+	unsigned int shift = 0;
+	char *e;
 
-	switch (**end) {
-	case 'k': case 'K': v <<= 10; (*end)++; break;
-	case 'm': case 'M': v <<= 20; (*end)++; break;
-	case 'g': case 'G': v <<= 30; (*end)++; break;
+	if (!isdigit((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	*v = strtoull(s, &e, 0);
+	if (errno)
+		return -EINVAL;
+	switch (*e) {
+	case 'k': case 'K': shift = 10; e++; break;
+	case 'm': case 'M': shift = 20; e++; break;
+	case 'g': case 'G': shift = 30; e++; break;
 	default: break;
 	}
-	return v;
+	if ((*e && *e != ':') || *v > UINT64_MAX >> shift)
+		return -EINVAL;
+	*v <<= shift;
+	*end = e;
+	return 0;
 }
 
-static int load_file(const char *path, void *dst, size_t max, size_t *got)
+/* Up to @max bytes of @path into @dst: 0 or -errno (a directory too). */
+static int load_file(const char *path, void *dst, size_t max)
 {
 	FILE *f = fopen(path, "rb");
+	int ret = 0;
 
 	if (!f)
 		return -errno;
-	*got = fread(dst, 1, max, f);
+	if (fread(dst, 1, max, f) < max && ferror(f))
+		ret = errno ? -errno : -EIO;
 	fclose(f);
-	return 0;
+	return ret;
 }
 
 static void usage(void)
@@ -107,8 +129,11 @@ static int parse_opts(int argc, char **argv, struct run *r)
 		case 'o': r->orch = optarg; break;
 		case 's': r->sock = optarg; break;
 		case 'k':
-			if (r->nk == MAX_KERNELS)
+			if (r->nk == MAX_KERNELS) {
+				fprintf(stderr, "pto-run: more than %d --kernel\n",
+					MAX_KERNELS);
 				return 2;
+			}
 			r->kspec[r->nk++] = optarg;
 			break;
 		default: usage(); return 2;
@@ -138,22 +163,49 @@ static int load_orch(struct run *r)
 	return 0;
 }
 
+/*
+ * ID:aic|aiv:PATH: the id (decimal, 0 .. INT32_MAX), the worker type and
+ * the path (all the rest, spaces and colons included). 0 or -EINVAL.
+ */
+static int parse_kspec(const char *spec, int32_t *id, PTO2WorkerType *wt,
+		       const char **path)
+{
+	char *end;
+	long v;
+
+	if (!isdigit((unsigned char)*spec))
+		return -EINVAL;
+	errno = 0;
+	v = strtol(spec, &end, 10);
+	if (errno || v > INT32_MAX || *end != ':')
+		return -EINVAL;
+	*id = (int32_t)v;
+	if (!strncmp(end + 1, "aic:", 4))
+		*wt = PTO2_WORKER_CUBE;
+	else if (!strncmp(end + 1, "aiv:", 4))
+		*wt = PTO2_WORKER_VECTOR;
+	else
+		return -EINVAL;
+	*path = end + 5;
+	return **path ? 0 : -EINVAL;
+}
+
 /* --kernel ID:aic|aiv:KERNEL.so, each. */
 static int load_kernels(pto_client *c, const struct run *r)
 {
 	int i, ret;
 
 	for (i = 0; i < r->nk; i++) {
-		char type[8], path[4096];
-		int id;
+		const char *path;
+		PTO2WorkerType wt;
+		int32_t id;
 
-		if (sscanf(r->kspec[i], "%d:%7[^:]:%4095s", &id, type, path) != 3 ||
-		    (strcmp(type, "aic") && strcmp(type, "aiv"))) {
-			fprintf(stderr, "pto-run: bad --kernel '%s'\n", r->kspec[i]);
+		if (parse_kspec(r->kspec[i], &id, &wt, &path)) {
+			fprintf(stderr, "pto-run: bad --kernel '%s' (ID:aic|aiv:PATH)\n",
+				r->kspec[i]);
 			return 2;
 		}
-		ret = pto_kernel_load(c, id, strcmp(type, "aic") ?
-				      PTO2_WORKER_VECTOR : PTO2_WORKER_CUBE, path);
+		ret = pto_kernel_load(c, id, wt, path);
 		if (ret) {
 			fprintf(stderr, "pto-run: kernel %d: %s\n", id,
 				pto_last_error(c));
@@ -167,13 +219,19 @@ static int load_kernels(pto_client *c, const struct run *r)
 static int buf_arg(pto_client *c, struct run *r, const char *a)
 {
 	bool out = a[0] == 'o';
-	char *end;
-	uint64_t size = parse_size(a + 4, &end);
-	const char *file = *end == ':' ? end + 1 : NULL;
+	const char *end, *file;
 	struct stat st;
-	size_t got;
+	uint64_t size;
 	pto_buf *b;
+	int ret;
 
+	if (parse_size(a + 4, &size, &end)) {
+		fprintf(stderr, "pto-run: bad size in '%s'\n", a);
+		return 2;
+	}
+	file = *end == ':' ? end + 1 : NULL;
+	if (file && !*file)
+		file = NULL;
 	if (!size && file && !out && !stat(file, &st))
 		size = (uint64_t)st.st_size;
 	if (!size || (out && !file)) {
@@ -184,17 +242,49 @@ static int buf_arg(pto_client *c, struct run *r, const char *a)
 		fprintf(stderr, "pto-run: %s\n", pto_last_error(c));
 		return 1;
 	}
+	r->bufs[r->nbufs++] = b;
 	memset(pto_buf_ptr(b), 0, size);
-	if (file && !out && load_file(file, pto_buf_ptr(b), size, &got)) {
-		fprintf(stderr, "pto-run: %s: %m\n", file);
+	ret = file && !out ? load_file(file, pto_buf_ptr(b), size) : 0;
+	if (ret) {
+		fprintf(stderr, "pto-run: %s: %s\n", file, strerror(-ret));
 		return 1;
 	}
 	if (out) {
 		r->outs[r->nouts].b = b;
 		r->outs[r->nouts++].path = file;
 	}
-	r->bufs[r->nbufs++] = b;
 	r->args[r->nargs++] = pto_buf_dev_addr(b);
+	return 0;
+}
+
+/* INT: a 64-bit number, a negative one as its two's complement. */
+static int int_arg(const char *a, uint64_t *v)
+{
+	char *end;
+
+	if (!isdigit((unsigned char)a[a[0] == '-']))
+		return -EINVAL;
+	errno = 0;
+	if (a[0] == '-')
+		*v = (uint64_t)strtoll(a, &end, 0);
+	else
+		*v = strtoull(a, &end, 0);
+	return errno || *end ? -EINVAL : 0;
+}
+
+/* f:FLOAT: its bits in the low 32 bits. */
+static int float_arg(const char *a, uint64_t *v)
+{
+	char *end;
+	uint32_t u;
+	float f;
+
+	errno = 0;
+	f = strtof(a, &end);
+	if (end == a || *end || errno)
+		return -EINVAL;
+	memcpy(&u, &f, sizeof(u));
+	*v = u;
 	return 0;
 }
 
@@ -203,27 +293,26 @@ static int parse_args(pto_client *c, struct run *r, int argc, char **argv)
 {
 	int i, ret;
 
-	for (i = optind; i < argc && r->nargs < MAX_ARGS; i++) {
+	if (argc - optind > MAX_ARGS) {
+		fprintf(stderr, "pto-run: %d arguments, at most %d\n",
+			argc - optind, MAX_ARGS);
+		return 2;
+	}
+	for (i = optind; i < argc; i++) {
 		const char *a = argv[i];
-		char *end;
 
-		if (!strncmp(a, "f:", 2)) {
-			float f = strtof(a + 2, NULL);
-			uint32_t u;
-
-			memcpy(&u, &f, sizeof(u));
-			r->args[r->nargs++] = u;
-		} else if (!strncmp(a, "buf:", 4) || !strncmp(a, "out:", 4)) {
+		if (!strncmp(a, "buf:", 4) || !strncmp(a, "out:", 4)) {
 			ret = buf_arg(c, r, a);
 			if (ret)
 				return ret;
-		} else {
-			r->args[r->nargs++] = strtoull(a, &end, 0);
-			if (*end) {
-				fprintf(stderr, "pto-run: bad argument '%s'\n", a);
-				return 2;
-			}
+			continue;
 		}
+		if (!strncmp(a, "f:", 2) ? float_arg(a + 2, &r->args[r->nargs]) :
+		    int_arg(a, &r->args[r->nargs])) {
+			fprintf(stderr, "pto-run: bad argument '%s'\n", a);
+			return 2;
+		}
+		r->nargs++;
 	}
 	if (r->config) {
 		PTO2OrchestrationConfig cfg = r->config(r->args, r->nargs);
@@ -296,11 +385,10 @@ int main(int argc, char **argv)
 	ret = load_kernels(c, &r);
 	if (!ret)
 		ret = parse_args(c, &r, argc, argv);
-	if (ret)
-		return ret;
-	ret = run_graph(c, &r);
+	if (!ret)
+		ret = run_graph(c, &r) ? 1 : 0;
 	for (i = 0; i < r.nbufs; i++)
 		pto_buf_free(r.bufs[i]);
 	pto_disconnect(c);
-	return ret ? 1 : 0;
+	return ret;
 }
