@@ -400,6 +400,15 @@ static int ph_translate(struct client *c, int i, int32_t kid, int32_t type,
 	return -EINVAL;
 }
 
+/* A worker type as the user named it, or a number for a bad one. */
+static const char *wt_name(int32_t wt)
+{
+	return wt == PTO2_WORKER_CUBE ? "AIC (PTO2_WORKER_CUBE)" :
+	       wt == PTO2_WORKER_VECTOR ? "AIV (PTO2_WORKER_VECTOR)" :
+	       wt == PTO2_WORKER_MIXED ? "MIXED (PTO2_WORKER_MIXED)" :
+	       "an unknown worker type";
+}
+
 /* The kernel of a SUBMIT is registered, for the worker type submitted. */
 static int submit_kernel_ok(struct client *c, int32_t kid, int32_t wt)
 {
@@ -414,8 +423,8 @@ static int submit_kernel_ok(struct client *c, int32_t kid, int32_t wt)
 	}
 	if (kt != wt) {
 		graph_fail(c, -EINVAL,
-			   "submit: kernel %d is an %s kernel, submitted as worker type %d",
-			   kid, kt == PTO2_WORKER_CUBE ? "AIC" : "AIV", wt);
+			   "submit: kernel %d is an %s kernel, submitted as %s",
+			   kid, wt_name(kt), wt_name(wt));
 		return -EINVAL;
 	}
 	return 0;

@@ -1181,6 +1181,13 @@ PTO_EXPORT void pto2_rt_free_cluster(PTO2Runtime *rt, int32_t cluster_id)
 
 	if (c->err || !c->in_graph || c->orch_done)
 		return;
+	/* ptod would take an id never handed out as a corrupt record */
+	if (cluster_id <= 0 || (uint32_t)cluster_id > c->next_cluster) {
+		graph_fail(c, -EINVAL,
+			   "pto2_rt_free_cluster: cluster %d is not allocated by this orchestration",
+			   cluster_id);
+		return;
+	}
 	rec_cluster(c, PTO_REC_CLUSTER_FREE, cluster_id);
 }
 

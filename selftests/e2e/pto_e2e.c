@@ -853,6 +853,17 @@ static int orch_block_neg(PTO2Runtime *rt, uint64_t *args, int argc)
 	return 0;
 }
 
+/* A free of cluster 0, which pto2_rt_allocate_cluster never returns. */
+static int orch_free_cluster0(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	(void)args;
+	(void)argc;
+	PTO2_SCOPE(rt) {
+		pto2_rt_free_cluster(rt, 0);
+	}
+	return 0;
+}
+
 /* The orchestration function of a client of its own disconnects it. */
 static int orch_disconnect(PTO2Runtime *rt, uint64_t *args, int argc)
 {
@@ -919,6 +930,10 @@ static int run_misuse(void)
 	failed += misuse_case("block-negative",
 			      pto_run(cl, orch_block_neg, NULL, 0, msg,
 				      sizeof(msg)), -EINVAL);
+	ret = pto_run(cl, orch_free_cluster0, NULL, 0, msg, sizeof(msg));
+	failed += misuse_case("free-cluster-0", ret == -EINVAL &&
+			      strstr(msg, "cluster 0 is not allocated") ?
+			      0 : ret ? ret : 1, 0);
 	t = make_tensor(shape, 7, PTO_DT_FP32);
 	failed += misuse_case("ndims-7", (int)t.ndims + (int)pto_tensor_numel(&t),
 			      0);

@@ -319,6 +319,9 @@ void pto2_rt_set_kernel_cost(PTO2Runtime *rt, int32_t kernel_id,
  * error, as for the rings) and returns the id, or -1 after an error; a
  * cluster is released by free_cluster or at the end of the scope that
  * allocated it, and is reused once the tasks submitted on it completed.
+ * Through libpto the id comes at once (ptod allocates the cluster when it
+ * replays the graph): there the wait, and a deadlock's error, come with
+ * the graph's run, not from this call.
  */
 int32_t pto2_rt_allocate_cluster(PTO2Runtime *rt);
 void pto2_rt_free_cluster(PTO2Runtime *rt, int32_t cluster_id);
