@@ -29,6 +29,47 @@ int pto_tensor_check(const Tensor *t)
 	return 0;
 }
 
+/*
+ * Why pto_tensor_check() refused @t, into @why (the slow path: only
+ * for an error message, so the check itself stays lean).
+ */
+static void tensor_why(const Tensor *t, char *why, size_t len)
+{
+	uint32_t es = pto_dtype_size(t->dtype);
+	uint64_t raw = 1;
+	uint32_t i;
+
+	if (!es) {
+		snprintf(why, len, "unknown dtype %u", (unsigned int)t->dtype);
+		return;
+	}
+	if (t->ndims < 1 || t->ndims > PTO2_MAX_TENSOR_DIMS) {
+		snprintf(why, len, "%u dimensions (1 to %d)",
+			 (unsigned int)t->ndims, PTO2_MAX_TENSOR_DIMS);
+		return;
+	}
+	for (i = 0; i < t->ndims; i++) {
+		const unsigned long long o = t->offsets[i], sh = t->shapes[i];
+		const unsigned long long r = t->raw_shapes[i];
+
+		if (!r || o > r || sh > r - o) {
+			snprintf(why, len,
+				 "dimension %u: offset %llu + shape %llu past its raw shape %llu",
+				 i, o, sh, r);
+			return;
+		}
+		if (__builtin_mul_overflow(raw, t->raw_shapes[i], &raw)) {
+			snprintf(why, len, "its raw shapes' product overflows 64 bits");
+			return;
+		}
+	}
+	if (__builtin_mul_overflow(raw, (uint64_t)es, &raw))
+		snprintf(why, len, "its raw shapes' bytes overflow 64 bits");
+	else
+		snprintf(why, len, "its raw shapes take %llu bytes, its size is %llu",
+			 (unsigned long long)raw, (unsigned long long)t->size);
+}
+
 __attribute__((format(printf, 3, 4)))
 static int fail(char *msg, size_t msglen, const char *fmt, ...)
 {
@@ -47,10 +88,14 @@ int pto_params_check(int32_t kernel_id, const PTOParam *params, int32_t n,
 {
 	int32_t i, j;
 
-	if (n < 0 || n > PTO2_MAX_TASK_PARAMS || (n && !params))
+	if (n < 0 || n > PTO2_MAX_TASK_PARAMS)
 		return fail(msg, msglen,
 			    "submit: %d params (kernel %d); at most %d allowed",
 			    n, kernel_id, PTO2_MAX_TASK_PARAMS);
+	if (n && !params)
+		return fail(msg, msglen,
+			    "submit: kernel %d: params is NULL with %d params",
+			    kernel_id, n);
 	for (i = 0; i < n; i++) {
 		int32_t type = (int32_t)params[i].type;
 		const Tensor *t = params[i].tensor;
@@ -62,10 +107,18 @@ int pto_params_check(int32_t kernel_id, const PTOParam *params, int32_t n,
 			return fail(msg, msglen,
 				    "submit: param %d of kernel %d has type %d (not INPUT, OUTPUT, INOUT or SCALAR)",
 				    i, kernel_id, type);
-		if (!t || pto_tensor_check(t))
+		if (!t)
 			return fail(msg, msglen,
-				    "submit: param %d of kernel %d is not a valid tensor view (dtype, dimensions, shape, offsets or size)",
+				    "submit: param %d of kernel %d has no tensor (NULL)",
 				    i, kernel_id);
+		if (pto_tensor_check(t)) {
+			char why[128];
+
+			tensor_why(t, why, sizeof(why));
+			return fail(msg, msglen,
+				    "submit: param %d of kernel %d is not a valid tensor view: %s",
+				    i, kernel_id, why);
+		}
 		if (type != PTO_PARAM_OUTPUT && !t->addr)
 			return fail(msg, msglen,
 				    "submit: param %d of kernel %d reads a tensor that was never produced (addr 0)",

@@ -654,6 +654,22 @@ static int orch_bad_params(PTO2Runtime *rt, uint64_t *args, int argc)
 	return 0;
 }
 
+/* a view past its raw shape (args[0]: an address), then NULL params */
+static int orch_bad_view(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	Tensor x = ext1(args[0], 16, PTO_DT_INT64);
+	PTOParam p[] = { make_input_param(&x) };
+
+	(void)argc;
+	x.offsets[0] = 12;
+	x.shapes[0] = 8;
+	if (args[1])
+		pto2_rt_submit_task(rt, K_NOOP, PTO2_WORKER_VECTOR, NULL, 1);
+	else
+		pto2_rt_submit_task(rt, K_NOOP, PTO2_WORKER_VECTOR, p, 1);
+	return 0;
+}
+
 /* the same new intermediate as two OUTPUTs of one task */
 static int orch_output_twice(PTO2Runtime *rt, uint64_t *args, int argc)
 {
@@ -1044,6 +1060,23 @@ static void t_errors(void)
 	   strstr(pto2_rt_get_error_msg(e.rt), "never produced"),
 	   "input tensor with addr 0: -EINVAL, later submits are no-ops (%s)",
 	   pto2_rt_get_error_msg(e.rt));
+	{
+		uint64_t a[2] = { gm(16 * 8), 0 };
+
+		ret = run(&e, orch_bad_view, a, 2);
+		ok(ret == -EINVAL &&
+		   strstr(pto2_rt_get_error_msg(e.rt),
+			  "param 0 of kernel 9 is not a valid tensor view: dimension 0: offset 12 + shape 8 past its raw shape 16"),
+		   "a view past its raw shape: -EINVAL naming the dimension (%s)",
+		   pto2_rt_get_error_msg(e.rt));
+		a[1] = 1;
+		ret = run(&e, orch_bad_view, a, 2);
+		ok(ret == -EINVAL &&
+		   strstr(pto2_rt_get_error_msg(e.rt),
+			  "params is NULL with 1 params"),
+		   "params NULL with one param: -EINVAL saying so (%s)",
+		   pto2_rt_get_error_msg(e.rt));
+	}
 	ret = run(&e, orch_output_twice, NULL, 0);
 	ok(ret == -EINVAL &&
 	   strstr(pto2_rt_get_error_msg(e.rt),
