@@ -371,11 +371,14 @@ static inline void pto2_rt_submit_block_incore(PTO2Runtime *rt,
 {
 	PTOParam p[PTO2_MAX_TASK_PARAMS];
 	uint32_t b;
+	int32_t np;
 
-	for (b = 0; b < block_dim; b++)
-		pto2_rt_submit_task(rt, kernel_id, worker_type, p,
-				    pto2_block_params_(p, params, n, block_dim,
-						       b));
+	for (b = 0; b < block_dim; b++) {
+		np = pto2_block_params_(p, params, n, block_dim, b);
+		pto2_rt_submit_task(rt, kernel_id, worker_type, p, np);
+		if (np < 0)
+			return;		/* refused: the graph failed */
+	}
 }
 
 /*
@@ -404,9 +407,13 @@ pto2_rt_submit_block_incore_paired(PTO2Runtime *rt, int32_t cube_kernel,
 		n = pto2_block_params_(p, cube_params, n_cube, block_dim, b);
 		pto2_rt_submit_task_clustered(rt, cube_kernel, PTO2_WORKER_CUBE,
 					      p, n, cid);
+		if (n < 0)
+			return;		/* refused: the graph failed */
 		n = pto2_block_params_(p, vec_params, n_vec, block_dim, b);
 		pto2_rt_submit_task_clustered(rt, vec_kernel, PTO2_WORKER_VECTOR,
 					      p, n, cid);
+		if (n < 0)
+			return;
 	}
 }
 
