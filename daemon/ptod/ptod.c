@@ -1863,8 +1863,7 @@ static int parse_args(struct ptod *d, int argc, char **argv)
 
 	d->dev_path = "/dev/pto0";
 	d->ops = &ptod_kdev_ops;
-	d->sock_path = getenv("PTO_SOCKET") ? getenv("PTO_SOCKET") :
-		       PTO_DEFAULT_SOCKET;
+	d->sock_path = pto_socket_path(NULL);	/* -s below overrides it */
 	ptod_sibling_path(d->aicore_buf, sizeof(d->aicore_buf), "pto-aicore");
 	d->aicore_path = d->aicore_buf;
 	ptod_sibling_path(d->sandbox_buf, sizeof(d->sandbox_buf),

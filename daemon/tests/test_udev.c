@@ -77,6 +77,13 @@ static void t_config(void)
 	ok(pto_udev_config_from_env(&cfg, err, sizeof(err)) == -EINVAL &&
 	   strstr(err, "PTO_USER_GM_MB"), "config: GM below 16 MiB refused (%s)",
 	   err);
+	setenv("PTO_USER_GM_MB", "-18446744073709551600", 1);
+	ok(pto_udev_config_from_env(&cfg, err, sizeof(err)) == -EINVAL &&
+	   strstr(err, "PTO_USER_GM_MB"),
+	   "config: a negative GM size that wraps is refused (%s)", err);
+	setenv("PTO_USER_GM_MB", "0x20", 1);
+	ok(pto_udev_config_from_env(&cfg, err, sizeof(err)) == -EINVAL,
+	   "config: a hex GM size is refused (%s)", err);
 	unsetenv("PTO_USER_GM_MB");
 	setenv("PTO_USER_PROFILE", "a9", 1);
 	ok(pto_udev_config_from_env(&cfg, err, sizeof(err)) == -EINVAL,

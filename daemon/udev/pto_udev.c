@@ -13,6 +13,7 @@
  * and @irq_waiters.
  */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -70,19 +71,24 @@ static void touch_sys_cnt(struct pto_udev *u)
 
 /* ---- Configuration ------------------------------------------------------- */
 
-/* @name's value in [lo, hi] into *@v, if set; -EINVAL otherwise. */
+/*
+ * @name's value in [lo, hi] into *@v, if set: decimal digits only (no
+ * sign, space or base prefix: strtoul would take "-18446744073709551615"
+ * as 1); -EINVAL otherwise.
+ */
 static int env_u32(const char *name, uint32_t lo, uint32_t hi, uint32_t *v,
 		   char *err, size_t errlen)
 {
 	const char *s = getenv(name);
-	unsigned long n;
-	char *end;
+	unsigned long n = 0;
+	char *end = NULL;
 
 	if (!s || !*s)
 		return 0;
 	errno = 0;
-	n = strtoul(s, &end, 0);
-	if (errno || *end || n < lo || n > hi) {
+	if (isdigit((unsigned char)*s))
+		n = strtoul(s, &end, 10);
+	if (!end || errno || *end || n < lo || n > hi) {
 		snprintf(err, errlen, "%s=%s: not a number in %u .. %u", name,
 			 s, lo, hi);
 		return -EINVAL;

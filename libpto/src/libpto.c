@@ -444,10 +444,8 @@ PTO_EXPORT int pto_connect(const char *socket_path, pto_client **out)
 	int ret;
 
 	*out = NULL;
-	if (!socket_path)
-		socket_path = getenv("PTO_SOCKET");
-	if (!socket_path || !*socket_path)
-		socket_path = PTO_DEFAULT_SOCKET;
+	socket_path = pto_socket_path(socket_path && *socket_path ?
+				      socket_path : NULL);
 	if (!dev || !*dev)
 		dev = "/dev/pto0";
 	c = calloc(1, sizeof(*c));

@@ -30,11 +30,7 @@
 /* -s, else $PTO_SOCKET, else libpto's default (wire.h). */
 static const char *sock_path(const char *opt)
 {
-	if (opt)
-		return opt;
-	if (getenv("PTO_SOCKET") && *getenv("PTO_SOCKET"))
-		return getenv("PTO_SOCKET");
-	return PTO_DEFAULT_SOCKET;
+	return pto_socket_path(opt);
 }
 
 /* A connection to ptod at @path: the socket, or -1 (said on stderr). */

@@ -27,6 +27,7 @@
 #include <stdatomic.h>
 #include <stdalign.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include <linux/pto.h>
 #include <pto/libpto.h>
@@ -223,6 +224,20 @@ struct pto_rec_submit {
 
 #define PTO_WIRE_VERSION	6
 #define PTO_DEFAULT_SOCKET	"/run/pto/ptod.sock"
+
+/*
+ * ptod's socket, for ptod and its clients alike: @given (a -s option or
+ * pto_connect()'s argument), else $PTO_SOCKET unless unset or empty, else
+ * PTO_DEFAULT_SOCKET.
+ */
+static inline const char *pto_socket_path(const char *given)
+{
+	const char *env = getenv("PTO_SOCKET");
+
+	if (given)
+		return given;
+	return env && *env ? env : PTO_DEFAULT_SOCKET;
+}
 #define PTO_MSG_TEXT		3072
 
 enum {
