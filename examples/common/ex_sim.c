@@ -2,6 +2,7 @@
 /* End-to-end runs on the sim device (see ex_sim.h). */
 #include "ex_sim.h"
 
+#include <ctype.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
@@ -46,11 +47,17 @@ static int ex_sim_config(struct ex_sim *s, struct pto2_config *cfg,
 
 	*nr_aic = 24;
 	if (env && *env) {
-		*nr_aic = (uint32_t)strtoul(env, NULL, 10);
-		if (*nr_aic < 1 || *nr_aic * 3 > PTO_MAX_CORES) {
+		char *end = NULL;
+		unsigned long v = 0;
+
+		errno = 0;
+		if (isdigit((unsigned char)*env))
+			v = strtoul(env, &end, 10);
+		if (!end || *end || errno || v < 1 || v > PTO_MAX_CORES / 3) {
 			fprintf(stderr, "EX_SIM_AIC=%s: 1..%d\n", env, PTO_MAX_CORES / 3);
 			return -EINVAL;
 		}
+		*nr_aic = (uint32_t)v;
 	}
 	pto2_config_default(cfg);
 	cfg->heap_size = EX_SIM_HEAP;
