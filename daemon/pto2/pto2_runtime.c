@@ -701,6 +701,11 @@ static void held_drop(PTO2Runtime *rt, int i)
 	rt->clusters[i] = rt->clusters[--rt->nr_held];
 }
 
+bool pto2_runtime_cluster_held(PTO2Runtime *rt, int32_t id)
+{
+	return held_index(rt, id) >= 0;
+}
+
 /* Scope @depth ends: the clusters it allocated are freed. */
 static void clusters_scope_end(PTO2Runtime *rt, int depth)
 {

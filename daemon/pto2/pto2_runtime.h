@@ -232,6 +232,11 @@ void pto2_runtime_set_trace(PTO2Runtime *rt, uint32_t client, uint64_t graph);
  * has failed (its last submit may not have made a task).
  */
 int32_t pto2_rt_last_task_id(PTO2Runtime *rt);
+/*
+ * Is cluster @id held by this run's orchestration (allocated, and neither
+ * freed nor released by its scope's end)? For the orchestrator thread.
+ */
+bool pto2_runtime_cluster_held(PTO2Runtime *rt, int32_t id);
 /* The HWS context of this runtime's tasks (0 .. 3; default 0). */
 int pto2_runtime_set_context(PTO2Runtime *rt, uint32_t ctx);
 /* The engine this runtime's tasks are scheduled by. */

@@ -529,9 +529,11 @@ static void handle_submit(struct client *c, const struct pto_rec *r)
 	attr = s->attr;
 	if (attr.flags & PTO2_ATTR_CLUSTER) {
 		attr.cluster_id = cluster_of(c, s->attr.cluster_id);
-		if (attr.cluster_id < 0) {
+		/* named by the client's id, not the runtime's */
+		if (attr.cluster_id < 0 ||
+		    !pto2_runtime_cluster_held(c->rt, attr.cluster_id)) {
 			graph_fail(c, -EINVAL,
-				   "submit: kernel %d: cluster %d was not allocated",
+				   "submit: kernel %d: cluster %d is not allocated by this orchestration (never, or freed, or its scope ended)",
 				   s->kernel_id, s->attr.cluster_id);
 			return;
 		}

@@ -3689,7 +3689,7 @@ TEST_F_TIMEOUT(e2e, libpto_misuse_clear_errors, 120)
 	static const char *const cases[] = {
 		"wait-unknown", "begin", "wait-building", "end", "wait",
 		"wait-again", "run-null", "view-wraps", "block-negative",
-		"free-cluster-0",
+		"free-cluster-0", "cluster-after-scope",
 		"ndims-7", "fifo", "kernel-no-entry", "kernel-pie",
 		"disconnect-in-run",
 		"free-after-disconnect", "fork", "after",

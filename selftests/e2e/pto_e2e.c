@@ -864,6 +864,28 @@ static int orch_free_cluster0(PTO2Runtime *rt, uint64_t *args, int argc)
 	return 0;
 }
 
+/* A task on a cluster whose scope ended (ptod's id 0 for the client's 1). */
+static int orch_cluster_after_scope(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	Tensor x = buf_tensor(sc_x), y = buf_tensor(sc_y);
+	PTOParam p[] = {
+		make_input_param(&x), make_output_param(&y),
+		make_scalar_param(pto_f32_arg(1.0f)), make_scalar_param(1024),
+	};
+	int32_t cid = -1;
+
+	(void)args;
+	(void)argc;
+	PTO2_SCOPE(rt) {
+		PTO2_SCOPE(rt) {
+			cid = pto2_rt_allocate_cluster(rt);
+		}
+		pto2_rt_submit_task_clustered(rt, VEC_FUNC_ADD_SCALAR,
+					      PTO2_WORKER_VECTOR, p, 4, cid);
+	}
+	return 0;
+}
+
 /* The orchestration function of a client of its own disconnects it. */
 static int orch_disconnect(PTO2Runtime *rt, uint64_t *args, int argc)
 {
@@ -930,6 +952,10 @@ static int run_misuse(void)
 	failed += misuse_case("block-negative",
 			      pto_run(cl, orch_block_neg, NULL, 0, msg,
 				      sizeof(msg)), -EINVAL);
+	ret = pto_run(cl, orch_cluster_after_scope, NULL, 0, msg, sizeof(msg));
+	failed += misuse_case("cluster-after-scope", ret == -EINVAL &&
+			      strstr(msg, "cluster 1 is not allocated") ?
+			      0 : ret ? ret : 1, 0);
 	ret = pto_run(cl, orch_free_cluster0, NULL, 0, msg, sizeof(msg));
 	failed += misuse_case("free-cluster-0", ret == -EINVAL &&
 			      strstr(msg, "cluster 0 is not allocated") ?
