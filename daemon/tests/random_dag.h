@@ -22,6 +22,11 @@
  * reads that task's sink slot, which only that task writes. Every schedule the runtime may choose then gives the
  * sequential result; a difference is a dependency it missed, a block it
  * ran twice, early or never, or memory reused too early.
+ *
+ * The task that makes an intermediate may write only a tile of it; later
+ * tasks may write the rest (OUTPUT), and no task reads an element of an
+ * intermediate before one wrote it (its memory holds whatever the heap
+ * held).
  */
 #ifndef RANDOM_DAG_H
 #define RANDOM_DAG_H
@@ -53,7 +58,9 @@ struct rd_view {
 	uint8_t tensor, kind;		/* kind: PTO_PARAM_INPUT .. INOUT */
 	uint8_t r0, c0, nr, nc;
 	uint16_t stride;		/* the tensor's row, elements */
-	bool make;			/* makes the intermediate: all of it */
+	bool make;			/* makes the intermediate (its first
+					 * write: all of it or a tile) */
+	uint8_t mrows;			/* make: the intermediate's rows */
 };
 
 struct rd_task {
@@ -73,6 +80,7 @@ struct rd_stats {
 	uint32_t mixed;			/* MIXED tasks (three threads) */
 	uint32_t clustered;		/* tasks on a cluster */
 	uint32_t makes, im_uses;	/* intermediates made, tiles used */
+	uint32_t part_makes;		/* intermediates made by a tile */
 };
 
 struct rd_prog {
@@ -275,6 +283,20 @@ static inline bool writes(const struct rd_view *v)
 		     (c) < (uint32_t)(v)->c0 + (v)->nc;			\
 		     (c)++, (e)++)
 
+/* Does @v read an element of an intermediate that no task wrote yet? */
+static inline bool reads_unwritten(const struct rd_gen *g,
+				   const struct rd_view *v)
+{
+	uint32_t r, c, e;
+
+	if (v->kind == PTO_PARAM_OUTPUT || v->tensor < RD_IM0)
+		return false;
+	for_each_elem(v, e, r, c)
+		if (g->writer[v->tensor][e] < 0)
+			return true;
+	return false;
+}
+
 /* @pre and everything before it join @set. */
 static inline void order_after(struct rd_gen *g, rd_set set, uint32_t pre)
 {
@@ -312,6 +334,7 @@ static inline bool try_task(struct rd_gen *g, uint32_t i, struct rd_task *t,
 		for (j = 0; j < t->nviews; j++)
 			clash |= (writes(&v) || writes(&t->v[j])) &&
 				 overlap(&v, &t->v[j]);
+		clash |= reads_unwritten(g, &v);
 		if (!clash)
 			t->v[t->nviews++] = v;
 	}
@@ -384,9 +407,9 @@ static inline void commit_task(struct rd_gen *g, const struct rd_prog *p,
 }
 
 /*
- * Task @i makes the intermediates @ims (bits) of a new scope: OUTPUTs of
- * all of each, and a few reads. Their memory is new: nothing before
- * touched it.
+ * Task @i makes the intermediates @ims (bits) of a new scope: an OUTPUT
+ * of each, all of it or (one in two) a tile, and a few reads. Their
+ * memory is new: nothing before touched it.
  */
 static inline void make_task(struct rd_gen *g, struct rd_task *t,
 			     uint32_t ims, rd_set before)
@@ -404,10 +427,20 @@ static inline void make_task(struct rd_gen *g, struct rd_task *t,
 			g->writer[k][e] = -1;
 			memset(g->readers[k][e], 0, sizeof(rd_set));
 		}
-		t->v[t->nviews++] = (struct rd_view){
+		t->v[t->nviews] = (struct rd_view){
 			.tensor = (uint8_t)k, .kind = PTO_PARAM_OUTPUT,
 			.nr = (uint8_t)g->rows[k], .nc = (uint8_t)g->cols[k],
-			.stride = (uint16_t)g->cols[k], .make = true };
+			.stride = (uint16_t)g->cols[k], .make = true,
+			.mrows = (uint8_t)g->rows[k] };
+		if (rnd(&g->rng, 2)) {
+			struct rd_view *v = &t->v[t->nviews];
+
+			v->nr = (uint8_t)(1 + rnd(&g->rng, g->rows[k]));
+			v->nc = (uint8_t)(1 + rnd(&g->rng, g->cols[k]));
+			v->r0 = (uint8_t)rnd(&g->rng, g->rows[k] - v->nr + 1);
+			v->c0 = (uint8_t)rnd(&g->rng, g->cols[k] - v->nc + 1);
+		}
+		t->nviews++;
 	}
 	/* reads of the tensors that exist (not the new ones) */
 	while (nr--) {
@@ -484,6 +517,10 @@ static inline void rd_generate(struct rd_prog *p, uint64_t seed,
 		if (ims) {
 			make_task(&g, t, ims, before);
 			st->makes++;
+			for (k = 0; k < t->nviews; k++)
+				st->part_makes += t->v[k].make &&
+					(t->v[k].nr != t->v[k].mrows ||
+					 t->v[k].nc != t->v[k].stride);
 		} else {
 			for (tries = 0; tries < 20; tries++)
 				if (try_task(&g, i, t, before, false))
@@ -592,10 +629,14 @@ static inline int rd_orchestrate(PTO2Runtime *rt, uint64_t *args, int argc)
 			off[0] = v->r0;
 			off[1] = v->c0;
 			if (v->make) {
+				uint64_t ws[2] = { v->mrows, v->stride };
+
 				/* the submit writes its address back */
-				whole[v->tensor] = make_tensor(shape, 2,
+				whole[v->tensor] = make_tensor(ws, 2,
 							       PTO_DT_INT64);
-				prm[k + 1] = make_output_param(&whole[v->tensor]);
+				view[k + 1] = pto_tensor_view(&whole[v->tensor],
+							      shape, off);
+				prm[k + 1] = make_output_param(&view[k + 1]);
 				continue;
 			}
 			view[k + 1] = pto_tensor_view(&whole[v->tensor], shape,
@@ -614,6 +655,10 @@ static inline int rd_orchestrate(PTO2Runtime *rt, uint64_t *args, int argc)
 		}
 		pto2_rt_submit_task_attr(rt, run->kernel[t->worker],
 					 t->worker, prm, (int32_t)n, &attr);
+		/* the made intermediates: their buffers, views of all of it */
+		for (k = 0; k < t->nviews; k++)
+			if (t->v[k].make)
+				whole[t->v[k].tensor].addr = view[k + 1].addr;
 		for (k = 0; k < t->closes; k++)
 			pto2_rt_scope_end(rt);
 	}

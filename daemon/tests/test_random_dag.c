@@ -148,10 +148,10 @@ static int run_case(const struct rd_case *rc, uint64_t seed, uint32_t nprogs)
 			}
 		}
 	}
-	tap_diag("%s: %u tasks: %u writes (%u INOUT), %u reads to order a write, %u tasks of reads only, %u of several blocks, %u of two-thread blocks, %u MIXED, %u on a cluster, %u making intermediates, %u tiles of intermediates",
+	tap_diag("%s: %u tasks: %u writes (%u INOUT), %u reads to order a write, %u tasks of reads only, %u of several blocks, %u of two-thread blocks, %u MIXED, %u on a cluster, %u making intermediates (%u intermediates made by a tile), %u tiles of intermediates",
 		 rc->name, st.tasks, st.writes, st.inouts, st.order_reads,
 		 st.reads_only, st.blocks, st.threads, st.mixed, st.clustered,
-		 st.makes, st.im_uses);
+		 st.makes, st.part_makes, st.im_uses);
 	ok(!ret, "%s: %u programs of %u tasks%s give the sequential result",
 	   rc->name, n, rc->tasks, nrt > 1 ? " on each runtime" : "");
 out:

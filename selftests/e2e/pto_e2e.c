@@ -2265,9 +2265,9 @@ static int run_random(long n, uint64_t seed, long tasks, const char *mode)
 				i, seed + (uint64_t)i,
 				ret == -EPROTO ? where : strerror(-ret), msg);
 	}
-	printf("random: %u tasks, %u writes (%u INOUT), %u reads to order a write, %u of several blocks, %u of two-thread blocks, %u MIXED, %u on a cluster, %u making intermediates\n",
+	printf("random: %u tasks, %u writes (%u INOUT), %u reads to order a write, %u of several blocks, %u of two-thread blocks, %u MIXED, %u on a cluster, %u making intermediates (%u intermediates made by a tile)\n",
 	       st.tasks, st.writes, st.inouts, st.order_reads, st.blocks,
-	       st.threads, st.mixed, st.clustered, st.makes);
+	       st.threads, st.mixed, st.clustered, st.makes, st.part_makes);
 out:
 	for (k = 0; k <= RD_SINK; k++)
 		if (buf[k])
