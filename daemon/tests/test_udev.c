@@ -85,6 +85,20 @@ static void t_config(void)
 	ok(pto_udev_config_from_env(&cfg, err, sizeof(err)) == -EINVAL,
 	   "config: a hex GM size is refused (%s)", err);
 	unsetenv("PTO_USER_GM_MB");
+	setenv("PTO_USER_PROFILE", "a5", 1);
+	unsetenv("PTO_USER_NR_AIC");
+	{
+		struct pto_udev *u = NULL;
+		int ret = pto_udev_config_from_env(&cfg, err, sizeof(err));
+
+		if (!ret)
+			ret = pto_udev_create(&cfg, &u);
+		ok(!ret && cfg.nr_aic == 72 && u &&
+		   pto_regs_info(u->regs)->nr_cores == 3 * 72,
+		   "config: a5's default of 72 blocks makes a device (%d)", ret);
+		if (u)
+			pto_udev_destroy(u);
+	}
 	setenv("PTO_USER_PROFILE", "a9", 1);
 	ok(pto_udev_config_from_env(&cfg, err, sizeof(err)) == -EINVAL,
 	   "config: an unknown profile refused");

@@ -47,14 +47,14 @@
 #define PTO_UDEV_VERSION	5
 
 /*
- * Default geometry: the a2a3 profile's blocks and pto.ko's GM size;
+ * Default geometry: the profile's blocks and pto.ko's GM size;
  * PTO_USER_NR_AIC, PTO_USER_GM_MB and PTO_USER_PROFILE in ptod's
  * environment change them (within pto.ko's module parameter ranges).
  */
 #define PTO_UDEV_GM_MB_DEFAULT	256
 #define PTO_UDEV_GM_MB_MIN	16
 #define PTO_UDEV_GM_MB_MAX	4096
-#define PTO_UDEV_NR_AIC_MAX	64
+#define PTO_UDEV_NR_AIC_MAX	PTO_MAX_AIC	/* as pto.ko's nr_aic */
 
 /**
  * struct pto_udev_shared - device state outside the register file.
