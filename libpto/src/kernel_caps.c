@@ -104,8 +104,9 @@ static int scan_dynsym(const void *so, size_t len, const Elf64_Ehdr *eh,
 				return ret;
 		} else if (!strcmp(name, PTO_KERNEL_ENTRY_SYMBOL) &&
 			   sym->st_shndx != SHN_UNDEF &&
-			   (ELF64_ST_TYPE(sym->st_info) == STT_FUNC ||
-			    ELF64_ST_TYPE(sym->st_info) == STT_GNU_IFUNC)) {
+			   ELF64_ST_BIND(sym->st_info) != STB_LOCAL &&
+			   ELF64_ST_TYPE(sym->st_info) != STT_OBJECT) {
+			/* a function, an IFUNC, or untyped (assembly) */
 			*entry = true;
 		}
 	}
@@ -116,7 +117,7 @@ int kernel_image_check(const void *so, size_t len, uint64_t *caps,
 		       const char **why)
 {
 	const Elf64_Ehdr *eh = at(so, len, 0, sizeof(Elf64_Ehdr));
-	bool entry = false, pie = false;
+	bool entry = false, pie = false, dynsym = false;
 	uint32_t i;
 	int ret;
 
@@ -124,7 +125,7 @@ int kernel_image_check(const void *so, size_t len, uint64_t *caps,
 	*why = "not a 64-bit ELF shared object";
 	if (!eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) ||
 	    eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_type != ET_DYN ||
-	    eh->e_shentsize != sizeof(Elf64_Shdr))
+	    (eh->e_shnum && eh->e_shentsize != sizeof(Elf64_Shdr)))
 		return -ENOEXEC;
 	for (i = 0; i < eh->e_shnum; i++) {
 		const Elf64_Shdr *sh = at(so, len, eh->e_shoff +
@@ -136,6 +137,7 @@ int kernel_image_check(const void *so, size_t len, uint64_t *caps,
 		if (sh->sh_type == SHT_DYNAMIC) {
 			pie |= is_pie(so, len, sh);
 		} else if (sh->sh_type == SHT_DYNSYM) {
+			dynsym = true;
 			ret = scan_dynsym(so, len, eh, sh, &entry, caps);
 			if (ret)
 				return ret;
@@ -145,8 +147,10 @@ int kernel_image_check(const void *so, size_t len, uint64_t *caps,
 		*why = "a position-independent executable, not a shared object (link it with -shared)";
 		return -ENOEXEC;
 	}
-	if (!entry) {
-		*why = "exports no function " PTO_KERNEL_ENTRY_SYMBOL;
+	/* without section headers (stripped) there is no table to look in */
+	if (!entry && dynsym) {
+		*why = "exports no function " PTO_KERNEL_ENTRY_SYMBOL
+		       " (built with -fvisibility=hidden? then mark it visible)";
 		return -ENOEXEC;
 	}
 	*why = NULL;
