@@ -43,7 +43,13 @@ static void tensor_why(const Tensor *t, char *why, size_t len)
 		snprintf(why, len, "unknown dtype %u", (unsigned int)t->dtype);
 		return;
 	}
-	if (t->ndims < 1 || t->ndims > PTO2_MAX_TENSOR_DIMS) {
+	if (!t->ndims) {
+		/* what make_tensor() and pto_tensor_view() return refused */
+		snprintf(why, len,
+			 "no dimensions (a tensor or view its maker refused: a shape, offset or dimension count out of range)");
+		return;
+	}
+	if (t->ndims > PTO2_MAX_TENSOR_DIMS) {
 		snprintf(why, len, "%u dimensions (1 to %d)",
 			 (unsigned int)t->ndims, PTO2_MAX_TENSOR_DIMS);
 		return;
@@ -52,7 +58,11 @@ static void tensor_why(const Tensor *t, char *why, size_t len)
 		const unsigned long long o = t->offsets[i], sh = t->shapes[i];
 		const unsigned long long r = t->raw_shapes[i];
 
-		if (!r || o > r || sh > r - o) {
+		if (!r) {
+			snprintf(why, len, "dimension %u: raw shape 0", i);
+			return;
+		}
+		if (o > r || sh > r - o) {
 			snprintf(why, len,
 				 "dimension %u: offset %llu + shape %llu past its raw shape %llu",
 				 i, o, sh, r);

@@ -887,7 +887,7 @@ static int dep_pool_reserve_slow(PTO2Runtime *rt, uint32_t n,
 				  n, p->pos - p->live_pos, p->capacity, la,
 				  w.spins);
 		} else if (ret == 2 && n > p->capacity) {
-			/* nothing runs, and its producers stay live */
+			/* no progress, and the need alone is past the pool */
 			dep_pool_too_small(rt, n, s);
 			return -ENOSPC;
 		} else if (ret == 2) {
@@ -1358,7 +1358,7 @@ static void dep_pool_too_small(PTO2Runtime *rt, uint32_t n,
 {
 	if (s)
 		snprintf(rt->flow_msg, sizeof(rt->flow_msg),
-			 "[DepPool] a task of kernel %d needs %u dependency entries for its %d producers (1 for each that completed, 2 for each still to run), more than PTO2_RING_DEP_POOL=%u; its producers stay until it is submitted",
+			 "[DepPool] a task of kernel %d needs %u dependency entries for its %d producers (1 for each that completed, 2 for each still to run), more than PTO2_RING_DEP_POOL=%u, and nothing completed while it waited: raise PTO2_RING_DEP_POOL, or give the task fewer producers",
 			 s->kernel_id, n, s->nall, rt->dep_pool.capacity);
 	else
 		snprintf(rt->flow_msg, sizeof(rt->flow_msg),

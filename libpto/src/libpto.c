@@ -444,8 +444,7 @@ PTO_EXPORT int pto_connect(const char *socket_path, pto_client **out)
 	int ret;
 
 	*out = NULL;
-	socket_path = pto_socket_path(socket_path && *socket_path ?
-				      socket_path : NULL);
+	socket_path = pto_socket_path(socket_path);
 	if (!dev || !*dev)
 		dev = "/dev/pto0";
 	c = calloc(1, sizeof(*c));

@@ -65,6 +65,9 @@ done <<'OPTS'
 --seed 12x
 --threshold 0
 --count -1
+--cores -1
+--cores 4x
+--pa-shape 4294967295:3
 OPTS
 
 if [ -n "$MAKESPAN" ]; then

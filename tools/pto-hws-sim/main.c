@@ -756,6 +756,28 @@ static int opt_u32(const char *arg, uint32_t min, uint32_t max,
 	return 0;
 }
 
+/*
+ * "A:B" (or "A" when @b_optional) into *@a and *@b, each a count from 1
+ * to @max: 0 or -EINVAL.
+ */
+static int opt_pair(const char *arg, uint32_t max, bool b_optional,
+		    uint32_t *a, uint32_t *b)
+{
+	char buf[32], *colon;
+
+	if (strlen(arg) >= sizeof(buf))
+		return -EINVAL;
+	strcpy(buf, arg);
+	colon = strchr(buf, ':');
+	if (colon)
+		*colon = '\0';
+	else if (!b_optional)
+		return -EINVAL;
+	if (opt_u32(buf, 1, max, a))
+		return -EINVAL;
+	return colon ? opt_u32(colon + 1, 1, max, b) : 0;
+}
+
 /* --seed: any 64-bit number, decimal, 0x hex or 0 octal */
 static int parse_seed(const char *arg, uint64_t *seed)
 {
@@ -817,8 +839,9 @@ static int set_workload_opt(struct opts *o, int c, const char *arg)
 	case OPT_BRANCHES:
 		return opt_u32(arg, 1, SIM_MAX_COUNT, &o->gen.forkjoin);
 	case OPT_PA_SHAPE:
-		return sscanf(arg, "%u:%u", &o->gen.pa_chunks,
-			      &o->gen.pa_bn) == 2 ? 0 : -EINVAL;
+		/* chunks x (1 + 4 x blocks) tasks: at most about 4 Mi */
+		return opt_pair(arg, 1024, false, &o->gen.pa_chunks,
+				&o->gen.pa_bn);
 	case OPT_PA_COST:
 		return parse_pa_cost(arg, o->gen.pa_cost);
 	case OPT_ARRIVE:
@@ -848,8 +871,8 @@ static int set_machine_opt(struct opts *o, int c, const char *arg)
 {
 	switch (c) {
 	case OPT_CORES:
-		return sscanf(arg, "%u:%u", &o->cores, &o->cluster) < 1 ?
-		       -EINVAL : 0;
+		return opt_pair(arg, SIM_MAX_COUNT, true, &o->cores,
+				&o->cluster);
 	case OPT_DEVICE:
 		return opt_u32(arg, 1, SIM_MAX_COUNT, &o->device);
 	case OPT_NOISE:
@@ -918,7 +941,8 @@ static int set_output_opt(struct opts *o, int c, const char *arg)
 		o->experiment = arg[0];
 		return 0;
 	case OPT_COUNT:
-		return opt_u32(arg, 1, SIM_MAX_COUNT, &o->count);
+		/* 0: the experiment's default */
+		return opt_u32(arg, 0, SIM_MAX_COUNT, &o->count);
 	case OPT_MIX:
 		return opt_u32(arg, 1, SIM_MAX_COUNT, &o->mix);
 	}

@@ -10,7 +10,8 @@
  * runs unchanged in this process, its pto2_rt_* calls resolved by libpto.
  * Each ARG becomes one uint64_t of the args array:
  *
- *   123, 0x7b, -1    integer scalar (a negative one as its two's complement)
+ *   123, 0x7b, -1    integer scalar (a negative one as its two's complement;
+ *                    after "--", or getopt takes it for an option)
  *   f:1.5            float scalar (bits in the low 32 bits)
  *   buf:SIZE         a zeroed GM buffer of SIZE bytes (its device address)
  *   buf:SIZE:FILE    a GM buffer initialized from FILE (SIZE 0: FILE's size)
@@ -26,6 +27,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -281,7 +283,8 @@ static int float_arg(const char *a, uint64_t *v)
 
 	errno = 0;
 	f = strtof(a, &end);
-	if (end == a || *end || errno)
+	/* ERANGE for an underflow too: a tiny value is still a value */
+	if (end == a || *end || (errno && isinf(f)))
 		return -EINVAL;
 	memcpy(&u, &f, sizeof(u));
 	*v = u;

@@ -227,15 +227,15 @@ struct pto_rec_submit {
 
 /*
  * ptod's socket, for ptod and its clients alike: @given (a -s option or
- * pto_connect()'s argument), else $PTO_SOCKET unless unset or empty, else
- * PTO_DEFAULT_SOCKET.
+ * pto_connect()'s argument; "" is the default), else $PTO_SOCKET unless
+ * unset or empty, else PTO_DEFAULT_SOCKET.
  */
 static inline const char *pto_socket_path(const char *given)
 {
 	const char *env = getenv("PTO_SOCKET");
 
 	if (given)
-		return given;
+		return *given ? given : PTO_DEFAULT_SOCKET;
 	return env && *env ? env : PTO_DEFAULT_SOCKET;
 }
 #define PTO_MSG_TEXT		3072

@@ -56,7 +56,10 @@ extern "C" {
 typedef struct pto_client pto_client;
 typedef struct pto_buf pto_buf;
 
-/* Connection. @socket_path NULL: $PTO_SOCKET or /run/pto/ptod.sock. */
+/*
+ * Connection. @socket_path NULL: $PTO_SOCKET (unless empty) or
+ * /run/pto/ptod.sock; "": /run/pto/ptod.sock.
+ */
 int pto_connect(const char *socket_path, pto_client **out);
 /*
  * Called from the orchestration function of a pto_run(), the disconnect
