@@ -1301,6 +1301,32 @@ static int kreg_pin_blob(struct client *c, const struct pto_msg_kreg *k,
 	return 0;
 }
 
+/*
+ * A blob replaced while a run is in flight stays pinned until the run
+ * drains (life_unpin_unnamed): at most PTOD_MAX_OLD_KPINS of them, so
+ * that neither the set nor its release at the run's end grows without
+ * bound. true if @k is refused for that (the client has its reply).
+ */
+static bool kreg_replaced_too_often(struct client *c,
+				    const struct pto_msg_kreg *k)
+{
+	struct ptod *d = c->d;
+	uint32_t n;
+
+	if (atomic_load(&c->ktype[k->func_id]) < 0 ||
+	    c->kaddrs[k->func_id] == k->blob_addr)
+		return false;
+	pthread_mutex_lock(&d->dev_lock);
+	n = atomic_load(&c->in_run) ? c->old_kpins.n : 0;
+	pthread_mutex_unlock(&d->dev_lock);
+	if (n < PTOD_MAX_OLD_KPINS)
+		return false;
+	ptod_reply(c, -EBUSY,
+		   "kernel %d: %u kernel blobs were replaced while a graph of this client runs (at most %d): wait for the graph before replacing more",
+		   k->func_id, n, PTOD_MAX_OLD_KPINS);
+	return true;
+}
+
 static void handle_kreg(struct client *c, struct pto_msg *m)
 {
 	struct pto_msg_kreg *k = &m->u.kreg;
@@ -1328,6 +1354,8 @@ static void handle_kreg(struct client *c, struct pto_msg *m)
 		      k->func_id, need, pto_profile_name(c->d->info.profile));
 		return;
 	}
+	if (kreg_replaced_too_often(c, k))
+		return;
 	if (kreg_pin_blob(c, k, &size)) {
 		/* a buffer pinned for nothing */
 		life_unpin_unnamed(c, k->blob_addr);

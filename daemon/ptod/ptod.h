@@ -39,6 +39,12 @@
 #include "pto2_runtime.h"
 
 #define PTOD_MAX_FUNC		256	/* kernel ids 0 .. 255 per client */
+/*
+ * Kernel blobs a client may replace while one of its graphs runs: each
+ * stays pinned until the run drains (client->old_kpins), and the runner
+ * unpins them all then.
+ */
+#define PTOD_MAX_OLD_KPINS	256
 #define PTOD_REC_MAX		4096	/* largest stream record */
 #define PTOD_NR_SIGS		3	/* signals the loop handles */
 #define PTOD_MAX_CTX_RULES	64	/* -x options */

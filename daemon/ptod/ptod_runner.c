@@ -754,6 +754,7 @@ static int run_enter(struct client *c)
 static void run_leave(struct client *c)
 {
 	struct ptod *d = c->d;
+	struct ptod_pinset old;
 	uint32_t *n;
 
 	pthread_mutex_lock(&d->dev_lock);
@@ -761,10 +762,15 @@ static void run_leave(struct client *c)
 	n = c->uid ? uid_runs(d, c->uid, false) : NULL;
 	if (n && *n)
 		(*n)--;
-	/* the run drained: no task of it can run a replaced kernel blob */
-	ptod_pins_release(d, &c->old_kpins);
+	/*
+	 * The run drained: no task of it can run a replaced kernel blob.
+	 * Their unpins (an ioctl each) wait until the lock is given back.
+	 */
+	old = c->old_kpins;
+	memset(&c->old_kpins, 0, sizeof(c->old_kpins));
 	pthread_cond_broadcast(&d->dev_cond);
 	pthread_mutex_unlock(&d->dev_lock);
+	ptod_pins_free(d, &old);
 }
 
 /* Discard the records of a graph that cannot run, up to its GRAPH_END. */

@@ -3081,14 +3081,16 @@ TEST_F_TIMEOUT(e2e, freed_named_buffers_stay_pinned, 150)
  * not map it any more), then frees it: what libpto maps of GM shows when
  * (ptod's pin of the old blob for that run keeps it in the device's
  * count either way). On the user-mode device only: it checks libpto,
- * which is the same on both devices.
+ * which is the same on both devices. Loaded again and again while that
+ * graph runs, the 257th replaced blob is refused with -EBUSY (ptod keeps
+ * each pinned for the run), and a load after the graph passes.
  */
 TEST_F_TIMEOUT(e2e, kernel_reload_freed_after_graph, 150)
 {
 	if (!E->user)
 		SKIP(return, "checks libpto, the same on both devices: on the user-mode device only");
 	run_client(_metadata, "reload-defer", NULL, ARGS("reload-defer"),
-		   ARGS("reload-defer"), NULL);
+		   ARGS("reload-defer", "reload-cap"), NULL);
 }
 
 /*

@@ -3175,6 +3175,11 @@ static long long mapped_like(const void *p)
  * device's gm_buffers cannot: ptod pins the old blob for that run, so
  * its memory is counted until the run is over whenever libpto frees it.
  * It checks that the memory is back after the graph.)
+ *
+ * reload-cap: then the kernel is loaded again and again while the graph
+ * is in flight: ptod keeps each replaced blob pinned for the run, up to
+ * 256 of them, so one of the next 300 loads must fail with -EBUSY naming
+ * that limit, and a load after the graph must pass.
  */
 static int run_reload_defer(void)
 {
@@ -3182,8 +3187,10 @@ static int run_reload_defer(void)
 	uint64_t shape[1] = { 16 };
 	char msg[PTO_MSG_TEXT] = "";
 	long long n0, n1, n2, m0, m1, m2;
+	char path[PATH_MAX + 192];
+	int ret, loads, busy = 0;
+	bool cap_ok;
 	uint64_t tag;
-	int ret;
 
 	if (load_e2e_kernel(RENDEZVOUS_K, "rendezvous_kernel.so") ||
 	    !(sc_x = gm_copy(NULL, 4096)) || pto_graph_begin(cl, &tag)) {
@@ -3206,9 +3213,21 @@ static int run_reload_defer(void)
 		ret = load_e2e_kernel(RENDEZVOUS_K, "rendezvous_kernel.so");
 	n1 = udev_counter("gm_buffers");
 	m1 = mapped_like(pto_buf_ptr(sc_x));
+	snprintf(path, sizeof(path), "%s/rendezvous_kernel.so", e2edir);
+	for (loads = 0; !ret && loads < 300; loads++) {
+		busy = pto_kernel_load(cl, RENDEZVOUS_K, PTO2_WORKER_VECTOR,
+				       path);
+		if (busy)
+			break;
+	}
+	printf("reload-cap: %d more loads in the run, then %d: %s\n", loads,
+	       busy, busy ? pto_last_error(cl) : "");
+	cap_ok = busy == -EBUSY && strstr(pto_last_error(cl), "(at most 256)");
 	__atomic_fetch_add((uint32_t *)pto_buf_ptr(sc_x), 1, __ATOMIC_ACQ_REL);
 	if (!ret)
 		ret = pto_graph_wait(cl, tag, msg, sizeof(msg));
+	cap_ok &= !ret && !load_e2e_kernel(RENDEZVOUS_K, "rendezvous_kernel.so");
+	printf("CASE reload-cap: %s\n", cap_ok ? "PASS" : "FAIL");
 	n2 = udev_counter("gm_buffers");
 	m2 = mapped_like(pto_buf_ptr(sc_x));
 	printf("status=%d %s; gm_buffers %lld before the reload, %lld after, %lld once the graph was over; GM mapped by libpto %lld, %lld, %lld bytes\n",
@@ -3216,7 +3235,7 @@ static int run_reload_defer(void)
 	ret = !ret && n0 >= 0 && n1 == n0 + 1 && n2 == n0 && m0 > 0 &&
 	      m1 > m0 && m2 == m0;
 	printf("CASE reload-defer: %s\n", ret ? "PASS" : "FAIL");
-	return ret ? 0 : 1;
+	return ret && cap_ok ? 0 : 1;
 }
 
 /* One check of run_unpriv(): @got is the result, @want the errno expected. */
