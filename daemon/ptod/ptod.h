@@ -75,6 +75,12 @@
 #define PTOD_USER_LOG_RATE	100	/* of them, one user's clients' */
 #define PTOD_USER_LOG_SLOTS	64	/* users counted in one second */
 #define PTOD_TRACE_RING		8192	/* blocks waiting for trace subscribers */
+/*
+ * Trace subscriptions of one user but root at once: each costs the main
+ * loop a pass over every block flushed, and a user may hold many
+ * connections.
+ */
+#define PTOD_TRACE_SUBS_USER	2
 /* -w: a client's task window, and the largest a user but root may ask */
 #define PTOD_TASK_WINDOW	16384
 /* the largest PTO2_RING_DEP_POOL a user but root may ask (8 MiB of GM) */

@@ -344,7 +344,17 @@ static void on_trace(evutil_socket_t fd, short what, void *arg)
 static void trace_start(struct client *c)
 {
 	struct ptod *d = c->d;
+	const struct client *o;
+	uint32_t n = 0;
 
+	for (o = d->clients; c->uid && !c->tracing && o; o = o->next)
+		n += o->tracing && o->uid == c->uid;
+	if (n >= PTOD_TRACE_SUBS_USER) {
+		ptod_reply(c, -EBUSY,
+			   "user %u traces on %u connections already (at most %d but root)",
+			   (unsigned int)c->uid, n, PTOD_TRACE_SUBS_USER);
+		return;
+	}
 	if (!c->tracing) {
 		c->tracing = true;
 		c->trace_lost = 0;

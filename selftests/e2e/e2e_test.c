@@ -4489,6 +4489,67 @@ static bool tracer_seen(struct __test_metadata *_metadata, int ms)
 	return seen;
 }
 
+/* How many connections trace (ptoctl -j clients), within @ms for @want. */
+static int tracers_seen(struct __test_metadata *_metadata, int want, int ms)
+{
+	int64_t end = mono_ms() + ms;
+	int n = 0, st;
+	const char *s;
+	char *out;
+
+	do {
+		out = tool_output(_metadata, "ptoctl", 0,
+				  ARGS("-j", "clients"), &st);
+		for (n = 0, s = out; s && (s = strstr(s, "\"tracing\": true"));
+		     s++)
+			n++;
+		free(out);
+		if (n < want)
+			usleep(50000);
+	} while (n < want && mono_ms() < end);
+	return n;
+}
+
+/*
+ * A user but root traces on at most two connections at once: nobody's
+ * third ptoctl trace is refused with -EBUSY and the limit, while its two
+ * others go on (each costs ptod's main loop a pass over every block).
+ */
+TEST_F_TIMEOUT(e2e, trace_subscriptions_per_user_limited, 120)
+{
+	char prog[2 * PATH_MAX];
+	struct proc t[3];
+	int i;
+
+	if (E->user)
+		SKIP(return, NOBODY_ON_USER_DEVICE);
+	snprintf(prog, sizeof(prog), "%s/tools/ptoctl", E->build);
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, proc_spawn(&t[i], "trace",
+					(char *const[]){ prog, "-s", E->sock,
+							 "trace", "-d", "60",
+							 NULL },
+					NULL, -1, NOBODY, true));
+		ASSERT_EQ(i + 1, tracers_seen(_metadata, i + 1, READY_MS));
+	}
+	ASSERT_EQ(0, proc_spawn(&t[2], "trace",
+				(char *const[]){ prog, "-s", E->sock, "trace",
+						 "-d", "5", NULL },
+				NULL, -1, NOBODY, true));
+	ASSERT_EQ(0, proc_wait(&t[2], CLIENT_MS));
+	EXPECT_FALSE(exited_ok(&t[2]));
+	EXPECT_TRUE(has_text(t[2].text, "traces on 2 connections already (at most 2 but root)"))
+		TH_LOG("%s", t[2].text);
+	EXPECT_EQ(2, tracers_seen(_metadata, 2, 0));
+	for (i = 0; i < 2; i++) {
+		EXPECT_EQ(0, kill(t[i].pid, SIGINT));
+		EXPECT_EQ(0, proc_wait(&t[i], CLIENT_MS));
+		EXPECT_TRUE(exited_ok(&t[i])) TH_LOG("%s", t[i].text);
+		proc_free(&t[i]);
+	}
+	proc_free(&t[2]);
+}
+
 /*
  * ptoctl trace -n 9 -o FILE over pto_e2e prio (9 single-block tasks):
  * one line per block, all of graph 1, none lost; FILE has 9 task lines
