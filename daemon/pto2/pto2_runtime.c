@@ -1352,7 +1352,11 @@ static uint32_t submit_edge_need(const struct submit *s)
 	return need;
 }
 
-/* The error of a submit whose @n entries the pool can never hold. */
+/*
+ * The error of a submit whose @n entries are more than the pool holds:
+ * at once (no @s), or (@s) after nothing moved while its producers'
+ * need stayed above the pool.
+ */
 static void dep_pool_too_small(PTO2Runtime *rt, uint32_t n,
 			       const struct submit *s)
 {

@@ -400,7 +400,7 @@ static int ph_translate(struct client *c, int i, int32_t kid, int32_t type,
 	return -EINVAL;
 }
 
-/* A worker type as the user named it, or a number for a bad one. */
+/* A worker type as the user named it; any other value as unknown. */
 static const char *wt_name(int32_t wt)
 {
 	return wt == PTO2_WORKER_CUBE ? "AIC (PTO2_WORKER_CUBE)" :
