@@ -1045,6 +1045,17 @@ static void t_scopes(void)
 	env_close(&e);
 }
 
+/* A run of @orch that must fail with -EINVAL, @needle in its message. */
+static void einval_with(struct env *e, pto2_orchestration_entry_fn orch,
+			uint64_t *args, int argc, const char *needle,
+			const char *what)
+{
+	int ret = run(e, orch, args, argc);
+
+	ok(ret == -EINVAL && strstr(pto2_rt_get_error_msg(e->rt), needle),
+	   "%s: -EINVAL saying so (%s)", what, pto2_rt_get_error_msg(e->rt));
+}
+
 static void t_errors(void)
 {
 	struct env e;
@@ -1063,26 +1074,17 @@ static void t_errors(void)
 	{
 		uint64_t a[2] = { gm(16 * 8), 0 };
 
-		ret = run(&e, orch_bad_view, a, 2);
-		ok(ret == -EINVAL &&
-		   strstr(pto2_rt_get_error_msg(e.rt),
-			  "param 0 of kernel 9 is not a valid tensor view: dimension 0: offset 12 + shape 8 past its raw shape 16"),
-		   "a view past its raw shape: -EINVAL naming the dimension (%s)",
-		   pto2_rt_get_error_msg(e.rt));
+		einval_with(&e, orch_bad_view, a, 2,
+			    "param 0 of kernel 9 is not a valid tensor view: dimension 0: offset 12 + shape 8 past its raw shape 16",
+			    "a view past its raw shape");
 		a[1] = 1;
-		ret = run(&e, orch_bad_view, a, 2);
-		ok(ret == -EINVAL &&
-		   strstr(pto2_rt_get_error_msg(e.rt),
-			  "params is NULL with 1 params"),
-		   "params NULL with one param: -EINVAL saying so (%s)",
-		   pto2_rt_get_error_msg(e.rt));
+		einval_with(&e, orch_bad_view, a, 2,
+			    "params is NULL with 1 params",
+			    "params NULL with one param");
 	}
-	ret = run(&e, orch_output_twice, NULL, 0);
-	ok(ret == -EINVAL &&
-	   strstr(pto2_rt_get_error_msg(e.rt),
-		  "params 0 and 2 of kernel 9 are the same new intermediate tensor"),
-	   "the same new intermediate as two OUTPUTs of a task: -EINVAL (%s)",
-	   pto2_rt_get_error_msg(e.rt));
+	einval_with(&e, orch_output_twice, NULL, 0,
+		    "params 0 and 2 of kernel 9 are the same new intermediate tensor",
+		    "the same new intermediate as two OUTPUTs of a task");
 	ret = run(&e, orch_fail_kernel, NULL, 0);
 	ok(ret == -EIO && strstr(pto2_rt_get_error_msg(e.rt), "failed with -33"),
 	   "kernel returning -EDOM: run fails with -EIO (%s)",

@@ -4778,6 +4778,21 @@ TEST_F_TIMEOUT(e2e, pto_run_unchanged_orch, 150)
 	EXPECT_EQ(0, bad);
 }
 
+/* pto-run with @argv must exit with @status, saying @says. */
+static void pto_run_refused(struct __test_metadata *_metadata,
+			    char *const argv[], int status, const char *says)
+{
+	struct proc p;
+
+	ASSERT_EQ(0, proc_spawn(&p, "pto-run", argv, NULL, -1, 0, false));
+	ASSERT_EQ(0, proc_wait(&p, CLIENT_MS));
+	EXPECT_TRUE(WIFEXITED(p.status) && WEXITSTATUS(p.status) == status &&
+		    strstr(p.text, says))
+		TH_LOG("'%s': status %#x: %s", argv[5] ? argv[5] : argv[4],
+		       p.status, p.text);
+	proc_free(&p);
+}
+
 /*
  * pto-run refuses what it cannot take as given, with exit status 2 (1 for
  * a file it cannot read) and the value named, before any graph runs: a
@@ -4802,7 +4817,6 @@ TEST_F_TIMEOUT(e2e, pto_run_bad_arguments, 150)
 		{ "18446744073709551616", 2, "bad argument '18446744073709551616'" },
 		{ "buf:4K:/", 1, "/: Is a directory" },
 	};
-	struct proc p;
 	size_t i;
 	int n;
 
@@ -4815,25 +4829,15 @@ TEST_F_TIMEOUT(e2e, pto_run_bad_arguments, 150)
 		char *argv[] = { prog, "--orch", orch, "--kernel", k1,
 				 (char *)cases[i].arg, NULL };
 
-		ASSERT_EQ(0, proc_spawn(&p, "pto-run", argv, NULL, -1, 0, false));
-		ASSERT_EQ(0, proc_wait(&p, CLIENT_MS));
-		EXPECT_TRUE(WIFEXITED(p.status) &&
-			    WEXITSTATUS(p.status) == cases[i].status &&
-			    strstr(p.text, cases[i].says))
-			TH_LOG("'%s': status %#x: %s", cases[i].arg, p.status,
-			       p.text);
-		proc_free(&p);
+		pto_run_refused(_metadata, argv, cases[i].status,
+				cases[i].says);
 	}
 	{
 		char *argv[] = { prog, "--orch", orch, "--kernel",
 				 "99999999999:aic:x.so", NULL };
 
-		ASSERT_EQ(0, proc_spawn(&p, "pto-run", argv, NULL, -1, 0, false));
-		ASSERT_EQ(0, proc_wait(&p, CLIENT_MS));
-		EXPECT_TRUE(WIFEXITED(p.status) && WEXITSTATUS(p.status) == 2 &&
-			    strstr(p.text, "bad --kernel '99999999999:aic:x.so'"))
-			TH_LOG("status %#x: %s", p.status, p.text);
-		proc_free(&p);
+		pto_run_refused(_metadata, argv, 2,
+				"bad --kernel '99999999999:aic:x.so'");
 	}
 	many[0] = prog;
 	many[1] = "--orch";
@@ -4841,12 +4845,7 @@ TEST_F_TIMEOUT(e2e, pto_run_bad_arguments, 150)
 	for (n = 3; n < 3 + 65; n++)
 		many[n] = "1";
 	many[n] = NULL;
-	ASSERT_EQ(0, proc_spawn(&p, "pto-run", many, NULL, -1, 0, false));
-	ASSERT_EQ(0, proc_wait(&p, CLIENT_MS));
-	EXPECT_TRUE(WIFEXITED(p.status) && WEXITSTATUS(p.status) == 2 &&
-		    strstr(p.text, "65 arguments, at most 64"))
-		TH_LOG("status %#x: %s", p.status, p.text);
-	proc_free(&p);
+	pto_run_refused(_metadata, many, 2, "65 arguments, at most 64");
 }
 
 /*

@@ -2001,11 +2001,12 @@ static int orch_badph(PTO2Runtime *rt, uint64_t *args, int argc)
 }
 
 /*
- * Two OUTPUTs of one task on the same new placeholder, forged past
- * libpto's check (which refuses the same Tensor passed twice): each would
- * get a buffer of its own and the placeholder only the last.
+ * A new intermediate as two OUTPUTs of one task. args[0] 0: the same
+ * Tensor twice, which libpto refuses; else two Tensors on the same new
+ * placeholder, forged past libpto's check, which ptod refuses: each
+ * would get a buffer of its own and the placeholder only the last.
  */
-static int orch_badph_twice(PTO2Runtime *rt, uint64_t *args, int argc)
+static int orch_output_twice(PTO2Runtime *rt, uint64_t *args, int argc)
 {
 	uint64_t shape[1] = { 1024 };
 	Tensor x = buf_tensor(sc_x);
@@ -2013,30 +2014,14 @@ static int orch_badph_twice(PTO2Runtime *rt, uint64_t *args, int argc)
 	Tensor z = make_tensor(shape, 1, PTO_DT_FP32);
 	PTOParam p[] = {
 		make_input_param(&x), make_output_param(&y),
-		make_output_param(&z), make_scalar_param(1024),
+		make_output_param(args[0] ? &z : &y), make_scalar_param(1024),
 	};
 
-	(void)args;
 	(void)argc;
-	y.addr = PTO_PH_MAKE(1);
-	z.addr = PTO_PH_MAKE(1);
-	pto2_rt_submit_task(rt, VEC_FUNC_ADD_SCALAR, PTO2_WORKER_VECTOR, p, 4);
-	return 0;
-}
-
-/* The same Tensor passed twice as a new intermediate: libpto refuses it. */
-static int orch_output_twice(PTO2Runtime *rt, uint64_t *args, int argc)
-{
-	uint64_t shape[1] = { 1024 };
-	Tensor x = buf_tensor(sc_x);
-	Tensor y = make_tensor(shape, 1, PTO_DT_FP32);
-	PTOParam p[] = {
-		make_input_param(&x), make_output_param(&y),
-		make_output_param(&y), make_scalar_param(1024),
-	};
-
-	(void)args;
-	(void)argc;
+	if (args[0]) {
+		y.addr = PTO_PH_MAKE(1);
+		z.addr = PTO_PH_MAKE(1);
+	}
 	pto2_rt_submit_task(rt, VEC_FUNC_ADD_SCALAR, PTO2_WORKER_VECTOR, p, 4);
 	return 0;
 }
@@ -4711,6 +4696,7 @@ static int run_badbuf(void)
 
 static int run_badph(void)
 {
+	uint64_t forged = 1, same = 0;
 	char want[96];
 	int failed;
 
@@ -4727,10 +4713,12 @@ static int run_badph(void)
 				 "[+4096, +8192) is not inside intermediate tensor 1 (4096 bytes)");
 	failed += expect_failure("badph-huge", orch_badph_huge, -ENOMEM,
 				 "an intermediate tensor of 18446744073709547520 bytes can never fit in a heap of");
-	failed += expect_failure("badph-twice", orch_badph_twice, -EINVAL,
-				 "params 1 and 2 of kernel 1 are the same new intermediate tensor 1");
-	failed += expect_failure("output-twice", orch_output_twice, -EINVAL,
-				 "params 1 and 2 of kernel 1 are the same new intermediate tensor");
+	failed += expect_failure_args("badph-twice", orch_output_twice,
+				      &forged, 1, -EINVAL,
+				      "params 1 and 2 of kernel 1 are the same new intermediate tensor 1");
+	failed += expect_failure_args("output-twice", orch_output_twice,
+				      &same, 1, -EINVAL,
+				      "params 1 and 2 of kernel 1 are the same new intermediate tensor");
 	return failed ? 1 : 0;
 }
 
