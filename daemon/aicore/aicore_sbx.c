@@ -101,8 +101,18 @@ static void sbx_remove(struct aicore_sbxs *t, uint32_t id)
 	if (!s)
 		return;
 	atomic_store(&s->dead, true);
-	for (c = 0; c < t->nr_cores; c++)
-		pto_futex_wake_shared(&pto_sbx_slot(s->mb, c)->wake, INT_MAX);
+	/*
+	 * The word moves before the wake-up: a waiter about to sleep on the
+	 * value it read returns at once instead of missing the wake-up (the
+	 * sandbox may have moved the word too, so a wake alone could go to
+	 * nobody).
+	 */
+	for (c = 0; c < t->nr_cores; c++) {
+		_Atomic uint32_t *w = &pto_sbx_slot(s->mb, c)->wake;
+
+		atomic_fetch_add_explicit(w, 1, memory_order_release);
+		pto_futex_wake_shared(w, INT_MAX);
+	}
 	sbx_put(t, s);
 }
 
@@ -264,6 +274,7 @@ int aicore_sbx_hand_off(struct aicore_sbxs *t, uint32_t core,
 	struct pto_sbx_slot *slot;
 	uint32_t seq, spurious = 0;
 	uint64_t backoff = SBX_BACKOFF_NS;
+	bool slept = false;
 	struct sbx *s;
 	int status;
 
@@ -286,11 +297,16 @@ int aicore_sbx_hand_off(struct aicore_sbxs *t, uint32_t core,
 			status = -EOWNERDEAD;
 			break;
 		}
-		if (spurious >= SBX_SPURIOUS_MAX) {
+		/* a sandbox that keeps waking us: look less often, and look
+		 * again at its answer and its death after each pause */
+		if (spurious >= SBX_SPURIOUS_MAX && !slept) {
 			pto_sleep_ns(backoff);
 			backoff = backoff * 2 < SBX_WAIT_NS ? backoff * 2 :
 							      SBX_WAIT_NS;
+			slept = true;
+			continue;
 		}
+		slept = false;
 		if (pto_futex_wait_shared(&slot->wake, w,
 					  pto_mono_ns() + SBX_WAIT_NS) !=
 		    -ETIMEDOUT)

@@ -11,7 +11,8 @@
  * what runs the client's kernels:
  *
  *  - the client's sandbox, if it has one: pto-aicore fails the tasks that
- *    waited on it (ptod_sandbox.c), nobody else is touched;
+ *    waited on it (ptod_sandbox.c), nobody else is touched; never
+ *    pto-aicore for such a client, whose kernels it does not run;
  *  - else, if a kernel of the client is on a core, pto-aicore itself: its
  *    death fails every dispatch it had (fail_dead_cores() in ptod.c),
  *    other clients' kernels in flight included, and ptod starts a new one
@@ -69,14 +70,25 @@ static void drain_force(struct client *c, int64_t waited_ms)
 	struct ptod *d = c->d;
 	uint32_t busy = busy_cores(c);
 
-	c->drain_forced = true;
-	if (c->sbx_pid > 0) {
+	/*
+	 * A sandboxed client's kernels run in its sandbox, never in
+	 * pto-aicore: killing pto-aicore would end none of them and fail
+	 * every other client's tasks (a sandbox that dies just before the
+	 * tick, its waits not yet failed, must not get it killed). Once the
+	 * sandbox is reaped, pto-aicore fails the tasks that waited on it
+	 * (REMOVE): the next tick looks again.
+	 */
+	if (c->sbx) {
+		if (c->sbx_pid <= 0)
+			return;
+		c->drain_forced = true;
 		ptod_log(PTOD_LOG_WARN,
 			 "client %u: its run has not ended %" PRId64 " ms after the client was stopped (%u kernels on cores): killing its kernel sandbox (pid %d)",
 			 c->id, waited_ms, busy, (int)c->sbx_pid);
 		kill(c->sbx_pid, SIGKILL);	/* reaped: ptod_sbx_reaped() */
 		return;
 	}
+	c->drain_forced = true;
 	if (!busy || d->exec_pid <= 0) {
 		ptod_log(PTOD_LOG_WARN,
 			 "client %u: its run has not ended %" PRId64 " ms after the client was stopped, with no kernel of it on a core",
