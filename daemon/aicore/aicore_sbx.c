@@ -88,16 +88,11 @@ static void sbx_put(struct aicore_sbxs *t, struct sbx *s)
 	free(s);
 }
 
-/* Take sandbox @id out of the table and end every wait on it. */
-static void sbx_remove(struct aicore_sbxs *t, uint32_t id)
+/* End every wait on @s, out of the table already, and drop its ref. */
+static void sbx_end(struct aicore_sbxs *t, struct sbx *s)
 {
-	struct sbx *s;
 	uint32_t c;
 
-	pthread_mutex_lock(&t->lock);
-	s = t->tab[id];
-	t->tab[id] = NULL;
-	pthread_mutex_unlock(&t->lock);
 	if (!s)
 		return;
 	atomic_store(&s->dead, true);
@@ -114,6 +109,25 @@ static void sbx_remove(struct aicore_sbxs *t, uint32_t id)
 		pto_futex_wake_shared(w, INT_MAX);
 	}
 	sbx_put(t, s);
+}
+
+/* Put @s (may be NULL) in sandbox @id's place; the one it replaces. */
+static struct sbx *sbx_swap(struct aicore_sbxs *t, uint32_t id,
+			    struct sbx *s)
+{
+	struct sbx *old;
+
+	pthread_mutex_lock(&t->lock);
+	old = t->tab[id];
+	t->tab[id] = s;
+	pthread_mutex_unlock(&t->lock);
+	return old;
+}
+
+/* Take sandbox @id out of the table and end every wait on it. */
+static void sbx_remove(struct aicore_sbxs *t, uint32_t id)
+{
+	sbx_end(t, sbx_swap(t, id, NULL));
 }
 
 /* Map and check the mailbox memfd @fd of a sandbox: 0 or -errno. */
@@ -163,20 +177,15 @@ static int sbx_add(struct aicore_sbxs *t, const struct pto_sbx_ctl *m, int fd)
 	int ret;
 
 	/*
-	 * An earlier start of it goes first, whether this one can be taken
-	 * or not: its process is gone, and the tasks waiting on it must fail
-	 * now rather than wait for an answer that cannot come.
+	 * An earlier start of it goes, whether this one can be taken or
+	 * not: its process is gone, and the tasks waiting on it must fail
+	 * now rather than wait for an answer that cannot come. The new one
+	 * takes its place in one step, so that no hand-off in between finds
+	 * no sandbox at all.
 	 */
-	sbx_remove(t, m->sbx);
-	if (fd < 0)
-		return -EBADF;
-	ret = sbx_map(t, fd, m->pid, &s);
-	if (ret)
-		return ret;
-	pthread_mutex_lock(&t->lock);
-	t->tab[m->sbx] = s;
-	pthread_mutex_unlock(&t->lock);
-	return 0;
+	ret = fd < 0 ? -EBADF : sbx_map(t, fd, m->pid, &s);
+	sbx_end(t, sbx_swap(t, m->sbx, ret ? NULL : s));
+	return ret;
 }
 
 /*
