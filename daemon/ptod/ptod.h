@@ -439,6 +439,7 @@ struct ptod {
 	uint32_t drain_grace_ms;	/* -G */
 	uint64_t sbx_data;		/* -M: a sandbox's RLIMIT_DATA, 0: none */
 	int sbx_cg;			/* the sandboxes' cgroup, -1: none */
+	bool sbx_pids;			/* ... with the pids controller */
 	uint32_t sbx_tasks;		/* -P: its RLIMIT_NPROC, 0: none */
 	int64_t shutdown_ns;		/* 0 = not shutting down */
 	int fin_efd;
@@ -695,6 +696,18 @@ static inline char *ptod_utoa(char *end, uint64_t v)
 #define PTOD_SBX_CG_SLACK	(64ULL << 20)
 /* The memory.max of a sandbox's cgroup, bytes. */
 uint64_t ptod_sbx_cg_limit(const struct ptod *d);
+/*
+ * Tasks (threads) a sandbox's cgroup may hold over its one worker a core
+ * and its main thread: what its kernels start of their own.
+ */
+#define PTOD_SBX_PIDS_SLACK	64
+/*
+ * Tasks of ptod's own cgroup (its pids.max: systemd's TasksMax) kept from
+ * the sandboxes, for ptod's and pto-aicore's threads.
+ */
+#define PTOD_PIDS_RESERVE	256
+/* The pids.max of a sandbox's cgroup (d->sbx_pids), else 0. */
+uint32_t ptod_sbx_cg_pids(const struct ptod *d);
 /* At start, main thread: d->sbx_cg, or -1 (said why). */
 void ptod_sbx_cg_setup(struct ptod *d);
 void ptod_sbx_cg_close(struct ptod *d);
@@ -702,10 +715,10 @@ void ptod_sbx_cg_close(struct ptod *d);
 void ptod_sbx_cg_name(char *buf, pid_t pid);
 /*
  * In the sandbox's child, still root: make the leaf of this process under
- * @base, limited to @limit bytes, and join it. 0 or -errno;
- * async-signal-safe.
+ * @base, limited to @limit bytes and (unless 0) @pids tasks, and join it.
+ * 0 or -errno; async-signal-safe.
  */
-int ptod_sbx_cg_join(int base, uint64_t limit);
+int ptod_sbx_cg_join(int base, uint64_t limit, uint32_t pids);
 /* Did the memory cgroup of sandbox process @pid kill it? */
 bool ptod_sbx_cg_oom(const struct ptod *d, pid_t pid);
 /* Sandbox process @pid was reaped: its leaf goes. */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * ptod_cgroup.c - a memory cgroup per sandbox
+ * ptod_cgroup.c - a memory cgroup per sandbox, with a pids.max where the
+ * pids controller can be had (cg_pids())
  *
  * A sandbox's RLIMIT_DATA (-M) counts its heap, stacks and private
  * mappings, not the memfds its kernels may create and write, which are
@@ -52,6 +53,11 @@ uint64_t ptod_sbx_cg_limit(const struct ptod *d)
 	return ptod_sbx_mem_limit(d) + PTOD_SBX_CG_SLACK;
 }
 
+uint32_t ptod_sbx_cg_pids(const struct ptod *d)
+{
+	return d->sbx_pids ? d->info.nr_cores + 1 + PTOD_SBX_PIDS_SLACK : 0;
+}
+
 void ptod_sbx_cg_name(char *buf, pid_t pid)
 {
 	char num[24];
@@ -79,10 +85,11 @@ static int cg_write(int dir, const char *name, const char *s)
 	return -err;
 }
 
-int ptod_sbx_cg_join(int base, uint64_t limit)
+int ptod_sbx_cg_join(int base, uint64_t limit, uint32_t pids)
 {
-	char name[PTOD_CG_NAME_LEN], num[24];
+	char name[PTOD_CG_NAME_LEN], num[24], pnum[24];
 	const char *max = ptod_utoa(num + sizeof(num) - 1, limit);
+	const char *pmax = ptod_utoa(pnum + sizeof(pnum) - 1, pids);
 	int dir, ret;
 
 	ptod_sbx_cg_name(name, getpid());
@@ -101,6 +108,8 @@ int ptod_sbx_cg_join(int base, uint64_t limit)
 		ret = cg_write(dir, "memory.swap.max", "0");
 		ret = ret == -ENOENT ? 0 : ret;
 	}
+	if (!ret && pids)
+		ret = cg_write(dir, "pids.max", pmax);
 	if (!ret)
 		ret = cg_write(dir, "cgroup.procs", "0");
 	close(dir);
@@ -161,8 +170,8 @@ struct cg_setup {
 	const char *what;	/* the step that failed */
 };
 
-/* Is "memory" in @dir's cgroup.subtree_control already? */
-static bool cg_memory_on(int dir)
+/* Is controller @ctl in @dir's cgroup.subtree_control already? */
+static bool cg_ctrl_on(int dir, const char *ctl)
 {
 	int fd = openat(dir, "cgroup.subtree_control", O_RDONLY | O_CLOEXEC);
 	char buf[256];
@@ -176,7 +185,7 @@ static bool cg_memory_on(int dir)
 	buf[n] = 0;
 	for (tok = strtok_r(buf, " \n", &save); tok;
 	     tok = strtok_r(NULL, " \n", &save))
-		if (!strcmp(tok, "memory"))
+		if (!strcmp(tok, ctl))
 			return true;
 	return false;
 }
@@ -190,7 +199,7 @@ static int cg_delegate(struct cg_setup *s)
 {
 	int ret;
 
-	if (cg_memory_on(s->own))
+	if (cg_ctrl_on(s->own, "memory"))
 		return 0;
 	s->what = "cannot enable the memory controller for its cgroup's children (systemd: Delegate=memory)";
 	ret = cg_write(s->own, "cgroup.subtree_control", "+memory");
@@ -217,6 +226,57 @@ static int cg_delegate(struct cg_setup *s)
 	return ret;
 }
 
+/*
+ * The pids controller too, where it can be had: a leaf's pids.max bounds
+ * a sandbox's tasks (its workers and what its kernels start), and the
+ * sandboxes' parent, below ptod's own cgroup's limit (systemd's
+ * TasksMax, which counts the sandboxes too), keeps PTOD_PIDS_RESERVE
+ * tasks for ptod's and pto-aicore's threads whatever the sandboxes do.
+ * Optional: NULL, or what could not be done (nothing left changed), and
+ * the sandboxes have their rlimits (-P) only.
+ */
+static const char *cg_pids(struct ptod *d, int own, int base,
+			   uint64_t *all)
+{
+	bool own_on = cg_ctrl_on(own, "pids");
+	char buf[32], num[24];
+	const char *max;
+	ssize_t n = -1;
+	char *end;
+	int fd;
+
+	*all = 0;
+	if (!own_on && cg_write(own, "cgroup.subtree_control", "+pids"))
+		return "cannot enable the pids controller for its cgroup's children (systemd: Delegate=memory pids)";
+	if (!cg_ctrl_on(base, "pids") &&
+	    cg_write(base, "cgroup.subtree_control", "+pids")) {
+		if (!own_on)
+			cg_write(own, "cgroup.subtree_control", "-pids");
+		return "cannot enable the pids controller for the sandboxes' cgroups";
+	}
+	/* ptod's own limit, if it has one (the root cgroup has none) */
+	fd = openat(own, "pids.max", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+	}
+	if (n > 0) {
+		buf[n] = 0;
+		*all = strtoull(buf, &end, 10);
+		if (end == buf)
+			*all = 0;	/* "max" */
+	}
+	if (*all) {
+		*all = *all > 2 * PTOD_PIDS_RESERVE ? *all - PTOD_PIDS_RESERVE :
+						      *all / 2;
+		max = ptod_utoa(num + sizeof(num) - 1, *all);
+		if (cg_write(base, "pids.max", max))
+			return "cannot set the sandboxes' pids.max";
+	}
+	d->sbx_pids = true;
+	return NULL;
+}
+
 /* Undo what a failed ptod_sbx_cg_setup() did, as far as it can. */
 static void cg_undo(struct cg_setup *s, const char *base)
 {
@@ -237,7 +297,9 @@ void ptod_sbx_cg_setup(struct ptod *d)
 			      .what = "no cgroup v2 (unified) hierarchy" };
 	const char *dev = strrchr(d->dev_path, '/');
 	char base_name[NAME_MAX + 1];
+	const char *why;
 	struct statfs sfs;
+	uint64_t all;
 	int base = -1, ret;
 
 	if (d->sbx_mode == PTOD_SBX_NONE || !d->sbx_data)
@@ -276,17 +338,30 @@ void ptod_sbx_cg_setup(struct ptod *d)
 		goto fail;
 	}
 	s.what = "cannot enable the memory controller for the sandboxes' cgroups";
-	ret = cg_memory_on(base) ? 0 :
+	ret = cg_ctrl_on(base, "memory") ? 0 :
 	      cg_write(base, "cgroup.subtree_control", "+memory");
 	if (ret)
 		goto fail;
 	cg_sweep(base);
+	why = cg_pids(d, s.own, base, &all);
 	close(s.own);
 	d->sbx_cg = base;
 	ptod_log(PTOD_LOG_INFO,
 		 "sandboxes: a memory cgroup each under %s%s%s%s, memory.max %" PRIu64 " MiB (-M, the worker stacks and %llu MiB)",
 		 CG_MOUNT, path, strcmp(path, "/") ? "/" : "", base_name,
 		 ptod_sbx_cg_limit(d) >> 20, PTOD_SBX_CG_SLACK >> 20);
+	if (why)
+		ptod_log(PTOD_LOG_WARN,
+			 "sandboxes: no pids limit (%s): their tasks are bounded by -P only",
+			 why);
+	else if (all)
+		ptod_log(PTOD_LOG_INFO,
+			 "sandboxes: pids.max %u each, %" PRIu64 " for all (ptod's own limit less %d)",
+			 ptod_sbx_cg_pids(d), all, PTOD_PIDS_RESERVE);
+	else
+		ptod_log(PTOD_LOG_INFO,
+			 "sandboxes: pids.max %u each (ptod's cgroup has no limit)",
+			 ptod_sbx_cg_pids(d));
 	return;
 fail:
 	if (base >= 0)

@@ -573,7 +573,8 @@ static void sbx_child(const struct client *c, int errw, char *const argv[])
 	/* its memory cgroup (ptod_cgroup.c), before its descriptor goes */
 	if (c->d->sbx_cg >= 0) {
 		int err = ptod_sbx_cg_join(c->d->sbx_cg,
-					   ptod_sbx_cg_limit(c->d));
+					   ptod_sbx_cg_limit(c->d),
+					   ptod_sbx_cg_pids(c->d));
 
 		if (err) {
 			sbx_child_warn("cannot join its memory cgroup", -err);

@@ -2299,6 +2299,7 @@ static bool file_has_word(const char *path, const char *word)
 }
 
 #define SBX_CG_LINE	"sandboxes: a memory cgroup each under "
+#define SBX_PIDS_LINE	"sandboxes: pids.max "
 
 /*
  * Memory a kernel writes into a memfd is in no rlimit of its sandbox; the
@@ -2371,10 +2372,14 @@ TEST_F_TIMEOUT(e2e, sandbox_memfd_bounded, 300)
  * EAGAIN before nobody has SBX_TASKS tasks (the client's own count too),
  * not at the kernel's own cap of PTO_HOSTILE_THREADS. A kernel that
  * starts threads without end fails, not the host's or ptod's tasks.
+ * Where ptod has the pids controller (its log says "pids.max N each"),
+ * the sandbox's cgroup stops them before N: the whole sandbox, its
+ * workers included, holds at most N tasks.
  */
 TEST_F_TIMEOUT(e2e, sandbox_threads_bounded, 150)
 {
-	int soft = 0, hard = 0, threads = -1, err = -1;
+	int soft = 0, hard = 0, threads = -1, err = -1, pids = 0;
+	char line[4200];
 	struct hostile h;
 	struct proc p;
 	const char *r;
@@ -2394,6 +2399,14 @@ TEST_F_TIMEOUT(e2e, sandbox_threads_bounded, 150)
 	EXPECT_EQ(EAGAIN, err);
 	EXPECT_LT(0, threads);
 	EXPECT_GT(SBX_TASKS, threads);
+	if (!log_line(SBX_PIDS_LINE, line, sizeof(line)) &&
+	    sscanf(strstr(line, SBX_PIDS_LINE) + strlen(SBX_PIDS_LINE), "%d",
+		   &pids) == 1) {
+		note("the sandbox's cgroup: pids.max %d", pids);
+		EXPECT_GT(pids, threads);
+	} else if (file_has_word("/sys/fs/cgroup/cgroup.controllers", "pids")) {
+		EXPECT_TRUE(0) TH_LOG("ptod set no pids.max for its sandboxes (see its log: \"no pids limit\")");
+	}
 	proc_free(&p);
 }
 
