@@ -1240,8 +1240,11 @@ static bool life_named(struct client *c, uint64_t start, uint64_t end)
  * old blob. The pin then goes to c->old_kpins, which the runner drops
  * once the run has drained (run_leave). A run that starts later
  * (run_enter takes d->dev_lock after us) sees the new addresses only.
+ * @fresh: the pin was taken just now, for a registration that failed: no
+ * task can have that address, so it goes at once (and a client cannot
+ * grow c->old_kpins past PTOD_MAX_OLD_KPINS by failing registrations).
  */
-static void life_unpin_unnamed(struct client *c, uint64_t addr)
+static void life_unpin_unnamed(struct client *c, uint64_t addr, bool fresh)
 {
 	struct ptod *d = c->d;
 	const struct ptod_pin *p = ptod_pin_find(&c->life_pins, addr);
@@ -1250,7 +1253,7 @@ static void life_unpin_unnamed(struct client *c, uint64_t addr)
 	if (!p || life_named(c, p->start, p->end))
 		return;
 	pthread_mutex_lock(&d->dev_lock);
-	if (atomic_load(&c->in_run))
+	if (!fresh && atomic_load(&c->in_run))
 		ret = ptod_pin_move(d, &c->life_pins, &c->old_kpins, addr);
 	else
 		ptod_pin_drop(d, &c->life_pins, addr);
@@ -1358,7 +1361,7 @@ static void handle_kreg(struct client *c, struct pto_msg *m)
 		return;
 	if (kreg_pin_blob(c, k, &size)) {
 		/* a buffer pinned for nothing */
-		life_unpin_unnamed(c, k->blob_addr);
+		life_unpin_unnamed(c, k->blob_addr, true);
 		return;
 	}
 	old = atomic_load(&c->ktype[k->func_id]) >= 0 ?
@@ -1367,7 +1370,7 @@ static void handle_kreg(struct client *c, struct pto_msg *m)
 	atomic_store(&c->ktype[k->func_id], k->core_type);
 	/* the kernel id's previous blob, if no longer needed */
 	if (old && old != k->blob_addr)
-		life_unpin_unnamed(c, old);
+		life_unpin_unnamed(c, old, false);
 	if (k->est_ns)
 		pto2_rt_set_kernel_cost(c->rt, k->func_id, k->est_ns);
 	ptod_log(PTOD_LOG_DEBUG, "client %u: kernel %d (%s, %" PRIu64 " bytes)",
@@ -1401,6 +1404,8 @@ static void client_gone(struct client *c)
 	event_del(c->ev_write);
 	ptod_conn_log(c->d, PTOD_LOG_INFO, "client %u (pid %d) disconnected",
 		      c->id, (int)c->pid);
+	/* nobody reads its blocks any more, nor counts against its user */
+	ptod_trace_client_gone(c);
 	client_stop(c, -ECONNRESET);
 	if (!c->runner_live)
 		client_destroy(c);

@@ -76,6 +76,13 @@
 #define PTOD_USER_LOG_SLOTS	64	/* users counted in one second */
 #define PTOD_TRACE_RING		8192	/* blocks waiting for trace subscribers */
 /*
+ * After the drain grace, how long a stopped client's tasks may still wait
+ * on its reaped sandbox before pto-aicore is taken to have lost the
+ * REMOVE and is killed: far past the ~100 ms a sandbox can stretch
+ * pto-aicore's notice of its death.
+ */
+#define PTOD_DRAIN_SBX_LATE_MS	5000
+/*
  * Trace subscriptions of one user but root at once: each costs the main
  * loop a pass over every block flushed, and a user may hold many
  * connections.
@@ -703,9 +710,12 @@ uint64_t ptod_sbx_cg_limit(const struct ptod *d);
 #define PTOD_SBX_PIDS_SLACK	64
 /*
  * Tasks of ptod's own cgroup (its pids.max: systemd's TasksMax) kept from
- * the sandboxes, for ptod's and pto-aicore's threads.
+ * the sandboxes, for ptod's and pto-aicore's threads, besides two a
+ * connection (its runner, and a sandbox's first task, charged to ptod
+ * until it joins its leaf) and one a core (pto-aicore's pool):
+ * ptod_pids_reserve().
  */
-#define PTOD_PIDS_RESERVE	256
+#define PTOD_PIDS_RESERVE	64
 /* The pids.max of a sandbox's cgroup (d->sbx_pids), else 0. */
 uint32_t ptod_sbx_cg_pids(const struct ptod *d);
 /* At start, main thread: d->sbx_cg, or -1 (said why). */

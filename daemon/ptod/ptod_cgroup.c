@@ -53,9 +53,15 @@ uint64_t ptod_sbx_cg_limit(const struct ptod *d)
 	return ptod_sbx_mem_limit(d) + PTOD_SBX_CG_SLACK;
 }
 
+/* A sandbox's tasks: its worker a core, its main thread, its kernels'. */
+static uint32_t ptod_sbx_cg_pids_of(const struct ptod *d)
+{
+	return d->info.nr_cores + 1 + PTOD_SBX_PIDS_SLACK;
+}
+
 uint32_t ptod_sbx_cg_pids(const struct ptod *d)
 {
-	return d->sbx_pids ? d->info.nr_cores + 1 + PTOD_SBX_PIDS_SLACK : 0;
+	return d->sbx_pids ? ptod_sbx_cg_pids_of(d) : 0;
 }
 
 void ptod_sbx_cg_name(char *buf, pid_t pid)
@@ -232,12 +238,15 @@ static int cg_delegate(struct cg_setup *s)
  * sandboxes' parent, below ptod's own cgroup's limit (systemd's
  * TasksMax, which counts the sandboxes too), keeps PTOD_PIDS_RESERVE
  * tasks for ptod's and pto-aicore's threads whatever the sandboxes do.
- * Optional: NULL, or what could not be done (nothing left changed), and
- * the sandboxes have their rlimits (-P) only.
+ * Optional: NULL, or what could not be done, and the sandboxes have
+ * their rlimits (-P) only (a controller it enabled stays: it only counts).
+ * *@all: the sandboxes' limit, 0 for none.
  */
 static const char *cg_pids(struct ptod *d, int own, int base,
 			   uint64_t *all)
 {
+	uint64_t reserve = PTOD_PIDS_RESERVE + d->info.nr_cores +
+			   2ULL * (d->max_conn ? d->max_conn : 1024);
 	bool own_on = cg_ctrl_on(own, "pids");
 	char buf[32], num[24];
 	const char *max;
@@ -266,13 +275,18 @@ static const char *cg_pids(struct ptod *d, int own, int base,
 		if (end == buf)
 			*all = 0;	/* "max" */
 	}
-	if (*all) {
-		*all = *all > 2 * PTOD_PIDS_RESERVE ? *all - PTOD_PIDS_RESERVE :
-						      *all / 2;
-		max = ptod_utoa(num + sizeof(num) - 1, *all);
-		if (cg_write(base, "pids.max", max))
-			return "cannot set the sandboxes' pids.max";
+	if (*all && *all < reserve + ptod_sbx_cg_pids_of(d)) {
+		ptod_log(PTOD_LOG_WARN,
+			 "sandboxes: ptod's cgroup may hold %" PRIu64 " tasks, fewer than the %" PRIu64 " it keeps for its own and pto-aicore's threads and one sandbox's %u: no limit for the sandboxes together (systemd: raise TasksMax)",
+			 *all, reserve, ptod_sbx_cg_pids_of(d));
+		*all = 0;
+	} else if (*all) {
+		*all -= reserve;
 	}
+	/* "max": no limit left from an earlier ptod's */
+	max = *all ? ptod_utoa(num + sizeof(num) - 1, *all) : "max";
+	if (cg_write(base, "pids.max", max))
+		return "cannot set the sandboxes' pids.max";
 	d->sbx_pids = true;
 	return NULL;
 }
@@ -356,11 +370,11 @@ void ptod_sbx_cg_setup(struct ptod *d)
 			 why);
 	else if (all)
 		ptod_log(PTOD_LOG_INFO,
-			 "sandboxes: pids.max %u each, %" PRIu64 " for all (ptod's own limit less %d)",
-			 ptod_sbx_cg_pids(d), all, PTOD_PIDS_RESERVE);
+			 "sandboxes: pids.max %u each, %" PRIu64 " for all (below ptod's own limit)",
+			 ptod_sbx_cg_pids(d), all);
 	else
 		ptod_log(PTOD_LOG_INFO,
-			 "sandboxes: pids.max %u each (ptod's cgroup has no limit)",
+			 "sandboxes: pids.max %u each, no limit for all of them",
 			 ptod_sbx_cg_pids(d));
 	return;
 fail:

@@ -11,8 +11,10 @@
  * what runs the client's kernels:
  *
  *  - the client's sandbox, if it has one: pto-aicore fails the tasks that
- *    waited on it (ptod_sandbox.c), nobody else is touched; never
- *    pto-aicore for such a client, whose kernels it does not run;
+ *    waited on it (ptod_sandbox.c), nobody else is touched; not
+ *    pto-aicore for such a client, whose kernels it does not run, unless
+ *    its tasks still wait on a sandbox reaped PTOD_DRAIN_SBX_LATE_MS ago
+ *    (pto-aicore lost its REMOVE);
  *  - else, if a kernel of the client is on a core, pto-aicore itself: its
  *    death fails every dispatch it had (fail_dead_cores() in ptod.c),
  *    other clients' kernels in flight included, and ptod starts a new one
@@ -79,8 +81,21 @@ static void drain_force(struct client *c, int64_t waited_ms)
 	 * (REMOVE): the next tick looks again.
 	 */
 	if (c->sbx) {
-		if (c->sbx_pid <= 0)
+		if (c->sbx_pid <= 0 &&
+		    waited_ms < (int64_t)d->drain_grace_ms + PTOD_DRAIN_SBX_LATE_MS)
 			return;
+		if (c->sbx_pid <= 0) {
+			/*
+			 * Far past what a sandbox can stretch pto-aicore's
+			 * notice of its death: pto-aicore never failed its
+			 * waits (a REMOVE lost). Only its death frees the
+			 * cores those waits hold.
+			 */
+			ptod_log(PTOD_LOG_WARN,
+				 "client %u: its sandbox is gone, but %u of its tasks still wait on it %" PRId64 " ms after the client was stopped",
+				 c->id, busy, waited_ms);
+			goto exec;
+		}
 		c->drain_forced = true;
 		ptod_log(PTOD_LOG_WARN,
 			 "client %u: its run has not ended %" PRId64 " ms after the client was stopped (%u kernels on cores): killing its kernel sandbox (pid %d)",
@@ -88,6 +103,7 @@ static void drain_force(struct client *c, int64_t waited_ms)
 		kill(c->sbx_pid, SIGKILL);	/* reaped: ptod_sbx_reaped() */
 		return;
 	}
+exec:
 	c->drain_forced = true;
 	if (!busy || d->exec_pid <= 0) {
 		ptod_log(PTOD_LOG_WARN,
