@@ -3046,6 +3046,18 @@ TEST_F_TIMEOUT(e2e, kernel_reload_in_flight_run_passes, 150)
 }
 
 /*
+ * During a run, 300 registrations of its kernel from buffers that hold no
+ * blob are each refused, and a good blob then still replaces the kernel:
+ * a failed registration's pin is not one of the run's replaced blobs, of
+ * which ptod takes at most 256 (a raw client: libpto checks images).
+ */
+TEST_F_TIMEOUT(e2e, kernel_reload_failures_not_counted, 150)
+{
+	run_client(_metadata, "reload-failed", NULL, ARGS("reload-failed"),
+		   ARGS("reload-failed"), NULL);
+}
+
+/*
  * Two kernels from one buffer: when one moves to another buffer and the
  * client frees the first, ptod keeps it pinned for the other (another
  * tenant filling GM gets none of it, and that kernel still runs), and

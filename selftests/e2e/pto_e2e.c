@@ -4518,6 +4518,78 @@ static int run_reload_busy(void)
 	return ok ? 0 : 1;
 }
 
+/*
+ * reload-failed: while a task of kernel 0 (blob A) runs and waits for us,
+ * RELOAD_FAILS registrations of kernel 0 from fresh buffers that hold no
+ * blob are each refused (-ENOEXEC); then blob B replaces A during the
+ * same run. A failed registration's pin goes at once: it is no replaced
+ * blob of the run, of which ptod takes at most 256.
+ */
+#define RELOAD_FAILS	300
+
+static int reload_failed_check(struct raw_client *r, const struct gm_buf *b,
+			       const struct gm_buf *cnt, uint32_t *count)
+{
+	struct pto_rec_graph g = { .h = { .type = PTO_REC_GRAPH_BEGIN } };
+	struct pto_rec end = { .type = PTO_REC_GRAPH_END };
+	char msg[PTO_MSG_TEXT];
+	struct gm_buf junk;
+	struct pto_msg m;
+	int i, refused = 0, ok, ret;
+	void *p;
+
+	if (raw_put(r, &g, sizeof(g)) || raw_rendezvous(r, 0, cnt, 2) ||
+	    count_wait(count, 1)) {
+		printf("reload-failed: the task of blob A did not start\n");
+		return 0;
+	}
+	for (i = 0; i < RELOAD_FAILS; i++) {
+		p = raw_buf(r, 4096, &junk);	/* zeros: no blob header */
+		if (!p)
+			break;
+		munmap(p, junk.len);
+		memset(&m, 0, sizeof(m));
+		m.type = PTO_MSG_KERNEL_REG;
+		m.u.kreg.func_id = 0;
+		m.u.kreg.core_type = PTO2_WORKER_VECTOR;
+		m.u.kreg.blob_addr = junk.dev;
+		refused += raw_expect(r->sock, &m, sizeof(m), -1, -ENOEXEC,
+				      "reload-failed: no blob");
+	}
+	printf("reload-failed: %d of %d registrations without a blob refused\n",
+	       refused, RELOAD_FAILS);
+	ok = refused == RELOAD_FAILS &&
+	     raw_kreg(r, 0, b->dev, "reload-failed: blob B during the run");
+	__atomic_fetch_add(count, 1, __ATOMIC_ACQ_REL);
+	ok &= !raw_put(r, &end, sizeof(end));
+	ret = raw_done(r, msg, sizeof(msg));
+	printf("reload-failed: run status=%d %s\n", ret, msg);
+	return ok && !ret;
+}
+
+static int run_reload_failed(void)
+{
+	struct raw_client r;
+	struct gm_buf a, b, cnt;
+	uint32_t *count = NULL;
+	size_t len;
+	void *so = kernel_image("rendezvous_kernel.so", 0, &len);
+	bool opened = so && !raw_open(&r);
+	int ok = opened && !raw_blobs(&r, so, len, 1, &a, NULL) &&
+		 !raw_blobs(&r, so, len, 1, &b, NULL) &&
+		 (count = raw_buf(&r, 4096, &cnt)) &&
+		 raw_kreg(&r, 0, a.dev, "reload-failed: kernel 0 from blob A") &&
+		 reload_failed_check(&r, &b, &cnt, count);
+
+	free(so);
+	if (count)
+		munmap(count, cnt.len);
+	if (opened)
+		raw_close(&r);
+	printf("CASE reload-failed: %s\n", ok ? "PASS" : "FAIL");
+	return ok ? 0 : 1;
+}
+
 /* ---- a buffer freed while its graph is open, then named again (raw client) ---- */
 
 /* A task of probe kernel @id that writes its record (probe.h) at @dev. */
@@ -4908,6 +4980,8 @@ static int run_case(int argc, char **argv)
 				  argc > 2 ? atol(argv[2]) : 8);
 	else if (!strcmp(argv[0], "reload-busy"))
 		ret = run_reload_busy();
+	else if (!strcmp(argv[0], "reload-failed"))
+		ret = run_reload_failed();
 	else if (!strcmp(argv[0], "kshare"))
 		ret = run_kshare();
 	else if (!strcmp(argv[0], "freed-named"))
