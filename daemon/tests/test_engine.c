@@ -72,15 +72,6 @@ static int k_block(const struct pto_kernel_ctx *c, const uint64_t *a,
 	return 0;
 }
 
-static int k_nop(const struct pto_kernel_ctx *c, const uint64_t *a,
-		 uint32_t n)
-{
-	(void)c;
-	(void)a;
-	(void)n;
-	return 0;
-}
-
 /* args: a record (OUTPUT, int64): when the kernel started (ns) */
 static int k_stamp(const struct pto_kernel_ctx *c, const uint64_t *a,
 		   uint32_t n)

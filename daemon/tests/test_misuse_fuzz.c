@@ -26,6 +26,7 @@
 #include "sim_device.h"
 #include "sim_env.h"
 #include "tap.h"
+#include "test_kernels.h"
 #include "test_rng.h"
 
 #define MF_KERNELS	4	/* ids 0 .. 3, each a no-op */
@@ -33,15 +34,6 @@
 #define MF_ELEMS	64
 #define MF_IMS		4	/* intermediates a program keeps */
 #define MF_OPS		60
-
-static int k_noop(const struct pto_kernel_ctx *c, const uint64_t *a,
-		  uint32_t n)
-{
-	(void)c;
-	(void)a;
-	(void)n;
-	return 0;
-}
 
 struct mf_prog {
 	uint64_t seed;
@@ -301,7 +293,7 @@ int main(void)
 	if (!tap_ok(!env_open(&e, 3, 6, &c), "a sim device of 3 AIC + 6 AIV"))
 		return tap_done();
 	for (k = 0; k < MF_KERNELS; k++)
-		sim_device_set_kernel(e.sd, (int32_t)k, k_noop);
+		sim_device_set_kernel(e.sd, (int32_t)k, k_nop);
 	for (k = 0; k < MF_EXT; k++)
 		pr.ext[k] = gm(MF_ELEMS * 8);
 	for (i = 0; i < programs; i++) {

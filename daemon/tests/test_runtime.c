@@ -19,6 +19,7 @@
 #include "sim_device.h"
 #include "sim_env.h"
 #include "tap.h"
+#include "test_kernels.h"
 
 /* ---- kernels --------------------------------------------------------------- */
 
@@ -163,14 +164,6 @@ static int k_fail(const struct pto_kernel_ctx *c, const uint64_t *a, uint32_t n)
 	return -EDOM;
 }
 
-static int k_noop(const struct pto_kernel_ctx *c, const uint64_t *a, uint32_t n)
-{
-	(void)c;
-	(void)a;
-	(void)n;
-	return 0;
-}
-
 static int k_slow(const struct pto_kernel_ctx *c, const uint64_t *a, uint32_t n)
 {
 	struct timespec ts = { 0, (long)a[0] };
@@ -236,7 +229,7 @@ static void register_kernels(struct sim_device *sd)
 	sim_device_set_kernel(sd, K_SUM_ROWS, k_sum);
 	sim_device_set_kernel(sd, K_COPY_INC, k_copy_inc);
 	sim_device_set_kernel(sd, K_FAIL, k_fail);
-	sim_device_set_kernel(sd, K_NOOP, k_noop);
+	sim_device_set_kernel(sd, K_NOOP, k_nop);
 	sim_device_set_kernel(sd, K_SLOW, k_slow);
 	sim_device_set_kernel(sd, K_ADD_I64, k_add_i64);
 	sim_device_set_kernel(sd, K_GATE, k_gate);

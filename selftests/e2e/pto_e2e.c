@@ -4494,8 +4494,16 @@ static int run_kshare(void)
 	return ok ? 0 : 1;
 }
 
-/* reload-busy: see reload_busy_check(). */
-static int run_reload_busy(void)
+/* A check of kernel 0 reloaded from blob B while a task of blob A runs. */
+typedef int (*reload_check_fn)(struct raw_client *r, const struct gm_buf *a,
+			       const struct gm_buf *b,
+			       const struct gm_buf *cnt, uint32_t *count);
+
+/*
+ * Case @name on a raw client: rendezvous_kernel.so as blobs A and B, a
+ * counter buffer, kernel 0 registered from A, then @check.
+ */
+static int run_reload_case(const char *name, reload_check_fn check)
 {
 	struct raw_client r;
 	struct gm_buf a, b, cnt;
@@ -4507,14 +4515,14 @@ static int run_reload_busy(void)
 		 !raw_blobs(&r, so, len, 1, &b, NULL) &&
 		 (count = raw_buf(&r, 4096, &cnt)) &&
 		 raw_kreg(&r, 0, a.dev, "kernel 0 from blob A") &&
-		 reload_busy_check(&r, &a, &b, &cnt, count);
+		 check(&r, &a, &b, &cnt, count);
 
 	free(so);
 	if (count)
 		munmap(count, cnt.len);
 	if (opened)
 		raw_close(&r);
-	printf("CASE reload-busy: %s\n", ok ? "PASS" : "FAIL");
+	printf("CASE %s: %s\n", name, ok ? "PASS" : "FAIL");
 	return ok ? 0 : 1;
 }
 
@@ -4527,7 +4535,8 @@ static int run_reload_busy(void)
  */
 #define RELOAD_FAILS	300
 
-static int reload_failed_check(struct raw_client *r, const struct gm_buf *b,
+static int reload_failed_check(struct raw_client *r, const struct gm_buf *a,
+			       const struct gm_buf *b,
 			       const struct gm_buf *cnt, uint32_t *count)
 {
 	struct pto_rec_graph g = { .h = { .type = PTO_REC_GRAPH_BEGIN } };
@@ -4538,6 +4547,7 @@ static int reload_failed_check(struct raw_client *r, const struct gm_buf *b,
 	int i, refused = 0, ok, ret;
 	void *p;
 
+	(void)a;
 	if (raw_put(r, &g, sizeof(g)) || raw_rendezvous(r, 0, cnt, 2) ||
 	    count_wait(count, 1)) {
 		printf("reload-failed: the task of blob A did not start\n");
@@ -4565,29 +4575,6 @@ static int reload_failed_check(struct raw_client *r, const struct gm_buf *b,
 	ret = raw_done(r, msg, sizeof(msg));
 	printf("reload-failed: run status=%d %s\n", ret, msg);
 	return ok && !ret;
-}
-
-static int run_reload_failed(void)
-{
-	struct raw_client r;
-	struct gm_buf a, b, cnt;
-	uint32_t *count = NULL;
-	size_t len;
-	void *so = kernel_image("rendezvous_kernel.so", 0, &len);
-	bool opened = so && !raw_open(&r);
-	int ok = opened && !raw_blobs(&r, so, len, 1, &a, NULL) &&
-		 !raw_blobs(&r, so, len, 1, &b, NULL) &&
-		 (count = raw_buf(&r, 4096, &cnt)) &&
-		 raw_kreg(&r, 0, a.dev, "reload-failed: kernel 0 from blob A") &&
-		 reload_failed_check(&r, &b, &cnt, count);
-
-	free(so);
-	if (count)
-		munmap(count, cnt.len);
-	if (opened)
-		raw_close(&r);
-	printf("CASE reload-failed: %s\n", ok ? "PASS" : "FAIL");
-	return ok ? 0 : 1;
 }
 
 /* ---- a buffer freed while its graph is open, then named again (raw client) ---- */
@@ -4979,9 +4966,9 @@ static int run_case(int argc, char **argv)
 		ret = run_reload_quota(argc > 1 ? atol(argv[1]) : 12,
 				  argc > 2 ? atol(argv[2]) : 8);
 	else if (!strcmp(argv[0], "reload-busy"))
-		ret = run_reload_busy();
+		ret = run_reload_case("reload-busy", reload_busy_check);
 	else if (!strcmp(argv[0], "reload-failed"))
-		ret = run_reload_failed();
+		ret = run_reload_case("reload-failed", reload_failed_check);
 	else if (!strcmp(argv[0], "kshare"))
 		ret = run_kshare();
 	else if (!strcmp(argv[0], "freed-named"))
