@@ -8,78 +8,6 @@
 
 #include <pto-private/params.h>
 
-int pto_tensor_check(const Tensor *t)
-{
-	uint32_t es = pto_dtype_size(t->dtype);
-	uint64_t raw = 1;
-	uint32_t i;
-
-	if (!es || t->ndims < 1 || t->ndims > PTO2_MAX_TENSOR_DIMS)
-		return -EINVAL;
-	/* overflow tests by multiplication: a 64-bit divide per dimension
-	 * was a good part of a submit's cost */
-	for (i = 0; i < t->ndims; i++) {
-		if (!t->raw_shapes[i] || t->offsets[i] > t->raw_shapes[i] ||
-		    t->shapes[i] > t->raw_shapes[i] - t->offsets[i] ||
-		    __builtin_mul_overflow(raw, t->raw_shapes[i], &raw))
-			return -EINVAL;
-	}
-	if (__builtin_mul_overflow(raw, (uint64_t)es, &raw) || raw > t->size)
-		return -EINVAL;
-	return 0;
-}
-
-/*
- * Why pto_tensor_check() refused @t, into @why (the slow path: only
- * for an error message, so the check itself stays lean).
- */
-static void tensor_why(const Tensor *t, char *why, size_t len)
-{
-	uint32_t es = pto_dtype_size(t->dtype);
-	uint64_t raw = 1;
-	uint32_t i;
-
-	if (!es) {
-		snprintf(why, len, "unknown dtype %u", (unsigned int)t->dtype);
-		return;
-	}
-	if (!t->ndims) {
-		/* what make_tensor() and pto_tensor_view() return refused */
-		snprintf(why, len,
-			 "no dimensions (a tensor or view its maker refused: a shape, offset or dimension count out of range)");
-		return;
-	}
-	if (t->ndims > PTO2_MAX_TENSOR_DIMS) {
-		snprintf(why, len, "%u dimensions (1 to %d)",
-			 (unsigned int)t->ndims, PTO2_MAX_TENSOR_DIMS);
-		return;
-	}
-	for (i = 0; i < t->ndims; i++) {
-		const unsigned long long o = t->offsets[i], sh = t->shapes[i];
-		const unsigned long long r = t->raw_shapes[i];
-
-		if (!r) {
-			snprintf(why, len, "dimension %u: raw shape 0", i);
-			return;
-		}
-		if (o > r || sh > r - o) {
-			snprintf(why, len,
-				 "dimension %u: offset %llu + shape %llu past its raw shape %llu",
-				 i, o, sh, r);
-			return;
-		}
-		if (__builtin_mul_overflow(raw, t->raw_shapes[i], &raw)) {
-			snprintf(why, len, "its raw shapes' product overflows 64 bits");
-			return;
-		}
-	}
-	if (__builtin_mul_overflow(raw, (uint64_t)es, &raw))
-		snprintf(why, len, "its raw shapes' bytes overflow 64 bits");
-	else
-		snprintf(why, len, "its raw shapes take %llu bytes, its size is %llu",
-			 (unsigned long long)raw, (unsigned long long)t->size);
-}
-
 __attribute__((format(printf, 3, 4)))
 static int fail(char *msg, size_t msglen, const char *fmt, ...)
 {
@@ -93,9 +21,63 @@ static int fail(char *msg, size_t msglen, const char *fmt, ...)
 	return -EINVAL;
 }
 
+/*
+ * The rules of a valid view, in one place: 0, or -EINVAL and (unless @why
+ * is NULL) the rule broken. The reason is written only on failure, so
+ * the check of every submit pays nothing for it.
+ */
+static int tensor_rules(const Tensor *t, char *why, size_t len)
+{
+	uint32_t es = pto_dtype_size(t->dtype);
+	uint64_t raw = 1;
+	uint32_t i;
+
+	if (!es)
+		return fail(why, len, "unknown dtype %u", (unsigned int)t->dtype);
+	/* what make_tensor() and pto_tensor_view() return refused */
+	if (!t->ndims)
+		return fail(why, len,
+			    "no dimensions (a tensor or view its maker refused: a shape, offset or dimension count out of range)");
+	if (t->ndims > PTO2_MAX_TENSOR_DIMS)
+		return fail(why, len, "%u dimensions (1 to %d)",
+			    (unsigned int)t->ndims, PTO2_MAX_TENSOR_DIMS);
+	/* overflow tests by multiplication: a 64-bit divide per dimension
+	 * was a good part of a submit's cost */
+	for (i = 0; i < t->ndims; i++) {
+		const uint64_t o = t->offsets[i], sh = t->shapes[i];
+		const uint64_t r = t->raw_shapes[i];
+
+		if (!r)
+			return fail(why, len, "dimension %u: raw shape 0", i);
+		if (o > r || sh > r - o)
+			return fail(why, len,
+				    "dimension %u: offset %llu + shape %llu past its raw shape %llu",
+				    i, (unsigned long long)o,
+				    (unsigned long long)sh,
+				    (unsigned long long)r);
+		if (__builtin_mul_overflow(raw, r, &raw))
+			return fail(why, len,
+				    "its raw shapes' product overflows 64 bits");
+	}
+	if (__builtin_mul_overflow(raw, (uint64_t)es, &raw))
+		return fail(why, len, "its raw shapes' bytes overflow 64 bits");
+	if (raw > t->size)
+		return fail(why, len,
+			    "its raw shapes take %llu bytes, its size is %llu",
+			    (unsigned long long)raw,
+			    (unsigned long long)t->size);
+	return 0;
+}
+
+int pto_tensor_check(const Tensor *t)
+{
+	return tensor_rules(t, NULL, 0);
+}
+
 int pto_params_check(int32_t kernel_id, const PTOParam *params, int32_t n,
 		     char *msg, size_t msglen)
 {
+	char why[128];
 	int32_t i, j;
 
 	if (n < 0 || n > PTO2_MAX_TASK_PARAMS)
@@ -121,14 +103,10 @@ int pto_params_check(int32_t kernel_id, const PTOParam *params, int32_t n,
 			return fail(msg, msglen,
 				    "submit: param %d of kernel %d has no tensor (NULL)",
 				    i, kernel_id);
-		if (pto_tensor_check(t)) {
-			char why[128];
-
-			tensor_why(t, why, sizeof(why));
+		if (tensor_rules(t, why, sizeof(why)))
 			return fail(msg, msglen,
 				    "submit: param %d of kernel %d is not a valid tensor view: %s",
 				    i, kernel_id, why);
-		}
 		if (type != PTO_PARAM_OUTPUT && !t->addr)
 			return fail(msg, msglen,
 				    "submit: param %d of kernel %d reads a tensor that was never produced (addr 0)",
