@@ -525,8 +525,12 @@ static struct genl_family pto_nl_family __ro_after_init = {
 	.module = THIS_MODULE,
 	.ops = pto_nl_ops,
 	.n_ops = ARRAY_SIZE(pto_nl_ops),
-	/* strict validation of every command, reserved header bytes too */
-	.resv_start_op = PTO_CMD_HWS_SET + 1,
+	/*
+	 * No resv_start_op: the core checks the reserved header byte and
+	 * flags of every command at or past it, so 0 checks them all.
+	 * Attributes are validated strictly by every operation (no
+	 * GENL_DONT_VALIDATE_* in pto_nl_ops).
+	 */
 	.mcgrps = pto_nl_mcgrps,
 	.n_mcgrps = ARRAY_SIZE(pto_nl_mcgrps),
 };

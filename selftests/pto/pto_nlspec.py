@@ -20,6 +20,7 @@
 # reply and event attributes are checked through the header (their
 # values) and by pto_netlink.sh (that they arrive).
 
+import errno
 import os
 import re
 import socket
@@ -258,12 +259,13 @@ def nla(typ, payload):
     return hdr + payload + b"\0" * ((4 - len(payload) % 4) % 4)
 
 
-def ctrl_request(cmd, flags, attrs):
-    """The controller's replies to one request: [attribute lists]."""
+def genl_request(family, cmd, flags, attrs, reserved=0):
+    """The replies of @family to one request: [attribute lists];
+    @reserved: the generic netlink header's reserved byte."""
     s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, NETLINK_GENERIC)
     try:
-        payload = struct.pack("=BBH", cmd, 1, 0) + attrs
-        s.send(struct.pack("=IHHII", 16 + len(payload), GENL_ID_CTRL,
+        payload = struct.pack("=BBH", cmd, 1, reserved) + attrs
+        s.send(struct.pack("=IHHII", 16 + len(payload), family,
                            NLM_F_REQUEST | flags, 1, 0) + payload)
         replies = []
         while True:
@@ -283,6 +285,36 @@ def ctrl_request(cmd, flags, attrs):
                 replies.append(nla_parse(msg[4:]))
     finally:
         s.close()
+
+
+def ctrl_request(cmd, flags, attrs):
+    """The controller's replies to one request: [attribute lists]."""
+    return genl_request(GENL_ID_CTRL, cmd, flags, attrs)
+
+
+def kernel_family_id(name):
+    attrs = nla(CTRL_ATTR_FAMILY_NAME, name.encode() + b"\0")
+    fam = dict(ctrl_request(CTRL_CMD_GETFAMILY, NLM_F_ACK, attrs)[0])
+    return struct.unpack("=H", fam[CTRL_ATTR_FAMILY_ID][:2])[0]
+
+
+def check_reserved(fid, cmd, index_attr):
+    """Errors: @cmd of device 0 (attribute @index_attr) must work, and
+    be refused with EINVAL when the header's reserved byte is set."""
+    errors = []
+    index = nla(index_attr, struct.pack("=I", 0))
+    try:
+        genl_request(fid, cmd, NLM_F_ACK, index)
+    except OSError as e:
+        errors.append(f"the plain request failed: {e}")
+    try:
+        genl_request(fid, cmd, NLM_F_ACK, index, reserved=0xff)
+        errors.append("a reserved header byte of 0xff was accepted")
+    except OSError as e:
+        if e.errno != errno.EINVAL:
+            errors.append(f"a reserved header byte of 0xff: {e}, "
+                          "not EINVAL")
+    return errors
 
 
 def kernel_family(name):
@@ -411,6 +443,11 @@ def check_kernel(tap, spec):
     want = {g["name"] for g in spec["mcast-groups"]["list"]}
     tap.check("multicast groups",
               [] if groups == want else [f"kernel {groups}, spec {want}"])
+    fid = kernel_family_id(spec["name"])
+    index_attr = attr_values(sets["dev"])["index"]
+    for name in ("dev-get", "counters-get"):
+        tap.check(f"{name} checks the reserved header byte",
+                  check_reserved(fid, values[name], index_attr))
 
 
 def main():
