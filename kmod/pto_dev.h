@@ -197,9 +197,10 @@ struct pto_dev {
 	wait_queue_head_t any_wq;
 	/*
 	 * Protects @quota_default, @nr_own, @users and every struct
-	 * pto_gm_user in it: what each user holds and may hold. Taken
-	 * under pto_file.buf_lock and under @lock, never the other way
-	 * round.
+	 * pto_gm_user in it: what each user holds and may hold. Innermost:
+	 * a charge takes it before pto_file.buf_lock, the uncharge of a
+	 * buffer's last reference may run under buf_lock (the file's
+	 * release) or a mapping's close; it takes no other lock.
 	 */
 	struct mutex quota_lock;
 	u64 quota_default;
