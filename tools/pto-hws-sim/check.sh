@@ -66,6 +66,14 @@ done <<'OPTS'
 --cores -1
 --cores 4x
 --pa-shape 4294967295:3
+--tasks 4294967295
+--tasks 0
+--tasks 9-8
+--fanin 1-2x
+--pa-cost 4000000000s,1,1,1,1
+--lat 0,0,4e18,0
+--launch-delay 2000s
+--margin -2000s
 OPTS
 
 if [ -n "$MAKESPAN" ]; then

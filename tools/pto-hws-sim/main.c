@@ -105,26 +105,24 @@ static void usage(FILE *f)
 "Times take ns, us, ms or s (default ns).\n");
 }
 
-static int parse_range(const char *s, uint32_t *lo, uint32_t *hi)
+/* "A" or "A-B", each from @min to SIM_MAX_COUNT, A <= B: 0 or -EINVAL. */
+static int parse_range(const char *s, uint32_t min, uint32_t *lo,
+		       uint32_t *hi)
 {
-	char *end;
-	unsigned long a, b;
+	char buf[32], *dash;
+	uint32_t a, b;
 
-	a = strtoul(s, &end, 10);
-	if (end == s)
+	if (strlen(s) >= sizeof(buf))
 		return -EINVAL;
-	b = a;
-	if (*end == '-') {
-		const char *p = end + 1;
-
-		b = strtoul(p, &end, 10);
-		if (end == p)
-			return -EINVAL;
-	}
-	if (*end || a > b || b > UINT32_MAX)
+	strcpy(buf, s);
+	dash = strchr(buf, '-');
+	if (dash)
+		*dash++ = '\0';
+	if (parse_u32(buf, SIM_MAX_COUNT, &a) ||
+	    parse_u32(dash ? dash : buf, SIM_MAX_COUNT, &b) || a < min || a > b)
 		return -EINVAL;
-	*lo = (uint32_t)a;
-	*hi = (uint32_t)b;
+	*lo = a;
+	*hi = b;
 	return 0;
 }
 
@@ -703,7 +701,7 @@ static int parse_pa_cost(const char *s, uint64_t *cost)
 			return -EINVAL;
 		memcpy(buf, p, len);
 		buf[len] = '\0';
-		if (parse_time(buf, &cost[i]) || (i < 4 && !comma))
+		if (parse_cost(buf, &cost[i]) || (i < 4 && !comma))
 			return -EINVAL;
 		p = comma + 1;
 	}
@@ -720,10 +718,10 @@ static int parse_lat(const char *s, struct sim_lat *lat)
 	f[0] = strtok_r(buf, ",", &save);
 	for (i = 1; i < 4; i++)
 		f[i] = strtok_r(NULL, ",", &save);
-	if (!f[3] || parse_time(f[0], &lat->dispatch) ||
-	    parse_time(f[1], &lat->completion) ||
-	    parse_time(f[2], &lat->dep_resolve) ||
-	    parse_time(f[3], &lat->host))
+	if (!f[3] || parse_cost(f[0], &lat->dispatch) ||
+	    parse_cost(f[1], &lat->completion) ||
+	    parse_cost(f[2], &lat->dep_resolve) ||
+	    parse_cost(f[3], &lat->host))
 		return -EINVAL;
 	return 0;
 }
@@ -733,7 +731,7 @@ static int parse_early(const char *s, struct hws_config *c)
 {
 	const char *p = strchr(s, ':');
 
-	if (!p || parse_time(p + 1, &c->pre_idle_offset))
+	if (!p || parse_cost(p + 1, &c->pre_idle_offset))
 		return -EINVAL;
 	if (!strncmp(s, "report:", 7))
 		c->early_mode = HWS_EARLY_SIP_REPORT;
@@ -810,7 +808,7 @@ static int parse_margin(const char *s, int64_t *margin)
 	bool neg = s[0] == '-';
 	uint64_t t;
 
-	if (parse_time(s + neg, &t))
+	if (parse_cost(s + neg, &t))
 		return -EINVAL;
 	*margin = neg ? -(int64_t)t : (int64_t)t;
 	return 0;
@@ -829,9 +827,9 @@ static int set_workload_opt(struct opts *o, int c, const char *arg)
 		o->gen_kind = c;
 		return opt_u32(arg, 1, SIM_MAX_COUNT, &o->ngen);
 	case OPT_TASKS:
-		return parse_range(arg, &o->gen.tasks_lo, &o->gen.tasks_hi);
+		return parse_range(arg, 1, &o->gen.tasks_lo, &o->gen.tasks_hi);
 	case OPT_FANIN:
-		return parse_range(arg, &o->gen.fanin_lo, &o->gen.fanin_hi);
+		return parse_range(arg, 0, &o->gen.fanin_lo, &o->gen.fanin_hi);
 	case OPT_WIDTH:
 		return opt_u32(arg, 0, SIM_MAX_COUNT, &o->gen.width);
 	case OPT_COST:
@@ -899,7 +897,8 @@ static int set_hws_opt(struct opts *o, int c, const char *arg)
 		ret = parse_promote(arg, &o->cfg.promote_rule);
 		break;
 	case OPT_THRESHOLD:
-		ret = opt_u32(arg, 1, 255, &o->cfg.promote_threshold);
+		ret = opt_u32(arg, 1, PTO_HWS_PROMOTE_THRESHOLD_MAX,
+			      &o->cfg.promote_threshold);
 		break;
 	case OPT_SCALE:
 		ret = parse_scale(arg, o->cfg.scale_ratio);
@@ -914,7 +913,7 @@ static int set_hws_opt(struct opts *o, int c, const char *arg)
 	case OPT_RSVD_FIRST:
 		break;
 	case OPT_LAUNCH_DELAY:
-		ret = parse_time(arg, &o->cfg.launch_delay);
+		ret = parse_cost(arg, &o->cfg.launch_delay);
 		break;
 	default:
 		return -ENOENT;

@@ -116,8 +116,10 @@ void task_add_pred(struct sim_task *t, uint32_t pred);
 #define SIM_MAX_TIME	(1ULL << 62)
 int parse_time(const char *s, uint64_t *out);
 /*
- * A cost or estimate: at most PTO_MAX_EST_NS (2^40), the largest an
- * estimate may be, so that the costs of 2^24 tasks add up without wrapping.
+ * A cost or estimate, or a time added once a task or decision (latencies,
+ * delays, offsets, margins): at most PTO_MAX_EST_NS (2^40), the largest an
+ * estimate may be, so that such times of 2^24 tasks add up without
+ * wrapping.
  */
 int parse_cost(const char *s, uint64_t *out);
 /* Decimal digits only, at most @max: 0 or -EINVAL. */
