@@ -642,7 +642,10 @@ static int sbx_spawn(struct client *c)
 	close(errw);
 	if (ret)
 		return ret;	/* ptod_sbx_client_stop() closes c->sbx_err */
+	/* the runner reads it in run_admit() (a restart: it is running) */
+	pthread_mutex_lock(&c->d->dev_lock);
 	c->sbx_pid = pid;
+	pthread_mutex_unlock(&c->d->dev_lock);
 	ptod_log(PTOD_LOG_INFO, "client %u: sandbox %u (pid %d, uid %d gid %d)",
 		 c->id, c->sbx, (int)pid, (int)c->uid, (int)c->gid);
 	return 0;
