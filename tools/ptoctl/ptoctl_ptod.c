@@ -27,12 +27,6 @@
 
 /* ---- The socket --------------------------------------------------------------- */
 
-/* -s, else $PTO_SOCKET, else libpto's default (wire.h). */
-static const char *sock_path(const char *opt)
-{
-	return pto_socket_path(opt);
-}
-
 /* A connection to ptod at @path: the socket, or -1 (said on stderr). */
 static int ptod_dial(const char *path)
 {
@@ -234,7 +228,7 @@ int ptoctl_clients(const struct ptoctl_sock *o)
 	size_t n, i;
 	int ret;
 
-	ret = ptod_list(sock_path(o->sock), PTO_MSG_CLIENTS, sizeof(*c),
+	ret = ptod_list(pto_socket_path(o->sock), PTO_MSG_CLIENTS, sizeof(*c),
 			"clients", (void **)&c, &n);
 	if (ret)
 		return ret;
@@ -292,7 +286,7 @@ int ptoctl_graphs(const struct ptoctl_sock *o)
 	size_t n, i;
 	int ret;
 
-	ret = ptod_list(sock_path(o->sock), PTO_MSG_GRAPHS, sizeof(*g),
+	ret = ptod_list(pto_socket_path(o->sock), PTO_MSG_GRAPHS, sizeof(*g),
 			"graphs", (void **)&g, &n);
 	if (ret)
 		return ret;
@@ -678,7 +672,7 @@ int ptoctl_trace(const struct ptoctl_sock *o, int argc, char **argv)
 			"usage: ptoctl [-j] [-s SOCKET] trace [-n BLOCKS] [-d SECONDS] [-o FILE]\n");
 		return 2;
 	}
-	s = ptod_dial(sock_path(o->sock));
+	s = ptod_dial(pto_socket_path(o->sock));
 	if (s < 0)
 		return 1;
 	/* no SA_RESTART: Ctrl-C ends the wait for the next message */
