@@ -843,7 +843,15 @@ static inline int32_t load_la(PTO2Runtime *rt)
 				    memory_order_acquire);
 }
 
-static inline bool dep_pool_room(const struct pto2_dep_pool *p, uint32_t n);
+/*
+ * Room for @n entries under the last live_pos read: live_pos only grows,
+ * so room there is room now.
+ */
+static inline bool dep_pool_room(const struct pto2_dep_pool *p, uint32_t n)
+{
+	return n <= p->capacity && p->pos + n - p->live_pos <= p->capacity;
+}
+
 struct submit;
 static uint32_t submit_edge_need(const struct submit *s);
 static void dep_pool_too_small(PTO2Runtime *rt, uint32_t n,
@@ -910,15 +918,6 @@ static int dep_pool_reserve_slow(PTO2Runtime *rt, uint32_t n,
 			return ret;
 		}
 	}
-}
-
-/*
- * Room for @n entries under the last live_pos read: live_pos only grows,
- * so room there is room now.
- */
-static inline bool dep_pool_room(const struct pto2_dep_pool *p, uint32_t n)
-{
-	return n <= p->capacity && p->pos + n - p->live_pos <= p->capacity;
 }
 
 /* The shared last_task_alive is read only when the room is not enough. */
