@@ -79,6 +79,7 @@ check-native: user
 	$(MAKE) -C daemon test test-asan test-tsan $(SUB)
 	$(MAKE) -C daemon/ptod test $(SUB)
 	daemon/aicore/check_args.sh $(BUILD)/daemon/pto-aicore
+	tools/pto-gm/check_args.sh $(BUILD)/tools/pto-gm
 	tools/pto-hws-sim/check.sh $(BUILD)/tools/pto-hws-sim \
 		$(BUILD)/bench/hws/pto-bench-makespan
 	$(MAKE) -C tools/pto-hws-sim fuzz

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include <linux/pto.h>
+#include <pto-private/size.h>
 
 #include "pto-dev.h"
 
@@ -369,22 +370,13 @@ static void usage(FILE *f)
 		"  -i       print the device information only\n", prog);
 }
 
+/* -s: SIZE[k|m|g], not 0, a multiple of 4 (the round trip's words) */
 static int parse_size(const char *s, unsigned long long *out)
 {
-	char *end;
-	unsigned long long v;
+	const char *end;
+	uint64_t v;
 
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || end == s)
-		return -EINVAL;
-	if (*end == 'k' || *end == 'K')
-		v <<= 10, end++;
-	else if (*end == 'm' || *end == 'M')
-		v <<= 20, end++;
-	else if (*end == 'g' || *end == 'G')
-		v <<= 30, end++;
-	if (*end || !v || v % 4)
+	if (pto_parse_size(s, &v, &end) || *end || !v || v % 4)
 		return -EINVAL;
 	*out = v;
 	return 0;

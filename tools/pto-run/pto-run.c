@@ -36,6 +36,7 @@
 #include <time.h>
 
 #include <pto/libpto.h>
+#include <pto-private/size.h>
 
 #define MAX_ARGS	64
 #define MAX_KERNELS	64
@@ -52,25 +53,8 @@ struct out_file {
  */
 static int parse_size(const char *s, uint64_t *v, const char **end)
 {
-	unsigned int shift = 0;
-	char *e;
-
-	if (!isdigit((unsigned char)*s))
+	if (pto_parse_size(s, v, end) || (**end && **end != ':'))
 		return -EINVAL;
-	errno = 0;
-	*v = strtoull(s, &e, 0);
-	if (errno)
-		return -EINVAL;
-	switch (*e) {
-	case 'k': case 'K': shift = 10; e++; break;
-	case 'm': case 'M': shift = 20; e++; break;
-	case 'g': case 'G': shift = 30; e++; break;
-	default: break;
-	}
-	if ((*e && *e != ':') || *v > UINT64_MAX >> shift)
-		return -EINVAL;
-	*v <<= shift;
-	*end = e;
 	return 0;
 }
 

@@ -1,0 +1,30 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# check_args.sh [PTO_GM] - pto-gm refuses a bad -s before it opens the
+# device: exit 2 and "bad size", for a size that overflows 64 bits once
+# scaled, a sign, trailing text, 0, or one that is not a multiple of 4.
+# A good size gets past the parsing (to the missing device named here).
+set -eu -o pipefail
+GM=${1:-build/tools/pto-gm}
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+
+for s in 18014398509481988K 17179869184g -4 12x '' 0 6 0x; do
+	rc=0
+	"$GM" -d /nonexistent/pto0 -s "$s" > "$out" 2>&1 || rc=$?
+	if [ "$rc" != 2 ] || ! grep -q "bad size '$s'" "$out"; then
+		echo "FAIL: -s '$s' (exit $rc): $(cat "$out")"
+		exit 1
+	fi
+	echo "ok: -s '$s' refused"
+done
+for s in 4 1m 0x10 2G; do
+	rc=0
+	"$GM" -d /nonexistent/pto0 -s "$s" > "$out" 2>&1 || rc=$?
+	if grep -q "bad size" "$out" || ! grep -q /nonexistent/pto0 "$out"; then
+		echo "FAIL: -s '$s' (exit $rc): $(cat "$out")"
+		exit 1
+	fi
+	echo "ok: -s '$s' accepted"
+done
