@@ -33,10 +33,10 @@ void pto_dagf_write_task(FILE *f, const struct pto_dagf_task *t)
 	uint32_t k;
 
 	fprintf(f, "task %u", t->id);
-	/* the reader takes at most that (a block that ran for longer) */
-	put_time(f, "cost", t->cost < PTO_MAX_EST_NS ? t->cost : PTO_MAX_EST_NS);
-	if (t->est != t->cost)
-		put_time(f, "est", t->est < PTO_MAX_EST_NS ? t->est : PTO_MAX_EST_NS);
+	/* the reader takes at most PTO_MAX_EST_NS (a block that ran longer) */
+	put_time(f, "cost", PTO_EST_CLAMP(t->cost));
+	if (PTO_EST_CLAMP(t->est) != PTO_EST_CLAMP(t->cost))
+		put_time(f, "est", PTO_EST_CLAMP(t->est));
 	fprintf(f, " type %s", types[t->type <= PTO_DAGF_AIV ? t->type : 0]);
 	if (t->block_num != 1 || t->thread_num != 1 || t->coop)
 		fprintf(f, " shape %ux%u%s", t->block_num, t->thread_num,
