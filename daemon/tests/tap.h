@@ -5,8 +5,12 @@
 #ifndef TAP_H
 #define TAP_H
 
+#include <ctype.h>
+#include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 static int tap_n, tap_failed;
 
@@ -51,6 +55,33 @@ static inline int tap_done(void)
 {
 	printf("1..%d\n", tap_n);
 	return tap_failed ? 1 : 0;
+}
+
+/*
+ * A test's knob: environment variable @name into *@v, @dflt if unset or
+ * empty; a number (decimal, 0x hex) from @min to @max. -EINVAL, said as
+ * a failed test point, for anything else: a mistyped knob must not
+ * quietly test less.
+ */
+static inline int tap_env_u64(const char *name, uint64_t dflt, uint64_t min,
+			      uint64_t max, uint64_t *v)
+{
+	const char *s = getenv(name);
+	char *end;
+
+	*v = dflt;
+	if (!s || !*s)
+		return 0;
+	errno = 0;
+	if (isdigit((unsigned char)*s))
+		*v = strtoull(s, &end, 0);
+	if (!isdigit((unsigned char)*s) || errno || *end || *v < min ||
+	    *v > max) {
+		tap_ok(0, "%s=%s: a number from %llu to %llu", name, s,
+		       (unsigned long long)min, (unsigned long long)max);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 #define ok(cond, ...) tap_ok(!!(cond), __VA_ARGS__)

@@ -162,13 +162,6 @@ out:
 	return ret ? -1 : 0;
 }
 
-static uint64_t env_u64(const char *name, uint64_t dflt)
-{
-	const char *v = getenv(name);
-
-	return v && *v ? strtoull(v, NULL, 0) : dflt;
-}
-
 int main(void)
 {
 	static const struct rd_case cases[] = {
@@ -185,12 +178,15 @@ int main(void)
 		{ "engine, FIFO, 3 runtimes, small windows", 2, 4, true,
 		  HWS_POLICY_FIFO, 3, true, 150 },
 	};
-	uint64_t seed = env_u64("RANDOM_DAG_SEED", 1);
-	uint32_t nprogs = (uint32_t)env_u64("RANDOM_DAG_PROGRAMS", 10), i;
+	uint64_t seed, nprogs;
+	uint32_t i;
 
-	tap_diag("RANDOM_DAG_SEED=%" PRIu64 " RANDOM_DAG_PROGRAMS=%u", seed,
-		 nprogs);
+	if (tap_env_u64("RANDOM_DAG_SEED", 1, 0, UINT64_MAX, &seed) ||
+	    tap_env_u64("RANDOM_DAG_PROGRAMS", 10, 1, UINT32_MAX, &nprogs))
+		return tap_done();
+	tap_diag("RANDOM_DAG_SEED=%" PRIu64 " RANDOM_DAG_PROGRAMS=%" PRIu64,
+		 seed, nprogs);
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		run_case(&cases[i], seed + i * 1000003ULL, nprogs);
+		run_case(&cases[i], seed + i * 1000003ULL, (uint32_t)nprogs);
 	return tap_done();
 }
