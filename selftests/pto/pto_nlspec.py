@@ -292,12 +292,6 @@ def ctrl_request(cmd, flags, attrs):
     return genl_request(GENL_ID_CTRL, cmd, flags, attrs)
 
 
-def kernel_family_id(name):
-    attrs = nla(CTRL_ATTR_FAMILY_NAME, name.encode() + b"\0")
-    fam = dict(ctrl_request(CTRL_CMD_GETFAMILY, NLM_F_ACK, attrs)[0])
-    return struct.unpack("=H", fam[CTRL_ATTR_FAMILY_ID][:2])[0]
-
-
 def check_reserved(fid, cmd, index_attr):
     """Errors: @cmd of device 0 (attribute @index_attr) must work, and
     be refused with EINVAL when the header's reserved byte is set."""
@@ -340,7 +334,8 @@ def kernel_family(name):
                     for attr, desc in nla_parse(pol):
                         policies.setdefault(idx, {})[attr] = {
                             k: nla_uint(v) for k, v in nla_parse(desc)}
-    return ops, groups, op_policy, policies
+    fid = struct.unpack("=H", fam[CTRL_ATTR_FAMILY_ID][:2])[0]
+    return ops, groups, op_policy, policies, fid
 
 
 def expect_attr(a, desc, sets, policies, where):
@@ -398,7 +393,7 @@ def expect_policy(policy, aset, names, sets, policies, where=""):
 
 
 def check_op(op, cmd, kernel, sets):
-    ops, _, op_policy, policies = kernel
+    ops, _, op_policy, policies, _ = kernel
     flags = ops.get(cmd)
     if flags is None:
         return ["not in the kernel's family"]
@@ -443,7 +438,7 @@ def check_kernel(tap, spec):
     want = {g["name"] for g in spec["mcast-groups"]["list"]}
     tap.check("multicast groups",
               [] if groups == want else [f"kernel {groups}, spec {want}"])
-    fid = kernel_family_id(spec["name"])
+    fid = kernel[4]
     index_attr = attr_values(sets["dev"])["index"]
     for name in ("dev-get", "counters-get"):
         tap.check(f"{name} checks the reserved header byte",
