@@ -911,7 +911,7 @@ static void client_destroy(struct client *c)
 		close(c->bell[0]);
 	if (c->bell[1] >= 0)
 		close(c->bell[1]);
-	close(c->sock);
+	ptod_sock_close(d, c->uid, c->sock);
 	pthread_mutex_destroy(&c->send_lock);
 	pthread_mutex_destroy(&c->log_lock);
 	free(c->ph);
@@ -954,6 +954,12 @@ static const char *hello_getenv(void *ctx, const char *name)
 	return NULL;
 }
 
+/* Close @passed (-1: none), a descriptor @c passed that ptod does not keep. */
+static void drop_passed(struct client *c, int passed)
+{
+	ptod_close_later(c->d, c->uid, passed);
+}
+
 /*
  * Hello, phase 1: the protocol version, the device file the client passed
  * (ours: the same character device) and its stream buffer (one of the
@@ -969,17 +975,20 @@ static int hello_check(struct client *c, const struct pto_msg_hello *h,
 		ptod_reply(c, -EBADF, "hello without the client's device file");
 		return -EBADF;
 	}
-	c->cfd = fd;
 	if (h->wire_version != PTO_WIRE_VERSION) {
+		drop_passed(c, fd);
 		ptod_reply(c, -EPROTO, "protocol version %u, ptod speaks %u",
 		      h->wire_version, PTO_WIRE_VERSION);
 		return -EPROTO;
 	}
+	/* any other file may take long to close (ptod_closer.c) */
 	if (d->ops->client_file(c, fd)) {
+		drop_passed(c, fd);
 		ptod_reply(c, -ENODEV, "the file passed is not a file of %s",
 			   d->dev_path);
 		return -ENODEV;
 	}
+	c->cfd = fd;
 	/* pinned: ptod writes it for as long as the client lives */
 	if (!h->stream_len ||
 	    ptod_pin_range(c, &c->life_pins, h->stream_addr, h->stream_len)) {
@@ -1180,8 +1189,7 @@ static int handle_hello(struct client *c, struct pto_msg *m, int fd)
 	int ret;
 
 	if (c->hello_done) {
-		if (fd >= 0)
-			close(fd);
+		drop_passed(c, fd);
 		ptod_reply(c, -EALREADY, "hello already done");
 		return 0;
 	}
@@ -1385,12 +1393,18 @@ static void handle_kreg(struct client *c, struct pto_msg *m)
  * descriptor passed with it (others are closed) or -1. Returns the
  * length, 0 on EOF, -EAGAIN when there is nothing to read, or -errno.
  */
-static ssize_t recv_msg(int fd, struct pto_msg *m, int *passed)
+/*
+ * One message from a client into @m, and every descriptor that came with
+ * it into @fds (room for PTO_FDPASS_ANY_MAX; their number into *@nfds):
+ * none is closed here (ptod_closer.c says why).
+ */
+static ssize_t recv_msg(int fd, struct pto_msg *m, int *fds,
+			unsigned int *nfds)
 {
 	ssize_t n;
 
 	memset(m, 0, sizeof(*m));
-	n = pto_recv_with_fd(fd, m, sizeof(*m), MSG_DONTWAIT, passed);
+	n = pto_recv_with_fds(fd, m, sizeof(*m), MSG_DONTWAIT, fds, nfds);
 	if (n == -EINTR)
 		return -EAGAIN;
 	m->text[sizeof(m->text) - 1] = 0;
@@ -1450,9 +1464,36 @@ static void handle_msg(struct client *c, struct pto_msg *m)
 	}
 }
 
+/*
+ * The descriptors @fds (@nfds) a message of @c's carried: the first is
+ * returned, to be kept or closed; the others, which no message of ours
+ * carries, go to the closer. False if @c's user has too many still
+ * closing: the client is then to be dropped.
+ */
+static bool take_passed(struct client *c, int *fds, unsigned int nfds,
+			int *passed)
+{
+	unsigned int closing;
+
+	*passed = -1;
+	if (!nfds)
+		return true;
+	*passed = fds[0];
+	ptod_close_fds_later(c->d, c->uid, fds + 1, nfds - 1);
+	closing = ptod_closing(c->d, c->uid);
+	if (closing < PTOD_CLOSING_MAX)
+		return true;
+	ptod_conn_log(c->d, PTOD_LOG_WARN,
+		      "client %u (pid %d uid %d) dropped: %u descriptors its user passed are still closing",
+		      c->id, (int)c->pid, (int)c->uid, closing);
+	return false;
+}
+
 static void on_client_read(evutil_socket_t fd, short what, void *arg)
 {
 	struct client *c = arg;
+	int fds[PTO_FDPASS_ANY_MAX];
+	unsigned int nfds;
 	struct pto_msg m;
 	int passed;
 	ssize_t n;
@@ -1464,35 +1505,35 @@ static void on_client_read(evutil_socket_t fd, short what, void *arg)
 		return;
 	}
 	/* one message per wakeup: every client gets its turn */
-	n = recv_msg(fd, &m, &passed);
+	n = recv_msg(fd, &m, fds, &nfds);
 	if (n == -EAGAIN)
 		return;
+	if (!take_passed(c, fds, nfds, &passed)) {
+		drop_passed(c, passed);
+		client_gone(c);
+		return;
+	}
 	if (n <= 0) {
-		if (passed >= 0)
-			close(passed);
+		drop_passed(c, passed);
 		client_gone(c);
 		return;
 	}
 	if (!c->refused && !c->d->ops->peer_ok(c->d, c->uid)) {
-		if (passed >= 0)
-			close(passed);
+		drop_passed(c, passed);
 		refuse_peer(c);
 		return;
 	}
 	if ((size_t)n < offsetof(struct pto_msg, text)) {
-		if (passed >= 0)
-			close(passed);
+		drop_passed(c, passed);
 		ptod_reply(c, -EPROTO, "short message");
 		return;
 	}
 	if (ptod_info_message(c, &m)) {
-		if (passed >= 0)
-			close(passed);
+		drop_passed(c, passed);
 		return;
 	}
 	if (m.type >= PTO_MSG_DEV_OPEN && m.type <= PTO_MSG_HWS_CONFIG) {
-		if (passed >= 0)
-			close(passed);
+		drop_passed(c, passed);
 		c->d->ops->message(c, &m);
 		return;
 	}
@@ -1505,8 +1546,7 @@ static void on_client_read(evutil_socket_t fd, short what, void *arg)
 		}
 		return;
 	}
-	if (passed >= 0)
-		close(passed);
+	drop_passed(c, passed);
 	if (!c->hello_done) {
 		ptod_reply(c, -EPROTO, "hello first");
 		return;
@@ -1585,16 +1625,16 @@ static void on_accept(evutil_socket_t fd, short what, void *arg)
 	}
 	if (getsockopt(s, SOL_SOCKET, SO_PEERCRED, &cred, &cl)) {
 		ptod_log(PTOD_LOG_WARN, "SO_PEERCRED: %m; connection refused");
-		close(s);
+		ptod_sock_close(d, (uid_t)-1, s);
 		return;
 	}
 	if (ptod_accept_check(d, s, &cred)) {
-		close(s);
+		ptod_sock_close(d, cred.uid, s);
 		return;
 	}
 	c = calloc(1, sizeof(*c));
 	if (!c) {
-		close(s);
+		ptod_sock_close(d, cred.uid, s);
 		return;
 	}
 	c->d = d;
@@ -1620,7 +1660,7 @@ static void on_accept(evutil_socket_t fd, short what, void *arg)
 		pthread_mutex_destroy(&c->send_lock);
 		pthread_mutex_destroy(&c->log_lock);
 		free(c);
-		close(s);
+		ptod_sock_close(d, cred.uid, s);
 		return;
 	}
 	c->next = d->clients;
@@ -2125,7 +2165,7 @@ int main(int argc, char **argv)
 	if (open_device(d) || ptod_gm_quota_setup(d))
 		goto out;
 	ptod_sbx_cg_setup(d);
-	if (engine_start(d) ||
+	if (engine_start(d) || ptod_closer_start(d) ||
 	    loop_setup(d) ||
 	    (d->ops->events_start && d->ops->events_start(d)) ||
 	    spawn_executor(d) || listen_socket(d))
@@ -2141,6 +2181,7 @@ out:
 	if (d->ops->events_stop)
 		d->ops->events_stop(d);
 	loop_teardown(d);
+	ptod_closer_stop(d);
 	ptod_sbx_cg_close(d);
 	d->ops->close(d);
 	free(d->uid_runs);

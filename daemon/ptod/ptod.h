@@ -63,6 +63,11 @@
 #define PTOD_WARN_MAX		20	/* error replies, and records outside a
 					 * graph, logged per client */
 #define PTOD_FDS_OWN		32	/* ptod's own descriptors, with room */
+/*
+ * A user whose passed descriptors the closer still holds this many of
+ * passes no more (ptod_closer.c)
+ */
+#define PTOD_CLOSING_MAX	16
 #define PTOD_ACCEPT_PAUSE_MS	100	/* no accept for that long after one
 					 * failed (EMFILE, ...) */
 #define PTOD_LOG_RATE		50	/* lines about a client's graphs
@@ -378,6 +383,21 @@ struct client {
 	struct client *fin_next;	/* d->fin list (fin_lock) */
 };
 
+/*
+ * The closer thread (ptod_closer.c): descriptors a client chose, which
+ * may take long to close, closed in order off the main thread.
+ */
+struct ptod_closer {
+	pthread_t thread;
+	bool live;			/* started, not stopped (main thread) */
+	pthread_mutex_t lock;		/* protects what follows */
+	pthread_cond_t cond;		/* signalled: queued, or stop */
+	struct ptod_closing *head, **tail;	/* to close, in order */
+	struct ptod_closing *busy;	/* being closed now, or NULL */
+	unsigned int n;			/* queued and busy */
+	bool stop;
+};
+
 struct ptod {
 	struct event_base *base;
 	const char *dev_path;
@@ -454,6 +474,7 @@ struct ptod {
 
 	struct client *clients;		/* main thread */
 	uint32_t next_id;
+	struct ptod_closer closer;
 
 	/*
 	 * Sandboxes (main thread): whose kernels run in one (-K), the
@@ -639,6 +660,14 @@ void ptod_graph_end(struct client *c, int status,
 int ptod_trace_setup(struct ptod *d);
 void ptod_trace_fini(struct ptod *d);
 void ptod_trace_client_gone(struct client *c);
+/* ptod_closer.c */
+int ptod_closer_start(struct ptod *d);
+void ptod_closer_stop(struct ptod *d);
+void ptod_close_later(struct ptod *d, uid_t uid, int fd);
+void ptod_close_fds_later(struct ptod *d, uid_t uid, const int *fds,
+			  unsigned int n);
+void ptod_sock_close(struct ptod *d, uid_t uid, int s);
+unsigned int ptod_closing(struct ptod *d, uid_t uid);
 /* ptod_drain.c */
 void ptod_drain_watch(struct client *c);
 void ptod_drain_shutdown(struct ptod *d);

@@ -371,14 +371,14 @@ static uint32_t conns_of(const struct ptod *d, uid_t uid, uint32_t *all)
 
 /*
  * Refuse a connection: one REPLY with @err and @why (best effort), a log
- * line; the caller closes @s.
+ * line; the caller closes @s with ptod_sock_close(), which reads what
+ * came already (a close() with unread messages would reset the
+ * connection, and the peer would get ECONNRESET instead of the reply).
  */
 static void refuse(struct ptod *d, int s, const struct ucred *cred, int err,
 		   const char *why)
 {
 	struct pto_msg m;
-	char junk[64];
-	int i;
 
 	memset(&m, 0, sizeof(m));
 	m.type = PTO_MSG_REPLY;
@@ -388,15 +388,6 @@ static void refuse(struct ptod *d, int s, const struct ucred *cred, int err,
 	if (send(s, &m, offsetof(struct pto_msg, text) + strlen(m.text) + 1,
 		 MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
 		(void)0;	/* it hung up already: the log says why */
-	/*
-	 * Nothing more comes in, and what came already is read: a close()
-	 * with unread messages would reset the connection, and the peer
-	 * would get ECONNRESET instead of the reply.
-	 */
-	shutdown(s, SHUT_RDWR);
-	for (i = 0; i < 256; i++)
-		if (recv(s, junk, sizeof(junk), MSG_DONTWAIT) <= 0)
-			break;
 	ptod_conn_log(d, PTOD_LOG_WARN, "connection of pid %d uid %d refused: %s",
 		      (int)cred->pid, (int)cred->uid, why);
 }
@@ -407,7 +398,7 @@ static void refuse(struct ptod *d, int s, const struct ucred *cred, int err,
  */
 int ptod_accept_check(struct ptod *d, int s, const struct ucred *cred)
 {
-	uint32_t mine, all;
+	uint32_t mine, all, closing;
 	char why[256];
 
 	if (!peer_allowed(d, s, cred)) {
@@ -417,6 +408,14 @@ int ptod_accept_check(struct ptod *d, int s, const struct ucred *cred)
 			 d->sock_group ? d->sock_group : "");
 		refuse(d, s, cred, -EACCES, why);
 		return -EACCES;
+	}
+	closing = ptod_closing(d, cred->uid);
+	if (closing >= PTOD_CLOSING_MAX) {
+		snprintf(why, sizeof(why),
+			 "%u descriptors uid %d passed are still closing",
+			 closing, (int)cred->uid);
+		refuse(d, s, cred, -EUSERS, why);
+		return -EUSERS;
 	}
 	mine = conns_of(d, cred->uid, &all);
 	if (d->max_conn && all >= d->max_conn) {

@@ -61,6 +61,9 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <linux/pto.h>
 
 #include "hostile.h"
@@ -3276,6 +3279,282 @@ TEST_F_TIMEOUT(e2e, flood_does_not_stall_others, 300)
 	EXPECT_TRUE(case_passed(v.text, "pings"));
 	EXPECT_LT(dt, PINGS_MS) TH_LOG("the flooders stalled ptod");
 	proc_free(&v);
+}
+
+/* ---- descriptors a client passes ------------------------------------------------ */
+
+/* How long ptod may take to answer while a passed descriptor closes */
+#define LINGER_PROBE_MS	5000
+
+/*
+ * A TCP socket on the loopback whose last close would wait an hour: it
+ * lingers (SO_LINGER, 3600 s) on data its peer, *@peer, never reads.
+ * Closing *@peer ends the wait. The socket, or -errno.
+ */
+static int lingering_socket(int *peer)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct linger lg = { .l_onoff = 1, .l_linger = 3600 };
+	static const char buf[4096];
+	socklen_t sl = sizeof(sa);
+	int small = 4096, l, s = -1, ret = 0;
+
+	*peer = -1;
+	l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (l < 0)
+		return -errno;
+	if (setsockopt(l, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small)) ||
+	    bind(l, (struct sockaddr *)&sa, sizeof(sa)) || listen(l, 1) ||
+	    getsockname(l, (struct sockaddr *)&sa, &sl))
+		ret = -errno;
+	if (!ret) {
+		s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (s < 0 ||
+		    setsockopt(s, SOL_SOCKET, SO_SNDBUF, &small,
+			       sizeof(small)) ||
+		    connect(s, (struct sockaddr *)&sa, sizeof(sa)))
+			ret = -errno;
+	}
+	if (!ret) {
+		*peer = accept4(l, NULL, NULL, SOCK_CLOEXEC);
+		if (*peer < 0)
+			ret = -errno;
+	}
+	/* fill both buffers: the rest of the data waits for the peer */
+	while (!ret && send(s, buf, sizeof(buf), MSG_DONTWAIT) > 0)
+		;
+	if (!ret && errno != EAGAIN)
+		ret = -errno;
+	if (!ret && setsockopt(s, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)))
+		ret = -errno;
+	close(l);
+	if (!ret)
+		return s;
+	if (s >= 0)
+		close(s);
+	if (*peer >= 0)
+		close(*peer);
+	*peer = -1;
+	return ret;
+}
+
+/* A new connection to ptod's socket, or -errno. */
+static int ptod_dial(void)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int s;
+
+	if (strlen(E->sock) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	memcpy(sa.sun_path, E->sock, strlen(E->sock) + 1);
+	s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return -errno;
+	if (connect(s, (struct sockaddr *)&sa, sizeof(sa))) {
+		int ret = -errno;
+
+		close(s);
+		return ret;
+	}
+	return s;
+}
+
+/*
+ * PING on a new connection: ptod's reply's status (before a hello:
+ * -EPROTO, "hello first") if it answers within @ms, else -ETIMEDOUT or
+ * another -errno; *@answered says which.
+ */
+static int ptod_ping_within(int ms, bool *answered)
+{
+	struct pto_msg m = { .type = PTO_MSG_PING };
+	struct pollfd pfd;
+	int s, ret = 0;
+	ssize_t n;
+
+	*answered = false;
+	s = ptod_dial();
+	if (s < 0)
+		return s;
+	pfd = (struct pollfd){ .fd = s, .events = POLLIN };
+	if (send(s, &m, sizeof(m), MSG_NOSIGNAL) < 0)
+		ret = -errno;
+	else if ((ret = poll(&pfd, 1, ms)) <= 0)
+		ret = ret ? -errno : -ETIMEDOUT;
+	else if ((n = recv(s, &m, sizeof(m), 0)) <
+		 (ssize_t)offsetof(struct pto_msg, text))
+		ret = n < 0 ? -errno : -EPROTO;
+	else if (m.type != PTO_MSG_REPLY)
+		ret = -EPROTO;
+	else
+		*answered = true, ret = m.status;
+	close(s);
+	return ret;
+}
+
+/* How a passed descriptor reaches ptod */
+enum linger_how {
+	LINGER_PING,		/* with a PING */
+	LINGER_THIRD,		/* the third of three, with a PING */
+	LINGER_HELLO,		/* as a hello's device file */
+	LINGER_MANY,		/* LINGER_NR of them with a PING */
+};
+
+/*
+ * Well past what ptod lets a user have closing (PTOD_CLOSING_MAX, 16):
+ * the connection that passed them is dropped, the user's next refused
+ */
+#define LINGER_NR	32
+
+/*
+ * After LINGER_MANY (child): @s, which passed them, is dropped, and a new
+ * connection of the same user is refused with -EUSERS. 0, or an exit
+ * code saying what went wrong.
+ */
+static int lingering_user_refused(int s)
+{
+	struct pto_msg m;
+	struct pollfd pfd = { .fd = s, .events = POLLIN };
+	bool answered;
+	int ret;
+
+	/* no reply: the connection is hung up on */
+	if (poll(&pfd, 1, LINGER_PROBE_MS) != 1 ||
+	    recv(s, &m, sizeof(m), 0) != 0)
+		return 20;
+	ret = ptod_ping_within(LINGER_PROBE_MS, &answered);
+	if (!answered || ret != -EUSERS) {
+		dprintf(2, "the user's next connection: %s\n", strerror(-ret));
+		return 21;
+	}
+	return 0;
+}
+
+/*
+ * In a child (as @uid, in the device's group if @in_group; 0: root), pass
+ * ptod a lingering socket (@how), with ptod stopped until the child has
+ * closed its own copy: ptod's is then the last. While the child keeps the
+ * socket's peer, ptod must answer another connection's PING at once.
+ */
+static void pass_lingering(struct __test_metadata *_metadata,
+			   const char *what, enum linger_how how, uid_t uid,
+			   bool in_group)
+{
+	int sent[2], done[2], ret, st;
+	bool answered;
+	int64_t t0, dt;
+	char b = 0;
+	pid_t pid;
+
+	ASSERT_EQ(0, pipe2(sent, O_CLOEXEC));
+	ASSERT_EQ(0, pipe2(done, O_CLOEXEC));
+	ASSERT_EQ(0, kill(E->ptod, SIGSTOP));
+	pid = fork();
+	if (pid == 0) {
+		struct pto_msg m = { .type = PTO_MSG_PING };
+		union pto_fd_cmsg_any cm;
+		struct iovec iov = { &m, sizeof(m) };
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+		int fds[LINGER_NR], peer[LINGER_NR], nfds = 1, s, i;
+
+		if (uid && pto_become_user(uid, in_group))
+			_exit(10);
+		if (how == LINGER_MANY)
+			nfds = LINGER_NR;
+		for (i = 0; i < nfds; i++) {
+			fds[i] = lingering_socket(&peer[i]);
+			if (fds[i] < 0)
+				_exit(11);
+		}
+		if (how == LINGER_THIRD) {
+			fds[2] = fds[0];
+			fds[0] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+			fds[1] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+			nfds = 3;
+		} else if (how == LINGER_HELLO) {
+			m.type = PTO_MSG_HELLO;
+			m.u.hello.wire_version = PTO_WIRE_VERSION;
+		}
+		s = ptod_dial();
+		if (s < 0)
+			_exit(12);
+		pto_msg_attach_any(&mh, &cm, fds, nfds);
+		if (sendmsg(s, &mh, MSG_NOSIGNAL) < 0)
+			_exit(13);
+		/* in flight only: ptod's close will be the last */
+		for (i = 0; i < nfds; i++)
+			close(fds[i]);
+		if (write(sent[1], &b, 1) != 1)
+			_exit(14);
+		ret = how == LINGER_MANY ? lingering_user_refused(s) : 0;
+		if (read(done[0], &b, 1) != 1)
+			_exit(15);
+		/* a close still waiting ends */
+		for (i = 0; i < (how == LINGER_MANY ? LINGER_NR : 1); i++)
+			close(peer[i]);
+		_exit(ret);
+	}
+	if (pid < 0)
+		EXPECT_EQ(0, kill(E->ptod, SIGCONT));
+	ASSERT_LT(0, pid);
+	close(sent[1]);
+	close(done[0]);
+	ret = read(sent[0], &b, 1);
+	EXPECT_EQ(0, kill(E->ptod, SIGCONT));
+	EXPECT_EQ(1, ret) TH_LOG("%s: the child did not pass the socket", what);
+	t0 = mono_ms();
+	ret = ptod_ping_within(LINGER_PROBE_MS, &answered);
+	dt = mono_ms() - t0;
+	note("%s: %s in %lld ms (status %d)", what,
+	     answered ? "ptod answered a PING" : "no answer", (long long)dt,
+	     ret);
+	EXPECT_TRUE(answered) TH_LOG("%s: ptod did not answer: %s", what,
+				     strerror(-ret));
+	if (write(done[1], &b, 1) != 1)
+		note("%s: the child is gone", what);
+	close(done[1]);
+	close(sent[0]);
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	EXPECT_TRUE(WIFEXITED(st) && !WEXITSTATUS(st))
+		TH_LOG("%s: child wait status %#x", what, st);
+}
+
+/*
+ * A client can pass ptod any descriptor, and the last close of some waits
+ * as long as their maker wishes: here a TCP socket lingering on data its
+ * peer never reads, an hour. ptod closes what it does not keep off its
+ * main thread, so it answers others meanwhile: the socket passed with a
+ * PING, as the third of three descriptors (ptod used to take two and let
+ * the kernel close the rest inside recvmsg()), as a hello's device file,
+ * by root and by a local user. A user who passes LINGER_NR of them at
+ * once has that connection dropped and the next refused (-EUSERS) while
+ * they close; others are still served. Once the peers are gone, ptod
+ * holds no more descriptors than before.
+ */
+TEST_F_TIMEOUT(e2e, passed_descriptor_close_never_waits, 120)
+{
+	int before, now, i;
+
+	/* a child that failed early: its pipe's end is closed */
+	signal(SIGPIPE, SIG_IGN);
+	before = ptod_quiet_fds();
+	ASSERT_LT(0, before);
+	pass_lingering(_metadata, "with a PING", LINGER_PING, 0, false);
+	pass_lingering(_metadata, "third of three", LINGER_THIRD, 0, false);
+	pass_lingering(_metadata, "as a hello's file", LINGER_HELLO, 0, false);
+	pass_lingering(_metadata, "by a local user", LINGER_PING, NOBODY, true);
+	pass_lingering(_metadata, "many by a local user", LINGER_MANY, NOBODY,
+		       true);
+	for (i = 0; i < 100; i++) {
+		now = ptod_quiet_fds();
+		if (now <= before)
+			break;
+		usleep(50000);
+	}
+	EXPECT_GE(before, now) TH_LOG("ptod holds %d descriptors, %d before",
+				      now, before);
+	if (now > before)
+		log_fds(_metadata, E->ptod, "after the passed sockets");
 }
 
 /* pto_e2e @args as @uid (@in_group: in the device's group); its output. */
