@@ -222,25 +222,12 @@ static void sf_drop(struct sf_conn *c)
 static int sf_send(int s, const void *buf, size_t len, const int *fds,
 		   unsigned int nfds)
 {
-	union {
-		char buf[CMSG_SPACE(4 * sizeof(int))];
-		struct cmsghdr align;
-	} cm;
+	union pto_fd_cmsg_any cm;
 	struct iovec iov = { (void *)buf, len };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
 
-	if (nfds) {
-		struct cmsghdr *ch;
-
-		memset(&cm, 0, sizeof(cm));
-		mh.msg_control = cm.buf;
-		mh.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
-		ch = CMSG_FIRSTHDR(&mh);
-		ch->cmsg_level = SOL_SOCKET;
-		ch->cmsg_type = SCM_RIGHTS;
-		ch->cmsg_len = CMSG_LEN(nfds * sizeof(int));
-		memcpy(CMSG_DATA(ch), fds, nfds * sizeof(int));
-	}
+	if (nfds)
+		pto_msg_attach_any(&mh, &cm, fds, nfds);
 	return sendmsg(s, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) < 0 ? -errno : 0;
 }
 
