@@ -8,7 +8,8 @@
  * protocol (common/include/pto-private/wire.h) with valid headers and bad
  * types, lengths, truncated or oversized; hellos with the client's own
  * device file, with none, with /dev/null, a pipe, a socket, a file of
- * another role or several files at once, with good and bad stream
+ * another role or several files at once (now and then as many as a
+ * message can carry, 253), with good and bad stream
  * buffers, wire versions and runtime variables, cut short; KERNEL_REG of
  * good and bad kernel blobs; DOORBELL and PING; records in the
  * submission stream of a connection whose hello succeeded (graphs,
@@ -231,7 +232,12 @@ static int sf_send(int s, const void *buf, size_t len, const int *fds,
 	return sendmsg(s, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) < 0 ? -errno : 0;
 }
 
-/* Descriptors to pass with a message: none mostly, or junk ones. */
+/*
+ * Descriptors to pass with a message (room for PTO_FDPASS_ANY_MAX in
+ * @fds): none mostly, or junk ones, a few, now and then up to as many as
+ * a message can carry (ptod takes them all, and closes them off its main
+ * thread).
+ */
 static unsigned int sf_fds(struct sf_w *w, int *fds, unsigned int pct)
 {
 	int pool[] = { w->null, w->pipe[0], w->pipe[1], w->sp[0], w->none,
@@ -240,7 +246,10 @@ static unsigned int sf_fds(struct sf_w *w, int *fds, unsigned int pct)
 
 	if (!sf_pct(w, pct))
 		return 0;
-	n = 1 + (unsigned int)sf_rand(w, sf_pct(w, 80) ? 1 : 4);
+	if (sf_pct(w, 5))
+		n = 5 + (unsigned int)sf_rand(w, PTO_FDPASS_ANY_MAX - 4);
+	else
+		n = 1 + (unsigned int)sf_rand(w, sf_pct(w, 80) ? 1 : 4);
 	for (i = 0; i < n; i++) {
 		fds[i] = pool[sf_rand(w, 7)];
 		if (fds[i] < 0)
@@ -477,7 +486,7 @@ static int sf_random(struct sf_w *w)
 {
 	static uint8_t buf[65536];
 	struct sf_conn *c = sf_pick(w, -1);
-	int fds[4];
+	int fds[PTO_FDPASS_ANY_MAX];
 	unsigned int nfds;
 	size_t len;
 
@@ -524,7 +533,7 @@ static int sf_msg(struct sf_w *w)
 	struct pto_msg *m = (struct pto_msg *)buf;
 	struct sf_conn *c = sf_pick(w, -1);
 	size_t len = sf_len(w);
-	int fds[4], ret;
+	int fds[PTO_FDPASS_ANY_MAX], ret;
 	unsigned int nfds;
 
 	if (!c)
@@ -577,7 +586,7 @@ static int sf_hello(struct sf_w *w)
 	static struct pto_msg m;
 	struct sf_conn *c = sf_pick(w, 0);
 	struct pto_msg_hello *h = &m.u.hello;
-	int fds[4] = { w->dev }, st = 1, ret, k = -1;
+	int fds[PTO_FDPASS_ANY_MAX] = { w->dev }, st = 1, ret, k = -1;
 	unsigned int nfds = 1;
 	size_t len = sizeof(m);
 
@@ -953,11 +962,16 @@ static int sf_probe(struct sf_w *w)
 	memset(&m, 0, sizeof(m));
 	m.type = PTO_MSG_PING;
 	if (w->refused) {
-		/* the user-mode device: one clear refusal, then hung up on */
+		/*
+		 * The user-mode device: one clear refusal, then hung up on;
+		 * or a limit's, met first (connections, or descriptors the
+		 * user passed that ptod is still closing)
+		 */
 		ret = sf_send(c.s, &m, offsetof(struct pto_msg, text) + 1,
 			      NULL, 0);
 		if (!ret && (sf_read(w, &c, 1, SF_PROBE_MS, &st) != 1 ||
-			     st != -EACCES)) {
+			     (st != -EACCES && st != -EUSERS &&
+			      st != -EMFILE))) {
 			SF_FAIL(w, "ptod did not refuse uid %u (status %d)",
 				(unsigned)getuid(), st);
 			ret = -EPROTO;
