@@ -1389,14 +1389,10 @@ static void handle_kreg(struct client *c, struct pto_msg *m)
 }
 
 /*
- * Receive one message from @fd into @m; *@passed is the first file
- * descriptor passed with it (others are closed) or -1. Returns the
+ * Receive one message from @fd into @m, and every descriptor that came
+ * with it into @fds (room for PTO_FDPASS_ANY_MAX; their number into
+ * *@nfds): none is closed here (ptod_closer.c says why). Returns the
  * length, 0 on EOF, -EAGAIN when there is nothing to read, or -errno.
- */
-/*
- * One message from a client into @m, and every descriptor that came with
- * it into @fds (room for PTO_FDPASS_ANY_MAX; their number into *@nfds):
- * none is closed here (ptod_closer.c says why).
  */
 static ssize_t recv_msg(int fd, struct pto_msg *m, int *fds,
 			unsigned int *nfds)

@@ -17,8 +17,8 @@
  * messages and of the descriptors they carry, so that its peer gets what
  * was sent to it rather than a reset. What the main thread closes itself
  * is known to close at once: the device file a hello passed once it is
- * checked, a socket whose queue is empty after shutdown() (nothing more
- * can come in).
+ * checked, a socket whose queue holds no descriptors after shutdown()
+ * (nothing more can come in; what is there it reads first).
  *
  * A user whose descriptors are still waiting (PTOD_CLOSING_MAX of them,
  * counted per uid) gets no more: its connections are dropped at their
@@ -40,6 +40,9 @@
 #include <pto-private/fdpass.h>
 
 #include "ptod.h"
+
+/* ptod_sock_close() reads this many messages, then leaves the rest */
+#define PTOD_SOCK_DRAIN_MAX	1024
 
 struct ptod_closing {
 	struct ptod_closing *next;
@@ -203,27 +206,37 @@ void ptod_close_fds_later(struct ptod *d, uid_t uid, const int *fds,
 
 /*
  * Close a client's socket @s (of user @uid): shut down, so nothing more
- * comes in; if nothing is queued either, at once, else by the closer.
- * Never waits.
+ * comes in, then read what came already, so that the peer gets what was
+ * sent to it rather than a reset (a refusal's reply). A message that
+ * carries descriptors is left to the closer, with the socket. Never
+ * waits.
  */
 void ptod_sock_close(struct ptod *d, uid_t uid, int s)
 {
-	struct msghdr mh = { 0 };
-	char b;
-	struct iovec iov = { &b, 1 };
-	ssize_t n;
+	char junk[256];
+	int i;
 
 	shutdown(s, SHUT_RDWR);
-	/*
-	 * A peek with no room for control data passes no descriptor to us;
-	 * MSG_CTRUNC says the message carries some (it may be empty).
-	 */
-	mh.msg_iov = &iov;
-	mh.msg_iovlen = 1;
-	n = recvmsg(s, &mh, MSG_PEEK | MSG_DONTWAIT);
-	if (n == 0 && !(mh.msg_flags & MSG_CTRUNC)) {
-		close(s);
-		return;
+	for (i = 0; i < PTOD_SOCK_DRAIN_MAX; i++) {
+		struct iovec iov = { junk, sizeof(junk) };
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+		ssize_t n;
+
+		/*
+		 * A peek with no room for control data passes no descriptor
+		 * to us; MSG_CTRUNC says the message carries some. Shut
+		 * down, the queue changes only by our reads.
+		 */
+		n = recvmsg(s, &mh, MSG_PEEK | MSG_DONTWAIT);
+		if (n < 0 || (mh.msg_flags & MSG_CTRUNC))
+			break;
+		/* the end, or an empty message: nothing to close with it */
+		if (!n) {
+			close(s);
+			return;
+		}
+		if (recv(s, junk, sizeof(junk), MSG_DONTWAIT) < 0)
+			break;
 	}
 	close_later(d, uid, s, true);
 }
