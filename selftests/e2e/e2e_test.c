@@ -334,6 +334,62 @@ static void fails_print(void)
 	fflush(stdout);
 }
 
+/* A new connection to ptod's socket, or -errno. */
+static int ptod_dial(void)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int s;
+
+	if (strlen(E->sock) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	memcpy(sa.sun_path, E->sock, strlen(E->sock) + 1);
+	s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return -errno;
+	if (connect(s, (struct sockaddr *)&sa, sizeof(sa))) {
+		int ret = -errno;
+
+		close(s);
+		return ret;
+	}
+	return s;
+}
+
+/* A new connection to ptod with a PING sent on it: the socket, or -errno. */
+static int ping_conn(void)
+{
+	struct pto_msg m = { .type = PTO_MSG_PING };
+	int s, ret;
+
+	s = ptod_dial();
+	if (s >= 0 && send(s, &m, offsetof(struct pto_msg, text) + 1,
+			   MSG_NOSIGNAL) < 0) {
+		ret = -errno;
+		close(s);
+		s = ret;
+	}
+	return s;
+}
+
+/*
+ * Did @s get a reply within @ms ("hello first": ptod took it)? Its status
+ * into *@status, if not NULL.
+ */
+static bool got_reply(int s, int ms, int *status)
+{
+	struct pollfd pfd = { .fd = s, .events = POLLIN };
+	struct pto_msg m;
+
+	if (poll(&pfd, 1, ms) != 1 ||
+	    recv(s, &m, sizeof(m), MSG_DONTWAIT) <
+	    (ssize_t)offsetof(struct pto_msg, text) ||
+	    m.type != PTO_MSG_REPLY)
+		return false;
+	if (status)
+		*status = m.status;
+	return true;
+}
+
 /*
  * The user-mode device: send @m to ptod on a connection of its own and
  * put the reply into @m (and the descriptor it carries, if any, into
@@ -343,22 +399,15 @@ static int ptod_request(struct pto_msg *m, int *fd)
 {
 	struct iovec iov = { m, sizeof(*m) };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	union pto_fd_cmsg cm;
 	int s, got = -1;
 	ssize_t n;
 
 	*fd = -1;
-	s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	s = ptod_dial();
 	if (s < 0)
-		return -errno;
-	if (strlen(E->sock) >= sizeof(sa.sun_path)) {
-		close(s);
-		return -ENAMETOOLONG;
-	}
-	memcpy(sa.sun_path, E->sock, strlen(E->sock) + 1);
-	if (connect(s, (struct sockaddr *)&sa, sizeof(sa)) ||
-	    send(s, m, sizeof(*m), MSG_NOSIGNAL) < 0) {
+		return s;
+	if (send(s, m, sizeof(*m), MSG_NOSIGNAL) < 0) {
 		got = -errno;
 		close(s);
 		return got;
@@ -3339,27 +3388,6 @@ static int lingering_socket(int *peer)
 	return ret;
 }
 
-/* A new connection to ptod's socket, or -errno. */
-static int ptod_dial(void)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int s;
-
-	if (strlen(E->sock) >= sizeof(sa.sun_path))
-		return -ENAMETOOLONG;
-	memcpy(sa.sun_path, E->sock, strlen(E->sock) + 1);
-	s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (s < 0)
-		return -errno;
-	if (connect(s, (struct sockaddr *)&sa, sizeof(sa))) {
-		int ret = -errno;
-
-		close(s);
-		return ret;
-	}
-	return s;
-}
-
 /*
  * PING on a new connection: ptod's reply's status (before a hello:
  * -EPROTO, "hello first") if it answers within @ms, else -ETIMEDOUT or
@@ -3367,29 +3395,16 @@ static int ptod_dial(void)
  */
 static int ptod_ping_within(int ms, bool *answered)
 {
-	struct pto_msg m = { .type = PTO_MSG_PING };
-	struct pollfd pfd;
-	int s, ret = 0;
-	ssize_t n;
+	int s, st = -ETIMEDOUT;
 
-	*answered = false;
-	s = ptod_dial();
-	if (s < 0)
+	s = ping_conn();
+	if (s < 0) {
+		*answered = false;
 		return s;
-	pfd = (struct pollfd){ .fd = s, .events = POLLIN };
-	if (send(s, &m, sizeof(m), MSG_NOSIGNAL) < 0)
-		ret = -errno;
-	else if ((ret = poll(&pfd, 1, ms)) <= 0)
-		ret = ret ? -errno : -ETIMEDOUT;
-	else if ((n = recv(s, &m, sizeof(m), 0)) <
-		 (ssize_t)offsetof(struct pto_msg, text))
-		ret = n < 0 ? -errno : -EPROTO;
-	else if (m.type != PTO_MSG_REPLY)
-		ret = -EPROTO;
-	else
-		*answered = true, ret = m.status;
+	}
+	*answered = got_reply(s, ms, &st);
 	close(s);
-	return ret;
+	return st;
 }
 
 /* How a passed descriptor reaches ptod */
@@ -4098,39 +4113,6 @@ static long nofile_leaving(pid_t pid, int spare)
 	return -ERANGE;
 }
 
-/* A new connection to ptod with a PING sent on it: the socket, or -1. */
-static int ping_conn(void)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	struct pto_msg m;
-	int s;
-
-	if (strlen(E->sock) >= sizeof(sa.sun_path))
-		return -1;
-	memcpy(sa.sun_path, E->sock, strlen(E->sock) + 1);
-	s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	memset(&m, 0, sizeof(m));
-	m.type = PTO_MSG_PING;
-	if (s >= 0 && (connect(s, (struct sockaddr *)&sa, sizeof(sa)) ||
-		       send(s, &m, offsetof(struct pto_msg, text) + 1,
-			    MSG_NOSIGNAL) < 0)) {
-		close(s);
-		s = -1;
-	}
-	return s;
-}
-
-/* Did @s get a reply within @ms ("hello first": ptod took it)? */
-static bool got_reply(int s, int ms)
-{
-	struct pollfd pfd = { .fd = s, .events = POLLIN };
-	struct pto_msg m;
-
-	return poll(&pfd, 1, ms) == 1 &&
-	       recv(s, &m, sizeof(m), MSG_DONTWAIT) >=
-	       (ssize_t)offsetof(struct pto_msg, text) &&
-	       m.type == PTO_MSG_REPLY;
-}
 
 /*
  * ptod out of descriptors (its RLIMIT_NOFILE lowered to leave it
@@ -4158,11 +4140,15 @@ TEST_F_TIMEOUT(e2e, accept_out_of_fds_no_spin, 90)
 	ASSERT_EQ(0, prlimit(E->ptod, RLIMIT_NOFILE, &lim, NULL));
 	for (i = 0; i < ACCEPT_CONNS; i++)
 		s[i] = ping_conn();
-	for (i = 0; i < ACCEPT_CONNS; i++)
-		ASSERT_LE(0, s[i]) TH_LOG("connection %d: %s", i, strerror(errno));
+	for (i = 0; i < ACCEPT_CONNS; i++) {
+		int got = s[i];
+
+		ASSERT_LE(0, got) TH_LOG("connection %d: %s", i,
+					 strerror(-got));
+	}
 	/* ptod answers those it took at once (kept open); the others wait */
 	for (i = 0; i < ACCEPT_CONNS; i++) {
-		done[i] = got_reply(s[i], i ? 200 : 5000);
+		done[i] = got_reply(s[i], i ? 200 : 5000, NULL);
 		took += done[i];
 	}
 	cpu0 = proc_cpu_ms(E->ptod);
@@ -4187,7 +4173,7 @@ TEST_F_TIMEOUT(e2e, accept_out_of_fds_no_spin, 90)
 		for (k = 0; k < ACCEPT_CONNS; k++) {
 			if (done[k])
 				continue;
-			done[k] = got_reply(s[k], 0);
+			done[k] = got_reply(s[k], 0, NULL);
 			if (done[k])
 				close(s[k]);
 			else
@@ -4219,20 +4205,16 @@ TEST_F_TIMEOUT(e2e, accept_out_of_fds_no_spin, 90)
  */
 TEST_F_TIMEOUT(e2e, queued_reply_fds_bounded, 60)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	int base, most, n, i, s;
 	bool dropped = false;
 	struct pto_msg m;
 
 	if (!E->user)
 		SKIP(return, "only the user-mode device's replies carry descriptors");
-	ASSERT_GT(sizeof(sa.sun_path), strlen(E->sock));
-	memcpy(sa.sun_path, E->sock, strlen(E->sock) + 1);
 	base = most = count_fds(E->ptod);
 	ASSERT_LT(0, base);
-	s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	ASSERT_LE(0, s);
-	ASSERT_EQ(0, connect(s, (struct sockaddr *)&sa, sizeof(sa)));
+	s = ptod_dial();
+	ASSERT_LE(0, s) TH_LOG("connect: %s", strerror(-s));
 	memset(&m, 0, sizeof(m));
 	m.type = PTO_MSG_DEV_STATUS;
 	for (i = 0; i < STATUS_FLOOD; i++) {
