@@ -394,7 +394,6 @@ struct ptod_closer {
 	pthread_cond_t cond;		/* signalled: queued, or stop */
 	struct ptod_closing *head, **tail;	/* to close, in order */
 	struct ptod_closing *busy;	/* being closed now, or NULL */
-	unsigned int n;			/* queued and busy */
 	bool stop;
 };
 

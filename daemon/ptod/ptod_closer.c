@@ -33,6 +33,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -104,7 +105,6 @@ static void *closer_main(void *arg)
 
 		pthread_mutex_lock(&cl->lock);
 		cl->busy = NULL;
-		cl->n--;
 		free(it);
 	}
 	pthread_mutex_unlock(&cl->lock);
@@ -114,12 +114,17 @@ static void *closer_main(void *arg)
 int ptod_closer_start(struct ptod *d)
 {
 	struct ptod_closer *cl = &d->closer;
+	sigset_t all, old;
 	int ret;
 
 	pthread_mutex_init(&cl->lock, NULL);
 	pthread_cond_init(&cl->cond, NULL);
 	cl->tail = &cl->head;
+	/* no signal for it: the loop handles them, and none cuts a close short */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
 	ret = -pthread_create(&cl->thread, NULL, closer_main, cl);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (ret) {
 		ptod_log(PTOD_LOG_ERR, "cannot start the closer thread: %s",
 			 strerror(-ret));
@@ -149,7 +154,6 @@ void ptod_closer_stop(struct ptod *d)
 	busy = cl->busy;
 	while ((it = cl->head)) {
 		cl->head = it->next;
-		cl->n--;
 		free(it);
 	}
 	cl->tail = &cl->head;
@@ -161,6 +165,8 @@ void ptod_closer_stop(struct ptod *d)
 		pthread_detach(cl->thread);
 	} else {
 		pthread_join(cl->thread, NULL);
+		pthread_cond_destroy(&cl->cond);
+		pthread_mutex_destroy(&cl->lock);
 	}
 	cl->live = false;
 }
@@ -184,7 +190,6 @@ static void close_later(struct ptod *d, uid_t uid, int fd, bool sock)
 	pthread_mutex_lock(&cl->lock);
 	*cl->tail = it;
 	cl->tail = &it->next;
-	cl->n++;
 	pthread_cond_signal(&cl->cond);
 	pthread_mutex_unlock(&cl->lock);
 }
