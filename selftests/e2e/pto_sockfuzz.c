@@ -640,7 +640,12 @@ static int sf_hello(struct sf_w *w)
 	/* ptod answers every hello; a runtime takes a moment to set up */
 	if (sf_read(w, c, 1, SF_PROBE_MS, &st) == 1 && !st && c->s >= 0) {
 		c->hello = true;
-		c->stream = k;
+		/*
+		 * Only a buffer the worker has: a reply read here may be
+		 * an earlier request's, and a buffer it could not get
+		 * (ptod refused the worker meanwhile) is not mapped
+		 */
+		c->stream = k >= 0 && w->s[k].p ? k : -1;
 		__atomic_fetch_add(&w->st->hellos_ok, 1, __ATOMIC_RELAXED);
 	}
 	return st <= 0 ? st : 0;
