@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -20,6 +21,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <pto-private/fdpass.h>
@@ -39,11 +41,15 @@
 #define SBX_BACKOFF_NS	1000000		/* then 1 ms between looks, doubled
 					   each time up to SBX_WAIT_NS */
 
-/* One sandbox's mailbox; freed by the last sbx_put(). */
+/*
+ * One sandbox's mailbox and the pidfd of its process (-1: ptod had none);
+ * freed by the last sbx_put().
+ */
 struct sbx {
 	struct pto_sbx_hdr *mb;
 	size_t size;
 	pid_t pid;
+	int pidfd;
 	_Atomic bool dead;
 	uint32_t refs;			/* table lock */
 	uint32_t seq[];			/* per core: its pool thread only */
@@ -84,17 +90,17 @@ static void sbx_put(struct aicore_sbxs *t, struct sbx *s)
 	pthread_mutex_unlock(&t->lock);
 	if (!last)
 		return;
+	if (s->pidfd >= 0)
+		close(s->pidfd);
 	munmap(s->mb, s->size);
 	free(s);
 }
 
-/* End every wait on @s, out of the table already, and drop its ref. */
-static void sbx_end(struct aicore_sbxs *t, struct sbx *s)
+/* End every wait on @s, now and to come. */
+static void sbx_kill_waits(struct aicore_sbxs *t, struct sbx *s)
 {
 	uint32_t c;
 
-	if (!s)
-		return;
 	atomic_store(&s->dead, true);
 	/*
 	 * The word moves before the wake-up: a waiter about to sleep on the
@@ -108,7 +114,30 @@ static void sbx_end(struct aicore_sbxs *t, struct sbx *s)
 		atomic_fetch_add_explicit(w, 1, memory_order_release);
 		pto_futex_wake_shared(w, INT_MAX);
 	}
+}
+
+/* End every wait on @s, out of the table already, and drop its ref. */
+static void sbx_end(struct aicore_sbxs *t, struct sbx *s)
+{
+	if (!s)
+		return;
+	sbx_kill_waits(t, s);
 	sbx_put(t, s);
+}
+
+/*
+ * Whether @s's process has exited (its pidfd is readable): then every
+ * wait on it ends, as a REMOVE would end them, REMOVE or not.
+ */
+static bool sbx_exited(struct aicore_sbxs *t, struct sbx *s)
+{
+	struct pollfd pfd = { .fd = s->pidfd, .events = POLLIN };
+
+	if (s->pidfd < 0 || poll(&pfd, 1, 0) <= 0)
+		return false;
+	if (!atomic_exchange(&s->dead, true))
+		sbx_kill_waits(t, s);
+	return true;
 }
 
 /* Put @s (may be NULL) in sandbox @id's place; the one it replaces. */
@@ -130,8 +159,12 @@ static void sbx_remove(struct aicore_sbxs *t, uint32_t id)
 	sbx_end(t, sbx_swap(t, id, NULL));
 }
 
-/* Map and check the mailbox memfd @fd of a sandbox: 0 or -errno. */
-static int sbx_map(struct aicore_sbxs *t, int fd, pid_t pid, struct sbx **out)
+/*
+ * Map and check the mailbox memfd @fd of a sandbox whose process @pid has
+ * the pidfd @pidfd (-1: none), which the new sbx takes: 0 or -errno.
+ */
+static int sbx_map(struct aicore_sbxs *t, int fd, pid_t pid, int pidfd,
+		   struct sbx **out)
 {
 	size_t size = pto_sbx_size(t->nr_cores);
 	int need = F_SEAL_SHRINK | F_SEAL_GROW;
@@ -144,6 +177,10 @@ static int sbx_map(struct aicore_sbxs *t, int fd, pid_t pid, struct sbx **out)
 	if (fstat(fd, &st) || (size_t)st.st_size != size || seals < 0 ||
 	    (seals & need) != need)
 		return -EINVAL;
+	/* signal 0 to a pidfd: 0, or ESRCH once it has exited */
+	if (pidfd >= 0 && syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) &&
+	    errno != ESRCH)
+		return -EBADF;
 	mb = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (mb == MAP_FAILED)
 		return -errno;
@@ -159,6 +196,7 @@ static int sbx_map(struct aicore_sbxs *t, int fd, pid_t pid, struct sbx **out)
 	s->mb = mb;
 	s->size = size;
 	s->pid = pid;
+	s->pidfd = pidfd;
 	s->refs = 1;
 	/*
 	 * Go on from the last task posted (a restarted pto-aicore gets the
@@ -171,7 +209,9 @@ static int sbx_map(struct aicore_sbxs *t, int fd, pid_t pid, struct sbx **out)
 	return 0;
 }
 
-static int sbx_add(struct aicore_sbxs *t, const struct pto_sbx_ctl *m, int fd)
+/* ADD: @fds are the mailbox and the pidfd (-1: none); 0 once it has them. */
+static int sbx_add(struct aicore_sbxs *t, const struct pto_sbx_ctl *m,
+		   int *fds)
 {
 	struct sbx *s = NULL;
 	int ret;
@@ -183,7 +223,9 @@ static int sbx_add(struct aicore_sbxs *t, const struct pto_sbx_ctl *m, int fd)
 	 * takes its place in one step, so that no hand-off in between finds
 	 * no sandbox at all.
 	 */
-	ret = fd < 0 ? -EBADF : sbx_map(t, fd, m->pid, &s);
+	ret = fds[0] < 0 ? -EBADF : sbx_map(t, fds[0], m->pid, fds[1], &s);
+	if (!ret)
+		fds[1] = -1;	/* s has it */
 	sbx_end(t, sbx_swap(t, m->sbx, ret ? NULL : s));
 	return ret;
 }
@@ -196,18 +238,18 @@ static int sbx_add(struct aicore_sbxs *t, const struct pto_sbx_ctl *m, int fd)
 static int ctl_one(struct aicore_sbxs *t, int flags)
 {
 	struct pto_sbx_ctl m;
+	int fds[2];
 	ssize_t n;
-	int fd;
 
 	do
-		n = pto_recv_with_fd(t->ctl_fd, &m, sizeof(m), flags, &fd);
+		n = pto_recv_with_fdv(t->ctl_fd, &m, sizeof(m), flags, fds, 2);
 	while (n == -EINTR);
 	if (n <= 0)
 		return n ? (int)n : -EPIPE;
 	if (n != sizeof(m) || !m.sbx || m.sbx > PTO_SBX_MAX) {
 		aicore_msg("control: bad message (%zd bytes)", n);
 	} else if (m.type == PTO_SBX_CTL_ADD) {
-		m.status = sbx_add(t, &m, fd);
+		m.status = sbx_add(t, &m, fds);
 		if (m.status)
 			aicore_msg("sandbox %u: mailbox refused: %s", m.sbx,
 				   strerror(-m.status));
@@ -217,8 +259,10 @@ static int ctl_one(struct aicore_sbxs *t, int flags)
 	} else if (m.type == PTO_SBX_CTL_REMOVE) {
 		sbx_remove(t, m.sbx);
 	}
-	if (fd >= 0)
-		close(fd);
+	if (fds[0] >= 0)
+		close(fds[0]);
+	if (fds[1] >= 0)
+		close(fds[1]);
 	return 0;
 }
 
@@ -283,7 +327,7 @@ int aicore_sbx_hand_off(struct aicore_sbxs *t, uint32_t core,
 	struct pto_sbx_slot *slot;
 	uint32_t seq, spurious = 0;
 	uint64_t backoff = SBX_BACKOFF_NS;
-	bool slept = false;
+	bool slept = false, waited = false;
 	struct sbx *s;
 	int status;
 
@@ -302,17 +346,19 @@ int aicore_sbx_hand_off(struct aicore_sbxs *t, uint32_t core,
 			status = (int32_t)(uint32_t)r;
 			break;
 		}
-		if (atomic_load(&s->dead)) {
+		/* after a pause, whether it still lives (not per wake-up) */
+		if (atomic_load(&s->dead) || (waited && sbx_exited(t, s))) {
 			status = -EOWNERDEAD;
 			break;
 		}
+		waited = false;
 		/* a sandbox that keeps waking us: look less often, and look
 		 * again at its answer and its death after each pause */
 		if (spurious >= SBX_SPURIOUS_MAX && !slept) {
 			pto_sleep_ns(backoff);
 			backoff = backoff * 2 < SBX_WAIT_NS ? backoff * 2 :
 							      SBX_WAIT_NS;
-			slept = true;
+			slept = waited = true;
 			continue;
 		}
 		slept = false;
@@ -320,6 +366,8 @@ int aicore_sbx_hand_off(struct aicore_sbxs *t, uint32_t core,
 					  pto_mono_ns() + SBX_WAIT_NS) !=
 		    -ETIMEDOUT)
 			spurious++;
+		else
+			waited = true;
 	}
 	sbx_put(t, s);
 	return status > 0 ? -EIO : status;

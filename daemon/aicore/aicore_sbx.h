@@ -28,8 +28,8 @@ int aicore_sbx_start(int ctl_fd, uint32_t nr_cores, struct aicore_sbxs **out);
  * Run the task in @p (dispatched on @core) in the sandbox p->exec_ctx:
  * post it to the sandbox's slot of @core, wake the sandbox and wait for
  * its answer (futex waits of at most 50 ms each, between which a removed
- * sandbox ends the wait). The task's status, or -EOWNERDEAD if the
- * sandbox is unknown or went away first.
+ * sandbox, or one whose process has exited, ends the wait). The task's
+ * status, or -EOWNERDEAD if the sandbox is unknown or went away first.
  */
 int aicore_sbx_hand_off(struct aicore_sbxs *t, uint32_t core,
 			const PTO2DispatchPayload *p);

@@ -1640,7 +1640,7 @@ static void on_accept(evutil_socket_t fd, short what, void *arg)
 	c->uid = cred.uid;
 	c->gid = cred.gid;
 	c->cfd = -1;
-	c->sbx_mfd = -1;
+	c->sbx_mfd = c->sbx_pidfd = -1;
 	c->efd = -1;
 	c->bell[0] = c->bell[1] = -1;
 	for (i = 0; i < PTOD_MAX_FUNC; i++)

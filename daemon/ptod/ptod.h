@@ -336,7 +336,8 @@ struct client {
 	 * The client's sandbox (ptod_sandbox.c, main thread): @sbx is its
 	 * number (0: the kernels run in pto-aicore), @sbx_pid the process
 	 * (0: none; written under d->dev_lock while the runner lives, which
-	 * reads it in run_admit()), @sbx_mfd its mailbox, @sbx_err what it writes to its
+	 * reads it in run_admit()), @sbx_pidfd its pidfd (-1: none; passed
+	 * to pto-aicore with the ADD), @sbx_mfd its mailbox, @sbx_err what it writes to its
 	 * standard error (NULL: none); @heap_pin our read-only mapping of
 	 * the heap buffer, which keeps it allocated. @sbx_crashes: crashes
 	 * since @sbx_crash_t0 (PTOD_SBX_CRASHES in PTOD_SBX_CRASH_WINDOW_NS
@@ -346,6 +347,7 @@ struct client {
 	gid_t gid;
 	uint32_t sbx;
 	pid_t sbx_pid;
+	int sbx_pidfd;
 	int sbx_mfd;
 	struct ptod_sbx_err *sbx_err;
 	uint32_t sbx_crashes;

@@ -11,10 +11,11 @@
  * what runs the client's kernels:
  *
  *  - the client's sandbox, if it has one: pto-aicore fails the tasks that
- *    waited on it (ptod_sandbox.c), nobody else is touched; not
- *    pto-aicore for such a client, whose kernels it does not run, unless
- *    its tasks still wait on a sandbox reaped PTOD_DRAIN_SBX_LATE_MS ago
- *    (pto-aicore lost its REMOVE);
+ *    waited on it (it sees the sandbox's pidfd readable, or gets ptod's
+ *    REMOVE), nobody else is touched; not pto-aicore for such a client,
+ *    whose kernels it does not run, unless its tasks still wait on a
+ *    sandbox reaped PTOD_DRAIN_SBX_LATE_MS ago (a sandbox ptod had no
+ *    pidfd of, and whose REMOVE was lost);
  *  - else, if a kernel of the client is on a core, pto-aicore itself: its
  *    death fails every dispatch it had (fail_dead_cores() in ptod.c),
  *    other clients' kernels in flight included, and ptod starts a new one
@@ -88,12 +89,13 @@ static void drain_force(struct client *c, int64_t waited_ms)
 			/*
 			 * Far past what a sandbox can stretch pto-aicore's
 			 * notice of its death: pto-aicore never failed its
-			 * waits (a REMOVE lost). Only its death frees the
-			 * cores those waits hold.
+			 * waits (no pidfd, and a REMOVE lost). Only its
+			 * death frees the cores those waits hold.
 			 */
-			ptod_log(PTOD_LOG_WARN,
-				 "client %u: its sandbox is gone, but %u of its tasks still wait on it %" PRId64 " ms after the client was stopped",
-				 c->id, busy, waited_ms);
+			if (busy)
+				ptod_log(PTOD_LOG_WARN,
+					 "client %u: its sandbox is gone, but %u of its tasks still wait on it %" PRId64 " ms after the client was stopped",
+					 c->id, busy, waited_ms);
 			goto exec;
 		}
 		c->drain_forced = true;

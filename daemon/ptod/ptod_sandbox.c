@@ -126,8 +126,11 @@ static int ctl_send(struct ptod *d, uint32_t type, const struct client *c)
 
 	if (d->sbx_ctl < 0)
 		return 0;	/* the next pto-aicore gets every ADD */
-	if (type == PTO_SBX_CTL_ADD)
-		pto_msg_attach_fd(&mh, &cm, c->sbx_mfd);
+	if (type == PTO_SBX_CTL_ADD) {
+		int fds[2] = { c->sbx_mfd, c->sbx_pidfd };
+
+		pto_msg_attach_fds(&mh, &cm, fds, c->sbx_pidfd >= 0 ? 2 : 1);
+	}
 	if (sendmsg(d->sbx_ctl, &mh, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
 		ptod_log(PTOD_LOG_ERR, "sandbox %u: control channel: %m", c->sbx);
 		return -errno;
@@ -232,35 +235,6 @@ void ptod_sbx_ctl_close(struct ptod *d)
 }
 
 /* ---- The sandbox process --------------------------------------------------------- */
-
-/* A new mailbox memfd for @nr_cores cores, sealed; -errno on failure. */
-static int mailbox_create(uint32_t nr_cores)
-{
-	size_t size = pto_sbx_size(nr_cores);
-	struct pto_sbx_hdr *h;
-	int fd, ret;
-
-	fd = memfd_create("pto-sandbox", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	if (fd < 0)
-		return -errno;
-	if (ftruncate(fd, (off_t)size))
-		goto fail;
-	h = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (h == MAP_FAILED)
-		goto fail;
-	h->magic = PTO_SBX_MAGIC;
-	h->version = PTO_SBX_VERSION;
-	h->nr_cores = nr_cores;
-	h->slot_size = sizeof(struct pto_sbx_slot);
-	munmap(h, size);
-	if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL))
-		goto fail;
-	return fd;
-fail:
-	ret = -errno;
-	close(fd);
-	return ret;
-}
 
 /* ---- The sandbox's standard error ------------------------------------------------ */
 
@@ -619,6 +593,17 @@ static void sbx_child(const struct client *c, int errw, char *const argv[])
 	_exit(127);
 }
 
+/* Close the mailbox and the pidfd of @c's sandbox, once it is gone. */
+static void sbx_fds_close(struct client *c)
+{
+	if (c->sbx_mfd >= 0)
+		close(c->sbx_mfd);
+	c->sbx_mfd = -1;
+	if (c->sbx_pidfd >= 0)
+		close(c->sbx_pidfd);
+	c->sbx_pidfd = -1;
+}
+
 /* Start pto-sandbox for @c (c->sbx, c->sbx_mfd set). 0 or -errno. */
 static int sbx_spawn(struct client *c)
 {
@@ -642,6 +627,14 @@ static int sbx_spawn(struct client *c)
 	close(errw);
 	if (ret)
 		return ret;	/* ptod_sbx_client_stop() closes c->sbx_err */
+	/*
+	 * Ours to reap, so this is surely the child: pto-aicore watches it
+	 * die (a REMOVE can be lost).
+	 */
+	c->sbx_pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (c->sbx_pidfd < 0)
+		ptod_log(PTOD_LOG_WARN, "client %u: pidfd_open of its sandbox: %m: pto-aicore learns of its death only from ptod",
+			 c->id);
 	/* the runner reads it in run_admit() (a restart: it is running) */
 	pthread_mutex_lock(&c->d->dev_lock);
 	c->sbx_pid = pid;
@@ -784,7 +777,7 @@ int ptod_sbx_client_start(struct client *c, char *err, size_t len)
 	if (ret)
 		goto fail;
 	what = "cannot create its mailbox";
-	ret = c->sbx_mfd = mailbox_create(d->info.nr_cores);
+	ret = c->sbx_mfd = pto_sbx_mailbox_create(d->info.nr_cores);
 	if (ret < 0)
 		goto fail;
 	what = "cannot start it";
@@ -813,9 +806,7 @@ void ptod_sbx_client_stop(struct client *c)
 		ctl_send(d, PTO_SBX_CTL_REMOVE, c);
 		c->sbx_pid = 0;
 	}
-	if (c->sbx_mfd >= 0)
-		close(c->sbx_mfd);
-	c->sbx_mfd = -1;
+	sbx_fds_close(c);
 	sbx_err_close(c->sbx_err);	/* what is left unread goes with it */
 	c->sbx_err = NULL;
 	if (c->heap_pin)
@@ -922,8 +913,7 @@ bool ptod_sbx_reaped(struct ptod *d, pid_t pid, int status)
 			 "the client's kernel sandbox (pid %d) %s", (int)pid, why);
 	c->sbx_pid = 0;
 	pthread_mutex_unlock(&d->dev_lock);
-	close(c->sbx_mfd);
-	c->sbx_mfd = -1;
+	sbx_fds_close(c);
 	/*
 	 * A crashed kernel: a new sandbox with a new mailbox for the next
 	 * run. Its ADD replaces the dead one in pto-aicore in one step (the
@@ -932,7 +922,7 @@ bool ptod_sbx_reaped(struct ptod *d, pid_t pid, int status)
 	 */
 	if (WIFSIGNALED(status) && !atomic_load(&c->stop_err) &&
 	    !sbx_crashed_too_often(c) && sbx_restart_paid(c)) {
-		c->sbx_mfd = mailbox_create(d->info.nr_cores);
+		c->sbx_mfd = pto_sbx_mailbox_create(d->info.nr_cores);
 		if (c->sbx_mfd >= 0 && !sbx_spawn(c) &&
 		    !ctl_send(d, PTO_SBX_CTL_ADD, c)) {
 			if (d->exec_ready && ctl_answers(d, c->sbx, c->sbx_pid))

@@ -3,8 +3,8 @@
  * fdpass.h - file descriptors sent along with a message on a unix socket
  * (SCM_RIGHTS): libpto's hello to ptod carries the client's device file,
  * ptod's replies on the user-mode device carry memfds, ptod hands
- * pto-aicore the sandboxes' mailboxes, and the end-to-end tests send and
- * receive their own
+ * pto-aicore the sandboxes' mailboxes and pidfds, and the end-to-end
+ * tests send and receive their own
  */
 #ifndef PTO_PRIVATE_FDPASS_H
 #define PTO_PRIVATE_FDPASS_H
@@ -97,25 +97,35 @@ static inline unsigned int pto_msg_take_fds(struct msghdr *mh, int *fds,
 
 /*
  * recvmsg() of one message of at most @len bytes into @buf on @sock, with
- * @flags (MSG_CMSG_CLOEXEC is added); *@passed is the first descriptor
- * that came with it, or -1 (any further one is closed). The byte count,
- * or -errno.
+ * @flags (MSG_CMSG_CLOEXEC is added); @fds (room for @max, 1 ..
+ * PTO_FDPASS_MAX) gets the descriptors that came with it in their order,
+ * -1 where none came (any further one is closed). The byte count, or
+ * -errno.
  */
-static inline ssize_t pto_recv_with_fd(int sock, void *buf, size_t len,
-				       int flags, int *passed)
+static inline ssize_t pto_recv_with_fdv(int sock, void *buf, size_t len,
+					int flags, int *fds, unsigned int max)
 {
 	union pto_fd_cmsg cm;
 	struct iovec iov = { buf, len };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	unsigned int i;
 	ssize_t n;
 
-	*passed = -1;
+	for (i = 0; i < max; i++)
+		fds[i] = -1;
 	pto_msg_want_fds(&mh, &cm);
 	n = recvmsg(sock, &mh, flags | MSG_CMSG_CLOEXEC);
 	if (n < 0)
 		return -errno;
-	pto_msg_take_fds(&mh, passed, 1);
+	pto_msg_take_fds(&mh, fds, max);
 	return n;
+}
+
+/* The same for one descriptor, into *@passed. */
+static inline ssize_t pto_recv_with_fd(int sock, void *buf, size_t len,
+				       int flags, int *passed)
+{
+	return pto_recv_with_fdv(sock, buf, len, flags, passed, 1);
 }
 
 /*

@@ -114,6 +114,13 @@ static inline size_t pto_sbx_size(uint32_t nr_cores)
 				    sizeof(struct pto_sbx_slot), 4096);
 }
 
+/*
+ * A new mailbox for @nr_cores cores: a memfd of pto_sbx_size() bytes, its
+ * header filled in, sealed against resizing. The descriptor (close on
+ * exec) or -errno.
+ */
+int pto_sbx_mailbox_create(uint32_t nr_cores);
+
 /* Whether mapped mailbox @h is one of this layout for @nr_cores cores. */
 static inline int pto_sbx_hdr_ok(const struct pto_sbx_hdr *h,
 				 uint32_t nr_cores)
@@ -133,16 +140,21 @@ static inline struct pto_sbx_slot *pto_sbx_slot(struct pto_sbx_hdr *h,
 /* ---- ptod <-> pto-aicore: the control channel ---------------------------------
  *
  * A SOCK_SEQPACKET socket pair; pto-aicore gets its end as -C FD. ptod
- * sends ADD (with the mailbox memfd, SCM_RIGHTS) when it has started a
- * sandbox (an ADD of a number in use replaces that sandbox: waits on the
- * old one end) and REMOVE when the sandbox is gone for good (it exited,
- * or its client left); pto-aicore answers every ADD with ADDED. Each
+ * sends ADD (with the mailbox memfd and the sandbox process's pidfd, in
+ * that order, SCM_RIGHTS) when it has started a sandbox (an ADD of a
+ * number in use replaces that sandbox: waits on the old one end) and
+ * REMOVE when the sandbox is gone for good (it exited, or its client
+ * left); pto-aicore answers every ADD with ADDED. A REMOVE can be lost
+ * (ptod never blocks on the channel), so pto-aicore also watches the
+ * pidfd: a wait on a sandbox whose process has exited ends within one
+ * futex wait (50 ms), REMOVE or not. An ADD without a pidfd (ptod could
+ * not open one) relies on REMOVE alone. Each
  * start of pto-aicore gets a new pair with an ADD of every live sandbox
  * queued on it, which pto-aicore takes before it reports ready. A task
  * whose exec_ctx has no sandbox in pto-aicore fails with -EOWNERDEAD.
  */
 enum {
-	PTO_SBX_CTL_ADD = 1,	/* + the mailbox memfd */
+	PTO_SBX_CTL_ADD = 1,	/* + the mailbox memfd, the pidfd */
 	PTO_SBX_CTL_REMOVE,
 	PTO_SBX_CTL_ADDED,	/* pto-aicore -> ptod */
 };
