@@ -67,7 +67,7 @@ $(USER_DIRS):
 	$(MAKE) -C $@ $(SUB)
 
 # Native tests (fast, no VM): the runtime core's and the HWS library's unit
-# tests (also under ASan + UBSan and TSan), the HWS simulator's checks (DAG
+# tests (also under ASan + UBSan and TSan), libpto's and pto-aicore's, the HWS simulator's checks (DAG
 # files replay identically, a live run recorded by the runtime replays; its
 # target experiments print their tables), pto-trace's (a recording as
 # JSON, SVG and DOT), the examples' kernels against their golden
@@ -77,8 +77,9 @@ $(USER_DIRS):
 check-native: user
 	python3 selftests/pto/pto_nlspec.py header
 	$(MAKE) -C daemon test test-asan test-tsan $(SUB)
+	$(MAKE) -C libpto test $(SUB)
 	$(MAKE) -C daemon/ptod test $(SUB)
-	daemon/aicore/check_args.sh $(BUILD)/daemon/pto-aicore
+	$(MAKE) -C daemon/aicore test $(SUB)
 	tools/pto-gm/check_args.sh $(BUILD)/tools/pto-gm
 	tools/pto-hws-sim/check.sh $(BUILD)/tools/pto-hws-sim \
 		$(BUILD)/bench/hws/pto-bench-makespan
@@ -99,8 +100,8 @@ check-e2e-user: user
 # into build/asan: any sanitizer report from ptod, pto-aicore, libpto or a
 # client fails it (scripts/e2e-asan).
 ASAN_BUILD := $(BUILD)/asan
-ASAN_OPT := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all \
-	-fno-omit-frame-pointer
+include scripts/sanflags.mk
+ASAN_OPT := -O1 -g $(SANFLAGS)
 E2E_DIRS := common libpto daemon daemon/aicore daemon/sandbox daemon/ptod \
 	tools/pto-run tools/pto-hws-sim tools/pto-trace tools/ptoctl examples \
 	selftests/pto selftests/e2e

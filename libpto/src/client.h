@@ -111,8 +111,8 @@ int graph_begin_rec(pto_client *c, uint32_t flags, uint32_t total);
 /*
  * kernel_caps.c: 0 if @so is a kernel image pto-aicore can load (a 64-bit
  * ELF shared object exporting pto_kernel_entry), with *@caps what it
- * declares it needs (PTO_KERNEL_REQUIRES, else 0); else -ENOEXEC and
- * *@why the reason.
+ * declares it needs (PTO_KERNEL_REQUIRES, else 0); else -ENOEXEC (or
+ * -ENOMEM) and *@why the reason. @so may be at any address.
  */
 int kernel_image_check(const void *so, size_t len, uint64_t *caps,
 		       const char **why);

@@ -13,17 +13,30 @@
 #include <elf.h>
 #include <errno.h>
 #include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <pto/pto_kernel.h>
 
 #include "client.h"
 
+/* @n bytes at @off of the image, or NULL if they are not all in it. */
 static const void *at(const void *so, size_t len, uint64_t off, uint64_t n)
 {
 	if (off > len || n > len - off)
 		return NULL;
 	return (const uint8_t *)so + off;
+}
+
+/*
+ * A header or table entry of @n bytes at @off: in the image and 8-byte
+ * aligned, as every ELF64 header and entry is (@so is aligned), or NULL.
+ */
+static const void *entry_at(const void *so, size_t len, uint64_t off,
+			    uint64_t n)
+{
+	return off % 8 ? NULL : at(so, len, off, n);
 }
 
 /* The value of the 8-byte object @sym, or -ENOENT/-ENOEXEC. */
@@ -36,7 +49,7 @@ static int read_sym(const void *so, size_t len, const Elf64_Ehdr *eh,
 	if (sym->st_shndx == SHN_UNDEF || sym->st_shndx >= eh->e_shnum ||
 	    sym->st_size != sizeof(uint64_t))
 		return -ENOEXEC;
-	sh = at(so, len, eh->e_shoff + (uint64_t)sym->st_shndx * eh->e_shentsize,
+	sh = entry_at(so, len, eh->e_shoff + (uint64_t)sym->st_shndx * eh->e_shentsize,
 		sizeof(*sh));
 	if (!sh || sh->sh_type == SHT_NOBITS || sym->st_value < sh->sh_addr)
 		return -ENOEXEC;
@@ -54,7 +67,7 @@ static bool is_pie(const void *so, size_t len, const Elf64_Shdr *sh)
 	uint64_t k, n = sh->sh_size / sizeof(Elf64_Dyn);
 
 	for (k = 0; k < n; k++) {
-		const Elf64_Dyn *d = at(so, len, sh->sh_offset +
+		const Elf64_Dyn *d = entry_at(so, len, sh->sh_offset +
 					k * sizeof(Elf64_Dyn),
 					sizeof(Elf64_Dyn));
 
@@ -69,26 +82,29 @@ static bool is_pie(const void *so, size_t len, const Elf64_Shdr *sh)
 /*
  * Walk the dynamic symbols of section @sh: whether the kernel's entry
  * function is defined (*@entry), and its pto_kernel_required_caps into
- * *@caps. -ENOEXEC if the table cannot be read.
+ * *@caps. -ENOEXEC, and *@why, if the table cannot be read.
  */
 static int scan_dynsym(const void *so, size_t len, const Elf64_Ehdr *eh,
-		       const Elf64_Shdr *sh, bool *entry, uint64_t *caps)
+		       const Elf64_Shdr *sh, bool *entry, uint64_t *caps,
+		       const char **why)
 {
 	const Elf64_Shdr *str;
 	const char *names;
 	uint64_t k, nsym;
 	int ret;
 
-	if (sh->sh_link >= eh->e_shnum)
+	*why = "its dynamic symbol table lies outside the file or is damaged (truncated?)";
+	if (sh->sh_link >= eh->e_shnum ||
+	    !at(so, len, sh->sh_offset, sh->sh_size))
 		return -ENOEXEC;
-	str = at(so, len, eh->e_shoff + (uint64_t)sh->sh_link * sizeof(Elf64_Shdr),
+	str = entry_at(so, len, eh->e_shoff + (uint64_t)sh->sh_link * sizeof(Elf64_Shdr),
 		 sizeof(Elf64_Shdr));
 	names = str ? at(so, len, str->sh_offset, str->sh_size) : NULL;
 	if (!names || !str->sh_size)
 		return -ENOEXEC;
 	nsym = sh->sh_size / sizeof(Elf64_Sym);
 	for (k = 0; k < nsym; k++) {
-		const Elf64_Sym *sym = at(so, len, sh->sh_offset +
+		const Elf64_Sym *sym = entry_at(so, len, sh->sh_offset +
 					  k * sizeof(Elf64_Sym),
 					  sizeof(Elf64_Sym));
 		const char *name;
@@ -100,8 +116,10 @@ static int scan_dynsym(const void *so, size_t len, const Elf64_Ehdr *eh,
 			return -ENOEXEC;
 		if (!strcmp(name, PTO_KERNEL_REQUIRES_SYMBOL)) {
 			ret = read_sym(so, len, eh, sym, caps);
-			if (ret)
+			if (ret) {
+				*why = PTO_KERNEL_REQUIRES_SYMBOL " cannot be read: not an 8-byte constant in the file (use PTO_KERNEL_REQUIRES)";
 				return ret;
+			}
 		} else if (!strcmp(name, PTO_KERNEL_ENTRY_SYMBOL) &&
 			   sym->st_shndx != SHN_UNDEF &&
 			   ELF64_ST_BIND(sym->st_info) != STB_LOCAL &&
@@ -113,7 +131,8 @@ static int scan_dynsym(const void *so, size_t len, const Elf64_Ehdr *eh,
 	return 0;
 }
 
-int kernel_image_check(const void *so, size_t len, uint64_t *caps,
+/* kernel_image_check() of an image at an 8-byte aligned address. */
+static int image_check(const void *so, size_t len, uint64_t *caps,
 		       const char **why)
 {
 	const Elf64_Ehdr *eh = at(so, len, 0, sizeof(Elf64_Ehdr));
@@ -124,11 +143,13 @@ int kernel_image_check(const void *so, size_t len, uint64_t *caps,
 	*caps = 0;
 	*why = "not a 64-bit ELF shared object";
 	if (!eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) ||
-	    eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_type != ET_DYN ||
-	    (eh->e_shnum && eh->e_shentsize != sizeof(Elf64_Shdr)))
+	    eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_type != ET_DYN)
+		return -ENOEXEC;
+	*why = "its section headers lie outside the file or are damaged (truncated?)";
+	if (eh->e_shnum && eh->e_shentsize != sizeof(Elf64_Shdr))
 		return -ENOEXEC;
 	for (i = 0; i < eh->e_shnum; i++) {
-		const Elf64_Shdr *sh = at(so, len, eh->e_shoff +
+		const Elf64_Shdr *sh = entry_at(so, len, eh->e_shoff +
 					  (uint64_t)i * sizeof(Elf64_Shdr),
 					  sizeof(Elf64_Shdr));
 
@@ -138,7 +159,7 @@ int kernel_image_check(const void *so, size_t len, uint64_t *caps,
 			pie |= is_pie(so, len, sh);
 		} else if (sh->sh_type == SHT_DYNSYM) {
 			dynsym = true;
-			ret = scan_dynsym(so, len, eh, sh, &entry, caps);
+			ret = scan_dynsym(so, len, eh, sh, &entry, caps, why);
 			if (ret)
 				return ret;
 		}
@@ -155,4 +176,24 @@ int kernel_image_check(const void *so, size_t len, uint64_t *caps,
 	}
 	*why = NULL;
 	return 0;
+}
+
+int kernel_image_check(const void *so, size_t len, uint64_t *caps,
+		       const char **why)
+{
+	void *copy;
+	int ret;
+
+	if (!((uintptr_t)so % 8))
+		return image_check(so, len, caps, why);
+	/* the caller's buffer, wherever it is: its headers read aligned */
+	*caps = 0;
+	*why = "out of memory";
+	copy = malloc(len);
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, so, len);
+	ret = image_check(copy, len, caps, why);
+	free(copy);
+	return ret;
 }

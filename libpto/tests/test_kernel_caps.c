@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_kernel_caps.c - what libpto checks of a kernel image before it
+ * sends it (kernel_caps.c): a kernel passes with the capabilities it
+ * declares; a shared object without pto_kernel_entry, one whose entry is
+ * hidden, an executable, and bytes that are not a 64-bit ELF are refused
+ * with -ENOEXEC and their own reason. The image is the client's own
+ * input, read in the client's process: every truncation of a good kernel
+ * and thousands of corrupted copies must get 0 or -ENOEXEC with a reason,
+ * never a read outside the image (built with ASan and UBSan).
+ * KCAPS_SEED changes the corruptions.
+ */
+#define _GNU_SOURCE
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "tap.h"
+#include "test_rng.h"
+
+#ifndef KCAPS_DIR
+#error "KCAPS_DIR: where the Makefile built the test images"
+#endif
+#define K_CAPS		0x5ULL	/* as the Makefile builds k_ok.so */
+#define CORRUPTIONS	4000
+
+/* The file @name of KCAPS_DIR into a malloc()ed buffer of *@len bytes. */
+static void *load(const char *name, size_t *len)
+{
+	char path[512];
+	struct stat st;
+	void *buf = NULL;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", KCAPS_DIR, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) || st.st_size <= 0)
+		goto out;
+	buf = malloc((size_t)st.st_size);
+	if (buf && read(fd, buf, (size_t)st.st_size) != st.st_size) {
+		free(buf);
+		buf = NULL;
+	}
+	*len = (size_t)st.st_size;
+out:
+	if (fd >= 0)
+		close(fd);
+	if (!buf)
+		tap_diag("cannot read %s", path);
+	return buf;
+}
+
+/* @img checked in a buffer of exactly @len bytes (ASan sees any overrun). */
+static int check(const void *img, size_t len, uint64_t *caps, const char **why)
+{
+	void *copy = malloc(len ? len : 1);
+	int ret;
+
+	memcpy(copy, img, len);
+	ret = kernel_image_check(copy, len, caps, why);
+	free(copy);
+	return ret;
+}
+
+static void refused(const char *name, const char *reason)
+{
+	const char *why = NULL;
+	uint64_t caps;
+	size_t len;
+	void *img = load(name, &len);
+	int ret;
+
+	if (!img) {
+		ok(0, "%s", name);
+		return;
+	}
+	ret = check(img, len, &caps, &why);
+	ok(ret == -ENOEXEC && why && strstr(why, reason),
+	   "%s refused: %d, \"%s\"", name, ret, why ? why : "(no reason)");
+	free(img);
+}
+
+/* Outcome of a damaged image: 0, or -ENOEXEC with a reason. */
+static bool sane(int ret, const char *why)
+{
+	return ret == 0 ? why == NULL : ret == -ENOEXEC && why && *why;
+}
+
+int main(void)
+{
+	static const char not_elf[] = "#!/bin/sh\necho not a kernel\n";
+	unsigned char elf32[64] = { 0x7f, 'E', 'L', 'F', ELFCLASS32 };
+	const char *why = NULL;
+	uint64_t caps = 0, seed, seed0;
+	size_t len, n, bad = 0, passed = 0;
+	unsigned char *img;
+	int ret;
+
+	img = load("k_ok.so", &len);
+	if (!ok(img != NULL, "a kernel image"))
+		return tap_done();
+	ret = check(img, len, &caps, &why);
+	ok(ret == 0 && caps == K_CAPS && !why,
+	   "a kernel passes with the capabilities it declares (%d, caps %#llx)",
+	   ret, (unsigned long long)caps);
+	{
+		unsigned char *odd = malloc(len + 1);
+
+		memcpy(odd + 1, img, len);
+		caps = 0;
+		ret = kernel_image_check(odd + 1, len, &caps, &why);
+		ok(ret == 0 && caps == K_CAPS,
+		   "the same kernel at an odd address (%d, caps %#llx)", ret,
+		   (unsigned long long)caps);
+		free(odd);
+	}
+	refused("k_noentry.so", "exports no function pto_kernel_entry");
+	refused("k_hidden.so", "exports no function pto_kernel_entry");
+	refused("k_pie", "a position-independent executable");
+	ret = check(not_elf, sizeof(not_elf) - 1, &caps, &why);
+	ok(ret == -ENOEXEC && why && strstr(why, "not a 64-bit ELF"),
+	   "a shell script: \"%s\"", why ? why : "");
+	ret = check(elf32, sizeof(elf32), &caps, &why);
+	ok(ret == -ENOEXEC && why && strstr(why, "not a 64-bit ELF"),
+	   "a 32-bit ELF header: \"%s\"", why ? why : "");
+	ret = check(img, len / 2, &caps, &why);
+	ok(ret == -ENOEXEC && why && strstr(why, "truncated"),
+	   "half of the kernel: \"%s\"", why ? why : "");
+
+	/* every length up to 4 KiB, then one in 61 */
+	for (n = 0; n < len; n += n < 4096 ? 1 : 61) {
+		why = NULL;
+		ret = check(img, n, &caps, &why);
+		if (!sane(ret, why)) {
+			if (!bad++)
+				tap_diag("%zu of %zu bytes: %d", n, len, ret);
+		} else if (!ret) {
+			passed++;
+		}
+	}
+	ok(!bad, "every truncation: 0 or -ENOEXEC with a reason (%zu wrong)",
+	   bad);
+	ok(!passed, "no truncated kernel passes (%zu did)", passed);
+
+	tap_env_u64("KCAPS_SEED", 0x6b63617073ULL, 1, UINT64_MAX, &seed0);
+	seed = seed0;
+	bad = 0;
+	for (n = 0; n < CORRUPTIONS; n++) {
+		unsigned char *c = malloc(len);
+		uint64_t r = test_rng_next(&seed);
+		uint32_t k, flips = 1 + (uint32_t)(r % 8);
+		/* most corruptions in the ELF and section headers */
+		size_t span = r >> 32 & 1 ? len : 64;
+
+		memcpy(c, img, len);
+		for (k = 0; k < flips; k++) {
+			r = test_rng_next(&seed);
+			c[(r >> 8) % (r & 1 ? span : len)] = (unsigned char)r;
+		}
+		why = NULL;
+		ret = check(c, len, &caps, &why);
+		if (!sane(ret, why) && !bad++)
+			tap_diag("corruption %zu of KCAPS_SEED=%#llx: %d", n,
+				 (unsigned long long)seed0, ret);
+		free(c);
+	}
+	ok(!bad, "%d corrupted kernels: 0 or -ENOEXEC with a reason (%zu wrong)",
+	   CORRUPTIONS, bad);
+	free(img);
+	return tap_done();
+}
