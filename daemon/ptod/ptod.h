@@ -744,7 +744,7 @@ uint64_t ptod_sbx_cg_limit(const struct ptod *d);
  * the sandboxes, for ptod's and pto-aicore's threads, besides two a
  * connection (its runner, and a sandbox's first task, charged to ptod
  * until it joins its leaf) and one a core (pto-aicore's pool):
- * ptod_pids_reserve().
+ * cg_pids() in ptod_cgroup.c.
  */
 #define PTOD_PIDS_RESERVE	64
 /* The pids.max of a sandbox's cgroup (d->sbx_pids), else 0. */
