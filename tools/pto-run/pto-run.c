@@ -18,8 +18,12 @@
  *   out:SIZE:FILE    a zeroed GM buffer written to FILE after the run
  *
  * SIZE takes K/M/G suffixes. At most 64 ARGs and 64 --kernel options.
- * Exit status: 0 on success, 1 if the graph failed (status and message
- * on stderr), 2 on usage errors (the value named).
+ * Everything given is checked before pto-run connects to ptod: options,
+ * kernel specs, ARGs, their count against aicpu_orchestration_config's
+ * (which is called then, with each buf/out ARG still 0), and that a
+ * buf:SIZE:FILE's FILE opens and is no directory. Exit status: 0 on
+ * success, 1 if the graph failed (status and message on stderr) or a
+ * FILE cannot be read, 2 on usage errors (the value named).
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -41,8 +45,20 @@
 #define MAX_ARGS	64
 #define MAX_KERNELS	64
 
-struct out_file {
+/* A buf: or out: ARG: its buffer, made once connected. */
+struct buf_arg {
+	int arg;		/* its index in the args array */
+	uint64_t size;
+	const char *file;	/* NULL: none */
+	FILE *in;		/* buf:SIZE:FILE's FILE, opened before */
+	bool out;
 	pto_buf *b;
+};
+
+/* A --kernel ID:aic|aiv:PATH. */
+struct kernel_arg {
+	int32_t id;
+	PTO2WorkerType wt;
 	const char *path;
 };
 
@@ -58,18 +74,12 @@ static int parse_size(const char *s, uint64_t *v, const char **end)
 	return 0;
 }
 
-/* Up to @max bytes of @path into @dst: 0 or -errno (a directory too). */
-static int load_file(const char *path, void *dst, size_t max)
+/* Up to @max bytes of @f into @dst: 0 or -errno. */
+static int load_file(FILE *f, void *dst, size_t max)
 {
-	FILE *f = fopen(path, "rb");
-	int ret = 0;
-
-	if (!f)
-		return -errno;
 	if (fread(dst, 1, max, f) < max && ferror(f))
-		ret = errno ? -errno : -EIO;
-	fclose(f);
-	return ret;
+		return errno ? -errno : -EIO;
+	return 0;
 }
 
 static void usage(void)
@@ -83,17 +93,42 @@ static void usage(void)
 /* What one run needs: the command line and what it turned into. */
 struct run {
 	const char *orch, *sock;
-	const char *kspec[MAX_KERNELS];
+	struct kernel_arg k[MAX_KERNELS];
 	int nk;
 	uint64_t args[MAX_ARGS];
 	int nargs;
-	struct out_file outs[MAX_ARGS];
-	int nouts;
-	pto_buf *bufs[MAX_ARGS];
+	struct buf_arg bufs[MAX_ARGS];
 	int nbufs;
 	pto2_orchestration_entry_fn entry;
 	pto2_orchestration_config_fn config;
 };
+
+/*
+ * ID:aic|aiv:PATH into @k: the id (decimal, 0 .. INT32_MAX), the worker
+ * type and the path (all the rest, spaces and colons included). 0 or
+ * -EINVAL.
+ */
+static int parse_kspec(const char *spec, struct kernel_arg *k)
+{
+	char *end;
+	long v;
+
+	if (!isdigit((unsigned char)*spec))
+		return -EINVAL;
+	errno = 0;
+	v = strtol(spec, &end, 10);
+	if (errno || v > INT32_MAX || *end != ':')
+		return -EINVAL;
+	k->id = (int32_t)v;
+	if (!strncmp(end + 1, "aic:", 4))
+		k->wt = PTO2_WORKER_CUBE;
+	else if (!strncmp(end + 1, "aiv:", 4))
+		k->wt = PTO2_WORKER_VECTOR;
+	else
+		return -EINVAL;
+	k->path = end + 5;
+	return *k->path ? 0 : -EINVAL;
+}
 
 /*
  * Helpers below return 0 to go on, or the exit status: 2 for what the
@@ -120,7 +155,12 @@ static int parse_opts(int argc, char **argv, struct run *r)
 					MAX_KERNELS);
 				return 2;
 			}
-			r->kspec[r->nk++] = optarg;
+			if (parse_kspec(optarg, &r->k[r->nk])) {
+				fprintf(stderr, "pto-run: bad --kernel '%s' (ID:aic|aiv:PATH)\n",
+					optarg);
+				return 2;
+			}
+			r->nk++;
 			break;
 		default: usage(); return 2;
 		}
@@ -149,97 +189,81 @@ static int load_orch(struct run *r)
 	return 0;
 }
 
-/*
- * ID:aic|aiv:PATH: the id (decimal, 0 .. INT32_MAX), the worker type and
- * the path (all the rest, spaces and colons included). 0 or -EINVAL.
- */
-static int parse_kspec(const char *spec, int32_t *id, PTO2WorkerType *wt,
-		       const char **path)
-{
-	char *end;
-	long v;
-
-	if (!isdigit((unsigned char)*spec))
-		return -EINVAL;
-	errno = 0;
-	v = strtol(spec, &end, 10);
-	if (errno || v > INT32_MAX || *end != ':')
-		return -EINVAL;
-	*id = (int32_t)v;
-	if (!strncmp(end + 1, "aic:", 4))
-		*wt = PTO2_WORKER_CUBE;
-	else if (!strncmp(end + 1, "aiv:", 4))
-		*wt = PTO2_WORKER_VECTOR;
-	else
-		return -EINVAL;
-	*path = end + 5;
-	return **path ? 0 : -EINVAL;
-}
-
 /* --kernel ID:aic|aiv:KERNEL.so, each. */
 static int load_kernels(pto_client *c, const struct run *r)
 {
-	int i, ret;
+	int i;
 
-	for (i = 0; i < r->nk; i++) {
-		const char *path;
-		PTO2WorkerType wt;
-		int32_t id;
-
-		if (parse_kspec(r->kspec[i], &id, &wt, &path)) {
-			fprintf(stderr, "pto-run: bad --kernel '%s' (ID:aic|aiv:PATH)\n",
-				r->kspec[i]);
-			return 2;
-		}
-		ret = pto_kernel_load(c, id, wt, path);
-		if (ret) {
-			fprintf(stderr, "pto-run: kernel %d: %s\n", id,
+	for (i = 0; i < r->nk; i++)
+		if (pto_kernel_load(c, r->k[i].id, r->k[i].wt, r->k[i].path)) {
+			fprintf(stderr, "pto-run: kernel %d: %s\n", r->k[i].id,
 				pto_last_error(c));
 			return 1;
 		}
-	}
 	return 0;
 }
 
-/* buf:SIZE[:FILE] or out:SIZE:FILE: a fresh GM buffer. */
-static int buf_arg(pto_client *c, struct run *r, const char *a)
+/*
+ * buf:SIZE[:FILE] or out:SIZE:FILE: its size and file, the input FILE
+ * opened (a directory refused as a read of it would be). Its argument
+ * stays 0 until its buffer is made.
+ */
+static int buf_arg(struct run *r, const char *a)
 {
-	bool out = a[0] == 'o';
-	const char *end, *file;
+	struct buf_arg *ba = &r->bufs[r->nbufs++];
+	const char *end;
 	struct stat st;
-	uint64_t size;
-	pto_buf *b;
-	int ret;
+	int err;
 
-	if (parse_size(a + 4, &size, &end)) {
+	ba->out = a[0] == 'o';
+	if (parse_size(a + 4, &ba->size, &end)) {
 		fprintf(stderr, "pto-run: bad size in '%s'\n", a);
 		return 2;
 	}
-	file = *end == ':' ? end + 1 : NULL;
-	if (file && !*file)
-		file = NULL;
-	if (!size && file && !out && !stat(file, &st))
-		size = (uint64_t)st.st_size;
-	if (!size || (out && !file)) {
+	ba->file = *end == ':' && end[1] ? end + 1 : NULL;
+	if (ba->file && !ba->out) {
+		ba->in = fopen(ba->file, "rb");
+		err = !ba->in || fstat(fileno(ba->in), &st) ? errno :
+		      S_ISDIR(st.st_mode) ? EISDIR : 0;
+		if (err) {
+			fprintf(stderr, "pto-run: %s: %s\n", ba->file,
+				strerror(err));
+			return 1;
+		}
+		if (!ba->size)
+			ba->size = (uint64_t)st.st_size;
+	}
+	if (!ba->size || (ba->out && !ba->file)) {
 		fprintf(stderr, "pto-run: bad argument '%s'\n", a);
 		return 2;
 	}
-	if (pto_buf_alloc(c, size, &b)) {
-		fprintf(stderr, "pto-run: %s\n", pto_last_error(c));
-		return 1;
+	ba->arg = r->nargs;
+	r->args[r->nargs++] = 0;
+	return 0;
+}
+
+/* The buffers of the buf: and out: ARGs, in the args array. */
+static int make_bufs(pto_client *c, struct run *r)
+{
+	struct buf_arg *ba;
+	int i, ret;
+
+	for (i = 0; i < r->nbufs; i++) {
+		ba = &r->bufs[i];
+		if (pto_buf_alloc(c, ba->size, &ba->b)) {
+			fprintf(stderr, "pto-run: %s\n", pto_last_error(c));
+			return 1;
+		}
+		memset(pto_buf_ptr(ba->b), 0, ba->size);
+		ret = ba->in ? load_file(ba->in, pto_buf_ptr(ba->b), ba->size) :
+		      0;
+		if (ret) {
+			fprintf(stderr, "pto-run: %s: %s\n", ba->file,
+				strerror(-ret));
+			return 1;
+		}
+		r->args[ba->arg] = pto_buf_dev_addr(ba->b);
 	}
-	r->bufs[r->nbufs++] = b;
-	memset(pto_buf_ptr(b), 0, size);
-	ret = file && !out ? load_file(file, pto_buf_ptr(b), size) : 0;
-	if (ret) {
-		fprintf(stderr, "pto-run: %s: %s\n", file, strerror(-ret));
-		return 1;
-	}
-	if (out) {
-		r->outs[r->nouts].b = b;
-		r->outs[r->nouts++].path = file;
-	}
-	r->args[r->nargs++] = pto_buf_dev_addr(b);
 	return 0;
 }
 
@@ -275,8 +299,11 @@ static int float_arg(const char *a, uint64_t *v)
 	return 0;
 }
 
-/* Each ARG into one uint64_t of the args array. */
-static int parse_args(pto_client *c, struct run *r, int argc, char **argv)
+/*
+ * Each ARG into one uint64_t of the args array (a buffer's 0 for now), and
+ * their count checked.
+ */
+static int parse_args(struct run *r, int argc, char **argv)
 {
 	int i, ret;
 
@@ -289,7 +316,7 @@ static int parse_args(pto_client *c, struct run *r, int argc, char **argv)
 		const char *a = argv[i];
 
 		if (!strncmp(a, "buf:", 4) || !strncmp(a, "out:", 4)) {
-			ret = buf_arg(c, r, a);
+			ret = buf_arg(r, a);
 			if (ret)
 				return ret;
 			continue;
@@ -318,13 +345,16 @@ static int write_outs(const struct run *r)
 {
 	int i, ret = 0;
 
-	for (i = 0; i < r->nouts; i++) {
-		FILE *f = fopen(r->outs[i].path, "wb");
+	for (i = 0; i < r->nbufs; i++) {
+		const struct buf_arg *ba = &r->bufs[i];
+		FILE *f;
 
-		if (!f || fwrite(pto_buf_ptr(r->outs[i].b), 1,
-				 pto_buf_size(r->outs[i].b), f) !=
-			  pto_buf_size(r->outs[i].b)) {
-			fprintf(stderr, "pto-run: %s: %m\n", r->outs[i].path);
+		if (!ba->out)
+			continue;
+		f = fopen(ba->file, "wb");
+		if (!f || fwrite(pto_buf_ptr(ba->b), 1, pto_buf_size(ba->b),
+				 f) != pto_buf_size(ba->b)) {
+			fprintf(stderr, "pto-run: %s: %m\n", ba->file);
 			ret = -EIO;
 		}
 		if (f)
@@ -354,28 +384,43 @@ static int run_graph(pto_client *c, struct run *r)
 	return write_outs(r);
 }
 
+/* On ptod: the kernels, the buffers, the graph. */
+static int run_on_ptod(struct run *r)
+{
+	pto_client *c;
+	int i, ret;
+
+	if (pto_connect(r->sock, &c)) {
+		fprintf(stderr, "pto-run: %s\n", pto_last_error(NULL));
+		return 1;
+	}
+	ret = load_kernels(c, r);
+	if (!ret)
+		ret = make_bufs(c, r);
+	if (!ret)
+		ret = run_graph(c, r) ? 1 : 0;
+	for (i = 0; i < r->nbufs; i++)
+		if (r->bufs[i].b)
+			pto_buf_free(r->bufs[i].b);
+	pto_disconnect(c);
+	return ret;
+}
+
+/* All that was given checked first: then ptod. */
 int main(int argc, char **argv)
 {
 	static struct run r;
-	pto_client *c;
 	int i, ret;
 
 	ret = parse_opts(argc, argv, &r);
 	if (!ret)
 		ret = load_orch(&r);
-	if (ret)
-		return ret;
-	if (pto_connect(r.sock, &c)) {
-		fprintf(stderr, "pto-run: %s\n", pto_last_error(NULL));
-		return 1;
-	}
-	ret = load_kernels(c, &r);
 	if (!ret)
-		ret = parse_args(c, &r, argc, argv);
+		ret = parse_args(&r, argc, argv);
 	if (!ret)
-		ret = run_graph(c, &r) ? 1 : 0;
+		ret = run_on_ptod(&r);
 	for (i = 0; i < r.nbufs; i++)
-		pto_buf_free(r.bufs[i]);
-	pto_disconnect(c);
+		if (r.bufs[i].in)
+			fclose(r.bufs[i].in);
 	return ret;
 }
