@@ -5149,13 +5149,16 @@ static void pto_run_refused(struct __test_metadata *_metadata,
 			    char *const argv[], int status, const char *says)
 {
 	struct proc p;
+	int n;
 
+	for (n = 0; argv[n + 1]; n++)
+		;
 	ASSERT_EQ(0, proc_spawn(&p, "pto-run", argv, NULL, -1, 0, false));
 	ASSERT_EQ(0, proc_wait(&p, CLIENT_MS));
 	EXPECT_TRUE(WIFEXITED(p.status) && WEXITSTATUS(p.status) == status &&
 		    strstr(p.text, says))
-		TH_LOG("'%s': status %#x: %s", argv[5] ? argv[5] : argv[4],
-		       p.status, p.text);
+		TH_LOG("%s '%s': status %#x: %s", argv[2], argv[n], p.status,
+		       p.text);
 	proc_free(&p);
 }
 
@@ -5164,11 +5167,15 @@ static void pto_run_refused(struct __test_metadata *_metadata,
  * a file it cannot read) and the value named, before any graph runs: a
  * size that overflows 64 bits or has text after it, an empty or
  * non-numeric scalar, a kernel id past 32 bits, more than 64 arguments, a
- * directory as a buffer's file.
+ * directory as a buffer's file, fewer arguments than the orchestration's
+ * config asks for. It checks them before it connects: with
+ * -s naming a socket no ptod listens on, each is refused the same way, not
+ * with a connection error.
  */
 TEST_F_TIMEOUT(e2e, pto_run_bad_arguments, 150)
 {
 	static char prog[2 * PATH_MAX], orch[3 * PATH_MAX], k1[3 * PATH_MAX];
+	static char nowhere[PATH_MAX + 16];
 	static char *many[64 + 8];
 	static const struct {
 		const char *arg;
@@ -5182,36 +5189,47 @@ TEST_F_TIMEOUT(e2e, pto_run_bad_arguments, 150)
 		{ "f:abc", 2, "bad argument 'f:abc'" },
 		{ "18446744073709551616", 2, "bad argument '18446744073709551616'" },
 		{ "buf:4K:/", 1, "/: Is a directory" },
+		/* aicpu_orchestration_config's count */
+		{ "16384", 2, "expects 4 args, 1 given" },
 	};
+	char *sock;
 	size_t i;
-	int n;
+	int n, pass;
 
 	snprintf(prog, sizeof(prog), "%s/tools/pto-run", E->build);
 	snprintf(orch, sizeof(orch), "%s/examples/vector_example/orch.so",
 		 E->build);
 	snprintf(k1, sizeof(k1), "1:aiv:%s/examples/vector_example/aiv_add_scalar.so",
 		 E->build);
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		char *argv[] = { prog, "--orch", orch, "--kernel", k1,
-				 (char *)cases[i].arg, NULL };
+	snprintf(nowhere, sizeof(nowhere), "%s/no-ptod.sock", E->tmp);
+	for (pass = 0; pass < 2; pass++) {
+		sock = pass ? nowhere : E->sock;
+		for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+			char *argv[] = { prog, "-s", sock, "--orch", orch,
+					 "--kernel", k1, (char *)cases[i].arg,
+					 NULL };
 
-		pto_run_refused(_metadata, argv, cases[i].status,
-				cases[i].says);
-	}
-	{
-		char *argv[] = { prog, "--orch", orch, "--kernel",
-				 "99999999999:aic:x.so", NULL };
+			pto_run_refused(_metadata, argv, cases[i].status,
+					cases[i].says);
+		}
+		{
+			char *argv[] = { prog, "-s", sock, "--orch", orch,
+					 "--kernel", "99999999999:aic:x.so",
+					 NULL };
 
-		pto_run_refused(_metadata, argv, 2,
-				"bad --kernel '99999999999:aic:x.so'");
+			pto_run_refused(_metadata, argv, 2,
+					"bad --kernel '99999999999:aic:x.so'");
+		}
+		many[0] = prog;
+		many[1] = "-s";
+		many[2] = sock;
+		many[3] = "--orch";
+		many[4] = orch;
+		for (n = 5; n < 5 + 65; n++)
+			many[n] = "1";
+		many[n] = NULL;
+		pto_run_refused(_metadata, many, 2, "65 arguments, at most 64");
 	}
-	many[0] = prog;
-	many[1] = "--orch";
-	many[2] = orch;
-	for (n = 3; n < 3 + 65; n++)
-		many[n] = "1";
-	many[n] = NULL;
-	pto_run_refused(_metadata, many, 2, "65 arguments, at most 64");
 }
 
 /*
