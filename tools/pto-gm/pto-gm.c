@@ -376,7 +376,7 @@ static int parse_size(const char *s, unsigned long long *out)
 	const char *end;
 	uint64_t v;
 
-	if (pto_parse_size(s, &v, &end) || *end || !v || v % 4)
+	if (pto_parse_size(s, 0, &v, &end) || *end || !v || v % 4)
 		return -EINVAL;
 	*out = v;
 	return 0;

@@ -40,6 +40,7 @@
 #include <time.h>
 
 #include <pto/libpto.h>
+#include <pto-private/parse.h>
 #include <pto-private/size.h>
 
 #define MAX_ARGS	64
@@ -69,7 +70,7 @@ struct kernel_arg {
  */
 static int parse_size(const char *s, uint64_t *v, const char **end)
 {
-	if (pto_parse_size(s, v, end) || (**end && **end != ':'))
+	if (pto_parse_size(s, 0, v, end) || (**end && **end != ':'))
 		return -EINVAL;
 	return 0;
 }
@@ -110,14 +111,10 @@ struct run {
  */
 static int parse_kspec(const char *spec, struct kernel_arg *k)
 {
-	char *end;
-	long v;
+	const char *end;
+	uint64_t v;
 
-	if (!isdigit((unsigned char)*spec))
-		return -EINVAL;
-	errno = 0;
-	v = strtol(spec, &end, 10);
-	if (errno || v > INT32_MAX || *end != ':')
+	if (pto_parse_u64(spec, 10, INT32_MAX, &v, &end) || *end != ':')
 		return -EINVAL;
 	k->id = (int32_t)v;
 	if (!strncmp(end + 1, "aic:", 4))
@@ -272,13 +269,12 @@ static int int_arg(const char *a, uint64_t *v)
 {
 	char *end;
 
-	if (!isdigit((unsigned char)a[a[0] == '-']))
+	if (a[0] != '-')
+		return pto_parse_u64_all(a, 0, UINT64_MAX, v) ? -EINVAL : 0;
+	if (!isdigit((unsigned char)a[1]))
 		return -EINVAL;
 	errno = 0;
-	if (a[0] == '-')
-		*v = (uint64_t)strtoll(a, &end, 0);
-	else
-		*v = strtoull(a, &end, 0);
+	*v = (uint64_t)strtoll(a, &end, 0);
 	return errno || *end ? -EINVAL : 0;
 }
 

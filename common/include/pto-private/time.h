@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include <pto-private/parse.h>
+
 /* Longest idle-sleep bound a variable may set (pto_env_bound_ms()). */
 #define PTO_BOUND_MS_MAX	3600000		/* an hour */
 
@@ -45,16 +47,12 @@ static inline struct timespec pto_ns_to_timespec(uint64_t ns)
 static inline int pto_env_bound_ms(const char *name, uint64_t *ns)
 {
 	const char *v = getenv(name);
-	unsigned long long ms;
-	char *end;
+	uint64_t ms;
 
 	*ns = 0;
 	if (!v)
 		return 0;
-	errno = 0;
-	ms = strtoull(v, &end, 10);
-	if (errno || end == v || *end || *v < '0' || *v > '9' || !ms ||
-	    ms > PTO_BOUND_MS_MAX)
+	if (pto_parse_u64_all(v, 10, PTO_BOUND_MS_MAX, &ms) || !ms)
 		return -EINVAL;
 	*ns = ms * 1000000ULL;
 	return 0;

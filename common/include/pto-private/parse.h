@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: MIT
+/*
+ * parse.h - an unsigned number from the environment or the command line:
+ * the programs' one parser of it, strict
+ */
+#ifndef PTO_PRIVATE_PARSE_H
+#define PTO_PRIVATE_PARSE_H
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+/*
+ * The number at @s in @base (10, 8, 16, or 0: decimal, 0x hex or 0 octal)
+ * into *@v, *@end just after it. It starts with a digit: no sign and no
+ * space (strtoull() skips both and negates, taking
+ * " -18446744073709551615" as 1). 0; -EINVAL if there is no number;
+ * -ERANGE if it is above @max or 64 bits. *@v and *@end are set on
+ * success only; what follows the number is the caller's to check.
+ */
+static inline int pto_parse_u64(const char *s, int base, uint64_t max,
+				uint64_t *v, const char **end)
+{
+	unsigned long long n;
+	char *e;
+
+	if (base == 16 ? !isxdigit((unsigned char)*s) :
+			 !isdigit((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	n = strtoull(s, &e, base);
+	if (errno == ERANGE || n > max)
+		return -ERANGE;
+	if (errno || e == s)
+		return -EINVAL;
+	*v = n;
+	*end = e;
+	return 0;
+}
+
+/*
+ * The same for all of @s, the common case: -EINVAL if anything follows
+ * the number.
+ */
+static inline int pto_parse_u64_all(const char *s, int base, uint64_t max,
+				    uint64_t *v)
+{
+	const char *end;
+	uint64_t n;
+	int ret = pto_parse_u64(s, base, max, &n, &end);
+
+	if (ret)
+		return ret;
+	if (*end)
+		return -EINVAL;
+	*v = n;
+	return 0;
+}
+
+#endif /* PTO_PRIVATE_PARSE_H */
