@@ -32,23 +32,24 @@ expect() {
 	fi
 }
 
-for v in 0 -1 x 3x 65537 99999999999999999999; do
+for v in 0 -1 x 3x 65537 99999999999999999999 " 1" +1; do
 	expect 2 "bad kernel count '$v' (1 .. 65536)" -- -k "$v"
 done
 expect 2 "bad kernel count 'abc'" PTO_AICORE_KERNELS=abc --
 expect 2 "bad worker count '0'" -- -w 0
+expect 2 "bad worker count ' 2'" PTO_AICORE_WORKERS=" 2" --
 expect 2 "bad worker count 'many'" PTO_AICORE_WORKERS=many --
 # -k wins over the environment; good values pass the check
 expect 1 "" PTO_AICORE_KERNELS=0 -- -k 1
 expect 1 "" -- -k 65536 -w 2
-for v in -1 x 1x 4294967296 ""; do
+for v in -1 x 1x 4294967296 "" " 1" +1 " -18446744073709551615"; do
 	expect 2 "bad -s '$v' (0 .. 4294967295)" -- -s "$v"
 done
 for v in -1 1000000001 0x10 9223372036854775808; do
 	expect 2 "bad -t '$v' (0 .. 1000000000)" -- -t "$v"
 done
 for o in r C; do
-	for v in -1 x 2147483648; do
+	for v in -1 x 2147483648 " 3" +3; do
 		expect 2 "bad -$o '$v' (0 .. 2147483647)" -- "-$o" "$v"
 	done
 done
@@ -59,7 +60,7 @@ expect 1 "" PTO_EXEC_SPIN_YIELD=0 --
 expect 1 "" PTO_EXEC_SPIN_YIELD=1 --
 expect 1 "" PTO_EXEC_SPIN_YIELD=auto --
 expect 1 "" -- -s 0 -t 0
-for v in 0 -5 x 3600001; do
+for v in 0 -5 x 3600001 " 5" +5; do
 	expect 2 "bad PTO_AICORE_PARK_MS '$v' (1 .. 3600000)" PTO_AICORE_PARK_MS="$v" --
 done
 expect 1 "" PTO_AICORE_PARK_MS=60000 --

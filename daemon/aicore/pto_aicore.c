@@ -59,6 +59,7 @@
 #include <linux/pto.h>
 #include <pto/pto_kernel.h>
 #include <pto-private/devinfo.h>
+#include <pto-private/parse.h>
 #include <pto-private/regs.h>
 #include <pto-private/time.h>
 #include <pto-private/wire.h>
@@ -177,7 +178,7 @@ static const struct pto_exec_ops aicore_exec_ops = {
 
 static int parse_cores(const char *s, uint64_t *mask, uint32_t nr_cores)
 {
-	char *end;
+	const char *end;
 
 	memset(mask, 0, sizeof(*mask) * PTO_CORE_MASK_WORDS);
 	if (!strcmp(s, "all")) {
@@ -186,16 +187,14 @@ static int parse_cores(const char *s, uint64_t *mask, uint32_t nr_cores)
 		return 0;
 	}
 	while (*s) {
-		unsigned long a, b;
+		uint64_t a, b;
 
-		a = strtoul(s, &end, 10);
-		if (end == s)
+		if (pto_parse_u64(s, 10, UINT32_MAX, &a, &end))
 			return -EINVAL;
 		b = a;
 		s = end;
 		if (*s == '-') {
-			b = strtoul(s + 1, &end, 10);
-			if (end == s + 1)
+			if (pto_parse_u64(s + 1, 10, UINT32_MAX, &b, &end))
 				return -EINVAL;
 			s = end;
 		}
@@ -315,15 +314,17 @@ static const struct aicore_dev kdev = {
 
 static int udev_open(struct aicore *a, const char *arg)
 {
+	uint64_t fd[2];
 	int regs_fd, gm_fd, ret;
-	char *end;
+	const char *end;
 
-	regs_fd = (int)strtol(arg, &end, 10);
-	gm_fd = *end == ',' ? (int)strtol(end + 1, &end, 10) : -1;
-	if (*end || regs_fd < 0 || gm_fd < 0) {
+	if (pto_parse_u64(arg, 10, INT_MAX, &fd[0], &end) || *end != ',' ||
+	    pto_parse_u64_all(end + 1, 10, INT_MAX, &fd[1])) {
 		aicore_msg("-u %s: two descriptors, REGS_FD,GM_FD", arg);
 		return -EINVAL;
 	}
+	regs_fd = (int)fd[0];
+	gm_fd = (int)fd[1];
 	/* ptod's descriptors are of no use to a kernel we run */
 	fcntl(regs_fd, F_SETFD, FD_CLOEXEC);
 	fcntl(gm_fd, F_SETFD, FD_CLOEXEC);
@@ -400,12 +401,11 @@ static void usage(void)
 /* @s as a decimal integer from @min to @max, else -1 (@min >= 0). */
 static long long num_arg(const char *s, long long min, long long max)
 {
-	long long n;
-	char *end;
+	uint64_t n;
 
-	errno = 0;
-	n = strtoll(s, &end, 10);
-	return errno || end == s || *end || n < min || n > max ? -1 : n;
+	if (pto_parse_u64_all(s, 10, (uint64_t)max, &n) || n < (uint64_t)min)
+		return -1;
+	return (long long)n;
 }
 
 /*

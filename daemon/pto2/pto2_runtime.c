@@ -3,7 +3,6 @@
  * pto2_runtime.c - configuration, runtime life cycle, error state and the
  * orchestrator (task submission in PTO2's steps 0-8, scopes)
  */
-#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -14,6 +13,7 @@
 #include <pto-private/env.h>
 #include <pto-private/params.h>
 #include <pto-private/sandbox.h>
+#include <pto-private/size.h>
 
 #include "pto2_internal.h"
 #include "pto2_record.h"
@@ -54,33 +54,11 @@ void pto2_config_default(struct pto2_config *cfg)
  */
 static int parse_u64(const char *s, bool allow_suffix, uint64_t *out)
 {
-	uint64_t v = 0, mul = 1;
-	const char *p = s;
+	const char *end;
+	int ret = allow_suffix ? pto_parse_size(s, 10, out, &end) :
+				 pto_parse_u64(s, 10, UINT64_MAX, out, &end);
 
-	if (!*p)
-		return -EINVAL;
-	for (; *p && isdigit((unsigned char)*p); p++) {
-		if (v > (UINT64_MAX - 9) / 10)
-			return -ERANGE;
-		v = v * 10 + (uint64_t)(*p - '0');
-	}
-	if (p == s)
-		return -EINVAL;
-	if (*p && allow_suffix && !p[1]) {
-		switch (*p) {
-		case 'k': case 'K': mul = 1ULL << 10; break;
-		case 'm': case 'M': mul = 1ULL << 20; break;
-		case 'g': case 'G': mul = 1ULL << 30; break;
-		default: return -EINVAL;
-		}
-		p++;
-	}
-	if (*p)
-		return -EINVAL;
-	if (v > UINT64_MAX / mul)
-		return -ERANGE;
-	*out = v * mul;
-	return 0;
+	return ret ? ret : *end ? -EINVAL : 0;
 }
 
 struct env_rule {

@@ -3,8 +3,9 @@
 #
 # check_args.sh [PTOD] - ptod refuses a bad default for its clients (-w
 # TASK_WINDOW, -H HEAP: the rules of PTO2_RING_TASK_WINDOW and
-# PTO2_RING_HEAP), a bad -S AICORE_SPINS or PTO_SCHED_SLEEP_MS with exit
-# status 2 and a message
+# PTO2_RING_HEAP), a bad -S AICORE_SPINS or PTO_SCHED_SLEEP_MS, a bad
+# number of the other options (a sign or a space is bad too; -m is octal)
+# with exit status 2 and a message
 # naming the value, before it touches a device; a good one gets past the
 # check (on a device that is not there ptod then exits 1). Before that,
 # ptod raises its soft RLIMIT_NOFILE to the hard limit and warns if -C
@@ -49,20 +50,33 @@ done
 for v in 0 1023 1T 2048X -1 99999999999999999999; do
 	expect 2 "bad -H '$v': must be bytes from 1024" -H "$v"
 done
-for v in -1 x 4294967296; do
+for v in -1 x 4294967296 " 1" +1 " -18446744073709551615"; do
 	expect 2 "bad -S '$v': must be an integer from 0 to 4294967295" -S "$v"
 done
-for v in 0 -1 x 1x 3600001 ""; do
+for v in 0 -1 x 1x 3600001 "" " 5" +5; do
 	PTO_SCHED_SLEEP_MS=$v expect 2 "bad PTO_SCHED_SLEEP_MS '$v' (1 .. 3600000)"
 done
 PTO_SCHED_SLEEP_MS=60000 expect 1 "open /dev/pto-none"
 expect 1 "-K none: every client's kernels run in pto-aicore, as root" -K none
 expect_not "-K none:" -K nonroot
-for v in -1 x 65537 ""; do
+for v in -1 x 65537 "" " 1" +1; do
 	expect 2 "bad -L '$v'" -L "$v"
 done
 expect 1 "open /dev/pto-none" -L 0
 expect 1 "open /dev/pto-none" -L 65536
+for v in " 1=0" "+1=0" "-1=0" 1=-0 "1= 0" 4294967295=0 1=4 1=x "1=0 "; do
+	expect 2 "bad -x '$v'" -x "$v"
+done
+expect 1 "open /dev/pto-none" -x 4294967294=3
+for v in " 1000=1" "1000=+1" 4294967295=1; do
+	expect 2 "bad -q '$v'" -q "$v"
+done
+# -m MODE is octal, with or without its leading 0
+for v in 8 1000 0x1b0 " 660" +660 ""; do
+	expect 2 "bad -m '$v'" -m "$v"
+done
+expect 1 "open /dev/pto-none" -m 660
+expect 1 "open /dev/pto-none" -m 0777
 for v in -1 x 1M 1048577 ""; do
 	expect 2 "bad -M '$v'" -M "$v"
 done

@@ -53,6 +53,7 @@
 #include <unistd.h>
 
 #include <pto-private/fdpass.h>
+#include <pto-private/parse.h>
 #include <pto-private/profile.h>
 
 #include "ptod.h"
@@ -1845,14 +1846,13 @@ static void usage(void)
 /* -x UID=CTX */
 static int parse_ctx_rule(struct ptod *d, const char *arg)
 {
-	unsigned long uid, ctx;
-	char *end;
+	const char *end;
+	uint64_t uid, ctx;
 
-	uid = strtoul(arg, &end, 10);
-	if (end == arg || *end != '=')
-		return -EINVAL;
-	ctx = strtoul(end + 1, &end, 10);
-	if (*end || ctx >= PTO_HWS_NR_CTX || d->nr_ctx_rules == PTOD_MAX_CTX_RULES)
+	if (pto_parse_u64(arg, 10, UINT32_MAX - 1, &uid, &end) ||
+	    *end != '=' ||
+	    pto_parse_u64_all(end + 1, 10, PTO_HWS_NR_CTX - 1, &ctx) ||
+	    d->nr_ctx_rules == PTOD_MAX_CTX_RULES)
 		return -EINVAL;
 	d->ctx_rule[d->nr_ctx_rules].uid = (uid_t)uid;
 	d->ctx_rule[d->nr_ctx_rules].ctx = (uint32_t)ctx;
@@ -1890,7 +1890,7 @@ static int default_option(struct ptod *d, int opt, const char *arg)
 	uint64_t v;
 
 	if (opt == 'S') {
-		if (ptod_parse_u64(arg, UINT32_MAX, &v)) {
+		if (pto_parse_u64_all(arg, 0, UINT32_MAX, &v)) {
 			fprintf(stderr, "ptod: bad -S '%s': must be an integer from 0 to %u\n",
 				arg, UINT32_MAX);
 			return -EINVAL;

@@ -640,8 +640,6 @@ int ptod_socket_perms(struct ptod *d);
 int ptod_socket_dir_check(const char *dir);
 void ptod_guard_defaults(struct ptod *d);
 int ptod_guard_option(struct ptod *d, int opt, const char *arg);
-/* @arg as an integer (C syntax: decimal, 0x, 0) of at most @max; 0 or -EINVAL. */
-int ptod_parse_u64(const char *arg, uint64_t max, uint64_t *out);
 int ptod_guard_setup(struct ptod *d);
 int ptod_gm_quota_setup(struct ptod *d);
 void ptod_gm_quota_why(struct ptod *d, uid_t uid, uint64_t bytes, char *why,

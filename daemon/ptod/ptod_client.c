@@ -24,6 +24,7 @@
 
 #include <pto-private/devinfo.h>
 #include <pto-private/fdpass.h>
+#include <pto-private/parse.h>
 
 #include "ptod.h"
 
@@ -554,8 +555,8 @@ int ptod_socket_dir_check(const char *dir)
 static int resolve_group(struct ptod *d)
 {
 	struct group gr, *grp = NULL;
-	char buf[4096], *end;
-	unsigned long gid;
+	char buf[4096];
+	uint64_t gid;
 
 	if (!d->sock_group) {
 		if (getgrnam_r(PTOD_DEFAULT_GROUP, &gr, buf, sizeof(buf), &grp) ||
@@ -567,8 +568,7 @@ static int resolve_group(struct ptod *d)
 		d->sock_group = PTOD_DEFAULT_GROUP;
 	} else if (getgrnam_r(d->sock_group, &gr, buf, sizeof(buf), &grp) ||
 		   !grp) {
-		gid = strtoul(d->sock_group, &end, 10);
-		if (*end || end == d->sock_group || gid >= (gid_t)-1) {
+		if (pto_parse_u64_all(d->sock_group, 10, (gid_t)-2, &gid)) {
 			fprintf(stderr, "ptod: -g %s: no such group\n",
 				d->sock_group);
 			return -EINVAL;
@@ -597,19 +597,6 @@ void ptod_guard_defaults(struct ptod *d)
 	d->sbx_tasks = PTOD_SBX_TASKS;
 }
 
-int ptod_parse_u64(const char *arg, uint64_t max, uint64_t *out)
-{
-	unsigned long long v;
-	char *end;
-
-	errno = 0;
-	v = strtoull(arg, &end, 0);
-	if (errno || end == arg || *end || *arg == '-' || v > max)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
 /* -q UID=MIB: user UID's own quota (0: no limit). 0 or -EINVAL. */
 static int quota_rule(struct ptod *d, const char *arg)
 {
@@ -622,8 +609,8 @@ static int quota_rule(struct ptod *d, const char *arg)
 		return -EINVAL;
 	memcpy(uid, arg, (size_t)(eq - arg));
 	uid[eq - arg] = 0;
-	if (ptod_parse_u64(uid, UINT32_MAX - 1, &u) ||
-	    ptod_parse_u64(eq + 1, 1ULL << 40, &v))
+	if (pto_parse_u64_all(uid, 0, UINT32_MAX - 1, &u) ||
+	    pto_parse_u64_all(eq + 1, 0, 1ULL << 40, &v))
 		return -EINVAL;
 	d->quota_rule[d->nr_quota_rules].uid = (uid_t)u;
 	d->quota_rule[d->nr_quota_rules].bytes = v << 20;
@@ -638,7 +625,6 @@ static int quota_rule(struct ptod *d, const char *arg)
 int ptod_guard_option(struct ptod *d, int opt, const char *arg)
 {
 	uint64_t v;
-	int ret;
 
 	if (!strchr("mguCcDLQTqGMP", opt))
 		return -ENOENT;
@@ -648,12 +634,13 @@ int ptod_guard_option(struct ptod *d, int opt, const char *arg)
 	}
 	if (opt == 'q' && strchr(arg, '='))
 		return quota_rule(d, arg);
-	ret = ptod_parse_u64(arg, opt == 'm' ? 0777 : opt == 'q' ? (1ULL << 40) :
-			     opt == 'L' ? PTOD_CLUSTERS_MAX :
-			     opt == 'M' ? PTOD_SBX_DATA_MAX_MIB :
-			     opt == 'P' ? PTOD_SBX_TASKS_MAX : UINT32_MAX, &v);
-	if (ret)
-		return ret;
+	/* -m in octal; a number too big is a bad value: -EINVAL, not -ERANGE */
+	if (pto_parse_u64_all(arg, opt == 'm' ? 8 : 0, opt == 'm' ? 0777 :
+			      opt == 'q' ? (1ULL << 40) :
+			      opt == 'L' ? PTOD_CLUSTERS_MAX :
+			      opt == 'M' ? PTOD_SBX_DATA_MAX_MIB :
+			      opt == 'P' ? PTOD_SBX_TASKS_MAX : UINT32_MAX, &v))
+		return -EINVAL;
 	switch (opt) {
 	case 'm': d->sock_mode = (mode_t)v; d->sock_mode_set = true; break;
 	case 'u':

@@ -52,6 +52,7 @@
 #include <linux/pto.h>
 #include <pto-private/devinfo.h>
 #include <pto-private/futex.h>
+#include <pto-private/parse.h>
 #include <pto-private/sandbox.h>
 #include <pto-private/time.h>
 #include <pto-private/wire.h>
@@ -468,21 +469,25 @@ static int sbx_setup(struct sandbox *sb, int mfd)
 
 static int fd_arg(const char *s)
 {
-	char *end;
-	long v = strtol(s, &end, 10);
+	uint64_t v;
 
-	return *end || v < 0 || v > 65535 ? -1 : (int)v;
+	return pto_parse_u64_all(s, 10, 65535, &v) ? -1 : (int)v;
 }
 
 int main(int argc, char **argv)
 {
 	static struct sandbox sb;
 	int opt, mfd = -1, ret;
+	uint64_t id;
 
 	sb.cfd = -1;
 	while ((opt = getopt(argc, argv, "n:f:m:v")) != -1) {
 		switch (opt) {
-		case 'n': sb.id = (uint32_t)strtoul(optarg, NULL, 10); break;
+		case 'n':
+			if (pto_parse_u64_all(optarg, 10, PTO_SBX_MAX, &id))
+				goto usage;
+			sb.id = (uint32_t)id;
+			break;
 		case 'f': sb.cfd = fd_arg(optarg); break;
 		case 'm': mfd = fd_arg(optarg); break;
 		case 'v': sb.verbose = true; break;

@@ -5,12 +5,13 @@
 #ifndef TAP_H
 #define TAP_H
 
-#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+#include <pto-private/parse.h>
 
 static int tap_n, tap_failed;
 
@@ -67,16 +68,11 @@ static inline int tap_env_u64(const char *name, uint64_t dflt, uint64_t min,
 			      uint64_t max, uint64_t *v)
 {
 	const char *s = getenv(name);
-	char *end;
 
 	*v = dflt;
 	if (!s || !*s)
 		return 0;
-	errno = 0;
-	if (isdigit((unsigned char)*s))
-		*v = strtoull(s, &end, 0);
-	if (!isdigit((unsigned char)*s) || errno || *end || *v < min ||
-	    *v > max) {
+	if (pto_parse_u64_all(s, 0, max, v) || *v < min) {
 		tap_ok(0, "%s=%s: a number from %llu to %llu", name, s,
 		       (unsigned long long)min, (unsigned long long)max);
 		return -EINVAL;

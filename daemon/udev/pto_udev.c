@@ -13,7 +13,6 @@
  * and @irq_waiters.
  */
 #define _GNU_SOURCE
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -28,6 +27,7 @@
 #include <pto-private/devinfo.h>
 #include <pto-private/futex.h>
 #include <pto-private/hws_regs.h>
+#include <pto-private/parse.h>
 #include <pto-private/profile.h>
 #include <pto-private/regs.h>
 #include <pto-private/time.h>
@@ -73,22 +73,17 @@ static void touch_sys_cnt(struct pto_udev *u)
 
 /*
  * @name's value in [lo, hi] into *@v, if set: decimal digits only (no
- * sign, space or base prefix: strtoul would take "-18446744073709551615"
- * as 1); -EINVAL otherwise.
+ * sign, space or base prefix, pto_parse_u64()); -EINVAL otherwise.
  */
 static int env_u32(const char *name, uint32_t lo, uint32_t hi, uint32_t *v,
 		   char *err, size_t errlen)
 {
 	const char *s = getenv(name);
-	unsigned long n = 0;
-	char *end = NULL;
+	uint64_t n;
 
 	if (!s || !*s)
 		return 0;
-	errno = 0;
-	if (isdigit((unsigned char)*s))
-		n = strtoul(s, &end, 10);
-	if (!end || errno || *end || n < lo || n > hi) {
+	if (pto_parse_u64_all(s, 10, hi, &n) || n < lo) {
 		snprintf(err, errlen, "%s=%s: not a number in %u .. %u", name,
 			 s, lo, hi);
 		return -EINVAL;
