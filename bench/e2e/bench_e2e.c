@@ -79,6 +79,7 @@
 
 #include <pto/pto_kernel.h>
 #include <pto/pto_orchestration_api.h>
+#include <pto-private/parse.h>
 
 #ifdef BENCH_SIM
 #include "bench_sim.h"
@@ -490,14 +491,13 @@ static void usage(void)
 
 static long parse_count(const char *s)
 {
-	char *end;
-	long v = strtol(s, &end, 10);
+	uint64_t v;
 
-	if (*end || v < 1 || v > 10000000) {
+	if (pto_parse_u64_all(s, 10, 10000000, &v) || !v) {
 		usage();
 		exit(2);
 	}
-	return v;
+	return (long)v;
 }
 
 #ifndef BENCH_SIM

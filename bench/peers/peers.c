@@ -37,6 +37,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <pto-private/parse.h>
 #include <pto-private/time.h>
 
 #include "bench_stat.h"
@@ -358,13 +359,11 @@ static void usage(void)
 
 static long parse_count(const char *s, long max)
 {
-	char *end;
-	long v;
+	uint64_t v;
 
-	if (!s || !*s)
+	if (!s || pto_parse_u64_all(s, 10, (uint64_t)max, &v) || !v)
 		return -1;
-	v = strtol(s, &end, 10);
-	return *end || v < 1 || v > max ? -1 : v;
+	return (long)v;
 }
 
 /* Is @name in the comma-separated @list (NULL: every name)? */

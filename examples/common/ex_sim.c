@@ -2,12 +2,13 @@
 /* End-to-end runs on the sim device (see ex_sim.h). */
 #include "ex_sim.h"
 
-#include <ctype.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <pto-private/parse.h>
 
 #include "pto2_runtime.h"
 #include "sim_device.h"
@@ -47,13 +48,9 @@ static int ex_sim_config(struct ex_sim *s, struct pto2_config *cfg,
 
 	*nr_aic = 24;
 	if (env && *env) {
-		char *end = NULL;
-		unsigned long v = 0;
+		uint64_t v;
 
-		errno = 0;
-		if (isdigit((unsigned char)*env))
-			v = strtoul(env, &end, 10);
-		if (!end || *end || errno || v < 1 || v > PTO_MAX_CORES / 3) {
+		if (pto_parse_u64_all(env, 10, PTO_MAX_CORES / 3, &v) || !v) {
 			fprintf(stderr, "EX_SIM_AIC=%s: 1..%d\n", env, PTO_MAX_CORES / 3);
 			return -EINVAL;
 		}

@@ -46,6 +46,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <pto-private/parse.h>
+
 #define MAX_CLIENTS	64
 #define MAX_ARGS	8
 
@@ -166,8 +168,9 @@ struct opts {
 static int parse_opts(int argc, char **argv, struct opts *o, int *exit_code)
 {
 	static const char *def_specs[] = { "vector", "bgemm", "pa:Case1", "pa:Case2" };
-	char self[PATH_MAX];
+	char self[PATH_MAX], *end;
 	ssize_t n;
+	uint64_t k;
 	int opt;
 
 	*o = (struct opts){ .k = 4, .specs = def_specs, .nspecs = 4, .timeout_s = 120 };
@@ -181,18 +184,26 @@ static int parse_opts(int argc, char **argv, struct opts *o, int *exit_code)
 	while ((opt = getopt(argc, argv, "k:e:t:h")) != -1) {
 		switch (opt) {
 		case 'k':
-			o->k = atoi(optarg);
-			if (o->k < 1 || o->k > MAX_CLIENTS) {
+			if (pto_parse_u64_all(optarg, 10, MAX_CLIENTS, &k) ||
+			    !k) {
 				fprintf(stderr, "-k: 1..%d\n", MAX_CLIENTS);
 				*exit_code = 2;
 				return -1;
 			}
+			o->k = (int)k;
 			break;
 		case 'e':
 			snprintf(o->e2e, sizeof(o->e2e), "%s", optarg);
 			break;
 		case 't':
-			o->timeout_s = atof(optarg);
+			errno = 0;
+			o->timeout_s = strtod(optarg, &end);
+			if (end == optarg || *end || errno ||
+			    !(o->timeout_s > 0)) {
+				fprintf(stderr, "-t: seconds, more than 0\n");
+				*exit_code = 2;
+				return -1;
+			}
 			break;
 		default:
 			usage();

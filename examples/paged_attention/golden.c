@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <pto-private/parse.h>
+
 #include "../common/ex_common.h"
 
 /*
@@ -47,10 +49,10 @@ int pa_env_seq_lens(int32_t *lens, int max)
 	if (!s || !*s)
 		return 0;
 	while (*s) {
-		char *end;
-		long v = strtol(s, &end, 10);
+		const char *end;
+		uint64_t v;
 
-		if (end == s || v < 1 || v > 1 << 20 || n >= max)
+		if (pto_parse_u64(s, 10, 1 << 20, &v, &end) || !v || n >= max)
 			return -1;
 		lens[n++] = (int32_t)v;
 		s = end;

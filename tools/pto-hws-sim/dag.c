@@ -3,7 +3,6 @@
  * dag.c - DAG files (the format is in Documentation/hws.rst, "DAG files"),
  * and what the HWS is told about each kernel (offline priority, on_cp)
  */
-#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -11,6 +10,7 @@
 
 #include <pto-private/dagfile.h>
 #include <pto-private/graph.h>
+#include <pto-private/parse.h>
 
 #include "sim.h"
 
@@ -120,14 +120,9 @@ int parse_cost(const char *s, uint64_t *out)
 
 int parse_u32(const char *s, uint32_t max, uint32_t *out)
 {
-	char *end;
-	unsigned long long v;
+	uint64_t v;
 
-	if (!isdigit((unsigned char)*s))
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (*end || errno || v > max)
+	if (pto_parse_u64_all(s, 10, max, &v))
 		return -EINVAL;
 	*out = (uint32_t)v;
 	return 0;

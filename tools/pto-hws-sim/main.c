@@ -7,13 +7,13 @@
  * Usage: pto-hws-sim --help. The DAG file format, the time model and the
  * measured tables are in Documentation/hws.rst.
  */
-#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <pto-private/parse.h>
 #include <pto-private/profile.h>
 
 #include "sim.h"
@@ -143,10 +143,9 @@ static int parse_trange(const char *s, uint64_t *lo, uint64_t *hi)
 static int parse_promote(const char *s, uint32_t *rule)
 {
 	char buf[128], *tok, *save;
-	char *end;
-	unsigned long v = strtoul(s, &end, 0);
+	uint64_t v;
 
-	if (end != s && !*end && v <= PTO_HWS_PROMOTE_ALL) {
+	if (!pto_parse_u64_all(s, 0, PTO_HWS_PROMOTE_ALL, &v)) {
 		*rule = (uint32_t)v;
 		return 0;
 	}
@@ -186,10 +185,9 @@ static int parse_scale(const char *s, uint32_t *t)
 	snprintf(buf, sizeof(buf), "%s", s);
 	for (tok = strtok_r(buf, ",", &save); tok && i < HWS_SCALE_RANKS;
 	     tok = strtok_r(NULL, ",", &save)) {
-		char *end;
-		unsigned long v = strtoul(tok, &end, 10);
+		uint64_t v;
 
-		if (*end || !v || v > 100000)
+		if (pto_parse_u64_all(tok, 10, 100000, &v) || !v)
 			return -EINVAL;
 		t[i++] = (uint32_t)v;
 	}
@@ -779,13 +777,7 @@ static int opt_pair(const char *arg, uint32_t max, bool b_optional,
 /* --seed: any 64-bit number, decimal, 0x hex or 0 octal */
 static int parse_seed(const char *arg, uint64_t *seed)
 {
-	char *end;
-
-	if (!isdigit((unsigned char)*arg))
-		return -EINVAL;
-	errno = 0;
-	*seed = strtoull(arg, &end, 0);
-	return *end || errno ? -EINVAL : 0;
+	return pto_parse_u64_all(arg, 0, UINT64_MAX, seed) ? -EINVAL : 0;
 }
 
 /* --noise: a fraction, 0 <= F < 1, so that no cost goes negative */

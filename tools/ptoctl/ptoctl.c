@@ -36,6 +36,7 @@
 #include <linux/netlink.h>
 #include <linux/pto.h>
 
+#include <pto-private/parse.h>
 #include <pto-private/wire.h>
 
 #include "ptoctl.h"
@@ -470,25 +471,23 @@ static int on_hws(struct nl_msg *msg, void *arg)
 /* "0-3,8" or "none" into @mask. */
 static int parse_cores(const char *s, uint64_t *mask)
 {
-	char *end;
+	const char *end;
 
 	memset(mask, 0, MASK_BYTES);
 	if (!strcmp(s, "none"))
 		return 0;
 	for (;;) {
-		unsigned long lo = strtoul(s, &end, 10), hi = lo;
+		uint64_t lo, hi;
 
-		if (end == s)
+		if (pto_parse_u64(s, 10, PTO_MAX_CORES - 1, &lo, &end))
 			return -EINVAL;
-		if (*end == '-') {
-			s = end + 1;
-			hi = strtoul(s, &end, 10);
-			if (end == s)
-				return -EINVAL;
-		}
-		if (lo > hi || hi >= PTO_MAX_CORES)
+		hi = lo;
+		if (*end == '-' &&
+		    pto_parse_u64(end + 1, 10, PTO_MAX_CORES - 1, &hi, &end))
 			return -EINVAL;
-		for (unsigned long i = lo; i <= hi; i++)
+		if (lo > hi)
+			return -EINVAL;
+		for (uint64_t i = lo; i <= hi; i++)
 			mask[i / 64] |= 1ULL << (i % 64);
 		if (!*end)
 			return 0;
@@ -500,13 +499,13 @@ static int parse_cores(const char *s, uint64_t *mask)
 
 static int put_usage(struct nl_msg *msg, const char *val)
 {
-	uint64_t mask[PTO_CORE_MASK_WORDS];
-	unsigned int ctx, class;
+	uint64_t mask[PTO_CORE_MASK_WORDS], ctx, class;
 	struct nlattr *nest;
-	int pos = 0;
+	const char *end;
 
-	if (sscanf(val, "%u:%u:%n", &ctx, &class, &pos) != 2 || !pos ||
-	    parse_cores(val + pos, mask))
+	if (pto_parse_u64(val, 10, UINT32_MAX, &ctx, &end) || *end != ':' ||
+	    pto_parse_u64(end + 1, 10, UINT32_MAX, &class, &end) ||
+	    *end != ':' || parse_cores(end + 1, mask))
 		return -EINVAL;
 	nest = nla_nest_start(msg, PTO_A_HWS_USAGE);
 	if (!nest || nla_put_u32(msg, PTO_A_USAGE_CTX, ctx) < 0 ||
@@ -520,12 +519,12 @@ static int put_usage(struct nl_msg *msg, const char *val)
 static int put_scale(struct nl_msg *msg, const char *val)
 {
 	uint32_t v[PTO_HWS_SCALE_RANKS];
-	char *end;
+	const char *end;
 
 	for (int i = 0; i < PTO_HWS_SCALE_RANKS; i++) {
-		unsigned long x = strtoul(val, &end, 0);
+		uint64_t x;
 
-		if (end == val || x > UINT32_MAX ||
+		if (pto_parse_u64(val, 0, UINT32_MAX, &x, &end) ||
 		    *end != (i == PTO_HWS_SCALE_RANKS - 1 ? '\0' : ','))
 			return -EINVAL;
 		v[i] = x;
@@ -540,8 +539,7 @@ static int put_setting(struct nl_msg *msg, const char *arg)
 {
 	const char *eq = strchr(arg, '=');
 	size_t klen = eq ? (size_t)(eq - arg) : 0;
-	unsigned long long x;
-	char *end;
+	uint64_t x;
 
 	if (!eq)
 		return -EINVAL;
@@ -552,9 +550,7 @@ static int put_setting(struct nl_msg *msg, const char *arg)
 	for (const struct field *f = hws_fields; f->name; f++) {
 		if (strlen(f->name) != klen || strncmp(arg, f->name, klen))
 			continue;
-		errno = 0;
-		x = strtoull(eq + 1, &end, 0);
-		if (errno || end == eq + 1 || *end || x > UINT32_MAX)
+		if (pto_parse_u64_all(eq + 1, 0, UINT32_MAX, &x))
 			return -EINVAL;
 		return nla_put_u32(msg, f->attr, x) < 0 ? -ENOMEM : 0;
 	}
@@ -660,14 +656,9 @@ static int cmd_events(struct conn *c, const struct opts *o)
 
 long ptoctl_num(const char *s, long max)
 {
-	char *end;
-	long v;
+	uint64_t v;
 
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < 0 || v > max)
-		return -1;
-	return v;
+	return pto_parse_u64_all(s, 10, (uint64_t)max, &v) ? -1 : (long)v;
 }
 
 static int parse_opts(int argc, char **argv, struct opts *o)

@@ -24,6 +24,8 @@
 
 #include <bpf/libbpf.h>
 
+#include <pto-private/parse.h>
+
 #include "ptolat.h"
 #include "ptolat.skel.h"
 
@@ -80,12 +82,11 @@ static void default_paths(struct opts *o, const char *argv0)
 
 static int parse_num(const char *s, long long min, long long *out)
 {
-	char *end;
+	uint64_t v;
 
-	errno = 0;
-	*out = strtoll(s, &end, 0);
-	if (errno || end == s || *end || *out < min)
+	if (pto_parse_u64_all(s, 0, LLONG_MAX, &v) || v < (uint64_t)min)
 		return -EINVAL;
+	*out = (long long)v;
 	return 0;
 }
 
