@@ -39,7 +39,7 @@ static const void *entry_at(const void *so, size_t len, uint64_t off,
 	return off % 8 ? NULL : at(so, len, off, n);
 }
 
-/* The value of the 8-byte object @sym, or -ENOENT/-ENOEXEC. */
+/* The value of the 8-byte object @sym into *@out: 0 or -ENOEXEC. */
 static int read_sym(const void *so, size_t len, const Elf64_Ehdr *eh,
 		    const Elf64_Sym *sym, uint64_t *out)
 {

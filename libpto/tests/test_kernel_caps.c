@@ -24,10 +24,9 @@
 #include "tap.h"
 #include "test_rng.h"
 
-#ifndef KCAPS_DIR
-#error "KCAPS_DIR: where the Makefile built the test images"
+#if !defined(KCAPS_DIR) || !defined(K_CAPS)
+#error "KCAPS_DIR, K_CAPS: where the Makefile built the test images, k_ok.so's caps"
 #endif
-#define K_CAPS		0x5ULL	/* as the Makefile builds k_ok.so */
 #define CORRUPTIONS	4000
 
 /* The file @name of KCAPS_DIR into a malloc()ed buffer of *@len bytes. */
@@ -62,6 +61,8 @@ static int check(const void *img, size_t len, uint64_t *caps, const char **why)
 	void *copy = malloc(len ? len : 1);
 	int ret;
 
+	if (!copy)
+		abort();
 	memcpy(copy, img, len);
 	ret = kernel_image_check(copy, len, caps, why);
 	free(copy);

@@ -244,11 +244,14 @@ int main(void)
 	null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	fds[0] = pto_sbx_mailbox_create(NR_CORES);
 	fds[1] = null_fd;
-	ok(!ctl_send(sv[0], PTO_SBX_CTL_ADD, 4, getpid(), fds, 2) &&
+	ok(fds[0] >= 0 && null_fd >= 0 &&
+	   !ctl_send(sv[0], PTO_SBX_CTL_ADD, 4, getpid(), fds, 2) &&
 	   ctl_added(sv[0], 4) == -EBADF,
 	   "an ADD whose second descriptor is not a pidfd: -EBADF");
-	close(fds[0]);
-	close(null_fd);
+	if (fds[0] >= 0)
+		close(fds[0]);
+	if (null_fd >= 0)
+		close(null_fd);
 
 	ok(aicore_sbx_hand_off(t, 0, &(PTO2DispatchPayload){ .exec_ctx = 1 }) ==
 	   -ENOTTY, "a task in the sandbox that answers: its status");
