@@ -26,7 +26,8 @@
  * no error before its mistake, and have one right after it unless its
  * kind shows only later (a kernel the device has not and a launch no core
  * can take fail when the task is ready, one scope_end too many at the
- * next submit outside any scope or at the end). Every run must end within
+ * next submit outside any scope or at the end; for these three only the
+ * message tells the mistake from a later one). Every run must end within
  * the harness's bound, and the same runtime must then run a plain
  * program. With 1000 programs or more (the default) every kind must have
  * been made. Under ASan and TSan (make check) nothing may be reported.
@@ -102,6 +103,7 @@ static const struct {
 			     { "has no tensor (NULL)" } },
 	[MK_OUTSIDE] = { "a view outside its tensor",
 			 { "past its raw shape" } },
+	/* pto_tensor_view() turns it into a view of no dimensions */
 	[MK_WRAP] = { "a view whose offset wraps", { ": no dimensions" } },
 	[MK_DTYPE] = { "a view of an unknown dtype", { "unknown dtype" } },
 	[MK_NDIMS] = { "a view of 0 or too many dimensions",

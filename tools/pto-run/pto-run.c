@@ -18,10 +18,11 @@
  *   out:SIZE:FILE    a zeroed GM buffer written to FILE after the run
  *
  * SIZE takes K/M/G suffixes. At most 64 ARGs and 64 --kernel options.
- * Everything given is checked before pto-run connects to ptod: options,
- * kernel specs, ARGs, their count against aicpu_orchestration_config's
- * (which is called then, with each buf/out ARG still 0), and that a
- * buf:SIZE:FILE's FILE opens and is no directory. Exit status: 0 on
+ * Checked before pto-run connects to ptod: options, the syntax of kernel
+ * specs, ARGs, their count against aicpu_orchestration_config's (which
+ * is called then, with each buf/out ARG still 0), and that a
+ * buf:SIZE:FILE's FILE opens and is no directory. A kernel .so is read
+ * once connected, an out: FILE written after the run. Exit status: 0 on
  * success, 1 if the graph failed (status and message on stderr) or a
  * FILE cannot be read, 2 on usage errors (the value named).
  */
@@ -78,6 +79,7 @@ static int parse_size(const char *s, uint64_t *v, const char **end)
 /* Up to @max bytes of @f into @dst: 0 or -errno. */
 static int load_file(FILE *f, void *dst, size_t max)
 {
+	errno = 0;
 	if (fread(dst, 1, max, f) < max && ferror(f))
 		return errno ? -errno : -EIO;
 	return 0;
@@ -254,6 +256,9 @@ static int make_bufs(pto_client *c, struct run *r)
 		memset(pto_buf_ptr(ba->b), 0, ba->size);
 		ret = ba->in ? load_file(ba->in, pto_buf_ptr(ba->b), ba->size) :
 		      0;
+		if (ba->in)
+			fclose(ba->in);
+		ba->in = NULL;
 		if (ret) {
 			fprintf(stderr, "pto-run: %s: %s\n", ba->file,
 				strerror(-ret));

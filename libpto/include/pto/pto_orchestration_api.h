@@ -439,7 +439,11 @@ typedef PTO2OrchestrationConfig (*pto2_orchestration_config_fn)(uint64_t *args,
 typedef int (*pto2_orchestration_entry_fn)(PTO2Runtime *rt, uint64_t *args,
 					   int arg_count);
 
-/* What an orchestration .so exports (extern "C"). */
+/*
+ * What an orchestration .so exports (extern "C"). The config function
+ * tells the caller how many args to expect; it may be called before the
+ * args' buffers exist (pto-run passes 0 for each buffer then).
+ */
 PTO2OrchestrationConfig aicpu_orchestration_config(uint64_t *args, int arg_count);
 int aicpu_orchestration_entry(PTO2Runtime *rt, uint64_t *args, int arg_count);
 
