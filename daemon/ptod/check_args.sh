@@ -68,9 +68,14 @@ for v in " 1=0" "+1=0" "-1=0" 1=-0 "1= 0" 4294967295=0 1=4 1=x "1=0 "; do
 	expect 2 "bad -x '$v'" -x "$v"
 done
 expect 1 "open /dev/pto-none" -x 4294967294=3
-for v in " 1000=1" "1000=+1" 4294967295=1; do
+for v in " 1000=1" "1000=+1" 4294967295=1 0x3e8=1; do
 	expect 2 "bad -q '$v'" -q "$v"
 done
+# a UID is decimal, as -x's, and never (uid_t)-1
+for v in 4294967295 -1 0x3e8 " 1000" ""; do
+	expect 2 "bad -u '$v'" -u "$v"
+done
+expect 1 "open /dev/pto-none" -u 0100
 # -m MODE is octal, with or without its leading 0
 for v in 8 1000 0x1b0 " 660" +660 ""; do
 	expect 2 "bad -m '$v'" -m "$v"

@@ -1794,7 +1794,7 @@ static void usage(void)
 		"              -d user allows only none\n"
 		"  -w WINDOW   task window of a client that asks for none, and the\n"
 		"              largest a user but root may ask for (default %u)\n"
-		"  -m MODE     the socket's mode (default 0660; 0600 without a group)\n"
+		"  -m MODE     the socket's mode, octal (default 0660; 0600 without a group)\n"
 		"  -g GROUP    the socket's group, whose members may connect\n"
 		"              (default: " PTOD_DEFAULT_GROUP " if it exists)\n"
 		"  -u UID      user UID may connect too\n"

@@ -609,7 +609,7 @@ static int quota_rule(struct ptod *d, const char *arg)
 		return -EINVAL;
 	memcpy(uid, arg, (size_t)(eq - arg));
 	uid[eq - arg] = 0;
-	if (pto_parse_u64_all(uid, 0, UINT32_MAX - 1, &u) ||
+	if (pto_parse_u64_all(uid, 10, UINT32_MAX - 1, &u) ||
 	    pto_parse_u64_all(eq + 1, 0, 1ULL << 40, &v))
 		return -EINVAL;
 	d->quota_rule[d->nr_quota_rules].uid = (uid_t)u;
@@ -634,8 +634,13 @@ int ptod_guard_option(struct ptod *d, int opt, const char *arg)
 	}
 	if (opt == 'q' && strchr(arg, '='))
 		return quota_rule(d, arg);
-	/* -m in octal; a number too big is a bad value: -EINVAL, not -ERANGE */
-	if (pto_parse_u64_all(arg, opt == 'm' ? 8 : 0, opt == 'm' ? 0777 :
+	/*
+	 * -m in octal, a UID in decimal as -x's and -q's (not (uid_t)-1); a
+	 * number too big is a bad value: -EINVAL, not -ERANGE
+	 */
+	if (pto_parse_u64_all(arg, opt == 'm' ? 8 : opt == 'u' ? 10 : 0,
+			      opt == 'm' ? 0777 :
+			      opt == 'u' ? UINT32_MAX - 1 :
 			      opt == 'q' ? (1ULL << 40) :
 			      opt == 'L' ? PTOD_CLUSTERS_MAX :
 			      opt == 'M' ? PTOD_SBX_DATA_MAX_MIB :

@@ -199,8 +199,8 @@ static int parse_opts(int argc, char **argv, struct opts *o, int *exit_code)
 			errno = 0;
 			o->timeout_s = strtod(optarg, &end);
 			if (end == optarg || *end || errno ||
-			    !(o->timeout_s > 0)) {
-				fprintf(stderr, "-t: seconds, more than 0\n");
+			    !(o->timeout_s > 0) || o->timeout_s > 86400) {
+				fprintf(stderr, "-t: seconds, more than 0, at most 86400\n");
 				*exit_code = 2;
 				return -1;
 			}
