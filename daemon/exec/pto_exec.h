@@ -292,6 +292,18 @@ int pto_exec_pool_start(struct pto_exec *ex,
  * then free it. Returns 0 or park_any's error.
  */
 int pto_exec_pool_join(struct pto_exec_pool *p);
+/*
+ * Run cores of @p on the calling thread, as one of its threads would:
+ * first @first (a core a dispatch sent no kick for, which this thread is
+ * to run; UINT32_MAX: none), then every core found with work, until none
+ * is found or, between two tasks, @stop(@arg) (optional) returns true.
+ * The thread counts as one of the pool's while it runs a kernel, so
+ * launches whose kernels run together still get a thread for every
+ * other core. A kernel that does not return holds the caller. The
+ * number of tasks run, or -ESHUTDOWN if the pool has stopped.
+ */
+int pto_exec_pool_help(struct pto_exec_pool *p, uint32_t first,
+		       bool (*stop)(void *arg), void *arg);
 void pto_exec_pool_get_stats(struct pto_exec_pool *p,
 			     struct pto_exec_pool_stats *st);
 

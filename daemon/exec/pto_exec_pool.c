@@ -90,6 +90,7 @@ struct pto_exec_pool {
 	_Atomic uint32_t scan;		/* where the next look starts */
 	_Atomic uint32_t busy;		/* threads running a kernel */
 	_Atomic uint32_t live;		/* threads running (@nthreads) */
+	_Atomic uint32_t helpers;	/* in pto_exec_pool_help() */
 	_Atomic uint32_t lingering;	/* threads in linger() */
 	/* the host's load (host_sample()) and what spin()'s yields take */
 	_Atomic uint32_t runnable;	/* the last sample's runnable threads */
@@ -292,13 +293,15 @@ static void exit_locked(struct pto_exec_pool *p, struct pool_thread *t)
 static void ensure_together(struct pto_exec_pool *p,
 			    const PTO2DispatchPayload *pl)
 {
-	uint32_t others, free;
+	int64_t others, free;
 
 	others = (pl->flags & PTO2_PAYLOAD_COOP) ?
-		 (uint32_t)pl->block_num * pl->thread_num - 1 :
-		 (uint32_t)pl->thread_num - 1;
+		 (int64_t)pl->block_num * pl->thread_num - 1 :
+		 (int64_t)pl->thread_num - 1;
 	pthread_mutex_lock(&p->lock);
-	free = p->nthreads - atomic_load(&p->busy) - 1;
+	/* helpers run kernels too: busy counts them */
+	free = (int64_t)p->nthreads + atomic_load(&p->helpers) -
+	       atomic_load(&p->busy) - 1;
 	while (free < others && spawn_locked(p))
 		free++;
 	pthread_mutex_unlock(&p->lock);
@@ -329,7 +332,8 @@ static void *monitor_main(void *arg)
 		pto_futex_wait(&p->mon_word, w, &grow);
 		if (atomic_load(&p->stop))
 			break;
-		if (atomic_load(&p->busy) < atomic_load(&p->live)) {
+		if (atomic_load(&p->busy) <
+		    atomic_load(&p->live) + atomic_load(&p->helpers)) {
 			atomic_store(&p->watching, false);
 			/*
 			 * A thread that got busy after the look above found
@@ -337,7 +341,8 @@ static void *monitor_main(void *arg)
 			 * now that it is clear (either that look sees the
 			 * thread busy, or the thread's poke sees it clear).
 			 */
-			if (atomic_load(&p->busy) >= atomic_load(&p->live))
+			if (atomic_load(&p->busy) >=
+			    atomic_load(&p->live) + atomic_load(&p->helpers))
 				atomic_store(&p->watching, true);
 			continue;
 		}
@@ -389,7 +394,8 @@ static bool step(struct pto_exec_pool *p, uint32_t c, int *then)
 		if (runs_together(pl))
 			ensure_together(p, pl);
 		if (atomic_fetch_add(&p->busy, 1) + 1 >=
-		    atomic_load_explicit(&p->live, memory_order_relaxed))
+		    atomic_load_explicit(&p->live, memory_order_relaxed) +
+		    atomic_load_explicit(&p->helpers, memory_order_relaxed))
 			poke_monitor(p);
 		next = pto_exec_run_task(p->ex, c, dmb - 1);
 		atomic_fetch_sub(&p->busy, 1);
@@ -806,6 +812,60 @@ static void *worker_main(void *arg)
 	exit_locked(p, t);
 	pthread_mutex_unlock(&p->lock);
 	return NULL;
+}
+
+/* ---- A thread that helps ------------------------------------------------------ */
+
+/* Claim @c, which a dispatch sent no kick for: as step() claims its next. */
+static int claim_first(struct pto_exec_pool *p, uint32_t c)
+{
+	int got, i;
+
+	if (c == UINT32_MAX || !serves(p, c))
+		return -1;
+	for (i = 0; (got = take_core(p, c)) < 0 && i < POOL_CLAIM_TRIES; i++)
+		cpu_relax();
+	return got > 0 ? (int)c : -1;
+}
+
+int pto_exec_pool_help(struct pto_exec_pool *p, uint32_t first,
+		       bool (*stop)(void *arg), void *arg)
+{
+	int c, then = -1, left = -1, ran = 0;
+	bool stopping = false;
+
+	if (finished(p))
+		return -ESHUTDOWN;
+	atomic_fetch_add(&p->helpers, 1);
+	c = claim_first(p, first);
+	for (;;) {
+		if (c < 0 && !stopping)
+			c = take(p);
+		if (c < 0 && !stopping)
+			c = take_scan(p);
+		if (c < 0 && left >= 0) {
+			/*
+			 * Leaving: the parked flag back (leave_core()), then
+			 * one more look for a dispatch that came before the
+			 * flag and sent no kick: nobody else would take it.
+			 */
+			leave_core(p, (uint32_t)left);
+			left = -1;
+			c = take(p);
+		}
+		if (c < 0)
+			break;
+		if (left >= 0 && left != c)
+			leave_core(p, (uint32_t)left);
+		step(p, (uint32_t)c, &then);
+		ran++;
+		left = c;
+		c = then;	/* claimed: run it whatever @stop says */
+		if (c < 0 && (finished(p) || (stop && stop(arg))))
+			stopping = true;
+	}
+	atomic_fetch_sub(&p->helpers, 1);
+	return ran;
 }
 
 /* ---- Start and stop -------------------------------------------------------- */

@@ -1324,12 +1324,49 @@ static void pass_give(struct pto2_ethread *t)
  * interrupt is needed. *@next: the core of the dispatch the pass sent no
  * kick for (dispatch(), @self_take), which the caller runs next.
  */
+/*
+ * @t's pass on the caller's thread, which holds it: complete, feed and
+ * schedule, again while @again is set. @want: the core whose thread
+ * assists (UINT32_MAX: a thread with no core of its own,
+ * pto2_engine_help()); *@next in and out as for engine_assist(). The
+ * work found.
+ */
+static int pass_held(struct pto2_ethread *t, uint32_t want, uint32_t *next)
+{
+	struct pto2_engine *e = t->e;
+	int work, rounds, all = 0;
+
+	t->self_take = *next == UINT32_MAX;
+	t->self_want = want;
+	t->self_core = *next;
+	atomic_fetch_add_explicit(&t->qs, 1, memory_order_seq_cst);
+	while (atomic_exchange(&t->again, false)) {
+		rounds = 0;
+		do {
+			work = complete(t);
+			work += feed(t);
+			work += schedule(t, false);
+			/* owed: the lock was busy, a batch cut short */
+			if (atomic_load_explicit(&e->dirty,
+						 memory_order_relaxed))
+				work += schedule(t, true);
+			all += work;
+		} while (work > 0 && ++rounds < PTO2_ASSIST_ROUNDS &&
+			 atomic_load_explicit(&e->dirty,
+					      memory_order_relaxed));
+	}
+	atomic_fetch_add_explicit(&t->qs, 1, memory_order_seq_cst);
+	t->self_take = false;
+	*next = t->self_core;
+	t->self_core = UINT32_MAX;
+	return all;
+}
+
 static bool engine_assist(void *arg, uint32_t core, uint32_t *next)
 {
 	struct pto2_engine *e = arg;
 	struct pto2_ethread *t;
 	bool ran = false;
-	int work, rounds;
 
 	*next = UINT32_MAX;
 	/* not a dispatch of this engine's: its interrupt is not ours to skip */
@@ -1341,28 +1378,7 @@ static bool engine_assist(void *arg, uint32_t core, uint32_t *next)
 	while (!atomic_load_explicit(&e->stop, memory_order_relaxed) &&
 	       pass_take(t)) {
 		ran = true;
-		t->self_take = *next == UINT32_MAX;
-		t->self_want = core;
-		t->self_core = *next;
-		atomic_fetch_add_explicit(&t->qs, 1, memory_order_seq_cst);
-		while (atomic_exchange(&t->again, false)) {
-			rounds = 0;
-			do {
-				work = complete(t);
-				work += feed(t);
-				work += schedule(t, false);
-				/* owed: the lock was busy, a batch cut short */
-				if (atomic_load_explicit(&e->dirty,
-							 memory_order_relaxed))
-					work += schedule(t, true);
-			} while (work > 0 && ++rounds < PTO2_ASSIST_ROUNDS &&
-				 atomic_load_explicit(&e->dirty,
-						      memory_order_relaxed));
-		}
-		atomic_fetch_add_explicit(&t->qs, 1, memory_order_seq_cst);
-		t->self_take = false;
-		*next = t->self_core;
-		t->self_core = UINT32_MAX;
+		pass_held(t, core, next);
 		pass_give(t);
 		if (!atomic_load(&t->again))
 			break;
@@ -1374,6 +1390,32 @@ static bool engine_assist(void *arg, uint32_t core, uint32_t *next)
 		atomic_fetch_add_explicit(&e->st_assists, 1,
 					  memory_order_relaxed);
 	return ran;
+}
+
+bool pto2_engine_help(struct pto2_engine *e, uint32_t *next)
+{
+	bool worked = false;
+	uint32_t i;
+
+	*next = UINT32_MAX;
+	/* a dispatch sent no kick must have a thread of the device to run it */
+	if (!e->assisted)
+		return false;
+	for (i = 0; i < e->nr_threads; i++) {
+		struct pto2_ethread *t = &e->threads[i];
+
+		/* a pass held is run by its holder: nothing owed to this one */
+		if (atomic_load_explicit(&e->stop, memory_order_relaxed) ||
+		    !pass_take(t))
+			continue;
+		atomic_store(&t->again, true);	/* pass_held() runs once */
+		worked |= pass_held(t, UINT32_MAX, next) > 0;
+		pass_give(t);
+	}
+	/* decisions left (a long burst): the threads take them over */
+	if (worked && atomic_load_explicit(&e->dirty, memory_order_relaxed))
+		pto2_engine_wake(e);
+	return worked;
 }
 
 /*

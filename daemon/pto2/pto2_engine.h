@@ -185,6 +185,17 @@ bool pto2_engine_core_dispatch(struct pto2_engine *e, uint32_t core,
 void pto2_engine_wake(struct pto2_engine *e);
 
 /*
+ * Run, on the calling thread, the pass of every scheduler thread whose
+ * pass nobody holds (completions, admission, decisions), as the device's
+ * core threads do after a task (pto2_device.assist): a thread that waits
+ * for a run does the scheduler's work meanwhile. Only on an engine whose
+ * device takes assists; true if a pass found work. *@next: a core
+ * dispatched to and sent no kick (it was parked), which the caller must
+ * run (pto2_device.run_cores), or UINT32_MAX.
+ */
+bool pto2_engine_help(struct pto2_engine *e, uint32_t *next);
+
+/*
  * Withhold the cores of @mask (PTO_CORE_MASK_WORDS words; NULL: every
  * core) from dispatch, or give them back (@withhold false): a core another executor attached
  * is not the AICPU's to use. A dispatch the HWS plans onto a withheld

@@ -71,6 +71,13 @@ typedef bool (*pto2_assist_fn)(void *arg, uint32_t core, uint32_t *next);
  *	next themselves when it is set; 0, or -EBUSY if another
  *	fn is set. @assist(@ctx, NULL, arg) stops the calls of the fn set
  *	with @arg: when it returns, none runs any more.
+ * @run_cores: optional: run the device's cores on the calling thread, as
+ *	its core threads would: first core @first (UINT32_MAX: none), then
+ *	any core found with work, until none is or, between two tasks,
+ *	@stop(@arg) returns true; the number of tasks run or -errno. A
+ *	runtime whose config has @wait_runs_kernels uses it in
+ *	pto2_runtime_wait() (only with @assist: the runtime also runs the
+ *	scheduler's pass there).
  *
  * @engine: optional: the device's scheduler, shared by every runtime
  *	created over it (pto2_engine.h); NULL: each runtime creates one of
@@ -90,6 +97,8 @@ struct pto2_device {
 	int (*irq_wait)(void *ctx, uint32_t *count, int64_t deadline_ns);
 	void (*irq_wake)(void *ctx);
 	int (*assist)(void *ctx, pto2_assist_fn fn, void *arg);
+	int (*run_cores)(void *ctx, uint32_t first, bool (*stop)(void *arg),
+			 void *arg);
 	struct pto2_engine *engine;
 };
 
@@ -120,6 +129,13 @@ struct pto2_device {
  *	follows the shared-memory structures in that memory. (ptod puts a
  *	client's heap in a buffer of the client's own file, which the
  *	client's sandbox can map.)
+ * @wait_runs_kernels: pto2_runtime_wait() runs the scheduler's passes
+ *	and the device's cores on the waiting thread while there is work,
+ *	before it sleeps (a device with @run_cores and @assist; otherwise
+ *	ignored): no wake-up of a scheduler or core thread for work the
+ *	waiter can do, and none of the waiter at the run's end. A kernel
+ *	that does not return then holds the wait past its timeout; on by
+ *	default.
  * @exec_ctx: the exec_ctx of this runtime's payloads (dispatch.h): 0,
  *	the executor runs its kernels; else the sandbox of that number.
  * @log: log callback (NULL: stderr); @log_ctx its context.
@@ -138,6 +154,7 @@ struct pto2_config {
 	uint64_t sched_idle_ns;
 	uint64_t sched_sleep_ns;
 	bool hws_check;
+	bool wait_runs_kernels;
 	const uint64_t *kernel_addrs;
 	uint32_t nr_kernel_addrs;
 	uint64_t heap_dev;

@@ -179,6 +179,15 @@ static void sim_exec_raise_irq(struct pto_exec *ex, uint32_t core)
 	sim_raise(sd);
 }
 
+/* pto2_device.run_cores: the executor's cores on the caller's thread */
+static int sim_run_cores(void *ctx, uint32_t first, bool (*stop)(void *arg),
+			 void *arg)
+{
+	struct sim_device *sd = ctx;
+
+	return pto_exec_pool_help(sd->pool, first, stop, arg);
+}
+
 /* The scheduler's pass on this thread, if one is set (sim_assist()). */
 static bool sim_exec_task_done(struct pto_exec *ex, uint32_t core,
 			       uint32_t *next)
@@ -315,6 +324,7 @@ int sim_device_create_pool(uint32_t nr_aic, uint32_t nr_aiv, uint64_t gm_size,
 	sd->dev.irq_wait = sim_irq_wait;
 	sd->dev.irq_wake = sim_irq_wake;
 	sd->dev.assist = sim_assist;
+	sd->dev.run_cores = sim_run_cores;
 	ret = start_cores(sd, pool);
 	if (ret)
 		goto fail;

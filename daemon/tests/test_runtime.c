@@ -25,7 +25,7 @@
 
 enum { K_ADD, K_ADD_SCALAR, K_MUL, K_SET, K_CHAIN, K_FILL, K_SUM_ROWS,
        K_COPY_INC, K_FAIL, K_NOOP, K_SLOW, K_ADD_I64, K_GATE, K_NAP_FILL,
-       K_NAP_COPY };
+       K_NAP_COPY, K_PAIR };
 
 /* out = a + b; args: a, b, out, n */
 static int k_add(const struct pto_kernel_ctx *c, const uint64_t *a, uint32_t n)
@@ -218,6 +218,30 @@ static int k_gate(const struct pto_kernel_ctx *c, const uint64_t *a,
 	return 0;
 }
 
+/*
+ * Two of these meet: each says it started, then waits (up to 1 s) for
+ * the other, and fails if it does not come. Which ran on @pair_waiter's
+ * thread is counted in @pair_on_waiter.
+ */
+static _Atomic int pair_started, pair_on_waiter;
+static pthread_t pair_waiter;
+
+static int k_pair(const struct pto_kernel_ctx *c, const uint64_t *a,
+		  uint32_t n)
+{
+	int i;
+
+	(void)c;
+	(void)a;
+	(void)n;
+	if (pthread_equal(pthread_self(), pair_waiter))
+		atomic_fetch_add(&pair_on_waiter, 1);
+	atomic_fetch_add(&pair_started, 1);
+	for (i = 0; i < 10000 && atomic_load(&pair_started) < 2; i++)
+		pto_sleep_ns(100000);
+	return atomic_load(&pair_started) < 2 ? -ETIMEDOUT : 0;
+}
+
 static void register_kernels(struct sim_device *sd)
 {
 	sim_device_set_kernel(sd, K_ADD, k_add);
@@ -235,6 +259,7 @@ static void register_kernels(struct sim_device *sd)
 	sim_device_set_kernel(sd, K_GATE, k_gate);
 	sim_device_set_kernel(sd, K_NAP_FILL, k_nap_fill);
 	sim_device_set_kernel(sd, K_NAP_COPY, k_nap_copy);
+	sim_device_set_kernel(sd, K_PAIR, k_pair);
 }
 
 /*
@@ -1188,6 +1213,71 @@ static void *par_main(void *arg)
 	return NULL;
 }
 
+/* two K_PAIR tasks, independent */
+static int orch_pair(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	Tensor out = ext1(args[0], 2, PTO_DT_INT64);
+	uint64_t i, one = 1;
+
+	(void)argc;
+	for (i = 0; i < 2; i++) {
+		Tensor v = pto_tensor_view(&out, &one, &i);
+		PTOParam p[] = { make_output_param(&v) };
+
+		pto2_rt_submit_task(rt, K_PAIR, PTO2_WORKER_VECTOR, p, 1);
+	}
+	return 0;
+}
+
+/*
+ * pto2_config.wait_runs_kernels: the thread in pto2_runtime_wait() runs
+ * kernels. One executor thread that never grows (grow_ns 60 s) and two
+ * kernels that must run at once: only the waiting thread can run the
+ * second. Off, with the pool's usual growth: both run elsewhere.
+ */
+static void wait_pair(bool runs, uint64_t grow_ns)
+{
+	struct pto_exec_pool_config pc = { .workers = 1, .grow_ns = grow_ns,
+					   .name = "pair" };
+	struct pto2_config c;
+	uint64_t args[1];
+	struct env e;
+	int ret;
+
+	cfg_small(&c);
+	c.wait_runs_kernels = runs;
+	memset(&e, 0, sizeof(e));
+	pthread_mutex_init(&e.log.lock, NULL);
+	ret = sim_device_create_pool(1, 2, 64 << 20, &pc, &e.sd);
+	if (!ret)
+		ret = env_runtime(&e, &c);
+	if (ret) {
+		ok(0, "wait_runs_kernels %d: device and runtime (%d)", runs, ret);
+		return;
+	}
+	register_kernels(e.sd);
+	atomic_store(&pair_started, 0);
+	atomic_store(&pair_on_waiter, 0);
+	pair_waiter = pthread_self();
+	args[0] = gm(16);
+	ret = run(&e, orch_pair, args, 1);
+	if (runs)
+		ok(ret == 0 && atomic_load(&pair_on_waiter) == 1,
+		   "wait_runs_kernels: the waiting thread runs the kernel one executor thread cannot (ret %d, %d on it)",
+		   ret, atomic_load(&pair_on_waiter));
+	else
+		ok(ret == 0 && atomic_load(&pair_on_waiter) == 0,
+		   "wait_runs_kernels off: no kernel on the waiting thread (ret %d, %d on it)",
+		   ret, atomic_load(&pair_on_waiter));
+	env_close(&e);
+}
+
+static void t_wait_runs_kernels(void)
+{
+	wait_pair(true, 60ULL * 1000000000ULL);
+	wait_pair(false, 0);
+}
+
 static void t_parallel_runtimes(void)
 {
 	pthread_t th[3];
@@ -1607,6 +1697,7 @@ int main(void)
 	t_reader_of_part_not_made();
 	t_timestamps();
 	t_parallel_runtimes();
+	t_wait_runs_kernels();
 	t_publish_waiting();
 	return tap_done();
 }
