@@ -1301,30 +1301,6 @@ static void pass_give(struct pto2_ethread *t)
 }
 
 /*
- * Assists. On a host with fewer CPUs than the device has cores and
- * scheduler threads, a scheduler thread that is to notice a completion
- * may be waiting for the CPU of the very core thread that posted it, or
- * sleeping: the completion then costs a context switch or an interrupt
- * and a wake-up before the task's dependents can be dispatched. A device
- * whose core threads live in this process (the sim device: dev.assist)
- * has them run the pass of the scheduler thread that owns the core
- * instead, right after the core's COND says FIN: they notice the
- * completion, release its dependents, admit them and run the decisions,
- * and the dependents' dispatches may go to the core thread that made
- * them. Registers, payloads, the HWS and its decisions are the same as
- * the scheduler thread's own; only the host thread differs.
- *
- * The pass is @t->pass: held by the thread or by one assist at a time. An
- * assist that finds it held sets @again and gives up: if the holder is
- * the thread, the thread's poll or the completion interrupt (irq_en, the
- * core thread raises it as it would without assists) covers the
- * completion; if it is an assist, that assist finds @again after it let
- * go and passes once more. Returns true if this call ran a pass after
- * the caller's completion was posted: the completion is handled, no
- * interrupt is needed. *@next: the core of the dispatch the pass sent no
- * kick for (dispatch(), @self_take), which the caller runs next.
- */
-/*
  * @t's pass on the caller's thread, which holds it: complete, feed and
  * schedule, again while @again is set. @want: the core whose thread
  * assists (UINT32_MAX: a thread with no core of its own,
@@ -1362,6 +1338,30 @@ static int pass_held(struct pto2_ethread *t, uint32_t want, uint32_t *next)
 	return all;
 }
 
+/*
+ * Assists. On a host with fewer CPUs than the device has cores and
+ * scheduler threads, a scheduler thread that is to notice a completion
+ * may be waiting for the CPU of the very core thread that posted it, or
+ * sleeping: the completion then costs a context switch or an interrupt
+ * and a wake-up before the task's dependents can be dispatched. A device
+ * whose core threads live in this process (the sim device: dev.assist)
+ * has them run the pass of the scheduler thread that owns the core
+ * instead, right after the core's COND says FIN: they notice the
+ * completion, release its dependents, admit them and run the decisions,
+ * and the dependents' dispatches may go to the core thread that made
+ * them. Registers, payloads, the HWS and its decisions are the same as
+ * the scheduler thread's own; only the host thread differs.
+ *
+ * The pass is @t->pass: held by the thread or by one assist at a time. An
+ * assist that finds it held sets @again and gives up: if the holder is
+ * the thread, the thread's poll or the completion interrupt (irq_en, the
+ * core thread raises it as it would without assists) covers the
+ * completion; if it is an assist, that assist finds @again after it let
+ * go and passes once more. Returns true if this call ran a pass after
+ * the caller's completion was posted: the completion is handled, no
+ * interrupt is needed. *@next: the core of the dispatch the pass sent no
+ * kick for (dispatch(), @self_take), which the caller runs next.
+ */
 static bool engine_assist(void *arg, uint32_t core, uint32_t *next)
 {
 	struct pto2_engine *e = arg;

@@ -1775,8 +1775,8 @@ static bool run_over_now(void *arg)
  * PTO2_WAIT_IDLE_PASS'th look, yielding the CPU instead of pausing: a
  * pass takes the scheduler's lock and the lines the core threads write,
  * and on a host with few CPUs a thread that polls keeps the one running
- * the last task from finishing it (a serial chain lost 0.2-0.4 us a hop
- * with a pass at every look).
+ * the last task from finishing it (a serial chain lost up to 0.4 us a
+ * hop with a pass at every look).
  */
 #define PTO2_WAIT_IDLE_NS	10000
 #define PTO2_WAIT_IDLE_PASS	16
@@ -1825,30 +1825,30 @@ int pto2_runtime_wait(PTO2Runtime *rt, uint64_t timeout_ns)
 	}
 	while (!run_over(rt)) {
 		struct timespec ts;
-		uint64_t now = (uint64_t)pto_mono_ns();
-		/* bounded waits: error + idle cores is polled, not signalled */
-		uint64_t until = now + 2000000ULL;
+		bool orch_seen = rt->orch_finished;
+		uint64_t now, until;
 
-		if (deadline && now >= deadline) {
-			ret = -ETIMEDOUT;
-			break;
-		}
 		/*
 		 * Before each sleep, and again once the orchestration has
 		 * ended (its tasks are all submitted: pto2_runtime_launch()'s
 		 * thread may have submitted none when the wait began).
 		 */
 		if (helps) {
-			bool orch_seen = rt->orch_finished;
-
 			pthread_mutex_unlock(&rt->lock);
 			wait_running_kernels(rt, deadline);
 			pthread_mutex_lock(&rt->lock);
-			if (rt->orch_finished != orch_seen)
-				continue;
 			if (run_over(rt))
 				break;
 		}
+		now = (uint64_t)pto_mono_ns();
+		/* bounded waits: error + idle cores is polled, not signalled */
+		until = now + 2000000ULL;
+		if (deadline && now >= deadline) {
+			ret = -ETIMEDOUT;
+			break;
+		}
+		if (helps && rt->orch_finished != orch_seen)
+			continue;
 		if (deadline && until > deadline)
 			until = deadline;
 		clock_gettime(CLOCK_REALTIME, &ts);
