@@ -297,7 +297,7 @@ int pto_exec_pool_join(struct pto_exec_pool *p);
  * first @first (a core a dispatch sent no kick for, which this thread is
  * to run; UINT32_MAX: none), then every core found with work, until none
  * is found or, between two tasks, @stop(@arg) (optional) returns true.
- * The thread counts as one of the pool's while it runs a kernel, so
+ * The thread counts as one of the pool's while it is in here, so
  * launches whose kernels run together still get a thread for every
  * other core. A kernel that does not return holds the caller. The
  * number of tasks run, or -ESHUTDOWN if the pool has stopped.

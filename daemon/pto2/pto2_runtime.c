@@ -1771,8 +1771,8 @@ static bool run_over_now(void *arg)
  * passes, the device's cores stop, or PTO2_WAIT_IDLE_NS go by without
  * work (a long task running elsewhere: the caller then sleeps until the
  * run's end is signalled). After work it passes again at once; without,
- * it only looks for dispatched cores (a few loads) and passes every
- * PTO2_WAIT_IDLE_PASS'th look, yielding the CPU instead of pausing: a
+ * it only looks for dispatched cores (a few loads), pausing between
+ * looks, and passes and yields the CPU every PTO2_WAIT_IDLE_PASS'th: a
  * pass takes the scheduler's lock and the lines the core threads write,
  * and on a host with few CPUs a thread that polls keeps the one running
  * the last task from finishing it (a serial chain lost up to 0.4 us a
