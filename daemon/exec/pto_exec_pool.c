@@ -134,6 +134,12 @@ static bool serves(const struct pto_exec_pool *p, uint32_t c)
 	return c < PTO_MAX_CORES && (p->cfg.cores[c / 64] >> (c % 64) & 1);
 }
 
+/* Threads that may run a kernel now: the pool's and its helpers. */
+static uint32_t runners(struct pto_exec_pool *p)
+{
+	return atomic_load(&p->live) + atomic_load(&p->helpers);
+}
+
 static bool finished(struct pto_exec_pool *p)
 {
 	return atomic_load(&p->ndone) == p->ncores ||
@@ -332,8 +338,7 @@ static void *monitor_main(void *arg)
 		pto_futex_wait(&p->mon_word, w, &grow);
 		if (atomic_load(&p->stop))
 			break;
-		if (atomic_load(&p->busy) <
-		    atomic_load(&p->live) + atomic_load(&p->helpers)) {
+		if (atomic_load(&p->busy) < runners(p)) {
 			atomic_store(&p->watching, false);
 			/*
 			 * A thread that got busy after the look above found
@@ -341,8 +346,7 @@ static void *monitor_main(void *arg)
 			 * now that it is clear (either that look sees the
 			 * thread busy, or the thread's poke sees it clear).
 			 */
-			if (atomic_load(&p->busy) >=
-			    atomic_load(&p->live) + atomic_load(&p->helpers))
+			if (atomic_load(&p->busy) >= runners(p))
 				atomic_store(&p->watching, true);
 			continue;
 		}
@@ -393,9 +397,7 @@ static bool step(struct pto_exec_pool *p, uint32_t c, int *then)
 
 		if (runs_together(pl))
 			ensure_together(p, pl);
-		if (atomic_fetch_add(&p->busy, 1) + 1 >=
-		    atomic_load_explicit(&p->live, memory_order_relaxed) +
-		    atomic_load_explicit(&p->helpers, memory_order_relaxed))
+		if (atomic_fetch_add(&p->busy, 1) + 1 >= runners(p))
 			poke_monitor(p);
 		next = pto_exec_run_task(p->ex, c, dmb - 1);
 		atomic_fetch_sub(&p->busy, 1);

@@ -80,12 +80,19 @@ static inline int env_runtime(struct env *e, const struct pto2_config *cfg)
 	return ret;
 }
 
-/* A sim device of @aic + @aiv cores with 64 MiB of GM, no runtime yet. */
-static inline int env_device(struct env *e, uint32_t aic, uint32_t aiv)
+/* The same, its executor's threads as @pool says (NULL: the defaults). */
+static inline int env_device_pool(struct env *e, uint32_t aic, uint32_t aiv,
+				  const struct pto_exec_pool_config *pool)
 {
 	memset(e, 0, sizeof(*e));
 	pthread_mutex_init(&e->log.lock, NULL);
-	return sim_device_create(aic, aiv, 64 << 20, &e->sd);
+	return sim_device_create_pool(aic, aiv, 64 << 20, pool, &e->sd);
+}
+
+/* A sim device of @aic + @aiv cores with 64 MiB of GM, no runtime yet. */
+static inline int env_device(struct env *e, uint32_t aic, uint32_t aiv)
+{
+	return env_device_pool(e, aic, aiv, NULL);
 }
 
 static inline int env_open(struct env *e, uint32_t aic, uint32_t aiv,

@@ -1246,13 +1246,12 @@ static void wait_pair(bool runs, uint64_t grow_ns)
 
 	cfg_small(&c);
 	c.wait_runs_kernels = runs;
-	memset(&e, 0, sizeof(e));
-	pthread_mutex_init(&e.log.lock, NULL);
-	ret = sim_device_create_pool(1, 2, 64 << 20, &pc, &e.sd);
+	ret = env_device_pool(&e, 1, 2, &pc);
 	if (!ret)
 		ret = env_runtime(&e, &c);
 	if (ret) {
 		ok(0, "wait_runs_kernels %d: device and runtime (%d)", runs, ret);
+		env_close(&e);
 		return;
 	}
 	register_kernels(e.sd);
