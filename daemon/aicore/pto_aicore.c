@@ -176,37 +176,14 @@ static const struct pto_exec_ops aicore_exec_ops = {
 
 /* ---- Setup ------------------------------------------------------------------------- */
 
+/* "all" or a list of cores (pto_parse_cores()) into @mask. */
 static int parse_cores(const char *s, uint64_t *mask, uint32_t nr_cores)
 {
-	const char *end;
-
+	if (strcmp(s, "all"))
+		return pto_parse_cores(s, nr_cores, mask, PTO_CORE_MASK_WORDS);
 	memset(mask, 0, sizeof(*mask) * PTO_CORE_MASK_WORDS);
-	if (!strcmp(s, "all")) {
-		for (uint32_t c = 0; c < nr_cores; c++)
-			mask[c / 64] |= 1ULL << (c % 64);
-		return 0;
-	}
-	while (*s) {
-		uint64_t a, b;
-
-		if (pto_parse_u64(s, 10, UINT32_MAX, &a, &end))
-			return -EINVAL;
-		b = a;
-		s = end;
-		if (*s == '-') {
-			if (pto_parse_u64(s + 1, 10, UINT32_MAX, &b, &end))
-				return -EINVAL;
-			s = end;
-		}
-		if (a > b || b >= nr_cores)
-			return -EINVAL;
-		for (; a <= b; a++)
-			mask[a / 64] |= 1ULL << (a % 64);
-		if (*s == ',')
-			s++;
-		else if (*s)
-			return -EINVAL;
-	}
+	for (uint32_t c = 0; c < nr_cores; c++)
+		mask[c / 64] |= 1ULL << (c % 64);
 	return 0;
 }
 

@@ -2,7 +2,8 @@
 /*
  * test_parse.c - the one parser of an unsigned number from the environment
  * or the command line (pto-private/parse.h), and what is built on it:
- * pto_parse_size() (size.h) and pto_env_bound_ms() (time.h). A number
+ * pto_parse_size() (size.h), pto_env_bound_ms() (time.h) and
+ * pto_parse_cores() (parse.h). A number
  * starts with a digit; a sign or a space is refused, not skipped as
  * strtoull() skips them (" -18446744073709551615" would be 1).
  */
@@ -234,11 +235,62 @@ static void test_bound_ms(void)
 	unsetenv("TEST_PARSE_MS");
 }
 
+/* pto_parse_cores(): @bits the cores set when taken, -1 ending them. */
+static void test_cores(void)
+{
+	static const struct {
+		const char *s;
+		uint32_t nr;
+		int ret;
+		int bits[8];
+	} cases[] = {
+		{ "0", 72, 0, { 0, -1 } },
+		{ "71", 72, 0, { 71, -1 } },
+		{ "0-3,8", 72, 0, { 0, 1, 2, 3, 8, -1 } },
+		{ "5,2-2,63-65", 72, 0, { 2, 5, 63, 64, 65, -1 } },
+		{ "3,3", 72, 0, { 3, -1 } },
+		{ "255", 256, 0, { 255, -1 } },
+		{ "72", 72, -ERANGE, { -1 } },
+		{ "0-72", 72, -ERANGE, { -1 } },
+		{ "256", 256, -ERANGE, { -1 } },
+		{ "4-3", 72, -EINVAL, { -1 } },
+		{ "", 72, -EINVAL, { -1 } },
+		{ "1,", 72, -EINVAL, { -1 } },
+		{ ",1", 72, -EINVAL, { -1 } },
+		{ "1,,2", 72, -EINVAL, { -1 } },
+		{ "1-", 72, -EINVAL, { -1 } },
+		{ "-1", 72, -EINVAL, { -1 } },
+		{ "1 ,2", 72, -EINVAL, { -1 } },
+		{ "1, 2", 72, -EINVAL, { -1 } },
+		{ "+1", 72, -EINVAL, { -1 } },
+		{ "0x1", 72, -EINVAL, { -1 } },
+		{ "1-2-3", 72, -EINVAL, { -1 } },
+		{ "all", 72, -EINVAL, { -1 } },
+		{ "0", 0, -EINVAL, { -1 } },
+		{ "0", 257, -EINVAL, { -1 } },	/* more than the words hold */
+	};
+
+	for (size_t i = 0; i < N(cases); i++) {
+		uint64_t mask[4], want[4] = { 0 };
+		int ret;
+
+		memset(mask, 0xa5, sizeof(mask));
+		for (const int *b = cases[i].bits; *b >= 0; b++)
+			want[*b / 64] |= 1ULL << (*b % 64);
+		ret = pto_parse_cores(cases[i].s, cases[i].nr, mask, 4);
+		ok(ret == cases[i].ret &&
+		   (ret || !memcmp(mask, want, sizeof(mask))),
+		   "pto_parse_cores(\"%s\", %u cores): %d, want %d",
+		   cases[i].s, cases[i].nr, ret, cases[i].ret);
+	}
+}
+
 int main(void)
 {
 	test_u64();
 	test_all();
 	test_size();
 	test_bound_ms();
+	test_cores();
 	return tap_done();
 }

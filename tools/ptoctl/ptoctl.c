@@ -468,33 +468,14 @@ static int on_hws(struct nl_msg *msg, void *arg)
 	return NL_OK;
 }
 
-/* "0-3,8" or "none" into @mask. */
+/* "none" or a list of cores (pto_parse_cores()) into @mask. */
 static int parse_cores(const char *s, uint64_t *mask)
 {
-	const char *end;
-
+	if (strcmp(s, "none"))
+		return pto_parse_cores(s, PTO_MAX_CORES, mask,
+				       PTO_CORE_MASK_WORDS);
 	memset(mask, 0, MASK_BYTES);
-	if (!strcmp(s, "none"))
-		return 0;
-	for (;;) {
-		uint64_t lo, hi;
-
-		if (pto_parse_u64(s, 10, PTO_MAX_CORES - 1, &lo, &end))
-			return -EINVAL;
-		hi = lo;
-		if (*end == '-' &&
-		    pto_parse_u64(end + 1, 10, PTO_MAX_CORES - 1, &hi, &end))
-			return -EINVAL;
-		if (lo > hi)
-			return -EINVAL;
-		for (uint64_t i = lo; i <= hi; i++)
-			mask[i / 64] |= 1ULL << (i % 64);
-		if (!*end)
-			return 0;
-		if (*end != ',')
-			return -EINVAL;
-		s = end + 1;
-	}
+	return 0;
 }
 
 static int put_usage(struct nl_msg *msg, const char *val)

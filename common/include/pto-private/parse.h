@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
  * parse.h - an unsigned number from the environment or the command line:
- * the programs' one parser of it, strict
+ * the programs' one parser of it, strict; and a list of cores built on it
+ * (parse.c)
  */
 #ifndef PTO_PRIVATE_PARSE_H
 #define PTO_PRIVATE_PARSE_H
 
 #include <ctype.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -57,5 +59,17 @@ static inline int pto_parse_u64_all(const char *s, int base, uint64_t max,
 	*v = n;
 	return 0;
 }
+
+/*
+ * A list of cores, "0-3,8,12", into the bitmap @mask of @words 64-bit
+ * words (cleared first; nr_cores at most words * 64): ranges LO-HI
+ * (LO <= HI) and single cores, decimal, separated by single commas; no
+ * space, nothing empty, no trailing comma. 0; -EINVAL if it is not such
+ * a list; -ERANGE if a core is not below @nr_cores. Words such as
+ * "all" or "none" are the caller's. On failure *@mask holds no
+ * meaning.
+ */
+int pto_parse_cores(const char *s, uint32_t nr_cores, uint64_t *mask,
+		    size_t words);
 
 #endif /* PTO_PRIVATE_PARSE_H */
