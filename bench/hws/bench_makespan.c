@@ -41,6 +41,7 @@
 
 #include <pto/pto_kernel.h>
 #include <pto-private/graph.h>
+#include <pto-private/parse.h>
 #include <pto-private/profile.h>
 #include <pto-private/regs.h>
 #include <pto-private/time.h>
@@ -545,27 +546,55 @@ static void usage(FILE *f)
 		MAX_CORES);
 }
 
-static int parse_range(const char *s, uint64_t *lo, uint64_t *hi, bool time)
+/* "2,4,8" into @o's core counts, each 1 .. MAX_CORES, at most eight. */
+static int parse_core_counts(const char *arg, struct opts *o)
 {
-	char a[64], *dash;
+	char buf[64], *tok, *save;
 
-	snprintf(a, sizeof(a), "%s", s);
-	dash = strchr(a, '-');
-	if (!dash)
+	if (strlen(arg) >= sizeof(buf))
 		return -EINVAL;
-	*dash = 0;
-	if (time)
-		return parse_time(a, lo) || parse_time(dash + 1, hi) ||
-		       *lo > *hi ? -EINVAL : 0;
-	*lo = strtoull(a, NULL, 10);
-	*hi = strtoull(dash + 1, NULL, 10);
-	return *lo > *hi || !*hi ? -EINVAL : 0;
+	strcpy(buf, arg);
+	o->ncores = 0;
+	for (tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		uint32_t v;
+
+		if (parse_u32(tok, MAX_CORES, &v) || !v || o->ncores == 8)
+			return -EINVAL;
+		o->cores[o->ncores++] = v;
+	}
+	return o->ncores ? 0 : -EINVAL;
+}
+
+/* The value of option @c: 0, or -EINVAL if it is bad. */
+static int set_opt(struct opts *o, int c, const char *arg)
+{
+	switch (c) {
+	case 'W':
+		return parse_u32(arg, SIM_MAX_COUNT, &o->gen.width);
+	case 'e':
+		return parse_time(arg, &o->early) ? -EINVAL : 0;
+	case 'n':
+		return parse_u32(arg, SIM_MAX_COUNT, &o->ndag);
+	case 'c':
+		return parse_core_counts(arg, o);
+	case 's':
+		return pto_parse_u64_all(arg, 0, UINT64_MAX, &o->seed) ?
+		       -EINVAL : 0;
+	case 't':
+		return parse_count_range(arg, 1, &o->gen.tasks_lo,
+					 &o->gen.tasks_hi);
+	case 'f':
+		return parse_count_range(arg, 0, &o->gen.fanin_lo,
+					 &o->gen.fanin_hi);
+	case 'k':
+		return parse_cost_range(arg, &o->gen.cost_lo, &o->gen.cost_hi);
+	}
+	return -EINVAL;
 }
 
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
-	uint64_t lo, hi;
-	char *s, *tok, *save;
 	int c;
 
 	memset(o, 0, sizeof(*o));
@@ -574,57 +603,23 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	gen_defaults(&o->gen);
 	while ((c = getopt(argc, argv, "n:c:s:t:f:k:e:w:W:Nh")) != -1) {
 		switch (c) {
-		case 'W':
-			o->gen.width = (uint32_t)strtoul(optarg, NULL, 10);
-			break;
 		case 'N':
 			o->no_hints = true;
 			break;
 		case 'w':
 			o->record = optarg;
 			break;
-		case 'e':
-			if (parse_time(optarg, &o->early))
-				return -EINVAL;
-			break;
-		case 'n':
-			o->ndag = (uint32_t)strtoul(optarg, NULL, 10);
-			break;
-		case 'c':
-			s = optarg;
-			o->ncores = 0;
-			for (tok = strtok_r(s, ",", &save); tok;
-			     tok = strtok_r(NULL, ",", &save)) {
-				unsigned long v = strtoul(tok, NULL, 10);
-
-				if (!v || v > MAX_CORES || o->ncores == 8)
-					return -EINVAL;
-				o->cores[o->ncores++] = (uint32_t)v;
-			}
-			break;
-		case 's':
-			o->seed = strtoull(optarg, NULL, 0);
-			break;
-		case 't':
-			if (parse_range(optarg, &lo, &hi, false))
-				return -EINVAL;
-			o->gen.tasks_lo = (uint32_t)lo;
-			o->gen.tasks_hi = (uint32_t)hi;
-			break;
-		case 'f':
-			if (parse_range(optarg, &lo, &hi, false))
-				return -EINVAL;
-			o->gen.fanin_lo = (uint32_t)lo;
-			o->gen.fanin_hi = (uint32_t)hi;
-			break;
-		case 'k':
-			if (parse_range(optarg, &o->gen.cost_lo,
-					&o->gen.cost_hi, true))
-				return -EINVAL;
-			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
+		case 'W': case 'e': case 'n': case 'c': case 's': case 't':
+		case 'f': case 'k':
+			if (set_opt(o, c, optarg)) {
+				fprintf(stderr, "pto-bench-makespan: bad value for -%c: '%s'\n",
+					c, optarg);
+				return -EINVAL;
+			}
+			break;
 		default:
 			return -EINVAL;
 		}

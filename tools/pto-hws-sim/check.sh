@@ -74,6 +74,11 @@ done <<'OPTS'
 --lat 0,0,4e18,0
 --launch-delay 2000s
 --margin -2000s
+--margin +1ms
+--arrive +5ms
+--noise -0
+--cost 1ms-+2ms
+--tasks 1-2-3
 OPTS
 
 if [ -n "$MAKESPAN" ]; then
@@ -85,6 +90,28 @@ if [ -n "$MAKESPAN" ]; then
 	[ "$(grep -c '^dag ' "$tmp/live.dag")" = 2 ] ||
 		{ echo "the recording has no 2 DAGs"; exit 1; }
 	echo "ok: $(grep -c '^task ' "$tmp/live.dag") recorded tasks replay"
+
+	echo "== pto-bench-makespan: a bad value is refused, named"
+	while read -r opt val; do
+		if "$MAKESPAN" -n 0 "$opt" "$val" > "$tmp/e.out" 2>&1; then
+			echo "$opt $val was accepted"; exit 1
+		fi
+		grep -q "bad value for $opt: '$val'" "$tmp/e.out" ||
+			{ cat "$tmp/e.out"; exit 1; }
+		echo "ok: $opt $val"
+	done <<'OPTS'
+-n 12x
+-c 0
+-c 17
+-c 2,,4x
+-s -1
+-t 0-3
+-f 1-2x
+-k 2ms-1ms
+-k 1ms-+2ms
+-e +1us
+-W 4294967296
+OPTS
 fi
 
 echo

@@ -3,6 +3,7 @@
  * dag.c - DAG files (the format is in Documentation/hws.rst, "DAG files"),
  * and what the HWS is told about each kernel (offline priority, on_cp)
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -90,6 +91,8 @@ int parse_time(const char *s, uint64_t *out)
 	double v;
 	double unit = 1;
 
+	if (!isdigit((unsigned char)*s))
+		return -EINVAL;
 	errno = 0;
 	v = strtod(s, &end);
 	if (end == s || errno || !(v >= 0))	/* NaN too */
@@ -125,6 +128,46 @@ int parse_u32(const char *s, uint32_t max, uint32_t *out)
 	if (pto_parse_u64_all(s, 10, max, &v))
 		return -EINVAL;
 	*out = (uint32_t)v;
+	return 0;
+}
+
+/* "A" or "A-B" split at the dash into @buf: the part after it, or NULL. */
+static char *split_range(const char *s, char *buf, size_t len)
+{
+	char *dash;
+
+	if (strlen(s) >= len)
+		return NULL;
+	strcpy(buf, s);
+	dash = strchr(buf, '-');
+	if (dash)
+		*dash++ = '\0';
+	return dash ? dash : buf;
+}
+
+int parse_count_range(const char *s, uint32_t min, uint32_t *lo,
+		      uint32_t *hi)
+{
+	char buf[32], *b = split_range(s, buf, sizeof(buf));
+	uint32_t x, y;
+
+	if (!b || parse_u32(buf, SIM_MAX_COUNT, &x) ||
+	    parse_u32(b, SIM_MAX_COUNT, &y) || x < min || x > y)
+		return -EINVAL;
+	*lo = x;
+	*hi = y;
+	return 0;
+}
+
+int parse_cost_range(const char *s, uint64_t *lo, uint64_t *hi)
+{
+	char buf[64], *b = split_range(s, buf, sizeof(buf));
+	uint64_t x, y;
+
+	if (!b || parse_cost(buf, &x) || parse_cost(b, &y) || x > y)
+		return -EINVAL;
+	*lo = x;
+	*hi = y;
 	return 0;
 }
 

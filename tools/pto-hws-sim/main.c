@@ -7,6 +7,7 @@
  * Usage: pto-hws-sim --help. The DAG file format, the time model and the
  * measured tables are in Documentation/hws.rst.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -41,9 +42,6 @@ struct opts {
 	uint32_t mix;
 	uint32_t prio_mode;
 };
-
-/* The most DAGs, mixes, layer width, fork-join branches or blocks asked for */
-#define SIM_MAX_COUNT	(1U << 20)
 
 #define SET_PROMOTE	(1U << 0)
 #define SET_THRESHOLD	(1U << 1)
@@ -103,41 +101,6 @@ static void usage(FILE *f)
 "  --count N             experiment: DAGs (a, 100) or mixes (b, 20)\n"
 "  --mix K               experiment b: DAGs per mix (6)\n"
 "Times take ns, us, ms or s (default ns).\n");
-}
-
-/* "A" or "A-B", each from @min to SIM_MAX_COUNT, A <= B: 0 or -EINVAL. */
-static int parse_range(const char *s, uint32_t min, uint32_t *lo,
-		       uint32_t *hi)
-{
-	char buf[32], *dash;
-	uint32_t a, b;
-
-	if (strlen(s) >= sizeof(buf))
-		return -EINVAL;
-	strcpy(buf, s);
-	dash = strchr(buf, '-');
-	if (dash)
-		*dash++ = '\0';
-	if (parse_u32(buf, SIM_MAX_COUNT, &a) ||
-	    parse_u32(dash ? dash : buf, SIM_MAX_COUNT, &b) || a < min || a > b)
-		return -EINVAL;
-	*lo = a;
-	*hi = b;
-	return 0;
-}
-
-static int parse_trange(const char *s, uint64_t *lo, uint64_t *hi)
-{
-	char buf[64], *dash;
-
-	snprintf(buf, sizeof(buf), "%s", s);
-	dash = strchr(buf, '-');
-	if (dash)
-		*dash++ = '\0';
-	if (parse_cost(buf, lo) || parse_cost(dash ? dash : buf, hi) ||
-	    *lo > *hi)
-		return -EINVAL;
-	return 0;
 }
 
 static int parse_promote(const char *s, uint32_t *rule)
@@ -786,6 +749,8 @@ static int parse_noise(const char *arg, double *noise)
 	char *end;
 	double v;
 
+	if (!isdigit((unsigned char)*arg))	/* no sign, no space */
+		return -EINVAL;
 	errno = 0;
 	v = strtod(arg, &end);
 	if (end == arg || *end || errno || !(v >= 0 && v < 1))
@@ -819,13 +784,13 @@ static int set_workload_opt(struct opts *o, int c, const char *arg)
 		o->gen_kind = c;
 		return opt_u32(arg, 1, SIM_MAX_COUNT, &o->ngen);
 	case OPT_TASKS:
-		return parse_range(arg, 1, &o->gen.tasks_lo, &o->gen.tasks_hi);
+		return parse_count_range(arg, 1, &o->gen.tasks_lo, &o->gen.tasks_hi);
 	case OPT_FANIN:
-		return parse_range(arg, 0, &o->gen.fanin_lo, &o->gen.fanin_hi);
+		return parse_count_range(arg, 0, &o->gen.fanin_lo, &o->gen.fanin_hi);
 	case OPT_WIDTH:
 		return opt_u32(arg, 0, SIM_MAX_COUNT, &o->gen.width);
 	case OPT_COST:
-		return parse_trange(arg, &o->gen.cost_lo, &o->gen.cost_hi);
+		return parse_cost_range(arg, &o->gen.cost_lo, &o->gen.cost_hi);
 	case OPT_BRANCHES:
 		return opt_u32(arg, 1, SIM_MAX_COUNT, &o->gen.forkjoin);
 	case OPT_PA_SHAPE:

@@ -111,7 +111,8 @@ struct sim_task *dag_add_task(struct sim_dag *d);
 void task_add_pred(struct sim_task *t, uint32_t pred);
 /*
  * "1500", "1500ns", "1.5us", "2ms", "0.25s" -> ns, at most SIM_MAX_TIME
- * (a time of day: arrivals, a recording's block times); 0 or -errno.
+ * (a time of day: arrivals, a recording's block times); 0 or -errno. It
+ * starts with a digit: no sign, no space (strtod() would skip both).
  */
 #define SIM_MAX_TIME	(1ULL << 62)
 int parse_time(const char *s, uint64_t *out);
@@ -124,6 +125,13 @@ int parse_time(const char *s, uint64_t *out);
 int parse_cost(const char *s, uint64_t *out);
 /* Decimal digits only, at most @max: 0 or -EINVAL. */
 int parse_u32(const char *s, uint32_t max, uint32_t *out);
+/* The most DAGs, mixes, layer width, fork-join branches or blocks asked for */
+#define SIM_MAX_COUNT	(1U << 20)
+/* "A" or "A-B" (parse_u32()), each from @min to SIM_MAX_COUNT, A <= B. */
+int parse_count_range(const char *s, uint32_t min, uint32_t *lo,
+		      uint32_t *hi);
+/* "A" or "A-B" (parse_cost()), A <= B. */
+int parse_cost_range(const char *s, uint64_t *lo, uint64_t *hi);
 
 /* gen.c: generated workloads */
 struct rng {
