@@ -46,6 +46,7 @@
 #include <x86intrin.h>
 
 #include <pto/pto_orchestration_api.h>
+#include <pto-private/parse.h>
 
 #include "hws.h"
 
@@ -253,9 +254,19 @@ int main(int argc, char **argv)
 	size_t a, b;
 	int policy, s;
 
-	if (argc == 5 && !strcmp(argv[1], "--replay"))
-		return replay((uint32_t)atoi(argv[2]), (uint32_t)atoi(argv[3]),
-			      (uint32_t)atoi(argv[4]));
+	if (argc > 1 && !strcmp(argv[1], "--replay")) {
+		uint64_t rd, rk, rp;
+
+		/* the cases' ranges below; POLICY 0 = HWS, 1 = FIFO */
+		if (argc != 5 || pto_parse_u64_all(argv[2], 10, 24, &rd) ||
+		    !rd || pto_parse_u64_all(argv[3], 10, 32, &rk) || !rk ||
+		    pto_parse_u64_all(argv[4], 10, HWS_POLICY_FIFO, &rp)) {
+			fprintf(stderr, "usage: bench_hws [--replay DAGS KERNELS POLICY]\n"
+				"  DAGS 1..24, KERNELS 1..32, POLICY 0 (HWS) or 1 (FIFO)\n");
+			return 2;
+		}
+		return replay((uint32_t)rd, (uint32_t)rk, (uint32_t)rp);
+	}
 	hws_layout_device(&l, 24, 48);
 	state_bytes = offsetof(struct hws, sip) + l.nr_sips * sizeof(work.sip[0]);
 	printf("# HWS decision cost, device layout 24 blocks (72 SIPs), %d states x %d rounds per case\n",

@@ -47,6 +47,7 @@
 
 #include <linux/pto.h>
 #include <pto-private/asleep.h>
+#include <pto-private/parse.h>
 #include <pto-private/regs.h>
 
 #include "pto-dev.h"
@@ -497,15 +498,19 @@ static void print_stats(const char *name, unsigned int n,
 	       s->min, s->max, s->mean);
 }
 
+/* The most iterations of -n and of -w: their sum stays in 32 bits. */
+#define ROUNDTRIP_MAX_N	10000000u
+
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: pto-bench-roundtrip [-d DEV] [-n N] [-w WARMUP] [-c CORE] [-P]\n"
 		"  -d DEV     device (default /dev/pto0)\n"
-		"  -n N       iterations per measurement (default 2000)\n"
-		"  -w WARMUP  untimed iterations first (default 50)\n"
+		"  -n N       iterations per measurement (default 2000, at most %u)\n"
+		"  -w WARMUP  untimed iterations first (default 50, at most %u)\n"
 		"  -c CORE    core the executor attaches (default 0)\n"
-		"  -P         do not pin the two threads to CPUs 0 and 1\n");
+		"  -P         do not pin the two threads to CPUs 0 and 1\n",
+		ROUNDTRIP_MAX_N, ROUNDTRIP_MAX_N);
 }
 
 static int setup(struct bench *b)
@@ -555,6 +560,7 @@ static int setup(struct bench *b)
 /* Options into @b: 0, or -1 and the exit status in *@exit_code. */
 static int parse_opts(int argc, char **argv, struct bench *b, int *exit_code)
 {
+	uint64_t v;
 	int opt;
 
 	while ((opt = getopt(argc, argv, "d:n:w:c:Ph")) != -1) {
@@ -563,13 +569,18 @@ static int parse_opts(int argc, char **argv, struct bench *b, int *exit_code)
 			b->dev = optarg;
 			break;
 		case 'n':
-			b->n = (unsigned int)strtoul(optarg, NULL, 0);
-			break;
 		case 'w':
-			b->warmup = (unsigned int)strtoul(optarg, NULL, 0);
-			break;
 		case 'c':
-			b->core = (unsigned int)strtoul(optarg, NULL, 0);
+			if (pto_parse_u64_all(optarg, 10, opt == 'c' ?
+					      PTO_MAX_CORES - 1 : ROUNDTRIP_MAX_N,
+					      &v)) {
+				fprintf(stderr, "pto-bench-roundtrip: bad value for -%c: '%s'\n",
+					opt, optarg);
+				*exit_code = 2;
+				return -1;
+			}
+			*(opt == 'n' ? &b->n : opt == 'w' ? &b->warmup :
+			  &b->core) = (unsigned int)v;
 			break;
 		case 'P':
 			b->pin = false;
