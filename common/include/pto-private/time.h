@@ -42,7 +42,7 @@ static inline struct timespec pto_ns_to_timespec(uint64_t ns)
  * The bound on an idle thread's sleep that environment variable @name
  * sets, in ms from 1 to PTO_BOUND_MS_MAX (pto-aicore's PTO_AICORE_PARK_MS,
  * ptod's PTO_SCHED_SLEEP_MS): *@ns in ns, or 0 if unset (the default).
- * 0, or -EINVAL if the value is not such a number.
+ * 0, or -EINVAL if the value is not such a number (*@ns 0 then).
  */
 static inline int pto_env_bound_ms(const char *name, uint64_t *ns)
 {
