@@ -494,7 +494,7 @@ int main(int argc, char **argv)
 		default: goto usage;
 		}
 	}
-	if (sb.cfd < 0 || mfd < 0 || !sb.id || sb.id > PTO_SBX_MAX)
+	if (sb.cfd < 0 || mfd < 0 || !sb.id)	/* -n took 1 .. PTO_SBX_MAX */
 		goto usage;
 	pthread_mutex_init(&sb.map_lock, NULL);
 	pto_kcache_init(&sb.kcache, 0, sb.verbose);
