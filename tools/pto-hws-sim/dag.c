@@ -84,6 +84,17 @@ void wl_free(struct workload *w)
 	memset(w, 0, sizeof(*w));
 }
 
+int parse_decimal(const char *s, double *v, char **end)
+{
+	if (!isdigit((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	*v = strtod(s, end);
+	if (*end == s || errno || !(*v >= 0))	/* NaN too */
+		return -EINVAL;
+	return 0;
+}
+
 /* "1500", "1500ns", "1.5us", "2ms", "0.25s" -> ns */
 int parse_time(const char *s, uint64_t *out)
 {
@@ -91,11 +102,7 @@ int parse_time(const char *s, uint64_t *out)
 	double v;
 	double unit = 1;
 
-	if (!isdigit((unsigned char)*s))
-		return -EINVAL;
-	errno = 0;
-	v = strtod(s, &end);
-	if (end == s || errno || !(v >= 0))	/* NaN too */
+	if (parse_decimal(s, &v, &end))
 		return -EINVAL;
 	if (!strcmp(end, "") || !strcmp(end, "ns"))
 		unit = 1;

@@ -7,7 +7,6 @@
  * Usage: pto-hws-sim --help. The DAG file format, the time model and the
  * measured tables are in Documentation/hws.rst.
  */
-#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -749,11 +748,7 @@ static int parse_noise(const char *arg, double *noise)
 	char *end;
 	double v;
 
-	if (!isdigit((unsigned char)*arg))	/* no sign, no space */
-		return -EINVAL;
-	errno = 0;
-	v = strtod(arg, &end);
-	if (end == arg || *end || errno || !(v >= 0 && v < 1))
+	if (parse_decimal(arg, &v, &end) || *end || !(v < 1))
 		return -EINVAL;
 	*noise = v;
 	return 0;
@@ -784,9 +779,11 @@ static int set_workload_opt(struct opts *o, int c, const char *arg)
 		o->gen_kind = c;
 		return opt_u32(arg, 1, SIM_MAX_COUNT, &o->ngen);
 	case OPT_TASKS:
-		return parse_count_range(arg, 1, &o->gen.tasks_lo, &o->gen.tasks_hi);
+		return parse_count_range(arg, 1, &o->gen.tasks_lo,
+					 &o->gen.tasks_hi);
 	case OPT_FANIN:
-		return parse_count_range(arg, 0, &o->gen.fanin_lo, &o->gen.fanin_hi);
+		return parse_count_range(arg, 0, &o->gen.fanin_lo,
+					 &o->gen.fanin_hi);
 	case OPT_WIDTH:
 		return opt_u32(arg, 0, SIM_MAX_COUNT, &o->gen.width);
 	case OPT_COST:

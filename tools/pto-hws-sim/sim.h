@@ -110,9 +110,15 @@ struct sim_dag *wl_add_dag(struct workload *w);
 struct sim_task *dag_add_task(struct sim_dag *d);
 void task_add_pred(struct sim_task *t, uint32_t pred);
 /*
- * "1500", "1500ns", "1.5us", "2ms", "0.25s" -> ns, at most SIM_MAX_TIME
- * (a time of day: arrivals, a recording's block times); 0 or -errno. It
- * starts with a digit: no sign, no space (strtod() would skip both).
+ * A number >= 0 at @s, decimals allowed, *@end just after it: 0 or
+ * -EINVAL. It starts with a digit: no sign, no space (strtod() would skip
+ * both), and no "nan" or "inf".
+ */
+int parse_decimal(const char *s, double *v, char **end);
+/*
+ * "1500", "1500ns", "1.5us", "2ms", "0.25s" -> ns (parse_decimal() and a
+ * unit), at most SIM_MAX_TIME
+ * (a time of day: arrivals, a recording's block times); 0 or -errno.
  */
 #define SIM_MAX_TIME	(1ULL << 62)
 int parse_time(const char *s, uint64_t *out);
