@@ -244,10 +244,15 @@ static int replay(uint32_t d, uint32_t k, uint32_t policy)
 	return 0;
 }
 
+/* The cases: every pair of a DAG count and a ready-kernel count. */
+static const uint32_t dag_counts[] = { 1, 2, 4, 8, 16, 24 };
+static const uint32_t kernel_counts[] = { 1, 2, 4, 8, 16, 32 };
+#define MAX_DAGS	dag_counts[sizeof(dag_counts) / sizeof(dag_counts[0]) - 1]
+#define MAX_KERNELS \
+	kernel_counts[sizeof(kernel_counts) / sizeof(kernel_counts[0]) - 1]
+
 int main(int argc, char **argv)
 {
-	static const uint32_t dag_counts[] = { 1, 2, 4, 8, 16, 24 };
-	static const uint32_t kernel_counts[] = { 1, 2, 4, 8, 16, 32 };
 	struct hws_layout l;
 	uint64_t med, p99, rmed, rp99;
 	double hit, mean, rmean;
@@ -257,12 +262,14 @@ int main(int argc, char **argv)
 	if (argc > 1 && !strcmp(argv[1], "--replay")) {
 		uint64_t rd, rk, rp;
 
-		/* the cases' ranges below; POLICY 0 = HWS, 1 = FIFO */
-		if (argc != 5 || pto_parse_u64_all(argv[2], 10, 24, &rd) ||
-		    !rd || pto_parse_u64_all(argv[3], 10, 32, &rk) || !rk ||
+		/* up to the cases' largest; POLICY 0 = HWS, 1 = FIFO */
+		if (argc != 5 || pto_parse_u64_all(argv[2], 10, MAX_DAGS, &rd) ||
+		    !rd || pto_parse_u64_all(argv[3], 10, MAX_KERNELS, &rk) ||
+		    !rk ||
 		    pto_parse_u64_all(argv[4], 10, HWS_POLICY_FIFO, &rp)) {
 			fprintf(stderr, "usage: bench_hws [--replay DAGS KERNELS POLICY]\n"
-				"  DAGS 1..24, KERNELS 1..32, POLICY 0 (HWS) or 1 (FIFO)\n");
+				"  DAGS 1..%u, KERNELS 1..%u, POLICY 0 (HWS) or 1 (FIFO)\n",
+				MAX_DAGS, MAX_KERNELS);
 			return 2;
 		}
 		return replay((uint32_t)rd, (uint32_t)rk, (uint32_t)rp);

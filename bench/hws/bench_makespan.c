@@ -546,7 +546,7 @@ static void usage(FILE *f)
 		MAX_CORES);
 }
 
-/* "2,4,8" into @o's core counts, each 1 .. MAX_CORES, at most eight. */
+/* "2,4,8" into @o's core counts, each 1 .. MAX_CORES, as many as it holds. */
 static int parse_core_counts(const char *arg, struct opts *o)
 {
 	char buf[64], *tok, *save;
@@ -559,14 +559,15 @@ static int parse_core_counts(const char *arg, struct opts *o)
 	     tok = strtok_r(NULL, ",", &save)) {
 		uint32_t v;
 
-		if (parse_u32(tok, MAX_CORES, &v) || !v || o->ncores == 8)
+		if (parse_u32(tok, MAX_CORES, &v) || !v ||
+		    o->ncores == sizeof(o->cores) / sizeof(o->cores[0]))
 			return -EINVAL;
 		o->cores[o->ncores++] = v;
 	}
 	return o->ncores ? 0 : -EINVAL;
 }
 
-/* The value of option @c: 0, or -EINVAL if it is bad. */
+/* Option @c's value: 0, -EINVAL if it is bad, -ENOENT if @c takes none. */
 static int set_opt(struct opts *o, int c, const char *arg)
 {
 	switch (c) {
@@ -590,12 +591,12 @@ static int set_opt(struct opts *o, int c, const char *arg)
 	case 'k':
 		return parse_cost_range(arg, &o->gen.cost_lo, &o->gen.cost_hi);
 	}
-	return -EINVAL;
+	return -ENOENT;
 }
 
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
-	int c;
+	int c, ret;
 
 	memset(o, 0, sizeof(*o));
 	o->ndag = 20;
@@ -612,16 +613,15 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case 'h':
 			usage(stdout);
 			exit(0);
-		case 'W': case 'e': case 'n': case 'c': case 's': case 't':
-		case 'f': case 'k':
-			if (set_opt(o, c, optarg)) {
+		default:
+			ret = set_opt(o, c, optarg);
+			if (ret == -ENOENT)	/* unknown: getopt said so */
+				return -EINVAL;
+			if (ret) {
 				fprintf(stderr, "pto-bench-makespan: bad value for -%c: '%s'\n",
 					c, optarg);
 				return -EINVAL;
 			}
-			break;
-		default:
-			return -EINVAL;
 		}
 	}
 	if (!o->ncores) {
