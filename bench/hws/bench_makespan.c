@@ -549,14 +549,13 @@ static void usage(FILE *f)
 /* "2,4,8" into @o's core counts, each 1 .. MAX_CORES, as many as it holds. */
 static int parse_core_counts(const char *arg, struct opts *o)
 {
-	char buf[64], *tok, *save;
+	char buf[64], *tok, *rest = buf;
 
 	if (strlen(arg) >= sizeof(buf))
 		return -EINVAL;
 	strcpy(buf, arg);
 	o->ncores = 0;
-	for (tok = strtok_r(buf, ",", &save); tok;
-	     tok = strtok_r(NULL, ",", &save)) {
+	while ((tok = pto_next_field(&rest, ','))) {
 		uint32_t v;
 
 		if (parse_u32(tok, MAX_CORES, &v) || !v ||

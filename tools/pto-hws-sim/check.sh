@@ -45,6 +45,8 @@ while IFS='|' read -r body want; do
 done <<'FILES'
 dag a\ntask 0 cost 1ms\ntask 1 cost 1ms pred 7\n|bad.dag:3: task 1: predecessor 7
 dag a\ntask 0 cost nan\n|bad.dag:2: task 0: bad cost 'nan'
+dag a\ntask 0 cost 1ms\ntask 1 cost 1ms pred 0,,0\n|bad.dag:3: task 1: predecessor ''
+dag a\ntask 0 cost 1ms\ntask 1 cost 1ms pred 0,\n|bad.dag:3: task 1: predecessor ''
 FILES
 
 echo "== options: a value out of range is refused, not wrapped or cast"
@@ -79,6 +81,13 @@ done <<'OPTS'
 --noise -0
 --cost 1ms-+2ms
 --tasks 1-2-3
+--lat 0,0,0,0,0
+--lat 0,0,,0
+--pa-cost 1,1,1,1,1,1
+--pa-cost 1,1,1,1,
+--promote threshold,,cp
+--promote cp,
+--scale 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,
 OPTS
 
 if [ -n "$MAKESPAN" ]; then
@@ -104,6 +113,8 @@ if [ -n "$MAKESPAN" ]; then
 -c 0
 -c 17
 -c 2,,4x
+-c 2,,4
+-c 2,
 -s -1
 -t 0-3
 -f 1-2x

@@ -315,7 +315,7 @@ static int parse_preds(struct reader *rd, struct sim_task *t, char *val)
 	uint32_t v, x;
 	char *p;
 
-	for (p = strtok(val, ","); p; p = strtok(NULL, ",")) {
+	while ((p = pto_next_field(&val, ','))) {
 		if (parse_u32(p, ID_MAX - 1, &v))
 			return perr(rd, "task %u: predecessor '%s'", t->id, p);
 		x = idmap_get(&rd->ids, v);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <pto-private/compiler.h>
 #include <pto-private/parse.h>
 #include <pto-private/profile.h>
 
@@ -104,17 +105,18 @@ static void usage(FILE *f)
 
 static int parse_promote(const char *s, uint32_t *rule)
 {
-	char buf[128], *tok, *save;
+	char buf[128], *tok, *rest = buf;
 	uint64_t v;
 
 	if (!pto_parse_u64_all(s, 0, PTO_HWS_PROMOTE_ALL, &v)) {
 		*rule = (uint32_t)v;
 		return 0;
 	}
+	if (strlen(s) >= sizeof(buf))
+		return -EINVAL;
+	strcpy(buf, s);
 	*rule = 0;
-	snprintf(buf, sizeof(buf), "%s", s);
-	for (tok = strtok_r(buf, ",", &save); tok;
-	     tok = strtok_r(NULL, ",", &save)) {
+	while ((tok = pto_next_field(&rest, ','))) {
 		if (!strcmp(tok, "threshold"))
 			*rule |= PTO_HWS_PROMOTE_THRESHOLD;
 		else if (!strcmp(tok, "cp"))
@@ -131,8 +133,8 @@ static int parse_promote(const char *s, uint32_t *rule)
 
 static int parse_scale(const char *s, uint32_t *t)
 {
-	char buf[512], *tok, *save;
-	uint32_t i = 0;
+	char buf[512], *tok, *rest = buf;
+	uint32_t i;
 
 	if (!strcmp(s, "linear")) {
 		for (i = 0; i < HWS_SCALE_RANKS; i++)
@@ -144,16 +146,19 @@ static int parse_scale(const char *s, uint32_t *t)
 			t[i] = 100;
 		return 0;
 	}
-	snprintf(buf, sizeof(buf), "%s", s);
-	for (tok = strtok_r(buf, ",", &save); tok && i < HWS_SCALE_RANKS;
-	     tok = strtok_r(NULL, ",", &save)) {
+	if (strlen(s) >= sizeof(buf))
+		return -EINVAL;
+	strcpy(buf, s);
+	for (i = 0; i < HWS_SCALE_RANKS; i++) {
 		uint64_t v;
 
-		if (pto_parse_u64_all(tok, 10, 100000, &v) || !v)
+		tok = pto_next_field(&rest, ',');
+		if (!tok || pto_parse_u64_all(tok, 10, PTO_HWS_SCALE_MAX, &v) ||
+		    !v)
 			return -EINVAL;
-		t[i++] = (uint32_t)v;
+		t[i] = (uint32_t)v;
 	}
-	return i == HWS_SCALE_RANKS && !tok ? 0 : -EINVAL;
+	return rest ? -EINVAL : 0;
 }
 
 static int make_layout(const struct opts *o, struct hws_layout *l)
@@ -646,43 +651,34 @@ static const struct option long_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-/* --pa-cost H,Q,S,P,U */
-static int parse_pa_cost(const char *s, uint64_t *cost)
+/* Exactly @n times (parse_cost()) separated by commas into @cost. */
+static int parse_costs(const char *s, uint64_t *cost, size_t n)
 {
-	const char *p = s;
-	int i;
+	char buf[256], *tok, *rest = buf;
+	size_t i;
 
-	for (i = 0; i < 5; i++) {
-		char buf[32];
-		const char *comma = strchr(p, ',');
-		size_t len = comma ? (size_t)(comma - p) : strlen(p);
-
-		if (len >= sizeof(buf))
+	if (strlen(s) >= sizeof(buf))
+		return -EINVAL;
+	strcpy(buf, s);
+	for (i = 0; i < n; i++) {
+		tok = pto_next_field(&rest, ',');
+		if (!tok || parse_cost(tok, &cost[i]))
 			return -EINVAL;
-		memcpy(buf, p, len);
-		buf[len] = '\0';
-		if (parse_cost(buf, &cost[i]) || (i < 4 && !comma))
-			return -EINVAL;
-		p = comma + 1;
 	}
-	return 0;
+	return rest ? -EINVAL : 0;
 }
 
 /* --lat D,C,R,H */
 static int parse_lat(const char *s, struct sim_lat *lat)
 {
-	char buf[128], *f[4], *save;
-	int i;
+	uint64_t v[4];
 
-	snprintf(buf, sizeof(buf), "%s", s);
-	f[0] = strtok_r(buf, ",", &save);
-	for (i = 1; i < 4; i++)
-		f[i] = strtok_r(NULL, ",", &save);
-	if (!f[3] || parse_cost(f[0], &lat->dispatch) ||
-	    parse_cost(f[1], &lat->completion) ||
-	    parse_cost(f[2], &lat->dep_resolve) ||
-	    parse_cost(f[3], &lat->host))
+	if (parse_costs(s, v, 4))
 		return -EINVAL;
+	lat->dispatch = v[0];
+	lat->completion = v[1];
+	lat->dep_resolve = v[2];
+	lat->host = v[3];
 	return 0;
 }
 
@@ -795,7 +791,8 @@ static int set_workload_opt(struct opts *o, int c, const char *arg)
 		return opt_pair(arg, 1024, false, &o->gen.pa_chunks,
 				&o->gen.pa_bn);
 	case OPT_PA_COST:
-		return parse_pa_cost(arg, o->gen.pa_cost);
+		return parse_costs(arg, o->gen.pa_cost,
+				   PTO_ARRAY_SIZE(o->gen.pa_cost));
 	case OPT_ARRIVE:
 		return parse_time(arg, &o->arrive_mean);
 	case OPT_DYNAMIC:

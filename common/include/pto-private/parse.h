@@ -2,7 +2,7 @@
 /*
  * parse.h - an unsigned number from the environment or the command line:
  * the programs' one parser of it, strict; and a list of cores built on it
- * (parse.c)
+ * (parse.c); and the one splitter of the lists they come in
  */
 #ifndef PTO_PRIVATE_PARSE_H
 #define PTO_PRIVATE_PARSE_H
@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 /*
  * The number at @s in @base (10, 8, 16, or 0: decimal, 0x hex or 0 octal)
@@ -58,6 +59,27 @@ static inline int pto_parse_u64_all(const char *s, int base, uint64_t max,
 		return -EINVAL;
 	*v = n;
 	return 0;
+}
+
+/*
+ * The next field of the list at *@s, whose fields are separated by @sep,
+ * cut in place: the separator after it becomes a NUL and *@s moves past
+ * it, or becomes NULL after the last field; NULL once *@s is NULL.
+ * Unlike strtok(), an empty field ("1,,2", a separator first or last, or
+ * an empty list) comes back as "" for the caller's parser to refuse,
+ * and no state is kept between calls.
+ */
+static inline char *pto_next_field(char **s, char sep)
+{
+	char *f = *s, *e;
+
+	if (!f)
+		return NULL;
+	e = strchr(f, sep);
+	if (e)
+		*e++ = '\0';
+	*s = e;
+	return f;
 }
 
 /*
