@@ -303,6 +303,39 @@ static void test_cores(void)
 	}
 }
 
+/* pto_next_field(): the fields, joined by '|' to compare, and their count. */
+static void test_fields(void)
+{
+	static const struct {
+		const char *s, *want;
+		int n;
+	} cases[] = {
+		{ "a,bc,d", "a|bc|d", 3 },
+		{ "abc", "abc", 1 },
+		{ "", "", 1 },
+		{ "a,", "a|", 2 },
+		{ ",a", "|a", 2 },
+		{ "a,,b", "a||b", 3 },
+		{ ",", "|", 2 },
+	};
+
+	for (size_t i = 0; i < N(cases); i++) {
+		char buf[32], got[64] = "", *rest = buf, *f;
+		int n = 0;
+
+		snprintf(buf, sizeof(buf), "%s", cases[i].s);
+		while ((f = pto_next_field(&rest, ','))) {
+			snprintf(got + strlen(got), sizeof(got) - strlen(got),
+				 "%s%s", n ? "|" : "", f);
+			n++;
+		}
+		ok(n == cases[i].n && !strcmp(got, cases[i].want) &&
+		   !pto_next_field(&rest, ','),
+		   "pto_next_field(\"%s\"): %d fields \"%s\", want %d \"%s\"",
+		   cases[i].s, n, got, cases[i].n, cases[i].want);
+	}
+}
+
 int main(void)
 {
 	test_u64();
@@ -310,5 +343,6 @@ int main(void)
 	test_size();
 	test_bound_ms();
 	test_cores();
+	test_fields();
 	return tap_done();
 }
