@@ -599,9 +599,11 @@ static bool pto_any_woken(struct pto_dev *pdev, struct pto_any_waiter *w)
 }
 
 /*
- * A waiter that leaves without a kick (timeout, signal, a core gone or
- * unparked) may have been the one woken for a kick it did not take: hand
- * such kicks on.
+ * A waiter leaving may have taken the one wake-up of a kick it did not
+ * consume: it left without a kick (timeout, signal, a core gone or
+ * unparked), or a second core of its set was kicked after it was woken
+ * and queued again to look, and it took the first. Hand such kicks on to
+ * the waiters still asleep.
  */
 static void pto_any_pass_on(struct pto_dev *pdev, struct pto_any_waiter *w)
 {
@@ -644,8 +646,7 @@ static int pto_any_sleep(struct pto_dev *pdev, struct pto_any_waiter *w,
 	}
 	finish_wait(&pdev->any_wq, &w->wq);
 	pto_any_count(pdev, w, false);
-	if (ret || w->reason != PTO_WAKE_KICK)
-		pto_any_pass_on(pdev, w);
+	pto_any_pass_on(pdev, w);
 	return ret;
 }
 

@@ -660,6 +660,45 @@ TEST_F(core, wait_any_one_kick_one_waiter)
 }
 
 /*
+ * Two threads wait on cores 0-1; core 0 is kicked, then core 1 a moment
+ * later. The thread woken first may be queued again to look when the
+ * second kick comes, and take that kick's one wake-up; it takes core 0,
+ * and must hand core 1's kick on to the other. The gap between the kicks
+ * sweeps 0-195 us so that some rounds land in that window.
+ */
+TEST_F(core, wait_any_back_to_back_kicks)
+{
+	unsigned int round;
+
+	ASSERT_EQ(0, pto_cores_range(self->exec, PTO_IOC_CORE_ATTACH, 0, 2));
+	for (round = 0; round < 400; round++) {
+		__s64 gap_end;
+		struct any_thread a, b;
+		pthread_t ta, tb;
+
+		any_park(self, 0, 2);
+		ASSERT_EQ(0, any_start(self, &a, &ta, 0, 2));
+		ASSERT_EQ(0, any_start(self, &b, &tb, 0, 2));
+		ASSERT_EQ(0, pto_kick(self->aicpu, 0));
+		gap_end = pto_now_ns() + (round % 200) * 500;
+		while (pto_now_ns() < gap_end)
+			;
+		ASSERT_EQ(0, pto_kick(self->aicpu, 1));
+		EXPECT_TRUE(any_wait_done(&a, 1000) &&
+			    any_wait_done(&b, 1000)) {
+			TH_LOG("round %u: a kick left a thread asleep", round);
+		}
+		pthread_join(ta, NULL);
+		pthread_join(tb, NULL);
+		EXPECT_EQ(0, a.ret);
+		EXPECT_EQ(0, b.ret);
+		EXPECT_EQ(1U, a.core ^ b.core);
+		if (_metadata->exit_code)
+			break;
+	}
+}
+
+/*
  * One thread waits on cores 0-3, parked as the protocol wants; a kick of
  * core 1 wakes it. @core_wait_first: the file called CORE_WAIT before.
  * The parked flags of cores 0, 2 and 3 afterwards must be @flags.
