@@ -49,6 +49,23 @@ dag a\ntask 0 cost 1ms\ntask 1 cost 1ms pred 0,,0\n|bad.dag:3: task 1: predecess
 dag a\ntask 0 cost 1ms\ntask 1 cost 1ms pred 0,\n|bad.dag:3: task 1: predecessor ''
 FILES
 
+echo "== --prio norm orders one DAG's kernels as --prio rank does"
+# the ranks over a per-DAG constant: the same order, the same schedule,
+# also when the first task's rank is 0 (a zero-cost task without successors)
+{
+	echo "dag a"
+	echo "task 0 cost 0"
+	for i in $(seq 1 40); do echo "task $i cost 1ms"; done
+	for i in $(seq 41 50); do echo "task $i cost 1ms pred $((i - 1))"; done
+} | sed 's/pred 40$//' > "$tmp/norm.dag"
+for p in rank norm; do
+	$SIM --cores 2 --check --prio "$p" "$tmp/norm.dag" | grep '^hws' \
+		> "$tmp/$p.out"
+done
+diff "$tmp/rank.out" "$tmp/norm.out" ||
+	{ echo "--prio norm schedules differently from --prio rank"; exit 1; }
+echo "ok: $(cat "$tmp/norm.out")"
+
 echo "== options: a value out of range is refused, not wrapped or cast"
 while read -r opt val; do
 	if $SIM --forkjoin 1 --cores 2 "$opt" "$val" > "$tmp/e.out" 2>&1; then

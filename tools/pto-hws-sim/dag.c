@@ -541,6 +541,7 @@ void wl_write(FILE *f, const struct workload *w)
 	free(ids);
 }
 
+/* The largest rank of @d's tasks, at least 1: a divisor. */
 static uint64_t dag_max_rank(const struct sim_dag *d)
 {
 	uint64_t m = 1;
@@ -644,6 +645,7 @@ static void wl_offline(struct workload *w, uint64_t maxrank)
 		shift++;
 	for (i = 0; i < w->ndag; i++) {
 		struct sim_dag *d = &w->dag[i];
+		uint64_t dmax = dag_max_rank(d);
 
 		for (j = 0; j < d->ntask; j++) {
 			struct sim_task *t = &d->task[j];
@@ -654,8 +656,7 @@ static void wl_offline(struct workload *w, uint64_t maxrank)
 				t->offline = d->ntask - j;
 			else if (w->prio_mode == PRIO_NORM)
 				t->offline = (uint32_t)(((unsigned __int128)
-					t->rank << 30) / (d->task[0].rank ?
-					dag_max_rank(d) : 1));
+					t->rank << 30) / dmax);
 			else
 				t->offline = (uint32_t)(t->rank >> shift);
 		}
