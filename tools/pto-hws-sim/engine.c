@@ -558,6 +558,8 @@ int sim_run(const struct workload *w, const struct hws_layout *l,
 	result_finish(r, w, o);
 	hws_get_stats(&s->h, &r->st);
 out:
+	if (ret)
+		result_free(r);
 	run_free(s);
 	return ret;
 }

@@ -240,6 +240,8 @@ int heft_run(const struct workload *w, const struct hws_layout *l,
 		ret = heft_task(&x, i, r, err, errlen);
 	if (!ret)
 		result_finish(r, w, o);
+	else
+		result_free(r);
 	for (d = 0; d < w->ndag; d++)
 		free(x.fin[d]);
 	for (i = 0; i < HWS_MAX_SIPS; i++)

@@ -219,6 +219,14 @@ static int run_one(const struct opts *o, const struct workload *w,
 	return sim_run(w, l, &c, &so, r, err, errlen);
 }
 
+/* Idempotent: what evaluate() filled, or left on failure. */
+static void outcome_free(struct outcome *x)
+{
+	result_free(&x->mix);
+	free(x->alone);
+	x->alone = NULL;
+}
+
 static int evaluate(const struct opts *o, const struct workload *w,
 		    const struct hws_layout *l, int sched, bool alone,
 		    struct outcome *out, char *err, size_t errlen)
@@ -244,8 +252,10 @@ static int evaluate(const struct opts *o, const struct workload *w,
 			out->alone[d] = out->mix.resp[d];
 		} else {
 			ret = run_one(o, w, l, sched, (int)d, &r, err, errlen);
-			if (ret)
+			if (ret) {
+				outcome_free(out);
 				return ret;
+			}
 			out->alone[d] = r.resp[d];
 			result_free(&r);
 		}
@@ -256,12 +266,6 @@ static int evaluate(const struct opts *o, const struct workload *w,
 		out->unfair += fabs((double)out->mix.resp[d] /
 				    (double)out->alone[d] - out->mean_s);
 	return 0;
-}
-
-static void outcome_free(struct outcome *x)
-{
-	result_free(&x->mix);
-	free(x->alone);
 }
 
 static int generate(const struct opts *o, struct workload *w, uint64_t seed)
@@ -331,6 +335,8 @@ static int run_workload(const struct opts *o, struct workload *w)
 		if (ret) {
 			fprintf(stderr, "pto-hws-sim: %s: %s\n", sched_name[s],
 				err);
+			while (s--)
+				outcome_free(&out[s]);
 			return 1;
 		}
 	}

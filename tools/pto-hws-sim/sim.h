@@ -193,6 +193,8 @@ struct sim_result {
 
 /* The profile's latency table, pre-complete reports, every DAG, seed 1. */
 void sim_opts_default(struct sim_opts *o);
+/* sim_run(), heft_run(): 0, @r filled (result_free() it); or -errno,
+ * the reason in @err and @r holding nothing. */
 int sim_run(const struct workload *w, const struct hws_layout *l,
 	    const struct hws_config *c, const struct sim_opts *o,
 	    struct sim_result *r, char *err, size_t errlen);
