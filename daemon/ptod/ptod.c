@@ -47,6 +47,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -1861,6 +1862,20 @@ static int parse_ctx_rule(struct ptod *d, const char *arg)
 }
 
 /* Program @name next to our own executable, or from $PATH. */
+int ptod_fd_id(int fd, struct ptod_fd_id *id)
+{
+	struct statx sx;
+
+	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC,
+		  STATX_TYPE | STATX_INO, &sx))
+		return -errno;
+	id->mode = sx.stx_mode & S_IFMT;
+	id->dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
+	id->rdev = makedev(sx.stx_rdev_major, sx.stx_rdev_minor);
+	id->ino = sx.stx_ino;
+	return 0;
+}
+
 void ptod_sibling_path(char *buf, size_t len, const char *name)
 {
 	ssize_t n = readlink("/proc/self/exe", buf, len - 32);

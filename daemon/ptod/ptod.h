@@ -607,6 +607,19 @@ static inline void *ptod_gm(struct ptod *d, uint64_t dev, uint64_t len)
 }
 void ptod_sibling_path(char *buf, size_t len, const char *name);
 /*
+ * What a file a client passed is: its type (S_IFMT bits), device, inode
+ * and, for a device file, the device it is. From the attributes the
+ * kernel holds, never asking the file's filesystem: fstat() on a FUSE
+ * file whose server does not answer waits, unkillable, and a hello is
+ * checked on the main thread. 0 or -errno.
+ */
+struct ptod_fd_id {
+	unsigned int mode;
+	dev_t dev, rdev;
+	ino_t ino;
+};
+int ptod_fd_id(int fd, struct ptod_fd_id *id);
+/*
  * The device's events (ptod_nl.c calls them; main thread): the executor
  * @pid closed the device (@event names how we know); cores of @mask were
  * attached by ptod's executor, or by @pid, which is not ptod's; events

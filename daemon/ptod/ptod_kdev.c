@@ -120,7 +120,7 @@ static int kdev_open(struct ptod *d)
 {
 	struct pto_set_role role = { .size = sizeof(role),
 				     .role = PTO_ROLE_AICPU };
-	struct stat st;
+	struct ptod_fd_id id;
 	int ret;
 
 	d->dev_fd = open(d->dev_path, O_RDWR | O_CLOEXEC);
@@ -128,9 +128,10 @@ static int kdev_open(struct ptod *d)
 		ptod_log(PTOD_LOG_ERR, "open %s: %m", d->dev_path);
 		return -errno;
 	}
-	if (fstat(d->dev_fd, &st))
-		return -errno;
-	d->dev_rdev = st.st_rdev;
+	ret = ptod_fd_id(d->dev_fd, &id);
+	if (ret)
+		return ret;
+	d->dev_rdev = id.rdev;
 	ret = pto_dev_get_info(d->dev_fd, &d->info);
 	if (ret == -EPROTO) {
 		ptod_log(PTOD_LOG_ERR,
@@ -205,10 +206,10 @@ static void kdev_gm_free(struct ptod *d, uint32_t handle)
 /* A file of the same character device. */
 static int kdev_client_file(struct client *c, int fd)
 {
-	struct stat st;
+	struct ptod_fd_id id;
 
-	if (fstat(fd, &st) || !S_ISCHR(st.st_mode) ||
-	    st.st_rdev != c->d->dev_rdev)
+	if (ptod_fd_id(fd, &id) || id.mode != S_IFCHR ||
+	    id.rdev != c->d->dev_rdev)
 		return -ENODEV;
 	return 0;
 }

@@ -183,13 +183,13 @@ static void udev_gm_free(struct ptod *d, uint32_t handle)
 static struct ptod_ufile *ufile_new(struct ptod *d)
 {
 	struct ptod_ufile *uf = calloc(1, sizeof(*uf));
-	struct stat st;
+	struct ptod_fd_id id;
 
 	if (!uf)
 		return NULL;
 	uf->token = memfd_create("pto-user-client", MFD_CLOEXEC |
 				 MFD_ALLOW_SEALING);
-	if (uf->token < 0 || fstat(uf->token, &st) ||
+	if (uf->token < 0 || ptod_fd_id(uf->token, &id) ||
 	    fcntl(uf->token, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW |
 		  F_SEAL_WRITE | F_SEAL_SEAL) ||
 	    pto_udev_file_create(d->udev->gm, &uf->f)) {
@@ -198,8 +198,8 @@ static struct ptod_ufile *ufile_new(struct ptod *d)
 		free(uf);
 		return NULL;
 	}
-	uf->dev = st.st_dev;
-	uf->ino = st.st_ino;
+	uf->dev = id.dev;
+	uf->ino = id.ino;
 	uf->refs = 1;
 	uf->next = d->udev->files;
 	d->udev->files = uf;
@@ -226,12 +226,12 @@ static void ufile_put(struct ptod *d, struct ptod_ufile *uf)
 static int udev_client_file(struct client *c, int fd)
 {
 	struct ptod_ufile *uf;
-	struct stat st;
+	struct ptod_fd_id id;
 
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
+	if (ptod_fd_id(fd, &id) || id.mode != S_IFREG)
 		return -ENODEV;
 	for (uf = c->d->udev->files; uf; uf = uf->next)
-		if (uf->dev == st.st_dev && uf->ino == st.st_ino) {
+		if (uf->dev == id.dev && uf->ino == id.ino) {
 			uf->refs++;
 			c->uf = uf;
 			return 0;
