@@ -1861,7 +1861,6 @@ static int parse_ctx_rule(struct ptod *d, const char *arg)
 	return 0;
 }
 
-/* Program @name next to our own executable, or from $PATH. */
 int ptod_fd_id(int fd, struct ptod_fd_id *id)
 {
 	struct statx sx;
@@ -1876,6 +1875,7 @@ int ptod_fd_id(int fd, struct ptod_fd_id *id)
 	return 0;
 }
 
+/* Program @name next to our own executable, or from $PATH. */
 void ptod_sibling_path(char *buf, size_t len, const char *name)
 {
 	ssize_t n = readlink("/proc/self/exe", buf, len - 32);

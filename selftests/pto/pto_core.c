@@ -664,7 +664,7 @@ TEST_F(core, wait_any_one_kick_one_waiter)
  * later. The thread woken first may be queued again to look when the
  * second kick comes, and take that kick's one wake-up; it takes core 0,
  * and must hand core 1's kick on to the other. The gap between the kicks
- * sweeps 0-195 us so that some rounds land in that window.
+ * sweeps 0-99.5 us so that some rounds land in that window.
  */
 TEST_F(core, wait_any_back_to_back_kicks)
 {
