@@ -72,19 +72,40 @@ static uint64_t lane_fit(const struct lane *l, uint64_t t, uint64_t len)
 	return t;
 }
 
+/*
+ * [@s, @e) busy on @l, joined to an interval it touches: lane_fit()
+ * sees only the union, and the blocks of a kernel, placed end to end,
+ * stay one interval instead of a run that every later fit walks
+ * (quadratic in the blocks).
+ */
 static void lane_add(struct lane *l, uint64_t s, uint64_t e)
 {
-	uint32_t i;
+	uint32_t i = l->n;
 
-	if (l->n == l->cap) {
-		l->cap = l->cap ? 2 * l->cap : 64;
-		l->v = xrealloc(l->v, l->cap * sizeof(*l->v));
+	while (i > 0 && l->v[i - 1].s > s)
+		i--;
+	if (i > 0 && l->v[i - 1].e >= s) {
+		i--;			/* into the one before */
+		if (e > l->v[i].e)
+			l->v[i].e = e;
+	} else {
+		if (l->n == l->cap) {
+			l->cap = l->cap ? 2 * l->cap : 64;
+			l->v = xrealloc(l->v, l->cap * sizeof(*l->v));
+		}
+		memmove(&l->v[i + 1], &l->v[i], (l->n - i) * sizeof(*l->v));
+		l->v[i].s = s;
+		l->v[i].e = e;
+		l->n++;
 	}
-	for (i = l->n; i > 0 && l->v[i - 1].s > s; i--)
-		l->v[i] = l->v[i - 1];
-	l->v[i].s = s;
-	l->v[i].e = e;
-	l->n++;
+	/* and the ones after that it reaches */
+	while (i + 1 < l->n && l->v[i + 1].s <= l->v[i].e) {
+		if (l->v[i + 1].e > l->v[i].e)
+			l->v[i].e = l->v[i + 1].e;
+		memmove(&l->v[i + 1], &l->v[i + 2],
+			(l->n - i - 2) * sizeof(*l->v));
+		l->n--;
+	}
 }
 
 struct heft {
