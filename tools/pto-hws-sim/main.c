@@ -268,6 +268,29 @@ static int evaluate(const struct opts *o, const struct workload *w,
 	return 0;
 }
 
+/*
+ * @w under every scheduler into @out, the DAGs alone too; on a failure,
+ * said on stderr, nothing is left filled and -1 is returned.
+ */
+static int evaluate_all(const struct opts *o, const struct workload *w,
+			const struct hws_layout *l,
+			struct outcome out[NR_SCHED])
+{
+	char err[256];
+	int s;
+
+	for (s = 0; s < NR_SCHED; s++) {
+		if (evaluate(o, w, l, s, true, &out[s], err, sizeof(err))) {
+			fprintf(stderr, "pto-hws-sim: %s: %s\n", sched_name[s],
+				err);
+			while (s--)
+				outcome_free(&out[s]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 static int generate(const struct opts *o, struct workload *w, uint64_t seed)
 {
 	struct rng r = { seed * 0x9E3779B97F4A7C15ULL + 1 };
@@ -321,25 +344,16 @@ static int run_workload(const struct opts *o, struct workload *w)
 {
 	struct outcome out[NR_SCHED];
 	struct hws_layout l;
-	char err[256];
-	int s, ret;
 	uint32_t d;
+	int s;
 
 	if (make_layout(o, &l)) {
 		fprintf(stderr, "pto-hws-sim: bad machine\n");
 		return 2;
 	}
 	describe(o, w, &l);
-	for (s = 0; s < NR_SCHED; s++) {
-		ret = evaluate(o, w, &l, s, true, &out[s], err, sizeof(err));
-		if (ret) {
-			fprintf(stderr, "pto-hws-sim: %s: %s\n", sched_name[s],
-				err);
-			while (s--)
-				outcome_free(&out[s]);
-			return 1;
-		}
-	}
+	if (evaluate_all(o, w, &l, out))
+		return 1;
 	printf("%-6s %12s %8s %8s %10s %9s %10s %9s %7s\n", "sched",
 	       "makespan_ms", "SLR", "mean_S", "unfairness", "launches",
 	       "promotions", "backfills", "early");
@@ -572,14 +586,16 @@ static int experiment_b(struct opts *o)
 		o->ngen = o->mix;
 		generate(o, &w, o->seed * 7919ULL + i);
 		w.prio_mode = o->prio_mode;
-		if (wl_prepare(&w, err, sizeof(err)))
+		if (wl_prepare(&w, err, sizeof(err))) {
+			fprintf(stderr, "pto-hws-sim: %s\n", err);
+			wl_free(&w);
 			return 1;
+		}
+		if (evaluate_all(o, &w, &l, out)) {
+			wl_free(&w);
+			return 1;
+		}
 		for (s = 0; s < NR_SCHED; s++) {
-			if (evaluate(o, &w, &l, (int)s, true, &out[s], err,
-				     sizeof(err))) {
-				fprintf(stderr, "pto-hws-sim: %s\n", err);
-				return 1;
-			}
 			unf[s] += out[s].unfair;
 			mk[s] += out[s].mix.makespan / 1e6;
 			ms[s] += out[s].mean_s;
