@@ -46,6 +46,7 @@
 #include <x86intrin.h>
 
 #include <pto/pto_orchestration_api.h>
+#include <pto-private/compiler.h>
 #include <pto-private/parse.h>
 
 #include "hws.h"
@@ -247,9 +248,8 @@ static int replay(uint32_t d, uint32_t k, uint32_t policy)
 /* The cases: every pair of a DAG count and a ready-kernel count. */
 static const uint32_t dag_counts[] = { 1, 2, 4, 8, 16, 24 };
 static const uint32_t kernel_counts[] = { 1, 2, 4, 8, 16, 32 };
-#define MAX_DAGS	dag_counts[sizeof(dag_counts) / sizeof(dag_counts[0]) - 1]
-#define MAX_KERNELS \
-	kernel_counts[sizeof(kernel_counts) / sizeof(kernel_counts[0]) - 1]
+#define MAX_DAGS	dag_counts[PTO_ARRAY_SIZE(dag_counts) - 1]
+#define MAX_KERNELS	kernel_counts[PTO_ARRAY_SIZE(kernel_counts) - 1]
 
 int main(int argc, char **argv)
 {
@@ -289,8 +289,8 @@ int main(int argc, char **argv)
 	       mean, (unsigned long long)med, (unsigned long long)p99);
 
 	for (policy = HWS_POLICY_FIFO; policy >= HWS_POLICY_HWS; policy--) {
-		for (a = 0; a < sizeof(dag_counts) / sizeof(dag_counts[0]); a++) {
-			for (b = 0; b < sizeof(kernel_counts) / sizeof(kernel_counts[0]); b++) {
+		for (a = 0; a < PTO_ARRAY_SIZE(dag_counts); a++) {
+			for (b = 0; b < PTO_ARRAY_SIZE(kernel_counts); b++) {
 				uint32_t d = dag_counts[a], k = kernel_counts[b];
 
 				if (k < d)

@@ -40,6 +40,7 @@
 #include <time.h>
 
 #include <pto/pto_kernel.h>
+#include <pto-private/compiler.h>
 #include <pto-private/graph.h>
 #include <pto-private/parse.h>
 #include <pto-private/profile.h>
@@ -559,7 +560,7 @@ static int parse_core_counts(const char *arg, struct opts *o)
 		uint32_t v;
 
 		if (parse_u32(tok, MAX_CORES, &v) || !v ||
-		    o->ncores == sizeof(o->cores) / sizeof(o->cores[0]))
+		    o->ncores == PTO_ARRAY_SIZE(o->cores))
 			return -EINVAL;
 		o->cores[o->ncores++] = v;
 	}
