@@ -853,15 +853,11 @@ static int pto_hws_seq_again(u64 end)
 	return 0;
 }
 
-/*
- * Copy the registers into @cfg, and their count into @seq. No lock: the
- * count is all a reader needs, and a reader that waits for the AICPU
- * holds up nobody else.
- */
-int pto_hws_read(struct pto_dev *pdev, struct pto_hws_cfg *cfg, u32 *seq)
+/* pto_hws_read() with its wait bounded by @end instead. */
+static int pto_hws_read_until(struct pto_dev *pdev, struct pto_hws_cfg *cfg,
+			      u32 *seq, u64 end)
 {
 	struct pto_regs_hws *hws = pdev->hws;
-	u64 end = ktime_get_ns() + PTO_HWS_SEQ_WAIT_NS;
 	u32 s;
 
 	do {
@@ -881,6 +877,17 @@ int pto_hws_read(struct pto_dev *pdev, struct pto_hws_cfg *cfg, u32 *seq)
 }
 
 /*
+ * Copy the registers into @cfg, and their count into @seq. No lock: the
+ * count is all a reader needs, and a reader that waits for the AICPU
+ * holds up nobody else.
+ */
+int pto_hws_read(struct pto_dev *pdev, struct pto_hws_cfg *cfg, u32 *seq)
+{
+	return pto_hws_read_until(pdev, cfg, seq,
+				  ktime_get_ns() + PTO_HWS_SEQ_WAIT_NS);
+}
+
+/*
  * The AICPU's file is gone, and with it every writable mapping of the
  * page: a write it left half done (an odd count) gives way to the
  * defaults, which pass the checks, under an even count. pdev->lock held.
@@ -897,7 +904,35 @@ void pto_hws_unfinished(struct pto_dev *pdev)
 	smp_store_release(&hws->cfg_seq, s + 1);
 }
 
-/* Write @cfg into the registers; their new count into @seq. pdev->lock held. */
+/*
+ * Replace the registers with @cfg if their count is still @from (even),
+ * and return true; false if anybody wrote them since @from was read, or
+ * is writing them. The device's writers take pdev->lock for this short
+ * step only, never while they wait: it orders them with
+ * pto_hws_unfinished(), which ends an odd count without the swap.
+ */
+static bool pto_hws_replace(struct pto_dev *pdev,
+			    const struct pto_hws_cfg *cfg, u32 from)
+{
+	struct pto_regs_hws *hws = pdev->hws;
+	bool won;
+
+	mutex_lock(&pdev->lock);
+	/* odd for as short as can be: readers spin meanwhile */
+	preempt_disable();
+	/* a full barrier: the odd count before the new values */
+	won = cmpxchg(&hws->cfg_seq, from, from + 1) == from;
+	if (won) {
+		memcpy(&hws->cfg, cfg, sizeof(*cfg));
+		/* the new values before the even count */
+		smp_store_release(&hws->cfg_seq, from + 2);
+	}
+	preempt_enable();
+	mutex_unlock(&pdev->lock);
+	return won;
+}
+
+/* Write the whole of @cfg into the registers; their new count into @seq. */
 int pto_hws_write(struct pto_dev *pdev, const struct pto_hws_cfg *cfg,
 		  u32 *seq)
 {
@@ -905,23 +940,43 @@ int pto_hws_write(struct pto_dev *pdev, const struct pto_hws_cfg *cfg,
 	u64 end = ktime_get_ns() + PTO_HWS_SEQ_WAIT_NS;
 	u32 s;
 
-	lockdep_assert_held(&pdev->lock);
 	do {
 		s = READ_ONCE(hws->cfg_seq);
-		if (s & 1)
-			continue;
-		/* odd for as short as can be: readers spin meanwhile */
-		preempt_disable();
-		/* a full barrier: the odd count before the new values */
-		if (cmpxchg(&hws->cfg_seq, s, s + 1) == s) {
-			memcpy(&hws->cfg, cfg, sizeof(*cfg));
-			/* the new values before the even count */
-			smp_store_release(&hws->cfg_seq, s + 2);
-			preempt_enable();
+		if (!(s & 1) && pto_hws_replace(pdev, cfg, s)) {
 			*seq = s + 2;
 			return 0;
 		}
-		preempt_enable();
+	} while (!pto_hws_seq_again(end));
+	return -EAGAIN;
+}
+
+/*
+ * Read the registers into @cfg, let @edit change them, and write the
+ * result back, all under one count: if anybody (the AICPU through its
+ * mapping, another writer) wrote in between, the edit is made again on
+ * their values rather than writing over them. The new count into @seq.
+ * An error of @edit is returned as it is, with nothing written; -EAGAIN
+ * if the registers did not hold still for PTO_HWS_SEQ_WAIT_NS.
+ */
+int pto_hws_update(struct pto_dev *pdev, struct pto_hws_cfg *cfg,
+		   int (*edit)(struct pto_hws_cfg *cfg, void *priv),
+		   void *priv, u32 *seq)
+{
+	u64 end = ktime_get_ns() + PTO_HWS_SEQ_WAIT_NS;
+	u32 from;
+	int ret;
+
+	do {
+		ret = pto_hws_read_until(pdev, cfg, &from, end);
+		if (ret)
+			return ret;
+		ret = edit(cfg, priv);
+		if (ret)
+			return ret;
+		if (pto_hws_replace(pdev, cfg, from)) {
+			*seq = from + 2;
+			return 0;
+		}
 	} while (!pto_hws_seq_again(end));
 	return -EAGAIN;
 }
@@ -954,13 +1009,10 @@ int pto_hws_config(struct pto_ucmd *ucmd)
 			return ret;
 	}
 
-	if (arg->flags & PTO_HWS_CONFIG_SET) {
-		mutex_lock(&pdev->lock);
+	if (arg->flags & PTO_HWS_CONFIG_SET)
 		ret = pto_hws_write(pdev, &arg->cfg, &seq);
-		mutex_unlock(&pdev->lock);
-	} else {
+	else
 		ret = pto_hws_read(pdev, &arg->cfg, &seq);
-	}
 	if (!ret && (arg->flags & PTO_HWS_CONFIG_SET))
 		pto_nl_notify_hws(pdev, task_tgid_nr(current), seq);
 	return ret;

@@ -442,6 +442,9 @@ int pto_hws_read(struct pto_dev *pdev, struct pto_hws_cfg *cfg, u32 *seq);
 void pto_hws_unfinished(struct pto_dev *pdev);
 int pto_hws_write(struct pto_dev *pdev, const struct pto_hws_cfg *cfg,
 		  u32 *seq);
+int pto_hws_update(struct pto_dev *pdev, struct pto_hws_cfg *cfg,
+		   int (*edit)(struct pto_hws_cfg *cfg, void *priv),
+		   void *priv, u32 *seq);
 void pto_release_roles(struct pto_file *pf);
 void pto_core_counts(struct pto_dev *pdev, struct pto_core_counts *n);
 void pto_raise_irq(struct pto_dev *pdev, u32 core);

@@ -428,8 +428,37 @@ static int pto_nl_merge_hws(struct pto_hws_cfg *cfg, const struct nlattr *hws,
 	return 0;
 }
 
+/**
+ * struct pto_nl_hws_set - what hws-set's edit needs besides the registers
+ * @info: the request: its PTO_A_DEV_HWS nest, and the extended ack
+ * @pdev: the device written
+ */
+struct pto_nl_hws_set {
+	struct genl_info *info;
+	struct pto_dev *pdev;
+};
+
+/* hws-set's edit (pto_hws_update()): the request merged into @cfg. */
+static int pto_nl_hws_edit(struct pto_hws_cfg *cfg, void *priv)
+{
+	struct pto_nl_hws_set *set = priv;
+	int ret;
+
+	ret = pto_nl_merge_hws(cfg, set->info->attrs[PTO_A_DEV_HWS],
+			       set->info->extack);
+	if (ret)
+		return ret;
+	ret = pto_hws_cfg_check(cfg, set->pdev->nr_cores);
+	if (ret)
+		NL_SET_ERR_MSG_ATTR(set->info->extack,
+				    set->info->attrs[PTO_A_DEV_HWS],
+				    "HWS configuration rejected by the PTO_IOC_HWS_CONFIG rules");
+	return ret;
+}
+
 static int pto_nl_hws_set_doit(struct sk_buff *skb, struct genl_info *info)
 {
+	struct pto_nl_hws_set set = { .info = info };
 	struct pto_dev *pdev = pto_nl_dev(info);
 	struct pto_hws_cfg *cfg;
 	u32 seq;
@@ -449,29 +478,11 @@ static int pto_nl_hws_set_doit(struct sk_buff *skb, struct genl_info *info)
 	if (!cfg)
 		return -ENOMEM;
 
-	mutex_lock(&pdev->lock);
-	ret = pto_hws_read(pdev, cfg, &seq);
-	if (ret)
+	set.pdev = pdev;
+	ret = pto_hws_update(pdev, cfg, pto_nl_hws_edit, &set, &seq);
+	if (ret == -EAGAIN)
 		NL_SET_ERR_MSG(info->extack,
 			       "the AICPU kept the HWS registers changing");
-	else
-		ret = pto_nl_merge_hws(cfg, info->attrs[PTO_A_DEV_HWS],
-				       info->extack);
-	if (!ret) {
-		ret = pto_hws_cfg_check(cfg, pdev->nr_cores);
-		if (ret)
-			NL_SET_ERR_MSG_ATTR(info->extack,
-					    info->attrs[PTO_A_DEV_HWS],
-					    "HWS configuration rejected by the PTO_IOC_HWS_CONFIG rules");
-	}
-	if (!ret) {
-		ret = pto_hws_write(pdev, cfg, &seq);
-		if (ret)
-			NL_SET_ERR_MSG(info->extack,
-				       "the AICPU kept the HWS registers changing");
-	}
-	mutex_unlock(&pdev->lock);
-
 	if (!ret) {
 		pto_nl_notify_hws(pdev, task_tgid_nr(current), seq);
 		ret = pto_nl_hws_reply(info, pdev, cfg, seq);

@@ -13,6 +13,8 @@
 #   - every multicast event, as ptoctl events sees it, from its source:
 #     exec-attach, core-fault and exec-gone (an executor dies with cores),
 #     aicpu-gone, hws-changed from hws-set and from PTO_IOC_HWS_CONFIG;
+#   - hws-set while the AICPU writes the registers through its mapping
+#     undoes none of the AICPU's writes;
 #   - with a second device (loaded with nr_devices=2), that dumps list both
 #     and the index selects one, in requests and in events.
 #
@@ -215,6 +217,34 @@ listen "$TMP/human" -n 1 events
 wait $listener
 check "events for people" grep -q "^exec-attach pto0 pid [0-9]* cores 0-1$" \
 	"$TMP/human"
+
+# --- hws-set does not undo the AICPU's own writes --------------------------
+# hws-set reads the registers, merges the request in and writes the whole
+# back: an AICPU write through its mapping that lands in between must make
+# it merge again, not be written over. The AICPU here writes one register
+# hws-set is never given, over and over, and checks it keeps its value.
+mkfifo "$TMP/aw"
+"$NLEV" aicpu-write <"$TMP/aw" >"$TMP/aw.out" 2>&1 &
+writer=$!
+exec 9>"$TMP/aw"
+for _ in $(seq 100); do
+	grep -q held "$TMP/aw.out" && break
+	sleep 0.1
+done
+sets=0
+for i in $(seq 200); do
+	"$PTOCTL" hws set promote-threshold=$((7 + i % 2)) >/dev/null \
+		2>>"$TMP/aw.err" && sets=$((sets + 1))
+done
+exec 9>&-
+wait $writer
+writer_rc=$?
+{ cat "$TMP/aw.out"; echo "hws set: $sets of 200 done"; sort "$TMP/aw.err" |
+	uniq -c; } | comment
+check "hws set during AICPU writes loses none of them" \
+	test "$writer_rc" = 0 -a "$sets" -gt 0
+check "hws set during AICPU writes: the writer ran throughout" \
+	grep -q "^writes [1-9][0-9][0-9]* lost 0$" "$TMP/aw.out"
 
 # --- a second device (scripts/vm-selftest --param nr_devices=2) -----------
 if [[ -e /dev/pto1 ]]; then

@@ -10,15 +10,27 @@
  *                       until standard input ends (then aicpu-gone)
  *   pto_nlev hws        PTO_IOC_HWS_CONFIG: write the configuration in
  *                       force back (hws-changed)
+ *   pto_nlev aicpu-write
+ *                       take the AICPU role, print "held", and until
+ *                       standard input ends write backfill_margin through
+ *                       the mapping, 1, 2, 3..., under the sequence
+ *                       count; before each write, check that the value
+ *                       is still its last one (no other writer touches
+ *                       that register). Prints "writes N lost M"; exit
+ *                       status 1 if M > 0.
  *
  * PTO_DEV: the device (default /dev/pto0). Prints its pid.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <linux/pto.h>
@@ -75,13 +87,64 @@ static int aicpu_hold(int fd)
 	return 0;
 }
 
+/* Standard input has ended (or failed). */
+static int stdin_done(void)
+{
+	struct pollfd p = { .fd = STDIN_FILENO, .events = POLLIN };
+	char buf[64];
+
+	if (poll(&p, 1, 0) <= 0)
+		return 0;
+	return read(STDIN_FILENO, buf, sizeof(buf)) <= 0;
+}
+
+static int aicpu_write(int fd)
+{
+	const struct timespec gap = { .tv_nsec = 20 * 1000 };
+	struct pto_regs_hws *h;
+	unsigned long writes = 0, lost = 0;
+	__u32 last, s;
+	char *regs;
+
+	if (set_role(fd, PTO_ROLE_AICPU))
+		return fail("SET_ROLE aicpu");
+	regs = mmap(NULL, PTO_REGS_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+		    fd, PTO_MMAP_REGS);
+	if (regs == MAP_FAILED)
+		return fail("mmap registers");
+	h = (struct pto_regs_hws *)(regs + PTO_REGS_HWS_OFFSET);
+	last = __atomic_load_n(&h->cfg.backfill_margin, __ATOMIC_ACQUIRE);
+	printf("held\n");
+	fflush(stdout);
+	while (!stdin_done()) {
+		s = __atomic_load_n(&h->cfg_seq, __ATOMIC_ACQUIRE);
+		if ((s & 1) ||
+		    !__atomic_compare_exchange_n(&h->cfg_seq, &s, s + 1, false,
+						 __ATOMIC_SEQ_CST,
+						 __ATOMIC_RELAXED)) {
+			nanosleep(&gap, NULL);
+			continue;
+		}
+		if (__atomic_load_n(&h->cfg.backfill_margin,
+				    __ATOMIC_RELAXED) != last)
+			lost++;
+		last = (__u32)++writes;
+		__atomic_store_n(&h->cfg.backfill_margin, last,
+				 __ATOMIC_RELAXED);
+		__atomic_store_n(&h->cfg_seq, s + 2, __ATOMIC_RELEASE);
+		nanosleep(&gap, NULL);
+	}
+	printf("writes %lu lost %lu\n", writes, lost);
+	return lost ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *dev = getenv("PTO_DEV") ? getenv("PTO_DEV") : "/dev/pto0";
 	int fd;
 
 	if (argc < 2 || (!strcmp(argv[1], "attach") && argc != 3)) {
-		fprintf(stderr, "usage: pto_nlev attach N | aicpu | aicpu-hold | hws\n");
+		fprintf(stderr, "usage: pto_nlev attach N | aicpu | aicpu-hold | aicpu-write | hws\n");
 		return 2;
 	}
 	fd = open(dev, O_RDWR | O_CLOEXEC);
@@ -95,6 +158,8 @@ int main(int argc, char **argv)
 		return set_role(fd, PTO_ROLE_AICPU) ? fail("SET_ROLE aicpu") : 0;
 	if (!strcmp(argv[1], "aicpu-hold"))
 		return aicpu_hold(fd);
+	if (!strcmp(argv[1], "aicpu-write"))
+		return aicpu_write(fd);
 	if (!strcmp(argv[1], "hws"))
 		return hws(fd);
 	fprintf(stderr, "pto_nlev: unknown action %s\n", argv[1]);
