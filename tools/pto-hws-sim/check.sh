@@ -66,6 +66,20 @@ diff "$tmp/rank.out" "$tmp/norm.out" ||
 	{ echo "--prio norm schedules differently from --prio rank"; exit 1; }
 echo "ok: $(cat "$tmp/norm.out")"
 
+echo "== early launch by SIP report: the kernel in a shadow slot reports too"
+# one SIP, kernels shorter than the offset: each reports pre-complete as
+# soon as it runs, so every kernel but the first launches early
+{
+	echo "dag a"
+	for i in $(seq 0 19); do echo "task $i cost 10us"; done
+} > "$tmp/early.dag"
+$SIM --cores 1 --early report:15us --check "$tmp/early.dag" | grep '^hws' \
+	> "$tmp/early.out"
+read -r _ _ _ _ _ launches _ _ early < "$tmp/early.out"
+[ "$launches" = 20 ] && [ "$early" = 19 ] ||
+	{ echo "want 20 launches, 19 early: $(cat "$tmp/early.out")"; exit 1; }
+echo "ok: $(cat "$tmp/early.out")"
+
 echo "== options: a value out of range is refused, not wrapped or cast"
 while read -r opt val; do
 	if $SIM --forkjoin 1 --cores 2 "$opt" "$val" > "$tmp/e.out" 2>&1; then

@@ -271,12 +271,14 @@ static void launched(struct run *s, const struct hws_launch *o, uint64_t now)
 	for (b = 0; b < o->nr_blocks; b++) {
 		hws_mask m = { { 0 } };
 		uint64_t start = now + s->o->lat.dispatch, end, cost;
+		bool waits = false;	/* in a shadow slot, behind a block */
 
 		for (i = 0; i < tn; i++) {
 			while (!hws_mask_test(&left, sip))
 				sip++;
 			hws_mask_clear(&left, sip);
 			hws_mask_set(&m, sip);
+			waits |= hws_mask_test(&s->h.shadow, sip);
 			if (s->free_at[sip] > start)
 				start = s->free_at[sip];
 		}
@@ -293,8 +295,16 @@ static void launched(struct run *s, const struct hws_launch *o, uint64_t now)
 		    s->h.cfg.early_mode == HWS_EARLY_SIP_REPORT) {
 			uint64_t at = end > s->h.cfg.pre_idle_offset ?
 				      end - s->h.cfg.pre_idle_offset : 0;
+			/*
+			 * A SIP reports on the block it runs, so after its
+			 * complete report for the block before, which the
+			 * HWS takes at start + completion (pushed earlier:
+			 * first at the same time).
+			 */
+			uint64_t first = waits ? start + s->o->lat.completion :
+					 start;
 
-			heap_push(&s->q, (struct ev){ .t = at > start ? at : start,
+			heap_push(&s->q, (struct ev){ .t = at > first ? at : first,
 						      .kind = EV_PRE, .a = g,
 						      .m = m });
 		}
