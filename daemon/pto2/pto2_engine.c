@@ -375,6 +375,10 @@ static int load_regs_locked(struct pto2_engine *e)
 	}
 	pto2_logf(&e->log, PTO2_LOG_INFO,
 		  "HWS registers (CFG_SEQ %u) in force", seq);
+	if (c.early_launch && c.early_mode == HWS_EARLY_SIP_REPORT)
+		pto2_logf(&e->log, PTO2_LOG_WARN,
+			  "HWS registers (CFG_SEQ %u): early launch in SIP report mode launches nothing early here: the emulated cores send no pre-complete reports (EARLY_LAUNCH_MODE 1, HWS prediction, does)",
+			  seq);
 	return 1;
 }
 

@@ -1091,6 +1091,49 @@ static void t_early_launch(void)
 }
 
 /*
+ * Early launch in SIP report mode: the emulated cores send no pre-complete
+ * reports, so nothing launches early; the engine says so when it takes
+ * the registers, and says nothing of the kind in prediction mode.
+ */
+static void t_early_report_mode(void)
+{
+	static const char *const note = "launches nothing early here";
+	struct pto2_engine_stats st, st2;
+	struct pto_hws_cfg r;
+	struct env e;
+	uint64_t d, args[1];
+	bool predict_quiet;
+	int ret;
+
+	if (engine_env(&e, "early launch, report mode"))
+		return;
+	d = gm(EARLY_TASKS * sizeof(struct where));
+	regs_mask(&r, 0x3c);			/* the four AIV */
+	r.early_launch_en = 1;
+	r.early_launch_mode = PTO_HWS_EL_HWS_PREDICT;
+	r.pre_idle_offset = 50000000;
+	regs_write(e.sd, &r, true);
+	args[0] = d;
+	ret = run(&e, orch_early, args, 1);
+	pthread_mutex_lock(&e.log.lock);
+	predict_quiet = !strstr(e.log.text, note);
+	pthread_mutex_unlock(&e.log.lock);
+	pto2_engine_get_stats(e.eng, &st);
+	r.early_launch_mode = PTO_HWS_EL_SIP_REPORT;
+	regs_write(e.sd, &r, true);
+	if (!ret)
+		ret = run(&e, orch_early, args, 1);
+	pto2_engine_get_stats(e.eng, &st2);
+	pthread_mutex_lock(&e.log.lock);
+	ok(ret == 0 && predict_quiet && strstr(e.log.text, note) &&
+	   st.early > 0 && st2.early == st.early,
+	   "early launch in report mode: none (%" PRIu64 " early before, %" PRIu64 " after), and a warning when the registers are taken; none in prediction mode (ret %d)",
+	   st.early, st2.early, ret);
+	pthread_mutex_unlock(&e.log.lock);
+	env_close(&e);
+}
+
+/*
  * The HWS status registers follow completions, not only decisions: once a
  * run has ended they show every core idle with no time remaining (they
  * showed the last batch's cores busy until the next decision).
@@ -1766,6 +1809,7 @@ int main(void)
 	t_station_shared();
 	t_follow_regs();
 	t_early_launch();
+	t_early_report_mode();
 	t_status_idle();
 	t_record();
 	t_timer_slack();
