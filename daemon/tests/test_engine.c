@@ -1044,6 +1044,16 @@ static void t_follow_regs(void)
 
 #define EARLY_TASKS	48
 
+/* Early launch by prediction, 50 ms ahead, on the four AIV; into @r. */
+static void early_regs(struct env *e, struct pto_hws_cfg *r)
+{
+	regs_mask(r, 0x3c);
+	r->early_launch_en = 1;
+	r->early_launch_mode = PTO_HWS_EL_HWS_PREDICT;
+	r->pre_idle_offset = 50000000;
+	regs_write(e->sd, r, true);
+}
+
 /* args: records; EARLY_TASKS one-block vector tasks estimated at 1 ms */
 static int orch_early(PTO2Runtime *rt, uint64_t *args, int argc)
 {
@@ -1074,11 +1084,7 @@ static void t_early_launch(void)
 	d = gm(EARLY_TASKS * sizeof(struct where));
 	w = host(d);
 	memset(w, 0, EARLY_TASKS * sizeof(*w));
-	regs_mask(&r, 0x3c);			/* the four AIV */
-	r.early_launch_en = 1;
-	r.early_launch_mode = PTO_HWS_EL_HWS_PREDICT;
-	r.pre_idle_offset = 50000000;
-	regs_write(e.sd, &r, true);
+	early_regs(&e, &r);
 	args[0] = d;
 	ret = run(&e, orch_early, args, 1);
 	for (i = 0; i < EARLY_TASKS; i++)
@@ -1108,11 +1114,7 @@ static void t_early_report_mode(void)
 	if (engine_env(&e, "early launch, report mode"))
 		return;
 	d = gm(EARLY_TASKS * sizeof(struct where));
-	regs_mask(&r, 0x3c);			/* the four AIV */
-	r.early_launch_en = 1;
-	r.early_launch_mode = PTO_HWS_EL_HWS_PREDICT;
-	r.pre_idle_offset = 50000000;
-	regs_write(e.sd, &r, true);
+	early_regs(&e, &r);
 	args[0] = d;
 	ret = run(&e, orch_early, args, 1);
 	pthread_mutex_lock(&e.log.lock);

@@ -55,6 +55,21 @@ as_nobody() {
 		--inh-caps=-all --bounding-set=-all "$@"
 }
 
+# aicpu_start ACTION NAME: pto_nlev ACTION in the background as $aicpu,
+# its standard input the fifo $TMP/NAME held open on fd 9 (closing fd 9
+# ends it), its output in $TMP/NAME.out; returns once it holds the role.
+aicpu_start() {
+	mkfifo "$TMP/$2"
+	"$NLEV" "$1" <"$TMP/$2" >"$TMP/$2.out" 2>&1 &
+	aicpu=$!
+	exec 9>"$TMP/$2"
+	for _ in $(seq 100); do
+		grep -q held "$TMP/$2.out" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 for f in "$PTOCTL" "$NLEV"; do
 	if [[ ! -x $f ]]; then
 		echo "Bail out! $f missing (make user)"
@@ -90,14 +105,8 @@ check "stats -d 0 (do) JSON" json "$TMP/stats0" \
 # --- pids as the caller's pid namespace sees them --------------------------
 # dev-get's aicpu-pid: the AICPU's pid here, 0 in a new pid namespace,
 # which does not see it (events carry pids of the initial namespace).
-mkfifo "$TMP/hold"
-"$NLEV" aicpu-hold <"$TMP/hold" >"$TMP/hold.out" 2>&1 &
-holder=$!
-exec 9>"$TMP/hold"
-for _ in $(seq 100); do
-	grep -q held "$TMP/hold.out" && break
-	sleep 0.1
-done
+aicpu_start aicpu-hold hold
+holder=$aicpu
 "$PTOCTL" -j info >"$TMP/pid-here" 2>&1
 unshare --pid --fork "$PTOCTL" -j info >"$TMP/pid-ns" 2>&1
 exec 9>&-
@@ -223,14 +232,8 @@ check "events for people" grep -q "^exec-attach pto0 pid [0-9]* cores 0-1$" \
 # back: an AICPU write through its mapping that lands in between must make
 # it merge again, not be written over. The AICPU here writes one register
 # hws-set is never given, over and over, and checks it keeps its value.
-mkfifo "$TMP/aw"
-"$NLEV" aicpu-write <"$TMP/aw" >"$TMP/aw.out" 2>&1 &
-writer=$!
-exec 9>"$TMP/aw"
-for _ in $(seq 100); do
-	grep -q held "$TMP/aw.out" && break
-	sleep 0.1
-done
+aicpu_start aicpu-write aw
+writer=$aicpu
 sets=0
 for i in $(seq 200); do
 	"$PTOCTL" hws set promote-threshold=$((7 + i % 2)) >/dev/null \
