@@ -1044,16 +1044,6 @@ static void t_follow_regs(void)
 
 #define EARLY_TASKS	48
 
-/* Early launch by prediction, 50 ms ahead, on the four AIV; into @r. */
-static void early_regs(struct env *e, struct pto_hws_cfg *r)
-{
-	regs_mask(r, 0x3c);
-	r->early_launch_en = 1;
-	r->early_launch_mode = PTO_HWS_EL_HWS_PREDICT;
-	r->pre_idle_offset = 50000000;
-	regs_write(e->sd, r, true);
-}
-
 /* args: records; EARLY_TASKS one-block vector tasks estimated at 1 ms */
 static int orch_early(PTO2Runtime *rt, uint64_t *args, int argc)
 {
@@ -1068,23 +1058,32 @@ static int orch_early(PTO2Runtime *rt, uint64_t *args, int argc)
  * Early launches: with every busy core pre-idle (predicted, 50 ms ahead
  * of 1 ms estimates), tasks beyond the idle cores are launched onto busy
  * ones and wait there; the core's completion dispatches them. Every task
- * runs once, some of them so.
+ * runs once, some of them so. Then SIP report mode: the emulated cores
+ * send no pre-complete reports, so nothing more launches early, and the
+ * engine says so when it takes the registers (and not before, in
+ * prediction mode).
  */
 static void t_early_launch(void)
 {
-	struct pto2_engine_stats st;
+	static const char *const note = "launches nothing early here";
+	struct pto2_engine_stats st, st2;
 	struct pto_hws_cfg r;
 	struct where *w;
 	struct env e;
 	uint64_t d, args[1];
 	int ret, i, bad = 0;
+	bool predict_quiet;
 
 	if (engine_env(&e, "early launch"))
 		return;
 	d = gm(EARLY_TASKS * sizeof(struct where));
 	w = host(d);
 	memset(w, 0, EARLY_TASKS * sizeof(*w));
-	early_regs(&e, &r);
+	regs_mask(&r, 0x3c);			/* the four AIV */
+	r.early_launch_en = 1;
+	r.early_launch_mode = PTO_HWS_EL_HWS_PREDICT;
+	r.pre_idle_offset = 50000000;
+	regs_write(e.sd, &r, true);
 	args[0] = d;
 	ret = run(&e, orch_early, args, 1);
 	for (i = 0; i < EARLY_TASKS; i++)
@@ -1093,34 +1092,10 @@ static void t_early_launch(void)
 	ok(ret == 0 && bad == 0 && st.early > 0,
 	   "early launch: %d tasks, each ran once (%d not), %" PRIu64 " of them waited on a busy core (ret %d: %s)",
 	   EARLY_TASKS, bad, st.early, ret, pto2_rt_get_error_msg(e.rt));
-	env_close(&e);
-}
 
-/*
- * Early launch in SIP report mode: the emulated cores send no pre-complete
- * reports, so nothing launches early; the engine says so when it takes
- * the registers, and says nothing of the kind in prediction mode.
- */
-static void t_early_report_mode(void)
-{
-	static const char *const note = "launches nothing early here";
-	struct pto2_engine_stats st, st2;
-	struct pto_hws_cfg r;
-	struct env e;
-	uint64_t d, args[1];
-	bool predict_quiet;
-	int ret;
-
-	if (engine_env(&e, "early launch, report mode"))
-		return;
-	d = gm(EARLY_TASKS * sizeof(struct where));
-	early_regs(&e, &r);
-	args[0] = d;
-	ret = run(&e, orch_early, args, 1);
 	pthread_mutex_lock(&e.log.lock);
 	predict_quiet = !strstr(e.log.text, note);
 	pthread_mutex_unlock(&e.log.lock);
-	pto2_engine_get_stats(e.eng, &st);
 	r.early_launch_mode = PTO_HWS_EL_SIP_REPORT;
 	regs_write(e.sd, &r, true);
 	if (!ret)
@@ -1811,7 +1786,6 @@ int main(void)
 	t_station_shared();
 	t_follow_regs();
 	t_early_launch();
-	t_early_report_mode();
 	t_status_idle();
 	t_record();
 	t_timer_slack();
