@@ -45,6 +45,8 @@ while IFS='|' read -r body want; do
 done <<'FILES'
 dag a\ntask 0 cost 1ms\ntask 1 cost 1ms pred 7\n|bad.dag:3: task 1: predecessor 7
 dag a\ntask 0 cost nan\n|bad.dag:2: task 0: bad cost 'nan'
+dag a\ntask 0 cost 0x10\n|bad.dag:2: task 0: bad cost '0x10'
+dag a\ntask 0 cost 1e3us\n|bad.dag:2: task 0: bad cost '1e3us'
 dag a\ntask 0 cost 1ms\ntask 1 cost 1ms pred 0,,0\n|bad.dag:3: task 1: predecessor ''
 dag a\ntask 0 cost 1ms\ntask 1 cost 1ms pred 0,\n|bad.dag:3: task 1: predecessor ''
 FILES
@@ -111,6 +113,8 @@ done <<'OPTS'
 --arrive +5ms
 --noise -0
 --cost 1ms-+2ms
+--cost 0x1p3ms
+--arrive 1e3
 --tasks 1-2-3
 --lat 0,0,0,0,0
 --lat 0,0,,0
@@ -120,6 +124,40 @@ done <<'OPTS'
 --promote cp,
 --scale 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,
 OPTS
+
+echo "== machines: one the HWS cannot lay out is refused, named"
+# the run | the machine
+while IFS='|' read -r run machine; do
+	# shellcheck disable=SC2086
+	if $SIM $run $machine > "$tmp/e.out" 2>&1; then
+		echo "$run $machine was accepted"; exit 1
+	fi
+	grep -q "^pto-hws-sim: $machine: " "$tmp/e.out" ||
+		{ cat "$tmp/e.out"; exit 1; }
+	echo "ok: $run: $(cat "$tmp/e.out")"
+done <<'MACHINES'
+--forkjoin 1|--cores 8:5
+--forkjoin 1|--cores 1000:4
+--forkjoin 1|--device 100
+--experiment b --count 1|--cores 8:5
+MACHINES
+
+echo "== SLR: a DAG of zero-cost tasks has no critical path to compare with"
+# 0, not inf: "-" alone, left out of the mean beside a DAG that has one
+printf 'dag z\ntask 0 cost 0\ntask 1 cost 0 pred 0\n' > "$tmp/zero.dag"
+printf 'dag a\ntask 0 cost 1ms\ntask 1 cost 1ms pred 0\n' > "$tmp/one.dag"
+for f in zero one; do
+	$SIM --cores 2 "$tmp/$f.dag" | grep '^hws' > "$tmp/$f.out"
+done
+$SIM --cores 2 "$tmp/zero.dag" "$tmp/one.dag" | grep '^hws' > "$tmp/both.out"
+read -r _ _ slr_zero _ < "$tmp/zero.out"
+read -r _ _ slr_one _ < "$tmp/one.out"
+read -r _ _ slr_both _ < "$tmp/both.out"
+[ "$slr_zero" = - ] && [ "$slr_both" = "$slr_one" ] || {
+	echo "SLR: want -, and $slr_one with the zero-cost DAG beside"
+	cat "$tmp/zero.out" "$tmp/both.out"; exit 1
+}
+echo "ok: SLR - alone, $slr_both beside a 2 ms DAG"
 
 if [ -n "$MAKESPAN" ]; then
 	echo "== DAG files: a live run recorded by the runtime replays"

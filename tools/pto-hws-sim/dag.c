@@ -86,11 +86,18 @@ void wl_free(struct workload *w)
 
 int parse_decimal(const char *s, double *v, char **end)
 {
-	if (!isdigit((unsigned char)*s))
+	const char *p = s;
+
+	while (isdigit((unsigned char)*p))
+		p++;
+	if (p == s)
 		return -EINVAL;
+	if (*p == '.')
+		while (isdigit((unsigned char)*++p))
+			;
 	errno = 0;
 	*v = strtod(s, end);
-	if (*end == s || errno || !(*v >= 0))	/* NaN too */
+	if (*end != p || errno)
 		return -EINVAL;
 	return 0;
 }

@@ -161,11 +161,22 @@ static int parse_scale(const char *s, uint32_t *t)
 	return rest ? -EINVAL : 0;
 }
 
+/* The machine of @o into @l: 0, or -EINVAL said on stderr. */
 static int make_layout(const struct opts *o, struct hws_layout *l)
 {
-	if (o->device)
-		return hws_layout_device(l, o->device, 2 * o->device);
-	return hws_layout_uniform(l, o->cores, o->cluster);
+	if (o->device) {
+		if (!hws_layout_device(l, o->device, 2 * o->device))
+			return 0;
+		fprintf(stderr, "pto-hws-sim: --device %u: %u AIC and %u AIV take more than the HWS's %u SIPs or the device's %u cores\n",
+			o->device, o->device, 2 * o->device, HWS_MAX_SIPS,
+			PTO_MAX_CORES);
+		return -EINVAL;
+	}
+	if (!hws_layout_uniform(l, o->cores, o->cluster))
+		return 0;
+	fprintf(stderr, "pto-hws-sim: --cores %u:%u: a cluster is 3, 4, 6, 8, 12 or 16 SIPs, each in a power-of-two slot, and the HWS has %u slots\n",
+		o->cores, o->cluster, HWS_MAX_SIPS);
+	return -EINVAL;
 }
 
 static void make_config(const struct opts *o, const struct hws_layout *l,
@@ -199,7 +210,7 @@ static void make_config(const struct opts *o, const struct hws_layout *l,
 struct outcome {
 	struct sim_result mix;
 	uint64_t *alone;	/* per DAG: response time alone */
-	double slr;		/* mean response / critical path */
+	double slr;		/* mean response / critical path, NAN: none */
 	double mean_s;
 	double unfair;
 };
@@ -227,6 +238,24 @@ static void outcome_free(struct outcome *x)
 	x->alone = NULL;
 }
 
+/*
+ * Mean response / critical path over the DAGs of @w whose critical path is
+ * not zero (one of zero-cost tasks has none); NAN if none has.
+ */
+static double slr(const struct workload *w, const struct sim_result *r)
+{
+	double sum = 0;
+	uint32_t d, n = 0;
+
+	for (d = 0; d < w->ndag; d++) {
+		if (!w->dag[d].cp_len)
+			continue;
+		sum += (double)r->resp[d] / (double)w->dag[d].cp_len;
+		n++;
+	}
+	return n ? sum / n : NAN;
+}
+
 static int evaluate(const struct opts *o, const struct workload *w,
 		    const struct hws_layout *l, int sched, bool alone,
 		    struct outcome *out, char *err, size_t errlen)
@@ -239,12 +268,15 @@ static int evaluate(const struct opts *o, const struct workload *w,
 	ret = run_one(o, w, l, sched, -1, &out->mix, err, errlen);
 	if (ret)
 		return ret;
-	for (d = 0; d < w->ndag; d++)
-		out->slr += (double)out->mix.resp[d] / (double)w->dag[d].cp_len;
-	out->slr /= w->ndag;
+	out->slr = slr(w, &out->mix);
 	if (!alone)
 		return 0;
 	out->alone = calloc(w->ndag, sizeof(*out->alone));
+	if (!out->alone) {
+		result_free(&out->mix);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
 	for (d = 0; d < w->ndag; d++) {
 		struct sim_result r;
 
@@ -347,10 +379,8 @@ static int run_workload(const struct opts *o, struct workload *w)
 	uint32_t d;
 	int s;
 
-	if (make_layout(o, &l)) {
-		fprintf(stderr, "pto-hws-sim: bad machine\n");
+	if (make_layout(o, &l))
 		return 2;
-	}
 	describe(o, w, &l);
 	if (evaluate_all(o, w, &l, out))
 		return 1;
@@ -360,9 +390,12 @@ static int run_workload(const struct opts *o, struct workload *w)
 	for (s = 0; s < NR_SCHED; s++) {
 		const struct sim_result *r = &out[s].mix;
 
-		printf("%-6s %12.3f %8.4f %8.4f %10.4f", sched_name[s],
-		       r->makespan / 1e6, out[s].slr, out[s].mean_s,
-		       out[s].unfair);
+		printf("%-6s %12.3f", sched_name[s], r->makespan / 1e6);
+		if (isnan(out[s].slr))
+			printf(" %8s", "-");
+		else
+			printf(" %8.4f", out[s].slr);
+		printf(" %8.4f %10.4f", out[s].mean_s, out[s].unfair);
 		if (s == SCHED_HEFT)
 			printf(" %9s %10s %9s %7s\n", "-", "-", "-", "-");
 		else
@@ -506,7 +539,8 @@ static int experiment_a(struct opts *o)
 		o->cores = cores[c];
 		o->cluster = 4;
 		o->device = 0;
-		make_layout(o, &l);
+		if (make_layout(o, &l))
+			return 2;
 		for (i = 0; i < o->count; i++) {
 			struct workload w = { 0 };
 			double lb, tb;
@@ -570,7 +604,8 @@ static int experiment_b(struct opts *o)
 	if (!o->cores)
 		o->cores = 8;
 	o->device = 0;
-	make_layout(o, &l);
+	if (make_layout(o, &l))
+		return 2;
 	printf("experiment b: %u mixes of %u random static DAGs (%u-%u tasks, fan-in %u-%u), arrivals %.1f ms apart on average, %u uniform cores\n",
 	       o->count, o->mix, o->gen.tasks_lo, o->gen.tasks_hi,
 	       o->gen.fanin_lo, o->gen.fanin_hi, o->arrive_mean / 1e6,

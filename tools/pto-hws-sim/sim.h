@@ -110,9 +110,9 @@ struct sim_dag *wl_add_dag(struct workload *w);
 struct sim_task *dag_add_task(struct sim_dag *d);
 void task_add_pred(struct sim_task *t, uint32_t pred);
 /*
- * A number >= 0 at @s, decimals allowed, *@end just after it: 0 or
- * -EINVAL. It starts with a digit: no sign, no space (strtod() would skip
- * both), and no "nan" or "inf".
+ * A number DIGITS[.DIGITS] at @s, *@end just after it: 0 or -EINVAL. No
+ * sign, space, hexadecimal, exponent, "nan" or "inf", all of which
+ * strtod() alone would take.
  */
 int parse_decimal(const char *s, double *v, char **end);
 /*
