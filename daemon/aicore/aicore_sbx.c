@@ -30,6 +30,7 @@
 #include <pto-private/time.h>
 
 #include "aicore_sbx.h"
+#include "pto_exec.h"
 
 #define SBX_WAIT_NS	50000000	/* one futex wait: 50 ms */
 /*
@@ -321,13 +322,13 @@ static uint32_t sbx_post(struct sbx *s, uint32_t core,
 	return seq;
 }
 
-int aicore_sbx_hand_off(struct aicore_sbxs *t, uint32_t core,
-			const PTO2DispatchPayload *p)
+int aicore_sbx_hand_off(struct aicore_sbxs *t, struct pto_exec *ex,
+			uint32_t core, const PTO2DispatchPayload *p)
 {
 	struct pto_sbx_slot *slot;
 	uint32_t seq, spurious = 0;
 	uint64_t backoff = SBX_BACKOFF_NS;
-	bool slept = false, waited = false;
+	bool slept = false, waited = false, pre = false;
 	struct sbx *s;
 	int status;
 
@@ -345,6 +346,14 @@ int aicore_sbx_hand_off(struct aicore_sbxs *t, uint32_t core,
 		if ((uint32_t)(r >> 32) == seq) {
 			status = (int32_t)(uint32_t)r;
 			break;
+		}
+		/* the one wake-up a report of this task is owed is not spurious */
+		if (!pre && atomic_load_explicit(&slot->pre,
+						 memory_order_acquire) == seq) {
+			pre = true;
+			spurious -= spurious > 0;
+			if (ex)
+				pto_exec_pre_complete(ex, core);
 		}
 		/* after a pause, whether it still lives (not per wake-up) */
 		if (atomic_load(&s->dead) || (waited && sbx_exited(t, s))) {

@@ -11,6 +11,8 @@
 
 #include <pto-private/dispatch.h>
 
+struct pto_exec;
+
 struct aicore_sbxs;
 
 /* pto-aicore's log: one line on stderr (pto_aicore.c). */
@@ -28,10 +30,12 @@ int aicore_sbx_start(int ctl_fd, uint32_t nr_cores, struct aicore_sbxs **out);
  * Run the task in @p (dispatched on @core) in the sandbox p->exec_ctx:
  * post it to the sandbox's slot of @core, wake the sandbox and wait for
  * its answer (futex waits of at most 50 ms each, between which a removed
- * sandbox, or one whose process has exited, ends the wait). The task's
- * status, or -EOWNERDEAD if the sandbox is unknown or went away first.
+ * sandbox, or one whose process has exited, ends the wait). A
+ * pre-complete report of the task's kernel goes on to @ex's device
+ * (pto_exec_pre_complete(); @ex NULL: nowhere), once. The task's status,
+ * or -EOWNERDEAD if the sandbox is unknown or went away first.
  */
-int aicore_sbx_hand_off(struct aicore_sbxs *t, uint32_t core,
-			const PTO2DispatchPayload *p);
+int aicore_sbx_hand_off(struct aicore_sbxs *t, struct pto_exec *ex,
+			uint32_t core, const PTO2DispatchPayload *p);
 
 #endif /* AICORE_SBX_H */

@@ -137,7 +137,7 @@ static int aicore_hand_off(struct pto_exec *ex, uint32_t core,
 {
 	struct aicore *a = ex->priv;
 
-	return aicore_sbx_hand_off(a->sbxs, core, p);
+	return aicore_sbx_hand_off(a->sbxs, ex, core, p);
 }
 
 static int aicore_park_any(struct pto_exec *ex, const uint64_t *mask,

@@ -113,6 +113,41 @@ static void kernel_ctx(const struct pto_exec *ex, uint32_t core,
 	kc->caps = ex->caps;
 }
 
+void pto_exec_pre_complete(struct pto_exec *ex, uint32_t core)
+{
+	struct pto_regs_info *ri = pto_regs_info(ex->regs);
+	struct pto_core_regs *r = pto_regs_core(ex->regs, core);
+	_Atomic uint64_t *bell =
+		PTO_REG64(pto_regs_hws(ex->regs)->sip_report_pre_complete);
+
+	atomic_fetch_or_explicit(&bell[core / 64], 1ULL << (core % 64),
+				 memory_order_release);
+	atomic_thread_fence(memory_order_seq_cst);
+	if (reg_load_relaxed(&r->irq_en) || reg_load_relaxed(&ri->aicpu_irq_en))
+		ex->ops->raise_irq(ex, core);
+}
+
+/* A kernel's context, with what its pre-complete report needs. */
+struct exec_kctx {
+	struct pto_kernel_ctx kc;	/* first: the kernel's pointer */
+	struct pto_exec *ex;
+	uint32_t core;
+	bool reported;
+};
+
+static void kernel_pre_complete(const struct pto_kernel_ctx *kc)
+{
+	struct exec_kctx *k = (struct exec_kctx *)(uintptr_t)kc;
+
+	if (k->reported)
+		return;
+	k->reported = true;
+	if (k->ex->ops->pre_complete)
+		k->ex->ops->pre_complete(k->ex, k->core);
+	else
+		pto_exec_pre_complete(k->ex, k->core);
+}
+
 /* The kernel's arguments: tensor device addresses become host pointers. */
 static int decode_args(struct pto_exec *ex, const PTO2DispatchPayload *p,
 		       uint64_t *args)
@@ -140,7 +175,7 @@ int pto_exec_run_payload(struct pto_exec *ex, uint32_t core,
 			 const PTO2DispatchPayload *p)
 {
 	uint64_t args[PTO2_MAX_TASK_PARAMS];
-	struct pto_kernel_ctx kc;
+	struct exec_kctx k = { .ex = ex, .core = core };
 	pto_kernel_entry_fn fn = NULL;
 	void *ref = NULL;
 	int ret;
@@ -151,9 +186,10 @@ int pto_exec_run_payload(struct pto_exec *ex, uint32_t core,
 	ret = ex->ops->kernel(ex, p, core, &fn, &ref);
 	if (ret)
 		return ret;
-	kernel_ctx(ex, core, p, &kc);
+	kernel_ctx(ex, core, p, &k.kc);
+	k.kc.pre_complete = kernel_pre_complete;
 	PTO_PROBE3(pto_aicore, task_start, core, p->task_id, p->kernel_id);
-	ret = fn(&kc, args, p->num_args);
+	ret = fn(&k.kc, args, p->num_args);
 	if (ex->ops->kernel_put)
 		ex->ops->kernel_put(ex, ref);
 	return ret > 0 ? -EIO : ret;

@@ -23,7 +23,9 @@
  *   mapping of GM, find and run the kernel with the context of its launch
  *   (block, thread, profile) -- or, if the payload's exec_ctx names a
  *   sandbox, hand the task to it (ops->hand_off) and wait for its
- *   answer -- store the result in the payload's status,
+ *   answer -- (a kernel's pre-complete report while it runs: the core's
+ *   bit ORed into SIP_REPORT_PRE_COMPLETE, then the interrupt as below),
+ *   store the result in the payload's status,
  *   ts_end, COND = FIN(id) (release), full fence, and raise the AICPU
  *   interrupt if the core's irq_en or the AICPU's aicpu_irq_en is set
  *   (unless ops->task_done handled the completion on this thread).
@@ -68,6 +70,10 @@ struct pto_exec;
  *	it names and return its status once it has run there; a task
  *	whose sandbox is gone fails with -EOWNERDEAD (as it does when
  *	@hand_off is NULL). pto-aicore's is in aicore_sbx.c.
+ * @pre_complete: optional: the kernel running on @core reported
+ *	pre-complete (pto_kernel_pre_complete(), at most once a task); NULL:
+ *	pto_exec_pre_complete(). A sandbox's passes the report to the
+ *	executor that handed it the task.
  * @log: optional: a message about @core (NULL: stderr).
  */
 struct pto_exec_ops {
@@ -80,6 +86,7 @@ struct pto_exec_ops {
 	bool (*task_done)(struct pto_exec *ex, uint32_t core, uint32_t *next);
 	int (*hand_off)(struct pto_exec *ex, uint32_t core,
 			const PTO2DispatchPayload *p);
+	void (*pre_complete)(struct pto_exec *ex, uint32_t core);
 	void (*log)(struct pto_exec *ex, const char *msg);
 	/* spin_yield when PTO_EXEC_SPIN_YIELD is unset (enum pto_exec_yield) */
 	uint8_t spin_yield;
@@ -166,6 +173,14 @@ void pto_exec_init(struct pto_exec *ex, void *regs,
  * (ops->task_done), or UINT32_MAX.
  */
 uint32_t pto_exec_run_task(struct pto_exec *ex, uint32_t core, uint32_t id);
+
+/*
+ * SIP_REPORT_PRE_COMPLETE for @core: its bit ORed into the doorbell,
+ * then, as a completion does, the AICPU interrupt if the core's irq_en
+ * or the AICPU's aicpu_irq_en is set. What a kernel's report comes to,
+ * in the executor that runs the core.
+ */
+void pto_exec_pre_complete(struct pto_exec *ex, uint32_t core);
 
 /*
  * Run the kernel of the task in @p on @core in this process (the kernel

@@ -306,9 +306,24 @@ static void sbx_exec_log(struct pto_exec *ex, const char *msg)
 	logm(ex->priv, "%s", msg);
 }
 
+/* The kernel of @core's task reported pre-complete: tell its executor. */
+static void sbx_pre_complete(struct pto_exec *ex, uint32_t core)
+{
+	struct sandbox *sb = ex->priv;
+	struct pto_sbx_slot *slot = pto_sbx_slot(sb->mb, core);
+
+	atomic_store_explicit(&slot->pre,
+			      atomic_load_explicit(&slot->req,
+						   memory_order_relaxed),
+			      memory_order_release);
+	atomic_fetch_add_explicit(&slot->wake, 1, memory_order_release);
+	pto_futex_wake_shared(&slot->wake, 1);
+}
+
 static const struct pto_exec_ops sbx_exec_ops = {
 	.kernel = sbx_kernel,
 	.kernel_put = sbx_kernel_put,
+	.pre_complete = sbx_pre_complete,
 	.log = sbx_exec_log,
 };
 

@@ -62,7 +62,7 @@
 #define PTO_SBX_STACK		(8UL << 20)
 
 #define PTO_SBX_MAGIC		0x58425350u	/* "PSBX" */
-#define PTO_SBX_VERSION		1
+#define PTO_SBX_VERSION		2
 #define PTO_SBX_HDR_SIZE	4096
 
 /**
@@ -93,9 +93,13 @@ _Static_assert(sizeof(struct pto_sbx_hdr) <= PTO_SBX_HDR_SIZE,
 /**
  * struct pto_sbx_slot - the task of one core, and its answer.
  * @req: sequence number of the task posted last (executor, release).
- * @wake: bumped by the sandbox after every answer (the executor's futex).
+ * @wake: bumped by the sandbox after every answer and pre-complete report
+ *	(the executor's futex).
  * @res: the answer: (uint64_t)seq << 32 | (uint32_t)status, only ever
  *	replaced by the answer to a newer seq (sandbox).
+ * @pre: the seq of the task whose kernel reported pre-complete last
+ *	(sandbox, release); the executor passes a report of the seq it
+ *	waits for on to the device, once.
  * @task: the dispatch payload as the executor read it; tensor arguments
  *	are device addresses (executor).
  */
@@ -103,6 +107,7 @@ struct pto_sbx_slot {
 	alignas(64) _Atomic uint32_t req;
 	_Atomic uint32_t wake;
 	_Atomic uint64_t res;
+	_Atomic uint32_t pre;
 	PTO2DispatchPayload task;
 };
 

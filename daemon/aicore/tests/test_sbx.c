@@ -6,6 +6,9 @@
  * tasks, or never does). What it shows:
  *
  *  - a sandbox that answers gets its tasks' status back;
+ *  - a kernel's pre-complete report, sent by the sandbox before its
+ *    answer (twice here), reaches the executor's device once: the
+ *    core's doorbell bit and one interrupt;
  *  - a sandbox that dies ends the wait on it, with -EOWNERDEAD, without
  *    any REMOVE (a REMOVE can be lost: ptod never blocks on the channel),
  *    and so does every later task for it;
@@ -18,6 +21,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdalign.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <string.h>
@@ -30,10 +34,12 @@
 
 #include <pto-private/fdpass.h>
 #include <pto-private/futex.h>
+#include <pto-private/regs.h>
 #include <pto-private/sandbox.h>
 #include <pto-private/time.h>
 
 #include "aicore_sbx.h"
+#include "pto_exec.h"
 #include "tap.h"
 
 #define NR_CORES	4
@@ -50,7 +56,10 @@ void aicore_msg(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-/* A "sandbox": answers every task on @mfd's slots with @status, or never. */
+/*
+ * A "sandbox": answers every task on @mfd's slots with @status, 1 ms after
+ * two pre-complete reports of it, or never answers.
+ */
 static void sandbox_main(int mfd, bool answer, int32_t status)
 {
 	size_t size = pto_sbx_size(NR_CORES);
@@ -74,6 +83,12 @@ static void sandbox_main(int mfd, bool answer, int32_t status)
 			if (req == done[c])
 				continue;
 			done[c] = req;
+			for (int i = 0; i < 2; i++) {
+				atomic_store(&s->pre, req);
+				atomic_fetch_add(&s->wake, 1);
+				pto_futex_wake_shared(&s->wake, 1);
+			}
+			pto_sleep_ns(1000000);
 			atomic_store(&s->res,
 				     (uint64_t)req << 32 | (uint32_t)status);
 			atomic_fetch_add(&s->wake, 1);
@@ -149,6 +164,37 @@ static int ctl_added(int sock, uint32_t sbx)
 	return -ETIMEDOUT;
 }
 
+/* The executor's device, as far as a pre-complete report goes. */
+static atomic_int irqs;
+
+static void count_irq(struct pto_exec *ex, uint32_t core)
+{
+	(void)ex;
+	(void)core;
+	atomic_fetch_add(&irqs, 1);
+}
+
+static const struct pto_exec_ops irq_ops = { .raise_irq = count_irq };
+
+/* A task on @core of sandbox 1, which reports: the bits and interrupts. */
+static void pre_complete_reaches(struct aicore_sbxs *t, uint32_t core)
+{
+	static alignas(4096) uint8_t regs[PTO_REGS_SIZE];
+	const struct pto_regs_hws *hw = pto_regs_hws(regs);
+	struct pto_exec ex;
+	uint64_t bell;
+	int ret;
+
+	pto_exec_init(&ex, regs, &irq_ops, NULL);
+	pto_regs_info(regs)->aicpu_irq_en = 1;
+	ret = aicore_sbx_hand_off(t, &ex, core,
+				  &(PTO2DispatchPayload){ .exec_ctx = 1 });
+	bell = hw->sip_report_pre_complete[0];
+	ok(ret == -ENOTTY && bell == 1ULL << core && atomic_load(&irqs) == 1,
+	   "a pre-complete report, sent twice: core %u's doorbell bit once (0x%llx), one interrupt (%d), then the status (%d)",
+	   core, (unsigned long long)bell, atomic_load(&irqs), ret);
+}
+
 /* One hand-off on a thread, so that a wait that never ends is seen. */
 struct hand_off {
 	struct aicore_sbxs *t;
@@ -163,7 +209,7 @@ static void *hand_off_main(void *arg)
 {
 	struct hand_off *h = arg;
 
-	h->ret = aicore_sbx_hand_off(h->t, h->core, &h->p);
+	h->ret = aicore_sbx_hand_off(h->t, NULL, h->core, &h->p);
 	atomic_store(&h->done, true);
 	return NULL;
 }
@@ -253,9 +299,10 @@ int main(void)
 	if (null_fd >= 0)
 		close(null_fd);
 
-	ok(aicore_sbx_hand_off(t, 0, &(PTO2DispatchPayload){ .exec_ctx = 1 }) ==
+	ok(aicore_sbx_hand_off(t, NULL, 0, &(PTO2DispatchPayload){ .exec_ctx = 1 }) ==
 	   -ENOTTY, "a task in the sandbox that answers: its status");
-	ok(aicore_sbx_hand_off(t, 1, &(PTO2DispatchPayload){ .exec_ctx = 4 }) ==
+	pre_complete_reaches(t, 3);
+	ok(aicore_sbx_hand_off(t, NULL, 1, &(PTO2DispatchPayload){ .exec_ctx = 4 }) ==
 	   -EOWNERDEAD, "a task in a sandbox that was refused: -EOWNERDEAD");
 
 	/* the mute sandbox: the wait goes on while it lives ... */

@@ -65,6 +65,8 @@ extern "C" {
  * @thread_num: the block's threads: cores running the block together.
  * @profile: the device's target profile (enum pto_profile: 1 A2A3, 2 A5).
  * @caps: the profile's capabilities (PTO_CAP_* bits of linux/pto.h).
+ * @pre_complete: set by the executor; call pto_kernel_pre_complete()
+ *	rather than this.
  */
 struct pto_kernel_ctx {
 	uint32_t block_idx;
@@ -78,6 +80,7 @@ struct pto_kernel_ctx {
 	uint32_t thread_num;
 	uint32_t profile;
 	uint64_t caps;
+	void (*pre_complete)(const struct pto_kernel_ctx *ctx);
 };
 
 typedef int (*pto_kernel_entry_fn)(const struct pto_kernel_ctx *ctx,
@@ -105,6 +108,21 @@ static inline int32_t get_sub_block_idx(const struct pto_kernel_ctx *ctx)
 static inline int32_t get_sub_block_num(const struct pto_kernel_ctx *ctx)
 {
 	return (int32_t)ctx->sub_block_num;
+}
+
+/*
+ * SIP_REPORT_PRE_COMPLETE: this core is close to finishing its block (the
+ * design's example: before the last copy-out). When the HWS's early launch
+ * is on in SIP report mode (EARLY_LAUNCH_MODE 0), it may then launch the
+ * next block onto this core, to start the moment this one returns. The
+ * kernel chooses the moment: the HWS cannot know a kernel's end. It is a
+ * hint: reporting too early only keeps the next block waiting for this
+ * core; a second report of the same block, or none, changes nothing.
+ */
+static inline void pto_kernel_pre_complete(const struct pto_kernel_ctx *ctx)
+{
+	if (ctx->pre_complete)
+		ctx->pre_complete(ctx);
 }
 
 /* Scalar args carry floats in their low 32 bits (reference convention). */
