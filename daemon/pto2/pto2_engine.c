@@ -161,6 +161,8 @@ struct pto2_engine {
 	bool assisted;			/* dev.assist() set to engine_assist() */
 
 	uint32_t cfg_seq;		/* CFG_SEQ last loaded; odd: none yet */
+	/* early launch in SIP report mode (set under the lock) */
+	_Atomic bool pre_reports;
 
 	_Atomic uint64_t st_dispatches, st_kicks, st_sleeps, st_admitted;
 	_Atomic uint64_t st_early, st_assists, st_evicted;
@@ -206,6 +208,15 @@ void pto2_engine_config_default(struct pto2_engine_config *cfg)
 	cfg->yield_polls = PTO2_ENGINE_YIELD_POLLS;
 }
 
+/* The HWS took a configuration (engine lock held). */
+static void hws_configured(struct pto2_engine *e)
+{
+	atomic_store_explicit(&e->pre_reports,
+			      e->hws.cfg.early_launch &&
+			      e->hws.cfg.early_mode == HWS_EARLY_SIP_REPORT,
+			      memory_order_relaxed);
+}
+
 int pto2_engine_configure(struct pto2_engine *e, const struct hws_config *c,
 			  char *msg, size_t msglen)
 {
@@ -213,6 +224,8 @@ int pto2_engine_configure(struct pto2_engine *e, const struct hws_config *c,
 
 	pthread_mutex_lock(&e->lock);
 	ret = hws_configure(&e->hws, c, msg, msglen);
+	if (!ret)
+		hws_configured(e);
 	pthread_mutex_unlock(&e->lock);
 	if (!ret)
 		pto2_engine_wake(e);
@@ -373,12 +386,9 @@ static int load_regs_locked(struct pto2_engine *e)
 			  seq, msg);
 		return -EINVAL;
 	}
+	hws_configured(e);
 	pto2_logf(&e->log, PTO2_LOG_INFO,
 		  "HWS registers (CFG_SEQ %u) in force", seq);
-	if (c.early_launch && c.early_mode == HWS_EARLY_SIP_REPORT)
-		pto2_logf(&e->log, PTO2_LOG_WARN,
-			  "HWS registers (CFG_SEQ %u): early launch in SIP report mode launches nothing early here: the emulated cores send no pre-complete reports (EARLY_LAUNCH_MODE 1, HWS prediction, does)",
-			  seq);
 	return 1;
 }
 
@@ -950,6 +960,74 @@ static void check_hws(struct pto2_engine *e)
 	}
 }
 
+static _Atomic uint64_t *pre_bell(const struct pto2_engine *e)
+{
+	return PTO_REG64(pto_regs_hws(e->dev.regs)->sip_report_pre_complete);
+}
+
+/*
+ * SIP_REPORT_PRE_COMPLETE, in SIP report mode (engine lock held): the
+ * doorbell is emptied, and the reporting cores that are still busy become
+ * pre-idle SIPs. A core's bit goes when complete() takes its completion,
+ * under this lock, so a bit found here was set by the dispatch the HWS
+ * holds the core busy with. Outside report mode the bits stay for
+ * complete() to drop.
+ */
+static void take_pre_reports_locked(struct pto2_engine *e)
+{
+	_Atomic uint64_t *bell = pre_bell(e);
+	hws_mask sips, idle;
+	uint32_t w, i;
+	bool any = false;
+
+	if (!atomic_load_explicit(&e->pre_reports, memory_order_relaxed))
+		return;
+	memset(&sips, 0, sizeof(sips));
+	for (w = 0; w < PTO_CORE_MASK_WORDS; w++) {
+		uint64_t bits = atomic_load_explicit(&bell[w],
+						     memory_order_relaxed);
+
+		if (!bits)
+			continue;
+		bits = atomic_exchange_explicit(&bell[w], 0,
+						memory_order_acquire);
+		for (; bits; bits &= bits - 1) {
+			uint32_t c = w * 64 + (uint32_t)__builtin_ctzll(bits);
+
+			if (c < e->nr_cores &&
+			    atomic_load_explicit(&e->cores[c].busy,
+						 memory_order_relaxed)) {
+				hws_mask_set(&sips, e->sip_of[c]);
+				any = true;
+			}
+		}
+	}
+	if (!any)
+		return;
+	/* busy in the HWS too: a completion not yet taken leaves it so */
+	hws_status(&e->hws, 0, &idle, NULL, NULL);
+	for (i = 0; i < HWS_MASK_WORDS; i++)
+		sips.w[i] &= ~idle.w[i];
+	hws_sip_pre_complete(&e->hws, &sips);
+}
+
+/* The reports of completed cores @fin[0..@n) go (engine lock held). */
+static void drop_pre_reports_locked(struct pto2_engine *e,
+				    const uint32_t *fin, uint32_t n)
+{
+	uint64_t done[PTO_CORE_MASK_WORDS] = { 0 };
+	_Atomic uint64_t *bell = pre_bell(e);
+	uint32_t i, w;
+
+	for (i = 0; i < n; i++)
+		done[fin[i] / 64] |= 1ULL << (fin[i] % 64);
+	for (w = 0; w < PTO_CORE_MASK_WORDS; w++)
+		if (atomic_load_explicit(&bell[w], memory_order_relaxed) &
+		    done[w])
+			atomic_fetch_and_explicit(&bell[w], ~done[w],
+						  memory_order_relaxed);
+}
+
 /*
  * Admit ready tasks and run decisions; dispatch what they launched.
  * With @wait the lock is waited for, else a busy lock means another
@@ -969,6 +1047,7 @@ static int schedule(struct pto2_ethread *t, bool wait)
 	atomic_store_explicit(&e->dirty, false, memory_order_relaxed);
 	if (e->cfg.follow_regs)
 		load_regs_locked(e);
+	take_pre_reports_locked(e);
 	admitted = admit(e, t->index, now);
 	while (n < PTO2_ENGINE_BATCH && hws_decide(&e->hws, now, &l) == 1) {
 		if (PTO_USDT_ENABLED(pto2, task_reserve))
@@ -1165,6 +1244,8 @@ static int complete(struct pto2_ethread *t)
 	if (!n)
 		return 0;
 	pthread_mutex_lock(&e->lock);
+	/* a core's report was set before its completion, which we saw */
+	drop_pre_reports_locked(e, fin, n);
 	hws_sip_complete(&e->hws, &done, (uint64_t)pto_mono_ns());
 	e->status_owed = true;		/* idle SIPs: the next schedule() */
 	for (i = 0; i < n; i++) {
@@ -1225,6 +1306,11 @@ static bool work_pending(struct pto2_ethread *t)
 
 	if (atomic_load(&e->stop) || atomic_load(&e->dirty))
 		return true;
+	if (atomic_load_explicit(&e->pre_reports, memory_order_relaxed))
+		for (m = 0; m < PTO_CORE_MASK_WORDS; m++)
+			if (atomic_load_explicit(&pre_bell(e)[m],
+						 memory_order_relaxed))
+				return true;
 	for (c = t->first; c < t->first + t->count; c++) {
 		struct pto2_ecore *ec = &e->cores[c];
 
@@ -1839,6 +1925,7 @@ static int engine_hws_init(struct pto2_engine *e)
 	for (sip = 0; sip < l.nr_sips; sip++)
 		if (hws_mask_test(&l.present, sip))
 			e->sip_of[l.core[sip]] = (uint16_t)sip;
+	hws_configured(e);
 	pto2_status_reset(&e->status);
 	return 0;
 }
