@@ -1139,7 +1139,7 @@ static void t_status_idle(void)
 	struct pto_regs_hws *hw;
 	struct pto_hws_cfg r;
 	struct env e;
-	uint64_t d, args[1], idle = 0;
+	uint64_t d, idle = 0;
 	uint32_t c, remain = 0;
 	int64_t until;
 	int ret;
@@ -1150,8 +1150,7 @@ static void t_status_idle(void)
 	d = gm(EARLY_TASKS * sizeof(struct where));
 	regs_mask(&r, 0x3c);			/* the four AIV */
 	regs_write(e.sd, &r, true);
-	args[0] = d;
-	ret = run(&e, orch_early, args, 1);
+	run_early(&e, d, K_WHERE, &ret);
 	/* the thread that saw the last completion publishes after the run */
 	until = pto_mono_ns() + 5000000000LL;
 	do {
