@@ -113,17 +113,21 @@ static void kernel_ctx(const struct pto_exec *ex, uint32_t core,
 	kc->caps = ex->caps;
 }
 
+bool pto_exec_irq_wanted(const struct pto_exec *ex, uint32_t core)
+{
+	return reg_load_relaxed(&pto_regs_core(ex->regs, core)->irq_en) ||
+	       reg_load_relaxed(&pto_regs_info(ex->regs)->aicpu_irq_en);
+}
+
 void pto_exec_pre_complete(struct pto_exec *ex, uint32_t core)
 {
-	struct pto_regs_info *ri = pto_regs_info(ex->regs);
-	struct pto_core_regs *r = pto_regs_core(ex->regs, core);
 	_Atomic uint64_t *bell =
 		PTO_REG64(pto_regs_hws(ex->regs)->sip_report_pre_complete);
 
 	atomic_fetch_or_explicit(&bell[core / 64], 1ULL << (core % 64),
 				 memory_order_release);
 	atomic_thread_fence(memory_order_seq_cst);
-	if (reg_load_relaxed(&r->irq_en) || reg_load_relaxed(&ri->aicpu_irq_en))
+	if (pto_exec_irq_wanted(ex, core))
 		ex->ops->raise_irq(ex, core);
 }
 
@@ -225,7 +229,7 @@ uint32_t pto_exec_run_task(struct pto_exec *ex, uint32_t core, uint32_t id)
 	atomic_thread_fence(memory_order_seq_cst);
 	if (ex->ops->task_done && ex->ops->task_done(ex, core, &next))
 		return next;
-	if (reg_load_relaxed(&r->irq_en) || reg_load_relaxed(&ri->aicpu_irq_en))
+	if (pto_exec_irq_wanted(ex, core))
 		ex->ops->raise_irq(ex, core);
 	return next;
 }

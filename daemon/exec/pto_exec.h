@@ -175,6 +175,12 @@ void pto_exec_init(struct pto_exec *ex, void *regs,
 uint32_t pto_exec_run_task(struct pto_exec *ex, uint32_t core, uint32_t id);
 
 /*
+ * Whether the AICPU wants an interrupt for @core's events: the core's
+ * irq_en or the AICPU's aicpu_irq_en is set (read after a full fence).
+ */
+bool pto_exec_irq_wanted(const struct pto_exec *ex, uint32_t core);
+
+/*
  * SIP_REPORT_PRE_COMPLETE for @core: its bit ORed into the doorbell,
  * then, as a completion does, the AICPU interrupt if the core's irq_en
  * or the AICPU's aicpu_irq_en is set. What a kernel's report comes to,

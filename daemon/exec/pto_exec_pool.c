@@ -401,8 +401,7 @@ static bool step(struct pto_exec_pool *p, uint32_t c, int *then)
 			poke_monitor(p);
 		next = pto_exec_run_task(p->ex, c, dmb - 1);
 		atomic_fetch_sub(&p->busy, 1);
-		polled = !reg_load_relaxed(&r->irq_en) &&
-			 !reg_load_relaxed(&pto_regs_info(p->ex->regs)->aicpu_irq_en);
+		polled = !pto_exec_irq_wanted(p->ex, c);
 	}
 	atomic_store_explicit(&pc->claim, 0, memory_order_release);
 	/*
