@@ -1004,7 +1004,12 @@ static void take_pre_reports_locked(struct pto2_engine *e)
 	}
 	if (!any)
 		return;
-	/* busy in the HWS too: a completion not yet taken leaves it so */
+	/*
+	 * hws_sip_pre_complete() refuses the whole mask if one SIP is idle
+	 * in the HWS; a busy core's is not (completions clear busy first,
+	 * then complete the SIP under this lock), but a lost report costs
+	 * only an early launch, a refused mask every report of the round
+	 */
 	hws_status(&e->hws, 0, &idle, NULL, NULL);
 	for (i = 0; i < HWS_MASK_WORDS; i++)
 		sips.w[i] &= ~idle.w[i];
