@@ -342,7 +342,10 @@ struct client {
 	 * the heap buffer, which keeps it allocated. @sbx_crashes: crashes
 	 * since @sbx_crash_t0 (PTOD_SBX_CRASHES in PTOD_SBX_CRASH_WINDOW_NS
 	 * restart it); @sbx_gave_up (under d->dev_lock): not restarted, the
-	 * client's graphs fail (its note says why).
+	 * client's graphs fail (its note says why); @sbx_swapping (under
+	 * d->dev_lock): from the reap of a crashed sandbox until pto-aicore
+	 * has the new one (or the client has none), when a graph let in
+	 * would send its tasks to the dead sandbox.
 	 */
 	gid_t gid;
 	uint32_t sbx;
@@ -353,6 +356,7 @@ struct client {
 	uint32_t sbx_crashes;
 	int64_t sbx_crash_t0;
 	bool sbx_gave_up;
+	bool sbx_swapping;
 	void *heap_pin;
 	size_t heap_len;
 	uint32_t heap_handle;		/* its GM_ALLOC handle, 0: none */

@@ -703,11 +703,13 @@ static int run_admit(struct client *c)
 		return -EOWNERDEAD;	/* its note says why */
 	/*
 	 * Its sandbox died (a kernel of the last graph crashed it) and the
-	 * main thread has not reaped it yet: whether it is started again or
-	 * given up is decided there, and ptod_sbx_reaped() wakes us. Let in
-	 * now, the graph's tasks would go to the dead sandbox and fail.
+	 * main thread has not reaped it yet, or has started a new one that
+	 * pto-aicore has not taken yet: whether it is started again or given
+	 * up is decided there, and ptod_sbx_reaped() wakes us once
+	 * pto-aicore has the new one. Let in now, the graph's tasks would
+	 * go to the dead sandbox and fail.
 	 */
-	if (c->sbx_pid > 0 && ptod_sbx_exited(c->sbx_pid))
+	if (c->sbx_swapping || (c->sbx_pid > 0 && ptod_sbx_exited(c->sbx_pid)))
 		return 1;
 	if (!d->exec_ready)
 		return 1;

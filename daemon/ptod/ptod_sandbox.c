@@ -875,12 +875,16 @@ static bool sbx_restart_paid(struct client *c)
 }
 
 /*
- * The reap of a client's sandbox is over (started again, or given up):
- * a graph waiting in run_admit() for it may go on.
+ * The reap of @c's sandbox is over (started again and taken by
+ * pto-aicore, or given up): a graph waiting in run_admit() for it may go
+ * on.
  */
-static void reaped_wake(struct ptod *d)
+static void reaped_wake(struct client *c)
 {
+	struct ptod *d = c->d;
+
 	pthread_mutex_lock(&d->dev_lock);
+	c->sbx_swapping = false;
 	pthread_cond_broadcast(&d->dev_cond);
 	pthread_mutex_unlock(&d->dev_lock);
 }
@@ -912,6 +916,7 @@ bool ptod_sbx_reaped(struct ptod *d, pid_t pid, int status)
 		snprintf(c->note, sizeof(c->note),
 			 "the client's kernel sandbox (pid %d) %s", (int)pid, why);
 	c->sbx_pid = 0;
+	c->sbx_swapping = true;
 	pthread_mutex_unlock(&d->dev_lock);
 	sbx_fds_close(c);
 	/*
@@ -928,7 +933,7 @@ bool ptod_sbx_reaped(struct ptod *d, pid_t pid, int status)
 			if (d->exec_ready && ctl_answers(d, c->sbx, c->sbx_pid))
 				ptod_log(PTOD_LOG_ERR, "client %u: pto-aicore did not take its new sandbox",
 					 c->id);
-			reaped_wake(d);
+			reaped_wake(c);
 			return true;
 		}
 		ptod_log(PTOD_LOG_ERR, "client %u: cannot restart its sandbox",
@@ -936,7 +941,7 @@ bool ptod_sbx_reaped(struct ptod *d, pid_t pid, int status)
 	}
 	ctl_send(d, PTO_SBX_CTL_REMOVE, c);	/* fails its waiting tasks */
 	ctl_answers(d, 0, 0);
-	reaped_wake(d);
+	reaped_wake(c);
 	return true;
 }
 
