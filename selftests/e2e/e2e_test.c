@@ -2770,6 +2770,88 @@ TEST_F_TIMEOUT(e2e, sandbox_crash_loop_not_restarted, 150)
 	vector_passes(_metadata, "other");
 }
 
+/*
+ * Run pto_e2e pre REPORT PRE_RUN_MS as nobody (its kernel in a sandbox)
+ * and watch the HWS register SIP_REPORT_PRE_COMPLETE through @regs until
+ * the client ends: the bits seen set (OR'd) into @seen, the bits still
+ * set after its end into @after.
+ */
+#define PRE_RUN_MS	1500
+
+static void pre_watch(struct __test_metadata *_metadata, void *regs,
+		      bool report, uint64_t seen[PTO_CORE_MASK_WORDS],
+		      uint64_t after[PTO_CORE_MASK_WORDS])
+{
+	_Atomic uint64_t *bell =
+		PTO_REG64(pto_regs_hws(regs)->sip_report_pre_complete);
+	int64_t until = mono_ms() + CLIENT_MS;
+	struct proc p;
+	unsigned int w;
+
+	ASSERT_EQ(0, e2e_start_as(&p, "pre", NOBODY, false, NULL,
+				  ARGS("pre", report ? "1" : "0",
+				       STR(PRE_RUN_MS))));
+	memset(seen, 0, PTO_CORE_MASK_WORDS * sizeof(*seen));
+	for (;;) {
+		struct pollfd pfd = { .fd = p.pidfd, .events = POLLIN };
+
+		for (w = 0; w < PTO_CORE_MASK_WORDS; w++)
+			seen[w] |= atomic_load(&bell[w]);
+		if (poll(&pfd, 1, 1) != 0 || mono_ms() > until)
+			break;
+	}
+	ASSERT_EQ(0, proc_wait(&p, CLIENT_MS));
+	for (w = 0; w < PTO_CORE_MASK_WORDS; w++)
+		after[w] = atomic_load(&bell[w]);
+	EXPECT_TRUE(exited_ok(&p));
+	EXPECT_TRUE(case_passed(p.text, "pre")) TH_LOG("%s", p.text);
+	proc_free(&p);
+}
+
+static unsigned int bits_in(const uint64_t m[PTO_CORE_MASK_WORDS])
+{
+	unsigned int w, n = 0;
+
+	for (w = 0; w < PTO_CORE_MASK_WORDS; w++)
+		n += (unsigned int)__builtin_popcountll(m[w]);
+	return n;
+}
+
+/*
+ * A sandboxed kernel's pre-complete report reaches the device: a nobody
+ * client's kernel that calls pto_kernel_pre_complete() at its start and
+ * then runs PRE_RUN_MS more sets its core's bit, one bit, in the HWS
+ * register SIP_REPORT_PRE_COMPLETE (the sandbox forwards it through its
+ * mailbox, pto-aicore into the register), and the bit goes when ptod
+ * takes the core's completion. The same kernel told not to report sets
+ * none. Outside SIP report mode (the registers' defaults) ptod leaves the
+ * bits for completions to drop, so a read-only mapping of the register
+ * file sees them.
+ */
+TEST_F_TIMEOUT(e2e, sandbox_kernel_pre_complete_report, 150)
+{
+	uint64_t seen[PTO_CORE_MASK_WORDS], after[PTO_CORE_MASK_WORDS];
+	struct pto_info info;
+	void *regs;
+	int fd;
+
+	if (E->user)
+		SKIP(return, SANDBOX_ON_USER_DEVICE);
+	fd = regs_map(&info, &regs);
+	ASSERT_LE(0, fd) TH_LOG("the register file: %s", strerror(-fd));
+	pre_watch(_metadata, regs, true, seen, after);
+	note("reporting kernel: %u bit(s) seen set, %u left after the run",
+	     bits_in(seen), bits_in(after));
+	EXPECT_EQ(1, bits_in(seen));
+	EXPECT_EQ(0, bits_in(after));
+	pre_watch(_metadata, regs, false, seen, after);
+	note("kernel that does not report: %u bit(s) seen set", bits_in(seen));
+	EXPECT_EQ(0, bits_in(seen));
+	EXPECT_EQ(0, bits_in(after));
+	munmap(regs, info.regs_size);
+	close(fd);
+}
+
 /* a user of this test's own, whose sandbox starts no other test spends */
 #define CRASH_BUDGET_UID	65530
 

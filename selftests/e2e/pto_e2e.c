@@ -1297,6 +1297,43 @@ static int run_rendezvous(int argc, char **argv)
 	return ret ? 1 : 0;
 }
 
+#define PRE_K	17	/* kernel id of pre_kernel.so */
+
+/* one task of pre_kernel.so: args[0] report or not, args[1] ms */
+static int orch_pre(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	PTOParam p[] = { make_scalar_param(args[0]),
+			 make_scalar_param(args[1]) };
+
+	(void)argc;
+	pto2_rt_submit_task(rt, PRE_K, PTO2_WORKER_VECTOR, p, 2);
+	return 0;
+}
+
+/*
+ * pre REPORT MS: one task whose kernel sends its pre-complete report at
+ * its start if REPORT is 1, then runs MS ms more; it must pass.
+ */
+static int run_pre(int argc, char **argv)
+{
+	uint64_t args[2];
+	char msg[4096];
+	int ret;
+
+	if (argc < 2) {
+		fprintf(stderr, "pre: REPORT (0 or 1) and MS\n");
+		return 1;
+	}
+	args[0] = strtoull(argv[0], NULL, 10);
+	args[1] = strtoull(argv[1], NULL, 10);
+	if (load_e2e_kernel(PRE_K, "pre_kernel.so"))
+		return 1;
+	ret = pto_run(cl, orch_pre, args, 2, msg, sizeof(msg));
+	printf("status=%d (%s)\n%s\n", ret, strerror(-ret), msg);
+	printf("CASE pre: %s\n", ret ? "FAIL" : "PASS");
+	return ret ? 1 : 0;
+}
+
 /* ---- probe tasks: where and when a run's tasks ran ----------------------------------- */
 
 #define PROBE_AIV	12	/* kernel ids of probe_kernel.so */
@@ -4913,6 +4950,8 @@ static int run_case(int argc, char **argv)
 		ret = run_reload(argc > 1 ? atol(argv[1]) : 10);
 	else if (!strcmp(argv[0], "rendezvous"))
 		ret = run_rendezvous(argc - 1, argv + 1);
+	else if (!strcmp(argv[0], "pre"))
+		ret = run_pre(argc - 1, argv + 1);
 	else if (!strcmp(argv[0], "hostile"))
 		ret = run_hostile(argc - 1, argv + 1);
 	else if (!strcmp(argv[0], "stream"))
@@ -5018,7 +5057,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|closedev|rerun|streampad|reload|rendezvous|crash-next|crash-loop|crash-budget|misuse|hostile|sbxchurn|stream|hang|probe|probe-n|prio|chain|badbuf|badph|phring|hazards|random|proto|freed|freed-tensor|reload-quota|reload-busy|kshare|freed-named|reload-defer|unpriv|reclen|kversion|misaligned|graphs|outside|forge|rawhead|rawcluster|clpairs|slots|idle|flood|pings|quota|noquota|quota-rt|hellos|peer|churn|conns ...\n");
+		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|closedev|rerun|streampad|reload|rendezvous|pre|crash-next|crash-loop|crash-budget|misuse|hostile|sbxchurn|stream|hang|probe|probe-n|prio|chain|badbuf|badph|phring|hazards|random|proto|freed|freed-tensor|reload-quota|reload-busy|kshare|freed-named|reload-defer|unpriv|reclen|kversion|misaligned|graphs|outside|forge|rawhead|rawcluster|clpairs|slots|idle|flood|pings|quota|noquota|quota-rt|hellos|peer|churn|conns ...\n");
 		return 2;
 	}
 	/* without libpto: the socket alone */
