@@ -2793,12 +2793,11 @@ static void pre_watch(struct __test_metadata *_metadata, void *regs,
 				       STR(PRE_RUN_MS))));
 	memset(seen, 0, PTO_CORE_MASK_WORDS * sizeof(*seen));
 	for (;;) {
-		struct pollfd pfd = { .fd = p.pidfd, .events = POLLIN };
-
 		for (w = 0; w < PTO_CORE_MASK_WORDS; w++)
 			seen[w] |= atomic_load(&bell[w]);
-		if (poll(&pfd, 1, 1) != 0 || mono_ms() > until)
+		if (!proc_running(&p) || mono_ms() > until)
 			break;
+		usleep(1000);
 	}
 	ASSERT_EQ(0, proc_wait(&p, CLIENT_MS));
 	for (w = 0; w < PTO_CORE_MASK_WORDS; w++)

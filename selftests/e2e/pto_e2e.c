@@ -1329,9 +1329,7 @@ static int run_pre(int argc, char **argv)
 	if (load_e2e_kernel(PRE_K, "pre_kernel.so"))
 		return 1;
 	ret = pto_run(cl, orch_pre, args, 2, msg, sizeof(msg));
-	printf("status=%d (%s)\n%s\n", ret, strerror(-ret), msg);
-	printf("CASE pre: %s\n", ret ? "FAIL" : "PASS");
-	return ret ? 1 : 0;
+	return report_case("pre", ret == 0, ret, msg);
 }
 
 /* ---- probe tasks: where and when a run's tasks ran ----------------------------------- */
