@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <pto-private/futex.h>
 #include <pto-private/sandbox.h>
 
 int pto_sbx_mailbox_create(uint32_t nr_cores)
@@ -37,4 +38,10 @@ fail:
 	ret = -errno;
 	close(fd);
 	return ret;
+}
+
+void pto_sbx_slot_wake(struct pto_sbx_slot *s)
+{
+	atomic_fetch_add_explicit(&s->wake, 1, memory_order_release);
+	pto_futex_wake_shared(&s->wake, 1);
 }

@@ -316,8 +316,7 @@ static void sbx_pre_complete(struct pto_exec *ex, uint32_t core)
 			      atomic_load_explicit(&slot->req,
 						   memory_order_relaxed),
 			      memory_order_release);
-	atomic_fetch_add_explicit(&slot->wake, 1, memory_order_release);
-	pto_futex_wake_shared(&slot->wake, 1);
+	pto_sbx_slot_wake(slot);
 }
 
 static const struct pto_exec_ops sbx_exec_ops = {
@@ -366,8 +365,7 @@ static void run_slot(struct sandbox *sb, uint32_t core)
 	atomic_store_explicit(&slot->res,
 			      (uint64_t)seq << 32 | (uint32_t)status,
 			      memory_order_release);
-	atomic_fetch_add_explicit(&slot->wake, 1, memory_order_release);
-	pto_futex_wake_shared(&slot->wake, 1);
+	pto_sbx_slot_wake(slot);
 }
 
 static void *worker_main(void *arg);

@@ -142,6 +142,13 @@ static inline struct pto_sbx_slot *pto_sbx_slot(struct pto_sbx_hdr *h,
 	       core;
 }
 
+/*
+ * The sandbox's side, after it stored an answer or a report in @s: bump
+ * the word, then wake the executor's waiter (the word moves first, so a
+ * waiter about to sleep on the value it read returns at once).
+ */
+void pto_sbx_slot_wake(struct pto_sbx_slot *s);
+
 /* ---- ptod <-> pto-aicore: the control channel ---------------------------------
  *
  * A SOCK_SEQPACKET socket pair; pto-aicore gets its end as -C FD. ptod

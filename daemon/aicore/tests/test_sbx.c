@@ -85,14 +85,12 @@ static void sandbox_main(int mfd, bool answer, int32_t status)
 			done[c] = req;
 			for (int i = 0; i < 2; i++) {
 				atomic_store(&s->pre, req);
-				atomic_fetch_add(&s->wake, 1);
-				pto_futex_wake_shared(&s->wake, 1);
+				pto_sbx_slot_wake(s);
 			}
 			pto_sleep_ns(1000000);
 			atomic_store(&s->res,
 				     (uint64_t)req << 32 | (uint32_t)status);
-			atomic_fetch_add(&s->wake, 1);
-			pto_futex_wake_shared(&s->wake, 1);
+			pto_sbx_slot_wake(s);
 		}
 		pto_sleep_ns(1000000);
 	}
