@@ -122,6 +122,11 @@
  */
 #define PTOD_SBX_STARTS_BURST	32
 #define PTOD_SBX_STARTS_RATE	10
+/*
+ * A run whose sandbox died before the main thread reaped it waits this
+ * long at most for the reap's note of why, to put it in its message (ms)
+ */
+#define PTOD_SBX_NOTE_WAIT_MS	2000
 
 struct ptod;
 struct client;

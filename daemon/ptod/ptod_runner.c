@@ -811,6 +811,34 @@ static void send_done(struct client *c, int status, const char *msg)
 	send_done_stats(c, status, msg, NULL);
 }
 
+/*
+ * @c's run failed, and its sandbox has died but the main thread has not
+ * reaped it yet (dev_lock held). pto-aicore fails a task of a dead
+ * sandbox as soon as it sees the death, through the sandbox's pidfd or
+ * the main thread's REMOVE, so the run can end before
+ * ptod_sbx_reaped() has written the note of why: wait for the note, so
+ * that the run's message says why its sandbox died. Not past a stop
+ * (client_stop() wakes us: the main thread may be about to join this
+ * thread), nor past PTOD_SBX_NOTE_WAIT_MS (it may be busy).
+ */
+static void sbx_death_noted(struct client *c)
+{
+	struct ptod *d = c->d;
+	pid_t pid = c->sbx_pid;
+	struct timespec ts;
+
+	if (c->note[0] || pid <= 0 || !ptod_sbx_exited(pid))
+		return;
+	clock_gettime(CLOCK_REALTIME, &ts);	/* dev_cond's clock */
+	ts.tv_nsec += (PTOD_SBX_NOTE_WAIT_MS % 1000) * 1000000L;
+	ts.tv_sec += PTOD_SBX_NOTE_WAIT_MS / 1000 + ts.tv_nsec / 1000000000L;
+	ts.tv_nsec %= 1000000000L;
+	while (!c->note[0] && c->sbx_pid == pid &&
+	       !atomic_load(&c->stop_err) && !d->shutting_down)
+		if (pthread_cond_timedwait(&d->dev_cond, &d->dev_lock, &ts))
+			break;
+}
+
 static void run_graph(struct client *c)
 {
 	struct ptod *d = c->d;
@@ -859,6 +887,8 @@ static void run_graph(struct client *c)
 		ret = atomic_load(&c->stop_err);
 		snprintf(msg, sizeof(msg), "%s", stop_reason(c, ret));
 	} else {
+		if (ret)
+			sbx_death_noted(c);
 		snprintf(msg, sizeof(msg), "%s%s%s", ret ? graph_msg(c) : "",
 			 ret && c->note[0] ? "\n" : "", ret ? c->note : "");
 		if (c->gerr)

@@ -917,6 +917,7 @@ bool ptod_sbx_reaped(struct ptod *d, pid_t pid, int status)
 			 "the client's kernel sandbox (pid %d) %s", (int)pid, why);
 	c->sbx_pid = 0;
 	c->sbx_swapping = true;
+	pthread_cond_broadcast(&d->dev_cond);	/* sbx_death_noted() */
 	pthread_mutex_unlock(&d->dev_lock);
 	sbx_fds_close(c);
 	/*
