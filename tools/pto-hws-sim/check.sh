@@ -142,6 +142,32 @@ done <<'MACHINES'
 --experiment b --count 1|--cores 8:5
 MACHINES
 
+echo "== experiments: an option one would ignore is refused, named"
+# the run | what the error names
+while IFS='|' read -r run what; do
+	# shellcheck disable=SC2086
+	if $SIM $run > "$tmp/e.out" 2>&1; then
+		echo "$run was accepted"; exit 1
+	fi
+	grep -qF -e "$what" "$tmp/e.out" || { cat "$tmp/e.out"; exit 1; }
+	echo "ok: $run: $(cat "$tmp/e.out")"
+done <<'EXPERIMENTS'
+--experiment c|bad value for --experiment: 'c'
+--experiment ab|bad value for --experiment: 'ab'
+--experiment a --device 24|--experiment a does not take --device
+--experiment b --device 24|--experiment b does not take --device
+--experiment a --cores 4|--experiment a does not take --cores
+--experiment a --arrive 5ms|--experiment a does not take --arrive
+--experiment a --mix 3|--experiment a does not take --mix
+--experiment b --random 3|--experiment b does not take --random
+--experiment b --per-dag|--experiment b does not take --per-dag
+--experiment a --digest|--experiment a does not take --per-dag or --digest
+--experiment b --dump -|--experiment b does not take --dump
+--experiment a one.dag|--experiment a does not take DAG files
+--random 1 --count 3|--count and --mix are --experiment's
+--random 1 --mix 3|--count and --mix are --experiment's
+EXPERIMENTS
+
 echo "== SLR: a DAG of zero-cost tasks has no critical path to compare with"
 # 0, not inf: "-" alone, left out of the mean beside a DAG that has one
 printf 'dag z\ntask 0 cost 0\ntask 1 cost 0 pred 0\n' > "$tmp/zero.dag"

@@ -43,6 +43,8 @@ struct opts {
 	uint32_t prio_mode;
 };
 
+#define SIM_MIX_DEFAULT	6	/* experiment b: DAGs per mix */
+
 #define SET_PROMOTE	(1U << 0)
 #define SET_THRESHOLD	(1U << 1)
 #define SET_SCALE	(1U << 2)
@@ -945,6 +947,8 @@ static int set_output_opt(struct opts *o, int c, const char *arg)
 		o->sim.check = true;
 		return 0;
 	case OPT_EXPERIMENT:
+		if (strcmp(arg, "a") && strcmp(arg, "b"))
+			return -EINVAL;
 		o->experiment = arg[0];
 		return 0;
 	case OPT_COUNT:
@@ -968,7 +972,7 @@ static int parse_args(struct opts *o, int argc, char **argv)
 	gen_defaults(&o->gen);
 	o->seed = 1;
 	o->cluster = 4;
-	o->mix = 6;
+	o->mix = SIM_MIX_DEFAULT;
 	sim_opts_default(&o->sim);
 	while ((c = getopt_long(argc, argv, "h", long_opts, &idx)) != -1) {
 		if (c == 'h') {
@@ -996,23 +1000,54 @@ static int parse_args(struct opts *o, int argc, char **argv)
 	return -1;
 }
 
-/* --experiment a|b, with its defaults. */
-static int run_experiment(struct opts *o)
+/*
+ * What experiment @o->experiment sets itself or does not use, named
+ * (NULL: nothing): refused, so that no option is silently ignored.
+ * @nfiles: DAG files on the command line.
+ */
+static const char *experiment_ignores(const struct opts *o, int nfiles)
 {
+	bool a = o->experiment == 'a';
+
+	if (nfiles)
+		return "DAG files (the experiments generate their DAGs)";
+	if (o->ngen)
+		return "--random, --forkjoin or --pa (the experiments generate random DAGs)";
+	if (o->device)
+		return "--device (the experiments run on uniform cores)";
+	if (a && o->cores)
+		return "--cores (experiment a runs 2, 4 and 8 cores)";
+	if (a && o->arrive_mean)
+		return "--arrive (experiment a runs each DAG alone)";
+	if (a && o->mix != SIM_MIX_DEFAULT)
+		return "--mix (it is experiment b's)";
+	if (o->dump)
+		return "--dump";
+	if (o->per_dag || o->digest)
+		return "--per-dag or --digest (the experiments print a line per run or mix)";
+	return NULL;
+}
+
+/* --experiment a|b (parse_args() took no other), with its defaults. */
+static int run_experiment(struct opts *o, int nfiles)
+{
+	const char *what = experiment_ignores(o, nfiles);
+
+	if (what) {
+		fprintf(stderr, "pto-hws-sim: --experiment %c does not take %s\n",
+			o->experiment, what);
+		return 2;
+	}
 	if (o->experiment == 'a') {
 		if (!o->count)
 			o->count = 100;
 		return experiment_a(o);
 	}
-	if (o->experiment == 'b') {
-		if (!o->count)
-			o->count = 20;
-		if (!o->arrive_mean)
-			o->arrive_mean = 10000000;
-		return experiment_b(o);
-	}
-	fprintf(stderr, "pto-hws-sim: experiment a or b\n");
-	return 2;
+	if (!o->count)
+		o->count = 20;
+	if (!o->arrive_mean)
+		o->arrive_mean = 10000000;
+	return experiment_b(o);
 }
 
 /* The DAG files @files[0..@n) ("-": stdin) into @w; 0 or exit status 1. */
@@ -1066,7 +1101,11 @@ int main(int argc, char **argv)
 	if (ret >= 0)
 		return ret;
 	if (o.experiment)
-		return run_experiment(&o);
+		return run_experiment(&o, argc - optind);
+	if (o.count || o.mix != SIM_MIX_DEFAULT) {
+		fprintf(stderr, "pto-hws-sim: --count and --mix are --experiment's\n");
+		return 2;
+	}
 	if (!o.cores && !o.device)
 		o.device = 24;
 	ret = read_files(&w, argv + optind, argc - optind);
