@@ -51,6 +51,16 @@ dag a\ntask 0 cost 1ms\ntask 1 cost 1ms pred 0,,0\n|bad.dag:3: task 1: predecess
 dag a\ntask 0 cost 1ms\ntask 1 cost 1ms pred 0,\n|bad.dag:3: task 1: predecessor ''
 FILES
 
+echo "== DAG files: a predecessor named twice is one edge"
+# within a list and across two pred fields of the same line; a task of
+# the next line may name the same predecessors again
+printf 'dag a\ntask 0 cost 1ms\ntask 1 cost 1ms\ntask 2 cost 1ms pred 0,1,0 pred 1,0\ntask 3 cost 1ms pred 1,0,1\n' \
+	> "$tmp/dup.dag"
+$SIM --cores 2 --dump - "$tmp/dup.dag" | grep '^task [23] ' > "$tmp/dup.out"
+printf 'task 2 cost 1ms type any pred 0,1\ntask 3 cost 1ms type any pred 1,0\n' |
+	diff - "$tmp/dup.out" || { echo "want each predecessor once, as named first"; exit 1; }
+echo "ok: $(tr '\n' ';' < "$tmp/dup.out")"
+
 echo "== --prio norm orders one DAG's kernels as --prio rank does"
 # the ranks over a per-DAG constant: the same order, the same schedule,
 # also when the first task's rank is 0 (a zero-cost task without successors)

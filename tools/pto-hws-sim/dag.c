@@ -55,6 +55,15 @@ struct sim_task *dag_add_task(struct sim_dag *d)
 	return t;
 }
 
+/* @pred, which @t does not have yet, as its next predecessor. */
+static void task_push_pred(struct sim_task *t, uint32_t pred)
+{
+	if (!(t->npred & (t->npred - 1)))
+		t->pred = xrealloc(t->pred, (t->npred ? 2 * t->npred : 1) *
+				   sizeof(*t->pred));
+	t->pred[t->npred++] = pred;
+}
+
 void task_add_pred(struct sim_task *t, uint32_t pred)
 {
 	uint32_t i;
@@ -62,10 +71,7 @@ void task_add_pred(struct sim_task *t, uint32_t pred)
 	for (i = 0; i < t->npred; i++)
 		if (t->pred[i] == pred)
 			return;
-	if (!(t->npred & (t->npred - 1)))
-		t->pred = xrealloc(t->pred, (t->npred ? 2 * t->npred : 1) *
-				   sizeof(*t->pred));
-	t->pred[t->npred++] = pred;
+	task_push_pred(t, pred);
 }
 
 void wl_free(struct workload *w)
@@ -229,6 +235,13 @@ struct reader {
 	struct sim_dag *d;	/* the DAG being read, or NULL */
 	struct idmap ids;	/* its task ids */
 	char *save;		/* strtok_r() state of the line */
+	/*
+	 * Per task of the DAG (by index, @nmark of them): the line that
+	 * last named it as a predecessor, so that a task's list of them
+	 * is kept free of repeats in one pass, not one per predecessor
+	 */
+	uint32_t *mark;
+	uint32_t nmark;
 };
 
 /* The error "FILE:LINE: ..."; returns -EINVAL. */
@@ -322,6 +335,12 @@ static int parse_preds(struct reader *rd, struct sim_task *t, char *val)
 	uint32_t v, x;
 	char *p;
 
+	if (rd->nmark < rd->d->ntask) {
+		rd->mark = xrealloc(rd->mark, rd->d->ntask * sizeof(*rd->mark));
+		memset(rd->mark + rd->nmark, 0,
+		       (rd->d->ntask - rd->nmark) * sizeof(*rd->mark));
+		rd->nmark = rd->d->ntask;
+	}
 	while ((p = pto_next_field(&val, ','))) {
 		if (parse_u32(p, ID_MAX - 1, &v))
 			return perr(rd, "task %u: predecessor '%s'", t->id, p);
@@ -329,7 +348,10 @@ static int parse_preds(struct reader *rd, struct sim_task *t, char *val)
 		if (x == UINT32_MAX || v == t->id)
 			return perr(rd, "task %u: predecessor %u is not an earlier task of dag %s",
 				    t->id, v, rd->d->name);
-		task_add_pred(t, x);
+		if (rd->mark[x] != rd->line) {	/* lines count from 1 */
+			rd->mark[x] = rd->line;
+			task_push_pred(t, x);
+		}
 	}
 	return 0;
 }
@@ -511,6 +533,7 @@ int wl_parse(FILE *f, const char *fname, struct workload *w, char *err,
 	}
 	free(buf);
 	free(rd.ids.idx);
+	free(rd.mark);
 	return ret;
 }
 
