@@ -1798,7 +1798,6 @@ static void clusters_release_locked(struct pto2_engine *e, PTO2Runtime *rt)
 int pto2_engine_attach(struct pto2_engine *e, PTO2Runtime *rt)
 {
 	struct timespec ts;
-	int64_t until;
 	uint32_t s;
 	int ret;
 
@@ -1815,10 +1814,7 @@ int pto2_engine_attach(struct pto2_engine *e, PTO2Runtime *rt)
 			pthread_mutex_unlock(&e->lock);
 			return ret;
 		}
-		clock_gettime(CLOCK_REALTIME, &ts);
-		until = (int64_t)ts.tv_nsec + ATTACH_ERROR_POLL_NS;
-		ts.tv_sec += (time_t)(until / 1000000000LL);
-		ts.tv_nsec = (long)(until % 1000000000LL);
+		ts = pto_cond_deadline(ATTACH_ERROR_POLL_NS);
 		pthread_cond_timedwait(&e->slot_cond, &e->lock, &ts);
 	}
 	ret = hws_dag_open(&e->hws, s, rt->dag_total, rt->dag_dynamic);

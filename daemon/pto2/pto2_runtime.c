@@ -1851,14 +1851,7 @@ int pto2_runtime_wait(PTO2Runtime *rt, uint64_t timeout_ns)
 			continue;
 		if (deadline && until > deadline)
 			until = deadline;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		{
-			uint64_t rt_ns = (uint64_t)ts.tv_sec * 1000000000ULL +
-					 (uint64_t)ts.tv_nsec + (until - now);
-
-			ts.tv_sec = (time_t)(rt_ns / 1000000000ULL);
-			ts.tv_nsec = (long)(rt_ns % 1000000000ULL);
-		}
+		ts = pto_cond_deadline(until - now);
 		pthread_cond_timedwait(&rt->cond, &rt->lock, &ts);
 	}
 	pthread_mutex_unlock(&rt->lock);

@@ -829,10 +829,7 @@ static void sbx_death_noted(struct client *c)
 
 	if (c->note[0] || pid <= 0 || !ptod_sbx_exited(pid))
 		return;
-	clock_gettime(CLOCK_REALTIME, &ts);	/* dev_cond's clock */
-	ts.tv_nsec += (PTOD_SBX_NOTE_WAIT_MS % 1000) * 1000000L;
-	ts.tv_sec += PTOD_SBX_NOTE_WAIT_MS / 1000 + ts.tv_nsec / 1000000000L;
-	ts.tv_nsec %= 1000000000L;
+	ts = pto_cond_deadline(PTOD_SBX_NOTE_WAIT_MS * 1000000ULL);
 	while (!c->note[0] && c->sbx_pid == pid &&
 	       !atomic_load(&c->stop_err) && !d->shutting_down)
 		if (pthread_cond_timedwait(&d->dev_cond, &d->dev_lock, &ts))

@@ -27,6 +27,22 @@ static inline int64_t pto_mono_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+/*
+ * The CLOCK_REALTIME time @ns from now: the deadline of a
+ * pthread_cond_timedwait() on a condition variable of the default clock.
+ */
+static inline struct timespec pto_cond_deadline(uint64_t ns)
+{
+	struct timespec ts;
+	uint64_t t;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	t = (uint64_t)ts.tv_nsec + ns;
+	ts.tv_sec += (time_t)(t / 1000000000ULL);
+	ts.tv_nsec = (long)(t % 1000000000ULL);
+	return ts;
+}
+
 /* A relative time in ns as a struct timespec. */
 static inline struct timespec pto_ns_to_timespec(uint64_t ns)
 {
