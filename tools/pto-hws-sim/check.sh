@@ -13,6 +13,19 @@ MAKESPAN=${2:-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
+# refused "COMMAND" WANT: COMMAND (split into words) fails, and the
+# first line it prints begins with WANT
+refused() {
+	# shellcheck disable=SC2086
+	if $1 > "$tmp/e.out" 2>&1; then
+		echo "$1 was accepted"; exit 1
+	fi
+	case $(head -n 1 "$tmp/e.out") in
+	"$2"*) echo "ok: $1: $(head -n 1 "$tmp/e.out")" ;;
+	*) echo "$1: want \"$2...\""; cat "$tmp/e.out"; exit 1 ;;
+	esac
+}
+
 echo "== DAG files: generated workloads replay to the same results"
 # generator | machine and model
 while IFS='|' read -r gen run; do
@@ -94,12 +107,8 @@ echo "ok: $(cat "$tmp/early.out")"
 
 echo "== options: a value out of range is refused, not wrapped or cast"
 while read -r opt val; do
-	if $SIM --forkjoin 1 --cores 2 "$opt" "$val" > "$tmp/e.out" 2>&1; then
-		echo "$opt $val was accepted"; exit 1
-	fi
-	grep -q "bad value for $opt: '$val'" "$tmp/e.out" ||
-		{ cat "$tmp/e.out"; exit 1; }
-	echo "ok: $opt $val"
+	refused "$SIM --forkjoin 1 --cores 2 $opt $val" \
+		"pto-hws-sim: bad value for $opt: '$val'"
 done <<'OPTS'
 --branches 4294967295
 --branches 4294967296
@@ -138,13 +147,7 @@ OPTS
 echo "== machines: one the HWS cannot lay out is refused, named"
 # the run | the machine
 while IFS='|' read -r run machine; do
-	# shellcheck disable=SC2086
-	if $SIM $run $machine > "$tmp/e.out" 2>&1; then
-		echo "$run $machine was accepted"; exit 1
-	fi
-	grep -q "^pto-hws-sim: $machine: " "$tmp/e.out" ||
-		{ cat "$tmp/e.out"; exit 1; }
-	echo "ok: $run: $(cat "$tmp/e.out")"
+	refused "$SIM $run $machine" "pto-hws-sim: $machine: "
 done <<'MACHINES'
 --forkjoin 1|--cores 8:5
 --forkjoin 1|--cores 1000:4
@@ -153,14 +156,9 @@ done <<'MACHINES'
 MACHINES
 
 echo "== experiments: an option one would ignore is refused, named"
-# the run | what the error names
+# the run | the error, after "pto-hws-sim: "
 while IFS='|' read -r run what; do
-	# shellcheck disable=SC2086
-	if $SIM $run > "$tmp/e.out" 2>&1; then
-		echo "$run was accepted"; exit 1
-	fi
-	grep -qF -e "$what" "$tmp/e.out" || { cat "$tmp/e.out"; exit 1; }
-	echo "ok: $run: $(cat "$tmp/e.out")"
+	refused "$SIM $run" "pto-hws-sim: $what"
 done <<'EXPERIMENTS'
 --experiment c|bad value for --experiment: 'c'
 --experiment ab|bad value for --experiment: 'ab'
@@ -207,12 +205,8 @@ if [ -n "$MAKESPAN" ]; then
 
 	echo "== pto-bench-makespan: a bad value is refused, named"
 	while read -r opt val; do
-		if "$MAKESPAN" -n 0 "$opt" "$val" > "$tmp/e.out" 2>&1; then
-			echo "$opt $val was accepted"; exit 1
-		fi
-		grep -q "bad value for $opt: '$val'" "$tmp/e.out" ||
-			{ cat "$tmp/e.out"; exit 1; }
-		echo "ok: $opt $val"
+		refused "$MAKESPAN -n 0 $opt $val" \
+			"pto-bench-makespan: bad value for $opt: '$val'"
 	done <<'OPTS'
 -n 12x
 -c 0
