@@ -883,6 +883,8 @@ static void plan_unit(struct pto2_engine *e, const struct hws_launch *l,
 		e->cores[core].pend = u;
 		atomic_fetch_add_explicit(&e->st_early, 1,
 					  memory_order_relaxed);
+		atomic_fetch_add_explicit(&rt->run_early, 1,
+					  memory_order_relaxed);
 		return;
 	}
 	units[(*n)++] = u;

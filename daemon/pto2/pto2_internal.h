@@ -103,6 +103,8 @@ struct PTO2Runtime {
 	_Atomic uint64_t run_busy_ns;		/* sum of ts_end - ts_start */
 	_Atomic uint64_t run_wait_ns;		/* sum of ts_start - ts_dispatch */
 	_Atomic uint64_t run_wait_max_ns;
+	_Atomic uint64_t run_early;		/* of run_blocks, launched early
+						 * (engine, at the decision) */
 	struct pto2_ready_queues rq;
 
 	/*

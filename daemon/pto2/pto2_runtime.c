@@ -351,6 +351,7 @@ static void runtime_reset(PTO2Runtime *rt)
 	atomic_store_explicit(&rt->run_busy_ns, 0, memory_order_relaxed);
 	atomic_store_explicit(&rt->run_wait_ns, 0, memory_order_relaxed);
 	atomic_store_explicit(&rt->run_wait_max_ns, 0, memory_order_relaxed);
+	atomic_store_explicit(&rt->run_early, 0, memory_order_relaxed);
 	rt->errmsg[0] = '\0';
 	atomic_store_explicit(&rt->error, 0, memory_order_relaxed);
 	rt->run_done = false;
@@ -585,6 +586,7 @@ void pto2_runtime_get_stats(PTO2Runtime *rt, struct pto2_stats *st)
 	st->busy_ns = atomic_load(&rt->run_busy_ns);
 	st->wait_ns = atomic_load(&rt->run_wait_ns);
 	st->wait_max_ns = atomic_load(&rt->run_wait_max_ns);
+	st->early = atomic_load(&rt->run_early);
 	pto2_engine_get_stats(rt->engine, &es);
 	st->sched_sleeps = es.sleeps;
 	st->kicks = es.kicks;

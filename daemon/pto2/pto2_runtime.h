@@ -293,6 +293,9 @@ struct pto2_stats {
 	uint64_t busy_ns;
 	uint64_t wait_ns;
 	uint64_t wait_max_ns;
+	/* of the run's core executions, those the HWS launched early: onto
+	 * a core still running its previous kernel, to start when it ends */
+	uint64_t early;
 };
 void pto2_runtime_get_stats(PTO2Runtime *rt, struct pto2_stats *st);
 /* Tasks completed so far (any thread, during a run too). */

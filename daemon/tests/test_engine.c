@@ -1087,11 +1087,14 @@ static int run_early(struct env *e, uint64_t d, int32_t kid, int *ret)
  * ones and wait there; the core's completion dispatches them. Every task
  * runs once, some of them so. Then SIP report mode: kernels that send no
  * pre-complete report (K_WHERE) launch nothing more early; kernels that
- * report at their start and run 2 ms more (K_PRE) do.
+ * report at their start and run 2 ms more (K_PRE) do. Each run's own
+ * count of early launches (pto2_stats.early, which ptod returns to the
+ * client) is the engine's count over the run.
  */
 static void t_early_launch(void)
 {
 	struct pto2_engine_stats st, st2, st3;
+	struct pto2_stats rs[3];
 	struct pto_hws_cfg r;
 	struct env e;
 	uint64_t d;
@@ -1107,6 +1110,7 @@ static void t_early_launch(void)
 	regs_write(e.sd, &r, true);
 	bad = run_early(&e, d, K_WHERE, &ret);
 	pto2_engine_get_stats(e.eng, &st);
+	pto2_runtime_get_stats(e.rt, &rs[0]);
 	ok(ret == 0 && bad == 0 && st.early > 0,
 	   "early launch: %d tasks, each ran once (%d not), %" PRIu64 " of them waited on a busy core (ret %d: %s)",
 	   EARLY_TASKS, bad, st.early, ret, pto2_rt_get_error_msg(e.rt));
@@ -1116,16 +1120,23 @@ static void t_early_launch(void)
 	if (!ret)
 		bad = run_early(&e, d, K_WHERE, &ret);
 	pto2_engine_get_stats(e.eng, &st2);
+	pto2_runtime_get_stats(e.rt, &rs[1]);
 	ok(ret == 0 && bad == 0 && st2.early == st.early,
 	   "early launch in report mode, kernels that do not report: none (%" PRIu64 " early before, %" PRIu64 " after; %d tasks not run once, ret %d)",
 	   st.early, st2.early, bad, ret);
 	if (!ret)
 		bad = run_early(&e, d, K_PRE, &ret);
 	pto2_engine_get_stats(e.eng, &st3);
+	pto2_runtime_get_stats(e.rt, &rs[2]);
 	ok(ret == 0 && bad == 0 && st3.early > st2.early,
 	   "early launch in report mode, kernels that report pre-complete: %" PRIu64 " of %d tasks waited on a busy core, each ran once (%d not; ret %d: %s)",
 	   st3.early - st2.early, EARLY_TASKS, bad, ret,
 	   pto2_rt_get_error_msg(e.rt));
+	ok(rs[0].early == st.early && rs[1].early == 0 &&
+	   rs[2].early == st3.early - st2.early,
+	   "early launch: each run counts its own (%" PRIu64 ", %" PRIu64 ", %" PRIu64 "; the engine's %" PRIu64 ", %" PRIu64 ", %" PRIu64 ")",
+	   rs[0].early, rs[1].early, rs[2].early, st.early,
+	   st2.early - st.early, st3.early - st2.early);
 	env_close(&e);
 }
 
