@@ -903,6 +903,7 @@ static void run_graph(struct client *c)
 		.tasks = st.tasks_completed, .blocks = st.blocks,
 		.wall_ns = (uint64_t)(pto_mono_ns() - t0), .busy_ns = st.busy_ns,
 		.wait_ns = st.wait_ns, .wait_max_ns = st.wait_max_ns,
+		.early = st.early,
 	};
 	ptod_graph_end(c, ret, &gs);
 	send_done_stats(c, ret, msg, &gs);

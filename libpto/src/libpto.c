@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -940,11 +941,38 @@ PTO_EXPORT int pto_graph_wait(pto_client *c, uint64_t tag, char *msg,
 	}
 }
 
-PTO_EXPORT int pto_graph_stats(pto_client *c, struct pto_graph_stats *st)
+/*
+ * pto_graph_stats() is two symbols: LIBPTO_1.3's fills the whole struct;
+ * LIBPTO_1.2's, which programs built before @early was added call, fills
+ * the six fields their struct has.
+ */
+struct pto_graph_stats_1_2 {
+	uint64_t tasks;
+	uint64_t blocks;
+	uint64_t wall_ns;
+	uint64_t busy_ns;
+	uint64_t wait_ns;
+	uint64_t wait_max_ns;
+};
+_Static_assert(sizeof(struct pto_graph_stats_1_2) ==
+	       offsetof(struct pto_graph_stats, early),
+	       "LIBPTO_1.2's struct pto_graph_stats is the start of today's");
+
+PTO_EXPORT __attribute__((symver("pto_graph_stats@@LIBPTO_1.3")))
+int pto_graph_stats_1_3(pto_client *c, struct pto_graph_stats *st)
 {
 	if (!c->have_stats)
 		return -ENOENT;
 	*st = c->last_stats;
+	return 0;
+}
+
+PTO_EXPORT __attribute__((symver("pto_graph_stats@LIBPTO_1.2")))
+int pto_graph_stats_1_2(pto_client *c, struct pto_graph_stats_1_2 *st)
+{
+	if (!c->have_stats)
+		return -ENOENT;
+	memcpy(st, &c->last_stats, sizeof(*st));
 	return 0;
 }
 

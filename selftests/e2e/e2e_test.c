@@ -1707,31 +1707,109 @@ TEST_F_TIMEOUT(e2e, chain_no_lost_kick, 150)
  * A run's statistics reach the client (pto_graph_stats()): prio's graph
  * of 9 single-block tasks whose root sleeps 200 ms: 9 tasks, 9 core
  * executions, at least 200 ms of kernel time, a wall time no shorter than
- * the root, and a longest wait no longer than the whole run.
+ * the root, a longest wait no longer than the whole run, no early launch
+ * (the registers' defaults have none), and the same six figures from
+ * pto_graph_stats@LIBPTO_1.2, the symbol programs built before @early
+ * call, which writes nothing past them.
  */
+struct graph_stats {
+	unsigned long long tasks, blocks, wall, busy, wait, wmax, early;
+	char v12[32];
+};
+
+/* The STATS line of @text into @g. */
+static void stats_parse(struct __test_metadata *_metadata, const char *text,
+			struct graph_stats *g)
+{
+	const char *s = line_with(text, "STATS ");
+
+	ASSERT_NE(NULL, s) TH_LOG("no STATS line: %s", text);
+	ASSERT_EQ(8, sscanf(s, "STATS tasks=%llu blocks=%llu wall_ns=%llu busy_ns=%llu wait_ns=%llu wait_max_ns=%llu early=%llu v1.2=%31s",
+			    &g->tasks, &g->blocks, &g->wall, &g->busy,
+			    &g->wait, &g->wmax, &g->early, g->v12))
+		TH_LOG("%s", s);
+}
+
 TEST_F_TIMEOUT(e2e, graph_stats_returned, 150)
 {
-	unsigned long long tasks, blocks, wall, busy, wait, wmax;
-	const char *s;
+	struct graph_stats g;
 	struct proc p;
 
 	ASSERT_EQ(0, e2e_start(&p, "stats", false, NULL, ARGS("prio", "stream")));
 	EXPECT_EQ(0, proc_wait(&p, CLIENT_MS));
 	EXPECT_TRUE(case_passed(p.text, "prio")) TH_LOG("%s", p.text);
-	s = line_with(p.text, "STATS ");
-	ASSERT_NE(NULL, s) TH_LOG("no STATS line: %s", p.text);
-	ASSERT_EQ(6, sscanf(s, "STATS tasks=%llu blocks=%llu wall_ns=%llu busy_ns=%llu wait_ns=%llu wait_max_ns=%llu",
-			    &tasks, &blocks, &wall, &busy, &wait, &wmax))
-		TH_LOG("%s", s);
-	note("stats: %llu tasks, %llu blocks, wall %.1f ms, busy %.1f ms, wait %.3f ms (max %.3f)",
-	     tasks, blocks, wall / 1e6, busy / 1e6, wait / 1e6, wmax / 1e6);
-	EXPECT_EQ(9, tasks);
-	EXPECT_EQ(9, blocks);
-	EXPECT_LE(200000000ULL, busy);
-	EXPECT_LE(200000000ULL, wall);
-	EXPECT_LE(wmax, wall);
-	EXPECT_LE(wmax, wait);
+	stats_parse(_metadata, p.text, &g);
+	note("stats: %llu tasks, %llu blocks, wall %.1f ms, busy %.1f ms, wait %.3f ms (max %.3f), %llu early; LIBPTO_1.2: %s",
+	     g.tasks, g.blocks, g.wall / 1e6, g.busy / 1e6, g.wait / 1e6,
+	     g.wmax / 1e6, g.early, g.v12);
+	EXPECT_EQ(9, g.tasks);
+	EXPECT_EQ(9, g.blocks);
+	EXPECT_LE(200000000ULL, g.busy);
+	EXPECT_LE(200000000ULL, g.wall);
+	EXPECT_LE(g.wmax, g.wall);
+	EXPECT_LE(g.wmax, g.wait);
+	EXPECT_EQ(0, g.early);
+	EXPECT_STREQ("same", g.v12);
 	proc_free(&p);
+}
+
+#define EARLY_TASKS	6
+#define EARLY_MS	100
+
+/* pto_e2e pre REPORT EARLY_MS EARLY_TASKS as root: its statistics. */
+static void early_run(struct __test_metadata *_metadata, bool report,
+		      struct graph_stats *g)
+{
+	struct proc p;
+
+	ASSERT_EQ(0, e2e_start(&p, "early", false, NULL,
+			       ARGS("pre", report ? "1" : "0", STR(EARLY_MS),
+				    STR(EARLY_TASKS))));
+	EXPECT_EQ(0, proc_wait(&p, CLIENT_MS));
+	EXPECT_TRUE(case_passed(p.text, "pre")) TH_LOG("%s", p.text);
+	stats_parse(_metadata, p.text, g);
+	proc_free(&p);
+	note("%s: %llu tasks, %llu blocks, %llu launched early, wall %.1f ms",
+	     report ? "kernels that report pre-complete" :
+		      "kernels that do not report",
+	     g->tasks, g->blocks, g->early, g->wall / 1e6);
+}
+
+/*
+ * Early launch in SIP report mode, end to end: with root's context
+ * limited to AIV 0, the HWS policy and early launch on in report mode
+ * (the HWS registers), EARLY_TASKS independent tasks whose kernels report
+ * pre-complete at their start and then run EARLY_MS more are launched
+ * early onto that busy core, each but the first at most, and each runs
+ * once; the same kernels not reporting are launched early never. The
+ * count is the run's @early statistic.
+ */
+TEST_F_TIMEOUT(e2e, hws_early_launch_on_report, 150)
+{
+	struct graph_stats g;
+	struct pto_hws_cfg c;
+	unsigned int k, aiv0 = E->nr_aic;
+
+	if (E->nr_aiv < 1)
+		SKIP(return, "needs an AIV");
+	ASSERT_EQ(0, hws_io(&c, false));
+	for (k = 0; k < PTO_HWS_USAGE_CLASSES; k++) {
+		memset(c.usage_mask[0][k], 0, sizeof(c.usage_mask[0][k]));
+		c.usage_mask[0][k][aiv0 / 64] = 1ULL << (aiv0 % 64);
+	}
+	c.policy = PTO_HWS_POLICY_HWS;
+	c.early_launch_en = 1;
+	c.early_launch_mode = PTO_HWS_EL_SIP_REPORT;
+	ASSERT_EQ(0, hws_set(&c));
+	early_run(_metadata, true, &g);
+	EXPECT_EQ(EARLY_TASKS, g.tasks);
+	EXPECT_EQ(EARLY_TASKS, g.blocks);
+	EXPECT_LE(1, g.early);
+	EXPECT_GE(EARLY_TASKS - 1, g.early);
+	early_run(_metadata, false, &g);
+	EXPECT_EQ(EARLY_TASKS, g.tasks);
+	EXPECT_EQ(EARLY_TASKS, g.blocks);
+	EXPECT_EQ(0, g.early);
 }
 
 /*

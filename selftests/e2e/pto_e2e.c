@@ -205,6 +205,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1299,36 +1300,52 @@ static int run_rendezvous(int argc, char **argv)
 
 #define PRE_K	17	/* kernel id of pre_kernel.so */
 
-/* one task of pre_kernel.so: args[0] report or not, args[1] ms */
+#define PRE_TASKS_MAX	64
+
+/*
+ * args[2] independent tasks of pre_kernel.so on AIVs: args[0] report or
+ * not, args[1] ms.
+ */
 static int orch_pre(PTO2Runtime *rt, uint64_t *args, int argc)
 {
 	PTOParam p[] = { make_scalar_param(args[0]),
 			 make_scalar_param(args[1]) };
+	uint64_t i;
 
 	(void)argc;
-	pto2_rt_submit_task(rt, PRE_K, PTO2_WORKER_VECTOR, p, 2);
+	for (i = 0; i < args[2]; i++)
+		pto2_rt_submit_task(rt, PRE_K, PTO2_WORKER_VECTOR, p, 2);
 	return 0;
 }
 
+static void print_stats(void);
+
 /*
- * pre REPORT MS: one task whose kernel sends its pre-complete report at
- * its start if REPORT is 1, then runs MS ms more; it must pass.
+ * pre REPORT MS [TASKS]: TASKS (1) independent tasks whose kernels send
+ * their pre-complete report at their start if REPORT is 1, then run MS ms
+ * more; it must pass. The run's statistics follow (STATS).
  */
 static int run_pre(int argc, char **argv)
 {
-	uint64_t args[2];
+	uint64_t args[3];
 	char msg[4096];
 	int ret;
 
 	if (argc < 2) {
-		fprintf(stderr, "pre: REPORT (0 or 1) and MS\n");
+		fprintf(stderr, "pre: REPORT (0 or 1), MS and [TASKS]\n");
 		return 1;
 	}
 	args[0] = strtoull(argv[0], NULL, 10);
 	args[1] = strtoull(argv[1], NULL, 10);
+	args[2] = argc > 2 ? strtoull(argv[2], NULL, 10) : 1;
+	if (args[2] < 1 || args[2] > PRE_TASKS_MAX) {
+		fprintf(stderr, "pre: 1 to %d tasks\n", PRE_TASKS_MAX);
+		return 1;
+	}
 	if (load_e2e_kernel(PRE_K, "pre_kernel.so"))
 		return 1;
-	ret = pto_run(cl, orch_pre, args, 2, msg, sizeof(msg));
+	ret = pto_run(cl, orch_pre, args, 3, msg, sizeof(msg));
+	print_stats();
 	return report_case("pre", ret == 0, ret, msg);
 }
 
@@ -1539,6 +1556,35 @@ static int run_probe(double seconds, long limit)
 			   recorded == pr_submitted, ret, msg);
 }
 
+/*
+ * pto_graph_stats@LIBPTO_1.2, which programs built before @early existed
+ * call with six fields: "same" if it fills just those with what @st has,
+ * else what it did.
+ */
+static const char *stats_1_2(const struct pto_graph_stats *st)
+{
+	union {
+		struct pto_graph_stats st;
+		unsigned char b[sizeof(struct pto_graph_stats)];
+	} u;
+	const size_t n = offsetof(struct pto_graph_stats, early);
+	int (*fn)(pto_client *c, void *st);
+	size_t i;
+
+	fn = (int (*)(pto_client *, void *))dlvsym(RTLD_DEFAULT,
+						    "pto_graph_stats",
+						    "LIBPTO_1.2");
+	if (!fn)
+		return "missing";
+	memset(&u, 0xa5, sizeof(u));
+	if (fn(cl, &u))
+		return "failed";
+	for (i = n; i < sizeof(u); i++)
+		if (u.b[i] != 0xa5)
+			return "wrote-past-its-struct";
+	return memcmp(&u, st, n) ? "differs" : "same";
+}
+
 /* The statistics ptod returned for the graph just waited for. */
 static void print_stats(void)
 {
@@ -1551,8 +1597,9 @@ static void print_stats(void)
 	}
 	printf("STATS tasks=%" PRIu64 " blocks=%" PRIu64 " wall_ns=%" PRIu64
 	       " busy_ns=%" PRIu64 " wait_ns=%" PRIu64 " wait_max_ns=%" PRIu64
-	       "\n", st.tasks, st.blocks, st.wall_ns, st.busy_ns, st.wait_ns,
-	       st.wait_max_ns);
+	       " early=%" PRIu64 " v1.2=%s\n", st.tasks, st.blocks,
+	       st.wall_ns, st.busy_ns, st.wait_ns, st.wait_max_ns, st.early,
+	       stats_1_2(&st));
 }
 
 /* ---- prio: the order a graph's tasks start in ---------------------------------------- */

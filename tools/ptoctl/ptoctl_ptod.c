@@ -262,11 +262,11 @@ static void graph_json(const struct pto_graph_info *g, bool last)
 {
 	const struct pto_graph_stats *s = &g->stats;
 
-	printf("  {\"client\": %u, \"pid\": %d, \"uid\": %u, \"graph\": %" PRIu64 ", \"state\": \"%s\", \"status\": %d, \"tasks-submitted\": %" PRIu64 ", \"tasks-done\": %" PRIu64 ", \"start-ns\": %" PRIu64 ", \"wall-ns\": %" PRIu64 ", \"stats\": {\"tasks\": %" PRIu64 ", \"blocks\": %" PRIu64 ", \"wall-ns\": %" PRIu64 ", \"busy-ns\": %" PRIu64 ", \"wait-ns\": %" PRIu64 ", \"wait-max-ns\": %" PRIu64 "}}%s\n",
+	printf("  {\"client\": %u, \"pid\": %d, \"uid\": %u, \"graph\": %" PRIu64 ", \"state\": \"%s\", \"status\": %d, \"tasks-submitted\": %" PRIu64 ", \"tasks-done\": %" PRIu64 ", \"start-ns\": %" PRIu64 ", \"wall-ns\": %" PRIu64 ", \"stats\": {\"tasks\": %" PRIu64 ", \"blocks\": %" PRIu64 ", \"wall-ns\": %" PRIu64 ", \"busy-ns\": %" PRIu64 ", \"wait-ns\": %" PRIu64 ", \"wait-max-ns\": %" PRIu64 ", \"early\": %" PRIu64 "}}%s\n",
 	       g->client, g->pid, g->uid, g->graph, state_name(g->state),
 	       g->status, g->submitted, g->done, g->start_ns, g->wall_ns,
 	       s->tasks, s->blocks, s->wall_ns, s->busy_ns, s->wait_ns,
-	       s->wait_max_ns, last ? "" : ",");
+	       s->wait_max_ns, s->early, last ? "" : ",");
 }
 
 static void graph_line(const struct pto_graph_info *g)

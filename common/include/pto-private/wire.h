@@ -222,7 +222,7 @@ struct pto_rec_submit {
 /* The device libpto uses when $PTO_DEVICE is this: ptod's user-mode one. */
 #define PTO_DEVICE_USER		"user"
 
-#define PTO_WIRE_VERSION	6
+#define PTO_WIRE_VERSION	7
 #define PTO_DEFAULT_SOCKET	"/run/pto/ptod.sock"
 
 /*

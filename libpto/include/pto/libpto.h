@@ -153,6 +153,10 @@ int pto_graph_wait(pto_client *c, uint64_t tag, char *msg, size_t msglen);
  * @wait_ns: sum over the core executions of dispatch to start
  *	(ts_start - ts_dispatch): what the hand-off to the core cost.
  * @wait_max_ns: the longest of those waits.
+ * @early: of @blocks, those the HWS launched early (LIBPTO_1.3): given
+ *	to a core while it still ran its previous kernel, which had
+ *	reported pre-complete or was predicted to end, and started when
+ *	that kernel ended. 0 without early launch (HWS registers).
  */
 struct pto_graph_stats {
 	uint64_t tasks;
@@ -161,6 +165,7 @@ struct pto_graph_stats {
 	uint64_t busy_ns;
 	uint64_t wait_ns;
 	uint64_t wait_max_ns;
+	uint64_t early;
 };
 /*
  * The statistics of the graph pto_graph_wait() (or pto_run()) last
