@@ -101,8 +101,10 @@ echo "== early launch by SIP report: the kernel in a shadow slot reports too"
 $SIM --cores 1 --early report:15us --check "$tmp/early.dag" | grep '^hws' \
 	> "$tmp/early.out"
 read -r _ _ _ _ _ launches _ _ early < "$tmp/early.out"
-[ "$launches" = 20 ] && [ "$early" = 19 ] ||
-	{ echo "want 20 launches, 19 early: $(cat "$tmp/early.out")"; exit 1; }
+if [ "$launches" != 20 ] || [ "$early" != 19 ]; then
+	echo "want 20 launches, 19 early: $(cat "$tmp/early.out")"
+	exit 1
+fi
 echo "ok: $(cat "$tmp/early.out")"
 
 echo "== options: a value out of range is refused, not wrapped or cast"
@@ -187,10 +189,11 @@ $SIM --cores 2 "$tmp/zero.dag" "$tmp/one.dag" | grep '^hws' > "$tmp/both.out"
 read -r _ _ slr_zero _ < "$tmp/zero.out"
 read -r _ _ slr_one _ < "$tmp/one.out"
 read -r _ _ slr_both _ < "$tmp/both.out"
-[ "$slr_zero" = - ] && [ "$slr_both" = "$slr_one" ] || {
+if [ "$slr_zero" != - ] || [ "$slr_both" != "$slr_one" ]; then
 	echo "SLR: want -, and $slr_one with the zero-cost DAG beside"
-	cat "$tmp/zero.out" "$tmp/both.out"; exit 1
-}
+	cat "$tmp/zero.out" "$tmp/both.out"
+	exit 1
+fi
 echo "ok: SLR - alone, $slr_both beside a 2 ms DAG"
 
 if [ -n "$MAKESPAN" ]; then
