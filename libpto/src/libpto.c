@@ -944,19 +944,9 @@ PTO_EXPORT int pto_graph_wait(pto_client *c, uint64_t tag, char *msg,
 /*
  * pto_graph_stats() is two symbols: LIBPTO_1.3's fills the whole struct;
  * LIBPTO_1.2's, which programs built before @early was added call, fills
- * the six fields their struct has.
+ * what their struct has: the fields before @early.
  */
-struct pto_graph_stats_1_2 {
-	uint64_t tasks;
-	uint64_t blocks;
-	uint64_t wall_ns;
-	uint64_t busy_ns;
-	uint64_t wait_ns;
-	uint64_t wait_max_ns;
-};
-_Static_assert(sizeof(struct pto_graph_stats_1_2) ==
-	       offsetof(struct pto_graph_stats, early),
-	       "LIBPTO_1.2's struct pto_graph_stats is the start of today's");
+#define PTO_GRAPH_STATS_1_2_SIZE	offsetof(struct pto_graph_stats, early)
 
 PTO_EXPORT __attribute__((symver("pto_graph_stats@@LIBPTO_1.3")))
 int pto_graph_stats_1_3(pto_client *c, struct pto_graph_stats *st)
@@ -968,11 +958,11 @@ int pto_graph_stats_1_3(pto_client *c, struct pto_graph_stats *st)
 }
 
 PTO_EXPORT __attribute__((symver("pto_graph_stats@LIBPTO_1.2")))
-int pto_graph_stats_1_2(pto_client *c, struct pto_graph_stats_1_2 *st)
+int pto_graph_stats_1_2(pto_client *c, void *st)
 {
 	if (!c->have_stats)
 		return -ENOENT;
-	memcpy(st, &c->last_stats, sizeof(*st));
+	memcpy(st, &c->last_stats, PTO_GRAPH_STATS_1_2_SIZE);
 	return 0;
 }
 
