@@ -1703,15 +1703,7 @@ TEST_F_TIMEOUT(e2e, chain_no_lost_kick, 150)
 	proc_free(&p);
 }
 
-/*
- * A run's statistics reach the client (pto_graph_stats()): prio's graph
- * of 9 single-block tasks whose root sleeps 200 ms: 9 tasks, 9 core
- * executions, at least 200 ms of kernel time, a wall time no shorter than
- * the root, a longest wait no longer than the whole run, no early launch
- * (the registers' defaults have none), and the same six figures from
- * pto_graph_stats@LIBPTO_1.2, the symbol programs built before @early
- * call, which writes nothing past them.
- */
+/* A STATS line of pto_e2e: pto_graph_stats() and what LIBPTO_1.2 gave. */
 struct graph_stats {
 	unsigned long long tasks, blocks, wall, busy, wait, wmax, early;
 	char v12[32];
@@ -1730,6 +1722,15 @@ static void stats_parse(struct __test_metadata *_metadata, const char *text,
 		TH_LOG("%s", s);
 }
 
+/*
+ * A run's statistics reach the client (pto_graph_stats()): prio's graph
+ * of 9 single-block tasks whose root sleeps 200 ms: 9 tasks, 9 core
+ * executions, at least 200 ms of kernel time, a wall time no shorter than
+ * the root, a longest wait no longer than the whole run, no early launch
+ * (the registers' defaults have none), and the same six figures from
+ * pto_graph_stats@LIBPTO_1.2, the symbol programs built before @early
+ * call, which writes nothing past them.
+ */
 TEST_F_TIMEOUT(e2e, graph_stats_returned, 150)
 {
 	struct graph_stats g;
@@ -1780,9 +1781,9 @@ static void early_run(struct __test_metadata *_metadata, bool report,
  * limited to AIV 0, the HWS policy and early launch on in report mode
  * (the HWS registers), EARLY_TASKS independent tasks whose kernels report
  * pre-complete at their start and then run EARLY_MS more are launched
- * early onto that busy core, each but the first at most, and each runs
- * once; the same kernels not reporting are launched early never. The
- * count is the run's @early statistic.
+ * early onto that busy core (at least one, at most all but the first),
+ * and each runs once; the same kernels not reporting are never launched
+ * early. The count is the run's @early statistic.
  */
 TEST_F_TIMEOUT(e2e, hws_early_launch_on_report, 150)
 {
