@@ -1207,20 +1207,28 @@ static void nofile_restore(void)
 		E->nofile_lowered = false;
 }
 
+/* Context @ctx may use the @n cores @core[] only, in every usage class. */
+static void hws_only_cores(struct pto_hws_cfg *c, unsigned int ctx,
+			   const unsigned int *core, unsigned int n)
+{
+	unsigned int k, i;
+
+	for (k = 0; k < PTO_HWS_USAGE_CLASSES; k++) {
+		memset(c->usage_mask[ctx][k], 0, sizeof(c->usage_mask[ctx][k]));
+		for (i = 0; i < n; i++)
+			c->usage_mask[ctx][k][core[i] / 64] |=
+				1ULL << (core[i] % 64);
+	}
+}
+
 /* Context @ctx may use device block @blk's cores only (AIC b, AIV 2b, 2b+1). */
 static void hws_only_block(struct pto_hws_cfg *c, unsigned int ctx,
 			   unsigned int blk)
 {
-	unsigned int k, core[3] = { blk, E->nr_aic + 2 * blk,
-				   E->nr_aic + 2 * blk + 1 };
-	int i;
+	unsigned int core[3] = { blk, E->nr_aic + 2 * blk,
+				 E->nr_aic + 2 * blk + 1 };
 
-	for (k = 0; k < PTO_HWS_USAGE_CLASSES; k++) {
-		memset(c->usage_mask[ctx][k], 0, sizeof(c->usage_mask[ctx][k]));
-		for (i = 0; i < 3; i++)
-			c->usage_mask[ctx][k][core[i] / 64] |=
-				1ULL << (core[i] % 64);
-	}
+	hws_only_cores(c, ctx, core, 3);
 }
 
 /* ---- the register file ------------------------------------------------------------------ */
@@ -1657,15 +1665,12 @@ static int leaves_before_c0(const char *order)
  */
 TEST_F_TIMEOUT(e2e, hws_priorities_order_tasks, 150)
 {
+	static const unsigned int aic0 = 0;
 	char st[128], sm[128], pst[128], psm[128];
 	struct pto_hws_cfg c;
-	unsigned int k;
 
 	ASSERT_EQ(0, hws_io(&c, false));
-	for (k = 0; k < PTO_HWS_USAGE_CLASSES; k++) {
-		memset(c.usage_mask[0][k], 0, sizeof(c.usage_mask[0][k]));
-		c.usage_mask[0][k][0] = 1;	/* AIC 0 */
-	}
+	hws_only_cores(&c, 0, &aic0, 1);
 	c.policy = PTO_HWS_POLICY_HWS;
 	ASSERT_EQ(0, hws_set(&c));
 	prio_order(_metadata, "static", st, sizeof(st));
@@ -1787,17 +1792,14 @@ static void early_run(struct __test_metadata *_metadata, bool report,
  */
 TEST_F_TIMEOUT(e2e, hws_early_launch_on_report, 150)
 {
+	unsigned int aiv0 = E->nr_aic;
 	struct graph_stats g;
 	struct pto_hws_cfg c;
-	unsigned int k, aiv0 = E->nr_aic;
 
 	if (E->nr_aiv < 1)
 		SKIP(return, "needs an AIV");
 	ASSERT_EQ(0, hws_io(&c, false));
-	for (k = 0; k < PTO_HWS_USAGE_CLASSES; k++) {
-		memset(c.usage_mask[0][k], 0, sizeof(c.usage_mask[0][k]));
-		c.usage_mask[0][k][aiv0 / 64] = 1ULL << (aiv0 % 64);
-	}
+	hws_only_cores(&c, 0, &aiv0, 1);
 	c.policy = PTO_HWS_POLICY_HWS;
 	c.early_launch_en = 1;
 	c.early_launch_mode = PTO_HWS_EL_SIP_REPORT;
