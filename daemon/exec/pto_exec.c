@@ -133,17 +133,31 @@ void pto_exec_pre_complete(struct pto_exec *ex, uint32_t core)
 
 /* A kernel's context, with what its pre-complete report needs. */
 struct exec_kctx {
-	struct pto_kernel_ctx kc;	/* first: the kernel's pointer */
+	struct pto_kernel_ctx kc;
 	struct pto_exec *ex;
 	uint32_t core;
 	bool reported;
 };
 
-static void kernel_pre_complete(const struct pto_kernel_ctx *kc)
-{
-	struct exec_kctx *k = (struct exec_kctx *)(uintptr_t)kc;
+/*
+ * The kernel this thread is running (NULL between kernels): what a
+ * kernel's pre-complete report, which carries only its ctx, reports for.
+ * Thread-local because each executor thread runs one kernel at a time.
+ */
+static _Thread_local struct exec_kctx *exec_running;
 
-	if (k->reported)
+/*
+ * pto_kernel_pre_complete() of pto/pto_kernel.h: exported by every program
+ * that runs kernels (PTOEXEC_LDFLAGS), found by the kernel's weak
+ * reference when it is loaded. Only the running kernel's own ctx counts,
+ * once.
+ */
+__attribute__((visibility("default")))
+void pto_kernel_report_pre_complete(const struct pto_kernel_ctx *kc)
+{
+	struct exec_kctx *k = exec_running;
+
+	if (!k || kc != &k->kc || k->reported)
 		return;
 	k->reported = true;
 	if (k->ex->ops->pre_complete)
@@ -191,9 +205,10 @@ int pto_exec_run_payload(struct pto_exec *ex, uint32_t core,
 	if (ret)
 		return ret;
 	kernel_ctx(ex, core, p, &k.kc);
-	k.kc.pre_complete = kernel_pre_complete;
 	PTO_PROBE3(pto_aicore, task_start, core, p->task_id, p->kernel_id);
+	exec_running = &k;
 	ret = fn(&k.kc, args, p->num_args);
+	exec_running = NULL;
 	if (ex->ops->kernel_put)
 		ex->ops->kernel_put(ex, ref);
 	return ret > 0 ? -EIO : ret;

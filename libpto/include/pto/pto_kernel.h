@@ -65,8 +65,12 @@ extern "C" {
  * @thread_num: the block's threads: cores running the block together.
  * @profile: the device's target profile (enum pto_profile: 1 A2A3, 2 A5).
  * @caps: the profile's capabilities (PTO_CAP_* bits of linux/pto.h).
- * @pre_complete: set by the executor; call pto_kernel_pre_complete()
- *	rather than this.
+ *
+ * The executor owns this struct; a kernel reads it and never keeps it
+ * past its return. Its layout does not grow, for an older executor would
+ * fill in less than a newer kernel reads: what a newer executor offers,
+ * a kernel finds through the executor's exports, as
+ * pto_kernel_pre_complete() does.
  */
 struct pto_kernel_ctx {
 	uint32_t block_idx;
@@ -80,7 +84,6 @@ struct pto_kernel_ctx {
 	uint32_t thread_num;
 	uint32_t profile;
 	uint64_t caps;
-	void (*pre_complete)(const struct pto_kernel_ctx *ctx);
 };
 
 typedef int (*pto_kernel_entry_fn)(const struct pto_kernel_ctx *ctx,
@@ -118,11 +121,21 @@ static inline int32_t get_sub_block_num(const struct pto_kernel_ctx *ctx)
  * kernel chooses the moment: the HWS cannot know a kernel's end. It is a
  * hint: reporting too early only keeps the next block waiting for this
  * core; a second report of the same block, or none, changes nothing.
+ *
+ * Call it on the thread the kernel was called on, with the ctx it was
+ * given; any other call is ignored. The executor that runs the kernel
+ * exports pto_kernel_report_pre_complete() (pto-aicore, pto-sandbox and
+ * the sim device's programs do); the kernel's reference to it is weak,
+ * so under an executor without it (older than this ABI) the symbol
+ * resolves to NULL when the kernel is loaded and the report is a no-op.
  */
+extern void pto_kernel_report_pre_complete(const struct pto_kernel_ctx *ctx)
+	__attribute__((weak));
+
 static inline void pto_kernel_pre_complete(const struct pto_kernel_ctx *ctx)
 {
-	if (ctx->pre_complete)
-		ctx->pre_complete(ctx);
+	if (pto_kernel_report_pre_complete)
+		pto_kernel_report_pre_complete(ctx);
 }
 
 /* Scalar args carry floats in their low 32 bits (reference convention). */
