@@ -5179,6 +5179,41 @@ TEST_F_TIMEOUT(e2e, ptoctl_trace_slow_reader, 150)
 }
 
 /*
+ * A hello whose file lives on a FUSE mount whose server reads every
+ * GETATTR of it and answers none (pto_fusehello mounts it, passes the
+ * file in a hello, then pings on another connection): ptod identifies
+ * the file from what the kernel holds, so it answers the pings within
+ * 3 s and serves clients afterwards. Skipped where this machine gives
+ * us no FUSE mount (exit 4).
+ */
+TEST_F_TIMEOUT(e2e, hello_file_on_stalled_fuse, 120)
+{
+	char prog[2 * PATH_MAX];
+	struct proc p;
+
+	ASSERT_EQ(0, ptod_wait(0)) TH_LOG("ptod exited");
+	snprintf(prog, sizeof(prog), "%s/pto_fusehello", E->bin);
+	{
+		char *argv[] = { prog, E->sock, NULL };
+
+		ASSERT_EQ(0, proc_spawn(&p, "fusehello", argv, NULL, -1, 0,
+					false));
+	}
+	ASSERT_EQ(0, proc_wait(&p, 60 * 1000));
+	if (WIFEXITED(p.status) && WEXITSTATUS(p.status) == 4) {
+		proc_free(&p);
+		SKIP(return, "no FUSE mount on this machine");
+	}
+	EXPECT_TRUE(exited_ok(&p))
+		TH_LOG("pto_fusehello: wait status %#x (exit 1: ptod stalled)",
+		       p.status);
+	proc_free(&p);
+	ASSERT_EQ(0, ptod_wait(0)) TH_LOG("ptod exited");
+	run_client(_metadata, "vector", NULL, ARGS("vector"),
+		   ARGS("vector/Const", "vector/Random"), NULL);
+}
+
+/*
  * pto_sockfuzz: several processes, each with several connections, send
  * random and mutated messages of the wire protocol (bad types, lengths,
  * versions, truncated and oversized messages, hellos with and without
