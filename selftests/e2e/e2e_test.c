@@ -68,6 +68,7 @@
 #include <linux/pto.h>
 
 #include "hostile.h"
+#include "ptod_dial.h"
 
 /*
  * The harness's messages (a failed assertion's, TH_LOG's) go to stderr as
@@ -340,22 +341,7 @@ static void fails_print(void)
 /* A new connection to ptod's socket, or -errno. */
 static int ptod_dial(void)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int s;
-
-	if (strlen(E->sock) >= sizeof(sa.sun_path))
-		return -ENAMETOOLONG;
-	memcpy(sa.sun_path, E->sock, strlen(E->sock) + 1);
-	s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (s < 0)
-		return -errno;
-	if (connect(s, (struct sockaddr *)&sa, sizeof(sa))) {
-		int ret = -errno;
-
-		close(s);
-		return ret;
-	}
-	return s;
+	return ptod_dial_path(E->sock, SOCK_SEQPACKET | SOCK_CLOEXEC);
 }
 
 /*
@@ -5180,11 +5166,12 @@ TEST_F_TIMEOUT(e2e, ptoctl_trace_slow_reader, 150)
 
 /*
  * A hello whose file lives on a FUSE mount whose server reads every
- * GETATTR of it and answers none (pto_fusehello mounts it, passes the
- * file in a hello, then pings on another connection): ptod identifies
- * the file from what the kernel holds, so it answers the pings within
- * 3 s and serves clients afterwards. Skipped where this machine gives
- * us no FUSE mount (exit 4).
+ * GETATTR and FLUSH of it and answers none (pto_fusehello mounts it,
+ * passes the file in a hello, then pings on another connection): ptod
+ * identifies the file from what the kernel holds and closes it on its
+ * closer thread, so it answers the pings within 3 s and serves clients
+ * afterwards. Skipped where this machine gives us no FUSE mount
+ * (pto_fusehello exits KSFT_SKIP).
  */
 TEST_F_TIMEOUT(e2e, hello_file_on_stalled_fuse, 120)
 {
@@ -5200,7 +5187,7 @@ TEST_F_TIMEOUT(e2e, hello_file_on_stalled_fuse, 120)
 					false));
 	}
 	ASSERT_EQ(0, proc_wait(&p, 60 * 1000));
-	if (WIFEXITED(p.status) && WEXITSTATUS(p.status) == 4) {
+	if (WIFEXITED(p.status) && WEXITSTATUS(p.status) == KSFT_SKIP) {
 		proc_free(&p);
 		SKIP(return, "no FUSE mount on this machine");
 	}

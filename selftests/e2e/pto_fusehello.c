@@ -18,8 +18,8 @@
  *
  *   pto_fusehello [SOCKET]     (default: $PTO_SOCKET, else ptod's)
  *
- * Exit status: 0 ptod answered; 1 it did not; 2 it could not run; 4 no
- * FUSE here (no /dev/fuse, or no right to mount: the caller skips).
+ * Exit status: 0 ptod answered; 1 it did not; 2 it could not run;
+ * KSFT_SKIP no FUSE here (no /dev/fuse, or no right to mount).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -35,7 +35,6 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -44,7 +43,9 @@
 #include <pto-private/fdpass.h>
 #include <pto-private/wire.h>
 
-#define EXIT_NO_FUSE	4
+#include "kselftest.h"
+#include "ptod_dial.h"
+
 #define PINGS		5
 #define PING_MS		3000
 #define HELLO_MS	3000
@@ -165,7 +166,7 @@ struct mnt {
 	bool mounted;
 };
 
-/* Mount @m, start its server: 0, -errno (no FUSE: EXIT_NO_FUSE). */
+/* Mount @m, start its server: 0 or -errno. */
 static int mnt_start(struct mnt *m)
 {
 	char opts[160];
@@ -203,24 +204,6 @@ static void mnt_stop(struct mnt *m)
 		umount2(m->dir, MNT_DETACH);
 	if (m->dir[0])
 		rmdir(m->dir);
-}
-
-static int dial(const char *path)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int s;
-
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-	s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (s < 0)
-		return -errno;
-	if (connect(s, (struct sockaddr *)&sa, sizeof(sa))) {
-		int ret = -errno;
-
-		close(s);
-		return ret;
-	}
-	return s;
 }
 
 /* Send @m (with @fd if >= 0); its reply's status in *@st within @ms. */
@@ -263,7 +246,7 @@ int main(int argc, char **argv)
 	if (ret) {
 		printf("pto_fusehello: no FUSE mount here: %s\n", strerror(-ret));
 		rc = ret == -ENOENT || ret == -EPERM || ret == -EACCES ||
-		     ret == -ENODEV ? EXIT_NO_FUSE : 2;
+		     ret == -ENODEV ? KSFT_SKIP : 2;
 		goto out;
 	}
 	snprintf(file, sizeof(file), "%s/" FILE_NAME, m.dir);
@@ -272,8 +255,8 @@ int main(int argc, char **argv)
 		printf("pto_fusehello: open %s: %m\n", file);
 		goto out;
 	}
-	s = dial(path);
-	p = dial(path);
+	s = ptod_dial_path(path, SOCK_SEQPACKET | SOCK_CLOEXEC);
+	p = ptod_dial_path(path, SOCK_SEQPACKET | SOCK_CLOEXEC);
 	if (s < 0 || p < 0) {
 		printf("pto_fusehello: connect %s: %s\n", path,
 		       strerror(-(s < 0 ? s : p)));

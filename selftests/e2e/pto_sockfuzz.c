@@ -45,7 +45,6 @@
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 
 #include <linux/sock_diag.h>
 
@@ -54,6 +53,7 @@
 
 #include "pto_test.h"
 #include "pto_fuzz.h"
+#include "ptod_dial.h"
 
 #define SF_OPS_DEFAULT		20000
 #define SF_PROCS_DEFAULT	4
@@ -171,23 +171,12 @@ static void sf_fill(struct sf_w *w, void *p, size_t len)
 
 static int sf_dial(struct sf_w *w, int type)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int s, ret;
+	int s = ptod_dial_path(w->path, type | SOCK_CLOEXEC | SOCK_NONBLOCK);
 
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", w->path);
-	s = socket(AF_UNIX, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (s < 0)
-		return -errno;
-	if (connect(s, (struct sockaddr *)&sa, sizeof(sa))) {
-		ret = -errno;
-		close(s);
-		/* ptod listens on a SEQPACKET socket: it must be there */
-		if (type == SOCK_SEQPACKET &&
-		    (ret == -ECONNREFUSED || ret == -ENOENT))
-			SF_FAIL(w, "connect %s: %s: ptod is gone", w->path,
-				strerror(-ret));
-		return ret;
-	}
+	/* ptod listens on a SEQPACKET socket: it must be there */
+	if (type == SOCK_SEQPACKET && (s == -ECONNREFUSED || s == -ENOENT))
+		SF_FAIL(w, "connect %s: %s: ptod is gone", w->path,
+			strerror(-s));
 	return s;
 }
 
