@@ -228,6 +228,10 @@ OPTS
 fi
 
 echo
+echo "== compare.sh against itself: the same decisions twice, and the script runs"
+"$(dirname "$0")/compare.sh" "$SIM" "$SIM"
+
+echo
 echo "== target a: one static DAG, 2 / 4 / 8 cores"
 $SIM --experiment a --count 100
 echo
