@@ -44,7 +44,17 @@ done <<'CASES'
 --random 3 --arrive 5ms|--cores 8
 --pa 3 --pa-shape 4:3 --arrive 50us|--device 24 --noise 0.1
 --forkjoin 2 --dynamic|--cores 6:6 --early predict:50us
+--random 2 --forkjoin 1 --pa 2 --arrive 1ms|--device 8
 CASES
+
+echo "== generated kinds together: each its count, taking turns"
+names=$($SIM --random 2 --forkjoin 1 --pa 2 --cores 4 --dump - |
+	awk '$1 == "dag" { printf "%s ", $2 }')
+want="random0 forkjoin0 pa0 random1 pa1 "
+if [ "$names" != "$want" ]; then
+	echo "generated DAGs: \"$names\", want \"$want\""; exit 1
+fi
+echo "ok: $names"
 
 echo "== DAG files: errors name the line"
 # file contents (\n for newlines) | the error expected

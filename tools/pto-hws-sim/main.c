@@ -22,13 +22,20 @@
 enum { SCHED_HWS, SCHED_FIFO, SCHED_HEFT, NR_SCHED };
 static const char *const sched_name[NR_SCHED] = { "hws", "fifo", "heft" };
 
+/* the generated kinds, in the order a mix of them takes its turns */
+enum { GEN_RANDOM, GEN_FORKJOIN, GEN_PA, NR_GEN };
+static const char *const gen_name[NR_GEN] = { "random", "forkjoin", "pa" };
+static void (*const gen_fn[NR_GEN])(struct sim_dag *, const struct gen_opts *,
+				    struct rng *) = {
+	gen_random, gen_forkjoin, gen_pa,
+};
+
 struct opts {
 	struct gen_opts gen;
 	struct sim_opts sim;
 	struct hws_config cfg;		/* overrides, applied to defaults */
 	uint32_t set;			/* SET_* bits: which overrides */
-	uint32_t ngen;
-	int gen_kind;			/* 0 none, 'r', 'f', 'p' */
+	uint32_t ngen[NR_GEN];		/* DAGs to generate, per kind */
 	uint64_t arrive_mean;
 	bool dynamic;
 	uint64_t seed;
@@ -61,7 +68,8 @@ static void usage(FILE *f)
 "Replay DAG files (or generated DAGs) through the HWS in simulated time and\n"
 "print HWS, FIFO (PTO2's default) and HEFT side by side.\n"
 "\n"
-"Workload (DAG files, generated DAGs, or both):\n"
+"Workload (DAG files, generated DAGs, or both; generated kinds together\n"
+"take turns: a random DAG, a fork-join, a paged attention, ...):\n"
 "  --random N            N random layered DAGs\n"
 "  --forkjoin N          N fork-join DAGs\n"
 "  --pa N                N paged-attention-shaped DAGs\n"
@@ -325,31 +333,43 @@ static int evaluate_all(const struct opts *o, const struct workload *w,
 	return 0;
 }
 
-static int generate(const struct opts *o, struct workload *w, uint64_t seed)
+static uint32_t gen_total(const struct opts *o)
+{
+	uint32_t k, n = 0;
+
+	for (k = 0; k < NR_GEN; k++)
+		n += o->ngen[k];
+	return n;
+}
+
+/*
+ * The DAGs of o->ngen into @w, the kinds taking turns (a random DAG, a
+ * fork-join, a paged attention, a random one again...) until each kind
+ * has its count; each kind's DAGs are named by its own index.
+ */
+static void generate(const struct opts *o, struct workload *w, uint64_t seed)
 {
 	struct rng r = { seed * 0x9E3779B97F4A7C15ULL + 1 };
+	uint32_t k, i, n = 0, total = gen_total(o);
 	uint64_t t = 0;
-	uint32_t i;
 
-	for (i = 0; i < o->ngen; i++) {
-		struct sim_dag *d = wl_add_dag(w);
+	for (i = 0; n < total; i++) {
+		for (k = 0; k < NR_GEN; k++) {
+			struct sim_dag *d;
 
-		if (o->gen_kind == 'r')
-			gen_random(d, &o->gen, &r);
-		else if (o->gen_kind == 'f')
-			gen_forkjoin(d, &o->gen, &r);
-		else
-			gen_pa(d, &o->gen, &r);
-		snprintf(d->name, sizeof(d->name), "%s%u",
-			 o->gen_kind == 'r' ? "random" :
-			 o->gen_kind == 'f' ? "forkjoin" : "pa", i);
-		d->dynamic = o->dynamic;
-		if (i && o->arrive_mean)
-			t += (uint64_t)(-log(1 - rng_unit(&r)) *
-					(double)o->arrive_mean);
-		d->arrival = t;
+			if (i >= o->ngen[k])
+				continue;
+			d = wl_add_dag(w);
+			gen_fn[k](d, &o->gen, &r);
+			snprintf(d->name, sizeof(d->name), "%s%u",
+				 gen_name[k], i);
+			d->dynamic = o->dynamic;
+			if (n++ && o->arrive_mean)
+				t += (uint64_t)(-log(1 - rng_unit(&r)) *
+						(double)o->arrive_mean);
+			d->arrival = t;
+		}
 	}
-	return 0;
 }
 
 static void describe(const struct opts *o, const struct workload *w,
@@ -547,8 +567,7 @@ static int experiment_a(struct opts *o)
 			struct workload w = { 0 };
 			double lb, tb;
 
-			o->gen_kind = 'r';
-			o->ngen = 1;
+			o->ngen[GEN_RANDOM] = 1;
 			o->arrive_mean = 0;
 			generate(o, &w, o->seed * 1000003ULL + i);
 			w.prio_mode = o->prio_mode;
@@ -619,8 +638,7 @@ static int experiment_b(struct opts *o)
 		struct outcome out[NR_SCHED];
 		struct workload w = { 0 };
 
-		o->gen_kind = 'r';
-		o->ngen = o->mix;
+		o->ngen[GEN_RANDOM] = o->mix;
 		generate(o, &w, o->seed * 7919ULL + i);
 		w.prio_mode = o->prio_mode;
 		if (wl_prepare(&w, err, sizeof(err))) {
@@ -829,10 +847,11 @@ static int set_workload_opt(struct opts *o, int c, const char *arg)
 {
 	switch (c) {
 	case 'r':
+		return opt_u32(arg, 1, SIM_MAX_COUNT, &o->ngen[GEN_RANDOM]);
 	case 'f':
+		return opt_u32(arg, 1, SIM_MAX_COUNT, &o->ngen[GEN_FORKJOIN]);
 	case 'p':
-		o->gen_kind = c;
-		return opt_u32(arg, 1, SIM_MAX_COUNT, &o->ngen);
+		return opt_u32(arg, 1, SIM_MAX_COUNT, &o->ngen[GEN_PA]);
 	case OPT_TASKS:
 		return parse_count_range(arg, 1, &o->gen.tasks_lo,
 					 &o->gen.tasks_hi);
@@ -1011,7 +1030,7 @@ static const char *experiment_ignores(const struct opts *o, int nfiles)
 
 	if (nfiles)
 		return "DAG files (the experiments generate their DAGs)";
-	if (o->ngen)
+	if (gen_total(o))
 		return "--random, --forkjoin or --pa (the experiments generate random DAGs)";
 	if (o->device)
 		return "--device (the experiments run on uniform cores)";
@@ -1111,8 +1130,7 @@ int main(int argc, char **argv)
 	ret = read_files(&w, argv + optind, argc - optind);
 	if (ret)
 		goto out_free;
-	if (o.ngen)
-		generate(&o, &w, o.seed);
+	generate(&o, &w, o.seed);
 	if (!w.ndag) {
 		usage(stderr);
 		ret = 2;
