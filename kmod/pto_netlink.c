@@ -537,6 +537,15 @@ static struct genl_family pto_nl_family __ro_after_init = {
 	.ops = pto_nl_ops,
 	.n_ops = ARRAY_SIZE(pto_nl_ops),
 	/*
+	 * Not under genl_mutex: hws-get and hws-set may wait up to
+	 * PTO_HWS_SEQ_WAIT_NS for an AICPU's write, which must not hold
+	 * up every other family. The operations need no lock of the
+	 * core's: devices live as long as the family (pto_exit()
+	 * unregisters it first), the registers are under their count
+	 * and pdev->lock, counters are atomic.
+	 */
+	.parallel_ops = true,
+	/*
 	 * No resv_start_op: the core checks the reserved header byte and
 	 * flags of every command at or past it, so 0 checks them all.
 	 * Attributes are validated strictly by every operation (no

@@ -15,6 +15,8 @@
 #     aicpu-gone, hws-changed from hws-set and from PTO_IOC_HWS_CONFIG;
 #   - hws-set while the AICPU writes the registers through its mapping
 #     undoes none of the AICPU's writes;
+#   - while an hws-get waits for the AICPU's write to end, a dev-get is
+#     answered (pto_nlspec.py parallel: no genetlink mutex held);
 #   - with a second device (loaded with nr_devices=2), that dumps list both
 #     and the index selects one, in requests and in events.
 #
@@ -248,6 +250,23 @@ check "hws set during AICPU writes loses none of them" \
 	test "$writer_rc" = 0 -a "$sets" -gt 0
 check "hws set during AICPU writes: the writer ran throughout" \
 	grep -q "^writes [1-9][0-9][0-9]* lost 0$" "$TMP/aw.out"
+
+# --- hws-get's wait holds up no other request -------------------------------
+# An AICPU whose own write of the registers is under way (an odd count)
+# makes hws-get wait for it, at most 10 ms; the family runs without the
+# genetlink mutex, so a dev-get meanwhile is answered at once.
+aicpu_start aicpu-odd odd
+odd=$aicpu
+python3 selftests/pto/pto_nlspec.py parallel >"$TMP/par" 2>&1
+par_rc=$?
+exec 9>&-
+wait $odd
+comment <"$TMP/par"
+check "dev-get answered while hws-get waits for the AICPU's write" \
+	test "$par_rc" = 0
+"$PTOCTL" -j hws get >"$TMP/hws-even" 2>&1
+check "the AICPU's write ended: the count is even again" json \
+	"$TMP/hws-even" "j['cfg-seq'] % 2 == 0"
 
 # --- a second device (scripts/vm-selftest --param nr_devices=2) -----------
 if [[ -e /dev/pto1 ]]; then

@@ -18,6 +18,10 @@
  *                       is still its last one (no other writer touches
  *                       that register). Prints "writes N lost M"; exit
  *                       status 1 if M > 0.
+ *   pto_nlev aicpu-odd  take the AICPU role, make the HWS sequence count
+ *                       odd (a write of its own under way), print
+ *                       "held", and keep it odd until standard input
+ *                       ends; then end the write (an even count)
  *
  * PTO_DEV: the device (default /dev/pto0). Prints its pid.
  */
@@ -138,13 +142,39 @@ static int aicpu_write(int fd)
 	return lost ? 1 : 0;
 }
 
+static int aicpu_odd(int fd)
+{
+	struct pto_regs_hws *h;
+	char *regs, buf[64];
+	__u32 s;
+
+	if (set_role(fd, PTO_ROLE_AICPU))
+		return fail("SET_ROLE aicpu");
+	regs = mmap(NULL, PTO_REGS_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+		    fd, PTO_MMAP_REGS);
+	if (regs == MAP_FAILED)
+		return fail("mmap registers");
+	h = (struct pto_regs_hws *)(regs + PTO_REGS_HWS_OFFSET);
+	do {
+		s = __atomic_load_n(&h->cfg_seq, __ATOMIC_ACQUIRE) & ~1U;
+	} while (!__atomic_compare_exchange_n(&h->cfg_seq, &s, s + 1, false,
+					      __ATOMIC_SEQ_CST,
+					      __ATOMIC_RELAXED));
+	printf("held\n");
+	fflush(stdout);
+	while (read(STDIN_FILENO, buf, sizeof(buf)) > 0)
+		;
+	__atomic_store_n(&h->cfg_seq, s + 2, __ATOMIC_RELEASE);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *dev = getenv("PTO_DEV") ? getenv("PTO_DEV") : "/dev/pto0";
 	int fd;
 
 	if (argc < 2 || (!strcmp(argv[1], "attach") && argc != 3)) {
-		fprintf(stderr, "usage: pto_nlev attach N | aicpu | aicpu-hold | aicpu-write | hws\n");
+		fprintf(stderr, "usage: pto_nlev attach N | aicpu | aicpu-hold | aicpu-write | aicpu-odd | hws\n");
 		return 2;
 	}
 	fd = open(dev, O_RDWR | O_CLOEXEC);
@@ -160,6 +190,8 @@ int main(int argc, char **argv)
 		return aicpu_hold(fd);
 	if (!strcmp(argv[1], "aicpu-write"))
 		return aicpu_write(fd);
+	if (!strcmp(argv[1], "aicpu-odd"))
+		return aicpu_odd(fd);
 	if (!strcmp(argv[1], "hws"))
 		return hws(fd);
 	fprintf(stderr, "pto_nlev: unknown action %s\n", argv[1]);

@@ -15,6 +15,11 @@
 #                          the request policy of every operation with its
 #                          types and checks, nested policies, multicast
 #                          groups (needs pto.ko, in the VM)
+#   pto_nlspec.py parallel with device 0's HWS count held odd by its
+#                          AICPU (pto_nlev aicpu-odd): an hws-get waits
+#                          for it, and a dev-get sent meanwhile is
+#                          answered first (the family is parallel_ops,
+#                          no genetlink mutex held while hws-get waits)
 #
 # Only the attributes a request accepts are in the kernel's policies; the
 # reply and event attributes are checked through the header (their
@@ -27,6 +32,8 @@ import socket
 import struct
 import subprocess
 import sys
+import threading
+import time
 
 import yaml
 
@@ -445,17 +452,81 @@ def check_kernel(tap, spec):
                   check_reserved(fid, values[name], index_attr))
 
 
+def genl_send(s, family, cmd, seq, attrs):
+    payload = struct.pack("=BBH", cmd, 1, 0) + attrs
+    s.send(struct.pack("=IHHII", 16 + len(payload), family,
+                       NLM_F_REQUEST | NLM_F_ACK, seq, 0) + payload)
+
+
+def genl_order(s, count):
+    """(seq, errno or 0 for a reply) of the next @count messages on
+    @s: the replies and acks in the order the kernel queued them."""
+    out = []
+    while len(out) < count:
+        data = s.recv(1 << 20)
+        off = 0
+        while off < len(data):
+            length, typ, _, seq, _ = struct.unpack_from("=IHHII", data, off)
+            err = 0
+            if typ == NLMSG_ERROR:
+                err = -struct.unpack_from("=i", data, off + 16)[0]
+            out.append((seq, err))
+            off += (length + 3) & ~3
+    return out
+
+
+def check_parallel(tap, spec):
+    """An hws-get (seq 1) waits up to 10 ms for the odd count, then
+    fails with EAGAIN; a dev-get (seq 2) sent on the same socket 3 ms
+    into that wait must have its reply queued before the hws-get's
+    error. Under the genetlink mutex the dev-get would only run once
+    the hws-get returned, so its reply could not come first."""
+    values = op_values(spec)
+    fid = kernel_family(spec["name"])[4]
+    index = nla(attr_values(attr_sets(spec)["dev"])["index"],
+                struct.pack("=I", 0))
+    trials, first, errors = 5, 0, []
+    for _ in range(trials):
+        s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW,
+                          NETLINK_GENERIC)
+        try:
+            waiter = threading.Thread(target=genl_send, args=(
+                s, fid, values["hws-get"], 1, index))
+            waiter.start()
+            time.sleep(0.003)
+            genl_send(s, fid, values["dev-get"], 2, index)
+            waiter.join()
+            # dev-get: its reply and its ack; hws-get: its error
+            got = genl_order(s, 3)
+        finally:
+            s.close()
+        if (1, errno.EAGAIN) not in got:
+            errors.append(f"hws-get did not fail with EAGAIN: {got}")
+        elif got[0] == (2, 0):
+            first += 1
+    if not first:
+        errors.append(f"in none of {trials} tries was dev-get answered "
+                      "while hws-get waited")
+    print(f"# dev-get answered first in {first} of {trials} tries")
+    tap.check("dev-get is answered while hws-get waits for the AICPU",
+              errors)
+
+
 def main():
-    if len(sys.argv) != 2 or sys.argv[1] not in ("header", "kernel"):
-        print("usage: pto_nlspec.py header|kernel", file=sys.stderr)
+    modes = ("header", "kernel", "parallel")
+    if len(sys.argv) != 2 or sys.argv[1] not in modes:
+        print("usage: pto_nlspec.py header|kernel|parallel",
+              file=sys.stderr)
         return 2
     tap = Tap()
     spec = load_spec()
     if sys.argv[1] == "header":
         check_schema(tap, spec)
         check_header(tap, spec)
-    else:
+    elif sys.argv[1] == "kernel":
         check_kernel(tap, spec)
+    else:
+        check_parallel(tap, spec)
     return tap.done()
 
 
