@@ -36,6 +36,7 @@
 #include <linux/netlink.h>
 #include <linux/pto.h>
 
+#include <pto-private/compiler.h>
 #include <pto-private/parse.h>
 #include <pto-private/wire.h>
 
@@ -48,6 +49,7 @@ struct opts {
 	const char *sock;	/* -s: ptod's socket */
 	int dev;		/* -1: every device */
 	long count;		/* events: stop after this many, 0: never */
+	char given[4];		/* -d, -n, -s as given: their letters */
 };
 
 /* One request and what came back. */
@@ -648,6 +650,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 
 	o->dev = -1;
 	while ((ch = getopt(argc, argv, "+jd:n:s:h")) != -1) {
+		if (strchr("dns", ch) && !strchr(o->given, ch))
+			o->given[strlen(o->given)] = (char)ch;
 		switch (ch) {
 		case 's':
 			o->sock = optarg;
@@ -690,11 +694,46 @@ static int ptod_cmd(const struct opts *o, int argc, char **argv)
 	       ptoctl_graphs(&so);
 }
 
+/*
+ * The options of @o->given that @cmd takes (@takes, their letters): 0, or
+ * -EINVAL, said on stderr, for the first it does not. Also for arguments
+ * after @cmd if it takes none (@nargs: how many follow it).
+ */
+static int cmd_takes(const struct opts *o, const char *cmd, const char *takes,
+		     int nargs, char **args)
+{
+	const char *g;
+
+	for (g = o->given; *g; g++) {
+		if (strchr(takes, *g))
+			continue;
+		fprintf(stderr, "ptoctl: %s does not take -%c%s\n", cmd, *g,
+			!strcmp(cmd, "trace") ?
+			" before it (trace's own -n and -d come after it)" : "");
+		return -EINVAL;
+	}
+	if (nargs && strcmp(cmd, "hws") && strcmp(cmd, "trace")) {
+		fprintf(stderr, "ptoctl: %s takes no arguments (\"%s\")%s\n",
+			cmd, args[0], args[0][0] == '-' ?
+			": options come before the command" : "");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	static const struct {
+		const char *name, *takes;
+	} cmds[] = {
+		{ "info", "d" }, { "stats", "d" }, { "hws", "d" },
+		{ "events", "n" }, { "clients", "s" }, { "graphs", "s" },
+		{ "trace", "s" },
+	};
 	struct opts o = { 0 };
 	struct conn c;
 	const char *cmd;
+	size_t i;
 	int ret;
 
 	if (parse_opts(argc, argv, &o)) {
@@ -702,14 +741,19 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	cmd = argv[optind];
-	if (!strcmp(cmd, "clients") || !strcmp(cmd, "graphs") ||
-	    !strcmp(cmd, "trace"))
-		return ptod_cmd(&o, argc - optind, argv + optind);
-	if (strcmp(cmd, "info") && strcmp(cmd, "stats") &&
-	    strcmp(cmd, "hws") && strcmp(cmd, "events")) {
+	for (i = 0; i < PTO_ARRAY_SIZE(cmds); i++)
+		if (!strcmp(cmd, cmds[i].name))
+			break;
+	if (i == PTO_ARRAY_SIZE(cmds)) {
 		usage(stderr);
 		return 2;
 	}
+	if (cmd_takes(&o, cmd, cmds[i].takes, argc - optind - 1,
+		      argv + optind + 1))
+		return 2;
+	if (!strcmp(cmd, "clients") || !strcmp(cmd, "graphs") ||
+	    !strcmp(cmd, "trace"))
+		return ptod_cmd(&o, argc - optind, argv + optind);
 	if (conn_open(&c))
 		return 1;
 	if (!strcmp(cmd, "info"))

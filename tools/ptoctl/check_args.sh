@@ -1,0 +1,51 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# check_args.sh [PTOCTL] - ptoctl refuses, before it connects to anything,
+# an option its command does not use (-d, -n or -s given to the wrong
+# command, trace's own -n and -d written before it) and arguments after a
+# command that takes none (an option written after the command): exit 2
+# and a message that names it. Commands given what they take get past the
+# parsing to the connection, which fails here.
+set -eu -o pipefail
+CTL=${1:-build/tools/ptoctl}
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+export PTO_SOCKET=/nonexistent/ptod.sock
+
+while IFS='|' read -r args want; do
+	rc=0
+	# shellcheck disable=SC2086
+	"$CTL" $args > "$out" 2>&1 || rc=$?
+	if [ "$rc" != 2 ] || ! grep -qF -e "$want" "$out"; then
+		echo "FAIL: ptoctl $args (exit $rc): $(cat "$out")"
+		exit 1
+	fi
+	echo "ok: ptoctl $args: $(head -n 1 "$out")"
+done <<'ARGS'
+info -j|info takes no arguments ("-j"): options come before the command
+stats -d 1|stats takes no arguments ("-d")
+events -n 5|events takes no arguments ("-n")
+info extra|info takes no arguments ("extra")
+-n 5 trace|trace does not take -n before it
+-d 3 trace|trace does not take -d before it
+-d 1 clients|clients does not take -d
+-n 1 graphs|graphs does not take -n
+-s /tmp/s info|info does not take -s
+-d 0 events|events does not take -d
+-n 2 hws get|hws does not take -n
+clients extra|clients takes no arguments ("extra")
+ARGS
+
+# what each command takes gets past the parsing
+for args in "-j -s /nonexistent/s clients" "-s /nonexistent/s graphs" \
+	"-s /nonexistent/s trace -n 1 -d 1"; do
+	rc=0
+	# shellcheck disable=SC2086
+	"$CTL" $args > "$out" 2>&1 || rc=$?
+	if [ "$rc" = 2 ] || ! grep -q "ptod is not running" "$out"; then
+		echo "FAIL: ptoctl $args (exit $rc): $(cat "$out")"
+		exit 1
+	fi
+	echo "ok: ptoctl $args parsed"
+done
