@@ -5,6 +5,8 @@
 # device: exit 2 and "bad size", for a size that overflows 64 bits once
 # scaled, a sign, trailing text, 0, or one that is not a multiple of 4.
 # A good size gets past the parsing (to the missing device named here).
+# An argument after the options (a device not given with -d), and -s
+# with -i (which allocates nothing), are refused the same way.
 set -eu -o pipefail
 GM=${1:-build/tools/pto-gm}
 out=$(mktemp)
@@ -28,3 +30,17 @@ for s in 4 1m 0x10 2G; do
 	fi
 	echo "ok: -s '$s' accepted"
 done
+while IFS='|' read -r args want; do
+	rc=0
+	# shellcheck disable=SC2086
+	"$GM" -d /nonexistent/pto0 $args > "$out" 2>&1 || rc=$?
+	if [ "$rc" != 2 ] || ! grep -qF -e "$want" "$out"; then
+		echo "FAIL: $args (exit $rc): $(cat "$out")"
+		exit 1
+	fi
+	echo "ok: $args refused"
+done <<'ARGS'
+/dev/pto1|unexpected argument '/dev/pto1'
+-s 4 extra|unexpected argument 'extra'
+-i -s 4|-i prints the device's info only
+ARGS

@@ -386,7 +386,7 @@ int main(int argc, char **argv)
 {
 	struct opts o = { .dev = "/dev/pto0", .len = 1 << 20 };
 	struct pto_info info;
-	bool info_only = false;
+	bool info_only = false, sized = false;
 	int fd, opt, ret;
 
 	while ((opt = getopt(argc, argv, "d:s:ih")) != -1) {
@@ -401,6 +401,7 @@ int main(int argc, char **argv)
 					"of 4)\n", prog, optarg);
 				return 2;
 			}
+			sized = true;
 			break;
 		case 'i':
 			info_only = true;
@@ -412,6 +413,16 @@ int main(int argc, char **argv)
 			usage(stderr);
 			return 2;
 		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "%s: unexpected argument '%s' (a device is "
+			"named with -d)\n", prog, argv[optind]);
+		return 2;
+	}
+	if (info_only && sized) {
+		fprintf(stderr, "%s: -i prints the device's info only: it "
+			"takes no -s\n", prog);
+		return 2;
 	}
 
 	fd = pto_open_dev(o.dev);
