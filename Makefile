@@ -67,8 +67,8 @@ $(USER_DIRS):
 	$(MAKE) -C $@ $(SUB)
 
 # Native tests (fast, no VM): the runtime core's and the HWS library's unit
-# tests (also under ASan + UBSan and TSan), libpto's and pto-aicore's, pto-gm's and
-# ptoctl's refusals of bad arguments, the HWS simulator's checks (DAG
+# tests (also under ASan + UBSan and TSan), libpto's and pto-aicore's, pto-gm's,
+# ptoctl's and pto-bench-peers' refusals of bad arguments, the HWS simulator's checks (DAG
 # files replay identically, a live run recorded by the runtime replays; its
 # target experiments print their tables), pto-trace's (a recording as
 # JSON, SVG and DOT), the examples' kernels against their golden
@@ -83,6 +83,7 @@ check-native: user
 	$(MAKE) -C daemon/aicore test $(SUB)
 	tools/pto-gm/check_args.sh $(BUILD)/tools/pto-gm
 	tools/ptoctl/check_args.sh $(BUILD)/tools/ptoctl
+	bench/peers/check_args.sh $(BUILD)/bench/peers/pto-bench-peers
 	tools/pto-hws-sim/check.sh $(BUILD)/tools/pto-hws-sim \
 		$(BUILD)/bench/hws/pto-bench-makespan
 	$(MAKE) -C tools/pto-hws-sim fuzz

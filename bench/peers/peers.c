@@ -18,8 +18,13 @@
  *
  * THREADS (default: the host's online CPUs, or $THREADS) is the peers'
  * worker threads; a shape that needs more workers than that (the latency
- * shape: its widest layer, as its tasks sleep) gets them. Our sim path has
- * one host thread per emulated core, whatever THREADS says.
+ * shape: its widest layer, as its tasks sleep) gets them. Our paths size
+ * their host threads to the host's CPUs whatever THREADS says (the header
+ * line "threads:" of each system says how many it runs).
+ *
+ * -s and -p pick shapes and systems by name (comma-separated; default:
+ * all): a name that is none of them is refused (exit 2, with the names
+ * there are); a peer this build left out is said on stderr.
  *
  * Output: a header (shapes, threads), then per shape and system the
  * median, min and max over the rounds, then for each shape, peer and path
@@ -37,6 +42,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <pto-private/compiler.h>
 #include <pto-private/parse.h>
 #include <pto-private/time.h>
 
@@ -380,7 +386,42 @@ static bool listed(const char *list, const char *name)
 	return false;
 }
 
-static void add_systems(struct bench *b, const char *only)
+/*
+ * Every name of the comma-separated @list (NULL: none given) is one of
+ * @names (@n of them): 0, or -EINVAL with the first that is not, and the
+ * names there are, on stderr (@what: "shape" or "system").
+ */
+static int check_names(const char *list, const char *const *names,
+		       unsigned int n, const char *what)
+{
+	const char *p = list, *e;
+	unsigned int i;
+	size_t len;
+
+	while (p) {
+		e = strchr(p, ',');
+		len = e ? (size_t)(e - p) : strlen(p);
+		for (i = 0; i < n; i++)
+			if (strlen(names[i]) == len && !strncmp(p, names[i], len))
+				break;
+		if (i == n) {
+			fprintf(stderr, "pto-bench-peers: unknown %s '%.*s' (",
+				what, (int)len, p);
+			for (i = 0; i < n; i++)
+				fprintf(stderr, "%s%s", i ? ", " : "", names[i]);
+			fprintf(stderr, ")\n");
+			return -EINVAL;
+		}
+		p = e ? e + 1 : NULL;
+	}
+	return 0;
+}
+
+/*
+ * The systems of @only (NULL: all) into @b: a peer this build left out
+ * (its package was missing when it was built) is said on stderr.
+ */
+static int add_systems(struct bench *b, const char *only)
 {
 	static const struct peers_sys *const peers[] = {
 #ifdef PEERS_HAVE_STARPU
@@ -394,19 +435,39 @@ static void add_systems(struct bench *b, const char *only)
 #endif
 		NULL
 	};
-	unsigned int i;
+	static const char *const all_peers[] = { "starpu-lws", "omp", "tbb" };
+	const char *names[MAX_SYS + PTO_ARRAY_SIZE(all_peers)];
+	unsigned int i, j, n = 0;
 
+	for (i = 0; i < peers_nr_ours && n < MAX_SYS; i++)
+		names[n++] = peers_ours[i].name;
+	for (i = 0; i < PTO_ARRAY_SIZE(all_peers); i++)
+		names[n++] = all_peers[i];
+	if (check_names(only, names, n, "system"))
+		return -EINVAL;
 	for (i = 0; i < peers_nr_ours && b->nr_sys < MAX_SYS; i++)
 		if (listed(only, peers_ours[i].name))
 			b->sys[b->nr_sys++] = &peers_ours[i];
-	for (i = 0; peers[i] && b->nr_sys < MAX_SYS; i++)
-		if (listed(only, peers[i]->name))
-			b->sys[b->nr_sys++] = peers[i];
+	for (i = 0; i < PTO_ARRAY_SIZE(all_peers); i++) {
+		for (j = 0; peers[j]; j++)
+			if (!strcmp(peers[j]->name, all_peers[i]))
+				break;
+		if (!peers[j]) {
+			if (only && listed(only, all_peers[i]))
+				fprintf(stderr, "pto-bench-peers: %s is not in "
+					"this build (make bench-peers installs "
+					"what it needs)\n", all_peers[i]);
+			continue;
+		}
+		if (listed(only, all_peers[i]) && b->nr_sys < MAX_SYS)
+			b->sys[b->nr_sys++] = peers[j];
+	}
+	return 0;
 }
 
 static int parse_opts(struct bench *b, int argc, char **argv)
 {
-	const char *shapes = NULL, *only = NULL;
+	const char *shapes = NULL, *only = NULL, *shape_names[PS_NR];
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	int opt, s;
 
@@ -429,7 +490,8 @@ static int parse_opts(struct bench *b, int argc, char **argv)
 			MAX_ROUNDS);
 		return -EINVAL;
 	}
-	add_systems(b, only);
+	if (add_systems(b, only))
+		return -EINVAL;
 	for (s = 0; s < PS_NR; s++) {
 		struct peers_graph g = { 0 };
 
@@ -438,7 +500,13 @@ static int parse_opts(struct bench *b, int argc, char **argv)
 			return -ENOMEM;
 		b->graph[s] = g;
 		b->shape_on[s] = listed(shapes, g.name);
+		shape_names[s] = g.name;
 	}
+	if (check_names(shapes, shape_names, PS_NR, "shape"))
+		return -EINVAL;
+	if (!b->nr_sys)
+		fprintf(stderr, "pto-bench-peers: none of the systems of -p "
+			"is in this build\n");
 	return b->nr_sys ? 0 : -EINVAL;
 }
 
