@@ -102,21 +102,34 @@ static int stdin_done(void)
 	return read(STDIN_FILENO, buf, sizeof(buf)) <= 0;
 }
 
+/* Take the AICPU role and map the HWS registers writable: NULL, said, if not. */
+static struct pto_regs_hws *aicpu_hws(int fd)
+{
+	char *regs;
+
+	if (set_role(fd, PTO_ROLE_AICPU)) {
+		fail("SET_ROLE aicpu");
+		return NULL;
+	}
+	regs = mmap(NULL, PTO_REGS_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+		    fd, PTO_MMAP_REGS);
+	if (regs == MAP_FAILED) {
+		fail("mmap registers");
+		return NULL;
+	}
+	return (struct pto_regs_hws *)(regs + PTO_REGS_HWS_OFFSET);
+}
+
 static int aicpu_write(int fd)
 {
 	const struct timespec gap = { .tv_nsec = 20 * 1000 };
 	struct pto_regs_hws *h;
 	unsigned long writes = 0, lost = 0;
 	__u32 last, s;
-	char *regs;
 
-	if (set_role(fd, PTO_ROLE_AICPU))
-		return fail("SET_ROLE aicpu");
-	regs = mmap(NULL, PTO_REGS_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
-		    fd, PTO_MMAP_REGS);
-	if (regs == MAP_FAILED)
-		return fail("mmap registers");
-	h = (struct pto_regs_hws *)(regs + PTO_REGS_HWS_OFFSET);
+	h = aicpu_hws(fd);
+	if (!h)
+		return 1;
 	last = __atomic_load_n(&h->cfg.backfill_margin, __ATOMIC_ACQUIRE);
 	printf("held\n");
 	fflush(stdout);
@@ -144,17 +157,12 @@ static int aicpu_write(int fd)
 
 static int aicpu_odd(int fd)
 {
-	struct pto_regs_hws *h;
-	char *regs, buf[64];
+	struct pto_regs_hws *h = aicpu_hws(fd);
+	char buf[64];
 	__u32 s;
 
-	if (set_role(fd, PTO_ROLE_AICPU))
-		return fail("SET_ROLE aicpu");
-	regs = mmap(NULL, PTO_REGS_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
-		    fd, PTO_MMAP_REGS);
-	if (regs == MAP_FAILED)
-		return fail("mmap registers");
-	h = (struct pto_regs_hws *)(regs + PTO_REGS_HWS_OFFSET);
+	if (!h)
+		return 1;
 	do {
 		s = __atomic_load_n(&h->cfg_seq, __ATOMIC_ACQUIRE) & ~1U;
 	} while (!__atomic_compare_exchange_n(&h->cfg_seq, &s, s + 1, false,
