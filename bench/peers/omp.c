@@ -124,6 +124,6 @@ static void om_close(void *ctx)
 }
 
 const struct peers_sys peers_omp = {
-	.name = "omp",
+	.name = PEERS_NAME_OMP,
 	PEERS_SYS_OPS(om),
 };

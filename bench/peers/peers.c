@@ -435,7 +435,9 @@ static int add_systems(struct bench *b, const char *only)
 #endif
 		NULL
 	};
-	static const char *const all_peers[] = { "starpu-lws", "omp", "tbb" };
+	static const char *const all_peers[] = {
+		PEERS_NAME_STARPU, PEERS_NAME_OMP, PEERS_NAME_TBB,
+	};
 	const char *names[MAX_SYS + PTO_ARRAY_SIZE(all_peers)];
 	unsigned int i, j, n = 0;
 

@@ -180,8 +180,14 @@ struct peers_sys {
 extern const struct peers_sys peers_ours[];
 extern const unsigned int peers_nr_ours;
 
-/* The peers, each built only if its package is installed. */
+/*
+ * The peers, each built only if its package is installed; their names,
+ * known also to a build without them (in the order they take turns).
+ */
 extern const struct peers_sys peers_starpu, peers_omp, peers_tbb;
+#define PEERS_NAME_STARPU	"starpu-lws"
+#define PEERS_NAME_OMP		"omp"
+#define PEERS_NAME_TBB		"tbb"
 
 /* Slot arrays of the peers (64-byte aligned, zeroed); NULL if none. */
 uint64_t *peers_slots_alloc(uint32_t nr_slots);

@@ -182,6 +182,6 @@ static void sp_close(void *ctx)
 }
 
 const struct peers_sys peers_starpu = {
-	.name = "starpu-lws",
+	.name = PEERS_NAME_STARPU,
 	PEERS_SYS_OPS(sp),
 };

@@ -122,6 +122,6 @@ void tb_close(void *ctx)
 } // namespace
 
 extern "C" const struct peers_sys peers_tbb = {
-	"tbb", false, nullptr, tb_open, tb_prepare, tb_run, tb_access,
+	PEERS_NAME_TBB, false, nullptr, tb_open, tb_prepare, tb_run, tb_access,
 	tb_finish, tb_close,
 };
