@@ -8,17 +8,10 @@ set -eu -o pipefail
 BP=${1:-build/bench/peers/pto-bench-peers}
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
+# shellcheck source=scripts/check-refused.sh
+. "$(dirname "$0")/../../scripts/check-refused.sh"
 
-while IFS='|' read -r args want; do
-	rc=0
-	# shellcheck disable=SC2086
-	"$BP" $args > "$out" 2>&1 || rc=$?
-	if [ "$rc" != 2 ] || ! grep -qF -e "$want" "$out"; then
-		echo "FAIL: pto-bench-peers $args (exit $rc): $(cat "$out")"
-		exit 1
-	fi
-	echo "ok: pto-bench-peers $args: $(head -n 1 "$out")"
-done <<'ARGS'
+refused_each "$BP" <<'ARGS'
 -p sim -s bogus -r 1|unknown shape 'bogus' (independent, chain,
 -p sim -s chain, -r 1|unknown shape ''
 -p sim,bogus -r 1|unknown system 'bogus' (sim, user, starpu-lws, omp, tbb)

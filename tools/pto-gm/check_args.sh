@@ -30,16 +30,9 @@ for s in 4 1m 0x10 2G; do
 	fi
 	echo "ok: -s '$s' accepted"
 done
-while IFS='|' read -r args want; do
-	rc=0
-	# shellcheck disable=SC2086
-	"$GM" -d /nonexistent/pto0 $args > "$out" 2>&1 || rc=$?
-	if [ "$rc" != 2 ] || ! grep -qF -e "$want" "$out"; then
-		echo "FAIL: $args (exit $rc): $(cat "$out")"
-		exit 1
-	fi
-	echo "ok: $args refused"
-done <<'ARGS'
+# shellcheck source=scripts/check-refused.sh
+. "$(dirname "$0")/../../scripts/check-refused.sh"
+refused_each "$GM" -d /nonexistent/pto0 <<'ARGS'
 /dev/pto1|unexpected argument '/dev/pto1'
 -s 4 extra|unexpected argument 'extra'
 -i -s 4|-i prints the device's info only

@@ -12,17 +12,10 @@ CTL=${1:-build/tools/ptoctl}
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 export PTO_SOCKET=/nonexistent/ptod.sock
+# shellcheck source=scripts/check-refused.sh
+. "$(dirname "$0")/../../scripts/check-refused.sh"
 
-while IFS='|' read -r args want; do
-	rc=0
-	# shellcheck disable=SC2086
-	"$CTL" $args > "$out" 2>&1 || rc=$?
-	if [ "$rc" != 2 ] || ! grep -qF -e "$want" "$out"; then
-		echo "FAIL: ptoctl $args (exit $rc): $(cat "$out")"
-		exit 1
-	fi
-	echo "ok: ptoctl $args: $(head -n 1 "$out")"
-done <<'ARGS'
+refused_each "$CTL" <<'ARGS'
 info -j|info takes no arguments ("-j"): options come before the command
 stats -d 1|stats takes no arguments ("-d")
 events -n 5|events takes no arguments ("-n")
