@@ -266,14 +266,20 @@ def nla(typ, payload):
     return hdr + payload + b"\0" * ((4 - len(payload) % 4) % 4)
 
 
+def genl_send(s, family, cmd, flags, seq, attrs, reserved=0):
+    """One request of @family on @s; @reserved: the generic netlink
+    header's reserved byte."""
+    payload = struct.pack("=BBH", cmd, 1, reserved) + attrs
+    s.send(struct.pack("=IHHII", 16 + len(payload), family,
+                       NLM_F_REQUEST | flags, seq, 0) + payload)
+
+
 def genl_request(family, cmd, flags, attrs, reserved=0):
     """The replies of @family to one request: [attribute lists];
     @reserved: the generic netlink header's reserved byte."""
     s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, NETLINK_GENERIC)
     try:
-        payload = struct.pack("=BBH", cmd, 1, reserved) + attrs
-        s.send(struct.pack("=IHHII", 16 + len(payload), family,
-                           NLM_F_REQUEST | flags, 1, 0) + payload)
+        genl_send(s, family, cmd, flags, 1, attrs, reserved)
         replies = []
         while True:
             data = s.recv(1 << 20)
@@ -452,12 +458,6 @@ def check_kernel(tap, spec):
                   check_reserved(fid, values[name], index_attr))
 
 
-def genl_send(s, family, cmd, seq, attrs):
-    payload = struct.pack("=BBH", cmd, 1, 0) + attrs
-    s.send(struct.pack("=IHHII", 16 + len(payload), family,
-                       NLM_F_REQUEST | NLM_F_ACK, seq, 0) + payload)
-
-
 def genl_order(s, count):
     """(seq, errno or 0 for a reply) of the next @count messages on
     @s: the replies and acks in the order the kernel queued them."""
@@ -491,10 +491,10 @@ def check_parallel(tap, spec):
                           NETLINK_GENERIC)
         try:
             waiter = threading.Thread(target=genl_send, args=(
-                s, fid, values["hws-get"], 1, index))
+                s, fid, values["hws-get"], NLM_F_ACK, 1, index))
             waiter.start()
             time.sleep(0.003)
-            genl_send(s, fid, values["dev-get"], 2, index)
+            genl_send(s, fid, values["dev-get"], NLM_F_ACK, 2, index)
             waiter.join()
             # dev-get: its reply and its ack; hws-get: its error
             got = genl_order(s, 3)
