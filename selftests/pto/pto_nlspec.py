@@ -489,6 +489,7 @@ def check_parallel(tap, spec):
     for _ in range(trials):
         s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW,
                           NETLINK_GENERIC)
+        s.settimeout(5)     # a reply that never comes fails, not hangs
         try:
             waiter = threading.Thread(target=genl_send, args=(
                 s, fid, values["hws-get"], NLM_F_ACK, 1, index))
