@@ -5,7 +5,7 @@
 # (a worker or kernel count: -w, -k, PTO_AICORE_WORKERS, PTO_AICORE_KERNELS;
 # the park bound PTO_AICORE_PARK_MS;
 # the idle spins -s and -t and PTO_EXEC_SPIN_YIELD; the descriptors -r
-# and -C) with exit status 2
+# and -C; a second device option; a leftover argument) with exit status 2
 # and a message naming the value, before it touches a device; a good one
 # gets past the check (on a device that is not there it then exits 1).
 set -u
@@ -39,6 +39,14 @@ expect 2 "bad kernel count 'abc'" PTO_AICORE_KERNELS=abc --
 expect 2 "bad worker count '0'" -- -w 0
 expect 2 "bad worker count ' 2'" PTO_AICORE_WORKERS=" 2" --
 expect 2 "bad worker count 'many'" PTO_AICORE_WORKERS=many --
+# an empty option is refused, an empty variable is an unset one
+expect 2 "bad worker count ''" -- -w ""
+expect 2 "bad kernel count ''" -- -k ""
+expect 1 "" PTO_AICORE_WORKERS= PTO_AICORE_KERNELS= --
+# one device, named once; no argument left over
+expect 2 "-d and -u name the one device" -- -d /dev/pto-none
+expect 2 "-d and -u name the one device" -- -u 3,4
+expect 2 "unexpected argument 'extra'" -- -w 2 extra
 # -k wins over the environment; good values pass the check
 expect 1 "" PTO_AICORE_KERNELS=0 -- -k 1
 expect 1 "" -- -k 65536 -w 2

@@ -387,17 +387,19 @@ static long long num_arg(const char *s, long long min, long long max)
 
 /*
  * A count of 1 .. @max from the option's @arg, else the environment's
- * @env, else 0 (the default); -1 if invalid. *@from: what was parsed.
+ * @env (an empty variable counts as unset), else 0 (the default); -1 if
+ * invalid, an empty option included. *@from: what was parsed.
  */
 static long count_arg(const char *arg, const char *env, long max,
 		      const char **from)
 {
-	if (!arg)
+	if (!arg) {
 		arg = getenv(env);
+		if (arg && !*arg)
+			arg = NULL;
+	}
 	*from = arg;
-	if (!arg || !*arg)
-		return 0;
-	return (long)num_arg(arg, 1, max);
+	return arg ? (long)num_arg(arg, 1, max) : 0;
 }
 
 /*
@@ -457,7 +459,7 @@ int main(int argc, char **argv)
 	struct aicore a = { .fd = -1, .dev = &kdev };
 	uint32_t spins = PTO_EXEC_SPINS;
 	int64_t spin_ns = PTO_EXEC_SPIN_NS;
-	int opt, ready_fd = -1, ctl_fd = -1, ret;
+	int opt, ready_fd = -1, ctl_fd = -1, ret, ndev = 0;
 	long nworkers, nkernels;
 	uint64_t park_ns;
 	long long v;
@@ -465,8 +467,15 @@ int main(int argc, char **argv)
 
 	while ((opt = getopt(argc, argv, "d:u:c:w:k:s:t:r:C:vh")) != -1) {
 		switch (opt) {
-		case 'd': dev = optarg; a.dev = &kdev; break;
-		case 'u': dev = optarg; a.dev = &udev; break;
+		case 'd':
+		case 'u':
+			if (ndev++) {
+				aicore_msg("-d and -u name the one device: give one of them once");
+				return 2;
+			}
+			dev = optarg;
+			a.dev = opt == 'd' ? &kdev : &udev;
+			break;
 		case 'c': cores_arg = optarg; break;
 		case 'w': workers = optarg; break;
 		case 'k': kernels = optarg; break;
@@ -489,6 +498,11 @@ int main(int argc, char **argv)
 		case 'v': a.verbose = true; break;
 		default: usage(); return 2;
 		}
+	}
+	if (optind < argc) {
+		aicore_msg("unexpected argument '%s'", argv[optind]);
+		usage();
+		return 2;
 	}
 	nworkers = count_arg(workers, "PTO_AICORE_WORKERS", PTO_MAX_CORES,
 			     &from);
