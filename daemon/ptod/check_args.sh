@@ -4,12 +4,15 @@
 # check_args.sh [PTOD] - ptod refuses a bad default for its clients (-w
 # TASK_WINDOW, -H HEAP: the rules of PTO2_RING_TASK_WINDOW and
 # PTO2_RING_HEAP), a bad -S AICORE_SPINS or PTO_SCHED_SLEEP_MS, a bad
-# number of the other options (a sign or a space is bad too; -m is octal)
-# with exit status 2 and a message
+# number of the other options (a sign or a space is bad too; -m is octal,
+# every other number decimal), a user given twice to -x or -q UID=MIB, a
+# sandbox's option (-b -M -P) where no sandbox runs, or an argument left
+# over, with exit status 2 and a message
 # naming the value, before it touches a device; a good one gets past the
 # check (on a device that is not there ptod then exits 1). Before that,
 # ptod raises its soft RLIMIT_NOFILE to the hard limit and warns if -C
-# connections may need more descriptors than that.
+# connections may need more descriptors than that. A ptod that gets past
+# the checks where it should not stops after 20 s (status 124).
 set -u
 PTOD=${1:-build/daemon/ptod}
 SOCK=$(mktemp -u /tmp/ptod-args.XXXXXX)
@@ -20,7 +23,7 @@ expect() {
 	local want=$1 text=$2 out rc
 
 	shift 2
-	out=$("$PTOD" -d /dev/pto-none -s "$SOCK" "$@" 2>&1 >/dev/null)
+	out=$(timeout 20 "$PTOD" -d /dev/pto-none -s "$SOCK" "$@" 2>&1 >/dev/null)
 	rc=$?
 	if [ "$rc" != "$want" ] || ! grep -qF -- "$text" <<<"$out"; then
 		echo "not ok: ptod $*: status $rc (want $want), said: $out"
@@ -35,7 +38,7 @@ expect_not() {
 	local text=$1 out
 
 	shift
-	out=$("$PTOD" -d /dev/pto-none -s "$SOCK" "$@" 2>&1 >/dev/null)
+	out=$(timeout 20 "$PTOD" -d /dev/pto-none -s "$SOCK" "$@" 2>&1 >/dev/null)
 	if grep -qF -- "$text" <<<"$out"; then
 		echo "not ok: ptod $*: said: $out"
 		fail=1
@@ -93,6 +96,23 @@ done
 expect 1 "open /dev/pto-none" -P 0
 expect 1 "open /dev/pto-none" -P 4194304
 expect 1 "open /dev/pto-none" -w 4 -H 1024 -S 0
+# numbers are decimal (-m aside): no hexadecimal, and 010 is ten
+for o in c C D L Q T q G M P S; do
+	expect 2 "bad -$o '0x10'" "-$o" 0x10
+done
+expect 2 "bad -q '1000=0x10'" -q 1000=0x10
+expect 1 "open /dev/pto-none" -c 010 -S 010 -q 1000=010
+# one rule per user
+expect 2 "-x 1000=2: user 1000 has a context already" -x 1000=1 -x 1000=2
+expect 2 "-q 1000=2: user 1000 has a quota already" -q 1000=1 -q 1000=2
+expect 1 "open /dev/pto-none" -x 1000=1 -x 1001=1 -q 1000=1 -q 1001=1
+# a sandbox's options where no sandbox runs
+for o in "-M 8" "-P 8" "-b /bin/true"; do
+	expect 2 "ptod: ${o%% *} sets up the sandboxes, which -K none turns off" -K none $o
+	expect 2 "ptod: ${o%% *} sets up the sandboxes, which -d user turns off" -d user $o
+done
+expect 1 "open /dev/pto-none" -K all -M 8 -P 8 -b /bin/true
+expect 2 "ptod: unexpected argument 'extra'" -K nonroot extra
 expect 1 "open /dev/pto-none" -w 4194304 -H 64M -S 4294967295
 
 # RLIMIT_NOFILE: the soft limit goes up to the hard one; the connections

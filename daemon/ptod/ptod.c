@@ -1855,6 +1855,13 @@ static int parse_ctx_rule(struct ptod *d, const char *arg)
 	    pto_parse_u64_all(end + 1, 10, PTO_HWS_NR_CTX - 1, &ctx) ||
 	    d->nr_ctx_rules == PTOD_MAX_CTX_RULES)
 		return -EINVAL;
+	for (uint32_t i = 0; i < d->nr_ctx_rules; i++) {
+		if (d->ctx_rule[i].uid == (uid_t)uid) {
+			fprintf(stderr, "ptod: -x %s: user %" PRIu64 " has a context already\n",
+				arg, uid);
+			return -EINVAL;
+		}
+	}
 	d->ctx_rule[d->nr_ctx_rules].uid = (uid_t)uid;
 	d->ctx_rule[d->nr_ctx_rules].ctx = (uint32_t)ctx;
 	d->nr_ctx_rules++;
@@ -1905,7 +1912,7 @@ static int default_option(struct ptod *d, int opt, const char *arg)
 	uint64_t v;
 
 	if (opt == 'S') {
-		if (pto_parse_u64_all(arg, 0, UINT32_MAX, &v)) {
+		if (pto_parse_u64_all(arg, 10, UINT32_MAX, &v)) {
 			fprintf(stderr, "ptod: bad -S '%s': must be an integer from 0 to %u\n",
 				arg, UINT32_MAX);
 			return -EINVAL;
@@ -1975,7 +1982,11 @@ static int parse_args(struct ptod *d, int argc, char **argv)
 			break;
 		case 's': d->sock_path = optarg; break;
 		case 'a': d->aicore_path = optarg; break;
-		case 'b': d->sandbox_path = optarg; break;
+		case 'b':
+			d->sandbox_path = optarg;
+			if (!d->sbx_opt)
+				d->sbx_opt = 'b';
+			break;
 		case 'K':
 			if (ptod_sbx_parse_mode(d, optarg)) {
 				fprintf(stderr, "ptod: bad -K '%s'\n", optarg);
@@ -2002,6 +2013,11 @@ static int parse_args(struct ptod *d, int argc, char **argv)
 		case 'v': d->verbose = true; g_log_level = PTOD_LOG_DEBUG; break;
 		default: usage(); return 2;
 		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "ptod: unexpected argument '%s'\n", argv[optind]);
+		usage();
+		return 2;
 	}
 	if (ptod_sbx_settle_mode(d))
 		return 2;

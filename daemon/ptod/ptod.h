@@ -479,6 +479,7 @@ struct ptod {
 	int sbx_cg;			/* the sandboxes' cgroup, -1: none */
 	bool sbx_pids;			/* ... with the pids controller */
 	uint32_t sbx_tasks;		/* -P: its RLIMIT_NPROC, 0: none */
+	char sbx_opt;			/* the first of -b -M -P given, or 0 */
 	int64_t shutdown_ns;		/* 0 = not shutting down */
 	int fin_efd;
 

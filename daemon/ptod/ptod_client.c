@@ -610,8 +610,15 @@ static int quota_rule(struct ptod *d, const char *arg)
 	memcpy(uid, arg, (size_t)(eq - arg));
 	uid[eq - arg] = 0;
 	if (pto_parse_u64_all(uid, 10, UINT32_MAX - 1, &u) ||
-	    pto_parse_u64_all(eq + 1, 0, 1ULL << 40, &v))
+	    pto_parse_u64_all(eq + 1, 10, 1ULL << 40, &v))
 		return -EINVAL;
+	for (uint32_t i = 0; i < d->nr_quota_rules; i++) {
+		if (d->quota_rule[i].uid == (uid_t)u) {
+			fprintf(stderr, "ptod: -q %s: user %" PRIu64 " has a quota already\n",
+				arg, u);
+			return -EINVAL;
+		}
+	}
 	d->quota_rule[d->nr_quota_rules].uid = (uid_t)u;
 	d->quota_rule[d->nr_quota_rules].bytes = v << 20;
 	d->nr_quota_rules++;
@@ -635,10 +642,10 @@ int ptod_guard_option(struct ptod *d, int opt, const char *arg)
 	if (opt == 'q' && strchr(arg, '='))
 		return quota_rule(d, arg);
 	/*
-	 * -m in octal, a UID in decimal as -x's and -q's (not (uid_t)-1); a
-	 * number too big is a bad value: -EINVAL, not -ERANGE
+	 * -m in octal, every other number in decimal (a UID never
+	 * (uid_t)-1); a number too big is a bad value: -EINVAL, not -ERANGE
 	 */
-	if (pto_parse_u64_all(arg, opt == 'm' ? 8 : opt == 'u' ? 10 : 0,
+	if (pto_parse_u64_all(arg, opt == 'm' ? 8 : 10,
 			      opt == 'm' ? 0777 :
 			      opt == 'u' ? UINT32_MAX - 1 :
 			      opt == 'q' ? (1ULL << 40) :
@@ -646,6 +653,8 @@ int ptod_guard_option(struct ptod *d, int opt, const char *arg)
 			      opt == 'M' ? PTOD_SBX_DATA_MAX_MIB :
 			      opt == 'P' ? PTOD_SBX_TASKS_MAX : UINT32_MAX, &v))
 		return -EINVAL;
+	if ((opt == 'M' || opt == 'P') && !d->sbx_opt)
+		d->sbx_opt = (char)opt;
 	switch (opt) {
 	case 'm': d->sock_mode = (mode_t)v; d->sock_mode_set = true; break;
 	case 'u':

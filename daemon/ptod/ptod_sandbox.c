@@ -100,6 +100,12 @@ int ptod_sbx_settle_mode(struct ptod *d)
 			"ptod: -K all|nonroot needs pto.ko: the user-mode device has no client file to give a sandbox (use -K none)\n");
 		return -EINVAL;
 	}
+	if (d->sbx_mode == PTOD_SBX_NONE && d->sbx_opt) {
+		fprintf(stderr,
+			"ptod: -%c sets up the sandboxes, which %s turns off\n",
+			d->sbx_opt, user ? "-d user" : "-K none");
+		return -EINVAL;
+	}
 	if (d->sbx_mode != PTOD_SBX_NONE)
 		sbx_binary_check(d);
 	else if (!user)
