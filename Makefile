@@ -83,6 +83,7 @@ check-native: user
 	$(MAKE) -C daemon/aicore test $(SUB)
 	tools/pto-gm/check_args.sh $(BUILD)/tools/pto-gm
 	tools/ptoctl/check_args.sh $(BUILD)/tools/ptoctl
+	tools/ptolat/check_args.sh $(BUILD)/tools/ptolat/ptolat
 	bench/peers/check_args.sh $(BUILD)/bench/peers/pto-bench-peers
 	tools/pto-hws-sim/check.sh $(BUILD)/tools/pto-hws-sim \
 		$(BUILD)/bench/hws/pto-bench-makespan

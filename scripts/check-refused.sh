@@ -7,7 +7,8 @@
 # COMMAND ARGS (ARGS split into words) must exit 2 and print WANT (a
 # fixed string) on stdout or stderr; an "ok:" line per refusal, or a
 # "FAIL:" line with what it printed and status 1 at the first that is
-# not refused so.
+# not refused so. A command that runs on instead of being refused is
+# stopped after 20 s (status 124, a failure).
 refused_each() {
 	local args want rc out
 
@@ -15,7 +16,7 @@ refused_each() {
 	while IFS='|' read -r args want; do
 		rc=0
 		# shellcheck disable=SC2086
-		"$@" $args > "$out" 2>&1 || rc=$?
+		timeout 20 "$@" $args > "$out" 2>&1 < /dev/null || rc=$?
 		if [ "$rc" != 2 ] || ! grep -qF -e "$want" "$out"; then
 			echo "FAIL: $* $args (exit $rc): $(cat "$out")"
 			rm -f "$out"

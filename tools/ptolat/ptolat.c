@@ -17,6 +17,7 @@
 #include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,16 +81,27 @@ static void default_paths(struct opts *o, const char *argv0)
 		 dir);
 }
 
-static int parse_num(const char *s, long long min, long long *out)
+/* @s as a decimal number from @min to @max into *@out; -EINVAL said. */
+static int parse_num(const char *what, const char *s, long long min,
+		     long long max, long long *out)
 {
 	uint64_t v;
 
-	if (pto_parse_u64_all(s, 0, LLONG_MAX, &v) || v < (uint64_t)min)
+	if (pto_parse_u64_all(s, 10, (uint64_t)max, &v) ||
+	    v < (uint64_t)min) {
+		fprintf(stderr, "ptolat: bad %s '%s' (%lld .. %lld)\n", what, s,
+			min, max);
 		return -EINVAL;
+	}
 	*out = (long long)v;
 	return 0;
 }
 
+/*
+ * The filters are the probes' arguments: a client id is 32 bits, a kernel
+ * id (a func_id) a non-negative int32_t, and a graph tag is compared as
+ * the BPF side's long long.
+ */
 static int parse_args(int argc, char **argv, struct opts *o)
 {
 	long long v;
@@ -100,13 +112,13 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	while ((c = getopt(argc, argv, "c:g:k:d:a:h")) != -1) {
 		switch (c) {
 		case 'c':
-			ret = parse_num(optarg, 0, &o->client);
+			ret = parse_num("-c", optarg, 0, UINT32_MAX, &o->client);
 			break;
 		case 'g':
-			ret = parse_num(optarg, 0, &o->graph);
+			ret = parse_num("-g", optarg, 0, LLONG_MAX, &o->graph);
 			break;
 		case 'k':
-			ret = parse_num(optarg, 0, &o->kernel);
+			ret = parse_num("-k", optarg, 0, INT32_MAX, &o->kernel);
 			break;
 		case 'd':
 			snprintf(o->ptod, sizeof(o->ptod), "%s", optarg);
@@ -124,16 +136,21 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			return ret;
 	}
 	if (optind < argc) {
-		if (parse_num(argv[optind++], 1, &v) || v > 86400)
+		if (parse_num("interval", argv[optind++], 1, 86400, &v))
 			return -EINVAL;
 		o->interval = (unsigned int)v;
 	}
 	if (optind < argc) {
-		if (parse_num(argv[optind++], 1, &v) || v > UINT_MAX)
+		if (parse_num("count", argv[optind++], 1, UINT_MAX, &v))
 			return -EINVAL;
 		o->count = (unsigned int)v;
 	}
-	return optind < argc ? -EINVAL : 0;
+	if (optind < argc) {
+		fprintf(stderr, "ptolat: unexpected argument '%s'\n",
+			argv[optind]);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 static int attach_usdt(struct bpf_program *p, const char *bin,
