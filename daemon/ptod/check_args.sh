@@ -3,7 +3,8 @@
 #
 # check_args.sh [PTOD] - ptod refuses a bad default for its clients (-w
 # TASK_WINDOW, -H HEAP: the rules of PTO2_RING_TASK_WINDOW and
-# PTO2_RING_HEAP), a bad -S AICORE_SPINS or PTO_SCHED_SLEEP_MS, a bad
+# PTO2_RING_HEAP), a bad -S AICORE_SPINS, PTO_SCHED_SLEEP_MS or
+# PTO_HWS_CHECK (0 or 1), a bad
 # number of the other options (a sign or a space is bad too; -m is octal,
 # every other number decimal), a user given twice to -x or -q UID=MIB, a
 # sandbox's option (-b -M -P) where no sandbox runs, or an argument left
@@ -60,6 +61,11 @@ for v in 0 -1 x 1x 3600001 "" " 5" +5; do
 	PTO_SCHED_SLEEP_MS=$v expect 2 "bad PTO_SCHED_SLEEP_MS '$v' (1 .. 3600000)"
 done
 PTO_SCHED_SLEEP_MS=60000 expect 1 "open /dev/pto-none"
+for v in yes 2 "" " 1" 01; do
+	PTO_HWS_CHECK=$v expect 2 "bad PTO_HWS_CHECK '$v' (0 or 1)"
+done
+PTO_HWS_CHECK=0 expect 1 "open /dev/pto-none"
+PTO_HWS_CHECK=1 expect 1 "open /dev/pto-none"
 expect 1 "-K none: every client's kernels run in pto-aicore, as root" -K none
 expect_not "-K none:" -K nonroot
 for v in -1 x 65537 "" " 1" +1; do

@@ -365,7 +365,7 @@ static int engine_start(struct ptod *d)
 	int ret;
 
 	pto2_engine_config_default(&ec);
-	ec.check = getenv("PTO_HWS_CHECK") && !strcmp(getenv("PTO_HWS_CHECK"), "1");
+	ec.check = d->hws_check;
 	ec.follow_regs = true;
 	if (d->sched_sleep_ns)
 		ec.wake_sleep_ns = d->sched_sleep_ns;
@@ -1948,6 +1948,16 @@ static int parse_quiet_sleep(struct ptod *d)
 	return -EINVAL;
 }
 
+/* PTO_HWS_CHECK: the HWS invariant checker, off unless 1. 0 or -EINVAL. */
+static int parse_hws_check(struct ptod *d)
+{
+	if (!pto_env_bool("PTO_HWS_CHECK", false, &d->hws_check))
+		return 0;
+	fprintf(stderr, "ptod: bad PTO_HWS_CHECK '%s' (0 or 1)\n",
+		getenv("PTO_HWS_CHECK"));
+	return -EINVAL;
+}
+
 /* 0, or the exit status for a bad command line. */
 static int parse_args(struct ptod *d, int argc, char **argv)
 {
@@ -2021,7 +2031,7 @@ static int parse_args(struct ptod *d, int argc, char **argv)
 	}
 	if (ptod_sbx_settle_mode(d))
 		return 2;
-	if (parse_quiet_sleep(d))
+	if (parse_quiet_sleep(d) || parse_hws_check(d))
 		return 2;
 	return ptod_guard_setup(d) ? 2 : 0;
 }

@@ -442,6 +442,7 @@ struct ptod {
 	uint32_t nr_quota_rules;	/* -q UID=MIB */
 	const char *rec_path;		/* -R: recordings of the runs */
 	uint64_t sched_sleep_ns;	/* PTO_SCHED_SLEEP_MS; 0: the engine's */
+	bool hws_check;			/* PTO_HWS_CHECK=1 */
 	FILE *rec_file;
 	int64_t start_ns;		/* the recordings' time 0 */
 

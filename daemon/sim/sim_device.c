@@ -12,6 +12,7 @@
 
 #include <pto-private/futex.h>
 #include <pto-private/parklot.h>
+#include <pto-private/parse.h>
 #include <pto-private/regs.h>
 #include <pto-private/time.h>
 
@@ -245,15 +246,14 @@ static void init_regs(struct sim_device *sd, uint64_t gm_size)
 /* SIM_ASSIST_ENV into @sd->assist_off; -EINVAL, said, if neither 0 nor 1. */
 static int assist_env(struct sim_device *sd)
 {
-	const char *v = getenv(SIM_ASSIST_ENV);
+	bool on;
 
-	if (!v || !strcmp(v, "1"))
-		return 0;
-	if (!strcmp(v, "0")) {
-		sd->assist_off = true;
+	if (!pto_env_bool(SIM_ASSIST_ENV, true, &on)) {
+		sd->assist_off = !on;
 		return 0;
 	}
-	fprintf(stderr, "sim device: %s=%s: not 0 or 1\n", SIM_ASSIST_ENV, v);
+	fprintf(stderr, "sim device: %s=%s: not 0 or 1\n", SIM_ASSIST_ENV,
+		getenv(SIM_ASSIST_ENV));
 	return -EINVAL;
 }
 

@@ -28,6 +28,7 @@
 #include <pto-private/check.h>
 #include <pto-private/fdpass.h>
 #include <pto-private/params.h>
+#include <pto-private/parse.h>
 #include <pto-private/usdt.h>
 #include <pto-private/wire.h>
 
@@ -442,9 +443,13 @@ PTO_EXPORT int pto_connect(const char *socket_path, pto_client **out)
 	const char *dev = getenv("PTO_DEVICE");
 	char why[PTO_MSG_TEXT];
 	pto_client *c;
+	bool check;
 	int ret;
 
 	*out = NULL;
+	if (pto_env_bool("PTO_CHECK", false, &check))
+		return seterr(NULL, -EINVAL, "PTO_CHECK '%s': not 0 or 1",
+			      getenv("PTO_CHECK"));
 	socket_path = pto_socket_path(socket_path);
 	if (!dev || !*dev)
 		dev = "/dev/pto0";
@@ -455,7 +460,7 @@ PTO_EXPORT int pto_connect(const char *socket_path, pto_client **out)
 	c->pid = getpid();
 	c->sock = -1;
 	c->bell = -1;
-	c->check_env = getenv("PTO_CHECK") && !strcmp(getenv("PTO_CHECK"), "1");
+	c->check_env = check;
 	c->dev_ops = strcmp(dev, PTO_DEVICE_USER) ? &pto_dev_kernel_ops :
 						     &pto_dev_user_ops;
 	why[0] = 0;

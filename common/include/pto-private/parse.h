@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: MIT
 /*
  * parse.h - an unsigned number from the environment or the command line:
- * the programs' one parser of it, strict; and a list of cores built on it
- * (parse.c); and the one splitter of the lists they come in
+ * the programs' one parser of it, strict; a 0/1 switch of the
+ * environment; a list of cores built on the first (parse.c); and the one
+ * splitter of the lists they come in
  */
 #ifndef PTO_PRIVATE_PARSE_H
 #define PTO_PRIVATE_PARSE_H
 
 #include <ctype.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -58,6 +60,24 @@ static inline int pto_parse_u64_all(const char *s, int base, uint64_t max,
 	if (*end)
 		return -EINVAL;
 	*v = n;
+	return 0;
+}
+
+/*
+ * A switch in environment variable @name: *@on is @dflt if it is unset,
+ * false for "0", true for "1". 0; -EINVAL for any other value, the empty
+ * one included (*@on is @dflt then), for the caller to say.
+ */
+static inline int pto_env_bool(const char *name, bool dflt, bool *on)
+{
+	const char *v = getenv(name);
+
+	*on = dflt;
+	if (!v)
+		return 0;
+	if (strcmp(v, "0") && strcmp(v, "1"))
+		return -EINVAL;
+	*on = v[0] == '1';
 	return 0;
 }
 

@@ -36,7 +36,9 @@
  * cannot load pto.ko); PTO2_RING_TASK_WINDOW, PTO2_RING_HEAP,
  * PTO2_RING_DEP_POOL and PTO2_READY_QUEUE_SHARDS are sent to ptod at
  * connect and configure this client's runtime (an invalid value makes
- * pto_connect() fail with -EINVAL and the reason in pto_last_error()).
+ * pto_connect() fail with -EINVAL and the reason in pto_last_error());
+ * PTO_CHECK=1 checks every graph (pto_graph_begin_ex() below), 0 or
+ * unset does not, any other value fails pto_connect() likewise.
  */
 #ifndef PTO_LIBPTO_H
 #define PTO_LIBPTO_H
