@@ -84,6 +84,8 @@ check-native: user
 	tools/pto-gm/check_args.sh $(BUILD)/tools/pto-gm
 	tools/ptoctl/check_args.sh $(BUILD)/tools/ptoctl
 	tools/ptolat/check_args.sh $(BUILD)/tools/ptolat/ptolat
+	tools/pto-run/check_args.sh $(BUILD)/tools/pto-run \
+		$(BUILD)/examples/bgemm/orch.so
 	bench/peers/check_args.sh $(BUILD)/bench/peers/pto-bench-peers
 	tools/pto-hws-sim/check.sh $(BUILD)/tools/pto-hws-sim \
 		$(BUILD)/bench/hws/pto-bench-makespan

@@ -24,7 +24,9 @@
  * buf:SIZE:FILE's FILE opens and is no directory. A kernel .so is read
  * once connected, an out: FILE written after the run. Exit status: 0 on
  * success, 1 if the graph failed (status and message on stderr) or a
- * FILE cannot be read, 2 on usage errors (the value named).
+ * FILE cannot be read, 2 on usage errors (the value named): --orch or
+ * --socket given twice, a kernel ID given twice (a second load would
+ * replace the first), a buf:SIZE: with nothing after its ':' among them.
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -85,9 +87,9 @@ static int load_file(FILE *f, void *dst, size_t max)
 	return 0;
 }
 
-static void usage(void)
+static void usage(FILE *f)
 {
-	fprintf(stderr,
+	fprintf(f,
 		"usage: pto-run [-s SOCKET] --orch ORCH.so --kernel ID:aic|aiv:KERNEL.so ...\n"
 		"               [--] [ARG...]\n"
 		"  ARG: INT | f:FLOAT | buf:SIZE[:FILE] | out:SIZE:FILE\n");
@@ -129,6 +131,12 @@ static int parse_kspec(const char *spec, struct kernel_arg *k)
 	return *k->path ? 0 : -EINVAL;
 }
 
+static int given_twice(const char *opt)
+{
+	fprintf(stderr, "pto-run: %s given twice\n", opt);
+	return 2;
+}
+
 /*
  * Helpers below return 0 to go on, or the exit status: 2 for what the
  * user got wrong, 1 for what failed.
@@ -142,12 +150,20 @@ static int parse_opts(int argc, char **argv, struct run *r)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int opt;
+	int opt, i;
 
 	while ((opt = getopt_long(argc, argv, "o:k:s:h", opts, NULL)) != -1) {
 		switch (opt) {
-		case 'o': r->orch = optarg; break;
-		case 's': r->sock = optarg; break;
+		case 'o':
+			if (r->orch)
+				return given_twice("--orch");
+			r->orch = optarg;
+			break;
+		case 's':
+			if (r->sock)
+				return given_twice("--socket");
+			r->sock = optarg;
+			break;
 		case 'k':
 			if (r->nk == MAX_KERNELS) {
 				fprintf(stderr, "pto-run: more than %d --kernel\n",
@@ -159,13 +175,22 @@ static int parse_opts(int argc, char **argv, struct run *r)
 					optarg);
 				return 2;
 			}
+			/* a second load of an id would replace the first */
+			for (i = 0; i < r->nk; i++) {
+				if (r->k[i].id == r->k[r->nk].id) {
+					fprintf(stderr, "pto-run: --kernel '%s': kernel %d given twice\n",
+						optarg, r->k[i].id);
+					return 2;
+				}
+			}
 			r->nk++;
 			break;
-		default: usage(); return 2;
+		case 'h': usage(stdout); exit(0);
+		default: usage(stderr); return 2;
 		}
 	}
 	if (!r->orch) {
-		usage();
+		usage(stderr);
 		return 2;
 	}
 	return 0;
@@ -219,7 +244,12 @@ static int buf_arg(struct run *r, const char *a)
 		fprintf(stderr, "pto-run: bad size in '%s'\n", a);
 		return 2;
 	}
-	ba->file = *end == ':' && end[1] ? end + 1 : NULL;
+	ba->file = *end == ':' ? end + 1 : NULL;
+	if (ba->file && !*ba->file) {
+		fprintf(stderr, "pto-run: bad argument '%s' (no FILE after ':')\n",
+			a);
+		return 2;
+	}
 	if (ba->file && !ba->out) {
 		ba->in = fopen(ba->file, "rb");
 		err = !ba->in || fstat(fileno(ba->in), &st) ? errno :

@@ -1,0 +1,55 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# check_args.sh [PTO-RUN [ORCH.so]] - pto-run refuses, with exit status 2
+# and a message before it connects to ptod: --orch or --socket given
+# twice, a kernel id given twice, a bad kernel spec, a buf:SIZE: or
+# out:SIZE: with nothing after the ':', a bad ARG. PTO_CHECK (libpto) is
+# 0 or 1: any other value fails the connection with a message, before
+# anything is sent. --help prints the usage on stdout with status 0.
+set -eu -o pipefail
+RUN=${1:-build/tools/pto-run}
+ORCH=${2:-build/examples/bgemm/orch.so}
+export PTO_DEVICE=/nonexistent/pto0	# never a device that is there
+# shellcheck source=../../scripts/check-refused.sh
+. "$(dirname "$0")/../../scripts/check-refused.sh"
+
+k="--kernel 1:aic:/k1.so"
+a="-- buf:4 buf:4 1"	# the three ARGs the orchestration expects
+refused_each "$RUN" -s /nonexistent/ptod.sock <<END
+--orch $ORCH --orch $ORCH $a|--orch given twice
+--orch $ORCH -s /other.sock $a|--socket given twice
+--orch $ORCH $k --kernel 1:aiv:/k2.so $a|--kernel '1:aiv:/k2.so': kernel 1 given twice
+--orch $ORCH --kernel 1:gpu:/k.so $a|bad --kernel '1:gpu:/k.so' (ID:aic|aiv:PATH)
+--orch $ORCH --kernel 2147483648:aic:/k.so $a|bad --kernel '2147483648:aic:/k.so'
+--orch $ORCH -- buf:4: buf:4 1|bad argument 'buf:4:' (no FILE after ':')
+--orch $ORCH -- buf:4 out:4: 1|bad argument 'out:4:' (no FILE after ':')
+--orch $ORCH -- buf:4 out:4 1|bad argument 'out:4'
+--orch $ORCH -- buf:4 buf:0 1|bad argument 'buf:0'
+--orch $ORCH -- buf:4 buf:4 1x|bad argument '1x'
+END
+
+# two kernel ids, one socket: past the checks, to the device named
+out=$("$RUN" -s /nonexistent/ptod.sock --orch "$ORCH" $k \
+	--kernel 2:aiv:/k2.so -- buf:4 out:4:/dev/null 1 2>&1) && rc=0 || rc=$?
+if [ "$rc" = 2 ] || ! grep -qF /nonexistent/pto0 <<<"$out"; then
+	echo "FAIL: good options (exit $rc): $out"
+	exit 1
+fi
+echo "ok: good options get to the device: $out"
+
+out=$(PTO_CHECK=yes "$RUN" \
+	-s /nonexistent/ptod.sock --orch "$ORCH" -- buf:4 buf:4 1 2>&1) &&
+	rc=0 || rc=$?
+if [ "$rc" = 0 ] || ! grep -qF "PTO_CHECK 'yes': not 0 or 1" <<<"$out"; then
+	echo "FAIL: PTO_CHECK=yes (exit $rc): $out"
+	exit 1
+fi
+echo "ok: PTO_CHECK=yes: $out"
+
+out=$("$RUN" --help 2>/dev/null) && rc=0 || rc=$?
+if [ "$rc" != 0 ] || ! grep -q "^usage: pto-run" <<<"$out"; then
+	echo "FAIL: --help (exit $rc): $out"
+	exit 1
+fi
+echo "ok: --help: status 0, the usage on stdout"
