@@ -520,6 +520,7 @@ struct opts {
 	uint32_t cores[8], ncores;
 	uint64_t seed;
 	struct gen_opts gen;
+	char gen_opt;		/* the first of -n -s -t -f -k -W given, or 0 */
 };
 
 static void usage(FILE *f)
@@ -529,7 +530,8 @@ static void usage(FILE *f)
 "                          [-f LO-HI] [-k LO-HI] [-e OFFSET] [-W WIDTH] [-N]\n"
 "                          [-w FILE]\n"
 "                          [FILE...]\n"
-"  -n DAGS     random static DAGs to generate (20; none if FILEs are given)\n"
+"  -n DAGS     random static DAGs to generate (20); -n, -s, -t, -f, -k\n"
+"              and -W shape them and are refused with FILEs\n"
 "  -c CORES    core counts, comma-separated (2,4,8; at most %d)\n"
 "  -s SEED     generator seed (1)\n"
 "  -t LO-HI    tasks per DAG (50-300)\n"
@@ -576,7 +578,8 @@ static int set_opt(struct opts *o, int c, const char *arg)
 	case 'e':
 		return parse_time(arg, &o->early) ? -EINVAL : 0;
 	case 'n':
-		return parse_u32(arg, SIM_MAX_COUNT, &o->ndag);
+		return parse_u32(arg, SIM_MAX_COUNT, &o->ndag) || !o->ndag ?
+		       -EINVAL : 0;
 	case 'c':
 		return parse_core_counts(arg, o);
 	case 's':
@@ -622,7 +625,14 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 					c, optarg);
 				return -EINVAL;
 			}
+			if (!o->gen_opt && strchr("nstfkW", c))
+				o->gen_opt = (char)c;
 		}
+	}
+	if (optind < argc && o->gen_opt) {
+		fprintf(stderr, "pto-bench-makespan: -%c shapes the random DAGs, which the DAG files replace\n",
+			o->gen_opt);
+		return -EINVAL;
 	}
 	if (!o->ncores) {
 		o->cores[0] = 2;

@@ -217,11 +217,13 @@ if [ -n "$MAKESPAN" ]; then
 	echo "ok: $(grep -c '^task ' "$tmp/live.dag") recorded tasks replay"
 
 	echo "== pto-bench-makespan: a bad value is refused, named"
+	# (one DAG of one 1 us task should a bad value get through)
 	while read -r opt val; do
-		refused "$MAKESPAN -n 0 $opt $val" \
+		refused "$MAKESPAN -n 1 -c 1 -t 1-1 -k 1us-1us $opt $val" \
 			"pto-bench-makespan: bad value for $opt: '$val'"
 	done <<'OPTS'
 -n 12x
+-n 0
 -c 0
 -c 17
 -c 2,,4x
@@ -235,6 +237,11 @@ if [ -n "$MAKESPAN" ]; then
 -e +1us
 -W 4294967296
 OPTS
+	echo "== pto-bench-makespan: the generator's options with DAG files"
+	for opt in "-n 3" "-s 2" "-t 5-9" "-f 1-2" "-k 1ms-2ms" "-W 3"; do
+		refused "$MAKESPAN -c 1 $opt $tmp/live.dag" \
+			"pto-bench-makespan: ${opt%% *} shapes the random DAGs, which the DAG files replace"
+	done
 fi
 
 echo
