@@ -114,7 +114,9 @@ expect 2 "-q 1000=2: user 1000 has a quota already" -q 1000=1 -q 1000=2
 expect 1 "open /dev/pto-none" -x 1000=1 -x 1001=1 -q 1000=1 -q 1001=1
 # a sandbox's options where no sandbox runs
 for o in "-M 8" "-P 8" "-b /bin/true"; do
+	# shellcheck disable=SC2086 # $o is an option and its value
 	expect 2 "ptod: ${o%% *} sets up the sandboxes, which -K none turns off" -K none $o
+	# shellcheck disable=SC2086
 	expect 2 "ptod: ${o%% *} sets up the sandboxes, which -d user turns off" -d user $o
 done
 expect 1 "open /dev/pto-none" -K all -M 8 -P 8 -b /bin/true

@@ -11,7 +11,7 @@ set -eu -o pipefail
 RUN=${1:-build/tools/pto-run}
 ORCH=${2:-build/examples/bgemm/orch.so}
 export PTO_DEVICE=/nonexistent/pto0	# never a device that is there
-# shellcheck source=../../scripts/check-refused.sh
+# shellcheck source=scripts/check-refused.sh
 . "$(dirname "$0")/../../scripts/check-refused.sh"
 
 k="--kernel 1:aic:/k1.so"
@@ -30,6 +30,7 @@ refused_each "$RUN" -s /nonexistent/ptod.sock <<END
 END
 
 # two kernel ids, one socket: past the checks, to the device named
+# shellcheck disable=SC2086 # $k is two words
 out=$("$RUN" -s /nonexistent/ptod.sock --orch "$ORCH" $k \
 	--kernel 2:aiv:/k2.so -- buf:4 out:4:/dev/null 1 2>&1) && rc=0 || rc=$?
 if [ "$rc" = 2 ] || ! grep -qF /nonexistent/pto0 <<<"$out"; then

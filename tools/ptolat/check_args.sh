@@ -8,7 +8,7 @@
 # naming the value, before it loads any BPF (so no privilege is needed).
 set -eu -o pipefail
 LAT=${1:-build/tools/ptolat/ptolat}
-# shellcheck source=../../scripts/check-refused.sh
+# shellcheck source=scripts/check-refused.sh
 . "$(dirname "$0")/../../scripts/check-refused.sh"
 
 refused_each "$LAT" <<'END'
