@@ -9,8 +9,12 @@
  * are in <linux/pto.h>. The family lives in the initial network namespace
  * only (netnsok is false).
  *
- * The operations run under the genetlink mutex (parallel_ops is false), so
- * pto_nl_exit(), called before the devices go, waits for those running.
+ * The family is parallel_ops: its operations run without the genetlink
+ * mutex, side by side. Each request is handled under genetlink's cb_lock
+ * held for reading, and genl_unregister_family() takes it for writing, so
+ * pto_nl_exit(), called before the devices go, waits for those running; a
+ * dump continued by later reads holds a reference on the module instead,
+ * so the module is not unloaded under it.
  */
 #include <linux/bitmap.h>
 #include <linux/genalloc.h>
