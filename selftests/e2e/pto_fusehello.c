@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
@@ -169,6 +170,7 @@ struct mnt {
 /* Mount @m, start its server: 0 or -errno. */
 static int mnt_start(struct mnt *m)
 {
+	pid_t parent;
 	char opts[160];
 
 	m->dev = open("/dev/fuse", O_RDWR | O_CLOEXEC);
@@ -183,11 +185,19 @@ static int mnt_start(struct mnt *m)
 	if (mount("pto-fusehello", m->dir, "fuse", MS_NOSUID | MS_NODEV, opts))
 		return -errno;
 	m->mounted = true;
+	parent = getpid();
 	m->server = fork();
 	if (m->server < 0)
 		return -errno;
-	if (!m->server)
+	if (!m->server) {
+		/*
+		 * Killed with us: a server left behind would hold the
+		 * connection, and whatever waits on it, after we are gone.
+		 */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
+			_exit(1);
 		serve(m->dev);
+	}
 	return 0;
 }
 
