@@ -173,6 +173,21 @@ static void kcache_unload(struct pto_kcache *kc, struct pto_exec *ex,
 	pthread_mutex_unlock(&kc->lock);
 }
 
+/*
+ * Whether a kernel loaded now finds this executor's
+ * pto_kernel_report_pre_complete() through its weak reference: only if
+ * the program's link exported it (PTOEXEC_LDFLAGS). Without it, every
+ * pre-complete report would vanish without a word, so kernels are
+ * refused instead.
+ */
+static bool report_exported(void)
+{
+	void *mine = (void *)(uintptr_t)pto_kernel_report_pre_complete;
+
+	return mine &&
+	       dlsym(RTLD_DEFAULT, "pto_kernel_report_pre_complete") == mine;
+}
+
 /* Copy the .so bytes of a blob into a memfd and dlopen it. */
 static int kentry_load(struct pto_exec *ex, struct pto_kentry *k,
 		       const struct pto_kblob_hdr *h, const uint8_t *so,
@@ -181,6 +196,11 @@ static int kentry_load(struct pto_exec *ex, struct pto_kentry *k,
 	char path[64];
 	size_t off;
 
+	if (!report_exported()) {
+		pto_exec_log(ex, "core %u: cannot load kernel %d: this program does not export pto_kernel_report_pre_complete() (link it with -Wl,--export-dynamic-symbol=pto_kernel_report_pre_complete)",
+			     core, h->func_id);
+		return -ENOEXEC;
+	}
 	k->memfd = memfd_create("pto-kernel", MFD_CLOEXEC);
 	if (k->memfd < 0)
 		return -errno;

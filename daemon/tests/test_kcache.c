@@ -6,7 +6,8 @@
  * is never unloaded under it and is unloaded once it returns, and the
  * executor core gives back its reference on every path; a kernel's
  * pre-complete report reaches the executor that runs it, and is a no-op
- * where no executor exports it.
+ * where no executor exports it; a program whose link does not export it
+ * loads no kernel (this file built again as test_kcache_unexported).
  *
  * The kernels are real shared objects (kcache_kernel.c, built next to
  * this test), written as blobs into a buffer that stands for GM.
@@ -25,6 +26,13 @@
 #include "pto_exec.h"
 #include "pto_kload.h"
 #include "tap.h"
+
+/* whether this build's link exports pto_kernel_report_pre_complete() */
+#ifdef KCACHE_UNEXPORTED
+#define KCACHE_EXPORTED	0
+#else
+#define KCACHE_EXPORTED	1
+#endif
 
 #define GM_BASE		0x100000000ull
 #define GM_SIZE		(8u << 20)
@@ -47,6 +55,7 @@ struct rig {
 	uint64_t next_uid;
 	uint32_t reports;	/* pre-complete reports, the last one's core */
 	uint32_t report_core;
+	char log[512];		/* the executor's last message */
 };
 
 static int rig_kernel(struct pto_exec *ex, const PTO2DispatchPayload *p,
@@ -72,10 +81,18 @@ static void rig_pre_complete(struct pto_exec *ex, uint32_t core)
 	r->report_core = core;
 }
 
+static void rig_log(struct pto_exec *ex, const char *msg)
+{
+	struct rig *r = ex->priv;
+
+	snprintf(r->log, sizeof(r->log), "%s", msg);
+}
+
 static const struct pto_exec_ops rig_ops = {
 	.kernel = rig_kernel,
 	.kernel_put = rig_kernel_put,
 	.pre_complete = rig_pre_complete,
+	.log = rig_log,
 };
 
 static int read_so(const char *name, uint8_t **out, size_t *len)
@@ -504,8 +521,37 @@ static void t_pre_complete_old_executor(void)
 #endif
 }
 
+/*
+ * This build's link does not export pto_kernel_report_pre_complete(): a
+ * kernel loaded here could not report, so none loads, and the message
+ * says how to link the program.
+ */
+static void t_unexported(void)
+{
+	int fds, ret;
+	struct rig r;
+
+	if (!ok(!rig_open(&r, 1), "unexported: rig"))
+		return;
+	fds = nr_fds();
+	upload(&r, 0, SO_K1);
+	ret = run(&r, 0);
+	ok(ret == -ENOEXEC, "unexported: the kernel is refused (%d)", ret);
+	ok(strstr(r.log, "does not export pto_kernel_report_pre_complete()") &&
+	   strstr(r.log, "--export-dynamic-symbol"),
+	   "unexported: the message says how to link (%s)", r.log);
+	ok(nr_fds() == fds && !stats(&r).entries && !stats(&r).loads,
+	   "unexported: nothing is kept (%d fds, were %d; %u entries)",
+	   nr_fds(), fds, stats(&r).entries);
+	rig_close(&r);
+}
+
 int main(void)
 {
+	if (!KCACHE_EXPORTED) {
+		t_unexported();
+		return tap_done();
+	}
 	t_reupload_same_address();
 	t_bounded();
 	t_held();
