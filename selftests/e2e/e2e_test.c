@@ -1748,7 +1748,13 @@ TEST_F_TIMEOUT(e2e, graph_stats_returned, 150)
 #define EARLY_TASKS	6
 #define EARLY_MS	100
 
-/* pto_e2e pre REPORT EARLY_MS EARLY_TASKS as root: its statistics. */
+static unsigned long long ptoctl_graph_early(struct __test_metadata *_metadata,
+					     pid_t pid);
+
+/*
+ * pto_e2e pre REPORT EARLY_MS EARLY_TASKS as root: its statistics, which
+ * ptoctl -j graphs shows too.
+ */
 static void early_run(struct __test_metadata *_metadata, bool report,
 		      struct graph_stats *g)
 {
@@ -1760,6 +1766,7 @@ static void early_run(struct __test_metadata *_metadata, bool report,
 	EXPECT_EQ(0, proc_wait(&p, CLIENT_MS));
 	EXPECT_TRUE(case_passed(p.text, "pre")) TH_LOG("%s", p.text);
 	stats_parse(_metadata, p.text, g);
+	EXPECT_EQ(g->early, ptoctl_graph_early(_metadata, p.pid));
 	proc_free(&p);
 	note("%s: %llu tasks, %llu blocks, %llu launched early, wall %.1f ms",
 	     report ? "kernels that report pre-complete" :
@@ -1774,7 +1781,8 @@ static void early_run(struct __test_metadata *_metadata, bool report,
  * pre-complete at their start and then run EARLY_MS more are launched
  * early onto that busy core (at least one, at most all but the first),
  * and each runs once; the same kernels not reporting are never launched
- * early. The count is the run's @early statistic.
+ * early. The count is the run's @early statistic; ptoctl -j graphs shows
+ * the same count for the graph.
  */
 TEST_F_TIMEOUT(e2e, hws_early_launch_on_report, 150)
 {
@@ -4973,6 +4981,30 @@ TEST_F_TIMEOUT(e2e, ptoctl_graphs_counts_tasks, 150)
 	EXPECT_TRUE(line_has(l, "\"blocks\": 9,"));
 	free(out);
 	proc_free(&p);
+}
+
+/*
+ * The "early" statistic of the graph of client @pid in ptoctl -j graphs
+ * (ULLONG_MAX if there is none).
+ */
+static unsigned long long ptoctl_graph_early(struct __test_metadata *_metadata,
+					     pid_t pid)
+{
+	unsigned long long early = ULLONG_MAX;
+	const char *l, *f;
+	char *out;
+	int st;
+
+	out = tool_output(_metadata, "ptoctl", 0, ARGS("-j", "graphs"), &st);
+	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) TH_LOG("%s", out);
+	EXPECT_TRUE(json_ok(_metadata, out ? out : "")) TH_LOG("%s", out);
+	l = json_entry(out, "pid", pid);
+	f = l ? strstr(l, "\"early\": ") : NULL;
+	if (!f || !line_has(l, "\"early\": ") ||
+	    sscanf(f, "\"early\": %llu}", &early) != 1)
+		TH_LOG("pid %d: no early count in: %s", pid, out);
+	free(out);
+	return early;
 }
 
 /* Lines of @text that begin with @prefix. */
