@@ -18,7 +18,8 @@
  *
  *   pto_fusehello [SOCKET]     (default: $PTO_SOCKET, else ptod's)
  *
- * Exit status: 0 ptod answered; 1 it did not; 2 it could not run;
+ * Exit status: 0 ptod refused the file and answered the pings; 1 it did
+ * not; 2 it could not run;
  * KSFT_SKIP no FUSE here (no /dev/fuse, or no right to mount).
  */
 #define _GNU_SOURCE
@@ -278,6 +279,11 @@ int main(int argc, char **argv)
 	ret = request(s, &msg, sizeof(msg), fd, HELLO_MS, &st);
 	printf("pto_fusehello: hello with %s: %s\n", file,
 	       ret ? strerror(-ret) : st ? strerror(-st) : "accepted");
+	if (ret || st != -ENODEV) {
+		printf("pto_fusehello: ptod did not refuse the file with ENODEV (not a file of its device)\n");
+		rc = 1;
+		goto out;
+	}
 	rc = 0;
 	for (i = 0; i < PINGS; i++) {
 		memset(&msg, 0, sizeof(msg));
