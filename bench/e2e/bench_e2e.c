@@ -493,7 +493,7 @@ static long parse_count(const char *s)
 {
 	uint64_t v;
 
-	if (pto_parse_u64_all(s, 10, 10000000, &v) || !v) {
+	if (pto_parse_dec(s, 1, 10000000, &v)) {
 		usage();
 		exit(2);
 	}

@@ -367,7 +367,7 @@ static long parse_count(const char *s, long max)
 {
 	uint64_t v;
 
-	if (!s || pto_parse_u64_all(s, 10, (uint64_t)max, &v) || !v)
+	if (!s || pto_parse_dec(s, 1, (uint64_t)max, &v))
 		return -1;
 	return (long)v;
 }

@@ -380,7 +380,7 @@ static long long num_arg(const char *s, long long min, long long max)
 {
 	uint64_t n;
 
-	if (pto_parse_u64_all(s, 10, (uint64_t)max, &n) || n < (uint64_t)min)
+	if (pto_parse_dec(s, (uint64_t)min, (uint64_t)max, &n))
 		return -1;
 	return (long long)n;
 }

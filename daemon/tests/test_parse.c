@@ -2,7 +2,7 @@
 /*
  * test_parse.c - the one parser of an unsigned number from the environment
  * or the command line (pto-private/parse.h), and what is built on it:
- * pto_parse_size() (size.h), pto_env_bound_ms() (time.h) and
+ * pto_parse_dec() (parse.h), pto_parse_size() (size.h), pto_env_bound_ms() (time.h) and
  * pto_parse_cores() (parse.h). A number
  * starts with a digit; a sign or a space is refused, not skipped as
  * strtoull() skips them (" -18446744073709551615" would be 1).
@@ -206,6 +206,42 @@ static void test_all(void)
 	}
 }
 
+/* pto_parse_dec(): a decimal count from min to max, all of the string */
+static const struct dcase {
+	const char *s;
+	uint64_t min, max;
+	int ret;
+	uint64_t v;
+} dec_cases[] = {
+	{ "1", 1, 10, 0, 1 },			/* @min exactly */
+	{ "10", 1, 10, 0, 10 },			/* @max exactly */
+	{ "0", 1, 10, -ERANGE, 0 },		/* below @min */
+	{ "11", 1, 10, -ERANGE, 0 },		/* above @max */
+	{ "0", 0, 0, 0, 0 },
+	{ "010", 1, 100, 0, 10 },		/* decimal, not octal */
+	{ "0x10", 1, 100, -EINVAL, 0 },
+	{ "5k", 1, 100, -EINVAL, 0 },
+	{ "", 0, 100, -EINVAL, 0 },
+	{ "-1", 0, UINT64_MAX, -EINVAL, 0 },
+	{ " 7", 0, 100, -EINVAL, 0 },
+	{ "18446744073709551615", UINT64_MAX, UINT64_MAX, 0, UINT64_MAX },
+	{ "18446744073709551616", 0, UINT64_MAX, -ERANGE, 0 },
+};
+
+static void test_dec(void)
+{
+	for (size_t i = 0; i < N(dec_cases); i++) {
+		const struct dcase *c = &dec_cases[i];
+		uint64_t v = NONE;
+		int ret = pto_parse_dec(c->s, c->min, c->max, &v);
+
+		ok(ret == c->ret && v == (c->ret ? NONE : c->v),
+		   "pto_parse_dec(\"%s\", %" PRIu64 ", %" PRIu64 "): %s %d %" PRIu64
+		   " (got %d %" PRIu64 ")", c->s, c->min, c->max,
+		   c->ret ? "refused" : "taken", c->ret, c->v, ret, v);
+	}
+}
+
 static void test_size(void)
 {
 	for (size_t i = 0; i < N(size_cases); i++) {
@@ -340,6 +376,7 @@ int main(void)
 {
 	test_u64();
 	test_all();
+	test_dec();
 	test_size();
 	test_bound_ms();
 	test_cores();

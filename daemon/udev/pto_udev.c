@@ -83,7 +83,7 @@ static int env_u32(const char *name, uint32_t lo, uint32_t hi, uint32_t *v,
 
 	if (!s || !*s)
 		return 0;
-	if (pto_parse_u64_all(s, 10, hi, &n) || n < lo) {
+	if (pto_parse_dec(s, lo, hi, &n)) {
 		snprintf(err, errlen, "%s=%s: not a number in %u .. %u", name,
 			 s, lo, hi);
 		return -EINVAL;

@@ -50,7 +50,7 @@ static int ex_sim_config(struct ex_sim *s, struct pto2_config *cfg,
 	if (env && *env) {
 		uint64_t v;
 
-		if (pto_parse_u64_all(env, 10, PTO_MAX_CORES / 3, &v) || !v) {
+		if (pto_parse_dec(env, 1, PTO_MAX_CORES / 3, &v)) {
 			fprintf(stderr, "EX_SIM_AIC=%s: 1..%d\n", env, PTO_MAX_CORES / 3);
 			return -EINVAL;
 		}

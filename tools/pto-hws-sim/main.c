@@ -163,8 +163,7 @@ static int parse_scale(const char *s, uint32_t *t)
 		uint64_t v;
 
 		tok = pto_next_field(&rest, ',');
-		if (!tok || pto_parse_u64_all(tok, 10, PTO_HWS_SCALE_MAX, &v) ||
-		    !v)
+		if (!tok || pto_parse_dec(tok, 1, PTO_HWS_SCALE_MAX, &v))
 			return -EINVAL;
 		t[i] = (uint32_t)v;
 	}
@@ -779,11 +778,11 @@ static int parse_early(const char *s, struct hws_config *c)
 static int opt_u32(const char *arg, uint32_t min, uint32_t max,
 		   uint32_t *out)
 {
-	uint32_t v;
+	uint64_t v;
 
-	if (parse_u32(arg, max, &v) || v < min)
+	if (pto_parse_dec(arg, min, max, &v))
 		return -EINVAL;
-	*out = v;
+	*out = (uint32_t)v;
 	return 0;
 }
 

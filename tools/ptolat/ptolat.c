@@ -87,8 +87,7 @@ static int parse_num(const char *what, const char *s, long long min,
 {
 	uint64_t v;
 
-	if (pto_parse_u64_all(s, 10, (uint64_t)max, &v) ||
-	    v < (uint64_t)min) {
+	if (pto_parse_dec(s, (uint64_t)min, (uint64_t)max, &v)) {
 		fprintf(stderr, "ptolat: bad %s '%s' (%lld .. %lld)\n", what, s,
 			min, max);
 		return -EINVAL;

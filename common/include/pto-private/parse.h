@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * parse.h - an unsigned number from the environment or the command line:
- * the programs' one parser of it, strict; a 0/1 switch of the
+ * the programs' one parser of it, strict, and of a decimal one within
+ * bounds; a 0/1 switch of the
  * environment; a list of cores built on the first (parse.c); and the one
  * splitter of the lists they come in
  */
@@ -59,6 +60,25 @@ static inline int pto_parse_u64_all(const char *s, int base, uint64_t max,
 		return ret;
 	if (*end)
 		return -EINVAL;
+	*v = n;
+	return 0;
+}
+
+/*
+ * The decimal number that is all of @s, from @min to @max, into *@v: the
+ * programs' counts and limits. 0; -EINVAL if @s is not a number, -ERANGE
+ * if it lies outside (*@v is set on success only).
+ */
+static inline int pto_parse_dec(const char *s, uint64_t min, uint64_t max,
+				uint64_t *v)
+{
+	uint64_t n;
+	int ret = pto_parse_u64_all(s, 10, max, &n);
+
+	if (ret)
+		return ret;
+	if (n < min)
+		return -ERANGE;
 	*v = n;
 	return 0;
 }
