@@ -5202,9 +5202,8 @@ TEST_F_TIMEOUT(e2e, ptoctl_trace_slow_reader, 150)
  * passes the file in a hello, then pings on another connection): ptod
  * identifies the file from what the kernel holds, refuses it (-ENODEV:
  * not its device's) and closes it on its closer thread, so it answers
- * the pings within 3 s and serves clients
- * afterwards. Skipped where this machine gives us no FUSE mount
- * (pto_fusehello exits KSFT_SKIP).
+ * the pings within 3 s and serves clients afterwards. Skipped where this
+ * machine gives us no FUSE mount (pto_fusehello exits KSFT_SKIP).
  */
 TEST_F_TIMEOUT(e2e, hello_file_on_stalled_fuse, 120)
 {
