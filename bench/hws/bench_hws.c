@@ -263,10 +263,9 @@ int main(int argc, char **argv)
 		uint64_t rd, rk, rp;
 
 		/* up to the cases' largest; POLICY 0 = HWS, 1 = FIFO */
-		if (argc != 5 || pto_parse_u64_all(argv[2], 10, MAX_DAGS, &rd) ||
-		    !rd || pto_parse_u64_all(argv[3], 10, MAX_KERNELS, &rk) ||
-		    !rk ||
-		    pto_parse_u64_all(argv[4], 10, HWS_POLICY_FIFO, &rp)) {
+		if (argc != 5 || pto_parse_dec(argv[2], 1, MAX_DAGS, &rd) ||
+		    pto_parse_dec(argv[3], 1, MAX_KERNELS, &rk) ||
+		    pto_parse_dec(argv[4], 0, HWS_POLICY_FIFO, &rp)) {
 			fprintf(stderr, "usage: bench_hws [--replay DAGS KERNELS POLICY]\n"
 				"  DAGS 1..%u, KERNELS 1..%u, POLICY 0 (HWS) or 1 (FIFO)\n",
 				MAX_DAGS, MAX_KERNELS);

@@ -184,8 +184,7 @@ static int parse_opts(int argc, char **argv, struct opts *o, int *exit_code)
 	while ((opt = getopt(argc, argv, "k:e:t:h")) != -1) {
 		switch (opt) {
 		case 'k':
-			if (pto_parse_u64_all(optarg, 10, MAX_CLIENTS, &k) ||
-			    !k) {
+			if (pto_parse_dec(optarg, 1, MAX_CLIENTS, &k)) {
 				fprintf(stderr, "-k: 1..%d\n", MAX_CLIENTS);
 				*exit_code = 2;
 				return -1;

@@ -68,7 +68,7 @@ static inline int pto_env_bound_ms(const char *name, uint64_t *ns)
 	*ns = 0;
 	if (!v)
 		return 0;
-	if (pto_parse_u64_all(v, 10, PTO_BOUND_MS_MAX, &ms) || !ms)
+	if (pto_parse_dec(v, 1, PTO_BOUND_MS_MAX, &ms))
 		return -EINVAL;
 	*ns = ms * 1000000ULL;
 	return 0;
