@@ -202,7 +202,24 @@ static int mnt_start(struct mnt *m)
 	return 0;
 }
 
-/* The server goes first: whatever waits on it then gets ENOTCONN. */
+/*
+ * Once the file is open: the mount leaves the tree (the open file keeps
+ * it, and its server, in use), so no path of ours, a SIGKILL included,
+ * leaves a mount or a directory behind.
+ */
+static void mnt_detach(struct mnt *m)
+{
+	if (m->mounted && !umount2(m->dir, MNT_DETACH))
+		m->mounted = false;
+	if (!m->mounted && m->dir[0] && !rmdir(m->dir))
+		m->dir[0] = '\0';
+}
+
+/*
+ * The server goes first, then our /dev/fuse descriptor, the connection's
+ * last: closing it aborts the connection, and whatever waits on it gets
+ * ENOTCONN.
+ */
 static void mnt_stop(struct mnt *m)
 {
 	if (m->server > 0) {
@@ -266,6 +283,7 @@ int main(int argc, char **argv)
 		printf("pto_fusehello: open %s: %m\n", file);
 		goto out;
 	}
+	mnt_detach(&m);
 	s = ptod_dial_path(path, SOCK_SEQPACKET | SOCK_CLOEXEC);
 	p = ptod_dial_path(path, SOCK_SEQPACKET | SOCK_CLOEXEC);
 	if (s < 0 || p < 0) {
