@@ -68,7 +68,8 @@ $(USER_DIRS):
 
 # Native tests (fast, no VM): the runtime core's and the HWS library's unit
 # tests (also under ASan + UBSan and TSan), libpto's and pto-aicore's, pto-gm's,
-# ptoctl's and pto-bench-peers' refusals of bad arguments, the HWS simulator's checks (DAG
+# ptoctl's, ptolat's, pto-run's and pto-bench-peers' refusals of bad
+# arguments, the HWS simulator's checks (DAG
 # files replay identically, a live run recorded by the runtime replays; its
 # target experiments print their tables), pto-trace's (a recording as
 # JSON, SVG and DOT), the examples' kernels against their golden

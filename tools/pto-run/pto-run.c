@@ -26,7 +26,8 @@
  * success, 1 if the graph failed (status and message on stderr) or a
  * FILE cannot be read, 2 on usage errors (the value named): --orch or
  * --socket given twice, a kernel ID given twice (a second load would
- * replace the first), a buf:SIZE: with nothing after its ':' among them.
+ * replace the first), a buf:SIZE: or out:SIZE: with nothing after its
+ * ':' among them.
  */
 #define _GNU_SOURCE
 #include <ctype.h>
