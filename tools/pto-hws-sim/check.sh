@@ -13,18 +13,8 @@ MAKESPAN=${2:-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# refused "COMMAND" WANT: COMMAND (split into words) fails, and the
-# first line it prints begins with WANT
-refused() {
-	# shellcheck disable=SC2086
-	if $1 > "$tmp/e.out" 2>&1; then
-		echo "$1 was accepted"; exit 1
-	fi
-	case $(head -n 1 "$tmp/e.out") in
-	"$2"*) echo "ok: $1: $(head -n 1 "$tmp/e.out")" ;;
-	*) echo "$1: want \"$2...\""; cat "$tmp/e.out"; exit 1 ;;
-	esac
-}
+# shellcheck source=scripts/check-refused.sh
+. "$(dirname "$0")/../../scripts/check-refused.sh"
 
 echo "== DAG files: generated workloads replay to the same results"
 # generator | machine and model
@@ -119,9 +109,8 @@ echo "ok: $(cat "$tmp/early.out")"
 
 echo "== options: a value out of range is refused, not wrapped or cast"
 while read -r opt val; do
-	refused "$SIM --forkjoin 1 --cores 2 $opt $val" \
-		"pto-hws-sim: bad value for $opt: '$val'"
-done <<'OPTS'
+	echo "$opt $val|pto-hws-sim: bad value for $opt: '$val'"
+done <<'OPTS' | refused_each "$SIM" --forkjoin 1 --cores 2
 --branches 4294967295
 --branches 4294967296
 --noise nan
@@ -159,8 +148,8 @@ OPTS
 echo "== machines: one the HWS cannot lay out is refused, named"
 # the run | the machine
 while IFS='|' read -r run machine; do
-	refused "$SIM $run $machine" "pto-hws-sim: $machine: "
-done <<'MACHINES'
+	echo "$run $machine|pto-hws-sim: $machine: "
+done <<'MACHINES' | refused_each "$SIM"
 --forkjoin 1|--cores 8:5
 --forkjoin 1|--cores 1000:4
 --forkjoin 1|--device 100
@@ -169,9 +158,7 @@ MACHINES
 
 echo "== experiments: an option one would ignore is refused, named"
 # the run | the error, after "pto-hws-sim: "
-while IFS='|' read -r run what; do
-	refused "$SIM $run" "pto-hws-sim: $what"
-done <<'EXPERIMENTS'
+sed 's/|/|pto-hws-sim: /' <<'EXPERIMENTS' | refused_each "$SIM"
 --experiment c|bad value for --experiment: 'c'
 --experiment ab|bad value for --experiment: 'ab'
 --experiment a --device 24|--experiment a does not take --device
@@ -219,9 +206,8 @@ if [ -n "$MAKESPAN" ]; then
 	echo "== pto-bench-makespan: a bad value is refused, named"
 	# (one DAG of one 1 us task should a bad value get through)
 	while read -r opt val; do
-		refused "$MAKESPAN -n 1 -c 1 -t 1-1 -k 1us-1us $opt $val" \
-			"pto-bench-makespan: bad value for $opt: '$val'"
-	done <<'OPTS'
+		echo "$opt $val|pto-bench-makespan: bad value for $opt: '$val'"
+	done <<'OPTS' | refused_each "$MAKESPAN" -n 1 -c 1 -t 1-1 -k 1us-1us
 -n 12x
 -n 0
 -c 0
@@ -239,9 +225,8 @@ if [ -n "$MAKESPAN" ]; then
 OPTS
 	echo "== pto-bench-makespan: the generator's options with DAG files"
 	for opt in "-n 3" "-s 2" "-t 5-9" "-f 1-2" "-k 1ms-2ms" "-W 3"; do
-		refused "$MAKESPAN -c 1 $opt $tmp/live.dag" \
-			"pto-bench-makespan: ${opt%% *} shapes the random DAGs, which the DAG files replace"
-	done
+		echo "$opt $tmp/live.dag|pto-bench-makespan: ${opt%% *} shapes the random DAGs, which the DAG files replace"
+	done | refused_each "$MAKESPAN" -c 1
 fi
 
 echo
