@@ -1976,6 +1976,9 @@ static int parse_args(struct ptod *d, int argc, char **argv)
 	d->def_heap = 32ULL << 20;
 	ptod_guard_defaults(d);
 	while ((opt = getopt(argc, argv, "d:s:a:b:w:H:S:K:x:R:m:g:u:c:C:D:L:Q:T:q:G:M:P:vh")) != -1) {
+		/* the first sandbox option, named should there be no sandbox */
+		if (strchr("bMP", opt) && !d->sbx_opt)
+			d->sbx_opt = (char)opt;
 		ret = ptod_guard_option(d, opt, optarg);
 		if (ret == -EINVAL) {
 			fprintf(stderr, "ptod: bad -%c '%s'\n", opt, optarg);
@@ -1994,8 +1997,6 @@ static int parse_args(struct ptod *d, int argc, char **argv)
 		case 'a': d->aicore_path = optarg; break;
 		case 'b':
 			d->sandbox_path = optarg;
-			if (!d->sbx_opt)
-				d->sbx_opt = 'b';
 			break;
 		case 'K':
 			if (ptod_sbx_parse_mode(d, optarg)) {

@@ -653,8 +653,6 @@ int ptod_guard_option(struct ptod *d, int opt, const char *arg)
 			      opt == 'M' ? PTOD_SBX_DATA_MAX_MIB :
 			      opt == 'P' ? PTOD_SBX_TASKS_MAX : UINT32_MAX, &v))
 		return -EINVAL;
-	if ((opt == 'M' || opt == 'P') && !d->sbx_opt)
-		d->sbx_opt = (char)opt;
 	switch (opt) {
 	case 'm': d->sock_mode = (mode_t)v; d->sock_mode_set = true; break;
 	case 'u':
