@@ -6,7 +6,8 @@
 # PTO2_RING_HEAP), a bad -S AICORE_SPINS, PTO_SCHED_SLEEP_MS or
 # PTO_HWS_CHECK (0 or 1), a bad
 # number of the other options (a sign or a space is bad too; -m is octal,
-# every other number decimal), a user given twice to -x or -q UID=MIB, a
+# every other number decimal), a user given twice to -x or -q UID=MIB
+# or more than 64 users to -x, -q UID=MIB or -u (each said in one line), a
 # sandbox's option (-b -M -P) where no sandbox runs, or an argument left
 # over, with exit status 2 and a message
 # naming the value, before it touches a device; a good one gets past the
@@ -112,6 +113,19 @@ expect 1 "open /dev/pto-none" -c 010 -S 010 -q 1000=010
 expect 2 "-x 1000=2: user 1000 has a context already" -x 1000=1 -x 1000=2
 expect 2 "-q 1000=2: user 1000 has a quota already" -q 1000=1 -q 1000=2
 expect 1 "open /dev/pto-none" -x 1000=1 -x 1001=1 -q 1000=1 -q 1001=1
+# ... said once: not as a bad value too, and without the usage
+expect_not "bad -x" -x 1000=1 -x 1000=2
+expect_not "usage:" -q 1000=1 -q 1000=2
+# 64 users each, one more is named as such
+rules() { for u in $(seq 1000 1064); do echo "$1" "$u$2"; done; }
+# shellcheck disable=SC2046 # the options are words
+expect 2 "ptod: -x 1064=1: at most 64 users have a context of their own" $(rules -x =1)
+# shellcheck disable=SC2046
+expect 2 "ptod: -q 1064=1: at most 64 users have a quota of their own" $(rules -q =1)
+# shellcheck disable=SC2046
+expect 2 "ptod: -u 1064: at most 64 users may be named" $(rules -u "")
+# shellcheck disable=SC2046
+expect_not "bad -u" $(rules -u "")
 # a sandbox's options where no sandbox runs
 for o in "-M 8" "-P 8" "-b /bin/true"; do
 	# shellcheck disable=SC2086 # $o is an option and its value

@@ -1844,7 +1844,10 @@ static void usage(void)
 		(unsigned long long)ec.wake_sleep_ns / 1000000);
 }
 
-/* -x UID=CTX */
+/*
+ * -x UID=CTX. 0; -EINVAL for a bad value; -EEXIST (a user named twice)
+ * or -E2BIG (too many users), each said here.
+ */
 static int parse_ctx_rule(struct ptod *d, const char *arg)
 {
 	const char *end;
@@ -1852,15 +1855,19 @@ static int parse_ctx_rule(struct ptod *d, const char *arg)
 
 	if (pto_parse_u64(arg, 10, UINT32_MAX - 1, &uid, &end) ||
 	    *end != '=' ||
-	    pto_parse_u64_all(end + 1, 10, PTO_HWS_NR_CTX - 1, &ctx) ||
-	    d->nr_ctx_rules == PTOD_MAX_CTX_RULES)
+	    pto_parse_u64_all(end + 1, 10, PTO_HWS_NR_CTX - 1, &ctx))
 		return -EINVAL;
 	for (uint32_t i = 0; i < d->nr_ctx_rules; i++) {
 		if (d->ctx_rule[i].uid == (uid_t)uid) {
 			fprintf(stderr, "ptod: -x %s: user %" PRIu64 " has a context already\n",
 				arg, uid);
-			return -EINVAL;
+			return -EEXIST;
 		}
+	}
+	if (d->nr_ctx_rules == PTOD_MAX_CTX_RULES) {
+		fprintf(stderr, "ptod: -x %s: at most %d users have a context of their own\n",
+			arg, PTOD_MAX_CTX_RULES);
+		return -E2BIG;
 	}
 	d->ctx_rule[d->nr_ctx_rules].uid = (uid_t)uid;
 	d->ctx_rule[d->nr_ctx_rules].ctx = (uint32_t)ctx;
@@ -1985,6 +1992,8 @@ static int parse_args(struct ptod *d, int argc, char **argv)
 			usage();
 			return 2;
 		}
+		if (ret && ret != -ENOENT)
+			return 2;	/* said by the option's own message */
 		if (!ret)
 			continue;
 		switch (opt) {
@@ -2014,11 +2023,13 @@ static int parse_args(struct ptod *d, int argc, char **argv)
 			}
 			break;
 		case 'x':
-			if (parse_ctx_rule(d, optarg)) {
+			ret = parse_ctx_rule(d, optarg);
+			if (ret == -EINVAL) {
 				fprintf(stderr, "ptod: bad -x '%s'\n", optarg);
 				usage();
-				return 2;
 			}
+			if (ret)
+				return 2;
 			break;
 		case 'R': d->rec_path = optarg; break;
 		case 'v': d->verbose = true; g_log_level = PTOD_LOG_DEBUG; break;

@@ -597,15 +597,18 @@ void ptod_guard_defaults(struct ptod *d)
 	d->sbx_tasks = PTOD_SBX_TASKS;
 }
 
-/* -q UID=MIB: user UID's own quota (0: no limit). 0 or -EINVAL. */
+/*
+ * -q UID=MIB: user UID's own quota (0: no limit). 0; -EINVAL for a bad
+ * value; -EEXIST (a user named twice) or -E2BIG (too many users), each
+ * said here.
+ */
 static int quota_rule(struct ptod *d, const char *arg)
 {
 	const char *eq = strchr(arg, '=');
 	char uid[16];
 	uint64_t u, v;
 
-	if (!eq || eq == arg || (size_t)(eq - arg) >= sizeof(uid) ||
-	    d->nr_quota_rules == PTOD_MAX_QUOTA_RULES)
+	if (!eq || eq == arg || (size_t)(eq - arg) >= sizeof(uid))
 		return -EINVAL;
 	memcpy(uid, arg, (size_t)(eq - arg));
 	uid[eq - arg] = 0;
@@ -616,8 +619,13 @@ static int quota_rule(struct ptod *d, const char *arg)
 		if (d->quota_rule[i].uid == (uid_t)u) {
 			fprintf(stderr, "ptod: -q %s: user %" PRIu64 " has a quota already\n",
 				arg, u);
-			return -EINVAL;
+			return -EEXIST;
 		}
+	}
+	if (d->nr_quota_rules == PTOD_MAX_QUOTA_RULES) {
+		fprintf(stderr, "ptod: -q %s: at most %d users have a quota of their own\n",
+			arg, PTOD_MAX_QUOTA_RULES);
+		return -E2BIG;
 	}
 	d->quota_rule[d->nr_quota_rules].uid = (uid_t)u;
 	d->quota_rule[d->nr_quota_rules].bytes = v << 20;
@@ -627,7 +635,8 @@ static int quota_rule(struct ptod *d, const char *arg)
 
 /*
  * One of the options of this file (-m -g -u -c -C -D -L -Q -T -q -G -M -P): 0,
- * -EINVAL for a bad value, or -ENOENT if @opt is not one of them.
+ * -EINVAL for a bad value, -EEXIST or -E2BIG for a rule or user too many
+ * (said here, to stderr), or -ENOENT if @opt is not one of them.
  */
 int ptod_guard_option(struct ptod *d, int opt, const char *arg)
 {
@@ -656,8 +665,11 @@ int ptod_guard_option(struct ptod *d, int opt, const char *arg)
 	switch (opt) {
 	case 'm': d->sock_mode = (mode_t)v; d->sock_mode_set = true; break;
 	case 'u':
-		if (d->nr_allow == PTOD_MAX_ALLOW)
-			return -EINVAL;
+		if (d->nr_allow == PTOD_MAX_ALLOW) {
+			fprintf(stderr, "ptod: -u %s: at most %d users may be named\n",
+				arg, PTOD_MAX_ALLOW);
+			return -E2BIG;
+		}
 		d->allow_uid[d->nr_allow++] = (uid_t)v;
 		break;
 	case 'c': d->max_conn_uid = (uint32_t)v; break;
