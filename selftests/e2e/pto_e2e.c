@@ -229,6 +229,7 @@
 #include <pto-private/wire.h>
 
 #include "hostile.h"
+#include "ptod_dial.h"
 #include "probe.h"
 
 #include "../../examples/common/ex_common.h"
@@ -2346,21 +2347,18 @@ out:
 
 /* ---- protocol abuse: raw messages on ptod's socket ----------------------------- */
 
+/* A connection to ptod's socket ($PTO_SOCKET): the socket, or -1 and errno */
 static int raw_connect(void)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	const char *path = getenv("PTO_SOCKET");
-	int fd;
+	int s = path ? ptod_dial_path(path, SOCK_SEQPACKET | SOCK_CLOEXEC) :
+		-EINVAL;
 
-	if (!path || strlen(path) >= sizeof(sa.sun_path))
+	if (s < 0) {
+		errno = -s;
 		return -1;
-	strcpy(sa.sun_path, path);
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		close(fd);
-		fd = -1;
 	}
-	return fd;
+	return s;
 }
 
 /* Send @len bytes of @m (and @pass_fd if >= 0), expect a REPLY with @want. */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * ptod_dial.h - a connection to ptod's socket, for the suite's programs
- * (e2e_test, pto_sockfuzz, pto_fusehello)
+ * (e2e_test, pto_e2e, pto_sockfuzz, pto_fusehello)
  */
 #ifndef PTOD_DIAL_H
 #define PTOD_DIAL_H
