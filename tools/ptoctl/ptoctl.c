@@ -679,42 +679,104 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	return optind < argc ? 0 : -EINVAL;
 }
 
-/* A command for ptod (@argv[0]): on its socket, no netlink. */
-static int ptod_cmd(const struct opts *o, int argc, char **argv)
+/* the device's commands, through netlink: argv[0] is the command */
+static int nl_info(struct conn *c, const struct opts *o, int argc,
+		   char **argv)
 {
-	struct ptoctl_sock so = { .json = o->json, .sock = o->sock };
-
-	if (!strcmp(argv[0], "trace"))
-		return ptoctl_trace(&so, argc, argv);
-	if (argc != 1) {
-		usage(stderr);
-		return 2;
-	}
-	return !strcmp(argv[0], "clients") ? ptoctl_clients(&so) :
-	       ptoctl_graphs(&so);
+	(void)argc;
+	(void)argv;
+	return cmd_get(c, o, PTO_CMD_DEV_GET, "info");
 }
 
-/*
- * The options of @o->given that @cmd takes (@takes, their letters): 0, or
- * -EINVAL, said on stderr, for the first it does not. Also for arguments
- * after @cmd if it takes none (@nargs: how many follow it).
+static int nl_stats(struct conn *c, const struct opts *o, int argc,
+		    char **argv)
+{
+	(void)argc;
+	(void)argv;
+	return cmd_get(c, o, PTO_CMD_COUNTERS_GET, "stats");
+}
+
+static int nl_hws(struct conn *c, const struct opts *o, int argc,
+		  char **argv)
+{
+	return cmd_hws(c, o, argc - 1, argv + 1);
+}
+
+static int nl_events(struct conn *c, const struct opts *o, int argc,
+		     char **argv)
+{
+	(void)argc;
+	(void)argv;
+	return cmd_events(c, o);
+}
+
+/* ptod's commands, on its socket */
+static int sock_clients(const struct ptoctl_sock *so, int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	return ptoctl_clients(so);
+}
+
+static int sock_graphs(const struct ptoctl_sock *so, int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	return ptoctl_graphs(so);
+}
+
+/**
+ * struct ptoctl_cmd - one command of ptoctl.
+ * @name: as written on the command line.
+ * @takes: the letters of the options (before it) it uses.
+ * @args: it takes arguments after its name.
+ * @own: options of its own, after its name (named when given before it).
+ * @nl: run on the device, through netlink; or
+ * @sock: run on ptod, through its socket.
  */
-static int cmd_takes(const struct opts *o, const char *cmd, const char *takes,
+struct ptoctl_cmd {
+	const char *name;
+	const char *takes;
+	bool args;
+	const char *own;
+	int (*nl)(struct conn *c, const struct opts *o, int argc, char **argv);
+	int (*sock)(const struct ptoctl_sock *so, int argc, char **argv);
+};
+
+static const struct ptoctl_cmd ptoctl_cmds[] = {
+	{ "info", "d", false, NULL, nl_info, NULL },
+	{ "stats", "d", false, NULL, nl_stats, NULL },
+	{ "hws", "d", true, NULL, nl_hws, NULL },
+	{ "events", "n", false, NULL, nl_events, NULL },
+	{ "clients", "s", false, NULL, NULL, sock_clients },
+	{ "graphs", "s", false, NULL, NULL, sock_graphs },
+	{ "trace", "s", true, "-n and -d", NULL, ptoctl_trace },
+};
+
+/*
+ * The options of @o->given that @cmd takes: 0, or -EINVAL, said on
+ * stderr, for the first it does not. Also for arguments after @cmd if it
+ * takes none (@nargs: how many follow it).
+ */
+static int cmd_takes(const struct opts *o, const struct ptoctl_cmd *cmd,
 		     int nargs, char **args)
 {
 	const char *g;
 
 	for (g = o->given; *g; g++) {
-		if (strchr(takes, *g))
+		if (strchr(cmd->takes, *g))
 			continue;
-		fprintf(stderr, "ptoctl: %s does not take -%c%s\n", cmd, *g,
-			!strcmp(cmd, "trace") ?
-			" before it (trace's own -n and -d come after it)" : "");
+		if (cmd->own)
+			fprintf(stderr, "ptoctl: %s does not take -%c before it (%s's own %s come after it)\n",
+				cmd->name, *g, cmd->name, cmd->own);
+		else
+			fprintf(stderr, "ptoctl: %s does not take -%c\n",
+				cmd->name, *g);
 		return -EINVAL;
 	}
-	if (nargs && strcmp(cmd, "hws") && strcmp(cmd, "trace")) {
+	if (nargs && !cmd->args) {
 		fprintf(stderr, "ptoctl: %s takes no arguments (\"%s\")%s\n",
-			cmd, args[0], args[0][0] == '-' ?
+			cmd->name, args[0], args[0][0] == '-' ?
 			": options come before the command" : "");
 		return -EINVAL;
 	}
@@ -723,16 +785,9 @@ static int cmd_takes(const struct opts *o, const char *cmd, const char *takes,
 
 int main(int argc, char **argv)
 {
-	static const struct {
-		const char *name, *takes;
-	} cmds[] = {
-		{ "info", "d" }, { "stats", "d" }, { "hws", "d" },
-		{ "events", "n" }, { "clients", "s" }, { "graphs", "s" },
-		{ "trace", "s" },
-	};
+	const struct ptoctl_cmd *cmd = NULL;
 	struct opts o = { 0 };
 	struct conn c;
-	const char *cmd;
 	size_t i;
 	int ret;
 
@@ -740,30 +795,25 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	cmd = argv[optind];
-	for (i = 0; i < PTO_ARRAY_SIZE(cmds); i++)
-		if (!strcmp(cmd, cmds[i].name))
-			break;
-	if (i == PTO_ARRAY_SIZE(cmds)) {
+	for (i = 0; i < PTO_ARRAY_SIZE(ptoctl_cmds) && !cmd; i++)
+		if (!strcmp(argv[optind], ptoctl_cmds[i].name))
+			cmd = &ptoctl_cmds[i];
+	if (!cmd) {
 		usage(stderr);
 		return 2;
 	}
-	if (cmd_takes(&o, cmd, cmds[i].takes, argc - optind - 1,
-		      argv + optind + 1))
+	argc -= optind;
+	argv += optind;
+	if (cmd_takes(&o, cmd, argc - 1, argv + 1))
 		return 2;
-	if (!strcmp(cmd, "clients") || !strcmp(cmd, "graphs") ||
-	    !strcmp(cmd, "trace"))
-		return ptod_cmd(&o, argc - optind, argv + optind);
+	if (cmd->sock) {
+		struct ptoctl_sock so = { .json = o.json, .sock = o.sock };
+
+		return cmd->sock(&so, argc, argv);
+	}
 	if (conn_open(&c))
 		return 1;
-	if (!strcmp(cmd, "info"))
-		ret = cmd_get(&c, &o, PTO_CMD_DEV_GET, "info");
-	else if (!strcmp(cmd, "stats"))
-		ret = cmd_get(&c, &o, PTO_CMD_COUNTERS_GET, "stats");
-	else if (!strcmp(cmd, "hws"))
-		ret = cmd_hws(&c, &o, argc - optind - 1, argv + optind + 1);
-	else
-		ret = cmd_events(&c, &o);
+	ret = cmd->nl(&c, &o, argc, argv);
 	nl_socket_free(c.sk);
 	return ret;
 }
