@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 #
-# check-refused.sh: sourced by the tools' check_args.sh scripts.
+# check-refused.sh: sourced by the tools' check scripts (check_args.sh,
+# pto-hws-sim's check.sh).
 # shellcheck shell=bash
 #
 # refused_each COMMAND...: for each line "ARGS|WANT" of standard input,
