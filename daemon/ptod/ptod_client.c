@@ -598,6 +598,27 @@ void ptod_guard_defaults(struct ptod *d)
 }
 
 /*
+ * Room for the per-user rule -@opt @arg of user @uid, @what ("a quota")
+ * per user: 0; -EEXIST if @dup (the user has one already) or -E2BIG if
+ * @nr is @max, each said on stderr.
+ */
+int ptod_rule_room(int opt, const char *arg, uint64_t uid, bool dup,
+		   uint32_t nr, uint32_t max, const char *what)
+{
+	if (dup) {
+		fprintf(stderr, "ptod: -%c %s: user %" PRIu64 " has %s already\n",
+			opt, arg, uid, what);
+		return -EEXIST;
+	}
+	if (nr == max) {
+		fprintf(stderr, "ptod: -%c %s: at most %" PRIu32 " users have %s of their own\n",
+			opt, arg, max, what);
+		return -E2BIG;
+	}
+	return 0;
+}
+
+/*
  * -q UID=MIB: user UID's own quota (0: no limit). 0; -EINVAL for a bad
  * value; -EEXIST (a user named twice) or -E2BIG (too many users), each
  * said here.
@@ -606,7 +627,9 @@ static int quota_rule(struct ptod *d, const char *arg)
 {
 	const char *eq = strchr(arg, '=');
 	char uid[16];
+	bool dup = false;
 	uint64_t u, v;
+	int ret;
 
 	if (!eq || eq == arg || (size_t)(eq - arg) >= sizeof(uid))
 		return -EINVAL;
@@ -615,18 +638,12 @@ static int quota_rule(struct ptod *d, const char *arg)
 	if (pto_parse_u64_all(uid, 10, UINT32_MAX - 1, &u) ||
 	    pto_parse_u64_all(eq + 1, 10, 1ULL << 40, &v))
 		return -EINVAL;
-	for (uint32_t i = 0; i < d->nr_quota_rules; i++) {
-		if (d->quota_rule[i].uid == (uid_t)u) {
-			fprintf(stderr, "ptod: -q %s: user %" PRIu64 " has a quota already\n",
-				arg, u);
-			return -EEXIST;
-		}
-	}
-	if (d->nr_quota_rules == PTOD_MAX_QUOTA_RULES) {
-		fprintf(stderr, "ptod: -q %s: at most %d users have a quota of their own\n",
-			arg, PTOD_MAX_QUOTA_RULES);
-		return -E2BIG;
-	}
+	for (uint32_t i = 0; i < d->nr_quota_rules; i++)
+		dup |= d->quota_rule[i].uid == (uid_t)u;
+	ret = ptod_rule_room('q', arg, u, dup, d->nr_quota_rules,
+			     PTOD_MAX_QUOTA_RULES, "a quota");
+	if (ret)
+		return ret;
 	d->quota_rule[d->nr_quota_rules].uid = (uid_t)u;
 	d->quota_rule[d->nr_quota_rules].bytes = v << 20;
 	d->nr_quota_rules++;
