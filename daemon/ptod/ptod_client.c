@@ -59,13 +59,16 @@ static struct timeval ms_tv(int64_t ms)
  * Called with send_lock held: the client is being dropped (its queue went
  * over its bound, it did not drain it in time, or a send failed). Its
  * socket is shut down, so that the main loop reads EOF and lets it go as
- * on a disconnect; nothing waits for it.
+ * on a disconnect; nothing waits for it. Its line is rate-limited as a
+ * client's (ptod_clog()): a client can connect, send before its hello and
+ * hang up at once, thousands of times a second, and each time a reply's
+ * send fails here.
  */
 static void out_drop(struct client *c, const char *why)
 {
 	if (atomic_exchange(&c->out_dead, true))
 		return;
-	ptod_log(PTOD_LOG_WARN, "client %u (pid %d uid %d): %s: disconnected",
+	ptod_clog(c, PTOD_LOG_WARN, "client %u (pid %d uid %d): %s: disconnected",
 		 c->id, (int)c->pid, (int)c->uid, why);
 	shutdown(c->sock, SHUT_RDWR);
 }

@@ -4525,6 +4525,38 @@ TEST_F_TIMEOUT(e2e, connection_lines_rate_limited, 120)
 	EXPECT_LE(3 * atoi(CHURN), logged + dropped);
 }
 
+/* ptod's PTOD_USER_LOG_RATE: lines about one user's clients a second */
+#define USER_LOG_RATE	100
+
+/*
+ * CHURN connections, each a ping before hello, hung up before the reply:
+ * ptod's send of it fails and it drops the client ("disconnected"). Those
+ * lines are a client's, at most USER_LOG_RATE a second of one user's.
+ */
+TEST_F_TIMEOUT(e2e, hangup_lines_rate_limited, 120)
+{
+	off_t from = file_size(E->log);
+	int bare, logged;
+	double secs = 0;
+	const char *l;
+	struct proc p;
+
+	ASSERT_EQ(0, e2e_start(&p, "hangup", false, NULL,
+			       ARGS("hangup", CHURN)));
+	ASSERT_EQ(0, proc_wait(&p, CLIENT_MS));
+	EXPECT_TRUE(exited_ok(&p));
+	l = line_with(p.text, "CASE hangup: PASS ");
+	EXPECT_TRUE(l && sscanf(l, "CASE hangup: PASS %*d of %*d connections in %lf s",
+				&secs) == 1) TH_LOG("%s", p.text);
+	proc_free(&p);
+	/* what ptod still had to read when the client was through */
+	usleep(1000000);
+	logged = log_lines_with(from, ": disconnected", &bare);
+	note("%s connections hung up in %.3f s: %d lines \"disconnected\"",
+	     CHURN, secs, logged);
+	EXPECT_GE(USER_LOG_RATE * ((int)secs + 3) + 10, logged);
+}
+
 /*
  * The socket is root's and the device group's (mode 0660): a user outside
  * the group cannot connect. With the mode opened to everyone, ptod itself

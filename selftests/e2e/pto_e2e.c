@@ -121,6 +121,9 @@
  *                                 and sends a ping: prints the outcome
  *   pto_e2e churn N               (no libpto) N times: connect, ping
  *                                 before hello (expects -EPROTO), hang up
+ *   pto_e2e hangup N              (no libpto) N times: connect, ping
+ *                                 before hello, hang up without reading
+ *                                 the reply (ptod's send of it fails)
  *   pto_e2e conns N               (no libpto) up to N connections, each
  *                                 with a ping, until ptod refuses one
  *   pto_e2e reclen LEN...         (no libpto) for each LEN, a client that
@@ -795,11 +798,11 @@ static int run_hostile(int argc, char **argv)
 	       __atomic_load_n(&r->done, __ATOMIC_ACQUIRE), r->pid, r->uid,
 	       r->euid, r->open_err, r->creat_err, r->socket_err,
 	       r->ptrace_err, (unsigned long long)r->peek);
-	printf("hostile2: fork=%d forkpid=%d clone=%d clonepid=%d cparent=%d cparentpid=%d thread=%d ran=%d procuid=%d stdin=%d stdout=%d env=%d oom=%d\n",
+	printf("hostile2: fork=%d forkpid=%d clone=%d clonepid=%d cparent=%d cparentpid=%d thread=%d ran=%d procuid=%d stdin=%d stdout=%d env=%d oom=%d cwdroot=%d\n",
 	       r->fork_err, r->fork_pid, r->clone_err, r->clone_pid,
 	       r->cparent_err, r->cparent_pid,
 	       r->thread_err, r->thread_ran, r->proc_uid, r->stdin_null,
-	       r->stdout_null, r->env_len, r->oom_adj);
+	       r->stdout_null, r->env_len, r->oom_adj, r->cwd_root);
 	printf("hostile3: datasoft=%d datahard=%d overalloc=%d smallalloc=%d raise=%d\n",
 	       r->data_soft_mib, r->data_hard_mib, r->over_alloc_err,
 	       r->small_alloc_err, r->raise_err);
@@ -2771,6 +2774,30 @@ static int run_churn(long n)
 			close(s);
 	}
 	printf("CASE churn: %s %ld of %ld connections in %.3f s: %s\n",
+	       ret ? "FAIL" : "PASS", ret ? i - 1 : i, n,
+	       (now_ms() - t0) / 1e3, ret ? strerror(-ret) : "");
+	return ret ? 1 : 0;
+}
+
+static int run_hangup(long n)
+{
+	struct pto_msg m = { .type = PTO_MSG_PING };
+	double t0 = now_ms();
+	int s, ret = 0;
+	long i;
+
+	for (i = 0; i < n && !ret; i++) {
+		s = raw_connect();
+		if (s < 0) {
+			ret = -errno;
+			break;
+		}
+		if (send(s, &m, offsetof(struct pto_msg, text) + 1,
+			 MSG_NOSIGNAL) < 0 && errno != EPIPE)
+			ret = -errno;
+		close(s);
+	}
+	printf("CASE hangup: %s %ld of %ld connections in %.3f s: %s\n",
 	       ret ? "FAIL" : "PASS", ret ? i - 1 : i, n,
 	       (now_ms() - t0) / 1e3, ret ? strerror(-ret) : "");
 	return ret ? 1 : 0;
@@ -5111,6 +5138,8 @@ int main(int argc, char **argv)
 				 optind + 2 < argc ? atol(argv[optind + 2]) : 0);
 	if (!strcmp(argv[optind], "churn"))
 		return run_churn(optind + 1 < argc ? atol(argv[optind + 1]) : 100);
+	if (!strcmp(argv[optind], "hangup"))
+		return run_hangup(optind + 1 < argc ? atol(argv[optind + 1]) : 100);
 	if (!strcmp(argv[optind], "conns"))
 		return run_conns(optind + 1 < argc ? atol(argv[optind + 1]) : 20);
 	if (!strcmp(argv[optind], "reclen"))
