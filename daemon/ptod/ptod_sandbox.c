@@ -526,10 +526,12 @@ uint64_t ptod_sbx_mem_limit(const struct ptod *d)
  * error the pipe @errw whose lines ptod logs after the sandbox's name
  * (pto-sandbox's messages, a kernel's prints: never a line of ptod's
  * own), the client's file and the mailbox descriptors 3 and 4, every
- * other one is closed; then a session of its own, oom_score_adj, the
+ * other one is closed; then a session of its own, / as its working
+ * directory, oom_score_adj, the
  * limit on its private memory (-M, plus the stacks of its worker threads,
  * one per core: soft and hard, so that the client cannot raise it), the
- * limit on its user's tasks (-P, soft and hard), the client's identity,
+ * limit on its user's tasks (-P, soft and hard), no ambient
+ * capabilities, the client's identity, not dumpable until the exec,
  * no_new_privs, death with ptod, and an empty environment.
  */
 static void sbx_child(const struct client *c, int errw, char *const argv[])
@@ -571,6 +573,9 @@ static void sbx_child(const struct client *c, int errw, char *const argv[])
 	 */
 	if (setsid() < 0)
 		_exit(126);
+	/* not ptod's working directory, which the client may not reach */
+	if (chdir("/"))
+		_exit(126);
 	sbx_child_oom();
 	if (c->d->sbx_data) {
 		rlim_t lim = ptod_sbx_mem_limit(c->d);
@@ -586,11 +591,24 @@ static void sbx_child(const struct client *c, int errw, char *const argv[])
 		if (setrlimit(RLIMIT_NPROC, &rl))
 			_exit(126);
 	}
+	/*
+	 * No ambient capability survives the uid change (a ptod that is not
+	 * root but was given some); EINVAL: a kernel without them.
+	 */
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) &&
+	    errno != EINVAL)
+		_exit(126);
 	if (syscall(SYS_setgroups, 0, NULL) ||
 	    syscall(SYS_setresgid, c->gid, c->gid, c->gid) ||
 	    syscall(SYS_setresuid, c->uid, c->uid, c->uid))
 		_exit(126);
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+	/*
+	 * Until the exec, this is a copy of ptod's memory (other clients'
+	 * messages, its configuration) now owned by the client's uid: not
+	 * dumpable, so that the client cannot attach to it meanwhile.
+	 */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) ||
+	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
 	    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) || getppid() != parent)
 		_exit(126);
 	execve(argv[0], argv, sbx_envp);

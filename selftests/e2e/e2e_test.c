@@ -2618,17 +2618,17 @@ TEST_F_TIMEOUT(e2e, sandbox_starts_rate_limited, 600)
 /* The hostile kernel's second line: processes, threads, what it inherited. */
 struct hostile2 {
 	int fork, forkpid, clone, clonepid, cparent, cparentpid, thread, ran,
-	    procuid, in, out, env, oom;
+	    procuid, in, out, env, oom, cwdroot;
 };
 
 static int hostile2_parse(const char *text, struct hostile2 *h)
 {
 	const char *r = strstr(text, "hostile2: ");
 
-	if (!r || sscanf(r, "hostile2: fork=%d forkpid=%d clone=%d clonepid=%d cparent=%d cparentpid=%d thread=%d ran=%d procuid=%d stdin=%d stdout=%d env=%d oom=%d",
+	if (!r || sscanf(r, "hostile2: fork=%d forkpid=%d clone=%d clonepid=%d cparent=%d cparentpid=%d thread=%d ran=%d procuid=%d stdin=%d stdout=%d env=%d oom=%d cwdroot=%d",
 			 &h->fork, &h->forkpid, &h->clone, &h->clonepid,
 			 &h->cparent, &h->cparentpid, &h->thread, &h->ran, &h->procuid, &h->in, &h->out,
-			 &h->env, &h->oom) != 13)
+			 &h->env, &h->oom, &h->cwdroot) != 14)
 		return -EINVAL;
 	return 0;
 }
@@ -2713,8 +2713,9 @@ static void forged_lines(int *bare, int *marked)
  * not dumpable (/proc/self/mem is root's, so another process of the same
  * uid, another client's sandbox, cannot open the sandbox's),
  * descriptors 0 and 1 are /dev/null, the environment is empty (nothing
- * of ptod's) and oom_score_adj is 1000 (the OOM killer takes a sandbox
- * before ptod or pto-aicore). The line it writes to its standard error,
+ * of ptod's), oom_score_adj is 1000 (the OOM killer takes a sandbox
+ * before ptod or pto-aicore) and its working directory is / (not
+ * ptod's, which the client may not reach by path). The line it writes to its standard error,
  * one that looks like ptod's own, is in ptod's log only after the
  * sandbox's name.
  */
@@ -2728,8 +2729,8 @@ TEST_F_TIMEOUT(e2e, sandbox_kernel_confined, 150)
 	if (E->user)
 		SKIP(return, SANDBOX_ON_USER_DEVICE);
 	run_hostile2(_metadata, &p, &h, &h2);
-	note("/proc/self/mem uid %d; stdin null %d, stdout null %d; environ %d bytes; oom_score_adj %d",
-	     h2.procuid, h2.in, h2.out, h2.env, h2.oom);
+	note("/proc/self/mem uid %d; stdin null %d, stdout null %d; environ %d bytes; oom_score_adj %d; cwd / %d",
+	     h2.procuid, h2.in, h2.out, h2.env, h2.oom, h2.cwdroot);
 	EXPECT_EQ(0, h.status);
 	EXPECT_EQ(NOBODY, h.uid);
 	EXPECT_EQ(0, h2.procuid);
@@ -2737,6 +2738,7 @@ TEST_F_TIMEOUT(e2e, sandbox_kernel_confined, 150)
 	EXPECT_EQ(1, h2.out);
 	EXPECT_EQ(0, h2.env);
 	EXPECT_EQ(1000, h2.oom);
+	EXPECT_EQ(1, h2.cwdroot);
 	/* ptod logs the kernel's line from its main loop: up to 5 s */
 	for (i = 0; i < 50; i++) {
 		forged_lines(&bare, &marked);

@@ -93,6 +93,8 @@
  * @memfd_mib: MiB written into a memfd (PTO_HOSTILE_MEMFD), kept open.
  * @memfd_err: errno of the memfd_create() or write() that failed, 0 if
  *	all PTO_HOSTILE_MEMFD_MIB were written.
+ * @cwd_root: 1 if its working directory is / (the same device and
+ *	inode), 0 if it is another, -errno if either stat() failed.
  */
 /* What the kernel writes to its standard error: a line of ptod's own? */
 #define PTO_HOSTILE_FORGED \
@@ -137,6 +139,7 @@ struct pto_hostile_rec {
 	int32_t wopen_err;
 	int32_t memfd_mib;
 	int32_t memfd_err;
+	int32_t cwd_root;
 };
 
 #endif /* PTO_E2E_HOSTILE_H */

@@ -58,6 +58,16 @@ static int32_t env_len(void)
 	return len;
 }
 
+/* Is the working directory /? (struct pto_hostile_rec, @cwd_root) */
+static int32_t cwd_root(void)
+{
+	struct stat dot, root;
+
+	if (stat(".", &dot) || stat("/", &root))
+		return -errno;
+	return dot.st_dev == root.st_dev && dot.st_ino == root.st_ino;
+}
+
 /* The start of file @path into @buf (@len bytes), NUL-ended: 0 or -errno. */
 static int read_text(const char *path, char *buf, size_t len)
 {
@@ -349,6 +359,7 @@ int pto_kernel_entry(const struct pto_kernel_ctx *ctx, const uint64_t *args,
 	r->stdout_null = is_null(1);
 	r->env_len = env_len();
 	r->oom_adj = oom_adj();
+	r->cwd_root = cwd_root();
 	session_of(r);
 	try_memory(r);
 	try_threads(r);
