@@ -25,7 +25,10 @@
  * next message that carries any, and new ones are refused (ptod_client.c)
  * until the closer is through with them. What stays open meanwhile is
  * bounded by the user's connections, and by the descriptors the kernel
- * lets the user have in flight (its RLIMIT_NOFILE).
+ * lets the user have in flight (its RLIMIT_NOFILE, up to its hard limit):
+ * a refused connection whose queue carries descriptors comes here too,
+ * one of ptod's descriptors each, which that bound may let exceed ptod's
+ * own limit (runtime.rst, "Descriptors a client passes").
  *
  * At exit, what the closer still holds is left to the process's end, in
  * which a lingering socket no longer waits.
