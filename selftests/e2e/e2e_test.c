@@ -4486,6 +4486,29 @@ TEST_F_TIMEOUT(e2e, queued_reply_fds_bounded, 60)
 	"ptod: warning: %llu lines about connections not logged"
 
 /*
+ * pto_e2e @how CHURN (churn or hangup) as root: the seconds it took, 0 if
+ * it did not say.
+ */
+static double run_churn(struct __test_metadata *_metadata, const char *how)
+{
+	char want[32];
+	double secs = 0;
+	const char *l;
+	struct proc p;
+
+	snprintf(want, sizeof(want), "CASE %s: PASS ", how);
+	ASSERT_EQ(0, e2e_start(&p, how, false, NULL, ARGS(how, CHURN)));
+	ASSERT_EQ(0, proc_wait(&p, CLIENT_MS));
+	EXPECT_TRUE(exited_ok(&p));
+	l = line_with(p.text, want);
+	EXPECT_TRUE(l && sscanf(l + strlen(want),
+				"%*d of %*d connections in %lf s",
+				&secs) == 1) TH_LOG("%s", p.text);
+	proc_free(&p);
+	return secs;
+}
+
+/*
  * CHURN connections, each a ping before hello ("hello first", logged as
  * an error reply), then hung up ("disconnected", "gone"): at most
  * CONN_LOG_RATE lines a second in ptod's log; the others are counted and
@@ -4497,18 +4520,8 @@ TEST_F_TIMEOUT(e2e, connection_lines_rate_limited, 120)
 	off_t from = file_size(E->log);
 	unsigned long long dropped = 0;
 	int bare, logged = 0, i, s;
-	double secs = 0;
-	const char *l;
-	struct proc p;
+	double secs = run_churn(_metadata, "churn");
 
-	ASSERT_EQ(0, e2e_start(&p, "churn", false, NULL,
-			       ARGS("churn", CHURN)));
-	ASSERT_EQ(0, proc_wait(&p, CLIENT_MS));
-	EXPECT_TRUE(exited_ok(&p));
-	l = line_with(p.text, "CASE churn: PASS ");
-	EXPECT_TRUE(l && sscanf(l, "CASE churn: PASS %*d of %*d connections in %lf s",
-				&secs) == 1) TH_LOG("%s", p.text);
-	proc_free(&p);
 	/* each second's count is said at a line of a later second */
 	for (i = 0; i < 50; i++) {
 		usleep(200000);
@@ -4538,19 +4551,9 @@ TEST_F_TIMEOUT(e2e, connection_lines_rate_limited, 120)
 TEST_F_TIMEOUT(e2e, hangup_lines_rate_limited, 120)
 {
 	off_t from = file_size(E->log);
+	double secs = run_churn(_metadata, "hangup");
 	int bare, logged;
-	double secs = 0;
-	const char *l;
-	struct proc p;
 
-	ASSERT_EQ(0, e2e_start(&p, "hangup", false, NULL,
-			       ARGS("hangup", CHURN)));
-	ASSERT_EQ(0, proc_wait(&p, CLIENT_MS));
-	EXPECT_TRUE(exited_ok(&p));
-	l = line_with(p.text, "CASE hangup: PASS ");
-	EXPECT_TRUE(l && sscanf(l, "CASE hangup: PASS %*d of %*d connections in %lf s",
-				&secs) == 1) TH_LOG("%s", p.text);
-	proc_free(&p);
 	/* what ptod still had to read when the client was through */
 	usleep(1000000);
 	logged = log_lines_with(from, ": disconnected", &bare);
