@@ -527,12 +527,12 @@ uint64_t ptod_sbx_mem_limit(const struct ptod *d)
  * (pto-sandbox's messages, a kernel's prints: never a line of ptod's
  * own), the client's file and the mailbox descriptors 3 and 4, every
  * other one is closed; then a session of its own, / as its working
- * directory, oom_score_adj, the
- * limit on its private memory (-M, plus the stacks of its worker threads,
- * one per core: soft and hard, so that the client cannot raise it), the
- * limit on its user's tasks (-P, soft and hard), no ambient
- * capabilities, the client's identity, not dumpable until the exec,
- * no_new_privs, death with ptod, and an empty environment.
+ * directory, oom_score_adj, the limit on its private memory (-M, plus the
+ * stacks of its worker threads, one per core: soft and hard, so that the
+ * client cannot raise it), the limit on its user's tasks (-P, soft and
+ * hard), no ambient capabilities, the client's identity, not dumpable
+ * until the exec, no_new_privs, death with ptod, and an empty
+ * environment.
  */
 static void sbx_child(const struct client *c, int errw, char *const argv[])
 {

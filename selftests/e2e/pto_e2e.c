@@ -2790,7 +2790,7 @@ static int run_hangup(long n)
 		s = raw_connect();
 		if (s < 0) {
 			ret = -errno;
-			break;
+			continue;	/* ends the loop after i++: i - 1 made */
 		}
 		if (send(s, &m, offsetof(struct pto_msg, text) + 1,
 			 MSG_NOSIGNAL) < 0 && errno != EPIPE)
