@@ -1850,22 +1850,20 @@ static void usage(void)
  */
 static int parse_ctx_rule(struct ptod *d, const char *arg)
 {
-	const char *end;
-	uint64_t uid, ctx;
 	bool dup = false;
+	uint64_t ctx;
+	uid_t uid;
 	int ret;
 
-	if (pto_parse_u64(arg, 10, UINT32_MAX - 1, &uid, &end) ||
-	    *end != '=' ||
-	    pto_parse_u64_all(end + 1, 10, PTO_HWS_NR_CTX - 1, &ctx))
+	if (ptod_rule_parse(arg, PTO_HWS_NR_CTX - 1, &uid, &ctx))
 		return -EINVAL;
 	for (uint32_t i = 0; i < d->nr_ctx_rules; i++)
-		dup |= d->ctx_rule[i].uid == (uid_t)uid;
+		dup |= d->ctx_rule[i].uid == uid;
 	ret = ptod_rule_room('x', arg, uid, dup, d->nr_ctx_rules,
 			     PTOD_MAX_CTX_RULES, "a context");
 	if (ret)
 		return ret;
-	d->ctx_rule[d->nr_ctx_rules].uid = (uid_t)uid;
+	d->ctx_rule[d->nr_ctx_rules].uid = uid;
 	d->ctx_rule[d->nr_ctx_rules].ctx = (uint32_t)ctx;
 	d->nr_ctx_rules++;
 	return 0;

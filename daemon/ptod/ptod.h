@@ -664,6 +664,7 @@ int ptod_socket_perms(struct ptod *d);
 int ptod_socket_dir_check(const char *dir);
 void ptod_guard_defaults(struct ptod *d);
 int ptod_guard_option(struct ptod *d, int opt, const char *arg);
+int ptod_rule_parse(const char *arg, uint64_t max, uid_t *uid, uint64_t *v);
 int ptod_rule_room(int opt, const char *arg, uint64_t uid, bool dup,
 		   uint32_t nr, uint32_t max, const char *what);
 int ptod_guard_setup(struct ptod *d);

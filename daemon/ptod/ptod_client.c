@@ -601,6 +601,22 @@ void ptod_guard_defaults(struct ptod *d)
 }
 
 /*
+ * A per-user rule's value, UID=N: both decimal, UID never (uid_t)-1, N at
+ * most @max. 0, or -EINVAL.
+ */
+int ptod_rule_parse(const char *arg, uint64_t max, uid_t *uid, uint64_t *v)
+{
+	const char *end;
+	uint64_t u;
+
+	if (pto_parse_u64(arg, 10, UINT32_MAX - 1, &u, &end) ||
+	    *end != '=' || pto_parse_u64_all(end + 1, 10, max, v))
+		return -EINVAL;
+	*uid = (uid_t)u;
+	return 0;
+}
+
+/*
  * Room for the per-user rule -@opt @arg of user @uid, @what ("a quota")
  * per user: 0; -EEXIST if @dup (the user has one already) or -E2BIG if
  * @nr is @max, each said on stderr.
@@ -628,26 +644,20 @@ int ptod_rule_room(int opt, const char *arg, uint64_t uid, bool dup,
  */
 static int quota_rule(struct ptod *d, const char *arg)
 {
-	const char *eq = strchr(arg, '=');
-	char uid[16];
 	bool dup = false;
-	uint64_t u, v;
+	uint64_t v;
+	uid_t u;
 	int ret;
 
-	if (!eq || eq == arg || (size_t)(eq - arg) >= sizeof(uid))
-		return -EINVAL;
-	memcpy(uid, arg, (size_t)(eq - arg));
-	uid[eq - arg] = 0;
-	if (pto_parse_u64_all(uid, 10, UINT32_MAX - 1, &u) ||
-	    pto_parse_u64_all(eq + 1, 10, 1ULL << 40, &v))
+	if (ptod_rule_parse(arg, 1ULL << 40, &u, &v))
 		return -EINVAL;
 	for (uint32_t i = 0; i < d->nr_quota_rules; i++)
-		dup |= d->quota_rule[i].uid == (uid_t)u;
+		dup |= d->quota_rule[i].uid == u;
 	ret = ptod_rule_room('q', arg, u, dup, d->nr_quota_rules,
 			     PTOD_MAX_QUOTA_RULES, "a quota");
 	if (ret)
 		return ret;
-	d->quota_rule[d->nr_quota_rules].uid = (uid_t)u;
+	d->quota_rule[d->nr_quota_rules].uid = u;
 	d->quota_rule[d->nr_quota_rules].bytes = v << 20;
 	d->nr_quota_rules++;
 	return 0;
