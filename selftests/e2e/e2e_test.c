@@ -2715,9 +2715,9 @@ static void forged_lines(int *bare, int *marked)
  * descriptors 0 and 1 are /dev/null, the environment is empty (nothing
  * of ptod's), oom_score_adj is 1000 (the OOM killer takes a sandbox
  * before ptod or pto-aicore) and its working directory is / (not
- * ptod's, which the client may not reach by path). The line it writes to its standard error,
- * one that looks like ptod's own, is in ptod's log only after the
- * sandbox's name.
+ * ptod's, which the client may not reach by path). The line it writes
+ * to its standard error, one that looks like ptod's own, is in ptod's log
+ * only after the sandbox's name.
  */
 TEST_F_TIMEOUT(e2e, sandbox_kernel_confined, 150)
 {
