@@ -900,6 +900,8 @@ static void client_destroy(struct client *c)
 	if (c->rt_handle)
 		d->ops->gm_free(d, c->rt_handle);
 	ptod_sbx_client_stop(c);
+	if (c->reads_paused)
+		d->reads_paused--;
 	if (c->ev_read)
 		event_free(c->ev_read);
 	/* the client's buffers die with its file */
@@ -1462,6 +1464,75 @@ static void handle_msg(struct client *c, struct pto_msg *m)
 	}
 }
 
+static void on_pause_end(evutil_socket_t fd, short what, void *arg);
+
+/*
+ * Look again in PTOD_ACCEPT_PAUSE_MS: at the listening socket, if @unwatch
+ * (it is not watched until then), and at the clients whose reads wait for
+ * the closer.
+ */
+static void pause_arm(struct ptod *d, bool unwatch)
+{
+	struct timeval tv = { 0, PTOD_ACCEPT_PAUSE_MS * 1000 };
+
+	if (unwatch)
+		event_del(d->ev_listen);
+	if (evtimer_add(d->ev_pause, &tv)) {
+		ptod_log(PTOD_LOG_ERR, "libevent: cannot arm the pause timer");
+		on_pause_end(-1, 0, d);	/* @what 0: it arms no timer again */
+	}
+}
+
+/*
+ * The pause is over (@what: EV_TIMEOUT): watch the listening socket again,
+ * and the clients whose reads waited, if the closer has room (else look
+ * again later).
+ */
+static void on_pause_end(evutil_socket_t fd, short what, void *arg)
+{
+	struct ptod *d = arg;
+	struct client *c;
+
+	(void)fd;
+	if (d->ev_listen && event_add(d->ev_listen, NULL))
+		ptod_log(PTOD_LOG_ERR, "libevent: cannot watch the listening socket");
+	if (!d->reads_paused)
+		return;
+	if (ptod_closer_full(d)) {
+		if (what)
+			pause_arm(d, false);
+		return;
+	}
+	for (c = d->clients; c; c = c->next) {
+		if (!c->reads_paused)
+			continue;
+		c->reads_paused = false;
+		d->reads_paused--;
+		if (event_add(c->ev_read, NULL))
+			ptod_log(PTOD_LOG_ERR, "libevent: cannot watch client %u",
+				 c->id);
+	}
+}
+
+/*
+ * The message waiting on @c's socket carries descriptors and the closer
+ * is full (ptod_closer_full()): @c is not read until it has room, so that
+ * what ptod holds stays bounded.
+ */
+static void reads_pause(struct client *c)
+{
+	struct ptod *d = c->d;
+
+	event_del(c->ev_read);
+	c->reads_paused = true;
+	if (!d->reads_paused++)
+		ptod_conn_log(d, PTOD_LOG_WARN,
+			      "client %u (pid %d uid %d) waits: the closer holds %d or more descriptors clients passed, still closing",
+			      c->id, (int)c->pid, (int)c->uid,
+			      PTOD_CLOSER_MAX);
+	pause_arm(d, false);
+}
+
 /*
  * The descriptors @fds (@nfds) a message of @c's carried: the first is
  * returned, to be kept or closed; the others, which no message of ours
@@ -1493,6 +1564,7 @@ static void on_client_read(evutil_socket_t fd, short what, void *arg)
 	int fds[PTO_FDPASS_ANY_MAX];
 	unsigned int nfds;
 	struct pto_msg m;
+	bool carries;
 	int passed;
 	ssize_t n;
 
@@ -1500,6 +1572,11 @@ static void on_client_read(evutil_socket_t fd, short what, void *arg)
 	if (atomic_load(&c->out_dead)) {
 		/* dropped by ptod_send(): what it still sent is not read */
 		client_gone(c);
+		return;
+	}
+	if (ptod_closer_full(c->d) && ptod_peek(fd, &carries) >= 0 &&
+	    carries) {
+		reads_pause(c);
 		return;
 	}
 	/* one message per wakeup: every client gets its turn */
@@ -1560,17 +1637,6 @@ static int64_t real_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-/* The pause of the listening socket is over: watch it again. */
-static void on_accept_retry(evutil_socket_t fd, short what, void *arg)
-{
-	struct ptod *d = arg;
-
-	(void)fd;
-	(void)what;
-	if (d->ev_listen && event_add(d->ev_listen, NULL))
-		ptod_log(PTOD_LOG_ERR, "libevent: cannot watch the listening socket");
-}
-
 /*
  * accept4() failed with @err. A connection that went before we took it,
  * or a signal, is nothing. Anything else (no descriptor left: EMFILE,
@@ -1582,17 +1648,12 @@ static void on_accept_retry(evutil_socket_t fd, short what, void *arg)
  */
 static void accept_failed(struct ptod *d, int err)
 {
-	struct timeval tv = { 0, PTOD_ACCEPT_PAUSE_MS * 1000 };
 	struct rlimit rl = { 0, 0 };
 
 	if (err == EAGAIN || err == EWOULDBLOCK || err == EINTR ||
 	    err == ECONNABORTED)
 		return;
-	event_del(d->ev_listen);
-	if (evtimer_add(d->ev_accept, &tv)) {
-		ptod_log(PTOD_LOG_ERR, "libevent: cannot arm the accept timer");
-		on_accept_retry(-1, 0, d);
-	}
+	pause_arm(d, true);
 	if (d->accept_failing)
 		return;
 	d->accept_failing = true;
@@ -1601,6 +1662,22 @@ static void accept_failed(struct ptod *d, int err)
 		 "cannot accept connections: %s (descriptors: RLIMIT_NOFILE %llu); they wait, tried again every %d ms",
 		 strerror(err), (unsigned long long)rl.rlim_cur,
 		 PTOD_ACCEPT_PAUSE_MS);
+}
+
+/*
+ * The closer is full (ptod_closer_full()): a connection accepted now and
+ * refused would be one more descriptor for it, if its queue carries any.
+ * Connections wait, as in accept_failed().
+ */
+static void accept_closer_full(struct ptod *d)
+{
+	pause_arm(d, true);
+	if (d->accept_failing)
+		return;
+	d->accept_failing = true;
+	ptod_log(PTOD_LOG_WARN,
+		 "not accepting connections: the closer holds %d or more descriptors clients passed, still closing; they wait, tried again every %d ms",
+		 PTOD_CLOSER_MAX, PTOD_ACCEPT_PAUSE_MS);
 }
 
 static void on_accept(evutil_socket_t fd, short what, void *arg)
@@ -1612,6 +1689,10 @@ static void on_accept(evutil_socket_t fd, short what, void *arg)
 	int s, i;
 
 	(void)what;
+	if (ptod_closer_full(d)) {
+		accept_closer_full(d);
+		return;
+	}
 	s = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	if (s < 0) {
 		accept_failed(d, errno);
@@ -1701,8 +1782,8 @@ static int listen_socket(struct ptod *d)
 		close(s);
 		return ret;
 	}
-	d->ev_accept = evtimer_new(d->base, on_accept_retry, d);
-	d->ev_listen = d->ev_accept ?
+	d->ev_pause = evtimer_new(d->base, on_pause_end, d);
+	d->ev_listen = d->ev_pause ?
 		       watch(d, s, EV_READ | EV_PERSIST, on_accept, d,
 			     "the listening socket") : NULL;
 	if (!d->ev_listen) {
@@ -2159,8 +2240,8 @@ static void loop_teardown(struct ptod *d)
 			event_free(d->ev_sig[i]);
 	if (d->ev_timer)
 		event_free(d->ev_timer);
-	if (d->ev_accept)
-		event_free(d->ev_accept);
+	if (d->ev_pause)
+		event_free(d->ev_pause);
 	ptod_drain_teardown(d);
 	if (d->ev_fin)
 		event_free(d->ev_fin);

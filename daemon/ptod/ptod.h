@@ -68,6 +68,12 @@
  * passes no more (ptod_closer.c)
  */
 #define PTOD_CLOSING_MAX	16
+/*
+ * The closer holds this many descriptors, all users together: ptod takes
+ * no more (accepts no connection, reads no message that carries any)
+ * until it has closed some (ptod_closer.c)
+ */
+#define PTOD_CLOSER_MAX		256
 #define PTOD_ACCEPT_PAUSE_MS	100	/* no accept for that long after one
 					 * failed (EMFILE, ...) */
 #define PTOD_LOG_RATE		50	/* lines about a client's graphs
@@ -223,6 +229,11 @@ struct client {
 	uint32_t id;
 	int sock;			/* closed only at destruction */
 	struct event *ev_read;
+	/*
+	 * @ev_read is not watched: the message waiting carries descriptors
+	 * and the closer holds all it may (ptod_closer.c; main thread)
+	 */
+	bool reads_paused;
 	pid_t pid;
 	uid_t uid;
 	int cfd;			/* the client's device file */
@@ -406,6 +417,8 @@ struct ptod_closer {
 	struct ptod_closing *head, **tail;	/* to close, in order */
 	struct ptod_closing *busy;	/* being closed now, or NULL */
 	bool stop;
+	/* queued and busy: written under @lock, read without it */
+	atomic_uint held;
 };
 
 struct ptod {
@@ -465,11 +478,14 @@ struct ptod {
 	/* lines about connections (ptod_conn_log(), main thread) */
 	struct ptod_rate conn_rate;
 	/*
-	 * An accept failed (no descriptor left): @ev_listen is not watched
-	 * until @ev_accept fires; @accept_failing: said, none accepted since
+	 * An accept failed (no descriptor left) or the closer is full:
+	 * @ev_listen is not watched until @ev_pause fires; @accept_failing:
+	 * said, none accepted since. @reads_paused: clients whose reads wait
+	 * for the closer (struct client), resumed when @ev_pause fires.
 	 */
-	struct event *ev_accept;
+	struct event *ev_pause;
 	bool accept_failing;
+	unsigned int reads_paused;
 	struct event *ev_sig[PTOD_NR_SIGS];	/* SIGTERM, SIGINT, SIGCHLD */
 	struct event *ev_timer;		/* executor restart / crash fix-up */
 	struct event *ev_fin;		/* runner finished (fin_efd) */
@@ -690,6 +706,8 @@ void ptod_trace_client_gone(struct client *c);
 int ptod_closer_start(struct ptod *d);
 void ptod_closer_stop(struct ptod *d);
 void ptod_close_later(struct ptod *d, uid_t uid, int fd);
+bool ptod_closer_full(struct ptod *d);
+ssize_t ptod_peek(int s, bool *carries);
 void ptod_close_fds_later(struct ptod *d, uid_t uid, const int *fds,
 			  unsigned int n);
 void ptod_sock_close(struct ptod *d, uid_t uid, int s);

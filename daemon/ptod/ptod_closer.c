@@ -23,12 +23,14 @@
  * A user whose descriptors are still waiting (PTOD_CLOSING_MAX of them,
  * counted per uid) gets no more: its connections are dropped at their
  * next message that carries any, and new ones are refused (ptod_client.c)
- * until the closer is through with them. What stays open meanwhile is
- * bounded by the user's connections, and by the descriptors the kernel
- * lets the user have in flight (its RLIMIT_NOFILE, up to its hard limit):
- * a refused connection whose queue carries descriptors comes here too,
- * one of ptod's descriptors each, which that bound may let exceed ptod's
- * own limit (runtime.rst, "Descriptors a client passes").
+ * until the closer is through with them. All users together, the closer
+ * holds PTOD_CLOSER_MAX, and a little more: at that, ptod accepts no
+ * connection (a refused one whose queue carries descriptors would come
+ * here too) and reads no message that carries any, until the closer has
+ * closed some (ptod.c looks again every PTOD_ACCEPT_PAUSE_MS). Beyond it,
+ * it may hold one message's descriptors, and the socket of each
+ * connection ptod has, once that goes (runtime.rst, "Descriptors a client
+ * passes").
  *
  * At exit, what the closer still holds is left to the process's end, in
  * which a lingering socket no longer waits.
@@ -108,6 +110,7 @@ static void *closer_main(void *arg)
 
 		pthread_mutex_lock(&cl->lock);
 		cl->busy = NULL;
+		atomic_fetch_sub(&cl->held, 1);
 		free(it);
 	}
 	pthread_mutex_unlock(&cl->lock);
@@ -160,6 +163,7 @@ void ptod_closer_stop(struct ptod *d)
 		free(it);
 	}
 	cl->tail = &cl->head;
+	atomic_store(&cl->held, busy ? 1 : 0);
 	pthread_cond_signal(&cl->cond);
 	pthread_mutex_unlock(&cl->lock);
 	if (busy) {
@@ -193,6 +197,7 @@ static void close_later(struct ptod *d, uid_t uid, int fd, bool sock)
 	pthread_mutex_lock(&cl->lock);
 	*cl->tail = it;
 	cl->tail = &it->next;
+	atomic_fetch_add(&cl->held, 1);
 	pthread_cond_signal(&cl->cond);
 	pthread_mutex_unlock(&cl->lock);
 }
@@ -213,6 +218,24 @@ void ptod_close_fds_later(struct ptod *d, uid_t uid, const int *fds,
 }
 
 /*
+ * Peek at the next message on @s, with no room for control data: it
+ * passes no descriptor to us, and *@carries says whether the message
+ * carries any (MSG_CTRUNC). Its length (0: the end, or an empty message),
+ * or -errno (-EAGAIN: none yet).
+ */
+ssize_t ptod_peek(int s, bool *carries)
+{
+	char junk[256];
+	struct iovec iov = { junk, sizeof(junk) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	ssize_t n;
+
+	n = recvmsg(s, &mh, MSG_PEEK | MSG_DONTWAIT);
+	*carries = n >= 0 && (mh.msg_flags & MSG_CTRUNC);
+	return n < 0 ? -errno : n;
+}
+
+/*
  * Close a client's socket @s (of user @uid): shut down, so nothing more
  * comes in, then read what came already, so that the peer gets what was
  * sent to it rather than a reset (a refusal's reply). A message that
@@ -222,21 +245,15 @@ void ptod_close_fds_later(struct ptod *d, uid_t uid, const int *fds,
 void ptod_sock_close(struct ptod *d, uid_t uid, int s)
 {
 	char junk[256];
+	bool carries;
+	ssize_t n;
 	int i;
 
 	shutdown(s, SHUT_RDWR);
 	for (i = 0; i < PTOD_SOCK_DRAIN_MAX; i++) {
-		struct iovec iov = { junk, sizeof(junk) };
-		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-		ssize_t n;
-
-		/*
-		 * A peek with no room for control data passes no descriptor
-		 * to us; MSG_CTRUNC says the message carries some. Shut
-		 * down, the queue changes only by our reads.
-		 */
-		n = recvmsg(s, &mh, MSG_PEEK | MSG_DONTWAIT);
-		if (n < 0 || (mh.msg_flags & MSG_CTRUNC))
+		/* shut down, the queue changes only by our reads */
+		n = ptod_peek(s, &carries);
+		if (n < 0 || carries)
 			break;
 		/* the end, or an empty message: nothing to close with it */
 		if (!n) {
@@ -247,6 +264,17 @@ void ptod_sock_close(struct ptod *d, uid_t uid, int s)
 			break;
 	}
 	close_later(d, uid, s, true);
+}
+
+/*
+ * Does the closer hold PTOD_CLOSER_MAX descriptors or more, all users
+ * together? Then ptod takes no more until it has closed some: it accepts
+ * no connection (a refused one whose queue carries descriptors would be
+ * one more) and reads no message that carries any (main thread).
+ */
+bool ptod_closer_full(struct ptod *d)
+{
+	return atomic_load(&d->closer.held) >= PTOD_CLOSER_MAX;
 }
 
 /* How many descriptors of @uid's the closer still holds (main thread). */
