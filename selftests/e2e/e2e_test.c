@@ -3814,6 +3814,230 @@ TEST_F_TIMEOUT(e2e, passed_descriptor_close_never_waits, 120)
 		log_fds(_metadata, E->ptod, "after the passed sockets");
 }
 
+/*
+ * Connections a local user makes while one of its passed descriptors is
+ * stuck closing, each with a descriptor in its queue: ptod refuses them
+ * (the user has too many closing), and the closer would hold each one's
+ * socket. ptod takes no more once the closer holds PTOD_CLOSER_MAX (256):
+ * it may then hold the user's connections (-c, 16) and one message's
+ * descriptors more, well within FLOOD_HELD_MAX.
+ */
+#define FLOOD_CONNS	1024
+#define FLOOD_HELD_MAX	640
+
+#define FLOOD_STALL_MS	1000	/* the flood ends after no connection that long */
+
+/*
+ * The flood (child, as NOBODY): up to FLOOD_CONNS connections, each
+ * sending a PING with a descriptor. While ptod's backlog is full, it
+ * tries again, until FLOOD_STALL_MS pass with none made. The sockets into
+ * *@socks (-1: none); how many were sent into *@sent. 0 or -errno.
+ */
+static int flood_conns(int *socks, int *sent)
+{
+	struct pto_msg m = { .type = PTO_MSG_PING };
+	struct iovec iov = { &m, offsetof(struct pto_msg, text) + 1 };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	int64_t last = mono_ms();
+	union pto_fd_cmsg_any cm;
+	int null, i;
+
+	*sent = 0;
+	for (i = 0; i < FLOOD_CONNS; i++)
+		socks[i] = -1;
+	null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (null < 0)
+		return -errno;
+	for (i = 0; i < FLOOD_CONNS; i++) {
+		socks[i] = ptod_dial_path(E->sock, SOCK_SEQPACKET |
+					  SOCK_CLOEXEC | SOCK_NONBLOCK);
+		if (socks[i] == -EAGAIN &&
+		    mono_ms() - last < FLOOD_STALL_MS) {
+			usleep(1000);
+			i--;
+			continue;
+		}
+		if (socks[i] == -EAGAIN)
+			break;
+		if (socks[i] < 0)
+			return socks[i];
+		last = mono_ms();
+		pto_msg_attach_any(&mh, &cm, &null, 1);
+		if (sendmsg(socks[i], &mh, MSG_NOSIGNAL) < 0) {
+			close(socks[i]);
+			socks[i] = -1;
+			continue;
+		}
+		(*sent)++;
+	}
+	close(null);
+	return 0;
+}
+
+/*
+ * Descriptors a connection passes with one PING while the closer is full:
+ * fewer than a user may have closing (PTOD_CLOSING_MAX, 16), so that the
+ * connection is answered once they are closed, not dropped
+ */
+#define FLOOD_PASS_NR	12
+
+/* Send a PING on @s with FLOOD_PASS_NR descriptors (/dev/null): 0 or -errno */
+static int ping_with_fds(int s)
+{
+	struct pto_msg m = { .type = PTO_MSG_PING };
+	struct iovec iov = { &m, offsetof(struct pto_msg, text) + 1 };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	int fds[FLOOD_PASS_NR], null, i, ret = 0;
+	union pto_fd_cmsg_any cm;
+
+	null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (null < 0)
+		return -errno;
+	for (i = 0; i < FLOOD_PASS_NR; i++)
+		fds[i] = null;
+	pto_msg_attach_any(&mh, &cm, fds, FLOOD_PASS_NR);
+	if (sendmsg(s, &mh, MSG_NOSIGNAL) < 0)
+		ret = -errno;
+	close(null);
+	return ret;
+}
+
+/*
+ * A close that never ends holds the closer; a local user then makes
+ * FLOOD_CONNS connections, each with a descriptor in its queue. ptod must
+ * hold a bounded number of descriptors (it stops accepting, and reading
+ * what carries descriptors, while the closer is full: a connection it has
+ * that passes FLOOD_PASS_NR more waits), still answer a connection it
+ * has, and be itself again once the close ends.
+ */
+TEST_F_TIMEOUT(e2e, stuck_close_bounds_what_ptod_holds, 180)
+{
+	int sent[2], go[2], before, peak = 0, now = 0, st, i, *socks;
+	struct rlimit rl;
+	bool answered;
+	int keep, waiter, settled;
+	int64_t t0;
+	char b = 0;
+	pid_t pid;
+
+	ASSERT_EQ(0, getrlimit(RLIMIT_NOFILE, &rl));
+	if (rl.rlim_max < FLOOD_CONNS + 64)
+		SKIP(return, "RLIMIT_NOFILE's hard limit %llu is below %d",
+		     (unsigned long long)rl.rlim_max, FLOOD_CONNS + 64);
+	signal(SIGPIPE, SIG_IGN);
+	before = ptod_quiet_fds();
+	ASSERT_LT(0, before);
+	keep = ping_conn();
+	ASSERT_LE(0, keep) TH_LOG("ping: %s", strerror(-keep));
+	EXPECT_TRUE(got_reply(keep, LINGER_PROBE_MS, NULL));
+	waiter = ptod_dial();
+	ASSERT_LE(0, waiter) TH_LOG("dial: %s", strerror(-waiter));
+	ASSERT_EQ(0, pipe2(sent, O_CLOEXEC));
+	ASSERT_EQ(0, pipe2(go, O_CLOEXEC));
+	/* stopped until the child has closed its copy: ptod's is the last */
+	E->ptod_stopped = true;
+	ASSERT_EQ(0, kill(E->ptod, SIGSTOP));
+	pid = fork();
+	if (pid == 0) {
+		struct pto_msg m = { .type = PTO_MSG_PING };
+		struct iovec iov = { &m, offsetof(struct pto_msg, text) + 1 };
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+		union pto_fd_cmsg_any cm;
+		int ling, peer, s, n = 0;
+
+		socks = calloc(FLOOD_CONNS, sizeof(*socks));
+		rl.rlim_cur = rl.rlim_max;
+		if (!socks || setrlimit(RLIMIT_NOFILE, &rl) ||
+		    pto_become_user(NOBODY, true))
+			_exit(10);
+		ling = lingering_socket(&peer);
+		s = ptod_dial();
+		if (ling < 0 || s < 0)
+			_exit(11);
+		pto_msg_attach_any(&mh, &cm, &ling, 1);
+		if (sendmsg(s, &mh, MSG_NOSIGNAL) < 0)
+			_exit(12);
+		close(ling);
+		if (write(sent[1], &b, 1) != 1 || read(go[0], &b, 1) != 1)
+			_exit(13);
+		if (flood_conns(socks, &n))
+			_exit(14);
+		if (write(sent[1], &n, sizeof(n)) != sizeof(n) ||
+		    read(go[0], &b, 1) != 1)
+			_exit(15);
+		/* the close ends; ptod may take what waits */
+		close(peer);
+		for (i = 0; i < FLOOD_CONNS; i++)
+			if (socks[i] >= 0)
+				close(socks[i]);
+		_exit(0);
+	}
+	if (pid < 0) {
+		EXPECT_EQ(0, kill(E->ptod, SIGCONT));
+		E->ptod_stopped = false;
+	}
+	ASSERT_LT(0, pid);
+	close(sent[1]);
+	close(go[0]);
+	st = read(sent[0], &b, 1);
+	EXPECT_EQ(0, kill(E->ptod, SIGCONT));
+	E->ptod_stopped = false;
+	ASSERT_EQ(1, st) TH_LOG("the child did not pass the lingering socket");
+	/* the closer is stuck in the lingering close before the flood */
+	for (t0 = mono_ms(); (st = ptod_in_close()) == 0 &&
+	     mono_ms() - t0 < LINGER_PROBE_MS;)
+		usleep(10000);
+	EXPECT_EQ(1, st) TH_LOG("no thread of ptod in close() (%d)", st);
+	ASSERT_EQ(1, write(go[1], &b, 1));
+	ASSERT_EQ((ssize_t)sizeof(i), read(sent[0], &i, sizeof(i)))
+		TH_LOG("the flood failed");
+	/* what ptod holds settles while it reads what it still may */
+	for (t0 = mono_ms(); mono_ms() - t0 < 1000; usleep(50000)) {
+		now = proc_entries(E->ptod, "fd");
+		peak = now > peak ? now : peak;
+	}
+	note("%d of %d connections sent a descriptor; ptod holds %d descriptors (%d before, %d at most since)",
+	     i, FLOOD_CONNS, now, before, peak);
+	EXPECT_LE(peak - before, FLOOD_HELD_MAX)
+		TH_LOG("ptod holds %d descriptors, %d before", peak, before);
+	/* a connection ptod has is still answered: its loop does not wait */
+	EXPECT_LT(0, send(keep, &(struct pto_msg){ .type = PTO_MSG_PING },
+			  offsetof(struct pto_msg, text) + 1, MSG_NOSIGNAL));
+	EXPECT_TRUE(got_reply(keep, LINGER_PROBE_MS, NULL))
+		TH_LOG("ptod did not answer a PING during the flood");
+	close(keep);
+	/* nor does it read what a connection it has passes */
+	settled = ptod_quiet_fds();
+	EXPECT_EQ(0, ping_with_fds(waiter));
+	usleep(300000);
+	now = ptod_quiet_fds();
+	EXPECT_GT(FLOOD_PASS_NR / 2, now - settled)
+		TH_LOG("ptod took %d descriptors while the closer was full",
+		       now - settled);
+	EXPECT_EQ(1, write(go[1], &b, 1));
+	close(go[1]);
+	close(sent[0]);
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	EXPECT_TRUE(WIFEXITED(st) && !WEXITSTATUS(st))
+		TH_LOG("child wait status %#x", st);
+	/* the close has ended: ptod accepts again, and holds what it did */
+	st = ptod_ping_within(10 * LINGER_PROBE_MS, &answered);
+	EXPECT_TRUE(answered) TH_LOG("no answer after the flood: %s",
+				     strerror(-st));
+	/* the connection that waited is read again */
+	EXPECT_TRUE(got_reply(waiter, LINGER_PROBE_MS, NULL))
+		TH_LOG("the PING that waited for the closer got no answer");
+	close(waiter);
+	for (i = 0; i < 100; i++) {
+		now = ptod_quiet_fds();
+		if (now <= before)
+			break;
+		usleep(50000);
+	}
+	EXPECT_GE(before, now) TH_LOG("ptod holds %d descriptors, %d before",
+				      now, before);
+}
+
 /* pto_e2e @args as @uid (@in_group: in the device's group); its output. */
 static char *e2e_output(struct __test_metadata *_metadata, uid_t uid,
 			bool in_group, const char *const args[])
