@@ -3777,6 +3777,27 @@ static void pass_lingering(struct __test_metadata *_metadata,
 }
 
 /*
+ * ptod holds no more descriptors than @before within 5 s (what it closes
+ * may still be on its way); else where they point is logged, @when.
+ */
+static void expect_fds_back(struct __test_metadata *_metadata, int before,
+			    const char *when)
+{
+	int now, i;
+
+	for (i = 0; i < 100; i++) {
+		now = ptod_quiet_fds();
+		if (now <= before)
+			break;
+		usleep(50000);
+	}
+	EXPECT_GE(before, now) TH_LOG("%s: ptod holds %d descriptors, %d before",
+				      when, now, before);
+	if (now > before)
+		log_fds(_metadata, E->ptod, when);
+}
+
+/*
  * A client can pass ptod any descriptor, and the last close of some waits
  * as long as their maker wishes: here a TCP socket lingering on data its
  * peer never reads, an hour. ptod closes what it does not keep off its
@@ -3790,7 +3811,7 @@ static void pass_lingering(struct __test_metadata *_metadata,
  */
 TEST_F_TIMEOUT(e2e, passed_descriptor_close_never_waits, 120)
 {
-	int before, now, i;
+	int before;
 
 	/* a child that failed early: its pipe's end is closed */
 	signal(SIGPIPE, SIG_IGN);
@@ -3802,16 +3823,7 @@ TEST_F_TIMEOUT(e2e, passed_descriptor_close_never_waits, 120)
 	pass_lingering(_metadata, "by a local user", LINGER_PING, NOBODY, true);
 	pass_lingering(_metadata, "many by a local user", LINGER_MANY, NOBODY,
 		       true);
-	for (i = 0; i < 100; i++) {
-		now = ptod_quiet_fds();
-		if (now <= before)
-			break;
-		usleep(50000);
-	}
-	EXPECT_GE(before, now) TH_LOG("ptod holds %d descriptors, %d before",
-				      now, before);
-	if (now > before)
-		log_fds(_metadata, E->ptod, "after the passed sockets");
+	expect_fds_back(_metadata, before, "after the passed sockets");
 }
 
 /*
@@ -4028,14 +4040,7 @@ TEST_F_TIMEOUT(e2e, stuck_close_bounds_what_ptod_holds, 180)
 	EXPECT_TRUE(got_reply(waiter, LINGER_PROBE_MS, NULL))
 		TH_LOG("the PING that waited for the closer got no answer");
 	close(waiter);
-	for (i = 0; i < 100; i++) {
-		now = ptod_quiet_fds();
-		if (now <= before)
-			break;
-		usleep(50000);
-	}
-	EXPECT_GE(before, now) TH_LOG("ptod holds %d descriptors, %d before",
-				      now, before);
+	expect_fds_back(_metadata, before, "after the flood");
 }
 
 /* pto_e2e @args as @uid (@in_group: in the device's group); its output. */
