@@ -75,7 +75,9 @@
  */
 #define PTOD_CLOSER_MAX		256
 #define PTOD_ACCEPT_PAUSE_MS	100	/* no accept for that long after one
-					 * failed (EMFILE, ...) */
+					 * failed (EMFILE, ...) or with the
+					 * closer full; paused reads look
+					 * again as often */
 #define PTOD_LOG_RATE		50	/* lines about a client's graphs
 					 * logged a second */
 #define PTOD_CONN_LOG_RATE	100	/* lines about connections (all of
