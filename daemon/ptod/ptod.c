@@ -1111,9 +1111,9 @@ static uint32_t ctx_of_uid(const struct ptod *d, uid_t uid)
 {
 	uint32_t i;
 
-	for (i = 0; i < d->nr_ctx_rules; i++)
-		if (d->ctx_rule[i].uid == uid)
-			return d->ctx_rule[i].ctx;
+	for (i = 0; i < d->ctx_rules.nr; i++)
+		if (d->ctx_rules.rule[i].uid == uid)
+			return (uint32_t)d->ctx_rules.rule[i].v;
 	return 0;
 }
 
@@ -1925,31 +1925,6 @@ static void usage(void)
 		(unsigned long long)ec.wake_sleep_ns / 1000000);
 }
 
-/*
- * -x UID=CTX. 0; -EINVAL for a bad value; -EEXIST (a user named twice)
- * or -E2BIG (too many users), each said here.
- */
-static int parse_ctx_rule(struct ptod *d, const char *arg)
-{
-	bool dup = false;
-	uint64_t ctx;
-	uid_t uid;
-	int ret;
-
-	if (ptod_rule_parse(arg, PTO_HWS_NR_CTX - 1, &uid, &ctx))
-		return -EINVAL;
-	for (uint32_t i = 0; i < d->nr_ctx_rules; i++)
-		dup |= d->ctx_rule[i].uid == uid;
-	ret = ptod_rule_room('x', arg, uid, dup, d->nr_ctx_rules,
-			     PTOD_MAX_CTX_RULES, "a context");
-	if (ret)
-		return ret;
-	d->ctx_rule[d->nr_ctx_rules].uid = uid;
-	d->ctx_rule[d->nr_ctx_rules].ctx = (uint32_t)ctx;
-	d->nr_ctx_rules++;
-	return 0;
-}
-
 int ptod_fd_id(int fd, struct ptod_fd_id *id)
 {
 	struct statx sx;
@@ -2098,7 +2073,8 @@ static int parse_args(struct ptod *d, int argc, char **argv)
 			}
 			break;
 		case 'x':
-			ret = parse_ctx_rule(d, optarg);
+			ret = ptod_rule_add(&d->ctx_rules, 'x', optarg,
+					    PTO_HWS_NR_CTX - 1, "a context");
 			if (ret == -EINVAL) {
 				fprintf(stderr, "ptod: bad -x '%s'\n", optarg);
 				usage();

@@ -47,9 +47,8 @@
 #define PTOD_MAX_OLD_KPINS	256
 #define PTOD_REC_MAX		4096	/* largest stream record */
 #define PTOD_NR_SIGS		3	/* signals the loop handles */
-#define PTOD_MAX_CTX_RULES	64	/* -x options */
+#define PTOD_MAX_UID_RULES	64	/* users -x or -q names (each) */
 #define PTOD_MAX_ALLOW		64	/* -u options */
-#define PTOD_MAX_QUOTA_RULES	64	/* -q UID=MIB options */
 #define PTOD_DEFAULT_GROUP	"pto"	/* the group of /dev/ptoN (60-pto.rules) */
 #define PTOD_MAX_CONN_UID	16	/* -c: connections per user but root */
 #define PTOD_MAX_RUNS_UID	8	/* -D: graphs running per user but root */
@@ -423,6 +422,15 @@ struct ptod_closer {
 	atomic_uint held;
 };
 
+/* A value per user, from the UID=N options of one kind (ptod_rule_add()) */
+struct ptod_uid_rules {
+	struct {
+		uid_t uid;
+		uint64_t v;
+	} rule[PTOD_MAX_UID_RULES];
+	uint32_t nr;
+};
+
 struct ptod {
 	struct event_base *base;
 	const char *dev_path;
@@ -436,8 +444,7 @@ struct ptod {
 	uint32_t def_task_window;
 	uint64_t def_heap;
 	/* HWS context of each user's clients (-x UID=CTX); others: 0 */
-	struct { uid_t uid; uint32_t ctx; } ctx_rule[PTOD_MAX_CTX_RULES];
-	uint32_t nr_ctx_rules;
+	struct ptod_uid_rules ctx_rules;
 	/* access control and limits (ptod_client.c) */
 	mode_t sock_mode;		/* -m */
 	bool sock_mode_set;
@@ -453,8 +460,7 @@ struct ptod {
 	size_t out_max;			/* -Q */
 	uint32_t out_ms;		/* -T */
 	uint64_t gm_quota;		/* -q MIB, bytes; 0 = none */
-	struct { uid_t uid; uint64_t bytes; } quota_rule[PTOD_MAX_QUOTA_RULES];
-	uint32_t nr_quota_rules;	/* -q UID=MIB */
+	struct ptod_uid_rules quota_rules;	/* -q UID=MIB, in MiB */
 	const char *rec_path;		/* -R: recordings of the runs */
 	uint64_t sched_sleep_ns;	/* PTO_SCHED_SLEEP_MS; 0: the engine's */
 	bool hws_check;			/* PTO_HWS_CHECK=1 */
@@ -682,9 +688,8 @@ int ptod_socket_perms(struct ptod *d);
 int ptod_socket_dir_check(const char *dir);
 void ptod_guard_defaults(struct ptod *d);
 int ptod_guard_option(struct ptod *d, int opt, const char *arg);
-int ptod_rule_parse(const char *arg, uint64_t max, uid_t *uid, uint64_t *v);
-int ptod_rule_room(int opt, const char *arg, uint64_t uid, bool dup,
-		   uint32_t nr, uint32_t max, const char *what);
+int ptod_rule_add(struct ptod_uid_rules *t, int opt, const char *arg,
+		  uint64_t max, const char *what);
 int ptod_guard_setup(struct ptod *d);
 int ptod_gm_quota_setup(struct ptod *d);
 void ptod_gm_quota_why(struct ptod *d, uid_t uid, uint64_t bytes, char *why,

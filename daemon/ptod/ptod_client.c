@@ -601,65 +601,36 @@ void ptod_guard_defaults(struct ptod *d)
 }
 
 /*
- * A per-user rule's value, UID=N: both decimal, UID never (uid_t)-1, N at
- * most @max. 0, or -EINVAL.
+ * Add the per-user rule -@opt @arg, UID=N (both decimal, UID never
+ * (uid_t)-1, N at most @max), to @t. 0; -EINVAL for a bad value; -EEXIST
+ * (the user has one already) or -E2BIG (@t is full), each said on stderr
+ * with @what ("a quota") users have.
  */
-int ptod_rule_parse(const char *arg, uint64_t max, uid_t *uid, uint64_t *v)
+int ptod_rule_add(struct ptod_uid_rules *t, int opt, const char *arg,
+		  uint64_t max, const char *what)
 {
 	const char *end;
-	uint64_t u;
+	uint64_t u, v;
+	uint32_t i;
 
 	if (pto_parse_u64(arg, 10, UINT32_MAX - 1, &u, &end) ||
-	    *end != '=' || pto_parse_u64_all(end + 1, 10, max, v))
+	    *end != '=' || pto_parse_u64_all(end + 1, 10, max, &v))
 		return -EINVAL;
-	*uid = (uid_t)u;
-	return 0;
-}
-
-/*
- * Room for the per-user rule -@opt @arg of user @uid, @what ("a quota")
- * per user: 0; -EEXIST if @dup (the user has one already) or -E2BIG if
- * @nr is @max, each said on stderr.
- */
-int ptod_rule_room(int opt, const char *arg, uint64_t uid, bool dup,
-		   uint32_t nr, uint32_t max, const char *what)
-{
-	if (dup) {
-		fprintf(stderr, "ptod: -%c %s: user %" PRIu64 " has %s already\n",
-			opt, arg, uid, what);
-		return -EEXIST;
+	for (i = 0; i < t->nr; i++) {
+		if (t->rule[i].uid == (uid_t)u) {
+			fprintf(stderr, "ptod: -%c %s: user %" PRIu64 " has %s already\n",
+				opt, arg, u, what);
+			return -EEXIST;
+		}
 	}
-	if (nr == max) {
-		fprintf(stderr, "ptod: -%c %s: at most %" PRIu32 " users have %s of their own\n",
-			opt, arg, max, what);
+	if (t->nr == PTOD_MAX_UID_RULES) {
+		fprintf(stderr, "ptod: -%c %s: at most %d users have %s of their own\n",
+			opt, arg, PTOD_MAX_UID_RULES, what);
 		return -E2BIG;
 	}
-	return 0;
-}
-
-/*
- * -q UID=MIB: user UID's own quota (0: no limit). 0; -EINVAL for a bad
- * value; -EEXIST (a user named twice) or -E2BIG (too many users), each
- * said here.
- */
-static int quota_rule(struct ptod *d, const char *arg)
-{
-	bool dup = false;
-	uint64_t v;
-	uid_t u;
-	int ret;
-
-	if (ptod_rule_parse(arg, 1ULL << 40, &u, &v))
-		return -EINVAL;
-	for (uint32_t i = 0; i < d->nr_quota_rules; i++)
-		dup |= d->quota_rule[i].uid == u;
-	ret = ptod_rule_room('q', arg, u, dup, d->nr_quota_rules,
-			     PTOD_MAX_QUOTA_RULES, "a quota");
-	if (ret)
-		return ret;
-	d->quota_rule[d->nr_quota_rules].uid = u;
-	d->quota_rule[d->nr_quota_rules].bytes = v << 20;
-	d->nr_quota_rules++;
+	t->rule[t->nr].uid = (uid_t)u;
+	t->rule[t->nr].v = v;
+	t->nr++;
 	return 0;
 }
 
@@ -679,7 +650,8 @@ int ptod_guard_option(struct ptod *d, int opt, const char *arg)
 		return 0;
 	}
 	if (opt == 'q' && strchr(arg, '='))
-		return quota_rule(d, arg);
+		return ptod_rule_add(&d->quota_rules, 'q', arg, 1ULL << 40,
+				     "a quota");
 	/*
 	 * -m in octal, every other number in decimal (a UID never
 	 * (uid_t)-1); a number too big is a bad value: -EINVAL, not -ERANGE
@@ -770,19 +742,19 @@ static int gm_quota_rules(struct ptod *d)
 	uint32_t i;
 	int ret;
 
-	for (i = 0; i < d->nr_quota_rules; i++) {
+	for (i = 0; i < d->quota_rules.nr; i++) {
+		uid_t uid = d->quota_rules.rule[i].uid;
+		uint64_t mib = d->quota_rules.rule[i].v;
+
 		ret = gm_quota_set(d, PTO_GM_QUOTA_SET | PTO_GM_QUOTA_UID,
-				   d->quota_rule[i].uid, d->quota_rule[i].bytes);
+				   uid, mib << 20);
 		if (ret) {
 			ptod_log(PTOD_LOG_ERR, "-q %u=...: cannot set the user's GM quota: %s",
-				 (unsigned int)d->quota_rule[i].uid,
-				 strerror(-ret));
+				 (unsigned int)uid, strerror(-ret));
 			return ret;
 		}
 		ptod_log(PTOD_LOG_INFO, "GM quota of user %u: %" PRIu64 " MiB%s",
-			 (unsigned int)d->quota_rule[i].uid,
-			 d->quota_rule[i].bytes >> 20,
-			 d->quota_rule[i].bytes ? "" : " (no limit)");
+			 (unsigned int)uid, mib, mib ? "" : " (no limit)");
 	}
 	return 0;
 }
@@ -799,7 +771,7 @@ int ptod_gm_quota_setup(struct ptod *d)
 {
 	int ret;
 
-	if (!d->gm_quota && !d->nr_quota_rules) {
+	if (!d->gm_quota && !d->quota_rules.nr) {
 		if (d->ops != &ptod_kdev_ops)
 			return 0;
 		ret = gm_quota_set(d, PTO_GM_QUOTA_SET, 0, 0);

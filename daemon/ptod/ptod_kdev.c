@@ -182,7 +182,7 @@ static int kdev_gm_alloc(struct ptod *d, uint64_t len, uid_t uid,
 {
 	struct pto_gm_alloc ga = { .size = sizeof(ga), .len = len };
 
-	if (d->gm_quota || d->nr_quota_rules) {
+	if (d->gm_quota || d->quota_rules.nr) {
 		/* ptod_gm_quota_setup() saw ABI 3.4 */
 		ga.flags = PTO_GM_ALLOC_CHARGE;
 		ga.uid = (__u32)uid;
