@@ -3594,7 +3594,7 @@ static int ptod_ping_within(int ms, bool *answered)
  * Is a thread of ptod inside close() (/proc/PID/task/TID/syscall): one
  * whose last close waits, as a lingering socket's does? 1, 0, or -errno.
  */
-static int ptod_in_close(void)
+static int ptod_in_close_now(void)
 {
 	char path[64];
 	struct dirent *de;
@@ -3623,6 +3623,20 @@ static int ptod_in_close(void)
 		fclose(fp);
 	}
 	closedir(dir);
+	return ret;
+}
+
+/*
+ * ptod_in_close_now(), asked until it says 1 or @ms have passed: the
+ * closer may not have reached close() yet. Its last answer.
+ */
+static int ptod_in_close_within(int ms)
+{
+	int64_t t0 = mono_ms();
+	int ret;
+
+	while ((ret = ptod_in_close_now()) == 0 && mono_ms() - t0 < ms)
+		usleep(10000);
 	return ret;
 }
 
@@ -3762,9 +3776,7 @@ static void pass_lingering(struct __test_metadata *_metadata,
 	 * The closer may not have reached close() when the PING's answer
 	 * left the main thread: a lingering close is seen within a while.
 	 */
-	for (t0 = mono_ms(); (ret = ptod_in_close()) == 0 &&
-	     mono_ms() - t0 < LINGER_PROBE_MS;)
-		usleep(10000);
+	ret = ptod_in_close_within(LINGER_PROBE_MS);
 	EXPECT_EQ(1, ret) TH_LOG("%s: no thread of ptod in close() (%d): did the socket linger?",
 				 what, ret);
 	if (write(done[1], &b, 1) != 1)
@@ -3996,9 +4008,7 @@ TEST_F_TIMEOUT(e2e, stuck_close_bounds_what_ptod_holds, 180)
 	E->ptod_stopped = false;
 	ASSERT_EQ(1, st) TH_LOG("the child did not pass the lingering socket");
 	/* the closer is stuck in the lingering close before the flood */
-	for (t0 = mono_ms(); (st = ptod_in_close()) == 0 &&
-	     mono_ms() - t0 < LINGER_PROBE_MS;)
-		usleep(10000);
+	st = ptod_in_close_within(LINGER_PROBE_MS);
 	EXPECT_EQ(1, st) TH_LOG("no thread of ptod in close() (%d)", st);
 	ASSERT_EQ(1, write(go[1], &b, 1));
 	ASSERT_EQ((ssize_t)sizeof(i), read(sent[0], &i, sizeof(i)))
