@@ -2265,8 +2265,8 @@ int main(int argc, char **argv)
 	if (open_device(d) || ptod_gm_quota_setup(d))
 		goto out;
 	ptod_sbx_cg_setup(d);
-	if (engine_start(d) || ptod_closer_start(d) ||
-	    loop_setup(d) ||
+	ptod_closer_start(d);
+	if (engine_start(d) || loop_setup(d) ||
 	    (d->ops->events_start && d->ops->events_start(d)) ||
 	    spawn_executor(d) || listen_socket(d))
 		goto out;

@@ -407,18 +407,20 @@ struct client {
 };
 
 /*
- * The closer thread (ptod_closer.c): descriptors a client chose, which
- * may take long to close, closed in order off the main thread.
+ * The closer (ptod_closer.c): descriptors a client chose, which may take
+ * long to close, closed off the main thread. Each user with some waiting
+ * has a lane of them and a thread of its own, so that a close that never
+ * ends holds up that user's alone.
  */
+struct ptod_closer_lane;
 struct ptod_closer {
-	pthread_t thread;
 	bool live;			/* started, not stopped (main thread) */
 	pthread_mutex_t lock;		/* protects what follows */
-	pthread_cond_t cond;		/* signalled: queued, or stop */
-	struct ptod_closing *head, **tail;	/* to close, in order */
-	struct ptod_closing *busy;	/* being closed now, or NULL */
+	pthread_cond_t gone;		/* signalled: a lane's thread ended */
+	struct ptod_closer_lane *lanes;	/* users with descriptors closing */
+	unsigned int threads;		/* lane threads not ended */
 	bool stop;
-	/* queued and busy: written under @lock, read without it */
+	/* queued and busy, all users: written under @lock, read without it */
 	atomic_uint held;
 };
 
@@ -710,7 +712,7 @@ int ptod_trace_setup(struct ptod *d);
 void ptod_trace_fini(struct ptod *d);
 void ptod_trace_client_gone(struct client *c);
 /* ptod_closer.c */
-int ptod_closer_start(struct ptod *d);
+void ptod_closer_start(struct ptod *d);
 void ptod_closer_stop(struct ptod *d);
 void ptod_close_later(struct ptod *d, uid_t uid, int fd);
 bool ptod_closer_full(struct ptod *d);

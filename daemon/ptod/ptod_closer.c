@@ -12,10 +12,15 @@
  * So the main thread never closes a descriptor a client chose: not one
  * passed with a message it does not keep, not a hello's file that is not
  * the device's, not a client's socket whose queue still holds messages
- * (closing it would close what they carry). Those go to the closer
- * thread, which closes them in order; a socket it first drains of its
- * messages and of the descriptors they carry, so that its peer gets what
- * was sent to it rather than a reset. What the main thread closes itself
+ * (closing it would close what they carry). Those go to the closer, into
+ * their user's lane: a queue with a thread of its own, started by the
+ * lane's first descriptor and ended once the lane is empty, which closes
+ * them in order. So a close that never ends holds up its user's other
+ * descriptors, not another user's. A socket the lane's thread first
+ * drains of its messages and of the descriptors they carry, so that its
+ * peer gets what was sent to it rather than a reset. Should no thread
+ * start (or no memory be left for the queue), the main thread closes the
+ * descriptor itself, and may wait. What the main thread closes itself
  * is known to close at once: the device file a hello passed once it is
  * checked, a socket whose queue holds no descriptors after shutdown()
  * (nothing more can come in; what is there it reads first).
@@ -23,7 +28,7 @@
  * A user whose descriptors are still waiting (PTOD_CLOSING_MAX of them,
  * counted per uid) gets no more: its connections are dropped at their
  * next message that carries any, and new ones are refused (ptod_client.c)
- * until the closer is through with them. All users together, the closer
+ * until its lane is through with them. All users together, the closer
  * holds PTOD_CLOSER_MAX, and a little more: at that, ptod accepts no
  * connection (a refused one whose queue carries descriptors would come
  * here too) and reads no message that carries any, until the closer has
@@ -53,11 +58,27 @@
 struct ptod_closing {
 	struct ptod_closing *next;
 	int fd;
-	uid_t uid;
 	bool sock;		/* drain it, closing what it carries, first */
 };
 
-/* Close the descriptors @n in @fds (closer thread). */
+/*
+ * One user's descriptors to close, and the thread that closes them in
+ * order: it starts with the lane's first descriptor and ends, freeing
+ * the lane, once it finds the lane empty (or the closer stopping).
+ */
+struct ptod_closer_lane {
+	struct ptod_closer_lane *next;	/* in cl->lanes */
+	struct ptod_closer *cl;
+	uid_t uid;
+	struct ptod_closing *head, **tail;	/* to close, in order */
+	struct ptod_closing *busy;	/* being closed now, or NULL */
+	unsigned int n;			/* queued and busy */
+};
+
+/* A lane thread's stack: a close needs little (sock_drain_close()'s) */
+#define PTOD_CLOSER_STACK	(64u << 10)
+
+/* Close the descriptors @n in @fds (lane thread). */
 static void close_all(const int *fds, unsigned int n)
 {
 	unsigned int i;
@@ -68,7 +89,7 @@ static void close_all(const int *fds, unsigned int n)
 
 /*
  * Read what is left in the socket @s (shut down: nothing more comes in),
- * closing the descriptors it carries, then close it (closer thread).
+ * closing the descriptors it carries, then close it (lane thread).
  */
 static void sock_drain_close(int s)
 {
@@ -85,22 +106,42 @@ static void sock_drain_close(int s)
 	close(s);
 }
 
-static void *closer_main(void *arg)
+/* Take @ln out of cl->lanes (cl->lock held). */
+static void lane_unlink(struct ptod_closer *cl, struct ptod_closer_lane *ln)
 {
-	struct ptod_closer *cl = arg;
+	struct ptod_closer_lane **pp;
+
+	for (pp = &cl->lanes; *pp != ln; pp = &(*pp)->next)
+		;
+	*pp = ln->next;
+}
+
+/* Drop what waits in @ln, unclosed (cl->lock held; ptod stops). */
+static void lane_drop(struct ptod_closer *cl, struct ptod_closer_lane *ln)
+{
+	struct ptod_closing *it;
+
+	while ((it = ln->head)) {
+		ln->head = it->next;
+		ln->n--;
+		atomic_fetch_sub(&cl->held, 1);
+		free(it);
+	}
+	ln->tail = &ln->head;
+}
+
+static void *lane_main(void *arg)
+{
+	struct ptod_closer_lane *ln = arg;
+	struct ptod_closer *cl = ln->cl;
 	struct ptod_closing *it;
 
 	pthread_mutex_lock(&cl->lock);
-	for (;;) {
-		while (!cl->head && !cl->stop)
-			pthread_cond_wait(&cl->cond, &cl->lock);
-		if (cl->stop)
-			break;
-		it = cl->head;
-		cl->head = it->next;
-		if (!cl->head)
-			cl->tail = &cl->head;
-		cl->busy = it;
+	while (!cl->stop && (it = ln->head)) {
+		ln->head = it->next;
+		if (!ln->head)
+			ln->tail = &ln->head;
+		ln->busy = it;
 		pthread_mutex_unlock(&cl->lock);
 
 		if (it->sock)
@@ -109,97 +150,159 @@ static void *closer_main(void *arg)
 			close(it->fd);
 
 		pthread_mutex_lock(&cl->lock);
-		cl->busy = NULL;
+		ln->busy = NULL;
+		ln->n--;
 		atomic_fetch_sub(&cl->held, 1);
 		free(it);
 	}
+	/* empty, or stopping (ptod_closer_stop() dropped the rest) */
+	lane_unlink(cl, ln);
+	cl->threads--;
+	pthread_cond_signal(&cl->gone);
 	pthread_mutex_unlock(&cl->lock);
+	free(ln);
 	return NULL;
 }
 
-int ptod_closer_start(struct ptod *d)
+void ptod_closer_start(struct ptod *d)
 {
 	struct ptod_closer *cl = &d->closer;
-	sigset_t all, old;
-	int ret;
 
 	pthread_mutex_init(&cl->lock, NULL);
-	pthread_cond_init(&cl->cond, NULL);
-	cl->tail = &cl->head;
-	/* no signal for it: the loop handles them, and none cuts a close short */
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	ret = -pthread_create(&cl->thread, NULL, closer_main, cl);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (ret) {
-		ptod_log(PTOD_LOG_ERR, "cannot start the closer thread: %s",
-			 strerror(-ret));
-		pthread_cond_destroy(&cl->cond);
-		pthread_mutex_destroy(&cl->lock);
-		return ret;
-	}
+	pthread_cond_init(&cl->gone, NULL);
 	cl->live = true;
-	return 0;
 }
 
 /*
- * Stop the closer. Its queue is dropped, not closed: a close that waits
- * would hold ptod's exit, and the process's end closes without waiting.
- * One close may still be under way: the thread is then left to the exit.
+ * Stop the closer. The lanes' queues are dropped, not closed: a close that
+ * waits would hold ptod's exit, and the process's end closes without
+ * waiting. A close may still be under way in some lanes: their threads
+ * are then left to the exit (they end, touching nothing but the closer,
+ * if their close does end first).
  */
 void ptod_closer_stop(struct ptod *d)
 {
 	struct ptod_closer *cl = &d->closer;
-	struct ptod_closing *it;
-	bool busy;
+	struct ptod_closer_lane *ln;
+	unsigned int busy;
 
 	if (!cl->live)
 		return;
 	pthread_mutex_lock(&cl->lock);
 	cl->stop = true;
-	busy = cl->busy;
-	while ((it = cl->head)) {
-		cl->head = it->next;
-		free(it);
+	for (;;) {
+		busy = 0;
+		for (ln = cl->lanes; ln; ln = ln->next) {
+			lane_drop(cl, ln);
+			busy += !!ln->busy;
+		}
+		/* the lanes not in a close end at once */
+		if (cl->threads <= busy)
+			break;
+		pthread_cond_wait(&cl->gone, &cl->lock);
 	}
-	cl->tail = &cl->head;
-	atomic_store(&cl->held, busy ? 1 : 0);
-	pthread_cond_signal(&cl->cond);
 	pthread_mutex_unlock(&cl->lock);
 	if (busy) {
 		ptod_log(PTOD_LOG_WARN,
-			 "a descriptor a client passed is still closing; left to the exit");
-		pthread_detach(cl->thread);
+			 "%u descriptors clients passed are still closing; left to the exit",
+			 busy);
 	} else {
-		pthread_join(cl->thread, NULL);
-		pthread_cond_destroy(&cl->cond);
+		pthread_cond_destroy(&cl->gone);
 		pthread_mutex_destroy(&cl->lock);
 	}
 	cl->live = false;
 }
 
-/* Queue @fd (a socket if @sock) for the closer, on behalf of @uid. */
+/*
+ * A lane for @uid, with its thread started (cl->lock held): NULL if none
+ * could be made.
+ */
+static struct ptod_closer_lane *lane_new(struct ptod_closer *cl, uid_t uid)
+{
+	struct ptod_closer_lane *ln;
+	pthread_attr_t attr;
+	sigset_t all, old;
+	pthread_t thread;
+	int ret;
+
+	ln = calloc(1, sizeof(*ln));
+	if (!ln)
+		return NULL;
+	*ln = (struct ptod_closer_lane){ .cl = cl, .uid = uid };
+	ln->tail = &ln->head;
+	ret = pthread_attr_init(&attr);
+	if (ret)
+		goto err_free;
+	ret = pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (!ret)
+		ret = pthread_attr_setstacksize(&attr, PTOD_CLOSER_STACK);
+	if (ret)
+		goto err_attr;
+	/* no signal for it: the loop handles them, and none cuts a close short */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	/* it waits for cl->lock, held here, before it looks at the lane */
+	ret = pthread_create(&thread, &attr, lane_main, ln);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (ret)
+		goto err_attr;
+	pthread_attr_destroy(&attr);
+	ln->next = cl->lanes;
+	cl->lanes = ln;
+	cl->threads++;
+	return ln;
+
+err_attr:
+	pthread_attr_destroy(&attr);
+err_free:
+	free(ln);
+	ptod_log(PTOD_LOG_ERR,
+		 "cannot start a closer thread for uid %u: %s; closing on the main thread",
+		 (unsigned int)uid, strerror(ret));
+	return NULL;
+}
+
+/* @uid's lane, or NULL (cl->lock held) */
+static struct ptod_closer_lane *lane_of(struct ptod_closer *cl, uid_t uid)
+{
+	struct ptod_closer_lane *ln;
+
+	for (ln = cl->lanes; ln; ln = ln->next)
+		if (ln->uid == uid)
+			return ln;
+	return NULL;
+}
+
+/* Queue @fd (a socket if @sock) in @uid's lane. */
 static void close_later(struct ptod *d, uid_t uid, int fd, bool sock)
 {
 	struct ptod_closer *cl = &d->closer;
+	struct ptod_closer_lane *ln = NULL;
 	struct ptod_closing *it;
 
 	it = cl->live ? malloc(sizeof(*it)) : NULL;
-	if (!it) {
-		/* no closer (it could not start), no memory: it may wait */
-		if (sock)
-			sock_drain_close(fd);
-		else
-			close(fd);
-		return;
+	if (it) {
+		*it = (struct ptod_closing){ .fd = fd, .sock = sock };
+		pthread_mutex_lock(&cl->lock);
+		ln = lane_of(cl, uid);
+		if (!ln)
+			ln = lane_new(cl, uid);
+		if (ln) {
+			*ln->tail = it;
+			ln->tail = &it->next;
+			ln->n++;
+			atomic_fetch_add(&cl->held, 1);
+		}
+		pthread_mutex_unlock(&cl->lock);
 	}
-	*it = (struct ptod_closing){ .fd = fd, .uid = uid, .sock = sock };
-	pthread_mutex_lock(&cl->lock);
-	*cl->tail = it;
-	cl->tail = &it->next;
-	atomic_fetch_add(&cl->held, 1);
-	pthread_cond_signal(&cl->cond);
-	pthread_mutex_unlock(&cl->lock);
+	if (ln)
+		return;
+	/* no closer (stopped), no memory, no thread: it may wait */
+	free(it);
+	if (sock)
+		sock_drain_close(fd);
+	else
+		close(fd);
 }
 
 void ptod_close_later(struct ptod *d, uid_t uid, int fd)
@@ -281,16 +384,14 @@ bool ptod_closer_full(struct ptod *d)
 unsigned int ptod_closing(struct ptod *d, uid_t uid)
 {
 	struct ptod_closer *cl = &d->closer;
-	const struct ptod_closing *it;
-	unsigned int n = 0;
+	const struct ptod_closer_lane *ln;
+	unsigned int n;
 
 	if (!cl->live)
 		return 0;
 	pthread_mutex_lock(&cl->lock);
-	if (cl->busy && cl->busy->uid == uid)
-		n++;
-	for (it = cl->head; it; it = it->next)
-		n += it->uid == uid;
+	ln = lane_of(cl, uid);
+	n = ln ? ln->n : 0;
 	pthread_mutex_unlock(&cl->lock);
 	return n;
 }
