@@ -3678,15 +3678,19 @@ static int lingering_user_refused(int s)
 	return 0;
 }
 
+/* What a test checks while a passed socket lingers in ptod's close() */
+typedef void (*linger_meanwhile_t)(struct __test_metadata *_metadata);
+
 /*
  * In a child (as @uid, in the device's group if @in_group; 0: root), pass
  * ptod a lingering socket (@how), with ptod stopped until the child has
  * closed its own copy: ptod's is then the last. While the child keeps the
- * socket's peer, ptod must answer another connection's PING at once.
+ * socket's peer, ptod must answer another connection's PING at once, and
+ * @meanwhile (if any) runs once ptod is seen in the lingering close.
  */
 static void pass_lingering(struct __test_metadata *_metadata,
 			   const char *what, enum linger_how how, uid_t uid,
-			   bool in_group)
+			   bool in_group, linger_meanwhile_t meanwhile)
 {
 	int sent[2], done[2], ret, st;
 	bool answered;
@@ -3779,6 +3783,8 @@ static void pass_lingering(struct __test_metadata *_metadata,
 	ret = ptod_in_close_within(LINGER_PROBE_MS);
 	EXPECT_EQ(1, ret) TH_LOG("%s: no thread of ptod in close() (%d): did the socket linger?",
 				 what, ret);
+	if (meanwhile && ret == 1)
+		meanwhile(_metadata);
 	if (write(done[1], &b, 1) != 1)
 		note("%s: the child is gone", what);
 	close(done[1]);
@@ -3829,13 +3835,113 @@ TEST_F_TIMEOUT(e2e, passed_descriptor_close_never_waits, 120)
 	signal(SIGPIPE, SIG_IGN);
 	before = ptod_quiet_fds();
 	ASSERT_LT(0, before);
-	pass_lingering(_metadata, "with a PING", LINGER_PING, 0, false);
-	pass_lingering(_metadata, "third of three", LINGER_THIRD, 0, false);
-	pass_lingering(_metadata, "as a hello's file", LINGER_HELLO, 0, false);
-	pass_lingering(_metadata, "by a local user", LINGER_PING, NOBODY, true);
+	pass_lingering(_metadata, "with a PING", LINGER_PING, 0, false, NULL);
+	pass_lingering(_metadata, "third of three", LINGER_THIRD, 0, false,
+		       NULL);
+	pass_lingering(_metadata, "as a hello's file", LINGER_HELLO, 0, false,
+		       NULL);
+	pass_lingering(_metadata, "by a local user", LINGER_PING, NOBODY, true,
+		       NULL);
 	pass_lingering(_metadata, "many by a local user", LINGER_MANY, NOBODY,
-		       true);
+		       true, NULL);
 	expect_fds_back(_metadata, before, "after the passed sockets");
+}
+
+/* Send a PING on @s carrying the @n descriptors @fds: 0 or -errno */
+static int ping_passing(int s, const int *fds, unsigned int n)
+{
+	struct pto_msg m = { .type = PTO_MSG_PING };
+	struct iovec iov = { &m, offsetof(struct pto_msg, text) + 1 };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	union pto_fd_cmsg_any cm;
+
+	pto_msg_attach_any(&mh, &cm, fds, n);
+	return sendmsg(s, &mh, MSG_NOSIGNAL) < 0 ? -errno : 0;
+}
+
+/* Another local user, who passes descriptors while NOBODY's close is stuck */
+#define CLOSE_OTHER_UID	65529
+/*
+ * Descriptors it passes, one at a time: more than a user may have closing
+ * (PTOD_CLOSING_MAX, 16), so that were they to wait behind NOBODY's, its
+ * connections would also be refused
+ */
+#define CLOSE_OTHER_NR	20
+
+/*
+ * CLOSE_OTHER_NR times (child, as CLOSE_OTHER_UID): a PING on a new
+ * connection with a pipe's write end, whose own copy it then closes. ptod
+ * must answer, and close its copy (the read end sees the end) within
+ * LINGER_PROBE_MS. 0, or an exit code saying what went wrong.
+ */
+static int other_user_closes(void)
+{
+	struct pollfd pfd = { .events = POLLIN };
+	int p[2], s, i, ret = 0;
+	char b;
+
+	for (i = 0; i < CLOSE_OTHER_NR && !ret; i++) {
+		if (pipe2(p, O_CLOEXEC))
+			return 20;
+		s = ptod_dial();
+		if (s < 0)
+			ret = 21;
+		else if (ping_passing(s, &p[1], 1))
+			ret = 22;
+		close(p[1]);
+		if (!ret && !got_reply(s, LINGER_PROBE_MS, NULL))
+			ret = 23;
+		pfd.fd = p[0];
+		if (!ret && (poll(&pfd, 1, LINGER_PROBE_MS) != 1 ||
+			     read(p[0], &b, 1) != 0))
+			ret = 24;
+		if (ret)
+			dprintf(2, "descriptor %d of %d: %s\n", i + 1,
+				CLOSE_OTHER_NR, ret == 24 ?
+				"ptod did not close it" : "no answer");
+		if (s >= 0)
+			close(s);
+		close(p[0]);
+	}
+	return ret;
+}
+
+/* other_user_closes() in a child as CLOSE_OTHER_UID, timed */
+static void other_user_meanwhile(struct __test_metadata *_metadata)
+{
+	int64_t t0 = mono_ms();
+	pid_t pid;
+	int st;
+
+	pid = fork();
+	if (pid == 0)
+		_exit(pto_become_user(CLOSE_OTHER_UID, true) ? 10 :
+		      other_user_closes());
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	note("uid %d: %d descriptors passed in %lld ms, wait status %#x",
+	     CLOSE_OTHER_UID, CLOSE_OTHER_NR, (long long)(mono_ms() - t0), st);
+	EXPECT_TRUE(WIFEXITED(st) && !WEXITSTATUS(st))
+		TH_LOG("uid %d: not each passed descriptor was answered and closed",
+		       CLOSE_OTHER_UID);
+}
+
+/*
+ * Each user's descriptors are closed in a lane of their own: while a
+ * local user's passed socket lingers in ptod's close(), another user
+ * passes CLOSE_OTHER_NR descriptors, and ptod closes each at once (and
+ * never refuses that user for descriptors still closing).
+ */
+TEST_F_TIMEOUT(e2e, stuck_close_holds_up_its_user_alone, 120)
+{
+	int before;
+
+	signal(SIGPIPE, SIG_IGN);
+	before = ptod_quiet_fds();
+	ASSERT_LT(0, before);
+	pass_lingering(_metadata, "by a local user", LINGER_PING, NOBODY, true,
+		       other_user_meanwhile);
+	expect_fds_back(_metadata, before, "after the passed socket");
 }
 
 /*
@@ -3859,11 +3965,7 @@ TEST_F_TIMEOUT(e2e, passed_descriptor_close_never_waits, 120)
  */
 static int flood_conns(int *socks, int *sent)
 {
-	struct pto_msg m = { .type = PTO_MSG_PING };
-	struct iovec iov = { &m, offsetof(struct pto_msg, text) + 1 };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
 	int64_t last = mono_ms();
-	union pto_fd_cmsg_any cm;
 	int null, i;
 
 	*sent = 0;
@@ -3886,8 +3988,7 @@ static int flood_conns(int *socks, int *sent)
 		if (socks[i] < 0)
 			return socks[i];
 		last = mono_ms();
-		pto_msg_attach_any(&mh, &cm, &null, 1);
-		if (sendmsg(socks[i], &mh, MSG_NOSIGNAL) < 0) {
+		if (ping_passing(socks[i], &null, 1)) {
 			close(socks[i]);
 			socks[i] = -1;
 			continue;
@@ -3908,20 +4009,14 @@ static int flood_conns(int *socks, int *sent)
 /* Send a PING on @s with FLOOD_PASS_NR descriptors (/dev/null): 0 or -errno */
 static int ping_with_fds(int s)
 {
-	struct pto_msg m = { .type = PTO_MSG_PING };
-	struct iovec iov = { &m, offsetof(struct pto_msg, text) + 1 };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-	int fds[FLOOD_PASS_NR], null, i, ret = 0;
-	union pto_fd_cmsg_any cm;
+	int fds[FLOOD_PASS_NR], null, i, ret;
 
 	null = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (null < 0)
 		return -errno;
 	for (i = 0; i < FLOOD_PASS_NR; i++)
 		fds[i] = null;
-	pto_msg_attach_any(&mh, &cm, fds, FLOOD_PASS_NR);
-	if (sendmsg(s, &mh, MSG_NOSIGNAL) < 0)
-		ret = -errno;
+	ret = ping_passing(s, fds, FLOOD_PASS_NR);
 	close(null);
 	return ret;
 }
@@ -3963,10 +4058,6 @@ TEST_F_TIMEOUT(e2e, stuck_close_bounds_what_ptod_holds, 180)
 	ASSERT_EQ(0, kill(E->ptod, SIGSTOP));
 	pid = fork();
 	if (pid == 0) {
-		struct pto_msg m = { .type = PTO_MSG_PING };
-		struct iovec iov = { &m, offsetof(struct pto_msg, text) + 1 };
-		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-		union pto_fd_cmsg_any cm;
 		int ling, peer, s, n = 0;
 
 		socks = calloc(FLOOD_CONNS, sizeof(*socks));
@@ -3978,8 +4069,7 @@ TEST_F_TIMEOUT(e2e, stuck_close_bounds_what_ptod_holds, 180)
 		s = ptod_dial();
 		if (ling < 0 || s < 0)
 			_exit(11);
-		pto_msg_attach_any(&mh, &cm, &ling, 1);
-		if (sendmsg(s, &mh, MSG_NOSIGNAL) < 0)
+		if (ping_passing(s, &ling, 1))
 			_exit(12);
 		close(ling);
 		if (write(sent[1], &b, 1) != 1 || read(go[0], &b, 1) != 1)
