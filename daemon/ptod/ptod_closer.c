@@ -225,7 +225,7 @@ static struct ptod_closer_lane *lane_new(struct ptod_closer *cl, uid_t uid)
 	pthread_t thread;
 	int ret;
 
-	ln = calloc(1, sizeof(*ln));
+	ln = malloc(sizeof(*ln));
 	if (!ln)
 		return NULL;
 	*ln = (struct ptod_closer_lane){ .cl = cl, .uid = uid };
