@@ -3876,6 +3876,10 @@ static int ping_passing(int s, const int *fds, unsigned int n)
  */
 static int other_user_closes(void)
 {
+	static const char *const what[] = {
+		[21] = "cannot connect", [22] = "cannot send",
+		[23] = "no answer", [24] = "ptod did not close it",
+	};
 	struct pollfd pfd = { .events = POLLIN };
 	int p[2], s, i, ret = 0;
 	char b;
@@ -3897,8 +3901,7 @@ static int other_user_closes(void)
 			ret = 24;
 		if (ret)
 			dprintf(2, "descriptor %d of %d: %s\n", i + 1,
-				CLOSE_OTHER_NR, ret == 24 ?
-				"ptod did not close it" : "no answer");
+				CLOSE_OTHER_NR, what[ret]);
 		if (s >= 0)
 			close(s);
 		close(p[0]);
