@@ -417,8 +417,8 @@ struct ptod_closer {
 	bool live;			/* started, not stopped (main thread) */
 	pthread_mutex_t lock;		/* protects what follows */
 	pthread_cond_t gone;		/* signalled: a lane's thread ended */
-	struct ptod_closer_lane *lanes;	/* users with descriptors closing */
-	unsigned int threads;		/* lane threads not ended */
+	/* users with descriptors closing, each lane with its thread */
+	struct ptod_closer_lane *lanes;
 	bool stop;
 	/* queued and busy, all users: written under @lock, read without it */
 	atomic_uint held;

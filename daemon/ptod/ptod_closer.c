@@ -71,7 +71,7 @@ struct ptod_closer_lane {
 	struct ptod_closer *cl;
 	uid_t uid;
 	struct ptod_closing *head, **tail;	/* to close, in order */
-	struct ptod_closing *busy;	/* being closed now, or NULL */
+	bool busy;			/* its thread is closing one */
 	unsigned int n;			/* queued and busy */
 };
 
@@ -141,7 +141,7 @@ static void *lane_main(void *arg)
 		ln->head = it->next;
 		if (!ln->head)
 			ln->tail = &ln->head;
-		ln->busy = it;
+		ln->busy = true;
 		pthread_mutex_unlock(&cl->lock);
 
 		if (it->sock)
@@ -150,14 +150,13 @@ static void *lane_main(void *arg)
 			close(it->fd);
 
 		pthread_mutex_lock(&cl->lock);
-		ln->busy = NULL;
+		ln->busy = false;
 		ln->n--;
 		atomic_fetch_sub(&cl->held, 1);
 		free(it);
 	}
 	/* empty, or stopping (ptod_closer_stop() dropped the rest) */
 	lane_unlink(cl, ln);
-	cl->threads--;
 	pthread_cond_signal(&cl->gone);
 	pthread_mutex_unlock(&cl->lock);
 	free(ln);
@@ -185,19 +184,22 @@ void ptod_closer_stop(struct ptod *d)
 	struct ptod_closer *cl = &d->closer;
 	struct ptod_closer_lane *ln;
 	unsigned int busy;
+	bool idle;
 
 	if (!cl->live)
 		return;
 	pthread_mutex_lock(&cl->lock);
 	cl->stop = true;
+	/* the lanes not in a close end at once, each with its thread */
 	for (;;) {
 		busy = 0;
+		idle = false;
 		for (ln = cl->lanes; ln; ln = ln->next) {
 			lane_drop(cl, ln);
-			busy += !!ln->busy;
+			busy += ln->busy;
+			idle |= !ln->busy;
 		}
-		/* the lanes not in a close end at once */
-		if (cl->threads <= busy)
+		if (!idle)
 			break;
 		pthread_cond_wait(&cl->gone, &cl->lock);
 	}
@@ -249,7 +251,6 @@ static struct ptod_closer_lane *lane_new(struct ptod_closer *cl, uid_t uid)
 	pthread_attr_destroy(&attr);
 	ln->next = cl->lanes;
 	cl->lanes = ln;
-	cl->threads++;
 	return ln;
 
 err_attr:
