@@ -3969,7 +3969,7 @@ TEST_F_TIMEOUT(e2e, stuck_close_holds_up_its_user_alone, 120)
 static int flood_conns(int *socks, int *sent)
 {
 	int64_t last = mono_ms();
-	int null, i;
+	int null, i, ret = 0;
 
 	*sent = 0;
 	for (i = 0; i < FLOOD_CONNS; i++)
@@ -3986,10 +3986,12 @@ static int flood_conns(int *socks, int *sent)
 			i--;
 			continue;
 		}
-		if (socks[i] == -EAGAIN)
+		if (socks[i] < 0) {
+			/* -EAGAIN: none made for FLOOD_STALL_MS, the end */
+			ret = socks[i] == -EAGAIN ? 0 : socks[i];
+			socks[i] = -1;
 			break;
-		if (socks[i] < 0)
-			return socks[i];
+		}
 		last = mono_ms();
 		if (ping_passing(socks[i], &null, 1)) {
 			close(socks[i]);
@@ -3999,7 +4001,7 @@ static int flood_conns(int *socks, int *sent)
 		(*sent)++;
 	}
 	close(null);
-	return 0;
+	return ret;
 }
 
 /*
