@@ -420,6 +420,8 @@ struct ptod_closer {
 	/* users with descriptors closing, each lane with its thread */
 	struct ptod_closer_lane *lanes;
 	bool stop;
+	/* a lane's thread did not start: said once, until one starts again */
+	bool start_failed;
 	/* queued and busy, all users: written under @lock, read without it */
 	atomic_uint held;
 };

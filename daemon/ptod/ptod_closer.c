@@ -251,15 +251,23 @@ static struct ptod_closer_lane *lane_new(struct ptod_closer *cl, uid_t uid)
 	pthread_attr_destroy(&attr);
 	ln->next = cl->lanes;
 	cl->lanes = ln;
+	if (cl->start_failed) {
+		cl->start_failed = false;
+		ptod_log(PTOD_LOG_INFO, "closer threads start again");
+	}
 	return ln;
 
 err_attr:
 	pthread_attr_destroy(&attr);
 err_free:
 	free(ln);
-	ptod_log(PTOD_LOG_ERR,
-		 "cannot start a closer thread for uid %u: %s; closing on the main thread",
-		 (unsigned int)uid, strerror(ret));
+	/* a message may carry 252 descriptors, each one more try: said once */
+	if (!cl->start_failed) {
+		cl->start_failed = true;
+		ptod_log(PTOD_LOG_ERR,
+			 "cannot start a closer thread for uid %u: %s; closing on the main thread (said once until one starts)",
+			 (unsigned int)uid, strerror(ret));
+	}
 	return NULL;
 }
 
