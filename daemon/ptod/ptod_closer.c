@@ -89,7 +89,9 @@ static void close_all(const int *fds, unsigned int n)
 
 /*
  * Read what is left in the socket @s (shut down: nothing more comes in),
- * closing the descriptors it carries, then close it (lane thread).
+ * closing the descriptors it carries, then close it (lane thread). An
+ * empty message reads as the end: what comes after it is closed with
+ * the socket, here, holding up this lane alone.
  */
 static void sock_drain_close(int s)
 {
@@ -348,33 +350,64 @@ ssize_t ptod_peek(int s, bool *carries)
 }
 
 /*
+ * Peek at the next message on @s, shut down and with SO_PASSCRED on:
+ * every message, an empty one too, comes with its sender's credentials,
+ * the end with none (a length of 0 is both). Room for the credentials
+ * alone: no descriptor is passed to us, and *@carries says whether the
+ * message carries any (MSG_CTRUNC). 1: a message, 0: the end, -errno.
+ */
+static int sock_peek_next(int s, bool *carries)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(struct ucred))];
+		struct cmsghdr align;
+	} cb;
+	char junk[256];
+	struct iovec iov = { junk, sizeof(junk) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+			     .msg_control = cb.buf,
+			     .msg_controllen = sizeof(cb.buf) };
+
+	if (recvmsg(s, &mh, MSG_PEEK | MSG_DONTWAIT) < 0)
+		return -errno;
+	*carries = mh.msg_flags & MSG_CTRUNC;
+	return CMSG_FIRSTHDR(&mh) != NULL;
+}
+
+/*
  * Close a client's socket @s (of user @uid): shut down, so nothing more
  * comes in, then read what came already, so that the peer gets what was
- * sent to it rather than a reset (a refusal's reply). A message that
- * carries descriptors is left to the closer, with the socket. Never
- * waits.
+ * sent to it rather than a reset (a refusal's reply). The socket is
+ * closed here only once its queue is seen empty; at a message that
+ * carries descriptors, or if the end cannot be told from an empty
+ * message (which may have more behind it), it is left to the closer.
+ * Never waits.
  */
 void ptod_sock_close(struct ptod *d, uid_t uid, int s)
 {
+	int on = 1, off = 0, i, ret;
 	char junk[256];
 	bool carries;
-	ssize_t n;
-	int i;
 
 	shutdown(s, SHUT_RDWR);
+	if (setsockopt(s, SOL_SOCKET, SO_PASSCRED, &on, sizeof(on))) {
+		close_later(d, uid, s, true);
+		return;
+	}
 	for (i = 0; i < PTOD_SOCK_DRAIN_MAX; i++) {
 		/* shut down, the queue changes only by our reads */
-		n = ptod_peek(s, &carries);
-		if (n < 0 || carries)
+		ret = sock_peek_next(s, &carries);
+		if (ret < 0 || carries)
 			break;
-		/* the end, or an empty message: nothing to close with it */
-		if (!n) {
+		if (!ret) {
 			close(s);
 			return;
 		}
 		if (recv(s, junk, sizeof(junk), MSG_DONTWAIT) < 0)
 			break;
 	}
+	/* the lane reads it as any socket, with no credentials */
+	setsockopt(s, SOL_SOCKET, SO_PASSCRED, &off, sizeof(off));
 	close_later(d, uid, s, true);
 }
 

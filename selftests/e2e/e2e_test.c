@@ -3646,6 +3646,7 @@ enum linger_how {
 	LINGER_THIRD,		/* the third of three, with a PING */
 	LINGER_HELLO,		/* as a hello's device file */
 	LINGER_MANY,		/* LINGER_NR of them with a PING */
+	LINGER_AFTER_EMPTY,	/* with a PING after two empty messages */
 };
 
 /*
@@ -3735,6 +3736,13 @@ static void pass_lingering(struct __test_metadata *_metadata,
 		s = ptod_dial();
 		if (s < 0)
 			_exit(12);
+		/*
+		 * ptod reads the first as the end of the connection, then
+		 * the second, 0 bytes as the end is, when it drains the socket
+		 */
+		for (i = 0; how == LINGER_AFTER_EMPTY && i < 2; i++)
+			if (send(s, &b, 0, MSG_NOSIGNAL) < 0)
+				_exit(16);
 		pto_msg_attach_any(&mh, &cm, fds, nfds);
 		if (sendmsg(s, &mh, MSG_NOSIGNAL) < 0)
 			_exit(13);
@@ -3820,8 +3828,11 @@ static void expect_fds_back(struct __test_metadata *_metadata, int before,
  * as long as their maker wishes: here a TCP socket lingering on data its
  * peer never reads, an hour. ptod closes what it does not keep off its
  * main thread, so it answers others meanwhile: the socket passed with a
- * PING, as the third of three descriptors (ptod used to take two and let
- * the kernel close the rest inside recvmsg()), as a hello's device file,
+ * PING, after two empty messages (the first ends the connection; the
+ * second, 0 bytes as the end is, was taken for it, and the socket closed
+ * on the main thread), as the third of three descriptors (ptod used to
+ * take two and let the kernel close the rest inside recvmsg()), as a
+ * hello's device file,
  * by root and by a local user. A user who passes LINGER_NR of them at
  * once has that connection dropped and the next refused (-EUSERS) while
  * they close; others are still served. Once the peers are gone, ptod
@@ -3838,6 +3849,8 @@ TEST_F_TIMEOUT(e2e, passed_descriptor_close_never_waits, 120)
 	pass_lingering(_metadata, "with a PING", LINGER_PING, 0, false, NULL);
 	pass_lingering(_metadata, "third of three", LINGER_THIRD, 0, false,
 		       NULL);
+	pass_lingering(_metadata, "after two empty messages",
+		       LINGER_AFTER_EMPTY, 0, false, NULL);
 	pass_lingering(_metadata, "as a hello's file", LINGER_HELLO, 0, false,
 		       NULL);
 	pass_lingering(_metadata, "by a local user", LINGER_PING, NOBODY, true,
