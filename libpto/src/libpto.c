@@ -986,10 +986,15 @@ PTO_EXPORT int pto_run_ex(pto_client *c, pto2_orchestration_entry_fn entry,
 	uint64_t tag;
 
 	if (!entry)
-		return seterr(c, -EINVAL, "no orchestration function");
-	ret = pto_graph_begin_ex(c, flags, &tag);
-	if (ret)
+		ret = seterr(c, -EINVAL, "no orchestration function");
+	else
+		ret = pto_graph_begin_ex(c, flags, &tag);
+	if (ret) {
+		/* no graph: the reason is the client's last error */
+		if (msg && msglen)
+			snprintf(msg, msglen, "%s", c->last_error);
 		return ret;
+	}
 	c->in_run = true;
 	oret = entry(&c->rt, args, argc);
 	c->in_run = false;

@@ -4584,7 +4584,7 @@ TEST_F_TIMEOUT(e2e, one_user_leaves_others_log_room, 300)
 /*
  * libpto's API misused by a program (pto_e2e misuse): a wait for a graph
  * never sent, one already waited for or still being built, pto_run()
- * without a function, a view whose offset wraps past 2^64, a negative
+ * without a function (its msg says so, not what the buffer held), a view whose offset wraps past 2^64, a negative
  * block_incore param count, seven dimensions, a FIFO as a kernel file,
  * pto_disconnect() from the orchestration function, a buffer freed after
  * its client disconnected (unmapped by then), a forked child's run and
@@ -4598,7 +4598,8 @@ TEST_F_TIMEOUT(e2e, libpto_misuse_clear_errors, 120)
 	char *out = e2e_output(_metadata, 0, false, ARGS("misuse"));
 	static const char *const cases[] = {
 		"wait-unknown", "begin", "wait-building", "end", "wait",
-		"wait-again", "run-null", "view-wraps", "block-negative",
+		"wait-again", "run-null", "run-null-msg", "view-wraps",
+		"block-negative",
 		"free-cluster-0", "cluster-after-scope",
 		"ndims-7", "fifo", "kernel-no-entry", "kernel-pie",
 		"disconnect-in-run",

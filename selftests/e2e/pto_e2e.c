@@ -913,7 +913,7 @@ static int misuse_case(const char *name, int got, int want)
  * misuse: calls of libpto's API that a program gets wrong each get a
  * clear error, and none hangs or crashes: a wait for a graph never sent,
  * for one already waited for, for the graph being built; pto_run without
- * a function; a view whose offset wraps; block_incore with a
+ * a function (its msg says so); a view whose offset wraps; block_incore with a
  * negative param count; more dimensions than a tensor has; a kernel
  * "file" that is a FIFO; pto_disconnect() from the orchestration
  * function of a client's run. 0 if every case passed.
@@ -949,8 +949,15 @@ static int run_misuse(void)
 				      pto_graph_wait(cl, tag, NULL, 0),
 				      -ENOENT);
 	}
+	/* msg says why, never what the caller's buffer held */
+	memset(msg, 'X', sizeof(msg) - 1);
+	msg[sizeof(msg) - 1] = 0;
 	failed += misuse_case("run-null", pto_run(cl, NULL, NULL, 0, msg,
 						  sizeof(msg)), -EINVAL);
+	printf("misuse run-null-msg: '%.80s'\n", msg);
+	failed += misuse_case("run-null-msg",
+			      strcmp(msg, "no orchestration function") ?
+			      -EBADMSG : 0, 0);
 	failed += misuse_case("view-wraps",
 			      pto_run(cl, orch_view_out, NULL, 0, msg,
 				      sizeof(msg)), -EINVAL);

@@ -175,7 +175,10 @@ struct pto_graph_stats {
  */
 int pto_graph_stats(pto_client *c, struct pto_graph_stats *st);
 
-/* begin, @entry(rt, args, argc), end, wait. */
+/*
+ * begin, @entry(rt, args, argc), end, wait. On any failure @msg (may be
+ * NULL) gets the diagnosis, a failed begin's too.
+ */
 int pto_run(pto_client *c, pto2_orchestration_entry_fn entry, uint64_t *args,
 	    int argc, char *msg, size_t msglen);
 /* The same with graph @flags (PTO_GRAPH_STATIC, PTO_GRAPH_CHECK). */
