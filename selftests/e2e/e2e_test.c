@@ -4584,14 +4584,15 @@ TEST_F_TIMEOUT(e2e, one_user_leaves_others_log_room, 300)
 /*
  * libpto's API misused by a program (pto_e2e misuse): a wait for a graph
  * never sent, one already waited for or still being built, pto_run()
- * without a function (its msg says so, not what the buffer held), a view whose offset wraps past 2^64, a negative
- * block_incore param count, seven dimensions, a FIFO as a kernel file,
- * pto_disconnect() from the orchestration function, a buffer freed after
- * its client disconnected (unmapped by then), a forked child's run and
- * disconnect on its parent's client (-ECHILD, nothing sent to ptod: the
- * parent's next run passes): each call gets its clear
- * error at once (none blocks, none touches freed memory: the ASan run),
- * and the client's next run passes.
+ * without a function (its msg says so, not what the buffer held), a
+ * view whose offset wraps past 2^64, a negative block_incore param
+ * count, seven dimensions, a FIFO as a kernel file, pto_disconnect()
+ * from the orchestration function, a buffer freed after its client
+ * disconnected (unmapped by then), a forked child's run and disconnect
+ * on its parent's client (-ECHILD, nothing sent to ptod: the parent's
+ * next run passes): each call gets its clear error at once (none blocks,
+ * none touches freed memory: the ASan run), and the client's next run
+ * passes.
  */
 TEST_F_TIMEOUT(e2e, libpto_misuse_clear_errors, 120)
 {

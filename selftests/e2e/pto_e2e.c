@@ -913,8 +913,8 @@ static int misuse_case(const char *name, int got, int want)
  * misuse: calls of libpto's API that a program gets wrong each get a
  * clear error, and none hangs or crashes: a wait for a graph never sent,
  * for one already waited for, for the graph being built; pto_run without
- * a function (its msg says so); a view whose offset wraps; block_incore with a
- * negative param count; more dimensions than a tensor has; a kernel
+ * a function (its msg says so); a view whose offset wraps; block_incore
+ * with a negative param count; more dimensions than a tensor has; a kernel
  * "file" that is a FIFO; pto_disconnect() from the orchestration
  * function of a client's run. 0 if every case passed.
  */
