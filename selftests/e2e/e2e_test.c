@@ -61,12 +61,9 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 
-#include <arpa/inet.h>
-#include <linux/sockios.h>
-#include <netinet/in.h>
-
 #include <linux/pto.h>
 
+#include "../../daemon/tests/lingering.h"
 #include "hostile.h"
 #include "ptod_dial.h"
 
@@ -3501,75 +3498,8 @@ TEST_F_TIMEOUT(e2e, flood_does_not_stall_others, 300)
 
 /* How long ptod may take to answer while a passed descriptor closes */
 #define LINGER_PROBE_MS	5000
-
-/*
- * A TCP socket on the loopback whose last close would wait an hour: it
- * lingers (SO_LINGER, 3600 s) on data its peer, *@peer, never reads.
- * Closing *@peer ends the wait. The socket, or -errno.
- */
-static int lingering_socket(int *peer)
-{
-	struct sockaddr_in sa = { .sin_family = AF_INET,
-				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	struct linger lg = { .l_onoff = 1, .l_linger = 3600 };
-	static const char buf[4096];
-	socklen_t sl = sizeof(sa);
-	int small = 4096, l, s = -1, ret = 0, i;
-
-	*peer = -1;
-	l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (l < 0)
-		return -errno;
-	if (setsockopt(l, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small)) ||
-	    bind(l, (struct sockaddr *)&sa, sizeof(sa)) || listen(l, 1) ||
-	    getsockname(l, (struct sockaddr *)&sa, &sl))
-		ret = -errno;
-	if (!ret) {
-		s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (s < 0 ||
-		    setsockopt(s, SOL_SOCKET, SO_SNDBUF, &small,
-			       sizeof(small)) ||
-		    connect(s, (struct sockaddr *)&sa, sizeof(sa)))
-			ret = -errno;
-	}
-	if (!ret) {
-		*peer = accept4(l, NULL, NULL, SOCK_CLOEXEC);
-		if (*peer < 0)
-			ret = -errno;
-	}
-	/*
-	 * Fill both buffers, until the peer's is full and data still waits
-	 * in ours (SIOCOUTQ, unsent or unacknowledged): a send queue that
-	 * drained while the sender looked away would let the close finish.
-	 */
-	for (i = 0; !ret; i++) {
-		int outq = 0;
-
-		while (send(s, buf, sizeof(buf), MSG_DONTWAIT) > 0)
-			;
-		if (errno != EAGAIN) {
-			ret = -errno;
-			break;
-		}
-		usleep(2000);
-		if (send(s, buf, 1, MSG_DONTWAIT) < 0 && errno == EAGAIN &&
-		    !ioctl(s, SIOCOUTQ, &outq) && outq > 0)
-			break;
-		if (i == 100)
-			ret = -EAGAIN;
-	}
-	if (!ret && setsockopt(s, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)))
-		ret = -errno;
-	close(l);
-	if (!ret)
-		return s;
-	if (s >= 0)
-		close(s);
-	if (*peer >= 0)
-		close(*peer);
-	*peer = -1;
-	return ret;
-}
+/* A passed socket's last close would wait an hour (lingering_socket()) */
+#define LINGER_S	3600
 
 /*
  * PING on a new connection: ptod's reply's status (before a hello:
@@ -3720,7 +3650,7 @@ static void pass_lingering(struct __test_metadata *_metadata,
 		if (how == LINGER_MANY)
 			nfds = LINGER_NR;
 		for (i = 0; i < nfds; i++) {
-			fds[i] = lingering_socket(&peer[i]);
+			fds[i] = lingering_socket(&peer[i], LINGER_S);
 			if (fds[i] < 0)
 				_exit(11);
 		}
@@ -4083,7 +4013,7 @@ TEST_F_TIMEOUT(e2e, stuck_close_bounds_what_ptod_holds, 180)
 		if (!socks || setrlimit(RLIMIT_NOFILE, &rl) ||
 		    pto_become_user(NOBODY, true))
 			_exit(10);
-		ling = lingering_socket(&peer);
+		ling = lingering_socket(&peer, LINGER_S);
 		s = ptod_dial();
 		if (ling < 0 || s < 0)
 			_exit(11);

@@ -8,16 +8,13 @@
  * fail.
  */
 #define _GNU_SOURCE
-#include <arpa/inet.h>
-#include <fcntl.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "../ptod.h"
+#include "lingering.h"
 #include "tap.h"
 
 #define UID_A	1001		/* the user whose close waits */
@@ -67,6 +64,15 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+/* A pipe in @p, or a failed test point that says why */
+static bool pipe_made(int p[2])
+{
+	if (!pipe(p))
+		return true;
+	tap_ok(0, "pipe: %s", strerror(errno));
+	return false;
+}
+
 /* Does reading @rfd (a pipe's read end) see the end within @ms? */
 static bool pipe_ends(int rfd, int ms)
 {
@@ -90,53 +96,6 @@ static bool closing_reaches(struct ptod *d, uid_t uid, unsigned int n, int ms)
 	}
 }
 
-/*
- * A TCP socket on loopback whose close waits: SO_LINGER on data its peer
- * (*@peer, never read) has no room for. Closing *@peer, with unread data,
- * resets the connection and ends the wait. The socket, or -1.
- */
-static int lingering_socket(int *peer)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET,
-				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	struct linger lg = { .l_onoff = 1, .l_linger = LINGER_S };
-	socklen_t alen = sizeof(a);
-	int small = 4096, l, s = -1;
-	char buf[4096] = { 0 };
-
-	*peer = -1;
-	l = socket(AF_INET, SOCK_STREAM, 0);
-	if (l < 0)
-		return -1;
-	setsockopt(l, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
-	if (bind(l, (struct sockaddr *)&a, sizeof(a)) ||
-	    getsockname(l, (struct sockaddr *)&a, &alen) || listen(l, 1))
-		goto out;
-	s = socket(AF_INET, SOCK_STREAM, 0);
-	if (s < 0)
-		goto out;
-	setsockopt(s, SOL_SOCKET, SO_SNDBUF, &small, sizeof(small));
-	if (connect(s, (struct sockaddr *)&a, sizeof(a)))
-		goto err_s;
-	*peer = accept(l, NULL, NULL);
-	if (*peer < 0)
-		goto err_s;
-	fcntl(s, F_SETFL, O_NONBLOCK);
-	while (write(s, buf, sizeof(buf)) > 0)
-		;
-	fcntl(s, F_SETFL, 0);
-	if (!setsockopt(s, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)))
-		goto out;
-	close(*peer);
-	*peer = -1;
-err_s:
-	close(s);
-	s = -1;
-out:
-	close(l);
-	return s;
-}
-
 /* A user's descriptors are closed, in its lane, and the lane goes. */
 static void test_lane_closes(void)
 {
@@ -144,10 +103,8 @@ static void test_lane_closes(void)
 	int p[2];
 
 	ptod_closer_start(&d);
-	if (pipe(p)) {
-		tap_ok(0, "pipe: %s", strerror(errno));
+	if (!pipe_made(p))
 		return;
-	}
 	ptod_close_later(&d, UID_B, p[1]);
 	tap_ok(pipe_ends(p[0], 5000), "a passed descriptor is closed");
 	tap_ok(closing_reaches(&d, UID_B, 0, 5000),
@@ -169,10 +126,8 @@ static void test_no_thread(void)
 
 	ptod_closer_start(&d);
 	for (i = 0; i < 2; i++)
-		if (pipe(p[i])) {
-			tap_ok(0, "pipe: %s", strerror(errno));
+		if (!pipe_made(p[i]))
 			return;
-		}
 	fail_create = true;
 	ptod_close_later(&d, UID_B, p[0][1]);
 	ptod_close_later(&d, UID_B, p[1][1]);
@@ -187,10 +142,8 @@ static void test_no_thread(void)
 		close(p[i][0]);
 
 	fail_create = false;
-	if (pipe(p[0])) {
-		tap_ok(0, "pipe: %s", strerror(errno));
+	if (!pipe_made(p[0]))
 		return;
-	}
 	ptod_close_later(&d, UID_B, p[0][1]);
 	tap_ok(pipe_ends(p[0][0], 5000) && seen.start_again == 1,
 	       "a thread starts again: closed in its lane, and said (%d)",
@@ -199,10 +152,8 @@ static void test_no_thread(void)
 	closing_reaches(&d, UID_B, 0, 5000);
 
 	fail_create = true;
-	if (pipe(p[0])) {
-		tap_ok(0, "pipe: %s", strerror(errno));
+	if (!pipe_made(p[0]))
 		return;
-	}
 	ptod_close_later(&d, UID_B, p[0][1]);
 	tap_ok(pipe_ends(p[0][0], 0) && seen.start_err == 2,
 	       "the next failure is said again (%d lines)", seen.start_err);
@@ -221,9 +172,10 @@ static void test_stuck_lane(void)
 	int peer, s, p[2], i, ended = 0;
 	uint64_t t0;
 
-	s = lingering_socket(&peer);
+	s = lingering_socket(&peer, LINGER_S);
 	if (s < 0) {
 		tap_skip(4, "no lingering TCP socket on loopback here");
+		tap_diag("lingering_socket: %s", strerror(-s));
 		return;
 	}
 	ptod_closer_start(&d);
@@ -234,10 +186,8 @@ static void test_stuck_lane(void)
 
 	t0 = now_ms();
 	for (i = 0; i < NR_B; i++) {
-		if (pipe(p)) {
-			tap_ok(0, "pipe: %s", strerror(errno));
+		if (!pipe_made(p))
 			break;
-		}
 		ptod_close_later(&d, UID_B, p[1]);
 		ended += pipe_ends(p[0], 5000);
 		close(p[0]);
