@@ -332,29 +332,43 @@ void ptod_close_fds_later(struct ptod *d, uid_t uid, const int *fds,
 }
 
 /*
- * Peek at the next message on @s, with no room for control data: it
- * passes no descriptor to us, and *@carries says whether the message
- * carries any (MSG_CTRUNC). Its length (0: the end, or an empty message),
- * or -errno (-EAGAIN: none yet).
+ * Peek at the next message on @s, with @ctllen bytes at @ctl for control
+ * data, never room for a descriptor (none is passed to us). *@carries
+ * says whether the message carries descriptors (MSG_CTRUNC), *@cmsg (if
+ * given) whether some control data came. Its length, or -errno.
  */
-ssize_t ptod_peek(int s, bool *carries)
+static ssize_t peek(int s, void *ctl, size_t ctllen, bool *carries,
+		    bool *cmsg)
 {
 	char junk[256];
 	struct iovec iov = { junk, sizeof(junk) };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+			     .msg_control = ctl, .msg_controllen = ctllen };
 	ssize_t n;
 
 	n = recvmsg(s, &mh, MSG_PEEK | MSG_DONTWAIT);
 	*carries = n >= 0 && (mh.msg_flags & MSG_CTRUNC);
+	if (cmsg)
+		*cmsg = n >= 0 && CMSG_FIRSTHDR(&mh);
 	return n < 0 ? -errno : n;
+}
+
+/*
+ * Peek at the next message on @s, with no room for control data: it
+ * passes no descriptor to us, and *@carries says whether the message
+ * carries any. Its length (0: the end, or an empty message), or -errno
+ * (-EAGAIN: none yet).
+ */
+ssize_t ptod_peek(int s, bool *carries)
+{
+	return peek(s, NULL, 0, carries, NULL);
 }
 
 /*
  * Peek at the next message on @s, shut down and with SO_PASSCRED on:
  * every message, an empty one too, comes with its sender's credentials,
  * the end with none (a length of 0 is both). Room for the credentials
- * alone: no descriptor is passed to us, and *@carries says whether the
- * message carries any (MSG_CTRUNC). 1: a message, 0: the end, -errno.
+ * alone, so no descriptor. 1: a message, 0: the end, -errno.
  */
 static int sock_peek_next(int s, bool *carries)
 {
@@ -362,16 +376,11 @@ static int sock_peek_next(int s, bool *carries)
 		char buf[CMSG_SPACE(sizeof(struct ucred))];
 		struct cmsghdr align;
 	} cb;
-	char junk[256];
-	struct iovec iov = { junk, sizeof(junk) };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
-			     .msg_control = cb.buf,
-			     .msg_controllen = sizeof(cb.buf) };
+	bool cred;
+	ssize_t n;
 
-	if (recvmsg(s, &mh, MSG_PEEK | MSG_DONTWAIT) < 0)
-		return -errno;
-	*carries = mh.msg_flags & MSG_CTRUNC;
-	return CMSG_FIRSTHDR(&mh) != NULL;
+	n = peek(s, cb.buf, sizeof(cb.buf), carries, &cred);
+	return n < 0 ? (int)n : cred;
 }
 
 /*
