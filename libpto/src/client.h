@@ -33,6 +33,12 @@ struct pto_buf {
 	struct pto_dev_buf db;	/* what the device backend handed out */
 };
 
+/* A graph sent whose outcome pto_graph_wait() has not yet answered. */
+struct owed_ent {
+	uint64_t tag;
+	int lost;	/* -ENOMEM: its DONE came, with no memory to keep it */
+};
+
 struct done_ent {
 	uint64_t tag;
 	int status;
@@ -81,9 +87,9 @@ struct pto_client {
 	int err;		/* current graph: first error (local or ptod's) */
 	char errmsg[PTO_MSG_TEXT];
 
-	uint64_t *owed;		/* graphs sent whose DONE did not come */
+	struct owed_ent *owed;	/* graphs sent whose DONE did not come,
+				 * or came and was lost */
 	size_t nowed, capowed;
-	int done_lost;		/* -ENOMEM: a DONE could not be kept */
 	struct done_ent *done;	/* finished graphs not yet waited for */
 	struct pto_graph_stats last_stats;	/* of the graph last waited for */
 	bool have_stats;

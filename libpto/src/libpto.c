@@ -105,38 +105,39 @@ static int msg_send(pto_client *c, struct pto_msg *m, int pass_fd)
 	return n == (ssize_t)iov.iov_len ? 0 : -EIO;
 }
 
-/* Graph @tag got its DONE: it is owed none any more. */
-static void owed_drop(pto_client *c, uint64_t tag)
+/* Graph @tag's entry in c->owed, or NULL: none was sent, or it was answered. */
+static struct owed_ent *owed_find(pto_client *c, uint64_t tag)
 {
 	size_t i;
 
 	for (i = 0; i < c->nowed; i++)
-		if (c->owed[i] == tag) {
-			memmove(&c->owed[i], &c->owed[i + 1],
-				(c->nowed - i - 1) * sizeof(c->owed[0]));
-			c->nowed--;
-			return;
-		}
+		if (c->owed[i].tag == tag)
+			return &c->owed[i];
+	return NULL;
 }
 
-static bool owed_has(const pto_client *c, uint64_t tag)
+/* Graph @tag's outcome was kept or answered: it is owed none any more. */
+static void owed_drop(pto_client *c, struct owed_ent *o)
 {
-	size_t i;
-
-	for (i = 0; i < c->nowed; i++)
-		if (c->owed[i] == tag)
-			return true;
-	return false;
+	*o = c->owed[--c->nowed];
 }
 
+/*
+ * Keep the DONE of graph @m->tag for pto_graph_wait(). With no memory to
+ * keep it, its owed entry (room taken when the graph was sent) says it
+ * was lost, for the wait of that graph alone.
+ */
 static void done_push(pto_client *c, const struct pto_msg *m)
 {
+	struct owed_ent *o = owed_find(c, m->tag);
+
 	if (c->ndone == c->capdone) {
 		size_t cap = c->capdone ? 2 * c->capdone : 8;
 		struct done_ent *n = realloc(c->done, cap * sizeof(*n));
 
 		if (!n) {
-			c->done_lost = -ENOMEM;	/* the wait says so */
+			if (o)
+				o->lost = -ENOMEM;
 			return;
 		}
 		c->done = n;
@@ -147,6 +148,8 @@ static void done_push(pto_client *c, const struct pto_msg *m)
 	c->done[c->ndone].msg = strdup(m->text);
 	c->done[c->ndone].stats = m->u.done.stats;
 	c->ndone++;
+	if (o)
+		owed_drop(c, o);
 }
 
 /*
@@ -232,7 +235,6 @@ static int msg_recv_fd(pto_client *c, struct pto_msg *m, bool block, int *fd)
 			}
 		}
 		done_push(c, m);
-		owed_drop(c, m->tag);
 		if (c->graphs_out && !--c->graphs_out)
 			kblobs_gc(c);
 		break;
@@ -788,7 +790,7 @@ int graph_begin_rec(pto_client *c, uint32_t flags, uint32_t total)
 	/* room to remember that it is owed a DONE (pto_graph_wait()) */
 	if (c->nowed == c->capowed) {
 		size_t cap = c->capowed ? 2 * c->capowed : 8;
-		uint64_t *n = realloc(c->owed, cap * sizeof(*n));
+		struct owed_ent *n = realloc(c->owed, cap * sizeof(*n));
 
 		if (!n) {
 			graph_fail(c, -ENOMEM, "out of memory");
@@ -804,7 +806,7 @@ int graph_begin_rec(pto_client *c, uint32_t flags, uint32_t total)
 	g->flags = flags;
 	g->total_tasks = total;
 	stream_commit(c, sizeof(*g));
-	c->owed[c->nowed++] = c->cur_tag;
+	c->owed[c->nowed++] = (struct owed_ent){ .tag = c->cur_tag };
 	c->graphs_out++;	/* ptod answers it with a DONE */
 	return 0;
 }
@@ -897,6 +899,7 @@ PTO_EXPORT int pto_graph_end(pto_client *c)
 PTO_EXPORT int pto_graph_wait(pto_client *c, uint64_t tag, char *msg,
 			      size_t msglen)
 {
+	struct owed_ent *o;
 	struct pto_msg m;
 	size_t i;
 	int ret;
@@ -927,14 +930,20 @@ PTO_EXPORT int pto_graph_wait(pto_client *c, uint64_t tag, char *msg,
 			c->done[i] = c->done[--c->ndone];
 			return ret;
 		}
-		if (!owed_has(c, tag) && c->done_lost)
-			return seterr(c, c->done_lost,
-				      "graph %" PRIu64 ": no memory was left to keep its outcome",
-				      tag);
-		if (!owed_has(c, tag))
+		o = owed_find(c, tag);
+		if (!o)
 			return seterr(c, -ENOENT,
 				      "no graph %" PRIu64 " to wait for: it was never sent to ptod (it failed before), or it was waited for already",
 				      tag);
+		if (o->lost) {
+			ret = o->lost;
+			owed_drop(c, o);
+			if (msg && msglen)
+				snprintf(msg, msglen, "no memory was left to keep its outcome");
+			return seterr(c, ret,
+				      "graph %" PRIu64 " ended, but no memory was left to keep its outcome",
+				      tag);
+		}
 		ret = msg_recv(c, &m, true);
 		if (ret < 0) {
 			if (msg && msglen)

@@ -141,7 +141,8 @@ int pto_graph_end(pto_client *c);
  * NULL). Graphs of one client run in order. A graph is waited for once:
  * -EINVAL for the graph still being built (before its pto_graph_end()),
  * -ENOENT for a tag never sent to ptod (its begin or its static release
- * failed, or no such graph) or already waited for.
+ * failed, or no such graph) or already waited for; -ENOMEM for a graph
+ * that ended while this process had no memory left to keep its outcome.
  */
 int pto_graph_wait(pto_client *c, uint64_t tag, char *msg, size_t msglen);
 
