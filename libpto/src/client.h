@@ -57,6 +57,12 @@ struct pto_client {
 	uint32_t client_id;	/* ptod's id of this connection (probes) */
 
 	pid_t pid;		/* the process that connected it */
+	/*
+	 * A private page marked MADV_WIPEONFORK, its first byte 1: a
+	 * forked child sees 0, at the cost of a load (owner() in
+	 * libpto.c). NULL if the kernel refused: getpid() then.
+	 */
+	volatile uint8_t *owner_page;
 	pto_buf *bufs;		/* every buffer of the client's, not freed */
 
 	/* submission stream */

@@ -59,16 +59,50 @@ static int seterr(pto_client *c, int err, const char *fmt, ...)
 
 /*
  * A client used in a child of the process that connected it, after
- * fork(): the socket, the device file and the stream are the parent's,
- * and every request would act on the parent's client. -ECHILD, saying so.
+ * fork(): the socket, the device file, the stream and the buffers are
+ * the parent's, and every request, record or message read would act on
+ * the parent's client. owner() tells the two apart cheaply enough for
+ * every record; forked() refuses with -ECHILD, saying so.
  */
+static void owner_mark(pto_client *c)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	void *p = mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return;
+	if (madvise(p, (size_t)page, MADV_WIPEONFORK)) {
+		munmap(p, (size_t)page);
+		return;
+	}
+	*(uint8_t *)p = 1;
+	c->owner_page = p;
+}
+
+static bool owner(const pto_client *c)
+{
+	if (c->owner_page)
+		return c->owner_page[0];
+	return getpid() == c->pid;
+}
+
 static int forked(pto_client *c)
 {
-	if (getpid() == c->pid)
+	if (owner(c))
 		return 0;
 	return seterr(c, -ECHILD,
 		      "this client belongs to process %d, which connected it: a forked child must pto_connect() its own",
 		      (int)c->pid);
+}
+
+/* In a forked child, the current graph fails with -ECHILD: true. */
+static bool graph_forked(pto_client *c)
+{
+	if (!forked(c))
+		return false;
+	graph_fail(c, -ECHILD, "%s", c->last_error);
+	return true;
 }
 
 PTO_EXPORT const char *pto_last_error(const pto_client *c)
@@ -194,6 +228,9 @@ static int msg_recv_fd(pto_client *c, struct pto_msg *m, bool block, int *fd)
 	ssize_t n;
 	int got;
 
+	/* the parent's messages are the parent's: every caller checks first */
+	if (!owner(c))
+		return -ECHILD;
 	memset(m, 0, offsetof(struct pto_msg, text) + 1);
 	do
 		n = pto_recv_with_fd(c->sock, m, sizeof(*m),
@@ -318,7 +355,7 @@ static void buf_release(pto_buf *b)
 {
 	pto_client *c = b->c;
 
-	if (getpid() == c->pid)
+	if (owner(c))
 		c->dev_ops->gm_free(c->dev, &b->db);
 	else
 		munmap(b->db.ptr, b->db.len);
@@ -460,6 +497,7 @@ PTO_EXPORT int pto_connect(const char *socket_path, pto_client **out)
 		return -ENOMEM;
 	c->rt.c = c;
 	c->pid = getpid();
+	owner_mark(c);
 	c->sock = -1;
 	c->bell = -1;
 	c->check_env = check;
@@ -494,7 +532,7 @@ PTO_EXPORT void pto_disconnect(pto_client *c)
 	if (!c)
 		return;
 	/* from the orchestration function: pto_run_ex() ends it after */
-	if (c->in_run && getpid() == c->pid) {
+	if (c->in_run && owner(c)) {
 		c->gone = true;
 		return;
 	}
@@ -528,6 +566,8 @@ PTO_EXPORT void pto_disconnect(pto_client *c)
 		free(c->done[i].msg);
 	free(c->done);
 	free(c->owed);
+	if (c->owner_page)
+		munmap((void *)c->owner_page, (size_t)sysconf(_SC_PAGESIZE));
 	free(c);
 }
 
@@ -691,6 +731,8 @@ void *stream_reserve(pto_client *c, uint32_t len)
 	struct pto_stream_hdr *sh = c->sh;
 	struct pto_msg m;
 
+	if (graph_forked(c))
+		return NULL;
 	for (;;) {
 		uint32_t off = (uint32_t)(c->head & (c->ssize - 1));
 		uint32_t to_end = c->ssize - off;
@@ -879,6 +921,8 @@ PTO_EXPORT int pto_graph_end(pto_client *c)
 {
 	int ret = 0;
 
+	if (forked(c))
+		return -ECHILD;
 	if (!c->in_graph)
 		return seterr(c, -EINVAL, "no graph is being built");
 	if (!c->orch_done) {
@@ -1268,7 +1312,7 @@ PTO_EXPORT int pto2_rt_get_error(PTO2Runtime *rt)
 	struct pto_msg m;
 
 	/* pick up an early ERROR notice without blocking */
-	while (!c->err) {
+	while (!c->err && !graph_forked(c)) {
 		int ret = msg_recv(c, &m, false);
 
 		if (ret < 0)

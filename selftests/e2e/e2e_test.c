@@ -4520,9 +4520,10 @@ TEST_F_TIMEOUT(e2e, one_user_leaves_others_log_room, 300)
  * from the orchestration function, a buffer freed after its client
  * disconnected (unmapped by then), a forked child's run and disconnect
  * on its parent's client (-ECHILD, nothing sent to ptod: the parent's
- * next run passes): each call gets its clear error at once (none blocks,
- * none touches freed memory: the ASan run), and the client's next run
- * passes.
+ * next run passes), a child forked by the orchestration function
+ * submitting (-ECHILD; the parent's graph runs none of its tasks):
+ * each call gets its clear error at once (none blocks, none touches
+ * freed memory: the ASan run), and the client's next run passes.
  */
 TEST_F_TIMEOUT(e2e, libpto_misuse_clear_errors, 120)
 {
@@ -4534,7 +4535,7 @@ TEST_F_TIMEOUT(e2e, libpto_misuse_clear_errors, 120)
 		"free-cluster-0", "cluster-after-scope",
 		"ndims-7", "fifo", "kernel-no-entry", "kernel-pie",
 		"disconnect-in-run",
-		"free-after-disconnect", "fork", "after",
+		"free-after-disconnect", "fork", "fork-in-run", "after",
 	};
 	char name[64];
 	size_t i;

@@ -900,6 +900,42 @@ static int orch_disconnect(PTO2Runtime *rt, uint64_t *args, int argc)
 	return 0;
 }
 
+/*
+ * The orchestration function forks. The child's submit, scope and error
+ * check act on the parent's client: each is refused with -ECHILD, and
+ * nothing of the child reaches the parent's stream or socket. The child
+ * exits 0 if so; args[0] gets its exit status (or 128 + signal).
+ */
+static int orch_fork_submit(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	Tensor x = buf_tensor(sc_x), y = buf_tensor(sc_y);
+	pid_t child;
+	int st, err;
+
+	(void)argc;
+	fflush(stdout);
+	child = fork();
+	if (!child) {
+		PTO2_SCOPE(rt) {
+			submit_add_scalar_to(rt, &x, &y);
+		}
+		err = pto2_rt_get_error(rt);
+		printf("misuse fork-in-run: the child's submit: %d %s\n", err,
+		       pto2_rt_get_error_msg(rt));
+		fflush(stdout);
+		_exit(err == -ECHILD &&
+		      strstr(pto2_rt_get_error_msg(rt), "forked child") ? 0 : 1);
+	}
+	if (child < 0)
+		args[0] = 128;
+	else if (waitpid(child, &st, 0) < 0)
+		args[0] = 129;
+	else
+		args[0] = WIFEXITED(st) ? WEXITSTATUS(st) :
+			  128 + WTERMSIG(st);
+	return 0;
+}
+
 /* Case @name passes if @got is @want; prints both and the last error. */
 static int misuse_case(const char *name, int got, int want)
 {
@@ -916,7 +952,8 @@ static int misuse_case(const char *name, int got, int want)
  * a function (its msg says so); a view whose offset wraps; block_incore
  * with a negative param count; more dimensions than a tensor has; a kernel
  * "file" that is a FIFO; pto_disconnect() from the orchestration
- * function of a client's run. 0 if every case passed.
+ * function of a client's run; the client used in a forked child, and in
+ * a child forked by the orchestration function. 0 if every case passed.
  */
 static int run_misuse(void)
 {
@@ -1036,6 +1073,24 @@ static int run_misuse(void)
 	ret = child < 0 ? -errno : waitpid(child, &st, 0) < 0 ? -errno :
 	      WIFEXITED(st) ? WEXITSTATUS(st) : 128;
 	failed += misuse_case("fork", ret, 0);
+	/*
+	 * a child forked in the orchestration function: refused, and the
+	 * parent's graph gets no task of it (y keeps its 0s)
+	 */
+	memset(pto_buf_ptr(sc_y), 0, 4096);
+	arg = 255;
+	ret = pto_run(cl, orch_fork_submit, &arg, 1, msg, sizeof(msg));
+	if (!ret) {
+		struct pto_graph_stats gs;
+
+		ret = pto_graph_stats(cl, &gs) ? -ENOENT : (int)arg;
+		printf("misuse fork-in-run: child exit %d, the parent's graph ran %llu task(s), y[0] %g\n",
+		       (int)arg, (unsigned long long)gs.tasks,
+		       ((float *)pto_buf_ptr(sc_y))[0]);
+		if (!ret && (gs.tasks || ((float *)pto_buf_ptr(sc_y))[0]))
+			ret = -EBADMSG;
+	}
+	failed += misuse_case("fork-in-run", ret, 0);
 	/* the client still works */
 	failed += misuse_case("after", pto_run(cl, orch_add_scalar, NULL, 0,
 					       msg, sizeof(msg)), 0);
