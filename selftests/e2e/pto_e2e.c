@@ -901,16 +901,29 @@ static int orch_disconnect(PTO2Runtime *rt, uint64_t *args, int argc)
 }
 
 /*
+ * What became of @child, just returned by fork(): its exit status, 128 +
+ * the signal that killed it, or -errno if fork() or waitpid() failed.
+ */
+static int child_exit(pid_t child)
+{
+	int st;
+
+	if (child < 0 || waitpid(child, &st, 0) < 0)
+		return -errno;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/*
  * The orchestration function forks. The child's submit, scope and error
  * check act on the parent's client: each is refused with -ECHILD, and
  * nothing of the child reaches the parent's stream or socket. The child
- * exits 0 if so; args[0] gets its exit status (or 128 + signal).
+ * exits 0 if so; args[0] gets child_exit().
  */
 static int orch_fork_submit(PTO2Runtime *rt, uint64_t *args, int argc)
 {
 	Tensor x = buf_tensor(sc_x), y = buf_tensor(sc_y);
 	pid_t child;
-	int st, err;
+	int err;
 
 	(void)argc;
 	fflush(stdout);
@@ -926,13 +939,7 @@ static int orch_fork_submit(PTO2Runtime *rt, uint64_t *args, int argc)
 		_exit(err == -ECHILD &&
 		      strstr(pto2_rt_get_error_msg(rt), "forked child") ? 0 : 1);
 	}
-	if (child < 0)
-		args[0] = 128;
-	else if (waitpid(child, &st, 0) < 0)
-		args[0] = 129;
-	else
-		args[0] = WIFEXITED(st) ? WEXITSTATUS(st) :
-			  128 + WTERMSIG(st);
+	args[0] = (uint64_t)(int64_t)child_exit(child);
 	return 0;
 }
 
@@ -960,7 +967,7 @@ static int run_misuse(void)
 	char fifo[] = "/tmp/pto-e2e-fifo-XXXXXX", msg[4096];
 	char path[PATH_MAX + 192];
 	uint64_t shape[7] = { 1, 1, 1, 1, 1, 1, 1 }, tag, arg;
-	int failed = 0, ret, st;
+	int failed = 0, ret;
 	pid_t child;
 	pto_client *c2;
 	Tensor t;
@@ -1070,9 +1077,7 @@ static int run_misuse(void)
 		fflush(stdout);
 		_exit(ret == -ECHILD ? 0 : 1);
 	}
-	ret = child < 0 ? -errno : waitpid(child, &st, 0) < 0 ? -errno :
-	      WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-	failed += misuse_case("fork", ret, 0);
+	failed += misuse_case("fork", child_exit(child), 0);
 	/*
 	 * a child forked in the orchestration function: refused, and the
 	 * parent's graph gets no task of it (y keeps its 0s)
@@ -1081,7 +1086,7 @@ static int run_misuse(void)
 	arg = 255;
 	ret = pto_run(cl, orch_fork_submit, &arg, 1, msg, sizeof(msg));
 	if (!ret) {
-		struct pto_graph_stats gs;
+		struct pto_graph_stats gs = { 0 };
 
 		ret = pto_graph_stats(cl, &gs) ? -ENOENT : (int)arg;
 		printf("misuse fork-in-run: child exit %d, the parent's graph ran %llu task(s), y[0] %g\n",
