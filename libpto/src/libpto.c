@@ -531,8 +531,12 @@ PTO_EXPORT void pto_disconnect(pto_client *c)
 
 	if (!c)
 		return;
-	/* from the orchestration function: pto_run_ex() ends it after */
-	if (c->in_run && owner(c)) {
+	/*
+	 * From the orchestration function: pto_run_ex() ends it after (in a
+	 * child forked there too, whose pto_run_ex() still has the client
+	 * to return through).
+	 */
+	if (c->in_run) {
 		c->gone = true;
 		return;
 	}

@@ -4535,7 +4535,8 @@ TEST_F_TIMEOUT(e2e, libpto_misuse_clear_errors, 120)
 		"free-cluster-0", "cluster-after-scope",
 		"ndims-7", "fifo", "kernel-no-entry", "kernel-pie",
 		"disconnect-in-run",
-		"free-after-disconnect", "fork", "fork-in-run", "after",
+		"free-after-disconnect", "fork", "fork-in-run",
+		"fork-disconnect-in-run", "after",
 	};
 	char name[64];
 	size_t i;

@@ -943,6 +943,29 @@ static int orch_fork_submit(PTO2Runtime *rt, uint64_t *args, int argc)
 	return 0;
 }
 
+/*
+ * The orchestration function forks; the child disconnects the client
+ * there (its copy: the disconnect is deferred to the end of its run) and
+ * returns, as the parent does. args[0] gets the child's pid in the
+ * parent, args[1] 1 in the child.
+ */
+static int orch_fork_disconnect(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	pid_t child;
+
+	(void)rt;
+	(void)argc;
+	fflush(stdout);
+	child = fork();
+	if (!child) {
+		pto_disconnect(cl);
+		args[1] = 1;
+		return 0;
+	}
+	args[0] = (uint64_t)(int64_t)child;
+	return 0;
+}
+
 /* Case @name passes if @got is @want; prints both and the last error. */
 static int misuse_case(const char *name, int got, int want)
 {
@@ -960,7 +983,8 @@ static int misuse_case(const char *name, int got, int want)
  * with a negative param count; more dimensions than a tensor has; a kernel
  * "file" that is a FIFO; pto_disconnect() from the orchestration
  * function of a client's run; the client used in a forked child, and in
- * a child forked by the orchestration function. 0 if every case passed.
+ * a child forked by the orchestration function, which also disconnects
+ * it there. 0 if every case passed.
  */
 static int run_misuse(void)
 {
@@ -1096,6 +1120,26 @@ static int run_misuse(void)
 			ret = -EBADMSG;
 	}
 	failed += misuse_case("fork-in-run", ret, 0);
+	/*
+	 * a child forked in the orchestration function disconnects there:
+	 * its run returns -ESHUTDOWN (it used to free the client under
+	 * the run), the parent's run is not disturbed
+	 */
+	{
+		uint64_t fa[2] = { (uint64_t)-1, 0 };
+
+		ret = pto_run(cl, orch_fork_disconnect, fa, 2, msg,
+			      sizeof(msg));
+		if (fa[1]) {
+			printf("misuse fork-disconnect-in-run: the child's run: %d %s\n",
+			       ret, msg);
+			fflush(stdout);
+			_exit(ret == -ESHUTDOWN ? 0 : 1);
+		}
+		if (!ret)
+			ret = child_exit((pid_t)(int64_t)fa[0]);
+		failed += misuse_case("fork-disconnect-in-run", ret, 0);
+	}
 	/* the client still works */
 	failed += misuse_case("after", pto_run(cl, orch_add_scalar, NULL, 0,
 					       msg, sizeof(msg)), 0);
