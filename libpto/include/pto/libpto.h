@@ -53,7 +53,8 @@ extern "C" {
 #endif
 
 #define LIBPTO_VERSION_MAJOR	1
-#define LIBPTO_VERSION_MINOR	1
+#define LIBPTO_VERSION_MINOR	3
+#define LIBPTO_VERSION_PATCH	0
 
 typedef struct pto_client pto_client;
 typedef struct pto_buf pto_buf;
