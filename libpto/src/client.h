@@ -37,6 +37,13 @@ struct pto_buf {
 struct owed_ent {
 	uint64_t tag;
 	int lost;	/* -ENOMEM: its DONE came, with no memory to keep it */
+	/*
+	 * The first failure this process found while the graph was built
+	 * (a submit refused here), and its message (NULL: none, or no
+	 * memory for it): the graph's outcome if ptod's DONE says 0.
+	 */
+	int local;
+	char *local_msg;
 };
 
 struct done_ent {

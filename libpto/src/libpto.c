@@ -153,37 +153,45 @@ static struct owed_ent *owed_find(pto_client *c, uint64_t tag)
 /* Graph @tag's outcome was kept or answered: it is owed none any more. */
 static void owed_drop(pto_client *c, struct owed_ent *o)
 {
+	free(o->local_msg);
 	*o = c->owed[--c->nowed];
 }
 
 /*
- * Keep the DONE of graph @m->tag for pto_graph_wait(). With no memory to
- * keep it, its owed entry (room taken when the graph was sent) says it
- * was lost, for the wait of that graph alone.
+ * Keep the DONE @m of graph @o (owed it) for pto_graph_wait(): ptod's
+ * status, else the first failure this process found in the graph (a
+ * submit refused here never reached ptod). With no memory to keep it,
+ * the owed entry (room taken when the graph was sent) says it was lost,
+ * for the wait of that graph alone.
  */
-static void done_push(pto_client *c, const struct pto_msg *m)
+static void done_push(pto_client *c, struct owed_ent *o,
+		      const struct pto_msg *m)
 {
-	struct owed_ent *o = owed_find(c, m->tag);
+	struct done_ent *d;
 
 	if (c->ndone == c->capdone) {
 		size_t cap = c->capdone ? 2 * c->capdone : 8;
 		struct done_ent *n = realloc(c->done, cap * sizeof(*n));
 
 		if (!n) {
-			if (o)
-				o->lost = -ENOMEM;
+			o->lost = -ENOMEM;
 			return;
 		}
 		c->done = n;
 		c->capdone = cap;
 	}
-	c->done[c->ndone].tag = m->tag;
-	c->done[c->ndone].status = m->status;
-	c->done[c->ndone].msg = strdup(m->text);
-	c->done[c->ndone].stats = m->u.done.stats;
-	c->ndone++;
-	if (o)
-		owed_drop(c, o);
+	d = &c->done[c->ndone++];
+	d->tag = m->tag;
+	d->status = m->status;
+	d->stats = m->u.done.stats;
+	if (!m->status && o->local) {
+		d->status = o->local;
+		d->msg = o->local_msg;
+		o->local_msg = NULL;
+	} else {
+		d->msg = strdup(m->text);
+	}
+	owed_drop(c, o);
 }
 
 /*
@@ -218,6 +226,19 @@ static void kblobs_gc(pto_client *c)
 }
 
 /*
+ * A message ptod should never send came (a short one, a status that is
+ * no errno, a DONE for a graph not owed one): nothing it says can be
+ * trusted, nor what follows it. The connection is shut down, so that
+ * every call from now on fails alike instead of going on out of step
+ * (a graph's records sent into another's). -EPROTO.
+ */
+static int msg_bad(pto_client *c)
+{
+	shutdown(c->sock, SHUT_RDWR);
+	return -EPROTO;
+}
+
+/*
  * Receive and handle one message. Returns its type (> 0), 0 if none was
  * waiting (non-blocking), or -errno (-ECONNRESET: ptod went away). A
  * descriptor that came with a REPLY goes to *@fd if @fd is given and
@@ -225,6 +246,7 @@ static void kblobs_gc(pto_client *c)
  */
 static int msg_recv_fd(pto_client *c, struct pto_msg *m, bool block, int *fd)
 {
+	struct owed_ent *o;
 	ssize_t n;
 	int got;
 
@@ -248,9 +270,8 @@ static int msg_recv_fd(pto_client *c, struct pto_msg *m, bool block, int *fd)
 		return (int)n;
 	if (n == 0)
 		return -ECONNRESET;
-	if ((size_t)n < offsetof(struct pto_msg, text) + 1)
-		return -EPROTO;
-	m->text[sizeof(m->text) - 1] = 0;
+	if (pto_msg_from_ptod(m, (size_t)n))
+		return msg_bad(c);
 	switch (m->type) {
 	case PTO_MSG_SPACE:
 		c->space = true;
@@ -262,6 +283,10 @@ static int msg_recv_fd(pto_client *c, struct pto_msg *m, bool block, int *fd)
 		}
 		break;
 	case PTO_MSG_DONE:
+		/* each graph sent is owed one DONE, and no other graph any */
+		o = owed_find(c, m->tag);
+		if (!o || o->lost)
+			return msg_bad(c);
 		/* a graph still being built that ended: its error stops it */
 		if (c->in_graph && m->tag == c->cur_tag) {
 			c->cur_done = true;
@@ -271,7 +296,7 @@ static int msg_recv_fd(pto_client *c, struct pto_msg *m, bool block, int *fd)
 					 m->text);
 			}
 		}
-		done_push(c, m);
+		done_push(c, o, m);
 		if (c->graphs_out && !--c->graphs_out)
 			kblobs_gc(c);
 		break;
@@ -569,6 +594,8 @@ PTO_EXPORT void pto_disconnect(pto_client *c)
 	for (i = 0; i < c->ndone; i++)
 		free(c->done[i].msg);
 	free(c->done);
+	for (i = 0; i < c->nowed; i++)
+		free(c->owed[i].local_msg);
 	free(c->owed);
 	if (c->owner_page)
 		munmap((void *)c->owner_page, (size_t)sysconf(_SC_PAGESIZE));
@@ -921,6 +948,20 @@ PTO_EXPORT int pto_graph_begin_ex(pto_client *c, uint32_t flags, uint64_t *tag)
 	return 0;
 }
 
+/*
+ * The graph being ended was sent (it is owed a DONE): a failure found
+ * here goes with it, for its pto_graph_wait() (done_push()).
+ */
+static void graph_local_err(pto_client *c)
+{
+	struct owed_ent *o = owed_find(c, c->cur_tag);
+
+	if (!o || !c->err || o->local)
+		return;
+	o->local = c->err;
+	o->local_msg = strdup(c->errmsg[0] ? c->errmsg : strerror(-c->err));
+}
+
 PTO_EXPORT int pto_graph_end(pto_client *c)
 {
 	int ret = 0;
@@ -929,6 +970,10 @@ PTO_EXPORT int pto_graph_end(pto_client *c)
 		return -ECHILD;
 	if (!c->in_graph)
 		return seterr(c, -EINVAL, "no graph is being built");
+	/*
+	 * A GRAPH_END that cannot be written: ptod ended the graph, or the
+	 * connection is gone; either way its wait says so.
+	 */
 	if (!c->orch_done) {
 		c->orch_done = true;
 		rec_simple(c, PTO_REC_GRAPH_END);
@@ -938,6 +983,7 @@ PTO_EXPORT int pto_graph_end(pto_client *c)
 		c->stat = false;
 	}
 	c->in_graph = false;
+	graph_local_err(c);
 	if (ret)
 		return seterr(c, ret, "%s", c->errmsg);
 	PTO_PROBE1(libpto, graph_end, c->cur_tag);
@@ -986,6 +1032,8 @@ PTO_EXPORT int pto_graph_wait(pto_client *c, uint64_t tag, char *msg,
 		if (o->lost) {
 			ret = o->lost;
 			owed_drop(c, o);
+			/* its statistics went with it */
+			c->have_stats = false;
 			if (msg && msglen)
 				snprintf(msg, msglen, "no memory was left to keep its outcome");
 			return seterr(c, ret,
@@ -1038,8 +1086,7 @@ PTO_EXPORT int pto_run_ex(pto_client *c, pto2_orchestration_entry_fn entry,
 			  uint64_t *args, int argc, uint32_t flags, char *msg,
 			  size_t msglen)
 {
-	int local_err, ret, oret;
-	char local_msg[PTO_MSG_TEXT];
+	int ret, oret;
 	uint64_t tag;
 
 	if (!entry)
@@ -1062,8 +1109,6 @@ PTO_EXPORT int pto_run_ex(pto_client *c, pto2_orchestration_entry_fn entry,
 			snprintf(msg, msglen, "pto_disconnect() was called from the orchestration function");
 		return -ESHUTDOWN;
 	}
-	local_err = c->err;
-	snprintf(local_msg, sizeof(local_msg), "%s", c->errmsg);
 	ret = pto_graph_end(c);
 	if (ret && (flags & PTO_GRAPH_STATIC)) {
 		/* the static graph was never released: nothing to wait for */
@@ -1071,14 +1116,8 @@ PTO_EXPORT int pto_run_ex(pto_client *c, pto2_orchestration_entry_fn entry,
 			snprintf(msg, msglen, "%s", c->last_error);
 		return ret;
 	}
+	/* with a failure found in this process (e.g. invalid parameters) */
 	ret = pto_graph_wait(c, tag, msg, msglen);
-	if (!ret && local_err) {
-		/* an error found in this process (e.g. invalid parameters) */
-		ret = local_err;
-		if (msg && msglen)
-			snprintf(msg, msglen, "%s", local_msg);
-		seterr(c, ret, "%s", local_msg);
-	}
 	if (!ret && oret < 0) {
 		ret = oret;
 		if (msg && msglen)

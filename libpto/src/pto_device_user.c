@@ -60,10 +60,14 @@ static int request(struct pto_device *d, struct pto_msg *m, int *fds,
 	if (n < 0)
 		return -errno;
 	*nfds = pto_msg_take_fds(&mh, fds, PTO_FDPASS_MAX);
-	if (n < (ssize_t)offsetof(struct pto_msg, text) + 1 ||
-	    m->type != PTO_MSG_REPLY)
-		return n ? -EPROTO : -ECONNRESET;
-	m->text[sizeof(m->text) - 1] = 0;
+	if (!n)
+		return -ECONNRESET;
+	if (pto_msg_from_ptod(m, (size_t)n) || m->type != PTO_MSG_REPLY) {
+		/* out of step with ptod from now on: every request fails */
+		shutdown(d->sock, SHUT_RDWR);
+		m->text[0] = 0;
+		return -EPROTO;
+	}
 	return m->status;
 }
 
@@ -142,9 +146,9 @@ static void free_handle(struct pto_device *d, uint32_t handle)
 	m.type = PTO_MSG_GM_FREE;
 	m.u.gm.handle = handle;
 	/* can only fail if ptod is gone, which frees everything anyway */
-	if (request(d, &m, fds, &nfds) >= 0)
-		while (nfds)
-			close(fds[--nfds]);
+	request(d, &m, fds, &nfds);
+	while (nfds)
+		close(fds[--nfds]);
 }
 
 static int udev_gm_alloc(struct pto_device *d, size_t len,

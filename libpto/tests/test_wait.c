@@ -1,12 +1,19 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_wait.c - what pto_graph_wait() answers when libpto had no memory
- * to keep a graph's outcome: that graph's wait says -ENOMEM once, and
- * every other wait answers as it would have (its outcome, or -ENOENT
- * for a graph never sent or already waited for). A client is built by
- * hand on one end of a socket pair; the test plays ptod on the other
- * end and sends the DONE messages. realloc() is wrapped to fail on
- * demand (-Wl,--wrap=realloc).
+ * test_wait.c - what pto_graph_wait() answers:
+ *  - when libpto had no memory to keep a graph's outcome: that graph's
+ *    wait says -ENOMEM once (and leaves no statistics), and every other
+ *    wait answers as it would have (its outcome, or -ENOENT for a graph
+ *    never sent or already waited for);
+ *  - for a graph in which this process refused a submit: that failure,
+ *    unless ptod's DONE has one;
+ *  - when ptod breaks the protocol (a DONE for a graph owed none, or a
+ *    second one, a status that is no errno, a message too short): -EPROTO,
+ *    and the connection is shut down, so every wait after fails too;
+ *    a message's text ends where the message does.
+ * A client is built by hand on one end of a socket pair; the test plays
+ * ptod on the other end and sends the DONE messages. realloc() is
+ * wrapped to fail on demand (-Wl,--wrap=realloc).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -34,8 +41,12 @@ void *__wrap_realloc(void *p, size_t len)
 	return __real_realloc(p, len);
 }
 
-/* ptod's DONE of graph @tag, ending with @status. */
-static int send_done(int s, uint64_t tag, int status)
+/*
+ * ptod's DONE of graph @tag, ending with @status, with @text (NULL: "graph
+ * TAG: done"), @len bytes of the message sent (0: all of it).
+ */
+static int send_done_text(int s, uint64_t tag, int status, const char *text,
+			  size_t len)
 {
 	struct pto_msg m;
 
@@ -43,9 +54,19 @@ static int send_done(int s, uint64_t tag, int status)
 	m.type = PTO_MSG_DONE;
 	m.tag = tag;
 	m.status = status;
-	snprintf(m.text, sizeof(m.text), "graph %llu: done",
-		 (unsigned long long)tag);
-	return send(s, &m, sizeof(m), 0) == (ssize_t)sizeof(m) ? 0 : -errno;
+	if (text)
+		memcpy(m.text, text, strlen(text));
+	else
+		snprintf(m.text, sizeof(m.text), "graph %llu: done",
+			 (unsigned long long)tag);
+	if (!len)
+		len = sizeof(m);
+	return send(s, &m, len, 0) == (ssize_t)len ? 0 : -errno;
+}
+
+static int send_done(int s, uint64_t tag, int status)
+{
+	return send_done_text(s, tag, status, NULL, 0);
 }
 
 /* Graph @tag was sent: it is owed a DONE. */
@@ -54,23 +75,177 @@ static void owe(pto_client *c, uint64_t tag)
 	c->owed[c->nowed++] = (struct owed_ent){ .tag = tag };
 }
 
-int main(void)
+/* A client on one end of a socket pair, the other in *@peer; NULL if none. */
+static pto_client *client_new(int *peer)
 {
 	pto_client *c = calloc(1, sizeof(*c));
-	char msg[PTO_MSG_TEXT];
-	int sv[2], ret;
+	int sv[2];
 
 	if (!c || socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv)) {
 		tap_diag("cannot set up: %s", strerror(errno));
-		return 1;
+		free(c);
+		return NULL;
 	}
 	c->sock = sv[0];
+	*peer = sv[1];
 	c->bell = -1;
 	c->pid = getpid();
 	c->capowed = 8;
 	c->owed = calloc(c->capowed, sizeof(*c->owed));
-	if (!c->owed)
+	if (!c->owed) {
+		close(sv[0]);
+		close(sv[1]);
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
+static void client_free(pto_client *c, int peer)
+{
+	size_t i;
+
+	close(c->sock);
+	close(peer);
+	for (i = 0; i < c->ndone; i++)
+		free(c->done[i].msg);
+	for (i = 0; i < c->nowed; i++)
+		free(c->owed[i].local_msg);
+	free(c->owed);
+	free(c->done);
+	free(c);
+}
+
+/*
+ * Graphs 1, 2 and 3 are owed, ptod sends @bad (@what) then graph 1's
+ * DONE: the wait for graph 1 is -EPROTO, and graph 3's fails too (the
+ * connection is shut down; the DONE behind it is not read).
+ */
+static void protocol_broken(const char *what,
+			    int (*bad)(int peer))
+{
+	struct pto_graph_stats st;
+	char msg[PTO_MSG_TEXT];
+	pto_client *c;
+	int peer, ret;
+
+	c = client_new(&peer);
+	if (!c) {
+		ok(false, "%s: set up", what);
+		return;
+	}
+	owe(c, 1);
+	owe(c, 2);
+	owe(c, 3);
+	ret = bad(peer);
+	ok(!ret && !send_done(peer, 1, 0), "%s: ptod sends it, then graph 1's DONE",
+	   what);
+	ret = pto_graph_wait(c, 1, msg, sizeof(msg));
+	ok(ret == -EPROTO && strstr(msg, "connection"),
+	   "%s: graph 1's wait is -EPROTO (got %d \"%s\")", what, ret, msg);
+	ret = pto_graph_wait(c, 3, msg, sizeof(msg));
+	ok(ret == -ECONNRESET && pto_graph_stats(c, &st) == -ENOENT,
+	   "%s: graph 3's wait fails too, the connection shut down (got %d)",
+	   what, ret);
+	client_free(c, peer);
+}
+
+static int done_unowed(int peer)
+{
+	return send_done(peer, 7, 0);
+}
+
+static int status_positive(int peer)
+{
+	return send_done(peer, 2, 5);
+}
+
+static int status_too_low(int peer)
+{
+	return send_done(peer, 2, -100000);
+}
+
+static int msg_short(int peer)
+{
+	return send_done_text(peer, 2, 0, NULL, offsetof(struct pto_msg, text));
+}
+
+/* a second DONE for graph 2 is not owed, once the first was kept */
+static int done_twice(int peer)
+{
+	int ret = send_done(peer, 2, 0);
+
+	return ret ? ret : send_done(peer, 2, 0);
+}
+
+/*
+ * Graph 3 is built, a submit of it refused here (c->err), and ended:
+ * its DONE with status 0 is -EINVAL with the local message, graph 4's
+ * with its own failure keeps ptod's. A message's text ends where it
+ * does: graph 5's short text is not run on into graph 4's longer one.
+ */
+static void local_and_text(void)
+{
+	char msg[PTO_MSG_TEXT];
+	pto_client *c;
+	int peer, ret;
+
+	c = client_new(&peer);
+	if (!c) {
+		ok(false, "local failures: set up");
+		return;
+	}
+	owe(c, 3);
+	c->in_graph = true;
+	c->orch_done = true;	/* GRAPH_END written: no stream here */
+	c->cur_tag = 3;
+	c->err = -EINVAL;
+	snprintf(c->errmsg, sizeof(c->errmsg), "task 2: num_params -1");
+	ret = pto_graph_end(c);
+	ok(ret == 0, "graph 3 with a refused submit ends (got %d)", ret);
+	owe(c, 4);
+	c->in_graph = true;
+	c->cur_tag = 4;
+	ret = pto_graph_end(c);
+	ok(ret == 0, "graph 4 with a refused submit ends (got %d)", ret);
+	ok(!send_done(peer, 3, 0) && !send_done(peer, 4, -EFAULT),
+	   "ptod sends graph 3's DONE, 0, and graph 4's, -EFAULT");
+	ret = pto_graph_wait(c, 3, msg, sizeof(msg));
+	ok(ret == -EINVAL && !strcmp(msg, "task 2: num_params -1"),
+	   "graph 3's wait is the refused submit's -EINVAL (got %d \"%s\")",
+	   ret, msg);
+	ret = pto_graph_wait(c, 4, msg, sizeof(msg));
+	ok(ret == -EFAULT && !strcmp(msg, "graph 4: done"),
+	   "graph 4's wait is ptod's -EFAULT (got %d \"%s\")", ret, msg);
+
+	owe(c, 5);
+	owe(c, 6);
+	ok(!send_done_text(peer, 5, 0, "a long text, the earlier one", 0) &&
+	   !send_done_text(peer, 6, 0, "xyz",
+			   offsetof(struct pto_msg, text) + 4),
+	   "ptod sends graph 5's DONE with a long text, 6's with a short one");
+	ret = pto_graph_wait(c, 6, msg, sizeof(msg));
+	ok(ret == 0 && !strcmp(msg, "xyz"),
+	   "graph 6's text is its own (got %d \"%s\")", ret, msg);
+	ret = pto_graph_wait(c, 5, msg, sizeof(msg));
+	ok(ret == 0 && !strcmp(msg, "a long text, the earlier one"),
+	   "graph 5's text is its own (got %d \"%s\")", ret, msg);
+	client_free(c, peer);
+}
+
+int main(void)
+{
+	struct pto_graph_stats st;
+	char msg[PTO_MSG_TEXT];
+	pto_client *c;
+	int sv[2], ret;
+
+	/* a wait that blocks for good (a DONE not read as it should be) */
+	alarm(60);
+	c = client_new(&sv[1]);
+	if (!c)
 		return 1;
+	sv[0] = c->sock;
 	/* graphs 1, 2, 3 sent; no room yet to keep any DONE */
 	owe(c, 1);
 	owe(c, 2);
@@ -97,6 +272,8 @@ int main(void)
 	   ret);
 	ok(strstr(pto_last_error(c), "no memory") && msg[0],
 	   "and says why: \"%s\", msg \"%s\"", pto_last_error(c), msg);
+	ok(pto_graph_stats(c, &st) == -ENOENT,
+	   "no statistics after the lost outcome (graph 2's are not its)");
 	ret = pto_graph_wait(c, 1, msg, sizeof(msg));
 	ok(ret == -ENOENT, "graph 1 waited again is -ENOENT (got %d)", ret);
 	ret = pto_graph_wait(c, 2, msg, sizeof(msg));
@@ -122,5 +299,12 @@ int main(void)
 	free(c->owed);
 	free(c->done);
 	free(c);
+
+	local_and_text();
+	protocol_broken("a DONE for a graph owed none", done_unowed);
+	protocol_broken("a second DONE for a graph", done_twice);
+	protocol_broken("a status of 5", status_positive);
+	protocol_broken("a status of -100000", status_too_low);
+	protocol_broken("a message without its last byte", msg_short);
 	return tap_done();
 }

@@ -24,8 +24,10 @@
 #ifndef PTO_PRIVATE_WIRE_H
 #define PTO_PRIVATE_WIRE_H
 
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdalign.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -476,6 +478,28 @@ struct pto_msg {
 	} u;
 	char text[PTO_MSG_TEXT];	/* REPLY/DONE/ERROR: message or "" */
 };
+
+/* The largest errno a status may carry (-4095 .. -1, as the kernel's) */
+#define PTO_ERRNO_MAX		4095
+
+/*
+ * A message of ptod's, @n bytes of it read into @m (at most sizeof(*m)):
+ * 0 if it holds its header and at least the byte that ends every message
+ * of ptod's, and its status is 0 or -errno; else -EPROTO, a peer that
+ * breaks the protocol. The text is cut at what was read, so that it
+ * never runs on into what an earlier message left in @m.
+ */
+static inline int pto_msg_from_ptod(struct pto_msg *m, size_t n)
+{
+	const size_t hdr = offsetof(struct pto_msg, text);
+
+	if (n < hdr + 1 || n > sizeof(*m))
+		return -EPROTO;
+	m->text[n - hdr - 1] = 0;
+	if (m->status > 0 || m->status < -PTO_ERRNO_MAX)
+		return -EPROTO;
+	return 0;
+}
 
 /*
  * Entries of @type that fit in one LIST or TRACE_DATA message, which

@@ -134,12 +134,18 @@ int pto_graph_begin(pto_client *c, uint64_t *tag);
  */
 #define PTO_GRAPH_CHECK		(1U << 1)
 int pto_graph_begin_ex(pto_client *c, uint32_t flags, uint64_t *tag);
-/* End the graph: pto2_rt_orchestration_done() (idempotent). */
+/*
+ * End the graph: pto2_rt_orchestration_done(). -EINVAL when no graph is
+ * being built (a second call among them). A static graph is released
+ * here: a failure to release it is returned, and the graph was never
+ * sent. Any other failure of the graph comes from pto_graph_wait().
+ */
 int pto_graph_end(pto_client *c);
 /*
  * Wait for graph @tag: 0 when every task completed, else the negative
  * errno of the first failure, with the diagnosis copied to @msg (may be
- * NULL). Graphs of one client run in order. A graph is waited for once:
+ * NULL): ptod's, else one found in this process while the graph was
+ * built (a submit refused here, which never reached ptod). Graphs of one client run in order. A graph is waited for once:
  * -EINVAL for the graph still being built (before its pto_graph_end()),
  * -ENOENT for a tag never sent to ptod (its begin or its static release
  * failed, or no such graph) or already waited for; -ENOMEM for a graph
@@ -173,7 +179,8 @@ struct pto_graph_stats {
 };
 /*
  * The statistics of the graph pto_graph_wait() (or pto_run()) last
- * returned for: 0, or -ENOENT before any graph was waited for.
+ * returned for: 0, or -ENOENT before any graph was waited for, or when
+ * that wait said -ENOMEM (the outcome, statistics included, was lost).
  */
 int pto_graph_stats(pto_client *c, struct pto_graph_stats *st);
 
