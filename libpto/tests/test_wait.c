@@ -101,12 +101,14 @@ static pto_client *client_new(int *peer)
 	return c;
 }
 
+/* Free @c, closing its socket and @peer (-1: closed already). */
 static void client_free(pto_client *c, int peer)
 {
 	size_t i;
 
 	close(c->sock);
-	close(peer);
+	if (peer >= 0)
+		close(peer);
 	for (i = 0; i < c->ndone; i++)
 		free(c->done[i].msg);
 	for (i = 0; i < c->nowed; i++)
@@ -238,14 +240,13 @@ int main(void)
 	struct pto_graph_stats st;
 	char msg[PTO_MSG_TEXT];
 	pto_client *c;
-	int sv[2], ret;
+	int peer, ret;
 
 	/* a wait that blocks for good (a DONE not read as it should be) */
 	alarm(60);
-	c = client_new(&sv[1]);
+	c = client_new(&peer);
 	if (!c)
 		return 1;
-	sv[0] = c->sock;
 	/* graphs 1, 2, 3 sent; no room yet to keep any DONE */
 	owe(c, 1);
 	owe(c, 2);
@@ -255,7 +256,7 @@ int main(void)
 	 * 1's DONE arrives with no memory to keep it; 2's, after it, is
 	 * kept: graph 2's wait reads both.
 	 */
-	ok(!send_done(sv[1], 1, -EIO) && !send_done(sv[1], 2, 0),
+	ok(!send_done(peer, 1, -EIO) && !send_done(peer, 2, 0),
 	   "ptod sends the DONE of graphs 1 and 2");
 	fail_reallocs = 1;
 	ret = pto_graph_wait(c, 2, msg, sizeof(msg));
@@ -283,22 +284,18 @@ int main(void)
 	   "graph 9, never sent, is still -ENOENT once a loss was answered (got %d)",
 	   ret);
 
-	ok(!send_done(sv[1], 3, -EFAULT), "ptod sends graph 3's DONE");
+	ok(!send_done(peer, 3, -EFAULT), "ptod sends graph 3's DONE");
 	ret = pto_graph_wait(c, 3, msg, sizeof(msg));
 	ok(ret == -EFAULT, "graph 3's wait answers its own status (got %d)", ret);
 	ok(c->nowed == 0 && c->ndone == 0, "nothing is owed or kept at the end");
 
 	/* ptod gone: a graph still owed is told so */
 	owe(c, 4);
-	close(sv[1]);
+	close(peer);
 	ret = pto_graph_wait(c, 4, msg, sizeof(msg));
 	ok(ret == -ECONNRESET, "graph 4, owed when ptod goes, is -ECONNRESET (got %d)",
 	   ret);
-
-	close(sv[0]);
-	free(c->owed);
-	free(c->done);
-	free(c);
+	client_free(c, -1);
 
 	local_and_text();
 	protocol_broken("a DONE for a graph owed none", done_unowed);
