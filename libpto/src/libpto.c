@@ -1116,7 +1116,7 @@ PTO_EXPORT int pto_run_ex(pto_client *c, pto2_orchestration_entry_fn entry,
 			snprintf(msg, msglen, "%s", c->last_error);
 		return ret;
 	}
-	/* with a failure found in this process (e.g. invalid parameters) */
+	/* a failure found in this process (a refused submit) included */
 	ret = pto_graph_wait(c, tag, msg, msglen);
 	if (!ret && oret < 0) {
 		ret = oret;

@@ -145,8 +145,8 @@ int pto_graph_end(pto_client *c);
  * Wait for graph @tag: 0 when every task completed, else the negative
  * errno of the first failure, with the diagnosis copied to @msg (may be
  * NULL): ptod's, else one found in this process while the graph was
- * built (a submit refused here, which never reached ptod). Graphs of one client run in order. A graph is waited for once:
- * -EINVAL for the graph still being built (before its pto_graph_end()),
+ * built (a submit refused here, which never reached ptod). Graphs of one
+ * client run in order. A graph is waited for once: -EINVAL for the graph still being built (before its pto_graph_end()),
  * -ENOENT for a tag never sent to ptod (its begin or its static release
  * failed, or no such graph) or already waited for; -ENOMEM for a graph
  * that ended while this process had no memory left to keep its outcome.
