@@ -1717,7 +1717,7 @@ static void on_accept(evutil_socket_t fd, short what, void *arg)
 		return;
 	}
 	c->d = d;
-	c->id = ++d->next_id;
+	c->id = ptod_client_id_next(d);
 	c->sock = s;
 	c->pid = cred.pid;
 	c->uid = cred.uid;

@@ -513,7 +513,7 @@ struct ptod {
 	int fin_efd;
 
 	struct client *clients;		/* main thread */
-	uint32_t next_id;
+	uint32_t next_id;		/* the last client id given */
 	struct ptod_closer closer;
 
 	/*
@@ -636,6 +636,27 @@ void ptod_conn_log(struct ptod *d, int level, const char *fmt, ...);
  * "not logged" line carries), said in one line once the second is over.
  */
 bool ptod_clients_log_take(struct ptod *d, uid_t uid, uint64_t n);
+/*
+ * A new client's id (main thread): the one after the last given,
+ * skipping 0 and the ids of clients still connected, so that even after
+ * 2^32 connections no two live clients share one (the trace names a
+ * block's client by its id, and gives it to that client's uid alone).
+ */
+static inline uint32_t ptod_client_id_next(struct ptod *d)
+{
+	const struct client *c;
+	uint32_t id = d->next_id;
+
+again:
+	if (!++id)
+		id = 1;
+	for (c = d->clients; c; c = c->next)
+		if (c->id == id)
+			goto again;
+	d->next_id = id;
+	return id;
+}
+
 static inline struct pto_core_regs *ptod_core(struct ptod *d, uint32_t c)
 {
 	return pto_regs_core(d->regs, c);
