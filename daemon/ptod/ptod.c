@@ -68,21 +68,73 @@ static int g_log_level = PTOD_LOG_INFO;
 /* ---- Logging ----------------------------------------------------------------- */
 
 /*
+ * The length of the UTF-8 character at @s that a log line may keep, or 0:
+ * a well-formed sequence (no overlong form, surrogate or code point past
+ * U+10FFFF) of a printable character. Of the ASCII ones, the C0 controls
+ * and DEL are not; nor are the C1 controls U+0080..U+009F, which a
+ * terminal may take for escapes as it does ESC.
+ */
+static int log_char_len(const unsigned char *s)
+{
+	unsigned char lo = 0x80, hi = 0xbf;
+	int n, i;
+
+	if (s[0] < 0x80)
+		return s[0] >= 0x20 && s[0] != 0x7f;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
+		n = 2;
+		if (s[0] == 0xc2)
+			lo = 0xa0;		/* not a C1 control */
+	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
+		n = 3;
+		if (s[0] == 0xe0)
+			lo = 0xa0;		/* not overlong */
+		else if (s[0] == 0xed)
+			hi = 0x9f;		/* not a surrogate */
+	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+		n = 4;
+		if (s[0] == 0xf0)
+			lo = 0x90;		/* not overlong */
+		else if (s[0] == 0xf4)
+			hi = 0x8f;		/* at most U+10FFFF */
+	} else {
+		return 0;
+	}
+	if (s[1] < lo || s[1] > hi)
+		return 0;
+	for (i = 2; i < n; i++)
+		if (s[i] < 0x80 || s[i] > 0xbf)
+			return 0;
+	return n;
+}
+
+/*
  * Every line of ptod's log goes through here. A message may hold text a
- * client chose (a hello's variable in the error it gets, ...): its
- * control characters become '?', so that whatever it holds stays on the
- * one line that starts with "ptod: LEVEL: " and no client can write a
- * line that looks like one of ptod's own.
+ * client chose (a hello's variable in the error it gets, ...): each of
+ * its bytes that log_char_len() does not keep becomes '?', and a C1
+ * control one '?', so that whatever it holds stays on the one line that
+ * starts with "ptod: LEVEL: ", no client can write a line that looks
+ * like one of ptod's own, and none can send a terminal an escape.
  */
 static void ptod_vlog(int level, const char *fmt, va_list ap)
 {
 	static const char *const names[] = { "error", "warning", "info", "debug" };
-	char buf[4096], *p;
+	char buf[4096];
+	unsigned char *r, *w;
+	int n;
 
 	vsnprintf(buf, sizeof(buf), fmt, ap);
-	for (p = buf; *p; p++)
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			*p = '?';
+	for (r = w = (unsigned char *)buf; *r; r += n) {
+		n = log_char_len(r);
+		if (n) {
+			memmove(w, r, (size_t)n);
+			w += n;
+			continue;
+		}
+		n = r[0] == 0xc2 && r[1] >= 0x80 && r[1] <= 0x9f ? 2 : 1;
+		*w++ = '?';
+	}
+	*w = 0;
 	fprintf(stderr, "ptod: %s: %s\n", names[level], buf);
 }
 

@@ -398,11 +398,10 @@ static int sbx_err_read(struct ptod_sbx_err *e, bool last)
 				continue;
 			}
 			/*
-			 * ptod_log() makes the control characters '?'; a
-			 * NUL would end the line's "%.*s" early, and bytes
-			 * past ASCII can be a terminal's controls (C1)
+			 * ptod_log() makes the controls and what is not
+			 * UTF-8 '?'; a NUL would end the line's "%.*s" early
 			 */
-			e->line[e->len++] = ch && ch < 0x80 ? (char)ch : '?';
+			e->line[e->len++] = ch ? (char)ch : '?';
 			if (e->len == sizeof(e->line))
 				sbx_err_line(e);
 		}

@@ -2683,7 +2683,8 @@ TEST_F_TIMEOUT(e2e, sandbox_kernel_no_processes, 150)
 
 /*
  * Lines of ptod's log with PTO_HOSTILE_FORGED: as the whole line, in
- * *@bare; after "client N: sandbox M: ", in *@marked.
+ * *@bare; after "client N: sandbox M: " and followed by the escapes as
+ * '?' (PTO_HOSTILE_ESC_LOGGED), in *@marked.
  */
 static void forged_lines(int *bare, int *marked)
 {
@@ -2698,7 +2699,10 @@ static void forged_lines(int *bare, int *marked)
 		if (p == line)
 			(*bare)++;
 		else if (strstr(line, ": sandbox ") &&
-			 strstr(line, ": sandbox ") < p)
+			 strstr(line, ": sandbox ") < p &&
+			 !strncmp(p + strlen(PTO_HOSTILE_FORGED),
+				  PTO_HOSTILE_ESC_LOGGED,
+				  strlen(PTO_HOSTILE_ESC_LOGGED)))
 			(*marked)++;
 	}
 	if (f)
@@ -2714,7 +2718,8 @@ static void forged_lines(int *bare, int *marked)
  * before ptod or pto-aicore) and its working directory is / (not
  * ptod's, which the client may not reach by path). The line it writes
  * to its standard error, one that looks like ptod's own, is in ptod's log
- * only after the sandbox's name.
+ * only after the sandbox's name, the terminal escapes that follow it as
+ * '?'.
  */
 TEST_F_TIMEOUT(e2e, sandbox_kernel_confined, 150)
 {
@@ -4187,9 +4192,11 @@ static int log_quiet(int quiet_ms, int max_ms)
 
 /*
  * A hello's environment value with a newline, then a line that looks
- * like ptod's own: ptod refuses it with -EINVAL and logs the error,
- * value and all, on one line of its own ("client N: ..."), the newline
- * as '?'; no line of its log begins with the client's text.
+ * like ptod's own, then terminal escapes (PTO_HOSTILE_ESC): ptod
+ * refuses it with -EINVAL
+ * and logs the error, value and all, on one line of its own ("client N:
+ * ..."), the newline and each escape as '?', the letter kept; no line of
+ * its log begins with the client's text.
  */
 TEST_F_TIMEOUT(e2e, hello_env_logged_on_one_line, 60)
 {
@@ -4201,7 +4208,8 @@ TEST_F_TIMEOUT(e2e, hello_env_logged_on_one_line, 60)
 	if (log_quiet(1200, 20000))
 		note("ptod's log did not stay quiet for 1.2 s in 20 s");
 	from = file_size(E->log);
-	out = e2e_output(_metadata, 0, false, ARGS("forge", FORGED_HELLO));
+	out = e2e_output(_metadata, 0, false,
+			 ARGS("forge", FORGED_HELLO PTO_HOSTILE_ESC));
 	EXPECT_TRUE(case_passed(out, "forge")) TH_LOG("%s", out);
 	free(out);
 	/* ptod logs the error before it replies */
@@ -4209,8 +4217,8 @@ TEST_F_TIMEOUT(e2e, hello_env_logged_on_one_line, 60)
 	note("the hello's value: in %d lines of ptod's log, %d of them its own",
 	     n, bare);
 	EXPECT_EQ(0, bare);
-	EXPECT_LE(1, log_lines_with(from, "PTO2_RING_HEAP=\"1?" FORGED_HELLO,
-				    &bare));
+	EXPECT_LE(1, log_lines_with(from, "PTO2_RING_HEAP=\"1?" FORGED_HELLO
+				    PTO_HOSTILE_ESC_LOGGED, &bare));
 }
 
 /*

@@ -99,6 +99,12 @@
 /* What the kernel writes to its standard error: a line of ptod's own? */
 #define PTO_HOSTILE_FORGED \
 	"ptod: error: client 1 (pid 1 uid 0): a line a kernel wrote"
+/*
+ * ... followed by terminal escapes (a C1 CSI in UTF-8, then a raw one)
+ * and a UTF-8 letter; as ptod's log must show them (each escape a '?').
+ */
+#define PTO_HOSTILE_ESC		"\xc2\x9b" "31m" "\x9b" "32m caf\xc3\xa9"
+#define PTO_HOSTILE_ESC_LOGGED	"?31m?32m caf\xc3\xa9"
 
 struct pto_hostile_rec {
 	int32_t done;

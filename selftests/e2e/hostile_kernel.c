@@ -364,8 +364,8 @@ int pto_kernel_entry(const struct pto_kernel_ctx *ctx, const uint64_t *args,
 	try_memory(r);
 	try_threads(r);
 	/* a line like ptod's own (the test looks for it in ptod's log) */
-	wrote = write(2, PTO_HOSTILE_FORGED "\n",
-		      sizeof(PTO_HOSTILE_FORGED "\n") - 1);
+	wrote = write(2, PTO_HOSTILE_FORGED PTO_HOSTILE_ESC "\n",
+		      sizeof(PTO_HOSTILE_FORGED PTO_HOSTILE_ESC "\n") - 1);
 	(void)wrote;
 	__atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
 	if (args[2]) {
