@@ -936,6 +936,21 @@ static void outside_graph(struct client *c, const struct pto_rec *r)
 			  " (its further ones are not logged)" : "");
 }
 
+/*
+ * stream_next() refused @c's stream outside any graph, which no DONE
+ * reports: the client is told why before ptod closes the connection.
+ */
+static void stream_refused(struct client *c)
+{
+	struct pto_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.type = PTO_MSG_CLOSING;
+	m.status = -EPROTO;
+	snprintf(m.text, sizeof(m.text), "%s", stop_reason(c, -EPROTO));
+	ptod_send(c, &m);
+}
+
 void *ptod_runner_main(void *arg)
 {
 	struct client *c = arg;
@@ -943,10 +958,14 @@ void *ptod_runner_main(void *arg)
 	uint64_t one = 1;
 
 	for (;;) {
+		bool stopped = atomic_load(&c->stop_err);
 		struct pto_rec *r = stream_next(c);
 
-		if (!r)
+		if (!r) {
+			if (!stopped && atomic_load(&c->stop_err) == -EPROTO)
+				stream_refused(c);
 			break;
+		}
 		if (r->type != PTO_REC_GRAPH_BEGIN) {
 			outside_graph(c, r);
 			stream_consume(c, r);

@@ -1986,6 +1986,8 @@ TEST_F_TIMEOUT(e2e, stream_record_length_refused, 150)
  * end; a 64-byte record of which 32 bytes are published. ptod fails each
  * graph with -EPROTO and a message that says which rule, at which
  * position; the same process's next client passes, then another client.
+ * The last record before any graph: no graph's DONE can say why, so ptod
+ * says it in a CLOSING message before it closes the connection.
  */
 TEST_F_TIMEOUT(e2e, stream_head_and_ring_end_refused, 150)
 {
@@ -1994,13 +1996,15 @@ TEST_F_TIMEOUT(e2e, stream_head_and_ring_end_refused, 150)
 		"rawhead edge: status=-71 corrupt submission stream: the record at 8184 has 8 bytes before the end of the ring, less than a header's 16",
 		"rawhead end: status=-71 corrupt submission stream: the record at 8160 is 48 bytes long, more than the 32 bytes to the end of the ring",
 		"rawhead published: status=-71 corrupt submission stream: the record at 32 is 64 bytes long, more than the 32 bytes the client published",
+		"rawhead outside: status=-71 corrupt submission stream: the record at 0 is 64 bytes long, more than the 32 bytes the client published",
 		NULL
 	};
 
 	run_client(_metadata, "rawhead", NULL,
-		   ARGS("rawhead", "ahead", "edge", "end", "published"),
+		   ARGS("rawhead", "ahead", "edge", "end", "published",
+			"outside"),
 		   ARGS("rawhead/ahead", "rawhead/edge", "rawhead/end",
-			"rawhead/published"),
+			"rawhead/published", "rawhead/outside"),
 		   want);
 	vector_passes(_metadata, "vector");
 }

@@ -150,7 +150,8 @@
  *                                 LINE (expects -EINVAL)
  *   pto_e2e rawhead HOW...        (no libpto) the same with a stream
  *                                 whose head or records break the ring's
- *                                 rules: ahead, edge, end, published
+ *                                 rules: ahead, edge, end, published,
+ *                                 outside (before any graph)
  *   pto_e2e rawcluster HOW...     (no libpto) the same with cluster ids
  *                                 out of order: far (one past 2^28), skip
  *                                 (1, then 3); stale (a free of an id
@@ -3808,7 +3809,10 @@ static int raw_publish(struct raw_client *r)
 		    MSG_NOSIGNAL) < 0 ? -errno : 0;
 }
 
-/* Wait for the DONE of the graph: its status, its text in @msg. */
+/*
+ * Wait for the DONE of the graph, or ptod's CLOSING (a stream refused
+ * outside any graph): its status, its text in @msg.
+ */
 static int raw_done(struct raw_client *r, char *msg, size_t msglen)
 {
 	struct pto_msg m;
@@ -3821,7 +3825,8 @@ static int raw_done(struct raw_client *r, char *msg, size_t msglen)
 		if (n < (ssize_t)offsetof(struct pto_msg, text))
 			return n < 0 ? -errno : -ECONNRESET;
 		m.text[sizeof(m.text) - 1] = 0;
-		if (m.type == PTO_MSG_DONE && m.tag == RAW_TAG) {
+		if ((m.type == PTO_MSG_DONE && m.tag == RAW_TAG) ||
+		    m.type == PTO_MSG_CLOSING) {
 			snprintf(msg, msglen, "%s", m.text);
 			return m.status;
 		}
@@ -3984,7 +3989,7 @@ static void raw_pad_to(struct raw_client *r, uint64_t to)
  */
 static int raw_bad_head(const char *how, char *msg, size_t msglen)
 {
-	bool edge = !strcmp(how, "edge");
+	bool edge = !strcmp(how, "edge"), outside = !strcmp(how, "outside");
 	struct raw_client r;
 	struct pto_rec *h;
 	int ret;
@@ -3992,12 +3997,12 @@ static int raw_bad_head(const char *how, char *msg, size_t msglen)
 	snprintf(msg, msglen, "no graph");
 	/* edge: a tail 8 bytes off the records' alignment, set before hello */
 	ret = raw_open_at(&r, edge ? 8 : 0);
-	if (!ret) {
+	if (!ret && !outside) {
 		raw_rec(&r, PTO_REC_GRAPH_BEGIN, sizeof(struct pto_rec_graph));
 		ret = raw_publish(&r);
+		if (!ret)
+			ret = raw_drained(&r);	/* the graph has begun */
 	}
-	if (!ret)
-		ret = raw_drained(&r);	/* the graph has begun */
 	if (ret)
 		goto out;
 	if (!strcmp(how, "ahead")) {
@@ -4016,7 +4021,10 @@ static int raw_bad_head(const char *how, char *msg, size_t msglen)
 		h->tag = RAW_TAG;
 		r.head += 48;
 	} else {
-		/* a 64-byte record of which the client published 32 bytes */
+		/*
+		 * a 64-byte record of which the client published 32 bytes
+		 * (outside: before any graph, which no DONE can report)
+		 */
 		raw_rec(&r, PTO_REC_SCOPE_BEGIN, 64);
 		r.head -= 32;
 	}
@@ -4035,7 +4043,9 @@ out:
  * does not fit before the end of the ring), "end" (a record that runs
  * past the end of the ring), "published" (a record longer than what the
  * client published). Each must fail its graph with -EPROTO, then the same
- * process's next client must pass; the messages are printed.
+ * process's next client must pass; the messages are printed. "outside"
+ * is "published" before any graph: ptod must say why it closes the
+ * connection (CLOSING, -EPROTO).
  */
 static int run_rawhead(int argc, char **argv)
 {
@@ -4044,8 +4054,9 @@ static int run_rawhead(int argc, char **argv)
 
 	for (i = 0; i < argc; i++) {
 		if (strcmp(argv[i], "ahead") && strcmp(argv[i], "edge") &&
-		    strcmp(argv[i], "end") && strcmp(argv[i], "published")) {
-			printf("rawhead: no case '%s' (ahead, edge, end, published)\n",
+		    strcmp(argv[i], "end") && strcmp(argv[i], "published") &&
+		    strcmp(argv[i], "outside")) {
+			printf("rawhead: no case '%s' (ahead, edge, end, published, outside)\n",
 			       argv[i]);
 			return 2;
 		}

@@ -291,6 +291,9 @@ enum {
 	PTO_MSG_LIST,		/* u.list: u.list.n entries in @text */
 	PTO_MSG_TRACE_DATA,	/* u.list: u.list.n struct pto_trace_block in
 				 * @text; u.list.dropped: blocks lost so far */
+	PTO_MSG_CLOSING,	/* ptod closes the connection outside any
+				 * graph: @status (-EPROTO: a corrupt
+				 * stream) and why, in @text */
 };
 
 /*
