@@ -136,7 +136,7 @@ static int image_check(const void *so, size_t len, uint64_t *caps,
 		       const char **why)
 {
 	const Elf64_Ehdr *eh = at(so, len, 0, sizeof(Elf64_Ehdr));
-	bool entry = false, pie = false, dynsym = false;
+	bool entry = false, pie = false, dynsym = false, dynamic = false;
 	uint32_t i;
 	int ret;
 
@@ -155,7 +155,17 @@ static int image_check(const void *so, size_t len, uint64_t *caps,
 
 		if (!sh)
 			return -ENOEXEC;
+		/*
+		 * A linker writes one of each; more, all over the same
+		 * table, would make this check quadratic in the file's size.
+		 */
+		if ((sh->sh_type == SHT_DYNAMIC && dynamic) ||
+		    (sh->sh_type == SHT_DYNSYM && dynsym)) {
+			*why = "more than one dynamic section or dynamic symbol table (damaged?)";
+			return -ENOEXEC;
+		}
 		if (sh->sh_type == SHT_DYNAMIC) {
+			dynamic = true;
 			pie |= is_pie(so, len, sh);
 		} else if (sh->sh_type == SHT_DYNSYM) {
 			dynsym = true;
