@@ -100,6 +100,8 @@ struct pto_client {
 	int err;		/* current graph: first error (local or ptod's) */
 	char errmsg[PTO_MSG_TEXT];
 
+	int closing;		/* ptod's CLOSING: why it closed the */
+	char *closing_msg;	/* connection (-errno, text), else 0 */
 	struct owed_ent *owed;	/* graphs sent whose DONE did not come,
 				 * or came and was lost */
 	size_t nowed, capowed;

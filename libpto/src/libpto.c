@@ -282,6 +282,13 @@ static int msg_recv_fd(pto_client *c, struct pto_msg *m, bool block, int *fd)
 			snprintf(c->errmsg, sizeof(c->errmsg), "%s", m->text);
 		}
 		break;
+	case PTO_MSG_CLOSING:
+		/* the connection ends next: what a wait owed a DONE says */
+		if (!c->closing) {
+			c->closing = m->status ? m->status : -ECONNRESET;
+			c->closing_msg = strdup(m->text);
+		}
+		break;
 	case PTO_MSG_DONE:
 		/* each graph sent is owed one DONE, and no other graph any */
 		o = owed_find(c, m->tag);
@@ -597,6 +604,7 @@ PTO_EXPORT void pto_disconnect(pto_client *c)
 	for (i = 0; i < c->nowed; i++)
 		free(c->owed[i].local_msg);
 	free(c->owed);
+	free(c->closing_msg);
 	if (c->owner_page)
 		munmap((void *)c->owner_page, (size_t)sysconf(_SC_PAGESIZE));
 	free(c);
@@ -1041,6 +1049,17 @@ PTO_EXPORT int pto_graph_wait(pto_client *c, uint64_t tag, char *msg,
 				      tag);
 		}
 		ret = msg_recv(c, &m, true);
+		if (ret < 0 && c->closing && ret == -ECONNRESET) {
+			/* ptod said why it closed the connection */
+			const char *why = c->closing_msg ? c->closing_msg :
+					  strerror(-c->closing);
+
+			if (msg && msglen)
+				snprintf(msg, msglen, "ptod closed the connection: %s",
+					 why);
+			return seterr(c, c->closing,
+				      "ptod closed the connection: %s", why);
+		}
 		if (ret < 0) {
 			if (msg && msglen)
 				snprintf(msg, msglen, "lost the connection to ptod: %s",

@@ -10,7 +10,9 @@
  *  - when ptod breaks the protocol (a DONE for a graph owed none, or a
  *    second one, a status that is no errno, a message too short): -EPROTO,
  *    and the connection is shut down, so every wait after fails too;
- *    a message's text ends where the message does.
+ *    a message's text ends where the message does;
+ *  - when ptod says why it closes the connection (CLOSING), then closes
+ *    it: a graph still owed its DONE ends with that status and reason.
  * A client is built by hand on one end of a socket pair; the test plays
  * ptod on the other end and sends the DONE messages. realloc() is
  * wrapped to fail on demand (-Wl,--wrap=realloc).
@@ -114,6 +116,7 @@ static void client_free(pto_client *c, int peer)
 	for (i = 0; i < c->nowed; i++)
 		free(c->owed[i].local_msg);
 	free(c->owed);
+	free(c->closing_msg);
 	free(c->done);
 	free(c);
 }
@@ -186,6 +189,38 @@ static int done_twice(int peer)
  * with its own failure keeps ptod's. A message's text ends where it
  * does: graph 5's short text is not run on into graph 4's longer one.
  */
+/*
+ * ptod says why it closes the connection (CLOSING), then closes it: a
+ * graph still owed its DONE ends with that status and text.
+ */
+static void closing_said(void)
+{
+	static const char why[] = "corrupt submission stream: the record at 0";
+	struct pto_msg m;
+	char msg[256];
+	pto_client *c;
+	int peer, ret;
+
+	c = client_new(&peer);
+	if (!c) {
+		ok(0, "a client for CLOSING");
+		return;
+	}
+	owe(c, 5);
+	memset(&m, 0, sizeof(m));
+	m.type = PTO_MSG_CLOSING;
+	m.status = -EPROTO;
+	memcpy(m.text, why, sizeof(why));
+	ok(send(peer, &m, sizeof(m), 0) == (ssize_t)sizeof(m),
+	   "ptod sends CLOSING");
+	close(peer);
+	ret = pto_graph_wait(c, 5, msg, sizeof(msg));
+	ok(ret == -EPROTO && strstr(msg, why),
+	   "graph 5, owed when ptod closes, ends with its reason (%d \"%s\")",
+	   ret, msg);
+	client_free(c, -1);
+}
+
 static void local_and_text(void)
 {
 	char msg[PTO_MSG_TEXT];
@@ -297,6 +332,7 @@ int main(void)
 	   ret);
 	client_free(c, -1);
 
+	closing_said();
 	local_and_text();
 	protocol_broken("a DONE for a graph owed none", done_unowed);
 	protocol_broken("a second DONE for a graph", done_twice);

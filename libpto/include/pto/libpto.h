@@ -146,10 +146,13 @@ int pto_graph_end(pto_client *c);
  * errno of the first failure, with the diagnosis copied to @msg (may be
  * NULL): ptod's, else one found in this process while the graph was
  * built (a submit refused here, which never reached ptod). Graphs of one
- * client run in order. A graph is waited for once: -EINVAL for the graph still being built (before its pto_graph_end()),
- * -ENOENT for a tag never sent to ptod (its begin or its static release
- * failed, or no such graph) or already waited for; -ENOMEM for a graph
- * that ended while this process had no memory left to keep its outcome.
+ * client run in order. A graph is waited for once: -EINVAL for the graph
+ * still being built (before its pto_graph_end()), -ENOENT for a tag never
+ * sent to ptod (its begin or its static release failed, or no such
+ * graph) or already waited for; -ENOMEM for a graph that ended while this
+ * process had no memory left to keep its outcome. When the connection
+ * ends first: -ECONNRESET, or the status and reason ptod gave for closing
+ * it (-EPROTO: a corrupt stream outside any graph).
  */
 int pto_graph_wait(pto_client *c, uint64_t tag, char *msg, size_t msglen);
 
