@@ -253,9 +253,9 @@ static void sf_check_reply(struct sf_w *w, const struct pto_msg *m, ssize_t n)
 	size_t hdr = offsetof(struct pto_msg, text);
 
 	if ((size_t)n < hdr + 1 || (size_t)n > sizeof(*m) ||
-	    m->type < PTO_MSG_REPLY || m->type > PTO_MSG_TRACE_DATA ||
+	    m->type < PTO_MSG_REPLY || m->type > PTO_MSG_PTOD_LAST ||
 	    ((const char *)m)[n - 1] != 0 || m->status > 0 ||
-	    m->status < -4095)
+	    m->status < -PTO_ERRNO_MAX)
 		SF_FAIL(w, "malformed message from ptod: %zd bytes, type %u status %d",
 			n, n >= 8 ? m->type : 0, n >= 8 ? m->status : 0);
 	__atomic_fetch_add(&w->st->replies, 1, __ATOMIC_RELAXED);

@@ -294,6 +294,7 @@ enum {
 	PTO_MSG_CLOSING,	/* ptod closes the connection outside any
 				 * graph: @status (-EPROTO: a corrupt
 				 * stream) and why, in @text */
+	PTO_MSG_PTOD_LAST = PTO_MSG_CLOSING,	/* ptod's: REPLY .. this */
 };
 
 /*
