@@ -100,7 +100,8 @@ static int scan_dynsym(const void *so, size_t len, const Elf64_Ehdr *eh,
 	str = entry_at(so, len, eh->e_shoff + (uint64_t)sh->sh_link * sizeof(Elf64_Shdr),
 		 sizeof(Elf64_Shdr));
 	names = str ? at(so, len, str->sh_offset, str->sh_size) : NULL;
-	if (!names || !str->sh_size)
+	/* a string table ends with a NUL: every name in it is terminated */
+	if (!names || !str->sh_size || names[str->sh_size - 1])
 		return -ENOEXEC;
 	nsym = sh->sh_size / sizeof(Elf64_Sym);
 	for (k = 0; k < nsym; k++) {
@@ -112,8 +113,6 @@ static int scan_dynsym(const void *so, size_t len, const Elf64_Ehdr *eh,
 		if (!sym || sym->st_name >= str->sh_size)
 			return -ENOEXEC;
 		name = names + sym->st_name;
-		if (!memchr(name, 0, str->sh_size - sym->st_name))
-			return -ENOEXEC;
 		if (!strcmp(name, PTO_KERNEL_REQUIRES_SYMBOL)) {
 			ret = read_sym(so, len, eh, sym, caps);
 			if (ret) {

@@ -135,6 +135,37 @@ static void dynsym_repeated(const unsigned char *img, size_t len)
 	free(c);
 }
 
+/*
+ * The kernel with its dynamic string table's last byte not a NUL: a name
+ * could run to its end, and looking for each name's end would cost the
+ * table's size a symbol. Refused.
+ */
+static void dynstr_unterminated(const unsigned char *img, size_t len)
+{
+	const Elf64_Ehdr *eh = (const void *)img;
+	const Elf64_Shdr *sh = (const void *)(img + eh->e_shoff);
+	const char *why = NULL;
+	unsigned char *c;
+	uint64_t caps;
+	uint32_t i;
+	int ret;
+
+	for (i = 0; i < eh->e_shnum && sh[i].sh_type != SHT_DYNSYM; i++)
+		;
+	c = malloc(len);
+	if (!c || i == eh->e_shnum) {
+		ok(0, "a kernel with a dynamic symbol table to damage");
+		free(c);
+		return;
+	}
+	memcpy(c, img, len);
+	c[sh[sh[i].sh_link].sh_offset + sh[sh[i].sh_link].sh_size - 1] = 'x';
+	ret = check(c, len, &caps, &why);
+	ok(ret == -ENOEXEC && why && strstr(why, "dynamic symbol table"),
+	   "its string table without its last NUL: \"%s\"", why ? why : "");
+	free(c);
+}
+
 int main(void)
 {
 	static const char not_elf[] = "#!/bin/sh\necho not a kernel\n";
@@ -176,6 +207,7 @@ int main(void)
 	ok(ret == -ENOEXEC && why && strstr(why, "truncated"),
 	   "half of the kernel: \"%s\"", why ? why : "");
 	dynsym_repeated(img, len);
+	dynstr_unterminated(img, len);
 
 	/* every length up to 4 KiB, then one in 61 */
 	for (n = 0; n < len; n += n < 4096 ? 1 : 61) {
