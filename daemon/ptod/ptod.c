@@ -110,11 +110,11 @@ static int log_char_len(const unsigned char *s)
 
 /*
  * Every line of ptod's log goes through here. A message may hold text a
- * client chose (a hello's variable in the error it gets, ...): each of
- * its bytes that log_char_len() does not keep becomes '?', and a C1
- * control one '?', so that whatever it holds stays on the one line that
- * starts with "ptod: LEVEL: ", no client can write a line that looks
- * like one of ptod's own, and none can send a terminal an escape.
+ * client chose (a hello's variable in the error it gets, ...): each byte
+ * that log_char_len() does not keep becomes '?' (a C1 control in UTF-8,
+ * two bytes, one '?'), so that whatever it holds stays on the one line
+ * that starts with "ptod: LEVEL: ", no client can write a line that
+ * looks like one of ptod's own, and none can send a terminal an escape.
  */
 static void ptod_vlog(int level, const char *fmt, va_list ap)
 {
