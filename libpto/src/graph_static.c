@@ -245,24 +245,31 @@ static void stamp(struct sgraph *g)
 	}
 }
 
-/* The held records behind a GRAPH_BEGIN with the task count. */
+/*
+ * The held records behind a GRAPH_BEGIN with the task count. Once the
+ * GRAPH_BEGIN is in the stream the graph is sent and owed its DONE: a
+ * record that cannot follow it (ptod ended the graph, or the connection
+ * went) fails the graph, for its pto_graph_wait(), not the release.
+ */
 static int write_out(pto_client *c, uint32_t n)
 {
 	size_t off;
 	int ret;
 
 	ret = graph_begin_rec(c, PTO_GRAPH_STATIC, n);
-	for (off = 0; !ret && off < c->slen;) {
+	if (ret)
+		return ret;
+	for (off = 0; off < c->slen;) {
 		struct pto_rec *r = (struct pto_rec *)(void *)(c->sbuf + off);
 		void *dst = stream_reserve(c, r->len);
 
 		if (!dst)
-			return c->err ? c->err : -EIO;
+			break;
 		memcpy(dst, r, r->len);
 		stream_commit(c, r->len);
 		off += r->len;
 	}
-	return ret;
+	return 0;
 }
 
 int static_release(pto_client *c)

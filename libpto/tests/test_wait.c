@@ -12,7 +12,10 @@
  *    and the connection is shut down, so every wait after fails too;
  *    a message's text ends where the message does;
  *  - when ptod says why it closes the connection (CLOSING), then closes
- *    it: a graph still owed its DONE ends with that status and reason.
+ *    it: a graph still owed its DONE ends with that status and reason;
+ *  - for a static graph that ptod ends while it is being written out
+ *    at pto_graph_end(): it was sent, so pto_graph_end() succeeds and
+ *    the wait answers ptod's status and text.
  * A client is built by hand on one end of a socket pair; the test plays
  * ptod on the other end and sends the DONE messages. realloc() is
  * wrapped to fail on demand (-Wl,--wrap=realloc).
@@ -270,6 +273,62 @@ static void local_and_text(void)
 	client_free(c, peer);
 }
 
+/*
+ * Static graph 7, larger than the stream, is released; ptod ends it
+ * (DONE, -ESHUTDOWN) before the rest fits. The graph was sent: its end
+ * succeeds and its wait, not the release, answers ptod's outcome.
+ */
+static void static_ended_while_written(void)
+{
+	const char *why = "ptod is shutting down";
+	const uint32_t ssize = 1024;
+	char msg[PTO_MSG_TEXT];
+	pto_client *c;
+	int peer, ret, i;
+
+	c = client_new(&peer);
+	if (c)
+		c->sh = aligned_alloc(64, sizeof(*c->sh) + ssize);
+	if (!c || !c->sh) {
+		ok(false, "a static graph ended while written: set up");
+		if (c)
+			client_free(c, peer);
+		return;
+	}
+	memset(c->sh, 0, sizeof(*c->sh) + ssize);
+	c->sdata = (uint8_t *)(c->sh + 1);
+	c->ssize = ssize;
+	c->in_graph = true;
+	c->stat = true;
+	c->cur_tag = 7;
+	for (i = 0; i < 4 * (int)ssize / (int)sizeof(struct pto_rec); i++) {
+		struct pto_rec *r = static_reserve(c, sizeof(*r));
+
+		if (!r)
+			break;
+		*r = (struct pto_rec){ .len = sizeof(*r),
+				       .type = i & 1 ? PTO_REC_SCOPE_END :
+						       PTO_REC_SCOPE_BEGIN };
+		static_commit(c, sizeof(*r));
+	}
+	ok(c->slen == 4 * ssize && !send_done_text(peer, 7, -ESHUTDOWN, why, 0),
+	   "graph 7 holds %zu bytes for a stream of %u; ptod ends it", c->slen,
+	   ssize);
+	ret = pto_graph_end(c);
+	ok(ret == 0, "its end succeeds: it was sent (got %d \"%s\")", ret,
+	   ret ? pto_last_error(c) : "");
+	ret = pto_graph_wait(c, 7, msg, sizeof(msg));
+	ok(ret == -ESHUTDOWN && !strcmp(msg, why),
+	   "its wait answers ptod's -ESHUTDOWN and text (got %d \"%s\")", ret,
+	   msg);
+	ok(c->nowed == 0 && c->ndone == 0,
+	   "nothing is owed or kept for it (%zu kept, %zu owed)", c->ndone,
+	   c->nowed);
+	static_free(c);
+	free(c->sh);
+	client_free(c, peer);
+}
+
 int main(void)
 {
 	struct pto_graph_stats st;
@@ -334,6 +393,7 @@ int main(void)
 
 	closing_said();
 	local_and_text();
+	static_ended_while_written();
 	protocol_broken("a DONE for a graph owed none", done_unowed);
 	protocol_broken("a second DONE for a graph", done_twice);
 	protocol_broken("a status of 5", status_positive);

@@ -138,7 +138,9 @@ int pto_graph_begin_ex(pto_client *c, uint32_t flags, uint64_t *tag);
  * End the graph: pto2_rt_orchestration_done(). -EINVAL when no graph is
  * being built (a second call among them). A static graph is released
  * here: a failure to release it is returned, and the graph was never
- * sent. Any other failure of the graph comes from pto_graph_wait().
+ * sent. Any other failure of the graph comes from pto_graph_wait(),
+ * including one met while the released graph was being written out
+ * (ptod ended it, or the connection went).
  */
 int pto_graph_end(pto_client *c);
 /*
