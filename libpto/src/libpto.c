@@ -319,6 +319,23 @@ static int msg_recv(pto_client *c, struct pto_msg *m, bool block)
 }
 
 /*
+ * The connection failed with @ret (from msg_recv_fd()): why, into @buf,
+ * and the status to answer. When ptod said why it closed the connection
+ * (CLOSING) before closing it, that is the reason and the status.
+ */
+static int conn_lost(const pto_client *c, int ret, char *buf, size_t len)
+{
+	if (c->closing && ret == -ECONNRESET) {
+		snprintf(buf, len, "ptod closed the connection: %s",
+			 c->closing_msg ? c->closing_msg :
+			 strerror(-c->closing));
+		return c->closing;
+	}
+	snprintf(buf, len, "lost the connection to ptod: %s", strerror(-ret));
+	return ret;
+}
+
+/*
  * Send a request and wait for its REPLY (handling others meanwhile); a
  * descriptor the REPLY carries goes to *@got_fd if given.
  */
@@ -331,8 +348,12 @@ static int request_fd(pto_client *c, struct pto_msg *m, int pass_fd,
 		return seterr(c, ret, "cannot talk to ptod: %s", strerror(-ret));
 	for (;;) {
 		ret = msg_recv_fd(c, m, true, got_fd);
-		if (ret < 0)
-			return seterr(c, ret, "ptod: %s", strerror(-ret));
+		if (ret < 0) {
+			char why[sizeof(c->errmsg)];
+
+			ret = conn_lost(c, ret, why, sizeof(why));
+			return seterr(c, ret, "%s", why);
+		}
 		if (ret == PTO_MSG_REPLY)
 			break;
 	}
@@ -801,8 +822,10 @@ void *stream_reserve(pto_client *c, uint32_t len)
 			int ret = msg_recv(c, &m, true);
 
 			if (ret < 0) {
-				graph_fail(c, ret, "lost the connection to ptod: %s",
-					   strerror(-ret));
+				char why[sizeof(c->errmsg)];
+
+				ret = conn_lost(c, ret, why, sizeof(why));
+				graph_fail(c, ret, "%s", why);
 				return NULL;
 			}
 			/* ptod ended this graph (it failed): nobody reads on */
@@ -1049,23 +1072,13 @@ PTO_EXPORT int pto_graph_wait(pto_client *c, uint64_t tag, char *msg,
 				      tag);
 		}
 		ret = msg_recv(c, &m, true);
-		if (ret < 0 && c->closing && ret == -ECONNRESET) {
-			/* ptod said why it closed the connection */
-			const char *why = c->closing_msg ? c->closing_msg :
-					  strerror(-c->closing);
-
-			if (msg && msglen)
-				snprintf(msg, msglen, "ptod closed the connection: %s",
-					 why);
-			return seterr(c, c->closing,
-				      "ptod closed the connection: %s", why);
-		}
 		if (ret < 0) {
+			char why[sizeof(c->errmsg)];
+
+			ret = conn_lost(c, ret, why, sizeof(why));
 			if (msg && msglen)
-				snprintf(msg, msglen, "lost the connection to ptod: %s",
-					 strerror(-ret));
-			return seterr(c, ret, "lost the connection to ptod: %s",
-				      strerror(-ret));
+				snprintf(msg, msglen, "%s", why);
+			return seterr(c, ret, "%s", why);
 		}
 	}
 }
@@ -1377,9 +1390,12 @@ PTO_EXPORT int pto2_rt_get_error(PTO2Runtime *rt)
 	while (!c->err && !graph_forked(c)) {
 		int ret = msg_recv(c, &m, false);
 
-		if (ret < 0)
-			graph_fail(c, ret, "lost the connection to ptod: %s",
-				   strerror(-ret));
+		if (ret < 0) {
+			char why[sizeof(c->errmsg)];
+
+			graph_fail(c, conn_lost(c, ret, why, sizeof(why)), "%s",
+				   why);
+		}
 		if (ret <= 0)
 			break;
 	}

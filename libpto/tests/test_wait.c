@@ -12,7 +12,8 @@
  *    and the connection is shut down, so every wait after fails too;
  *    a message's text ends where the message does;
  *  - when ptod says why it closes the connection (CLOSING), then closes
- *    it: a graph still owed its DONE ends with that status and reason;
+ *    it: a graph still owed its DONE ends with that status and reason,
+ *    and so does the graph being built;
  *  - for a static graph that ptod ends while it is being written out
  *    at pto_graph_end(): it was sent, so pto_graph_end() succeeds and
  *    the wait answers ptod's status and text.
@@ -217,6 +218,15 @@ static void closing_said(void)
 	ok(send(peer, &m, sizeof(m), 0) == (ssize_t)sizeof(m),
 	   "ptod sends CLOSING");
 	close(peer);
+	/* graph 6 being built meets the closed connection first */
+	c->rt.c = c;
+	c->in_graph = true;
+	c->cur_tag = 6;
+	ret = pto2_rt_get_error(&c->rt);
+	ok(ret == -EPROTO && strstr(pto2_rt_get_error_msg(&c->rt), why),
+	   "graph 6, being built when ptod closes, fails with its reason (%d \"%s\")",
+	   ret, pto2_rt_get_error_msg(&c->rt));
+	c->in_graph = false;
 	ret = pto_graph_wait(c, 5, msg, sizeof(msg));
 	ok(ret == -EPROTO && strstr(msg, why),
 	   "graph 5, owed when ptod closes, ends with its reason (%d \"%s\")",
