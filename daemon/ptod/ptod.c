@@ -68,23 +68,26 @@ static int g_log_level = PTOD_LOG_INFO;
 /* ---- Logging ----------------------------------------------------------------- */
 
 /*
- * The length of the UTF-8 character at @s that a log line may keep, or 0:
- * a well-formed sequence (no overlong form, surrogate or code point past
- * U+10FFFF) of a printable character. Of the ASCII ones, the C0 controls
- * and DEL are not; nor are the C1 controls U+0080..U+009F, which a
- * terminal may take for escapes as it does ESC.
+ * What a log line does with the UTF-8 character at @s: n > 0, keeps its
+ * n bytes, a well-formed sequence (no overlong form, surrogate or code
+ * point past U+10FFFF) of a printable character; -n, shows its n bytes
+ * as one '?'. Not printable: the C0 controls and DEL; the C1 controls
+ * U+0080..U+009F, which a terminal may take for escapes as it does ESC;
+ * the line and paragraph separators U+2028 and U+2029; and the
+ * bidirectional formatting characters (U+061C, U+200E, U+200F,
+ * U+202A..U+202E, U+2066..U+2069), which reorder what a terminal shows.
+ * A byte that starts no well-formed sequence is -1.
  */
 static int log_char_len(const unsigned char *s)
 {
 	unsigned char lo = 0x80, hi = 0xbf;
+	uint32_t cp;
 	int n, i;
 
 	if (s[0] < 0x80)
-		return s[0] >= 0x20 && s[0] != 0x7f;
+		return s[0] >= 0x20 && s[0] != 0x7f ? 1 : -1;
 	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
 		n = 2;
-		if (s[0] == 0xc2)
-			lo = 0xa0;		/* not a C1 control */
 	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
 		n = 3;
 		if (s[0] == 0xe0)
@@ -98,23 +101,33 @@ static int log_char_len(const unsigned char *s)
 		else if (s[0] == 0xf4)
 			hi = 0x8f;		/* at most U+10FFFF */
 	} else {
-		return 0;
+		return -1;
 	}
 	if (s[1] < lo || s[1] > hi)
-		return 0;
+		return -1;
 	for (i = 2; i < n; i++)
 		if (s[i] < 0x80 || s[i] > 0xbf)
-			return 0;
+			return -1;
+	if (n == 4)
+		return n;
+	cp = n == 2 ? (uint32_t)(s[0] & 0x1f) << 6 | (s[1] & 0x3f) :
+		      (uint32_t)(s[0] & 0x0f) << 12 |
+		      (uint32_t)(s[1] & 0x3f) << 6 | (s[2] & 0x3f);
+	if (cp <= 0x9f ||			/* C1 controls */
+	    cp == 0x061c || cp == 0x200e || cp == 0x200f ||
+	    (cp >= 0x2028 && cp <= 0x202e) ||	/* separators, embeddings */
+	    (cp >= 0x2066 && cp <= 0x2069))	/* isolates */
+		return -n;
 	return n;
 }
 
 /*
  * Every line of ptod's log goes through here. A message may hold text a
- * client chose (a hello's variable in the error it gets, ...): each byte
- * that log_char_len() does not keep becomes '?' (a C1 control in UTF-8,
- * two bytes, one '?'), so that whatever it holds stays on the one line
- * that starts with "ptod: LEVEL: ", no client can write a line that
- * looks like one of ptod's own, and none can send a terminal an escape.
+ * client chose (a hello's variable in the error it gets, ...): whatever
+ * log_char_len() does not keep becomes one '?', so that whatever it
+ * holds stays on the one line that starts with "ptod: LEVEL: ", shown
+ * in the order it was written, no client can write a line that looks
+ * like one of ptod's own, and none can send a terminal an escape.
  */
 static void ptod_vlog(int level, const char *fmt, va_list ap)
 {
@@ -126,12 +139,12 @@ static void ptod_vlog(int level, const char *fmt, va_list ap)
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	for (r = w = (unsigned char *)buf; *r; r += n) {
 		n = log_char_len(r);
-		if (n) {
+		if (n > 0) {
 			memmove(w, r, (size_t)n);
 			w += n;
 			continue;
 		}
-		n = r[0] == 0xc2 && r[1] >= 0x80 && r[1] <= 0x9f ? 2 : 1;
+		n = -n;
 		*w++ = '?';
 	}
 	*w = 0;

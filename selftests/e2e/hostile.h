@@ -100,11 +100,14 @@
 #define PTO_HOSTILE_FORGED \
 	"ptod: error: client 1 (pid 1 uid 0): a line a kernel wrote"
 /*
- * ... followed by terminal escapes (a C1 CSI in UTF-8, then a raw one)
- * and a UTF-8 letter; as ptod's log must show them (each escape a '?').
+ * ... followed by terminal escapes (a C1 CSI in UTF-8, then a raw one),
+ * a right-to-left override (U+202E), a line separator (U+2028) and a
+ * UTF-8 letter; as ptod's log must show them (each of the others one
+ * '?').
  */
-#define PTO_HOSTILE_ESC		"\xc2\x9b" "31m" "\x9b" "32m caf\xc3\xa9"
-#define PTO_HOSTILE_ESC_LOGGED	"?31m?32m caf\xc3\xa9"
+#define PTO_HOSTILE_ESC		"\xc2\x9b" "31m" "\x9b" "32m" \
+				"\xe2\x80\xae" "\xe2\x80\xa8" " caf\xc3\xa9"
+#define PTO_HOSTILE_ESC_LOGGED	"?31m?32m?? caf\xc3\xa9"
 
 struct pto_hostile_rec {
 	int32_t done;
