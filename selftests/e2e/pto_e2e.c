@@ -3820,11 +3820,15 @@ static int raw_done(struct raw_client *r, char *msg, size_t msglen)
 
 	snprintf(msg, msglen, "no DONE: ptod hung up");
 	for (;;) {
-		memset(&m, 0, sizeof(m));
 		n = recv(r->sock, &m, sizeof(m), 0);
-		if (n < (ssize_t)offsetof(struct pto_msg, text))
+		if (n <= 0)
 			return n < 0 ? -errno : -ECONNRESET;
-		m.text[sizeof(m.text) - 1] = 0;
+		if (pto_msg_from_ptod(&m, (size_t)n)) {
+			snprintf(msg, msglen,
+				 "ptod broke the protocol: a message of %zd bytes",
+				 n);
+			return -EPROTO;
+		}
 		if ((m.type == PTO_MSG_DONE && m.tag == RAW_TAG) ||
 		    m.type == PTO_MSG_CLOSING) {
 			snprintf(msg, msglen, "%s", m.text);
