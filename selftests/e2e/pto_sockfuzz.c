@@ -247,15 +247,16 @@ static unsigned int sf_fds(struct sf_w *w, int *fds, unsigned int pct)
 	return n;
 }
 
-/* One message of ptod is well formed: a type it sends, text terminated. */
-static void sf_check_reply(struct sf_w *w, const struct pto_msg *m, ssize_t n)
+/*
+ * One message of ptod is well formed: what libpto accepts
+ * (pto_msg_from_ptod()), and more strictly, a type ptod sends and its
+ * last byte a NUL as ptod writes it (libpto cuts the text itself).
+ */
+static void sf_check_reply(struct sf_w *w, struct pto_msg *m, ssize_t n)
 {
-	size_t hdr = offsetof(struct pto_msg, text);
-
-	if ((size_t)n < hdr + 1 || (size_t)n > sizeof(*m) ||
-	    m->type < PTO_MSG_REPLY || m->type > PTO_MSG_PTOD_LAST ||
-	    ((const char *)m)[n - 1] != 0 || m->status > 0 ||
-	    m->status < -PTO_ERRNO_MAX)
+	if (n < 1 || (size_t)n > sizeof(*m) || ((const char *)m)[n - 1] != 0 ||
+	    pto_msg_from_ptod(m, (size_t)n) ||
+	    m->type < PTO_MSG_REPLY || m->type > PTO_MSG_PTOD_LAST)
 		SF_FAIL(w, "malformed message from ptod: %zd bytes, type %u status %d",
 			n, n >= 8 ? m->type : 0, n >= 8 ? m->status : 0);
 	__atomic_fetch_add(&w->st->replies, 1, __ATOMIC_RELAXED);
