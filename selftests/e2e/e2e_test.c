@@ -2722,8 +2722,8 @@ static void forged_lines(int *bare, int *marked)
  * before ptod or pto-aicore) and its working directory is / (not
  * ptod's, which the client may not reach by path). The line it writes
  * to its standard error, one that looks like ptod's own, is in ptod's log
- * only after the sandbox's name, the terminal escapes that follow it as
- * '?'.
+ * only after the sandbox's name, the escapes and the characters that
+ * reorder or break a line that follow it as '?'.
  */
 TEST_F_TIMEOUT(e2e, sandbox_kernel_confined, 150)
 {
@@ -4196,11 +4196,11 @@ static int log_quiet(int quiet_ms, int max_ms)
 
 /*
  * A hello's environment value with a newline, then a line that looks
- * like ptod's own, then terminal escapes (PTO_HOSTILE_ESC): ptod
- * refuses it with -EINVAL
- * and logs the error, value and all, on one line of its own ("client N:
- * ..."), the newline and each escape as '?', the letter kept; no line of
- * its log begins with the client's text.
+ * like ptod's own, then terminal escapes and characters that reorder or
+ * break a line (PTO_HOSTILE_ESC): ptod refuses it with -EINVAL and logs
+ * the error, value and all, on one line of its own ("client N: ..."),
+ * the newline and each of those as '?', the letter kept; no line of its
+ * log begins with the client's text.
  */
 TEST_F_TIMEOUT(e2e, hello_env_logged_on_one_line, 60)
 {
