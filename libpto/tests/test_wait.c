@@ -188,12 +188,6 @@ static int done_twice(int peer)
 }
 
 /*
- * Graph 3 is built, a submit of it refused here (c->err), and ended:
- * its DONE with status 0 is -EINVAL with the local message, graph 4's
- * with its own failure keeps ptod's. A message's text ends where it
- * does: graph 5's short text is not run on into graph 4's longer one.
- */
-/*
  * ptod says why it closes the connection (CLOSING), then closes it: a
  * graph still owed its DONE ends with that status and text.
  */
@@ -234,6 +228,12 @@ static void closing_said(void)
 	client_free(c, -1);
 }
 
+/*
+ * Graph 3 is built, a submit of it refused here (c->err), and ended:
+ * its DONE with status 0 is -EINVAL with the local message, graph 4's
+ * with its own failure keeps ptod's. A message's text ends where it
+ * does: graph 6's short text is not run on into graph 5's longer one.
+ */
 static void local_and_text(void)
 {
 	char msg[PTO_MSG_TEXT];
