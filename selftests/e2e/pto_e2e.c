@@ -948,7 +948,7 @@ static int orch_fork_submit(PTO2Runtime *rt, uint64_t *args, int argc)
  * The orchestration function forks; the child disconnects the client
  * there (its copy: the disconnect is deferred to the end of its run) and
  * returns, as the parent does. args[0] gets the child's pid in the
- * parent, args[1] 1 in the child.
+ * parent (-errno if fork() failed), args[1] 1 in the child.
  */
 static int orch_fork_disconnect(PTO2Runtime *rt, uint64_t *args, int argc)
 {
@@ -963,7 +963,7 @@ static int orch_fork_disconnect(PTO2Runtime *rt, uint64_t *args, int argc)
 		args[1] = 1;
 		return 0;
 	}
-	args[0] = (uint64_t)(int64_t)child;
+	args[0] = (uint64_t)(int64_t)(child < 0 ? -errno : child);
 	return 0;
 }
 
@@ -1127,7 +1127,9 @@ static int run_misuse(void)
 	 * the run), the parent's run is not disturbed
 	 */
 	{
-		uint64_t fa[2] = { (uint64_t)-1, 0 };
+		uint64_t fa[2] = { 0, 0 };
+		int64_t child_of;
+		int cret;
 
 		ret = pto_run(cl, orch_fork_disconnect, fa, 2, msg,
 			      sizeof(msg));
@@ -1137,8 +1139,12 @@ static int run_misuse(void)
 			fflush(stdout);
 			_exit(ret == -ESHUTDOWN ? 0 : 1);
 		}
+		/* the child is reaped whatever the parent's run said */
+		child_of = (int64_t)fa[0];
+		cret = child_of > 0 ? child_exit((pid_t)child_of) :
+		       child_of ? (int)child_of : -ECHILD;
 		if (!ret)
-			ret = child_exit((pid_t)(int64_t)fa[0]);
+			ret = cret;
 		failed += misuse_case("fork-disconnect-in-run", ret, 0);
 	}
 	/* the client still works */
