@@ -100,8 +100,10 @@ struct pto_client {
 	int err;		/* current graph: first error (local or ptod's) */
 	char errmsg[PTO_MSG_TEXT];
 
-	int closing;		/* ptod's CLOSING: why it closed the */
-	char *closing_msg;	/* connection (-errno, text), else 0 */
+	int lost;		/* why the connection ended, once known */
+	char *lost_msg;		/* (ptod's CLOSING, or a message of ptod's
+				 * that broke the protocol): -errno and the
+				 * reason as the user reads it, else 0 */
 	struct owed_ent *owed;	/* graphs sent whose DONE did not come,
 				 * or came and was lost */
 	size_t nowed, capowed;

@@ -226,14 +226,34 @@ static void kblobs_gc(pto_client *c)
 }
 
 /*
- * A message ptod should never send came (a short one, a status that is
- * no errno, a DONE for a graph not owed one): nothing it says can be
- * trusted, nor what follows it. The connection is shut down, so that
- * every call from now on fails alike instead of going on out of step
- * (a graph's records sent into another's). -EPROTO.
+ * Keep why the connection ended, @err and the reason built from @fmt,
+ * for every call after (conn_lost()); the first reason stays.
  */
-static int msg_bad(pto_client *c)
+static void conn_ended(pto_client *c, int err, const char *fmt, ...)
 {
+	va_list ap;
+
+	if (c->lost)
+		return;
+	c->lost = err;
+	va_start(ap, fmt);
+	if (vasprintf(&c->lost_msg, fmt, ap) < 0)
+		c->lost_msg = NULL;
+	va_end(ap);
+}
+
+/*
+ * A message ptod should never send came (@what: a short one, a status
+ * that is no errno, a DONE for a graph not owed one): nothing it says can
+ * be trusted, nor what follows it. The connection is shut down, so that
+ * every call from now on fails alike, with this reason, instead of going
+ * on out of step (a graph's records sent into another's). -EPROTO.
+ */
+static int msg_bad(pto_client *c, const char *what)
+{
+	conn_ended(c, -EPROTO,
+		   "ptod broke the protocol (%s): the connection is shut down",
+		   what);
 	shutdown(c->sock, SHUT_RDWR);
 	return -EPROTO;
 }
@@ -248,7 +268,7 @@ static int msg_recv_fd(pto_client *c, struct pto_msg *m, bool block, int *fd)
 {
 	struct owed_ent *o;
 	ssize_t n;
-	int got;
+	int got, why;
 
 	/* the parent's messages are the parent's: every caller checks first */
 	if (!owner(c))
@@ -270,8 +290,17 @@ static int msg_recv_fd(pto_client *c, struct pto_msg *m, bool block, int *fd)
 		return (int)n;
 	if (n == 0)
 		return -ECONNRESET;
-	if (pto_msg_from_ptod(m, (size_t)n))
-		return msg_bad(c);
+	if (pto_msg_from_ptod(m, (size_t)n)) {
+		char what[48];
+
+		if ((size_t)n <= offsetof(struct pto_msg, text))
+			snprintf(what, sizeof(what), "a message of %zd bytes",
+				 n);
+		else
+			snprintf(what, sizeof(what), "a status of %d",
+				 m->status);
+		return msg_bad(c, what);
+	}
 	switch (m->type) {
 	case PTO_MSG_SPACE:
 		c->space = true;
@@ -284,16 +313,15 @@ static int msg_recv_fd(pto_client *c, struct pto_msg *m, bool block, int *fd)
 		break;
 	case PTO_MSG_CLOSING:
 		/* the connection ends next: what a wait owed a DONE says */
-		if (!c->closing) {
-			c->closing = m->status ? m->status : -ECONNRESET;
-			c->closing_msg = strdup(m->text);
-		}
+		why = m->status ? m->status : -ECONNRESET;
+		conn_ended(c, why, "ptod closed the connection: %s",
+			   m->text[0] ? m->text : strerror(-why));
 		break;
 	case PTO_MSG_DONE:
 		/* each graph sent is owed one DONE, and no other graph any */
 		o = owed_find(c, m->tag);
 		if (!o || o->lost)
-			return msg_bad(c);
+			return msg_bad(c, "a DONE for a graph owed none");
 		/* a graph still being built that ended: its error stops it */
 		if (c->in_graph && m->tag == c->cur_tag) {
 			c->cur_done = true;
@@ -319,17 +347,17 @@ static int msg_recv(pto_client *c, struct pto_msg *m, bool block)
 }
 
 /*
- * The connection failed with @ret (from msg_recv_fd()): why, into @buf,
- * and the status to answer. When ptod said why it closed the connection
- * (CLOSING) before closing it, that is the reason and the status.
+ * The connection failed with @ret (from msg_recv_fd() or msg_send()):
+ * why, into @buf, and the status to answer. Once libpto knows why it
+ * ended (ptod's CLOSING, or a message that broke the protocol), that is
+ * the reason and the status of every failure after.
  */
 static int conn_lost(const pto_client *c, int ret, char *buf, size_t len)
 {
-	if (c->closing && ret == -ECONNRESET) {
-		snprintf(buf, len, "ptod closed the connection: %s",
-			 c->closing_msg ? c->closing_msg :
-			 strerror(-c->closing));
-		return c->closing;
+	if (c->lost && ret != -ECHILD) {
+		snprintf(buf, len, "%s", c->lost_msg ? c->lost_msg :
+			 "lost the connection to ptod");
+		return c->lost;
 	}
 	snprintf(buf, len, "lost the connection to ptod: %s", strerror(-ret));
 	return ret;
@@ -344,8 +372,19 @@ static int request_fd(pto_client *c, struct pto_msg *m, int pass_fd,
 {
 	int ret = msg_send(c, m, pass_fd);
 
-	if (ret)
-		return seterr(c, ret, "cannot talk to ptod: %s", strerror(-ret));
+	if (ret) {
+		struct pto_msg in;
+		char why[sizeof(c->errmsg)];
+
+		/* ptod may have said why it closed it: a CLOSING queued */
+		while (msg_recv(c, &in, false) > 0)
+			;
+		if (!c->lost)
+			return seterr(c, ret, "cannot talk to ptod: %s",
+				      strerror(-ret));
+		ret = conn_lost(c, ret, why, sizeof(why));
+		return seterr(c, ret, "%s", why);
+	}
 	for (;;) {
 		ret = msg_recv_fd(c, m, true, got_fd);
 		if (ret < 0) {
@@ -625,7 +664,7 @@ PTO_EXPORT void pto_disconnect(pto_client *c)
 	for (i = 0; i < c->nowed; i++)
 		free(c->owed[i].local_msg);
 	free(c->owed);
-	free(c->closing_msg);
+	free(c->lost_msg);
 	if (c->owner_page)
 		munmap((void *)c->owner_page, (size_t)sysconf(_SC_PAGESIZE));
 	free(c);

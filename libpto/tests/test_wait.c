@@ -9,11 +9,13 @@
  *    unless ptod's DONE has one;
  *  - when ptod breaks the protocol (a DONE for a graph owed none, or a
  *    second one, a status that is no errno, a message too short): -EPROTO,
- *    and the connection is shut down, so every wait after fails too;
+ *    and the connection is shut down, so every wait after fails too,
+ *    with the same reason;
  *    a message's text ends where the message does;
  *  - when ptod says why it closes the connection (CLOSING), then closes
  *    it: a graph still owed its DONE ends with that status and reason,
- *    and so does the graph being built;
+ *    and so do the graph being built and a request sent after (which
+ *    finds the connection closed before it read the CLOSING);
  *  - for a static graph that ptod ends while it is being written out
  *    at pto_graph_end(): it was sent, so pto_graph_end() succeeds and
  *    the wait answers ptod's status and text.
@@ -120,15 +122,16 @@ static void client_free(pto_client *c, int peer)
 	for (i = 0; i < c->nowed; i++)
 		free(c->owed[i].local_msg);
 	free(c->owed);
-	free(c->closing_msg);
+	free(c->lost_msg);
 	free(c->done);
 	free(c);
 }
 
 /*
  * Graphs 1, 2 and 3 are owed, ptod sends @bad (@what) then graph 1's
- * DONE: the wait for graph 1 is -EPROTO, and graph 3's fails too (the
- * connection is shut down; the DONE behind it is not read).
+ * DONE: the wait for graph 1 is -EPROTO, and graph 3's fails too, with
+ * the same reason (the connection is shut down; the DONE behind it is
+ * not read).
  */
 static void protocol_broken(const char *what,
 			    int (*bad)(int peer))
@@ -153,9 +156,10 @@ static void protocol_broken(const char *what,
 	ok(ret == -EPROTO && strstr(msg, "connection"),
 	   "%s: graph 1's wait is -EPROTO (got %d \"%s\")", what, ret, msg);
 	ret = pto_graph_wait(c, 3, msg, sizeof(msg));
-	ok(ret == -ECONNRESET && pto_graph_stats(c, &st) == -ENOENT,
-	   "%s: graph 3's wait fails too, the connection shut down (got %d)",
-	   what, ret);
+	ok(ret == -EPROTO && strstr(msg, "broke the protocol") &&
+	   pto_graph_stats(c, &st) == -ENOENT,
+	   "%s: graph 3's wait fails too, for the same reason (got %d \"%s\")",
+	   what, ret, msg);
 	client_free(c, peer);
 }
 
@@ -225,6 +229,63 @@ static void closing_said(void)
 	ok(ret == -EPROTO && strstr(msg, why),
 	   "graph 5, owed when ptod closes, ends with its reason (%d \"%s\")",
 	   ret, msg);
+	client_free(c, -1);
+}
+
+/* A device whose GM is the heap: enough for a kernel's buffer. */
+static int heap_gm_alloc(struct pto_device *d, size_t len,
+			 struct pto_dev_buf *out)
+{
+	(void)d;
+	out->ptr = calloc(1, len);
+	if (!out->ptr)
+		return -ENOMEM;
+	out->len = len;
+	out->dev_addr = (uintptr_t)out->ptr;
+	return 0;
+}
+
+static void heap_gm_free(struct pto_device *d, struct pto_dev_buf *b)
+{
+	(void)d;
+	free(b->ptr);
+}
+
+static const struct pto_dev_ops heap_dev_ops = {
+	.name = "heap",
+	.gm_alloc = heap_gm_alloc,
+	.gm_free = heap_gm_free,
+};
+
+/*
+ * ptod sends CLOSING and closes the connection before the client reads
+ * anything: a request (a kernel's registration) fails to send, and says
+ * ptod's status and reason, not the broken pipe.
+ */
+static void closing_before_request(void)
+{
+	static const char why[] = "too many descriptors closing for this user";
+	struct pto_msg m;
+	pto_client *c;
+	int peer, ret;
+
+	c = client_new(&peer);
+	if (!c) {
+		ok(0, "a client for CLOSING before a request");
+		return;
+	}
+	c->dev_ops = &heap_dev_ops;
+	memset(&m, 0, sizeof(m));
+	m.type = PTO_MSG_CLOSING;
+	m.status = -EMFILE;
+	memcpy(m.text, why, sizeof(why));
+	ok(send(peer, &m, sizeof(m), 0) == (ssize_t)sizeof(m),
+	   "ptod sends CLOSING, unread, and closes the connection");
+	close(peer);
+	ret = pto_kernel_load(c, 2, PTO2_WORKER_VECTOR, KCAPS_DIR "/k_ok.so");
+	ok(ret == -EMFILE && strstr(pto_last_error(c), why) && !c->bufs,
+	   "a kernel registered after it fails with ptod's reason, its buffer freed (%d \"%s\")",
+	   ret, pto_last_error(c));
 	client_free(c, -1);
 }
 
@@ -402,6 +463,7 @@ int main(void)
 	client_free(c, -1);
 
 	closing_said();
+	closing_before_request();
 	local_and_text();
 	static_ended_while_written();
 	protocol_broken("a DONE for a graph owed none", done_unowed);

@@ -154,7 +154,8 @@ int pto_graph_end(pto_client *c);
  * graph) or already waited for; -ENOMEM for a graph that ended while this
  * process had no memory left to keep its outcome. When the connection
  * ends first: -ECONNRESET, or the status and reason ptod gave for closing
- * it (-EPROTO: a corrupt stream outside any graph).
+ * it (-EPROTO: a corrupt stream outside any graph); -EPROTO with the
+ * reason once ptod sent a message that broke the protocol.
  */
 int pto_graph_wait(pto_client *c, uint64_t tag, char *msg, size_t msglen);
 
