@@ -5,6 +5,7 @@
 #ifndef PTO_LIBPTO_CLIENT_H
 #define PTO_LIBPTO_CLIENT_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -85,6 +86,7 @@ struct pto_client {
 	uint64_t cur_tag;
 	bool in_graph;
 	bool in_run;		/* pto_run_ex() is in the orchestration function */
+	pthread_t run_thread;	/* the thread that runs it, while in_run */
 	bool gone;		/* which called pto_disconnect() */
 	bool orch_done;
 	bool cur_done;		/* DONE of the graph being built arrived */

@@ -626,9 +626,11 @@ PTO_EXPORT void pto_disconnect(pto_client *c)
 	/*
 	 * From the orchestration function: pto_run_ex() ends it after (in a
 	 * child forked there too, whose pto_run_ex() still has the client
-	 * to return through).
+	 * to return through). Not in a child forked by another thread
+	 * meanwhile: the run's thread is not in it, so nothing would.
 	 */
-	if (c->in_run) {
+	if (c->in_run &&
+	    (owner(c) || pthread_equal(c->run_thread, pthread_self()))) {
 		c->gone = true;
 		return;
 	}
@@ -1170,6 +1172,7 @@ PTO_EXPORT int pto_run_ex(pto_client *c, pto2_orchestration_entry_fn entry,
 			snprintf(msg, msglen, "%s", c->last_error);
 		return ret;
 	}
+	c->run_thread = pthread_self();
 	c->in_run = true;
 	oret = entry(&c->rt, args, argc);
 	c->in_run = false;

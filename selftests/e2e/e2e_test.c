@@ -4533,7 +4533,9 @@ TEST_F_TIMEOUT(e2e, one_user_leaves_others_log_room, 300)
  * disconnected (unmapped by then), a forked child's run and disconnect
  * on its parent's client (-ECHILD, nothing sent to ptod: the parent's
  * next run passes), a child forked by the orchestration function
- * submitting (-ECHILD; the parent's graph runs none of its tasks):
+ * submitting (-ECHILD; the parent's graph runs none of its tasks), a
+ * child forked by another thread during a run, whose disconnect closes
+ * its copies of the client's descriptors at once:
  * each call gets its clear error at once (none blocks, none touches
  * freed memory: the ASan run), and the client's next run passes.
  */
@@ -4548,7 +4550,8 @@ TEST_F_TIMEOUT(e2e, libpto_misuse_clear_errors, 120)
 		"ndims-7", "fifo", "kernel-no-entry", "kernel-pie",
 		"disconnect-in-run",
 		"free-after-disconnect", "fork", "fork-in-run",
-		"fork-disconnect-in-run", "after",
+		"fork-disconnect-in-run", "thread-fork-disconnect-in-run",
+		"after",
 	};
 	char name[64];
 	size_t i;

@@ -967,6 +967,69 @@ static int orch_fork_disconnect(PTO2Runtime *rt, uint64_t *args, int argc)
 	return 0;
 }
 
+/* How many descriptors this process has open, or -errno. */
+static int open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	if (!d)
+		return -errno;
+	while (readdir(d))
+		n++;
+	closedir(d);
+	/* ".", ".." and the directory's own */
+	return n - 3;
+}
+
+/*
+ * A thread other than the one in the orchestration function forks. Its
+ * child has only that thread: the run it would return through is not
+ * there, so its pto_disconnect() must act at once, closing the child's
+ * copies of the client's descriptors (it used to be deferred forever).
+ * The child exits 0 if it has fewer descriptors after the disconnect;
+ * *@arg gets child_exit(), or -errno.
+ */
+static void *fork_disconnect_thread(void *arg)
+{
+	int64_t *res = arg;
+	pid_t child;
+
+	fflush(stdout);
+	child = fork();
+	if (!child) {
+		int before = open_fds(), after;
+
+		pto_disconnect(cl);
+		after = open_fds();
+		printf("misuse thread-fork-disconnect-in-run: the child's descriptors %d before its disconnect, %d after\n",
+		       before, after);
+		fflush(stdout);
+		_exit(before > 0 && after >= 0 && after < before ? 0 : 1);
+	}
+	*res = child < 0 ? -errno : child_exit(child);
+	return NULL;
+}
+
+/* fork_disconnect_thread() in a thread of its own; args[0] its result. */
+static int orch_thread_fork_disconnect(PTO2Runtime *rt, uint64_t *args,
+				       int argc)
+{
+	int64_t res = -EINPROGRESS;
+	pthread_t t;
+	int err;
+
+	(void)rt;
+	(void)argc;
+	err = pthread_create(&t, NULL, fork_disconnect_thread, &res);
+	if (err)
+		res = -err;
+	else
+		pthread_join(t, NULL);
+	args[0] = (uint64_t)res;
+	return 0;
+}
+
 /* Case @name passes if @got is @want; prints both and the last error. */
 static int misuse_case(const char *name, int got, int want)
 {
@@ -985,7 +1048,8 @@ static int misuse_case(const char *name, int got, int want)
  * "file" that is a FIFO; pto_disconnect() from the orchestration
  * function of a client's run; the client used in a forked child, and in
  * a child forked by the orchestration function, which also disconnects
- * it there. 0 if every case passed.
+ * it there, and disconnected in a child forked by another thread during
+ * a run. 0 if every case passed.
  */
 static int run_misuse(void)
 {
@@ -1147,6 +1211,11 @@ static int run_misuse(void)
 			ret = cret;
 		failed += misuse_case("fork-disconnect-in-run", ret, 0);
 	}
+	arg = 0;
+	ret = pto_run(cl, orch_thread_fork_disconnect, &arg, 1, msg,
+		      sizeof(msg));
+	failed += misuse_case("thread-fork-disconnect-in-run",
+			      ret ? ret : (int)(int64_t)arg, 0);
 	/* the client still works */
 	failed += misuse_case("after", pto_run(cl, orch_add_scalar, NULL, 0,
 					       msg, sizeof(msg)), 0);
