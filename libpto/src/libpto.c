@@ -884,11 +884,16 @@ void stream_commit(pto_client *c, uint32_t len)
 
 /*
  * A record of the current graph: in the stream, or, for a static graph,
- * in the graph's held buffer (pto_graph_end ranks and releases it).
+ * in the graph's held buffer (pto_graph_end ranks and releases it). In a
+ * forked child neither: the graph is the parent's (-ECHILD at once).
  */
 static void *rec_reserve(pto_client *c, uint32_t len)
 {
-	return c->stat ? static_reserve(c, len) : stream_reserve(c, len);
+	if (!c->stat)
+		return stream_reserve(c, len);
+	if (graph_forked(c))
+		return NULL;
+	return static_reserve(c, len);
 }
 
 static void rec_commit(pto_client *c, uint32_t len)

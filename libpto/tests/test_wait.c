@@ -16,6 +16,8 @@
  *    it: a graph still owed its DONE ends with that status and reason,
  *    and so do the graph being built and a request sent after (which
  *    finds the connection closed before it read the CLOSING);
+ *  - for a static graph built in a forked child (the parent's): its
+ *    records are refused with -ECHILD at once, none held;
  *  - for a static graph that ptod ends while it is being written out
  *    at pto_graph_end(): it was sent, so pto_graph_end() succeeds and
  *    the wait answers ptod's status and text.
@@ -290,6 +292,36 @@ static void closing_before_request(void)
 }
 
 /*
+ * A static graph being built, its client used in a forked child (the
+ * owner page reads 0 there): a scope's record is refused with -ECHILD at
+ * once, and nothing goes into the graph's held buffer.
+ */
+static void static_in_child(void)
+{
+	static uint8_t not_owner;	/* what a child sees: the page wiped */
+	pto_client *c;
+	int peer;
+
+	c = client_new(&peer);
+	if (!c) {
+		ok(0, "a client for a static graph in a child");
+		return;
+	}
+	c->rt.c = c;
+	c->in_graph = true;
+	c->stat = true;
+	c->cur_tag = 8;
+	c->owner_page = &not_owner;
+	pto2_rt_scope_begin(&c->rt);
+	ok(c->err == -ECHILD && c->slen == 0,
+	   "a static graph's record in a forked child is refused at once, nothing held (%d, %zu bytes)",
+	   c->err, c->slen);
+	c->owner_page = NULL;
+	free(c->sbuf);
+	client_free(c, peer);
+}
+
+/*
  * Graph 3 is built, a submit of it refused here (c->err), and ended:
  * its DONE with status 0 is -EINVAL with the local message, graph 4's
  * with its own failure keeps ptod's. A message's text ends where it
@@ -464,6 +496,7 @@ int main(void)
 
 	closing_said();
 	closing_before_request();
+	static_in_child();
 	local_and_text();
 	static_ended_while_written();
 	protocol_broken("a DONE for a graph owed none", done_unowed);
