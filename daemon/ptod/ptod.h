@@ -610,6 +610,14 @@ struct ptod {
 	struct event *ev_trace;
 };
 
+/*
+ * ptod_logtext.c: @buf made fit for one line of the log, in place: every
+ * UTF-8 character kept that is well formed and printable (no control, no
+ * line or paragraph separator, no bidirectional formatting character),
+ * each byte or character of the rest shown as one '?'.
+ */
+void ptod_log_clean(char *buf);
+
 /* ptod.c */
 __attribute__((format(printf, 2, 3)))
 void ptod_log(int level, const char *fmt, ...);

@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ptod_logtext.c - what of a text ptod's log keeps, one UTF-8 character
+ * at a time (ptod_log_clean()).
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "ptod.h"
+
+/*
+ * What a log line does with the UTF-8 character at @s: n > 0, keeps its
+ * n bytes, a well-formed sequence (no overlong form, surrogate or code
+ * point past U+10FFFF) of a printable character; -n, shows its n bytes
+ * as one '?'. Not printable: the C0 controls and DEL; the C1 controls
+ * U+0080..U+009F, which a terminal may take for escapes as it does ESC;
+ * the line and paragraph separators U+2028 and U+2029; and the
+ * bidirectional formatting characters (U+061C, U+200E, U+200F,
+ * U+202A..U+202E, U+2066..U+2069), which reorder what a terminal shows.
+ * A byte that starts no well-formed sequence is -1.
+ */
+static int log_char_len(const unsigned char *s)
+{
+	unsigned char lo = 0x80, hi = 0xbf;
+	uint32_t cp;
+	int n, i;
+
+	if (s[0] < 0x80)
+		return s[0] >= 0x20 && s[0] != 0x7f ? 1 : -1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
+		n = 2;
+	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
+		n = 3;
+		if (s[0] == 0xe0)
+			lo = 0xa0;		/* not overlong */
+		else if (s[0] == 0xed)
+			hi = 0x9f;		/* not a surrogate */
+	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+		n = 4;
+		if (s[0] == 0xf0)
+			lo = 0x90;		/* not overlong */
+		else if (s[0] == 0xf4)
+			hi = 0x8f;		/* at most U+10FFFF */
+	} else {
+		return -1;
+	}
+	if (s[1] < lo || s[1] > hi)
+		return -1;
+	for (i = 2; i < n; i++)
+		if (s[i] < 0x80 || s[i] > 0xbf)
+			return -1;
+	if (n == 4)
+		return n;
+	cp = n == 2 ? (uint32_t)(s[0] & 0x1f) << 6 | (s[1] & 0x3f) :
+		      (uint32_t)(s[0] & 0x0f) << 12 |
+		      (uint32_t)(s[1] & 0x3f) << 6 | (s[2] & 0x3f);
+	if (cp <= 0x9f ||			/* C1 controls */
+	    cp == 0x061c || cp == 0x200e || cp == 0x200f ||
+	    (cp >= 0x2028 && cp <= 0x202e) ||	/* separators, embeddings */
+	    (cp >= 0x2066 && cp <= 0x2069))	/* isolates */
+		return -n;
+	return n;
+}
+
+void ptod_log_clean(char *buf)
+{
+	unsigned char *r, *w;
+	int n;
+
+	for (r = w = (unsigned char *)buf; *r; r += n) {
+		n = log_char_len(r);
+		if (n > 0) {
+			memmove(w, r, (size_t)n);
+			w += n;
+			continue;
+		}
+		n = -n;
+		*w++ = '?';
+	}
+	*w = 0;
+}
