@@ -79,6 +79,22 @@ static int send_done(int s, uint64_t tag, int status)
 	return send_done_text(s, tag, status, NULL, 0);
 }
 
+/* ptod's CLOSING, @status and @why, then the connection closed (@s). */
+static int send_closing(int s, int status, const char *why)
+{
+	struct pto_msg m;
+	int ret = 0;
+
+	memset(&m, 0, sizeof(m));
+	m.type = PTO_MSG_CLOSING;
+	m.status = status;
+	snprintf(m.text, sizeof(m.text), "%s", why);
+	if (send(s, &m, sizeof(m), 0) != (ssize_t)sizeof(m))
+		ret = -errno;
+	close(s);
+	return ret;
+}
+
 /* Graph @tag was sent: it is owed a DONE. */
 static void owe(pto_client *c, uint64_t tag)
 {
@@ -200,7 +216,6 @@ static int done_twice(int peer)
 static void closing_said(void)
 {
 	static const char why[] = "corrupt submission stream: the record at 0";
-	struct pto_msg m;
 	char msg[256];
 	pto_client *c;
 	int peer, ret;
@@ -211,13 +226,7 @@ static void closing_said(void)
 		return;
 	}
 	owe(c, 5);
-	memset(&m, 0, sizeof(m));
-	m.type = PTO_MSG_CLOSING;
-	m.status = -EPROTO;
-	memcpy(m.text, why, sizeof(why));
-	ok(send(peer, &m, sizeof(m), 0) == (ssize_t)sizeof(m),
-	   "ptod sends CLOSING");
-	close(peer);
+	ok(!send_closing(peer, -EPROTO, why), "ptod sends CLOSING");
 	/* graph 6 being built meets the closed connection first */
 	c->rt.c = c;
 	c->in_graph = true;
@@ -267,7 +276,6 @@ static const struct pto_dev_ops heap_dev_ops = {
 static void closing_before_request(void)
 {
 	static const char why[] = "too many descriptors closing for this user";
-	struct pto_msg m;
 	pto_client *c;
 	int peer, ret;
 
@@ -277,13 +285,8 @@ static void closing_before_request(void)
 		return;
 	}
 	c->dev_ops = &heap_dev_ops;
-	memset(&m, 0, sizeof(m));
-	m.type = PTO_MSG_CLOSING;
-	m.status = -EMFILE;
-	memcpy(m.text, why, sizeof(why));
-	ok(send(peer, &m, sizeof(m), 0) == (ssize_t)sizeof(m),
+	ok(!send_closing(peer, -EMFILE, why),
 	   "ptod sends CLOSING, unread, and closes the connection");
-	close(peer);
 	ret = pto_kernel_load(c, 2, PTO2_WORKER_VECTOR, KCAPS_DIR "/k_ok.so");
 	ok(ret == -EMFILE && strstr(pto_last_error(c), why) && !c->bufs,
 	   "a kernel registered after it fails with ptod's reason, its buffer freed (%d \"%s\")",
