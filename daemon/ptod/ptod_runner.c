@@ -236,20 +236,34 @@ static int graph_err(struct client *c)
 	return c->gerr ? c->gerr : pto2_rt_get_error(c->rt);
 }
 
-/* Early notice: the client's orchestration can stop submitting. */
-static void maybe_send_error(struct client *c)
+/*
+ * A message of @type that ends something: graph @tag's (0: none) with
+ * @status and @text (NULL: none), with @st when it ran (DONE).
+ */
+static void send_status(struct client *c, uint32_t type, uint64_t tag,
+			int status, const char *text,
+			const struct pto_graph_stats *st)
 {
 	struct pto_msg m;
 
+	memset(&m, 0, sizeof(m));
+	m.type = type;
+	m.status = status;
+	m.tag = tag;
+	if (st)
+		m.u.done.stats = *st;
+	snprintf(m.text, sizeof(m.text), "%s", text ? text : "");
+	ptod_send(c, &m);
+}
+
+/* Early notice: the client's orchestration can stop submitting. */
+static void maybe_send_error(struct client *c)
+{
 	if (c->err_sent || !graph_err(c))
 		return;
 	c->err_sent = true;
-	memset(&m, 0, sizeof(m));
-	m.type = PTO_MSG_ERROR;
-	m.status = graph_err(c);
-	m.tag = c->tag;
-	snprintf(m.text, sizeof(m.text), "%s", graph_msg(c));
-	ptod_send(c, &m);
+	send_status(c, PTO_MSG_ERROR, c->tag, graph_err(c), graph_msg(c),
+		    NULL);
 }
 
 /* ---- Submit ---------------------------------------------------------------------- */
@@ -789,26 +803,11 @@ static void drain_graph(struct client *c)
 	}
 }
 
-static void send_done_stats(struct client *c, int status, const char *msg,
-			    const struct pto_graph_stats *st)
-{
-	struct pto_msg m;
-
-	memset(&m, 0, sizeof(m));
-	m.type = PTO_MSG_DONE;
-	m.status = status;
-	m.tag = c->tag;
-	if (st)
-		m.u.done.stats = *st;
-	snprintf(m.text, sizeof(m.text), "%s", msg ? msg : "");
-	ptod_send(c, &m);
-}
-
 /* DONE of a graph that did not run: no statistics. */
 static void send_done(struct client *c, int status, const char *msg)
 {
 	ptod_graph_end(c, status, NULL);
-	send_done_stats(c, status, msg, NULL);
+	send_status(c, PTO_MSG_DONE, c->tag, status, msg, NULL);
 }
 
 /*
@@ -906,7 +905,7 @@ static void run_graph(struct client *c)
 		.early = st.early,
 	};
 	ptod_graph_end(c, ret, &gs);
-	send_done_stats(c, ret, msg, &gs);
+	send_status(c, PTO_MSG_DONE, c->tag, ret, msg, &gs);
 }
 
 /* A GRAPH_BEGIN says whether the graph is static and how large. */
@@ -942,13 +941,8 @@ static void outside_graph(struct client *c, const struct pto_rec *r)
  */
 static void stream_refused(struct client *c)
 {
-	struct pto_msg m;
-
-	memset(&m, 0, sizeof(m));
-	m.type = PTO_MSG_CLOSING;
-	m.status = -EPROTO;
-	snprintf(m.text, sizeof(m.text), "%s", stop_reason(c, -EPROTO));
-	ptod_send(c, &m);
+	send_status(c, PTO_MSG_CLOSING, 0, -EPROTO, stop_reason(c, -EPROTO),
+		    NULL);
 }
 
 void *ptod_runner_main(void *arg)
