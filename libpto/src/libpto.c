@@ -348,19 +348,17 @@ static int msg_recv(pto_client *c, struct pto_msg *m, bool block)
 
 /*
  * The connection failed with @ret (from msg_recv_fd() or msg_send()):
- * why, into @buf, and the status to answer. Once libpto knows why it
- * ended (ptod's CLOSING, or a message that broke the protocol), that is
- * the reason and the status of every failure after.
+ * why, as the client's last error, and the status to answer. Once libpto
+ * knows why it ended (ptod's CLOSING, or a message that broke the
+ * protocol), that is the reason and the status of every failure after.
  */
-static int conn_lost(const pto_client *c, int ret, char *buf, size_t len)
+static int conn_lost(pto_client *c, int ret)
 {
-	if (c->lost && ret != -ECHILD) {
-		snprintf(buf, len, "%s", c->lost_msg ? c->lost_msg :
-			 "lost the connection to ptod");
-		return c->lost;
-	}
-	snprintf(buf, len, "lost the connection to ptod: %s", strerror(-ret));
-	return ret;
+	if (c->lost && ret != -ECHILD)
+		return seterr(c, c->lost, "%s", c->lost_msg ? c->lost_msg :
+			      "lost the connection to ptod");
+	return seterr(c, ret, "lost the connection to ptod: %s",
+		      strerror(-ret));
 }
 
 /*
@@ -374,7 +372,6 @@ static int request_fd(pto_client *c, struct pto_msg *m, int pass_fd,
 
 	if (ret) {
 		struct pto_msg in;
-		char why[sizeof(c->errmsg)];
 
 		/* ptod may have said why it closed it: a CLOSING queued */
 		while (msg_recv(c, &in, false) > 0)
@@ -382,17 +379,12 @@ static int request_fd(pto_client *c, struct pto_msg *m, int pass_fd,
 		if (!c->lost)
 			return seterr(c, ret, "cannot talk to ptod: %s",
 				      strerror(-ret));
-		ret = conn_lost(c, ret, why, sizeof(why));
-		return seterr(c, ret, "%s", why);
+		return conn_lost(c, ret);
 	}
 	for (;;) {
 		ret = msg_recv_fd(c, m, true, got_fd);
-		if (ret < 0) {
-			char why[sizeof(c->errmsg)];
-
-			ret = conn_lost(c, ret, why, sizeof(why));
-			return seterr(c, ret, "%s", why);
-		}
+		if (ret < 0)
+			return conn_lost(c, ret);
 		if (ret == PTO_MSG_REPLY)
 			break;
 	}
@@ -863,10 +855,8 @@ void *stream_reserve(pto_client *c, uint32_t len)
 			int ret = msg_recv(c, &m, true);
 
 			if (ret < 0) {
-				char why[sizeof(c->errmsg)];
-
-				ret = conn_lost(c, ret, why, sizeof(why));
-				graph_fail(c, ret, "%s", why);
+				ret = conn_lost(c, ret);
+				graph_fail(c, ret, "%s", c->last_error);
 				return NULL;
 			}
 			/* ptod ended this graph (it failed): nobody reads on */
@@ -1119,12 +1109,10 @@ PTO_EXPORT int pto_graph_wait(pto_client *c, uint64_t tag, char *msg,
 		}
 		ret = msg_recv(c, &m, true);
 		if (ret < 0) {
-			char why[sizeof(c->errmsg)];
-
-			ret = conn_lost(c, ret, why, sizeof(why));
+			ret = conn_lost(c, ret);
 			if (msg && msglen)
-				snprintf(msg, msglen, "%s", why);
-			return seterr(c, ret, "%s", why);
+				snprintf(msg, msglen, "%s", c->last_error);
+			return ret;
 		}
 	}
 }
@@ -1437,12 +1425,8 @@ PTO_EXPORT int pto2_rt_get_error(PTO2Runtime *rt)
 	while (!c->err && !graph_forked(c)) {
 		int ret = msg_recv(c, &m, false);
 
-		if (ret < 0) {
-			char why[sizeof(c->errmsg)];
-
-			graph_fail(c, conn_lost(c, ret, why, sizeof(why)), "%s",
-				   why);
-		}
+		if (ret < 0)
+			graph_fail(c, conn_lost(c, ret), "%s", c->last_error);
 		if (ret <= 0)
 			break;
 	}
