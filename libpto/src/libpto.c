@@ -226,6 +226,21 @@ static void kblobs_gc(pto_client *c)
 }
 
 /*
+ * The graph being built was sent (it is owed a DONE): a failure found
+ * here goes with it, for its pto_graph_wait() (done_push()). At its
+ * pto_graph_end(), or when its DONE comes first.
+ */
+static void graph_local_err(pto_client *c)
+{
+	struct owed_ent *o = owed_find(c, c->cur_tag);
+
+	if (!o || !c->err || o->local)
+		return;
+	o->local = c->err;
+	o->local_msg = strdup(c->errmsg[0] ? c->errmsg : strerror(-c->err));
+}
+
+/*
  * Keep why the connection ended, @err and the reason built from @fmt,
  * for every call after (conn_lost()); the first reason stays.
  */
@@ -324,6 +339,7 @@ static int msg_recv_fd(pto_client *c, struct pto_msg *m, bool block, int *fd)
 			return msg_bad(c, "a DONE for a graph owed none");
 		/* a graph still being built that ended: its error stops it */
 		if (c->in_graph && m->tag == c->cur_tag) {
+			graph_local_err(c);
 			c->cur_done = true;
 			if (m->status && !c->err) {
 				c->err = m->status;
@@ -1013,20 +1029,6 @@ PTO_EXPORT int pto_graph_begin_ex(pto_client *c, uint32_t flags, uint64_t *tag)
 		*tag = c->cur_tag;
 	PTO_PROBE1(libpto, graph_begin, c->cur_tag);
 	return 0;
-}
-
-/*
- * The graph being ended was sent (it is owed a DONE): a failure found
- * here goes with it, for its pto_graph_wait() (done_push()).
- */
-static void graph_local_err(pto_client *c)
-{
-	struct owed_ent *o = owed_find(c, c->cur_tag);
-
-	if (!o || !c->err || o->local)
-		return;
-	o->local = c->err;
-	o->local_msg = strdup(c->errmsg[0] ? c->errmsg : strerror(-c->err));
 }
 
 PTO_EXPORT int pto_graph_end(pto_client *c)

@@ -6,7 +6,8 @@
  *    wait answers as it would have (its outcome, or -ENOENT for a graph
  *    never sent or already waited for);
  *  - for a graph in which this process refused a submit: that failure,
- *    unless ptod's DONE has one;
+ *    unless ptod's DONE has one (also when the DONE is read before
+ *    pto_graph_end());
  *  - when ptod breaks the protocol (a DONE for a graph owed none, or a
  *    second one, a status that is no errno, a message too short): -EPROTO,
  *    and the connection is shut down, so every wait after fails too,
@@ -325,6 +326,47 @@ static void static_in_child(void)
 }
 
 /*
+ * Graph 9 is being built, a submit of it refused here, and its GRAPH_END
+ * written (pto2_rt_orchestration_done()); its DONE, status 0, is read by
+ * a request before pto_graph_end(): the wait still answers the refused
+ * submit.
+ */
+static void local_done_before_end(void)
+{
+	char msg[PTO_MSG_TEXT];
+	struct pto_msg m;
+	pto_client *c;
+	int peer, ret;
+
+	c = client_new(&peer);
+	if (!c) {
+		ok(0, "a client for a DONE before pto_graph_end()");
+		return;
+	}
+	c->dev_ops = &heap_dev_ops;
+	owe(c, 9);
+	c->in_graph = true;
+	c->orch_done = true;
+	c->cur_tag = 9;
+	c->err = -EINVAL;
+	snprintf(c->errmsg, sizeof(c->errmsg), "task 1: num_params -1");
+	memset(&m, 0, sizeof(m));
+	m.type = PTO_MSG_REPLY;
+	m.status = -EBUSY;
+	ok(!send_done(peer, 9, 0) &&
+	   send(peer, &m, sizeof(m), 0) == (ssize_t)sizeof(m),
+	   "ptod sends graph 9's DONE, 0, then a reply");
+	ret = pto_kernel_load(c, 2, PTO2_WORKER_VECTOR, KCAPS_DIR "/k_ok.so");
+	ok(ret == -EBUSY && pto_graph_end(c) == 0,
+	   "a kernel's registration reads the DONE, then graph 9 ends (%d)", ret);
+	ret = pto_graph_wait(c, 9, msg, sizeof(msg));
+	ok(ret == -EINVAL && strstr(msg, "num_params -1"),
+	   "graph 9's wait answers the refused submit (got %d \"%s\")", ret,
+	   msg);
+	client_free(c, peer);
+}
+
+/*
  * Graph 3 is built, a submit of it refused here (c->err), and ended:
  * its DONE with status 0 is -EINVAL with the local message, graph 4's
  * with its own failure keeps ptod's. A message's text ends where it
@@ -500,6 +542,7 @@ int main(void)
 	closing_said();
 	closing_before_request();
 	static_in_child();
+	local_done_before_end();
 	local_and_text();
 	static_ended_while_written();
 	protocol_broken("a DONE for a graph owed none", done_unowed);
