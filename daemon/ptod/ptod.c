@@ -69,9 +69,10 @@ static int g_log_level = PTOD_LOG_INFO;
 
 /*
  * Every line of ptod's log goes through here. A message may hold text a
- * client chose (a hello's variable in the error it gets, ...): whatever
- * ptod_log_clean() does not keep becomes one '?', so that whatever it
- * holds stays on the one line that starts with "ptod: LEVEL: ", shown
+ * client chose (a hello's variable in the error it gets, ...):
+ * ptod_log_clean() shows each unprintable character, and each byte that
+ * is not well-formed UTF-8, as one '?', so that whatever it holds stays
+ * on the one line that starts with "ptod: LEVEL: ", shown
  * in the order it was written, no client can write a line that looks
  * like one of ptod's own, and none can send a terminal an escape.
  */
