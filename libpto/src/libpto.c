@@ -282,6 +282,7 @@ static int msg_bad(pto_client *c, const char *what)
 static int msg_recv_fd(pto_client *c, struct pto_msg *m, bool block, int *fd)
 {
 	struct owed_ent *o;
+	char what[48];
 	ssize_t n;
 	int got, why;
 
@@ -305,17 +306,8 @@ static int msg_recv_fd(pto_client *c, struct pto_msg *m, bool block, int *fd)
 		return (int)n;
 	if (n == 0)
 		return -ECONNRESET;
-	if (pto_msg_from_ptod(m, (size_t)n)) {
-		char what[48];
-
-		if ((size_t)n <= offsetof(struct pto_msg, text))
-			snprintf(what, sizeof(what), "a message of %zd bytes",
-				 n);
-		else
-			snprintf(what, sizeof(what), "a status of %d",
-				 m->status);
+	if (pto_msg_from_ptod(m, (size_t)n, what, sizeof(what)))
 		return msg_bad(c, what);
-	}
 	switch (m->type) {
 	case PTO_MSG_SPACE:
 		c->space = true;

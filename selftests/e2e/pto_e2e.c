@@ -3891,6 +3891,7 @@ static int raw_publish(struct raw_client *r)
 static int raw_done(struct raw_client *r, char *msg, size_t msglen)
 {
 	struct pto_msg m;
+	char why[48];
 	ssize_t n;
 
 	snprintf(msg, msglen, "no DONE: ptod hung up");
@@ -3898,10 +3899,9 @@ static int raw_done(struct raw_client *r, char *msg, size_t msglen)
 		n = recv(r->sock, &m, sizeof(m), 0);
 		if (n <= 0)
 			return n < 0 ? -errno : -ECONNRESET;
-		if (pto_msg_from_ptod(&m, (size_t)n)) {
-			snprintf(msg, msglen,
-				 "ptod broke the protocol: a message of %zd bytes",
-				 n);
+		if (pto_msg_from_ptod(&m, (size_t)n, why, sizeof(why))) {
+			snprintf(msg, msglen, "ptod broke the protocol: %s",
+				 why);
 			return -EPROTO;
 		}
 		if ((m.type == PTO_MSG_DONE && m.tag == RAW_TAG) ||

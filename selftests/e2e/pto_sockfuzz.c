@@ -255,7 +255,7 @@ static unsigned int sf_fds(struct sf_w *w, int *fds, unsigned int pct)
 static void sf_check_reply(struct sf_w *w, struct pto_msg *m, ssize_t n)
 {
 	if (n < 1 || (size_t)n > sizeof(*m) || ((const char *)m)[n - 1] != 0 ||
-	    pto_msg_from_ptod(m, (size_t)n) ||
+	    pto_msg_from_ptod(m, (size_t)n, NULL, 0) ||
 	    m->type < PTO_MSG_REPLY || m->type > PTO_MSG_PTOD_LAST)
 		SF_FAIL(w, "malformed message from ptod: %zd bytes, type %u status %d",
 			n, n >= 8 ? m->type : 0, n >= 8 ? m->status : 0);

@@ -29,6 +29,7 @@
 #include <stdalign.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include <linux/pto.h>
@@ -490,18 +491,27 @@ struct pto_msg {
  * A message of ptod's, @n bytes of it read into @m (at most sizeof(*m)):
  * 0 if it holds its header and at least the byte that ends every message
  * of ptod's, and its status is 0 or -errno; else -EPROTO, a peer that
- * breaks the protocol. The text is cut at what was read, so that it
- * never runs on into what an earlier message left in @m.
+ * breaks the protocol, and what it broke in @why if given ("a message
+ * of N bytes" or "a status of N", cut at @len bytes). The text is cut at
+ * what was read, so that it never runs on into what an earlier message
+ * left in @m.
  */
-static inline int pto_msg_from_ptod(struct pto_msg *m, size_t n)
+static inline int pto_msg_from_ptod(struct pto_msg *m, size_t n,
+				    char *why, size_t len)
 {
 	const size_t hdr = offsetof(struct pto_msg, text);
 
-	if (n < hdr + 1 || n > sizeof(*m))
+	if (n < hdr + 1 || n > sizeof(*m)) {
+		if (why)
+			snprintf(why, len, "a message of %zu bytes", n);
 		return -EPROTO;
+	}
 	m->text[n - hdr - 1] = 0;
-	if (m->status > 0 || m->status < -PTO_ERRNO_MAX)
+	if (m->status > 0 || m->status < -PTO_ERRNO_MAX) {
+		if (why)
+			snprintf(why, len, "a status of %d", (int)m->status);
 		return -EPROTO;
+	}
 	return 0;
 }
 
