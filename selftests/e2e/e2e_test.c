@@ -407,9 +407,10 @@ static int ptod_request(struct pto_msg *m, int *fd)
 	if (n > 0 && pto_msg_take_fds(&mh, &got, 1))
 		*fd = got;
 	close(s);
-	if (n < (ssize_t)offsetof(struct pto_msg, text) + 1)
-		return n < 0 ? -errno : -EPROTO;
-	m->text[sizeof(m->text) - 1] = 0;
+	if (n < 0)
+		return -errno;
+	if (pto_msg_from_ptod(m, (size_t)n, NULL, 0))
+		return -EPROTO;
 	return m->status;
 }
 

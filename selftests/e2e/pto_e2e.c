@@ -3395,9 +3395,8 @@ static long long udev_counter(const char *key)
 		n = recv(s, &m, sizeof(m), 0);
 	if (s >= 0)
 		close(s);
-	if (n < (ssize_t)offsetof(struct pto_msg, text) + 1 || m.status)
+	if (n <= 0 || pto_msg_from_ptod(&m, (size_t)n, NULL, 0) || m.status)
 		return -1;
-	m.text[sizeof(m.text) - 1] = 0;
 	for (line = m.text; line; line = strchr(line, '\n')) {
 		line += *line == '\n';
 		if (!strncmp(line, key, klen) && line[klen] == ' ')
@@ -3632,9 +3631,11 @@ static int udev_request(int s, struct pto_msg *m, int *fds, unsigned int *nfds)
 	n = recvmsg(s, &mh, MSG_CMSG_CLOEXEC);
 	if (n > 0)
 		*nfds = pto_msg_take_fds(&mh, fds, PTO_FDPASS_MAX);
-	if (n < (ssize_t)offsetof(struct pto_msg, text) + 1 ||
+	if (n < 0)
+		return -errno;
+	if (pto_msg_from_ptod(m, (size_t)n, NULL, 0) ||
 	    m->type != PTO_MSG_REPLY)
-		return n < 0 ? -errno : -EPROTO;
+		return -EPROTO;
 	return m->status;
 }
 

@@ -316,8 +316,10 @@ static int sf_udev_request(struct sf_w *w, struct pto_msg *m, int *fds,
 	n = recvmsg(w->udev, &mh, MSG_CMSG_CLOEXEC);
 	if (n > 0)
 		*nfds = pto_msg_take_fds(&mh, fds, 2);
-	if (n < (ssize_t)offsetof(struct pto_msg, text) + 1)
-		return n < 0 ? -errno : -EPROTO;
+	if (n < 0)
+		return -errno;
+	if (pto_msg_from_ptod(m, (size_t)n, NULL, 0))
+		return -EPROTO;
 	return m->status;
 }
 

@@ -82,6 +82,7 @@ static int ptod_ask(int s, uint32_t type, size_t size)
 static ssize_t ptod_recv(int s, struct pto_msg *m, int ms)
 {
 	struct pollfd pfd = { .fd = s, .events = POLLIN };
+	char why[48];
 	ssize_t n;
 	int ret;
 
@@ -99,8 +100,8 @@ static ssize_t ptod_recv(int s, struct pto_msg *m, int ms)
 			strerror(errno));
 		return -1;
 	}
-	if (n > 0 && (size_t)n < offsetof(struct pto_msg, text) + 1) {
-		fprintf(stderr, "ptoctl: short message from ptod\n");
+	if (n > 0 && pto_msg_from_ptod(m, (size_t)n, why, sizeof(why))) {
+		fprintf(stderr, "ptoctl: ptod broke the protocol: %s\n", why);
 		return -1;
 	}
 	return n;
