@@ -618,6 +618,14 @@ struct ptod {
  */
 void ptod_log_clean(char *buf);
 
+/*
+ * ptod_logtext.c: where the @len bytes at @buf, a piece of a longer text,
+ * end a line without cutting a UTF-8 character in two: @len, or less by
+ * the 1-3 bytes of a character they end in the middle of (which then
+ * start the next piece).
+ */
+size_t ptod_log_cut(const char *buf, size_t len);
+
 /* ptod.c */
 __attribute__((format(printf, 2, 3)))
 void ptod_log(int level, const char *fmt, ...);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * ptod_logtext.c - what of a text ptod's log keeps, one UTF-8 character
- * at a time (ptod_log_clean()).
+ * at a time (ptod_log_clean()), and where a text too long for one line
+ * is cut (ptod_log_cut()).
  */
 #include <stdint.h>
 #include <string.h>
@@ -78,4 +79,21 @@ void ptod_log_clean(char *buf)
 		*w++ = '?';
 	}
 	*w = 0;
+}
+
+size_t ptod_log_cut(const char *buf, size_t len)
+{
+	const unsigned char *s = (const unsigned char *)buf;
+	size_t i, n;
+
+	/* back over continuation bytes, to the byte that starts the last */
+	for (i = 1; i <= 3 && i <= len; i++) {
+		if (s[len - i] < 0x80)
+			return len;
+		if (s[len - i] >= 0xc0) {
+			n = s[len - i] >= 0xf0 ? 4 : s[len - i] >= 0xe0 ? 3 : 2;
+			return n > i ? len - i : len;
+		}
+	}
+	return len;
 }

@@ -315,6 +315,22 @@ static void sbx_err_line(struct ptod_sbx_err *e)
 	e->len = 0;
 }
 
+/*
+ * The line is as long as a line gets: log it, up to a UTF-8 character it
+ * ends in the middle of, which starts the next piece.
+ */
+static void sbx_err_piece(struct ptod_sbx_err *e)
+{
+	size_t keep = ptod_log_cut(e->line, e->len), rest = e->len - keep;
+	char tail[4];
+
+	memcpy(tail, e->line + keep, rest);
+	e->len = keep;
+	sbx_err_line(e);
+	memcpy(e->line, tail, rest);
+	e->len = rest;
+}
+
 /* The timer that ends a pause, at the start of the next second. */
 static int sbx_err_resume_at_next_second(struct ptod_sbx_err *e)
 {
@@ -403,7 +419,7 @@ static int sbx_err_read(struct ptod_sbx_err *e, bool last)
 			 */
 			e->line[e->len++] = ch ? (char)ch : '?';
 			if (e->len == sizeof(e->line))
-				sbx_err_line(e);
+				sbx_err_piece(e);
 		}
 	}
 	if (e->len)

@@ -5,7 +5,8 @@
  * well-formed sequence (overlong forms, surrogates, code points past
  * U+10FFFF, a sequence cut short, a stray continuation byte) as one '?';
  * a control, a line or paragraph separator or a bidirectional formatting
- * character as one '?' for the whole character.
+ * character as one '?' for the whole character. And where a piece of a
+ * longer text is cut (ptod_log_cut()): never inside a UTF-8 character.
  */
 #include <stdio.h>
 #include <string.h>
@@ -21,6 +22,15 @@ static void cleans(const char *what, const char *in, const char *want)
 	snprintf(buf, sizeof(buf), "%s", in);
 	ptod_log_clean(buf);
 	ok(!strcmp(buf, want), "%s: \"%s\" (want \"%s\")", what, buf, want);
+}
+
+/* @len bytes of @in end a line at @want bytes */
+static void cuts(const char *what, const char *in, size_t len, size_t want)
+{
+	size_t got = ptod_log_cut(in, len);
+
+	ok(got == want, "cut %s: at %zu of %zu (want %zu)", what, got, len,
+	   want);
 }
 
 int main(void)
@@ -51,5 +61,17 @@ int main(void)
 	cleans("their neighbours are kept", "\xd8\x9b\xe2\x80\x8d\xe2\x80\xaf\xe2\x81\xa5\xe2\x81\xaa",
 	       "\xd8\x9b\xe2\x80\x8d\xe2\x80\xaf\xe2\x81\xa5\xe2\x81\xaa");
 	cleans("empty", "", "");
+	cuts("after ASCII", "abc", 3, 3);
+	cuts("after a whole two bytes", "a\xc3\xa9", 3, 3);
+	cuts("after a whole three bytes", "a\xe2\x82\xac", 4, 4);
+	cuts("after a whole four bytes", "a\xf0\x9f\x98\x80", 5, 5);
+	cuts("one byte into two", "ab\xc3", 3, 2);
+	cuts("one byte into three", "ab\xe2\x82\xac", 3, 2);
+	cuts("two bytes into three", "ab\xe2\x82\xac", 4, 2);
+	cuts("one byte into four", "ab\xf0\x9f\x98\x80", 3, 2);
+	cuts("three bytes into four", "ab\xf0\x9f\x98\x80", 5, 2);
+	cuts("stray continuation bytes, kept", "ab\x80\x80\x80\x80", 6, 6);
+	cuts("a piece that is only a start", "\xe2\x82", 2, 0);
+	cuts("nothing", "", 0, 0);
 	return tap_done();
 }
