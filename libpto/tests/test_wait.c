@@ -393,6 +393,8 @@ static void local_and_text(void)
 	owe(c, 4);
 	c->in_graph = true;
 	c->cur_tag = 4;
+	c->err = -EINVAL;
+	snprintf(c->errmsg, sizeof(c->errmsg), "task 0: num_params -1");
 	ret = pto_graph_end(c);
 	ok(ret == 0, "graph 4 with a refused submit ends (got %d)", ret);
 	ok(!send_done(peer, 3, 0) && !send_done(peer, 4, -EFAULT),
