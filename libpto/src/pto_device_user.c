@@ -62,7 +62,8 @@ static int request(struct pto_device *d, struct pto_msg *m, int *fds,
 	*nfds = pto_msg_take_fds(&mh, fds, PTO_FDPASS_MAX);
 	if (!n)
 		return -ECONNRESET;
-	if (pto_msg_from_ptod(m, (size_t)n, NULL, 0) || m->type != PTO_MSG_REPLY) {
+	if (pto_msg_from_ptod(m, (size_t)n, NULL, 0) ||
+	    m->type != PTO_MSG_REPLY) {
 		/* out of step with ptod from now on: every request fails */
 		shutdown(d->sock, SHUT_RDWR);
 		m->text[0] = 0;

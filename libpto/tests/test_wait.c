@@ -171,7 +171,7 @@ static void protocol_broken(const char *what, const char *reason,
 	ok(!ret && !send_done(peer, 1, 0), "%s: ptod sends it, then graph 1's DONE",
 	   what);
 	ret = pto_graph_wait(c, 1, msg, sizeof(msg));
-	ok(ret == -EPROTO && strstr(msg, "connection"),
+	ok(ret == -EPROTO && strstr(msg, "connection") && strstr(msg, reason),
 	   "%s: graph 1's wait is -EPROTO (got %d \"%s\")", what, ret, msg);
 	ret = pto_graph_wait(c, 3, msg, sizeof(msg));
 	ok(ret == -EPROTO && strstr(msg, "broke the protocol") &&
@@ -367,8 +367,8 @@ static void local_done_before_end(void)
 
 /*
  * Graph 3 is built, a submit of it refused here (c->err), and ended:
- * its DONE with status 0 is -EINVAL with the local message, graph 4's
- * with its own failure keeps ptod's. A message's text ends where it
+ * its DONE with status 0 is -EINVAL with the local message; graph 4,
+ * with a refused submit too, keeps its DONE's own failure, ptod's. A message's text ends where it
  * does: graph 6's short text is not run on into graph 5's longer one.
  */
 static void local_and_text(void)

@@ -369,10 +369,12 @@ static bool got_reply(int s, int ms, int *status)
 {
 	struct pollfd pfd = { .fd = s, .events = POLLIN };
 	struct pto_msg m;
+	ssize_t n;
 
-	if (poll(&pfd, 1, ms) != 1 ||
-	    recv(s, &m, sizeof(m), MSG_DONTWAIT) <
-	    (ssize_t)offsetof(struct pto_msg, text) ||
+	if (poll(&pfd, 1, ms) != 1)
+		return false;
+	n = recv(s, &m, sizeof(m), MSG_DONTWAIT);
+	if (n <= 0 || pto_msg_from_ptod(&m, (size_t)n, NULL, 0) ||
 	    m.type != PTO_MSG_REPLY)
 		return false;
 	if (status)
@@ -404,11 +406,13 @@ static int ptod_request(struct pto_msg *m, int *fd)
 	}
 	pto_msg_want_fds(&mh, &cm);
 	n = recvmsg(s, &mh, MSG_CMSG_CLOEXEC);
-	if (n > 0 && pto_msg_take_fds(&mh, &got, 1))
+	if (n < 0)
+		got = -errno;
+	else if (pto_msg_take_fds(&mh, &got, 1))
 		*fd = got;
 	close(s);
 	if (n < 0)
-		return -errno;
+		return got;
 	if (pto_msg_from_ptod(m, (size_t)n, NULL, 0))
 		return -EPROTO;
 	return m->status;

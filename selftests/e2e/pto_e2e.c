@@ -2569,8 +2569,7 @@ static int raw_expect(int sock, struct pto_msg *m, size_t len, int pass_fd,
 	}
 	memset(&r, 0, sizeof(r));
 	n = recv(sock, &r, sizeof(r), 0);
-	r.text[sizeof(r.text) - 1] = 0;
-	if (n < (ssize_t)offsetof(struct pto_msg, text) ||
+	if (n <= 0 || pto_msg_from_ptod(&r, (size_t)n, NULL, 0) ||
 	    r.type != PTO_MSG_REPLY || r.status != want) {
 		printf("%s: FAIL: reply type %u status %d (%s), expected %d\n",
 		       what, n > 0 ? r.type : 0, n > 0 ? r.status : 0,
@@ -2744,6 +2743,7 @@ static int run_pings(long n)
 	int s = libpto_socket();
 	double t0 = now_ms(), t, worst = 0;
 	struct pto_msg m;
+	ssize_t got;
 	long i;
 
 	for (i = 0; s >= 0 && i < n; i++) {
@@ -2751,8 +2751,10 @@ static int run_pings(long n)
 		memset(&m, 0, sizeof(m));
 		m.type = PTO_MSG_PING;
 		if (send(s, &m, offsetof(struct pto_msg, text) + 1,
-			 MSG_NOSIGNAL) < 0 ||
-		    recv(s, &m, sizeof(m), 0) < (ssize_t)offsetof(struct pto_msg, text) ||
+			 MSG_NOSIGNAL) < 0)
+			break;
+		got = recv(s, &m, sizeof(m), 0);
+		if (got <= 0 || pto_msg_from_ptod(&m, (size_t)got, NULL, 0) ||
 		    m.type != PTO_MSG_REPLY || m.status)
 			break;
 		if (now_ms() - t > worst)
@@ -2904,7 +2906,10 @@ static int run_sbxchurn(long n)
 	return other ? 1 : 0;
 }
 
-/* A ping on a new raw connection: 0 and its reply in @r, or -errno. */
+/*
+ * A ping on a new raw connection: 0 and its reply in @r, or -errno
+ * (-ECONNRESET: ptod hung up; -EPROTO: its reply is malformed).
+ */
 static int raw_ping(int *sock, struct pto_msg *r)
 {
 	struct pto_msg m;
@@ -2923,8 +2928,9 @@ static int raw_ping(int *sock, struct pto_msg *r)
 	n = recv(*sock, r, sizeof(*r), 0);
 	if (n < 0)
 		return -errno;
-	r->text[sizeof(r->text) - 1] = 0;
-	return n < (ssize_t)offsetof(struct pto_msg, text) ? -ECONNRESET : 0;
+	if (!n)
+		return -ECONNRESET;
+	return pto_msg_from_ptod(r, (size_t)n, NULL, 0);
 }
 
 static int run_peer(void)

@@ -253,8 +253,9 @@ static int request(int s, struct pto_msg *m, size_t len, int fd, int ms,
 	n = recv(s, m, sizeof(*m), 0);
 	if (n < 0)
 		return -errno;
-	if (n < (ssize_t)offsetof(struct pto_msg, tag))
-		return -EPROTO;	/* 0: ptod hung up, without a reply */
+	/* 0: ptod hung up, without a reply */
+	if (!n || pto_msg_from_ptod(m, (size_t)n, NULL, 0))
+		return -EPROTO;
 	*st = m->status;
 	return 0;
 }

@@ -438,6 +438,8 @@ static int trace_stop(struct trace *t, int s)
 		return 1;
 	for (;;) {
 		len = ptod_recv(s, &m, 5000);
+		if (len == -1)
+			return 1;	/* said */
 		if (len <= 0) {
 			fprintf(stderr, "ptoctl: trace: no answer to the stop\n");
 			return 1;
@@ -460,6 +462,8 @@ static int trace_begin(int s)
 	do
 		len = ptod_recv(s, &m, 10000);
 	while (len > 0 && m.type != PTO_MSG_REPLY);
+	if (len == -1)
+		return 1;	/* said */
 	if (len <= 0) {
 		fprintf(stderr, "ptoctl: trace: %s\n",
 			len ? "no answer from ptod" : "ptod hung up");

@@ -492,9 +492,9 @@ struct pto_msg {
  * 0 if it holds its header and at least the byte that ends every message
  * of ptod's, and its status is 0 or -errno; else -EPROTO, a peer that
  * breaks the protocol, and what it broke in @why if given ("a message
- * of N bytes" or "a status of N", cut at @len bytes). The text is cut at
- * what was read, so that it never runs on into what an earlier message
- * left in @m.
+ * of N bytes" or "a status of N", in @len bytes with its NUL). The text
+ * is cut at what was read, so that it never runs on into what an earlier
+ * message left in @m.
  */
 static inline int pto_msg_from_ptod(struct pto_msg *m, size_t n,
 				    char *why, size_t len)
