@@ -10,6 +10,24 @@
 #include "ptod.h"
 
 /*
+ * The length of the UTF-8 sequence that byte @b starts: 1 (ASCII), 2 to
+ * 4, or 0 if no well-formed sequence starts with it (a continuation
+ * byte, the overlong leads 0xc0 and 0xc1, and 0xf5..0xff, past U+10FFFF).
+ */
+static size_t utf8_len(unsigned char b)
+{
+	if (b < 0x80)
+		return 1;
+	if (b >= 0xc2 && b <= 0xdf)
+		return 2;
+	if (b >= 0xe0 && b <= 0xef)
+		return 3;
+	if (b >= 0xf0 && b <= 0xf4)
+		return 4;
+	return 0;
+}
+
+/*
  * What a log line does with the UTF-8 character at @s: n > 0, keeps its
  * n bytes, a well-formed sequence (no overlong form, surrogate or code
  * point past U+10FFFF) of a printable character; -n, shows its n bytes
@@ -23,28 +41,21 @@
 static int log_char_len(const unsigned char *s)
 {
 	unsigned char lo = 0x80, hi = 0xbf;
+	int n = (int)utf8_len(s[0]), i;
 	uint32_t cp;
-	int n, i;
 
-	if (s[0] < 0x80)
+	if (n == 1)
 		return s[0] >= 0x20 && s[0] != 0x7f ? 1 : -1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
-		n = 2;
-	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
-		n = 3;
-		if (s[0] == 0xe0)
-			lo = 0xa0;		/* not overlong */
-		else if (s[0] == 0xed)
-			hi = 0x9f;		/* not a surrogate */
-	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-		n = 4;
-		if (s[0] == 0xf0)
-			lo = 0x90;		/* not overlong */
-		else if (s[0] == 0xf4)
-			hi = 0x8f;		/* at most U+10FFFF */
-	} else {
+	if (!n)
 		return -1;
-	}
+	if (s[0] == 0xe0)
+		lo = 0xa0;		/* not overlong */
+	else if (s[0] == 0xed)
+		hi = 0x9f;		/* not a surrogate */
+	else if (s[0] == 0xf0)
+		lo = 0x90;		/* not overlong */
+	else if (s[0] == 0xf4)
+		hi = 0x8f;		/* at most U+10FFFF */
 	if (s[1] < lo || s[1] > hi)
 		return -1;
 	for (i = 2; i < n; i++)
@@ -88,12 +99,11 @@ size_t ptod_log_cut(const char *buf, size_t len)
 
 	/* back over continuation bytes, to the byte that starts the last */
 	for (i = 1; i <= 3 && i <= len; i++) {
-		if (s[len - i] < 0x80)
-			return len;
-		if (s[len - i] >= 0xc0) {
-			n = s[len - i] >= 0xf0 ? 4 : s[len - i] >= 0xe0 ? 3 : 2;
-			return n > i ? len - i : len;
-		}
+		if (s[len - i] >= 0x80 && s[len - i] < 0xc0)
+			continue;
+		/* a sequence cut short starts the next piece, whole */
+		n = utf8_len(s[len - i]);
+		return n > i ? len - i : len;
 	}
 	return len;
 }

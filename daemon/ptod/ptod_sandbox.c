@@ -244,7 +244,8 @@ void ptod_sbx_ctl_close(struct ptod *d)
 
 /* ---- The sandbox's standard error ------------------------------------------------ */
 
-#define SBX_ERR_LINE	256	/* longer lines are cut in pieces this long */
+/* longer lines are cut in pieces at most this long */
+#define SBX_ERR_LINE	256
 #define SBX_ERR_RATE	50	/* lines logged per sandbox and second */
 /* bytes read per sandbox and second: as many as those lines can hold */
 #define SBX_ERR_BYTES	(SBX_ERR_RATE * SBX_ERR_LINE)

@@ -69,7 +69,10 @@ int main(void)
 	cuts("one byte into three", "ab\xe2\x82\xac", 3, 2);
 	cuts("two bytes into three", "ab\xe2\x82\xac", 4, 2);
 	cuts("one byte into four", "ab\xf0\x9f\x98\x80", 3, 2);
+	cuts("two bytes into four", "ab\xf0\x9f\x98\x80", 4, 2);
 	cuts("three bytes into four", "ab\xf0\x9f\x98\x80", 5, 2);
+	cuts("after an overlong lead, kept", "ab\xc0", 3, 3);
+	cuts("after a lead past U+10FFFF, kept", "ab\xf8\x80", 4, 4);
 	cuts("stray continuation bytes, kept", "ab\x80\x80\x80\x80", 6, 6);
 	cuts("a piece that is only a start", "\xe2\x82", 2, 0);
 	cuts("nothing", "", 0, 0);
