@@ -368,8 +368,9 @@ static void local_done_before_end(void)
 /*
  * Graph 3 is built, a submit of it refused here (c->err), and ended:
  * its DONE with status 0 is -EINVAL with the local message; graph 4,
- * with a refused submit too, keeps its DONE's own failure, ptod's. A message's text ends where it
- * does: graph 6's short text is not run on into graph 5's longer one.
+ * with a refused submit too, keeps its DONE's own failure, ptod's. A
+ * message's text ends where it does: graph 6's short text is not run on
+ * into graph 5's longer one.
  */
 static void local_and_text(void)
 {
