@@ -103,9 +103,10 @@ struct pto_client {
 	char errmsg[PTO_MSG_TEXT];
 
 	int lost;		/* why the connection ended, once known */
-	char *lost_msg;		/* (ptod's CLOSING, or a message of ptod's
-				 * that broke the protocol): -errno and the
-				 * reason as the user reads it, else 0 */
+	char lost_msg[PTO_MSG_TEXT];	/* (ptod's CLOSING, or a message
+					 * of ptod's that broke the
+					 * protocol): -errno and the reason
+					 * as the user reads it, else "" */
 	struct owed_ent *owed;	/* graphs sent whose DONE did not come,
 				 * or came and was lost */
 	size_t nowed, capowed;

@@ -244,6 +244,7 @@ static void graph_local_err(pto_client *c)
  * Keep why the connection ended, @err and the reason built from @fmt,
  * for every call after (conn_lost()); the first reason stays.
  */
+__attribute__((format(printf, 3, 4)))
 static void conn_ended(pto_client *c, int err, const char *fmt, ...)
 {
 	va_list ap;
@@ -252,8 +253,7 @@ static void conn_ended(pto_client *c, int err, const char *fmt, ...)
 		return;
 	c->lost = err;
 	va_start(ap, fmt);
-	if (vasprintf(&c->lost_msg, fmt, ap) < 0)
-		c->lost_msg = NULL;
+	vsnprintf(c->lost_msg, sizeof(c->lost_msg), fmt, ap);
 	va_end(ap);
 }
 
@@ -362,9 +362,8 @@ static int msg_recv(pto_client *c, struct pto_msg *m, bool block)
  */
 static int conn_lost(pto_client *c, int ret)
 {
-	if (c->lost && ret != -ECHILD)
-		return seterr(c, c->lost, "%s", c->lost_msg ? c->lost_msg :
-			      "lost the connection to ptod");
+	if (c->lost)
+		return seterr(c, c->lost, "%s", c->lost_msg);
 	return seterr(c, ret, "lost the connection to ptod: %s",
 		      strerror(-ret));
 }
@@ -666,7 +665,6 @@ PTO_EXPORT void pto_disconnect(pto_client *c)
 	for (i = 0; i < c->nowed; i++)
 		free(c->owed[i].local_msg);
 	free(c->owed);
-	free(c->lost_msg);
 	if (c->owner_page)
 		munmap((void *)c->owner_page, (size_t)sysconf(_SC_PAGESIZE));
 	free(c);

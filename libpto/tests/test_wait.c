@@ -141,7 +141,6 @@ static void client_free(pto_client *c, int peer)
 	for (i = 0; i < c->nowed; i++)
 		free(c->owed[i].local_msg);
 	free(c->owed);
-	free(c->lost_msg);
 	free(c->done);
 	free(c);
 }
