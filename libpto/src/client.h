@@ -127,7 +127,8 @@ struct pto_client {
 __attribute__((format(printf, 3, 4)))
 void graph_fail(pto_client *c, int err, const char *fmt, ...);
 /* Room for a record of @len bytes (PTO_REC_LEN()) in the stream:
- * blocks while the ring is full; NULL after an error. */
+ * blocks while the ring is full; NULL after an error. The caller checked
+ * that this is not a forked child (forked()). */
 void *stream_reserve(pto_client *c, uint32_t len);
 void stream_commit(pto_client *c, uint32_t len);
 

@@ -823,15 +823,14 @@ void graph_fail(pto_client *c, int err, const char *fmt, ...)
  * Room for a record of @len bytes (PTO_REC_LEN()) at the head; a PAD
  * record fills the end of the ring first if needed. Blocks while the ring
  * is full: writer_waiting = 1, full fence, recheck, then wait for
- * MSG_SPACE on the socket.
+ * MSG_SPACE on the socket. Never in a forked child: rec_reserve() checks,
+ * as do pto_graph_begin_ex() and pto_graph_end() before their records.
  */
 void *stream_reserve(pto_client *c, uint32_t len)
 {
 	struct pto_stream_hdr *sh = c->sh;
 	struct pto_msg m;
 
-	if (graph_forked(c))
-		return NULL;
 	for (;;) {
 		uint32_t off = (uint32_t)(c->head & (c->ssize - 1));
 		uint32_t to_end = c->ssize - off;
@@ -885,11 +884,9 @@ void stream_commit(pto_client *c, uint32_t len)
  */
 static void *rec_reserve(pto_client *c, uint32_t len)
 {
-	if (!c->stat)
-		return stream_reserve(c, len);
 	if (graph_forked(c))
 		return NULL;
-	return static_reserve(c, len);
+	return c->stat ? static_reserve(c, len) : stream_reserve(c, len);
 }
 
 static void rec_commit(pto_client *c, uint32_t len)
