@@ -154,19 +154,20 @@ static int image_check(const void *so, size_t len, uint64_t *caps,
 
 		if (!sh)
 			return -ENOEXEC;
+		if (sh->sh_type != SHT_DYNAMIC && sh->sh_type != SHT_DYNSYM)
+			continue;
 		/*
 		 * A linker writes one of each; more, all over the same
 		 * table, would make this check quadratic in the file's size.
 		 */
-		if ((sh->sh_type == SHT_DYNAMIC && dynamic) ||
-		    (sh->sh_type == SHT_DYNSYM && dynsym)) {
+		if (sh->sh_type == SHT_DYNAMIC ? dynamic : dynsym) {
 			*why = "more than one dynamic section or dynamic symbol table (damaged?)";
 			return -ENOEXEC;
 		}
 		if (sh->sh_type == SHT_DYNAMIC) {
 			dynamic = true;
-			pie |= is_pie(so, len, sh);
-		} else if (sh->sh_type == SHT_DYNSYM) {
+			pie = is_pie(so, len, sh);
+		} else {
 			dynsym = true;
 			ret = scan_dynsym(so, len, eh, sh, &entry, caps, why);
 			if (ret)

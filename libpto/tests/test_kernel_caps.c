@@ -94,18 +94,20 @@ static bool sane(int ret, const char *why)
 }
 
 /*
- * The kernel with DYNSYM_COPIES more section headers, each its own
- * dynamic symbol table's: checked once, each would cost a scan of the
- * whole table. Refused at the second.
+ * The kernel with SECTION_COPIES more section headers, each the header
+ * of its section of @type (its dynamic symbol table or dynamic section,
+ * @what): checked once, each would cost a scan of the whole section.
+ * Refused at the second.
  */
-#define DYNSYM_COPIES	4096
+#define SECTION_COPIES	4096
 
-static void dynsym_repeated(const unsigned char *img, size_t len)
+static void section_repeated(const unsigned char *img, size_t len,
+			     uint32_t type, const char *what)
 {
 	const Elf64_Ehdr *eh = (const void *)img;
 	size_t hdrs = (size_t)eh->e_shnum * sizeof(Elf64_Shdr);
 	size_t off = (len + 7) & ~(size_t)7, n = 0;
-	const Elf64_Shdr *dynsym = NULL;
+	const Elf64_Shdr *dup = NULL;
 	const char *why = NULL;
 	Elf64_Shdr *sh;
 	unsigned char *c;
@@ -113,25 +115,24 @@ static void dynsym_repeated(const unsigned char *img, size_t len)
 	uint32_t i;
 	int ret;
 
-	c = calloc(1, off + hdrs + DYNSYM_COPIES * sizeof(Elf64_Shdr));
+	c = calloc(1, off + hdrs + SECTION_COPIES * sizeof(Elf64_Shdr));
 	if (!c) {
-		ok(0, "no memory for a kernel of repeated symbol tables");
+		ok(0, "no memory for a kernel of repeated %s", what);
 		return;
 	}
 	memcpy(c, img, len);
 	memcpy(c + off, img + eh->e_shoff, hdrs);
 	sh = (Elf64_Shdr *)(void *)(c + off);
 	for (i = 0; i < eh->e_shnum; i++)
-		if (sh[i].sh_type == SHT_DYNSYM)
-			dynsym = &sh[i];
-	for (n = 0; dynsym && n < DYNSYM_COPIES; n++)
-		sh[eh->e_shnum + n] = *dynsym;
+		if (sh[i].sh_type == type)
+			dup = &sh[i];
+	for (n = 0; dup && n < SECTION_COPIES; n++)
+		sh[eh->e_shnum + n] = *dup;
 	((Elf64_Ehdr *)(void *)c)->e_shoff = off;
 	((Elf64_Ehdr *)(void *)c)->e_shnum = (uint16_t)(eh->e_shnum + n);
 	ret = check(c, off + hdrs + n * sizeof(Elf64_Shdr), &caps, &why);
-	ok(dynsym && ret == -ENOEXEC && why && strstr(why, "more than one"),
-	   "%zu more headers of its dynamic symbol table: \"%s\"", n,
-	   why ? why : "");
+	ok(dup && ret == -ENOEXEC && why && strstr(why, "more than one"),
+	   "%zu more headers of its %s: \"%s\"", n, what, why ? why : "");
 	free(c);
 }
 
@@ -206,7 +207,8 @@ int main(void)
 	ret = check(img, len / 2, &caps, &why);
 	ok(ret == -ENOEXEC && why && strstr(why, "truncated"),
 	   "half of the kernel: \"%s\"", why ? why : "");
-	dynsym_repeated(img, len);
+	section_repeated(img, len, SHT_DYNSYM, "dynamic symbol table");
+	section_repeated(img, len, SHT_DYNAMIC, "dynamic section");
 	dynstr_unterminated(img, len);
 
 	/* every length up to 4 KiB, then one in 61 */
