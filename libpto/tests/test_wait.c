@@ -16,7 +16,8 @@
  *  - when ptod says why it closes the connection (CLOSING), then closes
  *    it: a graph still owed its DONE ends with that status and reason,
  *    and so do the graph being built and a request sent after (which
- *    finds the connection closed before it read the CLOSING);
+ *    finds the connection closed before it read the CLOSING); a CLOSING
+ *    with neither status nor text is -ECONNRESET;
  *  - for a static graph built in a forked child (the parent's): its
  *    records are refused with -ECHILD at once, none held;
  *  - for a static graph that ptod ends while it is being written out
@@ -242,6 +243,32 @@ static void closing_said(void)
 	client_free(c, -1);
 }
 
+/*
+ * A CLOSING that says nothing (status 0, no text): a graph owed its DONE
+ * ends as with the connection reset, and says so.
+ */
+static void closing_without_reason(void)
+{
+	char msg[256];
+	pto_client *c;
+	int peer, ret;
+
+	c = client_new(&peer);
+	if (!c) {
+		ok(0, "a client for a CLOSING without a reason");
+		return;
+	}
+	owe(c, 5);
+	ok(!send_closing(peer, 0, ""), "ptod sends CLOSING, status 0, no text");
+	ret = pto_graph_wait(c, 5, msg, sizeof(msg));
+	ok(ret == -ECONNRESET &&
+	   strstr(msg, "ptod closed the connection: ") &&
+	   strstr(msg, strerror(ECONNRESET)),
+	   "graph 5 ends with -ECONNRESET, ptod closed it (%d \"%s\")", ret,
+	   msg);
+	client_free(c, -1);
+}
+
 /* A device whose GM is the heap: enough for a kernel's buffer. */
 static int heap_gm_alloc(struct pto_device *d, size_t len,
 			 struct pto_dev_buf *out)
@@ -319,7 +346,7 @@ static void static_in_child(void)
 	   "a static graph's record in a forked child is refused at once, nothing held (%d, %zu bytes)",
 	   c->err, c->slen);
 	c->owner_page = NULL;
-	free(c->sbuf);
+	static_free(c);
 	client_free(c, peer);
 }
 
@@ -541,6 +568,7 @@ int main(void)
 	client_free(c, -1);
 
 	closing_said();
+	closing_without_reason();
 	closing_before_request();
 	static_in_child();
 	local_done_before_end();
