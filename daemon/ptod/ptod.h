@@ -621,9 +621,9 @@ void ptod_log_clean(char *buf);
 /*
  * ptod_logtext.c: where the @len bytes at @buf, a piece of a longer text,
  * end a line without cutting a UTF-8 character in two: @len, or less by
- * the 1-3 bytes of a well-formed sequence's start they end with (which
- * then start the next piece). A byte that starts no sequence is no
- * reason to move a cut.
+ * the 1-3 bytes they end with that are a lead byte (0xc2..0xf4) and
+ * fewer continuation bytes than it calls for (which then start the next
+ * piece). A byte that is no lead byte is no reason to move a cut.
  */
 size_t ptod_log_cut(const char *buf, size_t len);
 

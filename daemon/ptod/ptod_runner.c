@@ -955,6 +955,10 @@ void *ptod_runner_main(void *arg)
 		bool stopped = atomic_load(&c->stop_err);
 		struct pto_rec *r = stream_next(c);
 
+		/*
+		 * only stream_next() sets -EPROTO; set before this call, a
+		 * graph's DONE already said why
+		 */
 		if (!r) {
 			if (!stopped && atomic_load(&c->stop_err) == -EPROTO)
 				stream_refused(c);
