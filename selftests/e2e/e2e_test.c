@@ -2719,6 +2719,51 @@ static void forged_lines(int *bare, int *marked)
 }
 
 /*
+ * The pieces of the kernel's long line (hostile.h) in ptod's log from
+ * offset @from, each after "client N: sandbox M: ": the first, the whole
+ * text up to its byte 255, in *@first; the second, starting with the
+ * UTF-8 letter that was across the cut, in *@second; any other line with
+ * a piece's text (a byte of the letter on either side, as '?'), in
+ * *@torn.
+ */
+static void long_pieces(off_t from, int *first, int *second, int *torn)
+{
+	size_t head = strlen(PTO_HOSTILE_LONG);
+	FILE *f = fopen(E->log, "re");
+	char line[1024], *p, *q;
+
+	*first = *second = *torn = 0;
+	if (f && fseeko(f, from, SEEK_SET)) {
+		fclose(f);
+		f = NULL;
+	}
+	while (f && fgets(line, sizeof(line), f)) {
+		if (!strstr(line, PTO_HOSTILE_LONG) &&
+		    !strstr(line, "is where it was cut"))
+			continue;
+		p = strstr(line, ": sandbox ");
+		q = p ? p + strlen(": sandbox ") : NULL;
+		if (q)
+			q += strspn(q, "0123456789");
+		if (!q || strncmp(q, ": ", 2)) {
+			(*torn)++;
+			continue;
+		}
+		q += 2;
+		if (!strncmp(q, PTO_HOSTILE_LONG, head) &&
+		    strspn(q + head, "x") == PTO_HOSTILE_LONG_CUT - head &&
+		    !strcmp(q + PTO_HOSTILE_LONG_CUT, "\n"))
+			(*first)++;
+		else if (!strcmp(q, PTO_HOSTILE_LONG_END "\n"))
+			(*second)++;
+		else
+			(*torn)++;
+	}
+	if (f)
+		fclose(f);
+}
+
+/*
  * What else a nobody client's kernel finds in its sandbox: the process is
  * not dumpable (/proc/self/mem is root's, so another process of the same
  * uid, another client's sandbox, cannot open the sandbox's),
@@ -2728,17 +2773,21 @@ static void forged_lines(int *bare, int *marked)
  * ptod's, which the client may not reach by path). The line it writes
  * to its standard error, one that looks like ptod's own, is in ptod's log
  * only after the sandbox's name, the escapes and the characters that
- * reorder or break a line that follow it as '?'.
+ * reorder or break a line that follow it as '?'. Its longer line is
+ * logged in two pieces, cut before the UTF-8 letter across its byte 256,
+ * not inside it.
  */
 TEST_F_TIMEOUT(e2e, sandbox_kernel_confined, 150)
 {
-	int bare = 0, marked = 0, i;
+	int bare = 0, marked = 0, first = 0, second = 0, torn = 0, i;
 	struct hostile2 h2;
 	struct hostile h;
 	struct proc p;
+	off_t from;
 
 	if (E->user)
 		SKIP(return, SANDBOX_ON_USER_DEVICE);
+	from = file_size(E->log);
 	run_hostile2(_metadata, &p, &h, &h2);
 	note("/proc/self/mem uid %d; stdin null %d, stdout null %d; environ %d bytes; oom_score_adj %d; cwd / %d",
 	     h2.procuid, h2.in, h2.out, h2.env, h2.oom, h2.cwdroot);
@@ -2761,6 +2810,18 @@ TEST_F_TIMEOUT(e2e, sandbox_kernel_confined, 150)
 	     marked, bare);
 	EXPECT_LT(0, marked);
 	EXPECT_EQ(0, bare);
+	/* the long line after it, in two pieces */
+	for (i = 0; i < 50; i++) {
+		long_pieces(from, &first, &second, &torn);
+		if (first && second)
+			break;
+		usleep(100000);
+	}
+	note("the kernel's long line: first piece %d, second %d, torn %d",
+	     first, second, torn);
+	EXPECT_EQ(1, first);
+	EXPECT_EQ(1, second);
+	EXPECT_EQ(0, torn);
 	if (h2.forkpid > 0)
 		kill(h2.forkpid, SIGKILL);
 	proc_free(&p);

@@ -108,6 +108,15 @@
 #define PTO_HOSTILE_ESC		"\xc2\x9b" "31m" "\x9b" "32m" \
 				"\xe2\x80\xae" "\xe2\x80\xa8" " caf\xc3\xa9"
 #define PTO_HOSTILE_ESC_LOGGED	"?31m?32m?? caf\xc3\xa9"
+/*
+ * Then a line longer than ptod logs at once (its pieces are at most 256
+ * bytes): PTO_HOSTILE_LONG, 'x' up to byte 255, a two-byte UTF-8
+ * letter across bytes 256 and 257, then PTO_HOSTILE_LONG_END; ptod's
+ * second piece must start with the whole letter.
+ */
+#define PTO_HOSTILE_LONG	"a line a kernel wrote, longer than a piece: "
+#define PTO_HOSTILE_LONG_CUT	255
+#define PTO_HOSTILE_LONG_END	"\xc3\xa9 is where it was cut"
 
 struct pto_hostile_rec {
 	int32_t done;

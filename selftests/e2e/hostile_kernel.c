@@ -200,6 +200,21 @@ static void try_threads(struct pto_hostile_rec *r)
 		pthread_join(t[i], NULL);
 }
 
+/* The line longer than a piece of ptod's log (hostile.h). */
+static void long_line(void)
+{
+	char line[PTO_HOSTILE_LONG_CUT + sizeof(PTO_HOSTILE_LONG_END "\n")];
+	size_t n = strlen(PTO_HOSTILE_LONG);
+	ssize_t wrote;
+
+	memcpy(line, PTO_HOSTILE_LONG, n);
+	memset(line + n, 'x', PTO_HOSTILE_LONG_CUT - n);
+	memcpy(line + PTO_HOSTILE_LONG_CUT, PTO_HOSTILE_LONG_END "\n",
+	       sizeof(PTO_HOSTILE_LONG_END "\n") - 1);
+	wrote = write(2, line, sizeof(line) - 1);
+	(void)wrote;
+}
+
 /*
  * Newlines to standard error, as fast as the pipe takes them (ptod made
  * it non-blocking), for PTO_HOSTILE_FLOOD_MS or PTO_HOSTILE_FLOOD_MIB:
@@ -367,6 +382,7 @@ int pto_kernel_entry(const struct pto_kernel_ctx *ctx, const uint64_t *args,
 	wrote = write(2, PTO_HOSTILE_FORGED PTO_HOSTILE_ESC "\n",
 		      sizeof(PTO_HOSTILE_FORGED PTO_HOSTILE_ESC "\n") - 1);
 	(void)wrote;
+	long_line();
 	__atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
 	if (args[2]) {
 		/* another buffer, where the executor would map it */
