@@ -851,8 +851,9 @@ struct pto_gm_quota {
  * @PTO_A_DEV_GM_FREE: u64, GM bytes not allocated.
  * @PTO_A_DEV_CAPS: u64, PTO_CAP_* bits of the profile.
  * @PTO_A_DEV_SYS_CNT_FREQ: u64, system counter frequency in Hz.
- * @PTO_A_DEV_AICPU_PID: u32, process holding the AICPU role, as the
- *	requester's pid namespace sees it; 0 if none or not seen there.
+ * @PTO_A_DEV_AICPU_PID: u32, the process that opened the file holding
+ *	the AICPU role, as the requester's pid namespace sees it; 0 if
+ *	none or not seen there.
  * @PTO_A_DEV_COUNTERS: nest of enum pto_counters_attrs.
  * @PTO_A_DEV_CFG_SEQ: u32, CFG_SEQ of the HWS block (struct pto_regs_hws).
  * @PTO_A_DEV_HWS: nest of enum pto_hws_attrs.
