@@ -1594,12 +1594,43 @@ static void eligible_update(struct hws *h, uint32_t e)
 		h->eligible &= ~BIT(e);
 }
 
+/*
+ * Whether a kernel of @tn SIPs a block (shape group @g) may ever be
+ * placed on @allowed: an aligned group there at all, and @blocks of them
+ * for a cooperative kernel (all its blocks at once).
+ */
+static bool shape_fits(const hws_mask *allowed, uint32_t tn, uint32_t g,
+		       bool coop, uint32_t blocks, uint32_t n)
+{
+	uint32_t groups;
+	hws_mask s;
+
+	group_starts(allowed, tn, g, n, &s);
+	groups = m_weight(&s, n);
+	return groups && (!coop || groups >= blocks);
+}
+
+uint32_t hws_stranded(const struct hws *h, uint64_t cookies[HWS_RS_SIZE])
+{
+	uint32_t occ = h->occupied, e, n = 0;
+	const struct hws_entry *k;
+
+	for (; occ; occ &= occ - 1) {
+		e = ctz64(occ);
+		k = &h->rs[e];
+		if (!shape_fits(&h->allowed[e], k->thread_num, k->group,
+				k->flags & HWS_E_COOP, k->block_num, h->words))
+			cookies[n++] = k->cookie;
+	}
+	return n;
+}
+
 int hws_add(struct hws *h, const struct hws_kernel *k, uint64_t now)
 {
-	uint32_t tn = k->thread_num, e, i, old, n = h->words, groups;
+	uint32_t tn = k->thread_num, e, i, old, n = h->words;
 	struct hws_entry *x;
 	struct hws_dag *d;
-	hws_mask allowed, s;
+	hws_mask allowed;
 
 	(void)now;
 	if (k->dag >= HWS_MAX_DAGS || !h->dag[k->dag].open ||
@@ -1609,9 +1640,8 @@ int hws_add(struct hws *h, const struct hws_kernel *k, uint64_t now)
 	for (i = 0; i < HWS_MASK_WORDS; i++)
 		allowed.w[i] = k->affinity.w[i] & h->layout.present.w[i] &
 			       h->cfg.usage[k->ctx][shape_class[tn]].w[i];
-	group_starts(&allowed, tn, shape_group[tn], n, &s);
-	groups = m_weight(&s, n);
-	if (!groups || (k->coop && groups < k->block_num))
+	if (!shape_fits(&allowed, tn, shape_group[tn], k->coop, k->block_num,
+			n))
 		return -EINVAL;
 	if (find_cookie(h, k->cookie) >= 0)
 		return -EEXIST;

@@ -481,6 +481,15 @@ int hws_dag_close(struct hws *h, uint32_t dag);
  * groups, a DAG slot not open, a context out of range, block_num 0).
  */
 int hws_add(struct hws *h, const struct hws_kernel *k, uint64_t now);
+/*
+ * The kernels in the RS that the present configuration leaves no place
+ * for (the test of hws_add(), on their affinity and the usage masks now
+ * in force): a changed usage mask can strand a kernel that was added
+ * before it, which no decision will launch. Their cookies go to
+ * @cookies; how many. The caller takes them out (hws_remove()) and says
+ * why to their owner.
+ */
+uint32_t hws_stranded(const struct hws *h, uint64_t cookies[HWS_RS_SIZE]);
 /* The firmware allows more blocks of @cookie (block_trigger_cnt). */
 int hws_set_trigger(struct hws *h, uint64_t cookie, uint16_t trigger_cnt);
 /* Take a kernel out of the RS unlaunched (its run was aborted): its

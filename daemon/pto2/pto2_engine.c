@@ -208,13 +208,35 @@ void pto2_engine_config_default(struct pto2_engine_config *cfg)
 	cfg->yield_polls = PTO2_ENGINE_YIELD_POLLS;
 }
 
-/* The HWS took a configuration (engine lock held). */
+/* Task @id's kernel has no place on the device: its run fails. */
+static void unplaceable(PTO2Runtime *rt, int32_t id, int err)
+{
+	PTO2TaskDescriptor *d = task_desc(rt, id);
+
+	pto2_rt_fail(rt, err,
+		     "kernel %d (task %d): %u block(s) of %u thread(s) cannot be placed on this device's cores (shape, cluster, affinity or usage masks)",
+		     d->kernel_id, id, d->block_num, d->thread_num);
+}
+
+/*
+ * The HWS took a configuration (engine lock held). A kernel in the
+ * station that its usage masks now leave no place fails its run, as it
+ * would have had it arrived after the change (live_rt() then takes the
+ * run's kernels out): no decision would ever launch it.
+ */
 static void hws_configured(struct pto2_engine *e)
 {
+	uint64_t stranded[HWS_RS_SIZE];
+	uint32_t n, i;
+
 	atomic_store_explicit(&e->pre_reports,
 			      e->hws.cfg.early_launch &&
 			      e->hws.cfg.early_mode == HWS_EARLY_SIP_REPORT,
 			      memory_order_relaxed);
+	n = hws_stranded(&e->hws, stranded);
+	for (i = 0; i < n; i++)
+		unplaceable(e->rts[cookie_slot(stranded[i])],
+			    cookie_task(stranded[i]), -EINVAL);
 }
 
 int pto2_engine_configure(struct pto2_engine *e, const struct hws_config *c,
@@ -645,9 +667,7 @@ static int admit_one(struct pto2_engine *e, PTO2Runtime *rt, int32_t id,
 			      memory_order_relaxed);
 	ret = hws_add(&e->hws, &k, now);
 	if (ret) {
-		pto2_rt_fail(rt, ret,
-			     "kernel %d (task %d): %u block(s) of %u thread(s) cannot be placed on this device's cores (shape, cluster, affinity or usage masks)",
-			     d->kernel_id, id, d->block_num, d->thread_num);
+		unplaceable(rt, id, ret);
 		return ret;
 	}
 	e->rs[e->rs_n++] = k.cookie;

@@ -1052,6 +1052,59 @@ static void t_follow_regs(void)
 	env_close(&e);
 }
 
+#define STRAND_TASKS	6
+#define STRAND_NAP_US	200000
+
+/*
+ * A usage mask that changes under kernels waiting in the ready station:
+ * STRAND_TASKS tasks bound to AIV 0, the first holding it for
+ * STRAND_NAP_US; then context 0's one-thread kernels may use AIV 1-3
+ * only, which leaves the waiting ones no core. Their run fails with the
+ * error of a kernel that arrives after the change (no decision would
+ * ever launch them, and the run would wait for ever); the next run goes
+ * by the new mask.
+ */
+static void t_mask_strands(void)
+{
+	uint64_t dev, args[4], used = 0;
+	struct pto_hws_cfg r;
+	int64_t *slot;
+	struct env e;
+	int ret, i;
+
+	if (engine_env(&e, "mask strands"))
+		return;
+	regs_mask(&r, 0x3c);			/* the four AIV */
+	regs_write(e.sd, &r, true);
+	dev = gm(EACH_TASKS * sizeof(struct where));
+	slot = host(dev);
+	memset(slot, 0, STRAND_TASKS * 8);
+	args[0] = dev;
+	args[1] = STRAND_TASKS;
+	args[2] = 2;				/* AIV 0 */
+	args[3] = STRAND_NAP_US;
+	ret = pto2_runtime_launch(e.rt, orch_pinned_naps, args, 4);
+	if (!ret) {
+		for (i = 0; i < 1000 && reg_load_acquire(&pto_regs_core(e.sd->dev.regs, 2)->data_main_base) ==
+			    PTO_DMB_IDLE; i++)
+			pto_sleep_ns(1000000);
+		pto_sleep_ns(20000000);
+		regs_mask(&r, 0x38);		/* AIV 1, 2, 3 */
+		regs_write(e.sd, &r, true);
+		ret = pto2_runtime_wait(e.rt, 10ULL * 1000000000ULL);
+	}
+	ok(ret == -EINVAL &&
+	   strstr(pto2_rt_get_error_msg(e.rt), "cannot be placed") &&
+	   slot[1] == 0,
+	   "a usage mask that leaves waiting kernels no core fails their run (%d: %s; the second task ran %" PRId64 " times)",
+	   ret, pto2_rt_get_error_msg(e.rt), slot[1]);
+	if (ret != -ETIMEDOUT)
+		used = cores_used(&e, dev);
+	ok(used && !(used & ~0x38ULL),
+	   "the next run goes by the new mask: cores 0x%" PRIx64, used);
+	env_close(&e);
+}
+
 #define EARLY_TASKS	48
 
 /*
@@ -1814,6 +1867,7 @@ int main(void)
 	t_shared_engine();
 	t_station_shared();
 	t_follow_regs();
+	t_mask_strands();
 	t_early_launch();
 	t_status_idle();
 	t_record();

@@ -5,6 +5,7 @@
  * checker afterwards; the last test line says whether it ever complained.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -1081,6 +1082,57 @@ static void test_usage_masks(void)
 	(void)hi;
 }
 
+/* The cookies hws_stranded() gives, as a bit mask (cookies 1..63). */
+static uint64_t stranded(void)
+{
+	uint64_t c[HWS_RS_SIZE], m = 0;
+	uint32_t n = hws_stranded(&H, c), i;
+
+	for (i = 0; i < n; i++)
+		m |= 1ULL << c[i];
+	return m;
+}
+
+/*
+ * Kernels in the RS that a changed usage mask leaves no place: a
+ * one-SIP kernel whose mask is emptied, then a cooperative one whose mask
+ * keeps fewer aligned groups than its blocks; not a kernel that still
+ * has enough, nor one of another context.
+ */
+static void test_stranded(void)
+{
+	hws_mask none = { { 0 } };
+	struct hws_kernel k;
+	uint64_t before, one, both;
+	int ret;
+
+	init_uniform(16, 4);
+	hws_dag_open(&H, 0, 0, true);
+	k = kern(1, 0, 1, 4, 10, 100);
+	k.ctx = 1;
+	ret = hws_add(&H, &k, 0);
+	k = kern(2, 0, 2, 2, 10, 100);
+	k.ctx = 1;
+	k.coop = true;
+	ret |= hws_add(&H, &k, 0);
+	ret |= add(3, 0, 1, 1, 10, 100);
+	before = stranded();
+	C.usage[1][PTO_HWS_USAGE_1SIP] = none;
+	C.usage[1][PTO_HWS_USAGE_2SIP] = range(0, 3);
+	reconf();
+	one = stranded();
+	C.usage[1][PTO_HWS_USAGE_2SIP] = range(0, 2);
+	reconf();
+	both = stranded();
+	ok(!ret && !before && one == 0x2 && both == 0x6,
+	   "stranded by a mask change: none before (0x%" PRIx64 "), the emptied 1-SIP one (0x%" PRIx64 "), then the cooperative one left one group for two blocks (0x%" PRIx64 ")",
+	   before, one, both);
+	hws_remove(&H, 1);
+	hws_remove(&H, 2);
+	ok(dec_all(0) == 1 && !stranded(),
+	   "the other context's kernel still launches; nothing stranded is left");
+}
+
 static void test_affinity(void)
 {
 	struct hws_kernel k;
@@ -1702,6 +1754,7 @@ int main(void)
 	test_promote_top1_skipped();
 	test_rsvd_first();
 	test_usage_masks();
+	test_stranded();
 	test_affinity();
 	test_early_report();
 	test_early_predict();
