@@ -431,7 +431,7 @@ static void on_exec_ready(evutil_socket_t fd, short what, void *arg)
 static int spawn_executor(struct ptod *d)
 {
 	char fdarg[16], spins[16], ctlarg[16];
-	int pfd[2], ctl;
+	int pfd[2], ctl, err;
 	uint32_t i;
 	pid_t pid;
 
@@ -474,7 +474,9 @@ static int spawn_executor(struct ptod *d)
 		execl(d->aicore_path, "pto-aicore", d->exec_opt, d->exec_arg,
 		      "-r", fdarg, "-s", spins, "-C", ctlarg,
 		      d->verbose ? "-v" : (char *)NULL, (char *)NULL);
-		fprintf(stderr, "ptod: exec %s: %m\n", d->aicore_path);
+		err = errno;
+		if (write(2, "ptod: cannot exec ", 18) == 18)
+			ptod_child_warn(d->aicore_path, err);
 		_exit(127);
 	}
 	close(pfd[1]);

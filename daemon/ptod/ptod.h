@@ -798,6 +798,13 @@ bool ptod_sbx_reaped(struct ptod *d, pid_t pid, int status);
  * finished reaping it (any thread; it is not reaped here).
  */
 bool ptod_sbx_exited(pid_t pid);
+/*
+ * "@what (errno @err)" on standard error with async-signal-safe calls
+ * only, for a child of fork() (ptod has threads: stdio's lock may be
+ * held by one that the child does not have). A sandbox's standard error
+ * is the pipe ptod logs after the sandbox's name; pto-aicore's is ptod's.
+ */
+void ptod_child_warn(const char *what, int err);
 /* A sandbox's memory: its RLIMIT_DATA, bytes (-M and the worker stacks). */
 uint64_t ptod_sbx_mem_limit(const struct ptod *d);
 

@@ -497,18 +497,13 @@ static int sbx_err_open(struct client *c, int *w)
 /* The sandbox's environment: pto-sandbox reads none, and ptod's is ptod's. */
 static char *const sbx_envp[] = { NULL };
 
-/*
- * "@what (errno @err)" on the sandbox's standard error, which ptod logs
- * after the sandbox's name, with async-signal-safe calls only
- * (sbx_child()).
- */
-static void sbx_child_warn(const char *what, int err)
+void ptod_child_warn(const char *what, int err)
 {
 	char num[32], *p = ptod_utoa(num + sizeof(num) - 3,
 				     err > 0 ? (uint64_t)err : 0);
 
 	memcpy(num + sizeof(num) - 3, ")\n", 2);
-	memcpy(p -= 7, " (errno", 7);
+	memcpy(p -= 8, " (errno ", 8);
 	if (write(2, what, strlen(what)) < 0 ||
 	    write(2, p, (size_t)(num + sizeof(num) - 1 - p)) < 0)
 		return;		/* nowhere to say it */
@@ -526,7 +521,7 @@ static void sbx_child_oom(void)
 	int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
 
 	if (fd < 0 || write(fd, adj, sizeof(adj) - 1) != sizeof(adj) - 1)
-		sbx_child_warn("cannot set oom_score_adj to 1000", errno);
+		ptod_child_warn("cannot set oom_score_adj to 1000", errno);
 	if (fd >= 0)
 		close(fd);
 }
@@ -575,7 +570,7 @@ static void sbx_child(const struct client *c, int errw, char *const argv[])
 					   ptod_sbx_cg_pids(c->d));
 
 		if (err) {
-			sbx_child_warn("cannot join its memory cgroup", -err);
+			ptod_child_warn("cannot join its memory cgroup", -err);
 			_exit(126);
 		}
 	}
@@ -629,7 +624,7 @@ static void sbx_child(const struct client *c, int errw, char *const argv[])
 		_exit(126);
 	execve(argv[0], argv, sbx_envp);
 	/* EAGAIN: the user had -P tasks already when it became ours */
-	sbx_child_warn("cannot exec pto-sandbox", errno);
+	ptod_child_warn("cannot exec pto-sandbox", errno);
 	_exit(127);
 }
 
