@@ -103,8 +103,12 @@ static void owe(pto_client *c, uint64_t tag)
 	c->owed[c->nowed++] = (struct owed_ent){ .tag = tag };
 }
 
-/* A client on one end of a socket pair, the other in *@peer; NULL if none. */
-static pto_client *client_new(int *peer)
+/*
+ * A client on one end of a socket pair, the other in *@peer; NULL if
+ * none, and then a failed test point "@what: set up" unless @what is
+ * NULL.
+ */
+static pto_client *client_new(int *peer, const char *what)
 {
 	pto_client *c = calloc(1, sizeof(*c));
 	int sv[2];
@@ -112,7 +116,8 @@ static pto_client *client_new(int *peer)
 	if (!c || socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv)) {
 		tap_diag("cannot set up: %s", strerror(errno));
 		free(c);
-		return NULL;
+		c = NULL;
+		goto out;
 	}
 	c->sock = sv[0];
 	*peer = sv[1];
@@ -124,8 +129,11 @@ static pto_client *client_new(int *peer)
 		close(sv[0]);
 		close(sv[1]);
 		free(c);
-		return NULL;
+		c = NULL;
 	}
+out:
+	if (!c && what)
+		ok(false, "%s: set up", what);
 	return c;
 }
 
@@ -159,11 +167,9 @@ static void protocol_broken(const char *what, const char *reason,
 	pto_client *c;
 	int peer, ret;
 
-	c = client_new(&peer);
-	if (!c) {
-		ok(false, "%s: set up", what);
+	c = client_new(&peer, what);
+	if (!c)
 		return;
-	}
 	owe(c, 1);
 	owe(c, 2);
 	owe(c, 3);
@@ -220,11 +226,9 @@ static void closing_said(void)
 	pto_client *c;
 	int peer, ret;
 
-	c = client_new(&peer);
-	if (!c) {
-		ok(0, "a client for CLOSING");
+	c = client_new(&peer, "CLOSING");
+	if (!c)
 		return;
-	}
 	owe(c, 5);
 	ok(!send_closing(peer, -EPROTO, why), "ptod sends CLOSING");
 	/* graph 6 being built meets the closed connection first */
@@ -253,11 +257,9 @@ static void closing_without_reason(void)
 	pto_client *c;
 	int peer, ret;
 
-	c = client_new(&peer);
-	if (!c) {
-		ok(0, "a client for a CLOSING without a reason");
+	c = client_new(&peer, "a CLOSING without a reason");
+	if (!c)
 		return;
-	}
 	owe(c, 5);
 	ok(!send_closing(peer, 0, ""), "ptod sends CLOSING, status 0, no text");
 	ret = pto_graph_wait(c, 5, msg, sizeof(msg));
@@ -305,11 +307,9 @@ static void closing_before_request(void)
 	pto_client *c;
 	int peer, ret;
 
-	c = client_new(&peer);
-	if (!c) {
-		ok(0, "a client for CLOSING before a request");
+	c = client_new(&peer, "CLOSING before a request");
+	if (!c)
 		return;
-	}
 	c->dev_ops = &heap_dev_ops;
 	ok(!send_closing(peer, -EMFILE, why),
 	   "ptod sends CLOSING, unread, and closes the connection");
@@ -331,11 +331,9 @@ static void static_in_child(void)
 	pto_client *c;
 	int peer;
 
-	c = client_new(&peer);
-	if (!c) {
-		ok(0, "a client for a static graph in a child");
+	c = client_new(&peer, "a static graph in a child");
+	if (!c)
 		return;
-	}
 	c->rt.c = c;
 	c->in_graph = true;
 	c->stat = true;
@@ -363,11 +361,9 @@ static void local_done_before_end(void)
 	pto_client *c;
 	int peer, ret;
 
-	c = client_new(&peer);
-	if (!c) {
-		ok(0, "a client for a DONE before pto_graph_end()");
+	c = client_new(&peer, "a DONE before pto_graph_end()");
+	if (!c)
 		return;
-	}
 	c->dev_ops = &heap_dev_ops;
 	owe(c, 9);
 	c->in_graph = true;
@@ -404,11 +400,9 @@ static void local_and_text(void)
 	pto_client *c;
 	int peer, ret;
 
-	c = client_new(&peer);
-	if (!c) {
-		ok(false, "local failures: set up");
+	c = client_new(&peer, "local failures");
+	if (!c)
 		return;
-	}
 	owe(c, 3);
 	c->in_graph = true;
 	c->orch_done = true;	/* GRAPH_END written: no stream here */
@@ -462,13 +456,13 @@ static void static_ended_while_written(void)
 	pto_client *c;
 	int peer, ret, i;
 
-	c = client_new(&peer);
-	if (c)
-		c->sh = aligned_alloc(64, sizeof(*c->sh) + ssize);
-	if (!c || !c->sh) {
+	c = client_new(&peer, "a static graph ended while written");
+	if (!c)
+		return;
+	c->sh = aligned_alloc(64, sizeof(*c->sh) + ssize);
+	if (!c->sh) {
 		ok(false, "a static graph ended while written: set up");
-		if (c)
-			client_free(c, peer);
+		client_free(c, peer);
 		return;
 	}
 	memset(c->sh, 0, sizeof(*c->sh) + ssize);
@@ -514,7 +508,7 @@ int main(void)
 
 	/* a wait that blocks for good (a DONE not read as it should be) */
 	alarm(60);
-	c = client_new(&peer);
+	c = client_new(&peer, NULL);
 	if (!c)
 		return 1;
 	/* graphs 1, 2, 3 sent; no room yet to keep any DONE */
