@@ -461,6 +461,7 @@ static int spawn_executor(struct ptod *d)
 		return -errno;
 	}
 	if (pid == 0) {
+		static const char cannot[] = "ptod: cannot exec ";
 		sigset_t none;
 
 		sigemptyset(&none);
@@ -475,7 +476,8 @@ static int spawn_executor(struct ptod *d)
 		      "-r", fdarg, "-s", spins, "-C", ctlarg,
 		      d->verbose ? "-v" : (char *)NULL, (char *)NULL);
 		err = errno;
-		if (write(2, "ptod: cannot exec ", 18) == 18)
+		if (write(2, cannot, sizeof(cannot) - 1) ==
+		    sizeof(cannot) - 1)
 			ptod_child_warn(d->aicore_path, err);
 		_exit(127);
 	}
