@@ -50,8 +50,26 @@ const char *pto2_rt_get_error_msg(PTO2Runtime *rt)
 	return rt->errmsg;
 }
 
+void pto2_rt_aborted(PTO2Runtime *rt, int err)
+{
+	pto2_rt_fail(rt, err, "run aborted (%d)", err);
+}
+
 void pto2_runtime_abort(PTO2Runtime *rt, int err)
 {
-	pto2_rt_fail(rt, err ? err : -ECANCELED, "run aborted (%d)",
-		     err ? err : -ECANCELED);
+	if (!err)
+		err = -ECANCELED;
+	pthread_mutex_lock(&rt->lock);
+	if (rt->state != PTO2_RUN_ACTIVE) {
+		/*
+		 * No run yet: its caller may have decided to start one and
+		 * be on its way to run_begin(), whose reset would clear an
+		 * error set now. The next run starts in it instead.
+		 */
+		rt->abort_next = err;
+		pthread_mutex_unlock(&rt->lock);
+		return;
+	}
+	pthread_mutex_unlock(&rt->lock);
+	pto2_rt_aborted(rt, err);
 }

@@ -161,6 +161,7 @@ struct PTO2Runtime {
 	pto2_orchestration_entry_fn entry;
 	uint64_t *args;
 	int argc;
+	int abort_next;			/* 0, or the error the next run starts in */
 
 	/* ---- error: first one wins; err_lock serializes writers ---- */
 	pthread_mutex_t err_lock;
@@ -193,6 +194,8 @@ PTO_USDT_DECLARE(pto2, task_reserve);
 /* pto2_error.c */
 __attribute__((format(printf, 3, 4)))
 void pto2_rt_fail(PTO2Runtime *rt, int err, const char *fmt, ...);
+/* pto2_rt_fail() with an abort's words: "run aborted (@err)" */
+void pto2_rt_aborted(PTO2Runtime *rt, int err);
 void pto2_rt_signal(PTO2Runtime *rt);
 
 /* pto2_scheduler.c: the runtime's side of scheduling, run by the

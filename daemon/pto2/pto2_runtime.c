@@ -1657,7 +1657,7 @@ void pto2_rt_orchestration_done(PTO2Runtime *rt)
 static int run_begin(PTO2Runtime *rt, pto2_orchestration_entry_fn entry,
 		     uint64_t *args, int argc)
 {
-	int ret;
+	int ret, aborted;
 
 	if (!entry)
 		return -EINVAL;
@@ -1667,6 +1667,8 @@ static int run_begin(PTO2Runtime *rt, pto2_orchestration_entry_fn entry,
 		return -EBUSY;
 	}
 	runtime_reset(rt);
+	aborted = rt->abort_next;
+	rt->abort_next = 0;
 	atomic_store(&rt->held, !rt->dag_dynamic && rt->dag_total);
 	pto2_record_run_begin(rt);
 	rt->entry = entry;
@@ -1674,6 +1676,9 @@ static int run_begin(PTO2Runtime *rt, pto2_orchestration_entry_fn entry,
 	rt->argc = argc;
 	rt->state = PTO2_RUN_ACTIVE;
 	pthread_mutex_unlock(&rt->lock);
+	/* before the attach, which does not wait for a slot then */
+	if (aborted)
+		pto2_rt_aborted(rt, aborted);
 	ret = pto2_engine_attach(rt->engine, rt);
 	if (ret) {
 		pthread_mutex_lock(&rt->lock);

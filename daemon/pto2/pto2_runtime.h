@@ -273,7 +273,11 @@ int pto2_runtime_orchestrate(PTO2Runtime *rt, pto2_orchestration_entry_fn entry,
  * passed first (the run goes on). Stops the scheduler threads.
  */
 int pto2_runtime_wait(PTO2Runtime *rt, uint64_t timeout_ns);
-/* Put a run into the error state (-ECANCELED unless @err given). */
+/*
+ * Put a run into the error state (-ECANCELED unless @err given). With no
+ * run active, the next run starts in it (and ends at once): an abort
+ * that races with the start of a run is not lost.
+ */
 void pto2_runtime_abort(PTO2Runtime *rt, int err);
 
 /* Counters of the last run. */

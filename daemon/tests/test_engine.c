@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -808,6 +809,139 @@ static void t_shared_engine(void)
 	}
 	ok(good, "4 runtimes on one engine over 6 cores, 3 runs each of 20 x 16 blocks: every block ran (%d %d %d %d)",
 	   s[0].ret, s[1].ret, s[2].ret, s[3].ret);
+	pto2_engine_destroy(eng);
+	sim_device_destroy(sd);
+}
+
+/* ---- an abort before the run starts ------------------------------------------- */
+
+#define HOLDERS	HWS_MAX_DAGS
+
+/* args: a flag (host address): returns once it is set */
+static int orch_hold(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	atomic_int *go = (atomic_int *)(uintptr_t)args[0];
+
+	(void)rt;
+	(void)argc;
+	while (!atomic_load(go))
+		pto_sleep_ns(1000000);
+	return 0;
+}
+
+static int orch_none(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	(void)rt;
+	(void)args;
+	(void)argc;
+	return 0;
+}
+
+struct late {
+	PTO2Runtime *rt;
+	int ret;
+};
+
+static void *late_main(void *arg)
+{
+	struct late *l = arg;
+
+	l->ret = pto2_runtime_orchestrate(l->rt, orch_none, NULL, 0);
+	return NULL;
+}
+
+/* A runtime's run of orch_none: orchestrate's result, then wait's. */
+static void run_none(PTO2Runtime *rt, int *orch, int *wait)
+{
+	*orch = pto2_runtime_orchestrate(rt, orch_none, NULL, 0);
+	*wait = pto2_runtime_wait(rt, 10ULL * 1000000000ULL);
+}
+
+/*
+ * ptod aborts a client's run when the client goes, from another thread:
+ * the abort may come after ptod decided to start the run but before the
+ * run started. It must not be lost to the run's reset: with every DAG
+ * slot held, the run would wait for one, maybe for good.
+ */
+static void t_abort_before_run(void)
+{
+	struct pto2_engine_config ec;
+	struct pto2_engine *eng = NULL;
+	struct sim_device *sd = NULL;
+	struct sim_gm_arena arena;
+	struct pto2_config c;
+	PTO2Runtime *rt[HOLDERS + 1] = { NULL };
+	atomic_int go = 0;
+	uint64_t args[1] = { (uintptr_t)&go };
+	struct late l = { .ret = 1 };
+	struct timespec ts;
+	pthread_t th;
+	int i, ret, joined, launched = 0, held = 0, orch, wait;
+
+	cfg_small(&c);
+	ret = sim_device_create(2, 4, 512 << 20, &sd);
+	if (!ret) {
+		pto2_engine_config_default(&ec);
+		ec.check = true;
+		ret = pto2_engine_create(&sd->dev, &ec, &eng);
+	}
+	arena.sd = sd;
+	arena.off = 0;
+	for (i = 0; !ret && i <= HOLDERS; i++) {
+		uint64_t size = pto2_runtime_mem_size(&c, sd->nr_cores);
+		uint64_t mem = sim_gm_alloc(&arena, size, 4096);
+
+		if (!i)
+			sd->dev.engine = eng;
+		ret = mem ? pto2_runtime_create(&sd->dev, &c,
+						sim_dev_to_host(sd, mem), mem,
+						size, &rt[i]) : -ENOMEM;
+	}
+	if (ret) {
+		ok(0, "abort before the run: setup failed (%d)", ret);
+		goto out;
+	}
+	kernels(sd);
+	/* every slot held by a run whose orchestration does not return */
+	for (i = 0; i < HOLDERS; i++)
+		launched += !pto2_runtime_launch(rt[i], orch_hold, args, 1);
+
+	l.rt = rt[HOLDERS];
+	pto2_runtime_abort(l.rt, -ECONNRESET);
+	ret = pthread_create(&th, NULL, late_main, &l);
+	joined = 0;
+	if (!ret) {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += 10;
+		joined = !pthread_timedjoin_np(th, NULL, &ts);
+	}
+	ok(launched == HOLDERS && joined && l.ret == -ECONNRESET,
+	   "every DAG slot held (%d): a run aborted before it started ends at once with the abort's error (%s, %d), not when a slot frees",
+	   launched, joined ? "ended" : "still waiting after 10 s", l.ret);
+
+	atomic_store(&go, 1);
+	for (i = 0; i < HOLDERS; i++)
+		held += !pto2_runtime_wait(rt[i], 10ULL * 1000000000ULL);
+	if (!ret && !joined)
+		pthread_join(th, NULL);
+	if (!ret && !l.ret)
+		pto2_runtime_wait(rt[HOLDERS], 10ULL * 1000000000ULL);
+	ok(held == launched, "the %d holding runs end well once let go (%d)",
+	   launched, held);
+
+	/* a slot free: the run starts, in its abort */
+	pto2_runtime_abort(rt[HOLDERS], -ECONNRESET);
+	run_none(rt[HOLDERS], &orch, &wait);
+	ok(orch == -ECONNRESET && wait == -ECONNRESET,
+	   "a slot free: a run aborted before it started fails with the abort's error (%d, %d)",
+	   orch, wait);
+	run_none(rt[HOLDERS], &orch, &wait);
+	ok(orch == 0 && wait == 0,
+	   "the abort was that run's alone: the next run ends well (%d, %d)",
+	   orch, wait);
+out:
+	for (i = 0; i <= HOLDERS; i++)
+		pto2_runtime_destroy(rt[i]);
 	pto2_engine_destroy(eng);
 	sim_device_destroy(sd);
 }
@@ -1865,6 +1999,7 @@ int main(void)
 	t_cluster_user_limit_waits();
 	t_block_incore();
 	t_shared_engine();
+	t_abort_before_run();
 	t_station_shared();
 	t_follow_regs();
 	t_mask_strands();
