@@ -107,6 +107,29 @@ if [ "$launches" != 20 ] || [ "$early" != 19 ]; then
 fi
 echo "ok: $(cat "$tmp/early.out")"
 
+echo "== a workload whose simulated clock could pass 2^62 ns is refused"
+# an arrival at the limit and one task after it; 65 tasks of 65535
+# blocks of 2^40 ns (65 x 2^56 ns on one SIP)
+{
+	echo "dag late arrival 4611686018427387904"
+	echo "task 0 cost 1"
+} > "$tmp/late.dag"
+{
+	echo "dag long"
+	for i in $(seq 0 64); do
+		echo "task $i cost 1099511627776 shape 65535x1"
+	done
+} > "$tmp/long.dag"
+for f in late long; do
+	if $SIM --cores 1 "$tmp/$f.dag" > "$tmp/e.out" 2>&1; then
+		echo "$f.dag was run: $(tail -1 "$tmp/e.out")"
+		exit 1
+	fi
+	grep -F "the simulated clock could wrap" "$tmp/e.out" > "$tmp/w.out" ||
+		{ cat "$tmp/e.out"; exit 1; }
+	echo "ok: $f.dag: $(cat "$tmp/w.out")"
+done
+
 echo "== options: a value out of range is refused, not wrapped or cast"
 while read -r opt val; do
 	echo "$opt $val|pto-hws-sim: bad value for $opt: '$val'"

@@ -115,6 +115,41 @@ uint64_t sim_dag_arrival(const struct workload *w, const struct sim_opts *o,
 	return o->only_dag >= 0 ? 0 : w->dag[d].arrival;
 }
 
+int sim_time_check(const struct workload *w, const struct sim_opts *o,
+		   uint64_t launch_delay, char *err, size_t errlen)
+{
+	unsigned __int128 t = 0, per_block;
+	uint64_t last = 0;
+	uint32_t d, j;
+
+	per_block = (unsigned __int128)o->lat.dispatch + o->lat.completion +
+		    launch_delay;
+	for (d = 0; d < w->ndag; d++) {
+		const struct sim_dag *g = &w->dag[d];
+
+		if (!sim_dag_runs(o, d))
+			continue;
+		if (sim_dag_arrival(w, o, d) > last)
+			last = sim_dag_arrival(w, o, d);
+		t += o->lat.host;
+		for (j = 0; j < g->ntask; j++) {
+			const struct sim_task *k = &g->task[j];
+			unsigned __int128 c = k->cost > k->est ? k->cost :
+								 k->est;
+
+			if (o->noise > 0)
+				c *= 2;	/* noise is below 1 */
+			t += (c * k->thread_num + per_block) * k->block_num +
+			     o->lat.dep_resolve;
+		}
+	}
+	if (t + last <= SIM_MAX_TIME)
+		return 0;
+	snprintf(err, errlen,
+		 "the workload's times add up past 2^62 ns (every block's cost and latencies, one after another, after the last arrival): the simulated clock could wrap");
+	return -EOVERFLOW;
+}
+
 const hws_mask *sim_type_mask(const struct hws_layout *l, uint8_t type)
 {
 	return type == SIM_AIC ? &l->type[PTO2_WORKER_CUBE] :
@@ -543,6 +578,9 @@ int sim_run(const struct workload *w, const struct hws_layout *l,
 	if (!s)
 		return -ENOMEM;
 	result_init(r, w->ndag);
+	ret = sim_time_check(w, o, c->launch_delay, err, errlen);
+	if (ret)
+		goto out;
 	r->digest = 0xcbf29ce484222325ULL;
 	s->w = w;
 	s->o = o;

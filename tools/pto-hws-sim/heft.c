@@ -256,7 +256,9 @@ int heft_run(const struct workload *w, const struct hws_layout *l,
 	int ret = 0;
 
 	result_init(r, w->ndag);
-	heft_order(&x);
+	ret = sim_time_check(w, o, 0, err, errlen);
+	if (!ret)
+		heft_order(&x);
 	for (i = 0; i < x.n && !ret; i++)
 		ret = heft_task(&x, i, r, err, errlen);
 	if (!ret)

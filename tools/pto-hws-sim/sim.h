@@ -125,8 +125,7 @@ int parse_time(const char *s, uint64_t *out);
 /*
  * A cost or estimate, or a time added once a task or decision (latencies,
  * delays, offsets, margins): at most PTO_MAX_EST_NS (2^40), the largest an
- * estimate may be, so that such times of 2^24 tasks add up without
- * wrapping.
+ * estimate may be. What they add up to is sim_time_check()'s.
  */
 int parse_cost(const char *s, uint64_t *out);
 /* Decimal digits only, at most @max: 0 or -EINVAL. */
@@ -217,6 +216,17 @@ uint64_t sim_block_cost(const struct sim_opts *o, uint32_t d, uint32_t t,
 bool sim_dag_runs(const struct sim_opts *o, uint32_t d);
 uint64_t sim_dag_arrival(const struct workload *w, const struct sim_opts *o,
 			 uint32_t d);
+/*
+ * Whether the simulated clock stays below SIM_MAX_TIME running @w under
+ * @o with @launch_delay: 0, or -EOVERFLOW and why in @err. The bound:
+ * every block of every DAG one after another, after the last arrival,
+ * each paying every latency, its cost (twice it under noise; its
+ * estimate if larger) on each of its threads' SIPs. Below it, a time plus
+ * a cost or offset (each at most PTO_MAX_EST_NS) does not wrap, nor do the
+ * SIP-ns of the DAGs' work.
+ */
+int sim_time_check(const struct workload *w, const struct sim_opts *o,
+		   uint64_t launch_delay, char *err, size_t errlen);
 /* the SIPs a kernel of @type (enum sim_type) may use on @l */
 const hws_mask *sim_type_mask(const struct hws_layout *l, uint8_t type);
 
