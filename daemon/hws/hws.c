@@ -1463,6 +1463,17 @@ int hws_config_check(const struct hws_config *c, const struct hws_layout *l,
 		if (!c->scale_ratio[i] || c->scale_ratio[i] > HWS_SCALE_MAX)
 			FAIL("SCALE_RATIO_TABLE_RANK_%u %u (1..%u)", i,
 			     c->scale_ratio[i], HWS_SCALE_MAX);
+	if (c->pre_idle_offset > HWS_MAX_SPAN)
+		FAIL("PRE_IDLE_OFFSET %llu (0..%llu)",
+		     (unsigned long long)c->pre_idle_offset, HWS_MAX_SPAN);
+	if (c->launch_delay > HWS_MAX_SPAN)
+		FAIL("LAUNCH_SIP_DELAY %llu (0..%llu)",
+		     (unsigned long long)c->launch_delay, HWS_MAX_SPAN);
+	if (c->backfill_margin > (int64_t)HWS_MAX_SPAN ||
+	    c->backfill_margin < -(int64_t)HWS_MAX_SPAN)
+		FAIL("RSVD_SIP_BACKFILL_MARGIN_OFFSET %lld (-%llu..%llu)",
+		     (long long)c->backfill_margin, HWS_MAX_SPAN,
+		     HWS_MAX_SPAN);
 	return 0;
 }
 
@@ -1634,6 +1645,7 @@ int hws_add(struct hws *h, const struct hws_kernel *k, uint64_t now)
 
 	(void)now;
 	if (k->dag >= HWS_MAX_DAGS || !h->dag[k->dag].open ||
+	    k->est_time > HWS_MAX_SPAN ||
 	    k->ctx >= HWS_NR_CTX || !k->block_num || tn > 16 ||
 	    !shape_group[tn] || tn > h->cfg.cluster_sip_num)
 		return -EINVAL;
@@ -1707,6 +1719,8 @@ int hws_set_trigger(struct hws *h, uint64_t cookie, uint16_t trigger_cnt)
 
 	if (e < 0)
 		return -ENOENT;
+	if (trigger_cnt && trigger_cnt < h->rs[e].launched)
+		return -EINVAL;
 	if (!(h->rs[e].flags & HWS_E_COOP))
 		h->rs[e].trigger = trigger_cnt;
 	eligible_update(h, (uint32_t)e);

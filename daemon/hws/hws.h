@@ -31,7 +31,11 @@
  *              rest, ordered by offline priority).
  *
  * Times (est_time, now, margins, offsets) are in one unit chosen by the
- * caller (ptod: ns); only differences and comparisons are used.
+ * caller (ptod: ns); only differences and comparisons are used. An
+ * est_time, offset, delay or margin is at most HWS_MAX_SPAN units (the
+ * largest estimate a task may carry: 2^40 ns, 18 minutes), and the
+ * caller keeps now below 2^62 units: what the library adds up then
+ * fits 64 bits.
  *
  * The library's rule, which the invariant checker (hws_check) enforces:
  * scheduling may be suboptimal, allocation may never overlap or leak. A
@@ -48,6 +52,7 @@
 #include <stdint.h>
 
 #include <linux/pto.h>
+#include <pto-private/graph.h>	/* PTO_MAX_EST_NS */
 
 /* SIP positions: four per device block (2 AIV, 1 AIC, 1 absent) */
 #define HWS_MAX_SIPS	((4 * PTO_MAX_AIC + 63) / 64 * 64)
@@ -55,6 +60,7 @@
 #define HWS_RS_SIZE	32			/* ready station entries */
 #define HWS_MAX_DAGS	32			/* DAGs in flight */
 #define HWS_NR_CTX	4			/* contexts (usage mask sets) */
+#define HWS_MAX_SPAN	PTO_MAX_EST_NS		/* largest time given (above) */
 #define HWS_SCALE_RANKS	PTO_HWS_SCALE_RANKS	/* one per 5% remaining */
 
 /* ---- SIP masks ------------------------------------------------------------ */
@@ -478,7 +484,8 @@ int hws_dag_close(struct hws *h, uint32_t dag);
  * is there already; -EINVAL if it cannot be placed (thread_num not
  * supported or above cluster_sip_num, no aligned group of its shape in
  * affinity & usage, a cooperative kernel with more blocks than such
- * groups, a DAG slot not open, a context out of range, block_num 0).
+ * groups, a DAG slot not open, a context out of range, block_num 0, an
+ * est_time above HWS_MAX_SPAN).
  */
 int hws_add(struct hws *h, const struct hws_kernel *k, uint64_t now);
 /*
@@ -490,7 +497,12 @@ int hws_add(struct hws *h, const struct hws_kernel *k, uint64_t now);
  * why to their owner.
  */
 uint32_t hws_stranded(const struct hws *h, uint64_t cookies[HWS_RS_SIZE]);
-/* The firmware allows more blocks of @cookie (block_trigger_cnt). */
+/*
+ * The firmware allows more blocks of @cookie (block_trigger_cnt; 0 = all
+ * of them). -ENOENT if not in the RS; -EINVAL (nothing changed) if
+ * @trigger_cnt is below the blocks already launched. A cooperative
+ * kernel launches all at once: its count stays 0.
+ */
 int hws_set_trigger(struct hws *h, uint64_t cookie, uint16_t trigger_cnt);
 /* Take a kernel out of the RS unlaunched (its run was aborted): its
  * reservation is released. -ENOENT if not there. */

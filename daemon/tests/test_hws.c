@@ -377,6 +377,24 @@ static void test_config_check(void)
 	   strstr(msg, "RANK_7"), "config: scale ratio 0 refused (%s)", msg);
 	ok(hws_configure(&H, &c, msg, sizeof(msg)) == -EINVAL &&
 	   H.cfg.scale_ratio[7] == 800, "config: a refused configuration changes nothing");
+	c = C;
+	c.pre_idle_offset = HWS_MAX_SPAN + 1;
+	ok(hws_config_check(&c, &L, msg, sizeof(msg)) == -EINVAL &&
+	   strstr(msg, "PRE_IDLE_OFFSET"), "config: an offset above 2^40 refused (%s)", msg);
+	c = C;
+	c.launch_delay = HWS_MAX_SPAN + 1;
+	ok(hws_config_check(&c, &L, msg, sizeof(msg)) == -EINVAL &&
+	   strstr(msg, "LAUNCH_SIP_DELAY"), "config: a launch delay above 2^40 refused (%s)", msg);
+	c = C;
+	c.backfill_margin = -(int64_t)HWS_MAX_SPAN - 1;
+	ok(hws_config_check(&c, &L, msg, sizeof(msg)) == -EINVAL &&
+	   strstr(msg, "MARGIN"), "config: a margin below -2^40 refused (%s)", msg);
+	c = C;
+	c.pre_idle_offset = HWS_MAX_SPAN;
+	c.launch_delay = HWS_MAX_SPAN;
+	c.backfill_margin = -(int64_t)HWS_MAX_SPAN;
+	ok(hws_config_check(&c, &L, msg, sizeof(msg)) == 0,
+	   "config: offset, delay and margin of 2^40 (the margin either sign) accepted");
 }
 
 /* ---- shapes: alignment, clusters, capability ----------------------------- */
@@ -574,7 +592,12 @@ static void test_refused(void)
 	ok(hws_add(&H, &k, 0) == -EINVAL, "a context out of range refused");
 	k = kern(1, 0, 1, 0, 1, 1);
 	ok(hws_add(&H, &k, 0) == -EINVAL, "block_num 0 refused");
+	k = kern(1, 0, 1, 1, 1, HWS_MAX_SPAN + 1);
+	ok(hws_add(&H, &k, 0) == -EINVAL,
+	   "an est_time above HWS_MAX_SPAN (2^40) refused");
 	ok(hws_rs_free(&H) == HWS_RS_SIZE, "nothing refused entered the RS");
+	k = kern(1, 0, 1, 1, 1, HWS_MAX_SPAN);
+	ok(hws_add(&H, &k, 0) == 0, "an est_time of HWS_MAX_SPAN enters");
 }
 
 /* ---- RS, DAGs ------------------------------------------------------------ */
@@ -1266,6 +1289,9 @@ static void test_trigger(void)
 	ok(n == 2 && o.cookie == 2 && kstate(1).pool == HWS_POOL_NONE &&
 	   kstate(1).launched == 2,
 	   "block_trigger_cnt 2: two blocks, then the kernel waits (a lower one launches)");
+	ok(hws_set_trigger(&H, 1, 1) == -EINVAL && dec(0, &o) == 0 &&
+	   kstate(1).launched == 2,
+	   "trigger lowered below the blocks launched (1 < 2): -EINVAL, the kernel still waits");
 	ok(hws_set_trigger(&H, 1, 5) == 0 && dec_all(0) == 3 &&
 	   kstate(1).launched == 5,
 	   "trigger raised to 5: three more blocks");
