@@ -126,11 +126,12 @@ int sim_time_check(const struct workload *w, const struct sim_opts *o,
 		    launch_delay;
 	for (d = 0; d < w->ndag; d++) {
 		const struct sim_dag *g = &w->dag[d];
+		uint64_t arrival = sim_dag_arrival(w, o, d);
 
 		if (!sim_dag_runs(o, d))
 			continue;
-		if (sim_dag_arrival(w, o, d) > last)
-			last = sim_dag_arrival(w, o, d);
+		if (arrival > last)
+			last = arrival;
 		t += o->lat.host;
 		for (j = 0; j < g->ntask; j++) {
 			const struct sim_task *k = &g->task[j];
