@@ -68,6 +68,8 @@ struct sgraph {
 	uint32_t nedges, capedges;
 	uint32_t *mark;			/* [n]: last consumer a producer fed */
 	uint32_t cur;			/* the task being looked up */
+	/* kernel costs as the records leave them (c->kcost: as before) */
+	uint64_t kcost[PTO2_MAX_KERNELS];
 };
 
 static void sgraph_free(struct sgraph *g)
@@ -109,7 +111,13 @@ static int add_edge(void *ctx, int32_t p)
 	return 0;
 }
 
-/* The SUBMIT records of the buffer, in order. */
+/*
+ * The SUBMIT records of the buffer, in order, and each one's estimated
+ * cost: its own, else its kernel's cost as the KCOST records before it
+ * in the graph left it (c->kcost holds the costs from before the graph:
+ * a later pto2_rt_set_kernel_cost does not re-rank earlier tasks, as
+ * ptod applies each KCOST record in order to the tasks after it).
+ */
 static int collect(pto_client *c, struct sgraph *g)
 {
 	size_t off;
@@ -129,19 +137,30 @@ static int collect(pto_client *c, struct sgraph *g)
 	if (!g->task || !g->cost || !g->succ_off || !g->rank || !g->on_cp ||
 	    !g->mark)
 		return -ENOMEM;
+	memcpy(g->kcost, c->kcost, sizeof(g->kcost));
 	n = 0;
 	for (off = 0; off < c->slen; off += ((struct pto_rec *)(void *)
 					     (c->sbuf + off))->len) {
 		struct pto_rec *r = (struct pto_rec *)(void *)(c->sbuf + off);
+		struct pto_rec_submit *s = (struct pto_rec_submit *)r;
+		struct pto_rec_kcost *k = (struct pto_rec_kcost *)r;
 
-		if (r->type == PTO_REC_SUBMIT)
-			g->task[n++] = (struct pto_rec_submit *)r;
+		if (r->type == PTO_REC_KCOST) {
+			/* pto2_rt_set_kernel_cost checked the id */
+			g->kcost[k->kernel_id] = k->est_ns;
+		} else if (r->type == PTO_REC_SUBMIT) {
+			g->cost[n] = pto_est_pick(s->attr.est_time_ns,
+						  s->kernel_id >= 0 &&
+						  s->kernel_id < PTO2_MAX_KERNELS ?
+						  g->kcost[s->kernel_id] : 0);
+			g->task[n++] = s;
+		}
 	}
 	return 0;
 }
 
-/* Dependencies with the TensorMap; each task's estimated cost. */
-static int derive_edges(pto_client *c, struct sgraph *g)
+/* Dependencies with the TensorMap. */
+static int derive_edges(struct sgraph *g)
 {
 	struct pto2_tensormap tm;
 	uint32_t i, outs = 16, win;
@@ -191,10 +210,6 @@ static int derive_edges(pto_client *c, struct sgraph *g)
 				ret = pto2_tensormap_insert(&tm, &reg[k],
 							    (int32_t)i,
 							    types[k] == PTO_PARAM_OUTPUT);
-		g->cost[i] = pto_est_pick(s->attr.est_time_ns,
-					  s->kernel_id >= 0 &&
-					  s->kernel_id < PTO2_MAX_KERNELS ?
-					  c->kcost[s->kernel_id] : 0);
 	}
 	pto2_tensormap_destroy(&tm);
 	return ret;
@@ -282,7 +297,7 @@ int static_release(pto_client *c)
 	memset(&g, 0, sizeof(g));
 	ret = collect(c, &g);
 	if (!ret)
-		ret = derive_edges(c, &g);
+		ret = derive_edges(&g);
 	if (!ret)
 		ret = build_succ(&g);
 	if (!ret)
@@ -291,6 +306,8 @@ int static_release(pto_client *c)
 	if (!ret) {
 		stamp(&g);
 		ret = write_out(c, g.n);
+		if (!ret)	/* the KCOST records went with the graph */
+			memcpy(c->kcost, g.kcost, sizeof(c->kcost));
 	} else {
 		graph_fail(c, ret, "static graph: cannot rank its %u tasks (%s)",
 			   g.n, strerror(-ret));

@@ -1318,7 +1318,9 @@ PTO_EXPORT void pto2_rt_set_kernel_cost(PTO2Runtime *rt, int32_t kernel_id,
 			   kernel_id, PTO2_MAX_KERNELS - 1);
 		return;
 	}
-	c->kcost[kernel_id] = est_ns;
+	/* a static graph's record takes effect when the graph goes out */
+	if (!c->stat)
+		c->kcost[kernel_id] = est_ns;
 	k = rec_init(c, rec_reserve(c, sizeof(*k)), PTO_REC_KCOST, sizeof(*k));
 	if (!k)
 		return;

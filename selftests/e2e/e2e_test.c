@@ -1647,14 +1647,17 @@ static int leaves_before_c0(const char *order)
  * Priorities order tasks: on one core (context 0 limited to AIC 0), a
  * static graph under the HWS runs its critical chain's head C0 before
  * four leaves submitted earlier (upward ranks); streamed, the same graph
- * runs the leaves first (submission order). Under the PTO2 policy
+ * runs the leaves first (submission order); so does the static graph
+ * whose kernel cost is raised for the leaves and set back for the chain
+ * (a cost counts for the tasks submitted after it: the leaves' ranks are
+ * 10 ms, C0's 0.4 ms). Under the PTO2 policy
  * (HWS_POLICY register) ranks do not count: the static and the streamed
  * graph run in the same order, the order tasks became ready.
  */
 TEST_F_TIMEOUT(e2e, hws_priorities_order_tasks, 150)
 {
 	static const unsigned int aic0 = 0;
-	char st[128], sm[128], pst[128], psm[128];
+	char st[128], sm[128], rc[128], pst[128], psm[128];
 	struct pto_hws_cfg c;
 
 	ASSERT_EQ(0, hws_io(&c, false));
@@ -1663,12 +1666,14 @@ TEST_F_TIMEOUT(e2e, hws_priorities_order_tasks, 150)
 	ASSERT_EQ(0, hws_set(&c));
 	prio_order(_metadata, "static", st, sizeof(st));
 	prio_order(_metadata, "stream", sm, sizeof(sm));
+	prio_order(_metadata, "recost", rc, sizeof(rc));
 	c.policy = PTO_HWS_POLICY_PTO2;
 	ASSERT_EQ(0, hws_set(&c));
 	prio_order(_metadata, "static", pst, sizeof(pst));
 	prio_order(_metadata, "stream", psm, sizeof(psm));
 	EXPECT_EQ(0, leaves_before_c0(st)) TH_LOG("HWS, static: %s", st);
 	EXPECT_EQ(4, leaves_before_c0(sm)) TH_LOG("HWS, streamed: %s", sm);
+	EXPECT_EQ(4, leaves_before_c0(rc)) TH_LOG("HWS, recost: %s", rc);
 	EXPECT_STREQ(psm, pst);
 	EXPECT_EQ(0, prio_pos(pst, "R"));
 }

@@ -49,12 +49,15 @@
  *                                 reports where and when its tasks ran
  *                                 (below)
  *   pto_e2e probe-n TASKS         the same for TASKS tasks, no ready
- *   pto_e2e prio static|stream    one graph of AIC probe tasks: a root,
+ *   pto_e2e prio static|stream|recost
+ *                                 one graph of AIC probe tasks: a root,
  *                                 then PRIO_LEAVES leaves and a chain of
  *                                 PRIO_CHAIN tasks after it, submitted in
  *                                 that order, as a static graph (ranked)
- *                                 or streamed; prints the order they
- *                                 started in (below)
+ *                                 or streamed; recost: static, the leaves
+ *                                 declared 100 times costlier than the
+ *                                 chain; prints the order they started
+ *                                 in (below)
  *   pto_e2e chain HOPS GRAPHS MS  GRAPHS graphs, each a serial chain of
  *                                 HOPS probe tasks; fails if one took
  *                                 longer than MS ms (a lost kick: one
@@ -1800,6 +1803,7 @@ static void print_stats(void)
 #define PRIO_TASKS	(1 + PRIO_LEAVES + PRIO_CHAIN)
 #define PRIO_COST_NS	100000	/* the probe kernel's declared cost */
 #define PRIO_HOLD_NS	200000000	/* how long R holds its successors */
+#define PRIO_LEAF_NS	10000000	/* recost: the leaves' declared cost */
 
 static const char *const prio_name[PRIO_TASKS] = {
 	"R", "A0", "A1", "A2", "A3", "C0", "C1", "C2", "C3"
@@ -1826,18 +1830,24 @@ static void prio_submit(PTO2Runtime *rt, long slot, long after)
 /*
  * R; leaves A0..A3 after R; chain C0 -> C1 -> C2 -> C3 after R. Ranked,
  * C0 (4 tasks to the end) comes before the leaves (1); streamed, the
- * leaves come first (submitted first).
+ * leaves come first (submitted first). With args[0] set ("recost") the
+ * kernel's cost is PRIO_LEAF_NS while the leaves are submitted, then
+ * PRIO_COST_NS for the chain: a cost applies to the tasks submitted
+ * after it, so the leaves (10 ms to the end) outrank C0 (0.4 ms).
  */
 static int orch_prio(PTO2Runtime *rt, uint64_t *args, int argc)
 {
+	bool recost = argc > 0 && args[0];
 	long i;
 
-	(void)args;
-	(void)argc;
 	pto2_rt_set_kernel_cost(rt, PROBE_AIC, PRIO_COST_NS);
 	prio_submit(rt, 0, -1);
+	if (recost)
+		pto2_rt_set_kernel_cost(rt, PROBE_AIC, PRIO_LEAF_NS);
 	for (i = 1; i <= PRIO_LEAVES; i++)
 		prio_submit(rt, i, 0);
+	if (recost)
+		pto2_rt_set_kernel_cost(rt, PROBE_AIC, PRIO_COST_NS);
 	for (i = 0; i < PRIO_CHAIN; i++)
 		prio_submit(rt, 1 + PRIO_LEAVES + i, i ? PRIO_LEAVES + i : 0);
 	return 0;
@@ -1904,6 +1914,7 @@ static int run_chain(long hops, long graphs, long limit_ms)
 static int run_prio(const char *mode)
 {
 	int order[PRIO_TASKS], n = 0, i, j, ret;
+	uint64_t recost = 0;
 	uint32_t flags;
 	char msg[4096];
 
@@ -1911,8 +1922,12 @@ static int run_prio(const char *mode)
 		flags = PTO_GRAPH_STATIC;
 	else if (!strcmp(mode, "stream"))
 		flags = 0;
-	else {
-		fprintf(stderr, "prio: static or stream, not '%s'\n", mode);
+	else if (!strcmp(mode, "recost")) {
+		flags = PTO_GRAPH_STATIC;
+		recost = 1;
+	} else {
+		fprintf(stderr, "prio: static, stream or recost, not '%s'\n",
+			mode);
 		return 1;
 	}
 	if (load_probe())
@@ -1920,7 +1935,7 @@ static int run_prio(const char *mode)
 	pr_buf = gm_copy(NULL, PRIO_TASKS * sizeof(struct pto_probe_rec));
 	if (!pr_buf)
 		return 1;
-	ret = pto_run_ex(cl, orch_prio, NULL, 0, flags, msg, sizeof(msg));
+	ret = pto_run_ex(cl, orch_prio, &recost, 1, flags, msg, sizeof(msg));
 	for (i = 0; i < PRIO_TASKS; i++) {
 		if (__atomic_load_n(&probe_rec(i)->seq, __ATOMIC_ACQUIRE) !=
 		    (uint32_t)i + 1)

@@ -309,7 +309,11 @@ void pto2_rt_submit_task(PTO2Runtime *rt, int32_t kernel_id,
 void pto2_rt_submit_task_attr(PTO2Runtime *rt, int32_t kernel_id,
 			      PTO2WorkerType worker_type, PTOParam *params,
 			      int32_t num_params, const PTO2TaskAttr *attr);
-/* Default estimated time (ns) of one block of @kernel_id's tasks. */
+/*
+ * Default estimated time (ns) of one block of @kernel_id's tasks, for the
+ * tasks submitted after the call (earlier ones keep the cost they had,
+ * in a static graph's ranks as in the scheduler).
+ */
 void pto2_rt_set_kernel_cost(PTO2Runtime *rt, int32_t kernel_id,
 			     uint64_t est_ns);
 /*
