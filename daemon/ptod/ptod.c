@@ -1099,7 +1099,7 @@ static int hello_config(struct client *c, struct pto_msg_hello *h)
 		return -EINVAL;
 	}
 	c->cfg.kernel_addrs = c->kaddrs;
-	c->cfg.nr_kernel_addrs = PTOD_MAX_FUNC;
+	c->cfg.nr_kernel_addrs = PTO2_MAX_KERNELS;
 	cluster_limit(c);
 	c->cfg.log = pto2_log_cb;
 	c->cfg.log_ctx = c;
@@ -1239,7 +1239,7 @@ static bool life_named(struct client *c, uint64_t start, uint64_t end)
 
 	if (c->stream_dev >= start && c->stream_dev < end)
 		return true;
-	for (i = 0; i < PTOD_MAX_FUNC; i++)
+	for (i = 0; i < PTO2_MAX_KERNELS; i++)
 		if (atomic_load(&c->ktype[i]) >= 0 &&
 		    c->kaddrs[i] >= start && c->kaddrs[i] < end)
 			return true;
@@ -1351,9 +1351,9 @@ static void handle_kreg(struct client *c, struct pto_msg *m)
 	struct pto_msg_kreg *k = &m->u.kreg;
 	uint64_t old, size;
 
-	if (k->func_id < 0 || k->func_id >= PTOD_MAX_FUNC) {
+	if (k->func_id < 0 || k->func_id >= PTO2_MAX_KERNELS) {
 		ptod_reply(c, -EINVAL, "kernel id %d out of range 0..%d", k->func_id,
-		      PTOD_MAX_FUNC - 1);
+		      PTO2_MAX_KERNELS - 1);
 		return;
 	}
 	if (k->core_type != PTO2_WORKER_CUBE &&
@@ -1730,7 +1730,7 @@ static void on_accept(evutil_socket_t fd, short what, void *arg)
 	c->sbx_mfd = c->sbx_pidfd = -1;
 	c->efd = -1;
 	c->bell[0] = c->bell[1] = -1;
-	for (i = 0; i < PTOD_MAX_FUNC; i++)
+	for (i = 0; i < PTO2_MAX_KERNELS; i++)
 		atomic_init(&c->ktype[i], -1);
 	pthread_mutex_init(&c->send_lock, NULL);
 	pthread_mutex_init(&c->log_lock, NULL);

@@ -38,7 +38,6 @@
 #include "pto2_engine.h"
 #include "pto2_runtime.h"
 
-#define PTOD_MAX_FUNC		256	/* kernel ids 0 .. 255 per client */
 /*
  * Kernel blobs a client may replace while one of its graphs runs: each
  * stays pinned until the run drains (client->old_kpins), and the runner
@@ -283,8 +282,8 @@ struct client {
 	 * 64-bit atomic stores) and read by the runner and pto2's
 	 * schedulers at dispatch (cfg.kernel_addrs points at kaddrs).
 	 */
-	uint64_t kaddrs[PTOD_MAX_FUNC];
-	_Atomic int32_t ktype[PTOD_MAX_FUNC];	/* -1: not registered */
+	uint64_t kaddrs[PTO2_MAX_KERNELS];
+	_Atomic int32_t ktype[PTO2_MAX_KERNELS];	/* -1: not registered */
 
 	/*
 	 * Blobs a kernel id stopped naming while a run was in flight (its

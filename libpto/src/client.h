@@ -18,7 +18,6 @@
 #include "pto_device.h"
 
 #define PTO_EXPORT __attribute__((visibility("default")))
-#define PTO2_MAX_KERNELS	256	/* kernel ids of a client, 0 .. 255 */
 
 /* The PTO2Runtime handle orchestration code sees: the first member of
  * struct pto_client. */

@@ -57,6 +57,7 @@ typedef int32_t PTO2WorkerType;
 
 #define PTO2_MAX_TENSOR_DIMS	5
 #define PTO2_MAX_TASK_PARAMS	16	/* params per task (and kernel args) */
+#define PTO2_MAX_KERNELS	256	/* kernel ids of a client: 0 .. 255 */
 
 /* ---- Data types -------------------------------------------------------- */
 
