@@ -360,15 +360,19 @@ static void t_stale_kicks(void)
  * still polling 5 ms later (far beyond spin_ns), so the next dispatch is
  * taken without the thread parking (the executor's park count does not
  * move) and without a kick (the core is not parked). With linger_ns
- * negative the thread parks within spin_ns and the park count moves.
- * Whether the thread runs in time does not matter: only a 10 s stall
- * would turn the first case red.
+ * negative the thread parks within spin_ns: the core announces it parked
+ * (waited for up to 5 s, so a slow machine does not matter) before the
+ * next dispatch, which then needs the kick. Whether the thread runs in
+ * time does not matter: only a 10 s stall would turn the first case red.
+ * (The park count cannot tell the second case: the thread may park
+ * before the count is first read, and again after it is read last.)
  */
 static void t_linger(bool on)
 {
 	uint64_t parks0, parks1;
 	uint32_t id1, id2;
-	bool fin;
+	bool fin, parked;
+	int64_t end;
 	struct rig g;
 	int ret = rig_open_linger(&g, 0, 1, 1, false,
 				  on ? 10000000000LL : -1);
@@ -380,14 +384,19 @@ static void t_linger(bool on)
 	id1 = dispatch(&g, 0, K_COUNT, 0, true, 1, 1, 0);
 	fin = wait_fin(&g, 0, id1, 5000, NULL);
 	parks0 = atomic_load(&g.sd->exec.parks);
-	pto_sleep_ns(5000000);
+	end = pto_mono_ns() + (on ? 5000000LL : 5000000000LL);
+	do {
+		pto_sleep_ns(1000000);
+		parked = reg_load_acquire(&pto_regs_core(g.sd->regs,
+							 0)->parked);
+	} while (!parked && pto_mono_ns() < end);
 	id2 = dispatch(&g, 0, K_COUNT, 0, true, 1, 1, 0);
 	fin = wait_fin(&g, 0, id2, 5000, NULL) && fin;
 	parks1 = atomic_load(&g.sd->exec.parks);
-	ok(fin && (on ? parks1 == parks0 : parks1 > parks0),
-	   "linger %s: the next dispatch 5 ms after a task %s (parks %llu -> %llu)",
-	   on ? "10 s" : "off", on ? "needs no park" : "finds the thread parked",
-	   (unsigned long long)parks0, (unsigned long long)parks1);
+	ok(fin && (on ? !parked && parks1 == parks0 : parked),
+	   "linger %s: the next dispatch after a task %s (core parked: %d; parks %llu -> %llu)",
+	   on ? "10 s" : "off", on ? "5 ms later needs no park" : "finds the core parked",
+	   parked, (unsigned long long)parks0, (unsigned long long)parks1);
 	sim_device_destroy(g.sd);
 }
 
