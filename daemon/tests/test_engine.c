@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <pto/pto_kernel.h>
+#include <pto-private/asleep.h>
 
 #include "pto2_engine.h"
 #include "pto2_runtime.h"
@@ -97,46 +98,25 @@ static int k_stamp(const struct pto_kernel_ctx *c, const uint64_t *a,
 /* The CPU time of each of this process's threads, by thread id */
 struct thread_cpu {
 	int n;
-	int tid[64];
+	pid_t tid[64];
 	int64_t ns[64];
 };
 
-/*
- * Reads utime + stime (fields 14 and 15 of /proc/self/task/<tid>/stat,
- * in clock ticks) of up to 64 threads; comm, field 2, may hold spaces,
- * so the fields are counted from its closing parenthesis.
- */
+/* The CPU time of up to 64 threads of this process */
 static void thread_cpu_read(struct thread_cpu *t)
 {
-	int64_t tick = 1000000000LL / sysconf(_SC_CLK_TCK);
 	DIR *d = opendir("/proc/self/task");
 	struct dirent *de;
 
 	t->n = 0;
 	while (d && (de = readdir(d)) && t->n < 64) {
-		char path[300], buf[512], *p;
-		unsigned long ut, st;
-		FILE *f;
-		size_t len;
+		pid_t tid = (pid_t)atoi(de->d_name);
+		int64_t ns = tid > 0 ? pto_thread_cpu_ns(tid) : -1;
 
-		if (de->d_name[0] == '.')
+		if (ns < 0)
 			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/stat",
-			 de->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		len = fread(buf, 1, sizeof(buf) - 1, f);
-		fclose(f);
-		buf[len] = 0;
-		p = strrchr(buf, ')');
-		/* ") S ppid pgrp session tty tpgid flags minflt cminflt
-		 * majflt cmajflt utime stime" */
-		if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u"
-				 " %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
-			continue;
-		t->tid[t->n] = atoi(de->d_name);
-		t->ns[t->n++] = (int64_t)(ut + st) * tick;
+		t->tid[t->n] = tid;
+		t->ns[t->n++] = ns;
 	}
 	if (d)
 		closedir(d);

@@ -78,6 +78,7 @@ static FILE *th_log_stream(void);
 #include "kselftest_harness.h"
 #include "pto_user.h"
 
+#include <pto-private/asleep.h>
 #include <pto-private/fdpass.h>
 #include <pto-private/regs.h>
 #include <pto-private/sandbox.h>
@@ -4679,8 +4680,8 @@ TEST_F_TIMEOUT(e2e, stream_header_misaligned_refused, 60)
 /* The CPU time process @pid used so far (user and system), ms; -1. */
 static long long proc_cpu_ms(pid_t pid)
 {
-	unsigned long long ut, st;
-	char path[64], buf[1024], *p;
+	char path[64], buf[1024];
+	int64_t ns;
 	size_t n;
 	FILE *f;
 
@@ -4691,13 +4692,8 @@ static long long proc_cpu_ms(pid_t pid)
 	n = fread(buf, 1, sizeof(buf) - 1, f);
 	fclose(f);
 	buf[n] = 0;
-	/* pid (comm) state ppid pgrp session tty tpgid flags minflt
-	 * cminflt majflt cmajflt utime stime */
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
-			 &ut, &st) != 2)
-		return -1;
-	return (long long)((ut + st) * 1000 / (unsigned long long)sysconf(_SC_CLK_TCK));
+	ns = pto_stat_cpu_ns(buf);
+	return ns < 0 ? -1 : ns / 1000000;
 }
 
 /*

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * asleep.h - whether a thread of this process sleeps, for the tests and
- * benchmarks that must wake a thread only once it really is asleep
+ * benchmarks that must wake a thread only once it really is asleep, and
+ * the CPU time a thread or process has used, for those that check that
+ * threads sleep rather than poll
  *
  * The thread's state alone (S in /proc/self/task/TID/stat) is not enough:
  * a thread that queues itself on a wait queue or a futex shows S from that
@@ -19,6 +21,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/types.h>
@@ -66,6 +69,34 @@ static inline int pto_thread_asleep(pid_t tid)
 	if (pto_task_file(tid, "wchan", buf, sizeof(buf)))
 		return 1;
 	return strcmp(buf, "0") != 0;
+}
+
+/*
+ * User plus system CPU time, ns, of the task whose /proc stat line is
+ * @stat (utime and stime, fields 14 and 15, in clock ticks; the command
+ * name, field 2, may hold anything, so the fields are counted from its
+ * closing parenthesis); -EIO if the line is not one.
+ */
+static inline int64_t pto_stat_cpu_ns(const char *stat)
+{
+	const char *p = strrchr(stat, ')');
+	unsigned long long ut, st;
+
+	/* ") state ppid pgrp session tty tpgid flags minflt cminflt majflt
+	 * cmajflt utime stime" */
+	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u"
+			 " %llu %llu", &ut, &st) != 2)
+		return -EIO;
+	return (int64_t)(ut + st) * (1000000000LL / sysconf(_SC_CLK_TCK));
+}
+
+/* CPU time, ns, thread @tid of this process has used; -errno. */
+static inline int64_t pto_thread_cpu_ns(pid_t tid)
+{
+	char buf[512];
+	int ret = pto_task_file(tid, "stat", buf, sizeof(buf));
+
+	return ret ? ret : pto_stat_cpu_ns(buf);
 }
 
 #endif /* PTO_PRIVATE_ASLEEP_H */
