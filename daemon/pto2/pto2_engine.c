@@ -109,6 +109,13 @@ struct pto2_ethread {
 	bool self_take;
 	uint32_t self_want, self_core;
 	uint32_t quiet;			/* sleeps since it last found work */
+	/*
+	 * How late its timed sleeps in the device ended past their deadline,
+	 * a running average (ns): the host's timer slack and wake-up
+	 * latency, which a sleep that is to end before a completion must
+	 * allow for (sleep_in_device()).
+	 */
+	int64_t late_ns;
 	struct pto2_unit units[PTO_MAX_CORES];	/* one batch's dispatches */
 };
 
@@ -1394,14 +1401,45 @@ static int64_t next_expected(struct pto2_ethread *t, int64_t now)
 }
 
 /*
+ * How long before a dispatch's expected end @t polls instead of
+ * sleeping: predict_ns, and as much again as its sleeps end late.
+ */
+static int64_t poll_ahead(const struct pto2_ethread *t)
+{
+	return (int64_t)t->e->cfg.predict_ns + t->late_ns;
+}
+
+/*
  * Keep polling instead of sleeping: a dispatch of ours should end within
- * predict_ns (or ended lately, within predict_late_ns): the completion
+ * poll_ahead() (or ended lately, within predict_late_ns): the completion
  * is then noticed at once, without an interrupt and a wake-up.
  */
 static bool completion_due(struct pto2_ethread *t, int64_t now)
 {
 	return t->e->cfg.predict_ns &&
-	       next_expected(t, now) - now <= (int64_t)t->e->cfg.predict_ns;
+	       next_expected(t, now) - now <= poll_ahead(t);
+}
+
+/*
+ * A sleep of @t that was to end at @deadline ended at @now, on @ret (0:
+ * an interrupt or a wake): fold how late it ended into @t->late_ns. A
+ * timeout tells how late the timer fired; an interrupt after the
+ * deadline, that the timer had not fired yet (the least lateness, which
+ * also teaches a thread whose every sleep the next completion ends);
+ * one before it, nothing.
+ */
+static void sleep_ended(struct pto2_ethread *t, int ret, int64_t deadline,
+			int64_t now)
+{
+	int64_t late = now - deadline;
+
+	if (ret != -ETIMEDOUT && late <= 0)
+		return;
+	if (late < 0)
+		late = 0;
+	if (late > PTO2_ENGINE_LATE_MAX_NS)
+		late = PTO2_ENGINE_LATE_MAX_NS;
+	t->late_ns += (late - t->late_ns) / 8;
 }
 
 /* ---- Passes and assists ----------------------------------------------------- */
@@ -1537,7 +1575,7 @@ bool pto2_engine_help(struct pto2_engine *e, uint32_t *next)
 
 /*
  * Sleep in the device until a completion interrupt, a wake, the bound or
- * predict_ns before a dispatch of ours should end. The bound is sleep_ns
+ * poll_ahead() before a dispatch of ours should end. The bound is sleep_ns
  * while the engine is busy; after PTO2_QUIET_SLEEPS sleeps without work
  * in a row, and with irq_wake (which new work uses), wake_sleep_ns: an
  * idle engine wakes ten times a second instead of a thousand.
@@ -1553,8 +1591,8 @@ static void sleep_in_device(struct pto2_ethread *t)
 	int64_t next = e->cfg.predict_ns ? next_expected(t, now) : INT64_MAX;
 	bool pending;
 
-	if (next != INT64_MAX && next - (int64_t)e->cfg.predict_ns < until)
-		until = next - (int64_t)e->cfg.predict_ns;
+	if (next != INT64_MAX && next - poll_ahead(t) < until)
+		until = next - poll_ahead(t);
 	set_irq_en(t, true);
 	atomic_fetch_add_explicit(&e->sleepers, 1, memory_order_seq_cst);
 	atomic_thread_fence(memory_order_seq_cst);
@@ -1564,7 +1602,9 @@ static void sleep_in_device(struct pto2_ethread *t)
 	atomic_fetch_add_explicit(&t->qs, 1, memory_order_seq_cst);
 	pass_give(t);	/* assists run the passes while it sleeps */
 	if (!pending && until > now) {
-		e->dev.irq_wait(e->dev.ctx, &count, until);
+		int ret = e->dev.irq_wait(e->dev.ctx, &count, until);
+
+		sleep_ended(t, ret, until, pto_mono_ns());
 		atomic_fetch_add_explicit(&e->st_sleeps, 1,
 					  memory_order_relaxed);
 	}

@@ -55,7 +55,9 @@ struct pto2_engine;
  * @predict_ns: a thread polls instead of sleeping from this long before a
  *	dispatch on its cores should end (dispatch time + the task's
  *	estimate) until it ends, so that a completion is seen without an
- *	interrupt and a wake-up (0: never).
+ *	interrupt and a wake-up (0: never); from longer still by as much
+ *	as its sleeps have lately ended past their deadline (at most
+ *	PTO2_ENGINE_LATE_MAX_NS more).
  * @predict_late_ns: ...and at most this long past the expected end (an
  *	estimate that was too short).
  * @yield_polls: a polling thread gives up its CPU (sched_yield()) once
@@ -93,6 +95,12 @@ struct pto2_engine_config {
 #define PTO2_BLOCKS_PER_SCHED_THREAD	8
 #define PTO2_ENGINE_PREDICT_NS		50000	/* 50 us */
 #define PTO2_ENGINE_PREDICT_LATE_NS	500000	/* 500 us */
+/*
+ * Most a thread polls early for its sleeps' lateness (poll_ahead() in
+ * pto2_engine.c): on a host whose timers are later still, completions
+ * are noticed through the interrupt.
+ */
+#define PTO2_ENGINE_LATE_MAX_NS		200000	/* 200 us */
 #define PTO2_ENGINE_YIELD_POLLS		16
 /* Timer slack of the scheduler threads (PR_SET_TIMERSLACK; default 50 us). */
 #define PTO2_ENGINE_TIMER_SLACK_NS	1000UL	/* 1 us */
