@@ -1880,21 +1880,26 @@ static void t_poller_gives_way(void)
 /* ---- core threads run the scheduler's pass ----------------------------------- */
 
 /*
- * args: a slot (INOUT, int64), hops, us: a serial chain of K_NAP, on AIV
- * and AIC cores in turn (each nap's successor on another core)
+ * args: a slot (INOUT, int64), hops, us[, declared]: a serial chain of
+ * K_NAP, on AIV and AIC cores in turn (each nap's successor on another
+ * core); @declared nonzero: each nap declared to take its us (it takes
+ * that or longer: it never ends before its predicted end)
  */
 static int orch_naps(PTO2Runtime *rt, uint64_t *args, int argc)
 {
 	Tensor t = ext1(args[0], 1, PTO_DT_INT64);
+	PTO2TaskAttr at = {
+		.block_num = 1,
+		.est_time_ns = argc > 3 && args[3] ? args[2] * 1000 : 0,
+	};
 	uint64_t i;
 
-	(void)argc;
 	for (i = 0; i < args[1]; i++) {
 		PTOParam p[] = { make_inout_param(&t),
 				 make_scalar_param(args[2]) };
 
-		pto2_rt_submit_task(rt, K_NAP, i % 2 ? PTO2_WORKER_CUBE :
-				    PTO2_WORKER_VECTOR, p, 2);
+		pto2_rt_submit_task_attr(rt, K_NAP, i % 2 ? PTO2_WORKER_CUBE :
+					 PTO2_WORKER_VECTOR, p, 2, &at);
 	}
 	return 0;
 }
@@ -2052,28 +2057,6 @@ static int late_irq_wait(void *ctx, uint32_t *count, int64_t deadline_ns)
 }
 
 /*
- * args: a slot (INOUT, int64), hops, us: orch_naps' chain, each nap
- * declared to take its us (it takes that or longer: its end is never
- * before the one predicted)
- */
-static int orch_declared_naps(PTO2Runtime *rt, uint64_t *args, int argc)
-{
-	Tensor t = ext1(args[0], 1, PTO_DT_INT64);
-	PTO2TaskAttr at = { .block_num = 1, .est_time_ns = args[2] * 1000 };
-	uint64_t i;
-
-	(void)argc;
-	for (i = 0; i < args[1]; i++) {
-		PTOParam p[] = { make_inout_param(&t),
-				 make_scalar_param(args[2]) };
-
-		pto2_rt_submit_task_attr(rt, K_NAP, i % 2 ? PTO2_WORKER_CUBE :
-					 PTO2_WORKER_VECTOR, p, 2, &at);
-	}
-	return 0;
-}
-
-/*
  * A scheduler thread polls from predict_ns (50 us) before a nap's
  * expected end. On a host whose timed sleeps end 100 us late (an
  * emulator, a hypervisor: 44-70 us on a firecracker guest, with 1 us of
@@ -2088,7 +2071,7 @@ static void t_sleeps_end_late(void)
 	struct pto2_engine_config ec;
 	struct pto2_config c;
 	struct env e;
-	uint64_t args[3], irqs = 0;
+	uint64_t args[4], irqs = 0;
 	int64_t *slot = NULL;
 	int ret;
 
@@ -2113,9 +2096,10 @@ static void t_sleeps_end_late(void)
 		args[0] = gm(64);
 		args[1] = LATE_HOPS;
 		args[2] = ASSIST_NAP_US;
+		args[3] = 1;	/* declared */
 		slot = host(args[0]);
 		*slot = 0;
-		ret = run(&e, orch_declared_naps, args, 3);
+		ret = run(&e, orch_naps, args, 4);
 		irqs = atomic_load(&e.sd->stat_core_irqs) - irq0;
 	}
 	tap_ok(!ret && slot && *slot == LATE_HOPS && irqs <= LATE_HOPS / 4,
