@@ -146,8 +146,13 @@ static int collect(pto_client *c, struct sgraph *g)
 		struct pto_rec_kcost *k = (struct pto_rec_kcost *)r;
 
 		if (r->type == PTO_REC_KCOST) {
-			/* pto2_rt_set_kernel_cost checked the id */
-			g->kcost[k->kernel_id] = k->est_ns;
+			/*
+			 * pto2_rt_set_kernel_cost checked the id; the buffer
+			 * is the orchestration's to scribble on, and ptod
+			 * refuses a record that names none
+			 */
+			if (k->kernel_id >= 0 && k->kernel_id < PTO2_MAX_KERNELS)
+				g->kcost[k->kernel_id] = k->est_ns;
 		} else if (r->type == PTO_REC_SUBMIT) {
 			g->cost[n] = pto_est_pick(s->attr.est_time_ns,
 						  s->kernel_id >= 0 &&
