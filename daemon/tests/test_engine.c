@@ -95,26 +95,35 @@ static int k_stamp(const struct pto_kernel_ctx *c, const uint64_t *a,
 	return 0;
 }
 
+#define THREAD_CPU_MAX	64
+
 /* The CPU time of each of this process's threads, by thread id */
 struct thread_cpu {
 	int n;
-	pid_t tid[64];
-	int64_t ns[64];
+	pid_t tid[THREAD_CPU_MAX];
+	int64_t ns[THREAD_CPU_MAX];
 };
 
-/* The CPU time of up to 64 threads of this process */
+/*
+ * The CPU time of this process's threads; none (n = 0) if it has more
+ * than THREAD_CPU_MAX: one left out could be the busiest.
+ */
 static void thread_cpu_read(struct thread_cpu *t)
 {
 	DIR *d = opendir("/proc/self/task");
 	struct dirent *de;
 
 	t->n = 0;
-	while (d && (de = readdir(d)) && t->n < 64) {
+	while (d && (de = readdir(d))) {
 		pid_t tid = (pid_t)atoi(de->d_name);
 		int64_t ns = tid > 0 ? pto_thread_cpu_ns(tid) : -1;
 
 		if (ns < 0)
 			continue;
+		if (t->n == THREAD_CPU_MAX) {
+			t->n = 0;
+			break;
+		}
 		t->tid[t->n] = tid;
 		t->ns[t->n++] = ns;
 	}
@@ -165,7 +174,7 @@ static int k_quiet(const struct pto_kernel_ctx *c, const uint64_t *a,
 	pto_sleep_ns((a[1] - 20) * 1000000ULL);
 	if (a[2]) {
 		thread_cpu_read(&t1);
-		/* -1: no thread could be read, which fails the test */
+		/* -1: the threads could not be read, which fails the test */
 		r[0] = t1.n ? thread_cpu_max(&t0, &t1) : -1;
 		r[1] = pto_mono_ns() - w0;
 	}
