@@ -1589,10 +1589,11 @@ static void sleep_in_device(struct pto2_ethread *t)
 	int64_t until = now + (int64_t)(quiet ? e->cfg.wake_sleep_ns :
 					     e->cfg.sleep_ns);
 	int64_t next = e->cfg.predict_ns ? next_expected(t, now) : INT64_MAX;
+	int64_t ahead = poll_ahead(t);
 	bool pending;
 
-	if (next != INT64_MAX && next - poll_ahead(t) < until)
-		until = next - poll_ahead(t);
+	if (next != INT64_MAX && next - ahead < until)
+		until = next - ahead;
 	set_irq_en(t, true);
 	atomic_fetch_add_explicit(&e->sleepers, 1, memory_order_seq_cst);
 	atomic_thread_fence(memory_order_seq_cst);
