@@ -464,6 +464,41 @@ void pto_nl_notify_hws(struct pto_dev *pdev, pid_t pid, u32 seq);
 /* pto_sysfs.c */
 extern const struct attribute_group *pto_groups[];
 
+/*
+ * The device's counters, in the order sysfs "counters" lists them: the
+ * one list that file and netlink's counters nest are both built from.
+ */
+enum pto_counter {
+	PTO_CNT_GM_BYTES,
+	PTO_CNT_GM_BUFFERS,
+	PTO_CNT_ALLOCS,
+	PTO_CNT_FREES,
+	PTO_CNT_MAPS,
+	PTO_CNT_PARKS,
+	PTO_CNT_KICKS,
+	PTO_CNT_WAKES,
+	PTO_CNT_IRQS,
+	PTO_CNT_FAULTS,
+	PTO_CNT_PINS,
+	PTO_CNT_CORES_ONLINE,
+	PTO_CNT_CORES_DEAD,
+	PTO_CNT_AICPU,
+	PTO_NR_COUNTERS
+};
+
+/**
+ * struct pto_counter_def - how one counter is shown.
+ * @name: its line in sysfs "counters".
+ * @attr: its attribute in the netlink nest (enum pto_counters_attrs).
+ */
+struct pto_counter_def {
+	const char *name;
+	u16 attr;
+};
+
+extern const struct pto_counter_def pto_counter_defs[PTO_NR_COUNTERS];
+void pto_counters_read(struct pto_dev *pdev, u64 val[PTO_NR_COUNTERS]);
+
 /* pto_debugfs.c */
 void pto_debugfs_init(void);
 void pto_debugfs_exit(void);

@@ -138,46 +138,22 @@ static int pto_nl_fill_dev(struct sk_buff *skb, struct pto_dev *pdev)
 	return 0;
 }
 
-/* The counters of struct pto_counters, in the order of their attributes. */
-static const size_t pto_nl_counter_offs[] = {
-	offsetof(struct pto_counters, gm_bytes),
-	offsetof(struct pto_counters, gm_buffers),
-	offsetof(struct pto_counters, allocs),
-	offsetof(struct pto_counters, frees),
-	offsetof(struct pto_counters, maps),
-	offsetof(struct pto_counters, parks),
-	offsetof(struct pto_counters, kicks),
-	offsetof(struct pto_counters, wakes),
-	offsetof(struct pto_counters, irqs),
-	offsetof(struct pto_counters, faults),
-};
-
 static int pto_nl_fill_counters(struct sk_buff *skb, struct pto_dev *pdev)
 {
-	struct pto_core_counts n;
+	u64 val[PTO_NR_COUNTERS];
 	struct nlattr *nest;
 	u32 i;
 
-	pto_core_counts(pdev, &n);
+	pto_counters_read(pdev, val);
 	if (nla_put_u32(skb, PTO_A_DEV_INDEX, pdev->index))
 		return -EMSGSIZE;
 	nest = nla_nest_start(skb, PTO_A_DEV_COUNTERS);
 	if (!nest)
 		return -EMSGSIZE;
-	for (i = 0; i < ARRAY_SIZE(pto_nl_counter_offs); i++) {
-		atomic64_t *c = (void *)&pdev->cnt + pto_nl_counter_offs[i];
-
-		if (nla_put_u64_64bit(skb, PTO_A_COUNTERS_GM_BYTES_USED + i,
-				      atomic64_read(c), PTO_A_COUNTERS_PAD))
+	for (i = 0; i < PTO_NR_COUNTERS; i++)
+		if (nla_put_u64_64bit(skb, pto_counter_defs[i].attr, val[i],
+				      PTO_A_COUNTERS_PAD))
 			goto err_cancel;
-	}
-	if (nla_put_u64_64bit(skb, PTO_A_COUNTERS_CORES_ONLINE, n.online,
-			      PTO_A_COUNTERS_PAD) ||
-	    nla_put_u64_64bit(skb, PTO_A_COUNTERS_CORES_DEAD, n.dead,
-			      PTO_A_COUNTERS_PAD) ||
-	    nla_put_u64_64bit(skb, PTO_A_COUNTERS_AICPU, n.aicpu,
-			      PTO_A_COUNTERS_PAD))
-		goto err_cancel;
 	nla_nest_end(skb, nest);
 	return 0;
 

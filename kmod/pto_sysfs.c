@@ -28,31 +28,61 @@ static ssize_t info_show(struct device *dev, struct device_attribute *attr,
 }
 static DEVICE_ATTR_RO(info);
 
+const struct pto_counter_def pto_counter_defs[PTO_NR_COUNTERS] = {
+	[PTO_CNT_GM_BYTES] = { "gm_bytes_used", PTO_A_COUNTERS_GM_BYTES_USED },
+	[PTO_CNT_GM_BUFFERS] = { "gm_buffers", PTO_A_COUNTERS_GM_BUFFERS },
+	[PTO_CNT_ALLOCS] = { "allocs", PTO_A_COUNTERS_ALLOCS },
+	[PTO_CNT_FREES] = { "frees", PTO_A_COUNTERS_FREES },
+	[PTO_CNT_MAPS] = { "maps", PTO_A_COUNTERS_MAPS },
+	[PTO_CNT_PARKS] = { "parks", PTO_A_COUNTERS_PARKS },
+	[PTO_CNT_KICKS] = { "kicks", PTO_A_COUNTERS_KICKS },
+	[PTO_CNT_WAKES] = { "wakes", PTO_A_COUNTERS_WAKES },
+	[PTO_CNT_IRQS] = { "irqs", PTO_A_COUNTERS_IRQS },
+	[PTO_CNT_FAULTS] = { "faults", PTO_A_COUNTERS_FAULTS },
+	[PTO_CNT_PINS] = { "pins", PTO_A_COUNTERS_PINS },
+	[PTO_CNT_CORES_ONLINE] = { "cores_online",
+		PTO_A_COUNTERS_CORES_ONLINE },
+	[PTO_CNT_CORES_DEAD] = { "cores_dead", PTO_A_COUNTERS_CORES_DEAD },
+	[PTO_CNT_AICPU] = { "aicpu", PTO_A_COUNTERS_AICPU },
+};
+
+/**
+ * pto_counters_read - every counter of @pdev, indexed by enum pto_counter.
+ * @pdev: the device.
+ * @val: PTO_NR_COUNTERS values.
+ */
+void pto_counters_read(struct pto_dev *pdev, u64 val[PTO_NR_COUNTERS])
+{
+	const struct pto_counters *c = &pdev->cnt;
+	struct pto_core_counts cc;
+
+	pto_core_counts(pdev, &cc);
+	val[PTO_CNT_GM_BYTES] = atomic64_read(&c->gm_bytes);
+	val[PTO_CNT_GM_BUFFERS] = atomic64_read(&c->gm_buffers);
+	val[PTO_CNT_ALLOCS] = atomic64_read(&c->allocs);
+	val[PTO_CNT_FREES] = atomic64_read(&c->frees);
+	val[PTO_CNT_MAPS] = atomic64_read(&c->maps);
+	val[PTO_CNT_PARKS] = atomic64_read(&c->parks);
+	val[PTO_CNT_KICKS] = atomic64_read(&c->kicks);
+	val[PTO_CNT_WAKES] = atomic64_read(&c->wakes);
+	val[PTO_CNT_IRQS] = atomic64_read(&c->irqs);
+	val[PTO_CNT_FAULTS] = atomic64_read(&c->faults);
+	val[PTO_CNT_PINS] = atomic64_read(&c->pins);
+	val[PTO_CNT_CORES_ONLINE] = cc.online;
+	val[PTO_CNT_CORES_DEAD] = cc.dead;
+	val[PTO_CNT_AICPU] = cc.aicpu;
+}
+
 static ssize_t counters_show(struct device *dev, struct device_attribute *attr,
 			     char *buf)
 {
-	struct pto_dev *pdev = pto_dev_of(dev);
-	struct pto_counters *c = &pdev->cnt;
-	struct pto_core_counts cc;
-	int n = 0;
+	u64 val[PTO_NR_COUNTERS];
+	int i, n = 0;
 
-	pto_core_counts(pdev, &cc);
-	n += sysfs_emit_at(buf, n, "gm_bytes_used %lld\n",
-			   atomic64_read(&c->gm_bytes));
-	n += sysfs_emit_at(buf, n, "gm_buffers %lld\n",
-			   atomic64_read(&c->gm_buffers));
-	n += sysfs_emit_at(buf, n, "allocs %lld\n", atomic64_read(&c->allocs));
-	n += sysfs_emit_at(buf, n, "frees %lld\n", atomic64_read(&c->frees));
-	n += sysfs_emit_at(buf, n, "maps %lld\n", atomic64_read(&c->maps));
-	n += sysfs_emit_at(buf, n, "parks %lld\n", atomic64_read(&c->parks));
-	n += sysfs_emit_at(buf, n, "kicks %lld\n", atomic64_read(&c->kicks));
-	n += sysfs_emit_at(buf, n, "wakes %lld\n", atomic64_read(&c->wakes));
-	n += sysfs_emit_at(buf, n, "irqs %lld\n", atomic64_read(&c->irqs));
-	n += sysfs_emit_at(buf, n, "faults %lld\n", atomic64_read(&c->faults));
-	n += sysfs_emit_at(buf, n, "pins %lld\n", atomic64_read(&c->pins));
-	n += sysfs_emit_at(buf, n, "cores_online %u\n", cc.online);
-	n += sysfs_emit_at(buf, n, "cores_dead %u\n", cc.dead);
-	n += sysfs_emit_at(buf, n, "aicpu %d\n", cc.aicpu);
+	pto_counters_read(pto_dev_of(dev), val);
+	for (i = 0; i < PTO_NR_COUNTERS; i++)
+		n += sysfs_emit_at(buf, n, "%s %llu\n", pto_counter_defs[i].name,
+				   val[i]);
 	return n;
 }
 static DEVICE_ATTR_RO(counters);

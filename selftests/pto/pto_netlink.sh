@@ -99,10 +99,20 @@ check "info of a missing device fails clearly" \
 	<("$PTOCTL" -d 7 info 2>&1)
 "$PTOCTL" -j stats >"$TMP/stats" 2>&1
 check "stats (dump) JSON" json "$TMP/stats" \
-	"j[0]['index'] == 0 and len(j[0]) == 14 and j[0]['aicpu'] == 0"
+	"j[0]['index'] == 0 and len(j[0]) == 15 and j[0]['aicpu'] == 0"
 "$PTOCTL" -j -d 0 stats >"$TMP/stats0" 2>&1
 check "stats -d 0 (do) JSON" json "$TMP/stats0" \
 	"len(j) == 1 and 'cores-dead' in j[0]"
+# Every line of sysfs counters, under the same name (- for _) and with
+# the same value (nothing runs meanwhile), and nothing else but index.
+sysfs=$(awk '{ printf "%s\"%s\": %s", sep, $1, $2; sep = ", " }' \
+	/sys/class/misc/pto0/counters)
+"$PTOCTL" -j -d 0 stats >"$TMP/stats-sysfs" 2>&1
+check "stats: sysfs counters, every one with its value" \
+	json "$TMP/stats-sysfs" \
+	"sorted(k.replace('_', '-') for k in {$sysfs}) ==
+	 sorted(k for k in j[0] if k != 'index') and
+	 all(j[0][k.replace('_', '-')] == v for k, v in {$sysfs}.items())"
 
 # --- pids as the caller's pid namespace sees them --------------------------
 # dev-get's aicpu-pid: the AICPU's pid here, 0 in a new pid namespace,

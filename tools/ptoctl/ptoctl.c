@@ -97,6 +97,7 @@ static const struct field counter_fields[] = {
 	{ PTO_A_COUNTERS_WAKES, "wakes", K_U64 },
 	{ PTO_A_COUNTERS_IRQS, "irqs", K_U64 },
 	{ PTO_A_COUNTERS_FAULTS, "faults", K_U64 },
+	{ PTO_A_COUNTERS_PINS, "pins", K_U64 },
 	{ PTO_A_COUNTERS_CORES_ONLINE, "cores-online", K_U64 },
 	{ PTO_A_COUNTERS_CORES_DEAD, "cores-dead", K_U64 },
 	{ PTO_A_COUNTERS_AICPU, "aicpu", K_U64 },

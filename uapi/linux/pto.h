@@ -40,7 +40,7 @@ extern "C" {
  * the PTO_ABI_MAJOR it was built with.
  */
 #define PTO_ABI_MAJOR		3
-#define PTO_ABI_MINOR		5
+#define PTO_ABI_MINOR		6
 #define PTO_ABI_VERSION		((PTO_ABI_MAJOR << 16) | PTO_ABI_MINOR)
 
 /* Limits of the device model. */
@@ -907,6 +907,8 @@ enum pto_dev_attrs {
  * @PTO_A_COUNTERS_CORES_DEAD: cores whose executor closed without detaching.
  * @PTO_A_COUNTERS_AICPU: 1 while a file holds the AICPU role.
  * @PTO_A_COUNTERS_PAD: padding of 64-bit attributes.
+ * @PTO_A_COUNTERS_PINS: pins held by AICPU files (PTO_IOC_GM_PIN, not yet
+ *	unpinned); since ABI 3.6 (an older module does not send it).
  * @__PTO_A_COUNTERS_MAX: one past the last attribute.
  * @PTO_A_COUNTERS_MAX: the last attribute.
  */
@@ -925,6 +927,7 @@ enum pto_counters_attrs {
 	PTO_A_COUNTERS_CORES_DEAD,
 	PTO_A_COUNTERS_AICPU,
 	PTO_A_COUNTERS_PAD,
+	PTO_A_COUNTERS_PINS,
 
 	__PTO_A_COUNTERS_MAX,
 	PTO_A_COUNTERS_MAX = (__PTO_A_COUNTERS_MAX - 1)
