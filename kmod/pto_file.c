@@ -274,10 +274,13 @@ static __poll_t pto_poll(struct file *file, struct poll_table_struct *wait)
 	struct pto_file *pf = file->private_data;
 	u32 cur;
 
+	/*
+	 * Wait on the queue whatever the role: a file watched (epoll) before
+	 * it takes the AICPU role is otherwise never woken once it has it.
+	 */
+	poll_wait(file, &pf->pdev->irq_wq, wait);
 	if (pto_file_role(pf) != PTO_ROLE_AICPU)
 		return EPOLLERR;
-
-	poll_wait(file, &pf->pdev->irq_wq, wait);
 	if (pto_irq_pending(pf->pdev, &pf->irq_seen, &cur))
 		return EPOLLIN | EPOLLRDNORM;
 	return 0;

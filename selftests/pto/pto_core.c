@@ -11,6 +11,7 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <sys/epoll.h>
 #include <sys/syscall.h>
 
 FIXTURE(core) {
@@ -1591,6 +1592,46 @@ TEST_F(core, poll_woken_by_raise)
 	ASSERT_EQ(0, pthread_join(th, NULL));
 	EXPECT_EQ(1, p.ret);
 	EXPECT_TRUE(p.revents & POLLIN);
+}
+
+/*
+ * A file in an epoll set before it takes the AICPU role: EPOLLERR while
+ * it has no role, and once it is the AICPU, the next interrupt wakes the
+ * set (the file waits on the interrupt queue whatever its role).
+ */
+TEST(epoll_before_the_aicpu_role)
+{
+	struct epoll_event ev = { .events = EPOLLIN }, out;
+	struct pto_info info;
+	int fd, ep, exec;
+	__u32 v;
+
+	PTO_OPEN_OR_SKIP(fd);
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	ASSERT_LE(0, ep);
+	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev));
+	ASSERT_EQ(1, epoll_wait(ep, &out, 1, 0));
+	EXPECT_TRUE(out.events & EPOLLERR);
+
+	ASSERT_EQ(0, pto_set_role(fd, PTO_ROLE_AICPU));
+	ASSERT_EQ(0, pto_get_info(fd, &info));
+	ASSERT_EQ(0, pto_reset_cores(info.nr_cores));
+	exec = pto_open_role(PTO_ROLE_EXECUTOR);
+	ASSERT_LE(0, exec);
+	ASSERT_EQ(0, pto_attach(exec, 0));
+	/* Catch up with the interrupts raised before: nothing pending. */
+	ASSERT_EQ(0, fcntl(fd, F_SETFL, O_NONBLOCK));
+	while (read(fd, &v, 4) == 4)
+		;
+	ASSERT_EQ(EAGAIN, errno);
+	ASSERT_EQ(0, epoll_wait(ep, &out, 1, 0));
+
+	ASSERT_EQ(0, pto_raise_irq(exec, 0));
+	ASSERT_EQ(1, epoll_wait(ep, &out, 1, 1000));
+	EXPECT_TRUE(out.events & EPOLLIN);
+	close(exec);
+	close(ep);
+	close(fd);
 }
 
 /* ---------------------------------------------------------------------- */
