@@ -31,6 +31,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <pto-private/params.h>
+
 #include "pto2_internal.h"
 #include "pto2_record.h"
 #include "pto2_status.h"
@@ -494,8 +496,7 @@ static uint64_t expected_time(PTO2Runtime *rt, const PTO2TaskDescriptor *d)
 {
 	uint64_t m;
 
-	if (d->est_declared || d->kernel_id < 0 ||
-	    d->kernel_id >= PTO2_MAX_KERNELS)
+	if (d->est_declared || !pto_kernel_id_ok(d->kernel_id))
 		return d->est_time;
 	m = atomic_load_explicit(&rt->kmeasured[d->kernel_id],
 				 memory_order_relaxed);
@@ -1178,7 +1179,7 @@ static void measure(struct pto2_engine *e, PTO2Runtime *rt, int32_t id,
 	const struct pto_core_regs *r = pto_regs_core(e->dev.regs, core);
 	uint64_t s = r->ts_start, f = r->ts_end, ns, old;
 
-	if (kid < 0 || kid >= PTO2_MAX_KERNELS || f < s)
+	if (!pto_kernel_id_ok(kid) || f < s)
 		return;
 	ns = PTO_EST_CLAMP((f - s) * PTO_NS_PER_SYS_CNT);
 	run_account(rt, ns, s >= r->ts_dispatch ?

@@ -1120,7 +1120,7 @@ static uint64_t submit_est(const struct submit *s)
 	PTO2Runtime *rt = s->rt;
 	uint64_t given = s->attr ? s->attr->est_time_ns : 0, v = 0;
 
-	if (!given && s->kernel_id >= 0 && s->kernel_id < PTO2_MAX_KERNELS) {
+	if (!given && pto_kernel_id_ok(s->kernel_id)) {
 		v = atomic_load_explicit(&rt->kcost[s->kernel_id],
 					 memory_order_relaxed);
 		if (!v)
@@ -1265,7 +1265,7 @@ static int submit_init_desc(struct submit *s)
 	}
 	d->est_time = submit_est(s);
 	d->est_declared = (s->attr && s->attr->est_time_ns) ||
-			  (s->kernel_id >= 0 && s->kernel_id < PTO2_MAX_KERNELS &&
+			  (pto_kernel_id_ok(s->kernel_id) &&
 			   atomic_load_explicit(&rt->kcost[s->kernel_id],
 						memory_order_relaxed));
 	memset(d->affinity, 0, sizeof(d->affinity));
@@ -1625,7 +1625,7 @@ void pto2_rt_submit_task_clustered(PTO2Runtime *rt, int32_t kernel_id,
 void pto2_rt_set_kernel_cost(PTO2Runtime *rt, int32_t kernel_id,
 			     uint64_t est_ns)
 {
-	if (kernel_id < 0 || kernel_id >= PTO2_MAX_KERNELS) {
+	if (!pto_kernel_id_ok(kernel_id)) {
 		pto2_rt_fail(rt, -EINVAL,
 			     "pto2_rt_set_kernel_cost: kernel id %d out of range 0..%d",
 			     kernel_id, PTO2_MAX_KERNELS - 1);

@@ -54,6 +54,7 @@
 #include <unistd.h>
 
 #include <pto-private/fdpass.h>
+#include <pto-private/params.h>
 #include <pto-private/parse.h>
 #include <pto-private/profile.h>
 
@@ -1351,7 +1352,7 @@ static void handle_kreg(struct client *c, struct pto_msg *m)
 	struct pto_msg_kreg *k = &m->u.kreg;
 	uint64_t old, size;
 
-	if (k->func_id < 0 || k->func_id >= PTO2_MAX_KERNELS) {
+	if (!pto_kernel_id_ok(k->func_id)) {
 		ptod_reply(c, -EINVAL, "kernel id %d out of range 0..%d", k->func_id,
 		      PTO2_MAX_KERNELS - 1);
 		return;

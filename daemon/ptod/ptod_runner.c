@@ -428,7 +428,7 @@ static int submit_kernel_ok(struct client *c, int32_t kid, int32_t wt)
 {
 	int32_t kt;
 
-	if (kid < 0 || kid >= PTO2_MAX_KERNELS ||
+	if (!pto_kernel_id_ok(kid) ||
 	    (kt = atomic_load(&c->ktype[kid])) < 0) {
 		graph_fail(c, -ENOENT,
 			   "submit: kernel %d is not registered (pto_kernel_load)",

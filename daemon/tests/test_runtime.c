@@ -672,6 +672,14 @@ static int orch_bad_params(PTO2Runtime *rt, uint64_t *args, int argc)
 	return 0;
 }
 
+/* args[0]: a kernel id (as int32_t) given a declared cost */
+static int orch_kcost(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	(void)argc;
+	pto2_rt_set_kernel_cost(rt, (int32_t)args[0], 1000);
+	return 0;
+}
+
 /* a view past its raw shape (args[0]: an address), then NULL params */
 static int orch_bad_view(PTO2Runtime *rt, uint64_t *args, int argc)
 {
@@ -1099,6 +1107,24 @@ static void t_errors(void)
 		einval_with(&e, orch_bad_view, a, 2,
 			    "params is NULL with 1 params",
 			    "params NULL with one param");
+	}
+	{
+		/* the ends of the kernel id range, and one past each */
+		uint64_t a[1] = { PTO2_MAX_KERNELS - 1 };
+
+		ret = run(&e, orch_kcost, a, 1);
+		a[0] = 0;
+		ret = ret ? ret : run(&e, orch_kcost, a, 1);
+		ok(ret == 0, "a cost for kernels 0 and %d (ret %d %s)",
+		   PTO2_MAX_KERNELS - 1, ret, pto2_rt_get_error_msg(e.rt));
+		a[0] = PTO2_MAX_KERNELS;
+		einval_with(&e, orch_kcost, a, 1,
+			    "kernel id 256 out of range 0..255",
+			    "a cost for kernel 256");
+		a[0] = (uint64_t)(uint32_t)-1;
+		einval_with(&e, orch_kcost, a, 1,
+			    "kernel id -1 out of range 0..255",
+			    "a cost for kernel -1");
 	}
 	einval_with(&e, orch_output_twice, NULL, 0,
 		    "params 0 and 2 of kernel 9 are the same new intermediate tensor",

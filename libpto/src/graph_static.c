@@ -16,6 +16,7 @@
 
 #include <pto-private/compiler.h>
 #include <pto-private/graph.h>
+#include <pto-private/params.h>
 #include <pto-private/tensormap.h>
 
 #include "client.h"
@@ -151,12 +152,11 @@ static int collect(pto_client *c, struct sgraph *g)
 			 * is the orchestration's to scribble on, and ptod
 			 * refuses a record that names none
 			 */
-			if (k->kernel_id >= 0 && k->kernel_id < PTO2_MAX_KERNELS)
+			if (pto_kernel_id_ok(k->kernel_id))
 				g->kcost[k->kernel_id] = k->est_ns;
 		} else if (r->type == PTO_REC_SUBMIT) {
 			g->cost[n] = pto_est_pick(s->attr.est_time_ns,
-						  s->kernel_id >= 0 &&
-						  s->kernel_id < PTO2_MAX_KERNELS ?
+						  pto_kernel_id_ok(s->kernel_id) ?
 						  g->kcost[s->kernel_id] : 0);
 			g->task[n++] = s;
 		}

@@ -1312,7 +1312,7 @@ PTO_EXPORT void pto2_rt_set_kernel_cost(PTO2Runtime *rt, int32_t kernel_id,
 
 	if (c->err || !c->in_graph || c->orch_done)
 		return;
-	if (kernel_id < 0 || kernel_id >= PTO2_MAX_KERNELS) {
+	if (!pto_kernel_id_ok(kernel_id)) {
 		graph_fail(c, -EINVAL,
 			   "pto2_rt_set_kernel_cost: kernel id %d out of range 0..%d",
 			   kernel_id, PTO2_MAX_KERNELS - 1);

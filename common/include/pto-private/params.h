@@ -10,10 +10,17 @@
 #ifndef PTO_PRIVATE_PARAMS_H
 #define PTO_PRIVATE_PARAMS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include <pto/pto_orchestration_api.h>
+
+/* Is @id a kernel id a client may use, 0 .. PTO2_MAX_KERNELS - 1? */
+static inline bool pto_kernel_id_ok(int32_t id)
+{
+	return id >= 0 && id < PTO2_MAX_KERNELS;
+}
 
 /*
  * 0 if @t is a valid view: a known dtype, 1..PTO2_MAX_TENSOR_DIMS
