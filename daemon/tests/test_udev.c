@@ -249,6 +249,104 @@ static struct pto_udev_gm_stats gm_stats(struct pto_udev_gm *gm)
 	return st;
 }
 
+/* Does @f's lookup of [@addr, @addr + @len) name the buffer @want? */
+static bool finds(struct pto_udev_file *f, uint64_t addr, uint64_t len,
+		  const struct pto_udev_buf *want)
+{
+	struct pto_udev_buf l;
+
+	return !pto_udev_gm_lookup(f, addr, len, &l) &&
+	       l.handle == want->handle && l.dev_addr == want->dev_addr &&
+	       l.len == want->len;
+}
+
+/*
+ * Many buffers of two files, interleaved in GM, of 1 to 3 pages, some
+ * aligned, a third of one file's freed from the middle: every lookup
+ * names the right buffer of the right file, or none; then one file's
+ * MAX_BUFS (65536) buffers, each found by address.
+ */
+static void t_gm_many(void)
+{
+	struct pto_udev_config cfg = { .profile = PTO_PROFILE_A2A3,
+				       .nr_aic = 2, .gm_size = 512ULL << 20 };
+	enum { N = 3000, MAX_BUFS = 65536 };
+	static struct pto_udev_buf b[N], p[MAX_BUFS];
+	struct pto_udev_file *f[2], *aicpu, *big;
+	bool alloc = true, found = true, freed = true, none = true;
+	struct pto_udev_buf l, x;
+	struct pto_udev_gm *gm;
+	struct pto_udev *u = NULL;
+	uint32_t pin;
+	int i, n;
+
+	if (pto_udev_create(&cfg, &u) || pto_udev_gm_create(u, &gm))
+		return (void)ok(0, "GM allocator");
+	pto_udev_file_create(gm, &f[0]);
+	pto_udev_file_create(gm, &f[1]);
+	pto_udev_file_create(gm, &aicpu);
+	for (i = 0; i < N && alloc; i++)
+		alloc = !pto_udev_gm_alloc(f[i % 2], 4096 * (1 + i % 3),
+					   i % 5 ? 0 : 65536, &b[i]);
+	ok(alloc, "%d buffers of two files, interleaved", N);
+	for (i = N - 1; i >= 0; i -= 2)
+		if (i % 3 == 0)
+			freed = freed && !pto_udev_gm_free(f[1], b[i].handle);
+	ok(freed, "a third of the second file's buffers freed, last first");
+	for (i = 0; i < N; i++) {
+		struct pto_udev_file *own = f[i % 2], *not = f[1 - i % 2];
+		bool live = i % 2 == 0 || i % 3;
+		uint64_t a = b[i].dev_addr, len = b[i].len;
+
+		if (!live) {
+			none = none && pto_udev_gm_lookup(own, a, 1, &l) == -ENOENT;
+			continue;
+		}
+		found = found && finds(own, a, 1, &b[i]) &&
+			finds(own, a + len - 1, 1, &b[i]) &&
+			finds(own, a, len, &b[i]) &&
+			finds(own, a + 2048, len - 2048, &b[i]);
+		none = none && pto_udev_gm_lookup(own, a, len + 1, &l) == -ENOENT &&
+		       pto_udev_gm_lookup(own, a - 1, 2, &l) == -ENOENT &&
+		       pto_udev_gm_lookup(not, a, 1, &l) == -ENOENT;
+	}
+	ok(found, "each live buffer found by its first and last byte and whole");
+	ok(none, "freed buffers, other files' and ranges across two: -ENOENT");
+	ok(pto_udev_gm_lookup(f[0], PTO_GM_DEV_BASE - 4096, 4096, &l) == -ENOENT &&
+	   pto_udev_gm_free(f[0], UINT32_MAX) == -ENOENT &&
+	   pto_udev_gm_free(f[0], 0) == -ENOENT,
+	   "below GM, handles 0 and UINT32_MAX: -ENOENT");
+	ok(!pto_udev_gm_pin(aicpu, f[0], b[N / 2].dev_addr + 8, 8, &pin, &l) &&
+	   l.handle == b[N / 2].handle && !pto_udev_gm_unpin(aicpu, pin),
+	   "a pin finds its buffer among %d", N);
+	for (i = 0; i < N; i++) {
+		if (i % 2 && !(i % 3))
+			continue;
+		freed = freed && !pto_udev_gm_free(f[i % 2], b[i].handle) &&
+			pto_udev_gm_free(f[i % 2], b[i].handle) == -ENOENT;
+	}
+	ok(freed && gm_stats(gm).buffers == 0,
+	   "each live handle frees once, then -ENOENT; no buffer left");
+
+	pto_udev_file_create(gm, &big);
+	for (n = 0; n < MAX_BUFS; n++)
+		if (pto_udev_gm_alloc(big, 4096, 0, &p[n]))
+			break;
+	ok(n == MAX_BUFS && pto_udev_gm_alloc(big, 4096, 0, &x) == -ENOSPC,
+	   "one file holds %d buffers, then -ENOSPC (%d)", MAX_BUFS, n);
+	for (i = 0, found = true; i < n && found; i++)
+		found = finds(big, p[i].dev_addr + 4095, 1, &p[i]);
+	ok(found, "each of them found by address (%d)", i);
+	pto_udev_file_release(big);
+	pto_udev_file_release(aicpu);
+	pto_udev_file_release(f[1]);
+	pto_udev_file_release(f[0]);
+	ok(!gm_stats(gm).buffers && !gm_stats(gm).bytes_used,
+	   "releasing the files frees everything");
+	pto_udev_gm_destroy(gm);
+	pto_udev_destroy(u);
+}
+
 /*
  * Pins (pto.ko's GM_PIN, GM_UNPIN): a reference on a buffer, kept by
  * another file. A buffer freed while pinned keeps its memory out of the
@@ -759,6 +857,7 @@ int main(void)
 	t_registers();
 	t_gm();
 	t_gm_handles();
+	t_gm_many();
 	t_gm_pins();
 	t_kick_irq();
 	t_kick_burst();

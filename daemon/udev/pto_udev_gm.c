@@ -8,6 +8,13 @@
  * keeps. One lock covers all of it: allocation and free on ptod's main
  * thread, lookups, pins and unpins on its runner threads too.
  *
+ * A file finds its buffers as pto.ko's does, by address and by handle,
+ * without walking them: its handles are kept sorted by their buffer's
+ * address (a file's buffers never overlap), so a lookup or a pin is a
+ * binary search, and an array indexed by handle names each handle's
+ * buffer. A run may name up to MAX_BUFS buffers of its client; a walk per
+ * name would hold the lock, and every other client with it, for seconds.
+ *
  * A buffer is reference counted as pto.ko's (Documentation/kmod.rst,
  * "Pins"): its handle holds one reference and every pin one. GM_FREE and
  * the release of its file drop the handle's; the buffer's range goes back
@@ -72,10 +79,12 @@ struct pto_udev_gm {
 
 struct pto_udev_file {
 	struct pto_udev_gm *gm;
-	struct handle *bufs;
+	struct handle *bufs;	/* sorted by their buffer's offset */
 	size_t nbufs, cap;
 	uint64_t *held;		/* handle h is held: bit h - 1 */
 	size_t held_words;
+	/* handle h's buffer: by_handle[h - 1], NULL while h is not held */
+	struct gm_buf **by_handle;	/* held_words * 64 entries */
 	struct pin *pins;
 	uint32_t npins;		/* slots made (in use or free) */
 	uint32_t cappins;
@@ -223,8 +232,17 @@ static int file_reserve(struct pto_udev_file *f)
 	/* the lowest free handle is at most nbufs + 1 */
 	if (f->nbufs + 1 > f->held_words * 64) {
 		size_t words = f->held_words ? 2 * f->held_words : 1;
-		uint64_t *n = realloc(f->held, words * sizeof(*n));
+		struct gm_buf **bh;
+		uint64_t *n;
 
+		/* by_handle may outgrow held_words * 64, never fall short */
+		bh = realloc(f->by_handle, words * 64 * sizeof(*bh));
+		if (!bh)
+			return -ENOMEM;
+		f->by_handle = bh;
+		memset(bh + f->held_words * 64, 0,
+		       (words - f->held_words) * 64 * sizeof(*bh));
+		n = realloc(f->held, words * sizeof(*n));
 		if (!n)
 			return -ENOMEM;
 		memset(n + f->held_words, 0,
@@ -281,6 +299,22 @@ static uint32_t handle_take(struct pto_udev_file *f)
 	return (uint32_t)(w * 64 + bit + 1);
 }
 
+/* The index of the first handle of @f whose buffer starts above @off. */
+static size_t handle_upper(const struct pto_udev_file *f, uint64_t off)
+{
+	size_t lo = 0, hi = f->nbufs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (f->bufs[mid].b->off <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* What the handle @h of a file says of its buffer. */
 static struct pto_udev_buf buf_desc(const struct handle *h)
 {
@@ -311,10 +345,14 @@ int pto_udev_gm_alloc(struct pto_udev_file *f, uint64_t len, uint64_t align,
 	if (!ret)
 		ret = range_alloc(gm, len, align ? align : PAGE, &off);
 	if (!ret) {
+		size_t at = handle_upper(f, off);
+
 		punch(gm, off, len);
 		*b = (struct gm_buf){ .off = off, .len = len, .refs = 1 };
-		h = &f->bufs[f->nbufs++];
+		h = &f->bufs[at];
+		memmove(h + 1, h, (f->nbufs++ - at) * sizeof(*h));
 		*h = (struct handle){ .handle = handle_take(f), .b = b };
+		f->by_handle[h->handle - 1] = b;
 		*out = buf_desc(h);
 		gm->st.bytes_used += len;
 		gm->st.buffers++;
@@ -345,24 +383,24 @@ static void handle_drop(struct pto_udev_file *f, size_t i)
 	uint32_t h = f->bufs[i].handle - 1;
 
 	f->held[h / 64] &= ~(1ULL << (h % 64));
+	f->by_handle[h] = NULL;
 	buf_put(f->gm, f->bufs[i].b);
-	f->bufs[i] = f->bufs[--f->nbufs];
+	memmove(&f->bufs[i], &f->bufs[i + 1],
+		(--f->nbufs - i) * sizeof(*f->bufs));
 }
 
 int pto_udev_gm_free(struct pto_udev_file *f, uint32_t handle)
 {
-	int ret = -ENOENT;
-	size_t i;
+	struct gm_buf *b = NULL;
 
 	pthread_mutex_lock(&f->gm->lock);
-	for (i = 0; i < f->nbufs; i++)
-		if (handle && f->bufs[i].handle == handle) {
-			handle_drop(f, i);
-			ret = 0;
-			break;
-		}
+	if (handle && handle <= f->held_words * 64)
+		b = f->by_handle[handle - 1];
+	/* @b starts the last of @f's buffers at or below its offset */
+	if (b)
+		handle_drop(f, handle_upper(f, b->off) - 1);
 	pthread_mutex_unlock(&f->gm->lock);
-	return ret;
+	return b ? 0 : -ENOENT;
 }
 
 /*
@@ -372,16 +410,19 @@ int pto_udev_gm_free(struct pto_udev_file *f, uint32_t handle)
 static const struct handle *handle_find(const struct pto_udev_file *f,
 					uint64_t dev_addr, uint64_t len)
 {
-	size_t i;
+	const struct gm_buf *b;
+	uint64_t off;
+	size_t at;
 
-	for (i = 0; i < f->nbufs; i++) {
-		const struct gm_buf *b = f->bufs[i].b;
-		uint64_t start = PTO_GM_DEV_BASE + b->off;
-
-		if (dev_addr >= start && dev_addr + len <= start + b->len)
-			return &f->bufs[i];
-	}
-	return NULL;
+	if (dev_addr < PTO_GM_DEV_BASE)
+		return NULL;
+	off = dev_addr - PTO_GM_DEV_BASE;
+	/* buffers never overlap: only the last one starting at or below */
+	at = handle_upper(f, off);
+	if (!at)
+		return NULL;
+	b = f->bufs[at - 1].b;
+	return off + len <= b->off + b->len ? &f->bufs[at - 1] : NULL;
 }
 
 int pto_udev_gm_lookup(struct pto_udev_file *f, uint64_t dev_addr,
@@ -491,6 +532,7 @@ void pto_udev_file_release(struct pto_udev_file *f)
 	pthread_mutex_unlock(&f->gm->lock);
 	free(f->pins);
 	free(f->bufs);
+	free(f->by_handle);
 	free(f->held);
 	free(f);
 }
