@@ -909,6 +909,8 @@ static void client_destroy(struct client *c)
 		d->reads_paused--;
 	if (c->ev_read)
 		event_free(c->ev_read);
+	if (c->ev_silent)
+		event_free(c->ev_silent);
 	/* the client's buffers die with its file */
 	d->ops->client_release(c);
 	ptod_client_fini(c);
@@ -1421,6 +1423,8 @@ static void client_gone(struct client *c)
 {
 	event_del(c->ev_read);
 	event_del(c->ev_write);
+	if (c->ev_silent)
+		event_del(c->ev_silent);
 	ptod_conn_log(c->d, PTOD_LOG_INFO, "client %u (pid %d) disconnected",
 		      c->id, (int)c->pid);
 	/* nobody reads its blocks any more, nor counts against its user */
@@ -1445,6 +1449,50 @@ static void refuse_peer(struct client *c)
 	event_del(c->ev_read);
 	event_del(c->ev_write);
 	client_destroy(c);
+}
+
+/*
+ * PTOD_SILENT_REFUSE_MS after a refused user connected: refuse it now if
+ * it has sent nothing (what it sends from now on races with the reply,
+ * as at accept); else its message is waiting, or waiting for the closer,
+ * and is refused when read.
+ */
+static const struct timeval silent_tv = {
+	PTOD_SILENT_REFUSE_MS / 1000, PTOD_SILENT_REFUSE_MS % 1000 * 1000
+};
+
+static void on_silent(evutil_socket_t fd, short what, void *arg)
+{
+	struct client *c = arg;
+	bool carries;
+
+	(void)fd;
+	(void)what;
+	if (c->reads_paused || ptod_peek(c->sock, &carries) != -EAGAIN) {
+		if (evtimer_add(c->ev_silent, &silent_tv))
+			ptod_log(PTOD_LOG_ERR, "libevent: cannot arm a timer");
+		return;
+	}
+	ptod_conn_log(c->d, PTOD_LOG_INFO,
+		      "client %u (pid %d uid %d) sent nothing in %d ms",
+		      c->id, (int)c->pid, (int)c->uid, PTOD_SILENT_REFUSE_MS);
+	refuse_peer(c);
+}
+
+/*
+ * Watch the connection @c of a user the device refuses, so that it is
+ * refused even if it never says a word; 0 or -ENOMEM.
+ */
+static int silent_watch(struct client *c)
+{
+	c->ev_silent = evtimer_new(c->d->base, on_silent, c);
+	if (c->ev_silent && !evtimer_add(c->ev_silent, &silent_tv))
+		return 0;
+	ptod_log(PTOD_LOG_ERR, "libevent: cannot arm a timer");
+	if (c->ev_silent)
+		event_free(c->ev_silent);
+	c->ev_silent = NULL;
+	return -ENOMEM;
 }
 
 /* A message after hello. */
@@ -1739,6 +1787,10 @@ static void on_accept(evutil_socket_t fd, short what, void *arg)
 	c->ev_read = ptod_client_init(c) ? NULL :
 		     watch(d, s, EV_READ | EV_PERSIST, on_client_read, c,
 			   "a client socket");
+	if (c->ev_read && !d->ops->peer_ok(d, c->uid) && silent_watch(c)) {
+		event_free(c->ev_read);
+		c->ev_read = NULL;
+	}
 	if (!c->ev_read) {
 		ptod_client_fini(c);
 		pthread_mutex_destroy(&c->send_lock);

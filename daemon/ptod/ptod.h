@@ -72,6 +72,12 @@
  * until it has closed some (ptod_closer.c)
  */
 #define PTOD_CLOSER_MAX		256
+/*
+ * A connection of a user the device refuses is refused at its first
+ * message; one that sends none is refused after this long, so that it
+ * does not hold a connection slot for as long as it likes.
+ */
+#define PTOD_SILENT_REFUSE_MS	3000
 #define PTOD_ACCEPT_PAUSE_MS	100	/* no accept for that long after one
 					 * failed (EMFILE, ...) or with the
 					 * closer full; paused reads look
@@ -240,6 +246,8 @@ struct client {
 	bool hello_done;
 	uint32_t nr_warned;		/* error replies logged (main thread) */
 	bool refused;			/* its user may not use the device */
+	/* such a user's connection: refused if silent (main thread) */
+	struct event *ev_silent;
 	/* the user-mode device (main thread): the file the hello named,
 	 * and the one this connection opened (DEV_OPEN) */
 	struct ptod_ufile *uf;

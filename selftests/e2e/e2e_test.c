@@ -4965,6 +4965,37 @@ TEST_F_TIMEOUT(e2e, outsider_refused, 60)
 	ASSERT_EQ(0, chmod(E->sock, mode));
 }
 
+/*
+ * A user the user-mode device refuses, connected and silent: refused all
+ * the same after ptod's PTOD_SILENT_REFUSE_MS (3 s), so that it holds
+ * none of its user's connection slots for longer. A user it serves may
+ * stay silent. (pto.ko serves every user the socket lets in.)
+ */
+TEST_F_TIMEOUT(e2e, silent_outsider_refused, 60)
+{
+	double ms = -1;
+	const char *l;
+	char *out;
+
+	if (!E->user)
+		SKIP(return, "the user-mode device's refusal");
+	out = e2e_output(_metadata, NOBODY, true, ARGS("peer-silent", "10"));
+	EXPECT_TRUE(has_text(out, "peer-silent: reply status -13 "))
+		TH_LOG("not refused");
+	EXPECT_TRUE(has_text(out, "serves only its own user"));
+	l = line_with(out, "peer-silent: ");
+	if (l && strstr(l, " after "))
+		ms = atof(strstr(l, " after ") + 7);
+	/* at 3 s, not at once, and not at the 10 s the peer waits */
+	EXPECT_LE(2900, ms);
+	EXPECT_GE(9000, ms);
+	free(out);
+	out = e2e_output(_metadata, 0, false, ARGS("peer-silent", "4"));
+	EXPECT_TRUE(has_text(out, "peer-silent: nothing after 4.0 s"))
+		TH_LOG("root's silent connection was not left alone");
+	free(out);
+}
+
 /* "conns: N accepted, then ..." from @out: N, or -1. */
 static int conns_accepted(const char *out)
 {

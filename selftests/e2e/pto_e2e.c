@@ -122,6 +122,9 @@
  *                                 one for the user's GM quota (-EDQUOT)
  *   pto_e2e peer                  (no libpto) connects to ptod's socket
  *                                 and sends a ping: prints the outcome
+ *   pto_e2e peer-silent S         (no libpto) connects and sends
+ *                                 nothing: prints what ptod says within
+ *                                 S seconds, or that it said nothing
  *   pto_e2e churn N               (no libpto) N times: connect, ping
  *                                 before hello (expects -EPROTO), hang up
  *   pto_e2e hangup N              (no libpto) N times: connect, ping
@@ -2963,6 +2966,44 @@ static int run_peer(void)
 }
 
 /*
+ * Connect and say nothing for up to @secs seconds: what ptod sends, or
+ * does, meanwhile.
+ */
+static int run_peer_silent(double secs)
+{
+	struct pollfd p = { .events = POLLIN };
+	double t0 = now_ms();
+	struct pto_msg r;
+	ssize_t n;
+	int ret;
+
+	p.fd = raw_connect();
+	if (p.fd < 0) {
+		printf("peer-silent: %s\n", strerror(errno));
+		return 0;
+	}
+	ret = poll(&p, 1, (int)(secs * 1000));
+	if (ret <= 0) {
+		printf("peer-silent: %s after %.1f s\n",
+		       ret ? strerror(errno) : "nothing", secs);
+		close(p.fd);
+		return 0;
+	}
+	memset(&r, 0, sizeof(r));
+	n = recv(p.fd, &r, sizeof(r), 0);
+	ret = n < 0 ? -errno : n ? pto_msg_from_ptod(&r, (size_t)n, NULL, 0) :
+		-ECONNRESET;
+	if (ret)
+		printf("peer-silent: %s after %.0f ms\n", strerror(-ret),
+		       now_ms() - t0);
+	else
+		printf("peer-silent: reply status %d \"%s\" after %.0f ms\n",
+		       r.status, r.text, now_ms() - t0);
+	close(p.fd);
+	return 0;
+}
+
+/*
  * @n times: a new connection, a ping before hello (-EPROTO, "hello
  * first"), hang up. Prints how long it took; 0 if every ping had its
  * reply.
@@ -5350,12 +5391,15 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|closedev|rerun|streampad|reload|rendezvous|pre|crash-next|crash-loop|crash-budget|misuse|hostile|sbxchurn|stream|hang|probe|probe-n|prio|chain|badbuf|badph|phring|hazards|random|proto|freed|freed-tensor|reload-quota|reload-busy|kshare|freed-named|reload-defer|unpriv|reclen|kversion|misaligned|graphs|outside|forge|rawhead|rawcluster|clpairs|slots|idle|flood|pings|quota|noquota|quota-rt|hellos|peer|churn|conns ...\n");
+		fprintf(stderr, "usage: pto_e2e [-d EXDIR] [-r READY_FD] vector|bgemm|pa|deadlock|crash|closedev|rerun|streampad|reload|rendezvous|pre|crash-next|crash-loop|crash-budget|misuse|hostile|sbxchurn|stream|hang|probe|probe-n|prio|chain|badbuf|badph|phring|hazards|random|proto|freed|freed-tensor|reload-quota|reload-busy|kshare|freed-named|reload-defer|unpriv|reclen|kversion|misaligned|graphs|outside|forge|rawhead|rawcluster|clpairs|slots|idle|flood|pings|quota|noquota|quota-rt|hellos|peer|peer-silent|churn|conns ...\n");
 		return 2;
 	}
 	/* without libpto: the socket alone */
 	if (!strcmp(argv[optind], "peer"))
 		return run_peer();
+	if (!strcmp(argv[optind], "peer-silent"))
+		return run_peer_silent(optind + 1 < argc ?
+				       atof(argv[optind + 1]) : 10);
 	if (!strcmp(argv[optind], "flood"))
 		return run_flood(optind + 1 < argc ? atof(argv[optind + 1]) : 10,
 				 optind + 2 < argc ? atol(argv[optind + 2]) : 0);
