@@ -130,6 +130,51 @@ static int scan_dynsym(const void *so, size_t len, const Elf64_Ehdr *eh,
 	return 0;
 }
 
+/*
+ * The program headers, what dlopen() maps: every segment's bytes in the
+ * file and no more of them than of its memory, at least one loadable
+ * segment. dlopen() trusts them; a segment past the file's end faults
+ * inside it, in the process that loads the kernel (pto-aicore, or the
+ * client's sandbox), not here. 0, or -ENOEXEC and *@why.
+ */
+static int phdrs_check(const void *so, size_t len, const Elf64_Ehdr *eh,
+		       const char **why)
+{
+	bool load = false;
+	uint32_t i;
+
+	*why = "its program headers lie outside the file or are damaged (truncated?)";
+	if (eh->e_phentsize != sizeof(Elf64_Phdr))
+		return -ENOEXEC;
+	for (i = 0; i < eh->e_phnum; i++) {
+		const Elf64_Phdr *ph = entry_at(so, len, eh->e_phoff +
+					  (uint64_t)i * sizeof(Elf64_Phdr),
+					  sizeof(Elf64_Phdr));
+
+		if (!ph)
+			return -ENOEXEC;
+		if (ph->p_type != PT_LOAD && ph->p_type != PT_DYNAMIC)
+			continue;
+		if (ph->p_filesz && !at(so, len, ph->p_offset, ph->p_filesz)) {
+			*why = "a segment lies past the end of the file (truncated?)";
+			return -ENOEXEC;
+		}
+		if (ph->p_type == PT_LOAD) {
+			if (ph->p_filesz > ph->p_memsz ||
+			    (ph->p_align & (ph->p_align - 1)) ||
+			    ((ph->p_offset - ph->p_vaddr) &
+			     (ph->p_align ? ph->p_align - 1 : 0)))
+				return -ENOEXEC;
+			load = true;
+		}
+	}
+	if (!load) {
+		*why = "no loadable segment";
+		return -ENOEXEC;
+	}
+	return 0;
+}
+
 /* kernel_image_check() of an image at an 8-byte aligned address. */
 static int image_check(const void *so, size_t len, uint64_t *caps,
 		       const char **why)
@@ -144,6 +189,9 @@ static int image_check(const void *so, size_t len, uint64_t *caps,
 	if (!eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) ||
 	    eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_type != ET_DYN)
 		return -ENOEXEC;
+	ret = phdrs_check(so, len, eh, why);
+	if (ret)
+		return ret;
 	*why = "its section headers lie outside the file or are damaged (truncated?)";
 	if (eh->e_shnum && eh->e_shentsize != sizeof(Elf64_Shdr))
 		return -ENOEXEC;

@@ -167,6 +167,72 @@ static void dynstr_unterminated(const unsigned char *img, size_t len)
 	free(c);
 }
 
+/*
+ * The kernel with its program header @idx'th of type @type changed by
+ * @edit: refused with @reason, as dlopen() would fault on it in the
+ * process that loads it.
+ */
+static void phdr_damaged(const unsigned char *img, size_t len, uint32_t type,
+			 void (*edit)(Elf64_Phdr *ph, size_t len),
+			 const char *what, const char *reason)
+{
+	const Elf64_Ehdr *eh = (const void *)img;
+	const char *why = NULL;
+	unsigned char *c = malloc(len);
+	Elf64_Phdr *ph, *last = NULL;
+	uint64_t caps;
+	uint32_t i;
+	int ret;
+
+	if (!c)
+		abort();
+	memcpy(c, img, len);
+	ph = (Elf64_Phdr *)(void *)(c + eh->e_phoff);
+	for (i = 0; i < eh->e_phnum; i++)
+		if (ph[i].p_type == type) {
+			last = &ph[i];
+			if (edit)
+				edit(last, len);
+		}
+	if (!edit && last) {
+		/* every segment of @type made PT_NULL */
+		for (i = 0; i < eh->e_phnum; i++)
+			if (ph[i].p_type == type)
+				ph[i].p_type = PT_NULL;
+	}
+	ret = check(c, len, &caps, &why);
+	ok(last && ret == -ENOEXEC && why && strstr(why, reason),
+	   "%s: \"%s\"", what, why ? why : "");
+	free(c);
+}
+
+static void past_end(Elf64_Phdr *ph, size_t len)
+{
+	(void)len;
+	ph->p_offset += 0x100000;
+}
+
+static void one_past_end(Elf64_Phdr *ph, size_t len)
+{
+	ph->p_filesz = len - ph->p_offset + 1;
+	if (ph->p_memsz < ph->p_filesz)
+		ph->p_memsz = ph->p_filesz;
+}
+
+static void more_file_than_memory(Elf64_Phdr *ph, size_t len)
+{
+	(void)len;
+	if (ph->p_filesz)
+		ph->p_memsz = ph->p_filesz - 1;
+}
+
+static void misaligned(Elf64_Phdr *ph, size_t len)
+{
+	(void)len;
+	if (ph->p_align > 1)
+		ph->p_vaddr += 8;
+}
+
 int main(void)
 {
 	static const char not_elf[] = "#!/bin/sh\necho not a kernel\n";
@@ -195,6 +261,23 @@ int main(void)
 		   (unsigned long long)caps);
 		free(odd);
 	}
+	phdr_damaged(img, len, PT_LOAD, past_end,
+		     "its loadable segments moved 1 MiB past the file's end",
+		     "past the end of the file");
+	phdr_damaged(img, len, PT_DYNAMIC, past_end,
+		     "its dynamic segment moved past the file's end",
+		     "past the end of the file");
+	phdr_damaged(img, len, PT_LOAD, one_past_end,
+		     "a loadable segment one byte longer than the file",
+		     "past the end of the file");
+	phdr_damaged(img, len, PT_LOAD, more_file_than_memory,
+		     "more of a segment in the file than in memory",
+		     "program headers");
+	phdr_damaged(img, len, PT_LOAD, misaligned,
+		     "a segment whose address and offset disagree modulo its alignment",
+		     "program headers");
+	phdr_damaged(img, len, PT_LOAD, NULL, "no loadable segment",
+		     "no loadable segment");
 	refused("k_noentry.so", "exports no function pto_kernel_entry");
 	refused("k_hidden.so", "exports no function pto_kernel_entry");
 	refused("k_pie", "a position-independent executable");
