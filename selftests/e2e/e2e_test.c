@@ -5586,6 +5586,35 @@ TEST_F_TIMEOUT(e2e, ptoctl_trace_blocks, 150)
 }
 
 /*
+ * ptoctl trace -o with a path it cannot write fails before tracing, not
+ * after -d 100 seconds; with no block traced (nothing runs for its 1 s)
+ * it says so, fails and leaves no file behind (an empty recording is no
+ * recording).
+ */
+TEST_F_TIMEOUT(e2e, ptoctl_trace_output_errors, 60)
+{
+	char rec[PATH_MAX + 32], bad[PATH_MAX + 32], *out;
+	int64_t t0 = mono_ms();
+	int st;
+
+	snprintf(bad, sizeof(bad), "%s/no-such-dir/trace.dag", E->tmp);
+	out = tool_output(_metadata, "ptoctl", 0,
+			  ARGS("trace", "-d", "100", "-o", bad), &st);
+	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 1) TH_LOG("%s", out);
+	EXPECT_TRUE(has_text(out, "No such file or directory")) TH_LOG("%s", out);
+	EXPECT_GT(20000, mono_ms() - t0) TH_LOG("traced first");
+	free(out);
+	snprintf(rec, sizeof(rec), "%s/empty.dag", E->tmp);
+	out = tool_output(_metadata, "ptoctl", 0,
+			  ARGS("trace", "-d", "1", "-o", rec), &st);
+	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 1) TH_LOG("%s", out);
+	EXPECT_TRUE(has_text(out, "no block was traced; not written"))
+		TH_LOG("%s", out);
+	EXPECT_NE(0, access(rec, F_OK)) TH_LOG("%s left behind", rec);
+	free(out);
+}
+
+/*
  * A trace reader that stops reading (SIGSTOP) while pto_e2e probe-n runs
  * 20000 single-block tasks (about 940 KiB of blocks, more than ptod's
  * queue and the socket hold) loses blocks, not its connection, and the

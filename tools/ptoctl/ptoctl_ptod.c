@@ -312,6 +312,7 @@ struct trace {
 	long max;			/* -n: blocks, 0: no limit */
 	long secs;			/* -d: seconds, 0: no limit */
 	const char *out;		/* -o FILE */
+	FILE *f;			/* FILE, opened before tracing */
 	long seen;			/* blocks printed */
 	uint64_t lost;			/* ptod's count */
 	struct pto_trace_block *b;	/* kept for -o */
@@ -607,18 +608,24 @@ static int write_dag(FILE *f, const struct pto_trace_block *b, size_t n,
 /*
  * -o FILE: the blocks as a recording (the DAG file format ptod -R writes,
  * with the same writer): one DAG per client's graph, its tasks as the
- * blocks show them (no producers), time 0 at the first dispatch.
+ * blocks show them (no producers), time 0 at the first dispatch. FILE
+ * was opened before the trace began, so that a path that cannot be
+ * written fails at once, not after the trace; with no block traced it
+ * is removed (a recording has at least one DAG).
  */
 static int write_recording(struct trace *t)
 {
 	uint64_t t0 = UINT64_MAX;
+	FILE *f = t->f;
 	size_t i, start;
-	FILE *f;
 	int ret = 0;
 
-	f = fopen(t->out, "we");
-	if (!f) {
-		fprintf(stderr, "ptoctl: -o %s: %s\n", t->out, strerror(errno));
+	t->f = NULL;
+	if (!t->nb) {
+		fclose(f);
+		unlink(t->out);
+		fprintf(stderr, "ptoctl: -o %s: no block was traced; not written\n",
+			t->out);
 		return 1;
 	}
 	qsort(t->b, t->nb, sizeof(*t->b), block_cmp);
@@ -677,9 +684,19 @@ int ptoctl_trace(const struct ptoctl_sock *o, int argc, char **argv)
 			"usage: ptoctl [-j] [-s SOCKET] trace [-n BLOCKS] [-d SECONDS] [-o FILE]\n");
 		return 2;
 	}
+	if (t.out) {
+		t.f = fopen(t.out, "we");
+		if (!t.f) {
+			fprintf(stderr, "ptoctl: -o %s: %s\n", t.out,
+				strerror(errno));
+			return 1;
+		}
+	}
 	s = ptod_dial(pto_socket_path(o->sock));
-	if (s < 0)
-		return 1;
+	if (s < 0) {
+		ret = 1;
+		goto out;
+	}
 	/* no SA_RESTART: Ctrl-C ends the wait for the next message */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
@@ -698,6 +715,12 @@ int ptoctl_trace(const struct ptoctl_sock *o, int argc, char **argv)
 	if (!ret)
 		fprintf(stderr, "ptoctl: trace: %ld blocks, %" PRIu64 " lost\n",
 			t.seen, t.lost);
+out:
+	/* not written: an error came first */
+	if (t.f) {
+		fclose(t.f);
+		unlink(t.out);
+	}
 	free(t.b);
 	return ret;
 }
