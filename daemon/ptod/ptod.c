@@ -2072,6 +2072,28 @@ static int parse_hws_check(struct ptod *d)
 	return -EINVAL;
 }
 
+
+/*
+ * Is @path (option @opt) a program ptod can start? pto-aicore is started
+ * again after every death: a path that cannot run would be tried once a
+ * second for ever, while clients' graphs wait for cores that never come.
+ */
+static bool executable(const char *path, const char *opt)
+{
+	const char *why = NULL;
+	struct stat st;
+
+	if (stat(path, &st))
+		why = strerror(errno);
+	else if (!S_ISREG(st.st_mode))
+		why = "not a regular file";
+	else if (access(path, X_OK))
+		why = strerror(errno);
+	if (why)
+		fprintf(stderr, "ptod: %s %s: %s\n", opt, path, why);
+	return !why;
+}
+
 /* 0, or the exit status for a bad command line. */
 static int parse_args(struct ptod *d, int argc, char **argv)
 {
@@ -2152,6 +2174,8 @@ static int parse_args(struct ptod *d, int argc, char **argv)
 	if (ptod_sbx_settle_mode(d))
 		return 2;
 	if (parse_quiet_sleep(d) || parse_hws_check(d))
+		return 2;
+	if (!executable(d->aicore_path, "-a"))
 		return 2;
 	return ptod_guard_setup(d) ? 2 : 0;
 }

@@ -5615,6 +5615,41 @@ TEST_F_TIMEOUT(e2e, ptoctl_trace_output_errors, 60)
 }
 
 /*
+ * ptod -a with a pto-aicore it cannot run (missing, a directory, not
+ * executable) exits 2 with the reason at start, rather than listening and
+ * starting it again once a second for ever.
+ */
+TEST_F_TIMEOUT(e2e, ptod_refuses_aicore_it_cannot_run, 60)
+{
+	static const char *const bad[][2] = {
+		{ "/nonexistent/pto-aicore", "No such file or directory" },
+		{ "/", "not a regular file" },
+		{ "/etc/passwd", "Permission denied" },
+	};
+	char prog[2 * PATH_MAX], sock[PATH_MAX + 32];
+	struct proc p;
+	size_t i;
+
+	snprintf(prog, sizeof(prog), "%s/daemon/ptod", E->build);
+	snprintf(sock, sizeof(sock), "%s/bad-a.sock", E->tmp);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ASSERT_EQ(0, proc_spawn(&p, "ptod",
+					(char *const[]){ prog, "-d",
+							 PTO_DEVICE_USER, "-s",
+							 sock, "-a",
+							 (char *)bad[i][0],
+							 NULL },
+					NULL, -1, 0, true));
+		ASSERT_EQ(0, proc_wait(&p, 10000)) TH_LOG("-a %s", bad[i][0]);
+		EXPECT_TRUE(WIFEXITED(p.status) && WEXITSTATUS(p.status) == 2)
+			TH_LOG("-a %s: %s", bad[i][0], p.text);
+		EXPECT_TRUE(has_text(p.text, bad[i][1]))
+			TH_LOG("-a %s: %s", bad[i][0], p.text);
+		proc_free(&p);
+	}
+}
+
+/*
  * A trace reader that stops reading (SIGSTOP) while pto_e2e probe-n runs
  * 20000 single-block tasks (about 940 KiB of blocks, more than ptod's
  * queue and the socket hold) loses blocks, not its connection, and the
