@@ -2072,7 +2072,6 @@ static int parse_hws_check(struct ptod *d)
 	return -EINVAL;
 }
 
-
 /*
  * Is @path (option @opt) a program ptod can start? pto-aicore is started
  * again after every death: a path that cannot run would be tried once a

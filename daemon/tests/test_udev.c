@@ -264,14 +264,14 @@ static bool finds(struct pto_udev_file *f, uint64_t addr, uint64_t len,
  * Many buffers of two files, interleaved in GM, of 1 to 3 pages, some
  * aligned, a third of one file's freed from the middle: every lookup
  * names the right buffer of the right file, or none; then one file's
- * MAX_BUFS (65536) buffers, each found by address.
+ * PTO_UDEV_MAX_BUFS (65536) buffers, each found by address.
  */
 static void t_gm_many(void)
 {
 	struct pto_udev_config cfg = { .profile = PTO_PROFILE_A2A3,
 				       .nr_aic = 2, .gm_size = 512ULL << 20 };
-	enum { N = 3000, MAX_BUFS = 65536 };
-	static struct pto_udev_buf b[N], p[MAX_BUFS];
+	enum { N = 3000 };
+	static struct pto_udev_buf b[N], p[PTO_UDEV_MAX_BUFS];
 	struct pto_udev_file *f[2], *aicpu, *big;
 	bool alloc = true, found = true, freed = true, none = true;
 	struct pto_udev_buf l, x;
@@ -329,11 +329,12 @@ static void t_gm_many(void)
 	   "each live handle frees once, then -ENOENT; no buffer left");
 
 	pto_udev_file_create(gm, &big);
-	for (n = 0; n < MAX_BUFS; n++)
+	for (n = 0; n < PTO_UDEV_MAX_BUFS; n++)
 		if (pto_udev_gm_alloc(big, 4096, 0, &p[n]))
 			break;
-	ok(n == MAX_BUFS && pto_udev_gm_alloc(big, 4096, 0, &x) == -ENOSPC,
-	   "one file holds %d buffers, then -ENOSPC (%d)", MAX_BUFS, n);
+	ok(n == PTO_UDEV_MAX_BUFS &&
+	   pto_udev_gm_alloc(big, 4096, 0, &x) == -ENOSPC,
+	   "one file holds %d buffers, then -ENOSPC (%d)", PTO_UDEV_MAX_BUFS, n);
 	for (i = 0, found = true; i < n && found; i++)
 		found = finds(big, p[i].dev_addr + 4095, 1, &p[i]);
 	ok(found, "each of them found by address (%d)", i);

@@ -190,6 +190,8 @@ struct pto_udev_file;
 
 /* Pins one file may keep (pto.ko: -ENOSPC when its pin ids run out). */
 #define PTO_UDEV_MAX_PINS	(1U << 20)
+/* Live buffers of one file (pto.ko: -ENOSPC when its handles run out). */
+#define PTO_UDEV_MAX_BUFS	65536
 
 /**
  * struct pto_udev_buf - a GM buffer of a file.

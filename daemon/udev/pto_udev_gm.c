@@ -12,8 +12,9 @@
  * without walking them: its handles are kept sorted by their buffer's
  * address (a file's buffers never overlap), so a lookup or a pin is a
  * binary search, and an array indexed by handle names each handle's
- * buffer. A run may name up to MAX_BUFS buffers of its client; a walk per
- * name would hold the lock, and every other client with it, for seconds.
+ * buffer. A run may name up to PTO_UDEV_MAX_BUFS buffers of its client; a
+ * walk per name would hold the lock, and every other client with it, for
+ * seconds.
  *
  * A buffer is reference counted as pto.ko's (Documentation/kmod.rst,
  * "Pins"): its handle holds one reference and every pin one. GM_FREE and
@@ -43,8 +44,6 @@
 
 #define PAGE		4096ULL
 #define MAX_ALIGN	(1ULL << 30)
-/* live buffers of one file (pto.ko: -ENOSPC when its handles run out) */
-#define MAX_BUFS	65536
 
 struct range {
 	uint64_t off, len;
@@ -84,7 +83,7 @@ struct pto_udev_file {
 	uint64_t *held;		/* handle h is held: bit h - 1 */
 	size_t held_words;
 	/* handle h's buffer: by_handle[h - 1], NULL while h is not held */
-	struct gm_buf **by_handle;	/* held_words * 64 entries */
+	struct gm_buf **by_handle;	/* at least held_words * 64 */
 	struct pin *pins;
 	uint32_t npins;		/* slots made (in use or free) */
 	uint32_t cappins;
@@ -227,7 +226,7 @@ static int file_reserve(struct pto_udev_file *f)
 {
 	struct pto_udev_gm *gm = f->gm;
 
-	if (f->nbufs == MAX_BUFS)
+	if (f->nbufs == PTO_UDEV_MAX_BUFS)
 		return -ENOSPC;
 	/* the lowest free handle is at most nbufs + 1 */
 	if (f->nbufs + 1 > f->held_words * 64) {
