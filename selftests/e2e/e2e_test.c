@@ -5535,7 +5535,8 @@ TEST_F_TIMEOUT(e2e, trace_subscriptions_per_user_limited, 120)
  * ptoctl trace -n 9 -o FILE over pto_e2e prio (9 single-block tasks):
  * one line per block, all of graph 1, none lost; FILE has 9 task lines
  * numbered in dispatch order and 9 block lines, each of its own task, in
- * that order; pto-trace turns it into JSON.
+ * that order; pto-trace turns it into JSON. FILE held 64 KiB of other
+ * lines before: the recording replaces them, none is left at its end.
  */
 TEST_F_TIMEOUT(e2e, ptoctl_trace_blocks, 150)
 {
@@ -5548,6 +5549,11 @@ TEST_F_TIMEOUT(e2e, ptoctl_trace_blocks, 150)
 
 	snprintf(rec, sizeof(rec), "%s/trace.dag", E->tmp);
 	snprintf(prog, sizeof(prog), "%s/tools/ptoctl", E->build);
+	f = fopen(rec, "w");
+	ASSERT_NE(NULL, f);
+	for (st = 0; st < 8192; st++)
+		fputs("# old\n", f);
+	ASSERT_EQ(0, fclose(f));
 	ASSERT_EQ(0, proc_spawn(&t, "trace",
 				(char *const[]){ prog, "trace", "-n", "9", "-d",
 						 "100", "-o", rec, NULL },
@@ -5569,6 +5575,7 @@ TEST_F_TIMEOUT(e2e, ptoctl_trace_blocks, 150)
 	while (fgets(line, sizeof(line), f)) {
 		unsigned int id;
 
+		EXPECT_EQ(NULL, strstr(line, "# old")) TH_LOG("left over");
 		/* task ids follow first dispatch; blocks are in that order */
 		if (sscanf(line, "task %u ", &id) == 1)
 			EXPECT_EQ(ntask++, (int)id) TH_LOG("%s", line);
@@ -5589,12 +5596,14 @@ TEST_F_TIMEOUT(e2e, ptoctl_trace_blocks, 150)
  * ptoctl trace -o with a path it cannot write fails before tracing, not
  * after -d 100 seconds; with no block traced (nothing runs for its 1 s)
  * it says so, fails and leaves no file behind (an empty recording is no
- * recording).
+ * recording), and a FILE that was there stays as it was.
  */
 TEST_F_TIMEOUT(e2e, ptoctl_trace_output_errors, 60)
 {
-	char rec[PATH_MAX + 32], bad[PATH_MAX + 32], *out;
+	char rec[PATH_MAX + 32], bad[PATH_MAX + 32], keep[PATH_MAX + 32];
 	int64_t t0 = mono_ms();
+	char line[64] = "", *out;
+	FILE *f;
 	int st;
 
 	snprintf(bad, sizeof(bad), "%s/no-such-dir/trace.dag", E->tmp);
@@ -5612,6 +5621,20 @@ TEST_F_TIMEOUT(e2e, ptoctl_trace_output_errors, 60)
 		TH_LOG("%s", out);
 	EXPECT_NE(0, access(rec, F_OK)) TH_LOG("%s left behind", rec);
 	free(out);
+	snprintf(keep, sizeof(keep), "%s/kept.dag", E->tmp);
+	f = fopen(keep, "w");
+	ASSERT_NE(NULL, f);
+	ASSERT_LT(0, fputs("# an earlier recording\n", f));
+	ASSERT_EQ(0, fclose(f));
+	out = tool_output(_metadata, "ptoctl", 0,
+			  ARGS("trace", "-d", "1", "-o", keep), &st);
+	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 1) TH_LOG("%s", out);
+	free(out);
+	f = fopen(keep, "r");
+	ASSERT_NE(NULL, f) TH_LOG("%s removed", keep);
+	EXPECT_NE(NULL, fgets(line, sizeof(line), f));
+	EXPECT_STREQ("# an earlier recording\n", line);
+	fclose(f);
 }
 
 /*

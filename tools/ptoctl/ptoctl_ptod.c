@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -313,6 +314,7 @@ struct trace {
 	long secs;			/* -d: seconds, 0: no limit */
 	const char *out;		/* -o FILE */
 	FILE *f;			/* FILE, opened before tracing */
+	bool created;			/* by us: removed if not written */
 	long seen;			/* blocks printed */
 	uint64_t lost;			/* ptod's count */
 	struct pto_trace_block *b;	/* kept for -o */
@@ -606,26 +608,63 @@ static int write_dag(FILE *f, const struct pto_trace_block *b, size_t n,
 }
 
 /*
+ * Open -o FILE before the trace, so that a path that cannot be written
+ * fails at once, not after the trace. An existing FILE is not truncated
+ * until the recording is written: a trace that fails, or sees no block,
+ * leaves it as it was (out_drop()). 0 or 1.
+ */
+static int out_open(struct trace *t)
+{
+	int fd = open(t->out, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+
+	t->created = fd >= 0;
+	if (fd < 0 && errno == EEXIST)
+		fd = open(t->out, O_WRONLY | O_CLOEXEC);
+	t->f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!t->f) {
+		fprintf(stderr, "ptoctl: -o %s: %s\n", t->out, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		if (t->created)
+			unlink(t->out);
+		return 1;
+	}
+	return 0;
+}
+
+/* FILE is not written: closed, and removed if we made it. */
+static void out_drop(struct trace *t)
+{
+	fclose(t->f);
+	t->f = NULL;
+	if (t->created)
+		unlink(t->out);
+}
+
+/*
  * -o FILE: the blocks as a recording (the DAG file format ptod -R writes,
  * with the same writer): one DAG per client's graph, its tasks as the
- * blocks show them (no producers), time 0 at the first dispatch. FILE
- * was opened before the trace began, so that a path that cannot be
- * written fails at once, not after the trace; with no block traced it
- * is removed (a recording has at least one DAG).
+ * blocks show them (no producers), time 0 at the first dispatch. With
+ * no block traced nothing is written (a recording has at least one DAG).
  */
 static int write_recording(struct trace *t)
 {
 	uint64_t t0 = UINT64_MAX;
-	FILE *f = t->f;
 	size_t i, start;
 	int ret = 0;
+	FILE *f;
 
-	t->f = NULL;
 	if (!t->nb) {
-		fclose(f);
-		unlink(t->out);
+		out_drop(t);
 		fprintf(stderr, "ptoctl: -o %s: no block was traced; not written\n",
 			t->out);
+		return 1;
+	}
+	f = t->f;
+	t->f = NULL;
+	if (ftruncate(fileno(f), 0)) {
+		fprintf(stderr, "ptoctl: -o %s: %s\n", t->out, strerror(errno));
+		fclose(f);
 		return 1;
 	}
 	qsort(t->b, t->nb, sizeof(*t->b), block_cmp);
@@ -684,14 +723,8 @@ int ptoctl_trace(const struct ptoctl_sock *o, int argc, char **argv)
 			"usage: ptoctl [-j] [-s SOCKET] trace [-n BLOCKS] [-d SECONDS] [-o FILE]\n");
 		return 2;
 	}
-	if (t.out) {
-		t.f = fopen(t.out, "we");
-		if (!t.f) {
-			fprintf(stderr, "ptoctl: -o %s: %s\n", t.out,
-				strerror(errno));
-			return 1;
-		}
-	}
+	if (t.out && out_open(&t))
+		return 1;
 	s = ptod_dial(pto_socket_path(o->sock));
 	if (s < 0) {
 		ret = 1;
@@ -717,10 +750,8 @@ int ptoctl_trace(const struct ptoctl_sock *o, int argc, char **argv)
 			t.seen, t.lost);
 out:
 	/* not written: an error came first */
-	if (t.f) {
-		fclose(t.f);
-		unlink(t.out);
-	}
+	if (t.f)
+		out_drop(&t);
 	free(t.b);
 	return ret;
 }
