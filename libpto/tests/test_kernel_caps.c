@@ -172,11 +172,18 @@ static void dynstr_unterminated(const unsigned char *img, size_t len)
  * @edit: refused with @reason, as dlopen() would fault on it in the
  * process that loads it.
  */
-static void phdr_damaged(const unsigned char *img, size_t len, uint32_t type,
-			 void (*edit)(Elf64_Phdr *ph, size_t len),
-			 const char *what, const char *reason)
+struct phdr_case {
+	uint32_t type;
+	void (*edit)(Elf64_Phdr *ph, size_t len);	/* NULL: made PT_NULL */
+	const char *what, *reason;
+};
+
+static void phdr_damaged(const unsigned char *img, size_t len,
+			 const struct phdr_case *pc)
 {
+	void (*edit)(Elf64_Phdr *ph, size_t len) = pc->edit;
 	const Elf64_Ehdr *eh = (const void *)img;
+	uint32_t type = pc->type;
 	const char *why = NULL;
 	unsigned char *c = malloc(len);
 	Elf64_Phdr *ph, *last = NULL;
@@ -201,8 +208,8 @@ static void phdr_damaged(const unsigned char *img, size_t len, uint32_t type,
 				ph[i].p_type = PT_NULL;
 	}
 	ret = check(c, len, &caps, &why);
-	ok(last && ret == -ENOEXEC && why && strstr(why, reason),
-	   "%s: \"%s\"", what, why ? why : "");
+	ok(last && ret == -ENOEXEC && why && strstr(why, pc->reason),
+	   "%s: \"%s\"", pc->what, why ? why : "");
 	free(c);
 }
 
@@ -233,6 +240,23 @@ static void misaligned(Elf64_Phdr *ph, size_t len)
 		ph->p_vaddr += 8;
 }
 
+static const struct phdr_case phdr_cases[] = {
+	{ PT_LOAD, past_end,
+	  "its loadable segments moved 1 MiB past the file's end",
+	  "past the end of the file" },
+	{ PT_DYNAMIC, past_end, "its dynamic segment moved past the file's end",
+	  "past the end of the file" },
+	{ PT_LOAD, one_past_end,
+	  "a loadable segment one byte longer than the file",
+	  "past the end of the file" },
+	{ PT_LOAD, more_file_than_memory,
+	  "more of a segment in the file than in memory", "program headers" },
+	{ PT_LOAD, misaligned,
+	  "a segment whose address and offset disagree modulo its alignment",
+	  "program headers" },
+	{ PT_LOAD, NULL, "no loadable segment", "no loadable segment" },
+};
+
 int main(void)
 {
 	static const char not_elf[] = "#!/bin/sh\necho not a kernel\n";
@@ -261,23 +285,8 @@ int main(void)
 		   (unsigned long long)caps);
 		free(odd);
 	}
-	phdr_damaged(img, len, PT_LOAD, past_end,
-		     "its loadable segments moved 1 MiB past the file's end",
-		     "past the end of the file");
-	phdr_damaged(img, len, PT_DYNAMIC, past_end,
-		     "its dynamic segment moved past the file's end",
-		     "past the end of the file");
-	phdr_damaged(img, len, PT_LOAD, one_past_end,
-		     "a loadable segment one byte longer than the file",
-		     "past the end of the file");
-	phdr_damaged(img, len, PT_LOAD, more_file_than_memory,
-		     "more of a segment in the file than in memory",
-		     "program headers");
-	phdr_damaged(img, len, PT_LOAD, misaligned,
-		     "a segment whose address and offset disagree modulo its alignment",
-		     "program headers");
-	phdr_damaged(img, len, PT_LOAD, NULL, "no loadable segment",
-		     "no loadable segment");
+	for (n = 0; n < sizeof(phdr_cases) / sizeof(phdr_cases[0]); n++)
+		phdr_damaged(img, len, &phdr_cases[n]);
 	refused("k_noentry.so", "exports no function pto_kernel_entry");
 	refused("k_hidden.so", "exports no function pto_kernel_entry");
 	refused("k_pie", "a position-independent executable");
