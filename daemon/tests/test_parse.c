@@ -38,10 +38,10 @@ static const struct pcase u64_cases[] = {
 	{ "0", 0, UINT64_MAX, 0, 0, 1 },
 	{ "0x1f", 0, UINT64_MAX, 0, 31, 4 },
 	{ "0X1F", 0, UINT64_MAX, 0, 31, 4 },
-	{ "017", 0, UINT64_MAX, 0, 15, 3 },	/* octal */
+	{ "017", 0, UINT64_MAX, 0, 17, 3 },	/* decimal, not octal */
 	{ "017", 10, UINT64_MAX, 0, 17, 3 },
-	{ "08", 0, UINT64_MAX, 0, 0, 1 },	/* the 8 is the caller's */
-	{ "0x", 0, UINT64_MAX, 0, 0, 1 },	/* so is the x */
+	{ "08", 0, UINT64_MAX, 0, 8, 2 },
+	{ "0x", 0, UINT64_MAX, 0, 0, 1 },	/* the x is the caller's */
 	{ "0x10", 10, UINT64_MAX, 0, 0, 1 },
 	{ "ff", 16, UINT64_MAX, 0, 255, 2 },
 	{ "0xff", 16, UINT64_MAX, 0, 255, 4 },
@@ -85,7 +85,7 @@ static const struct pcase u64_cases[] = {
 static const struct pcase all_cases[] = {
 	{ "42", 10, UINT64_MAX, 0, 42, 0 },
 	{ "0x2A", 0, UINT64_MAX, 0, 42, 0 },
-	{ "052", 0, UINT64_MAX, 0, 42, 0 },
+	{ "052", 0, UINT64_MAX, 0, 52, 0 },
 	{ "4294967295", 0, U32_MAX, 0, U32_MAX, 0 },
 	{ "4294967296", 0, U32_MAX, -ERANGE, 0, 0 },
 	{ "42x", 10, UINT64_MAX, -EINVAL, 0, 0 },
@@ -93,7 +93,9 @@ static const struct pcase all_cases[] = {
 	{ "42\n", 10, UINT64_MAX, -EINVAL, 0, 0 },
 	{ "4 2", 10, UINT64_MAX, -EINVAL, 0, 0 },
 	{ "0x10", 10, UINT64_MAX, -EINVAL, 0, 0 },
-	{ "08", 0, UINT64_MAX, -EINVAL, 0, 0 },
+	{ "08", 0, UINT64_MAX, 0, 8, 0 },
+	{ "0x", 0, UINT64_MAX, -EINVAL, 0, 0 },
+	{ "0xg", 0, UINT64_MAX, -EINVAL, 0, 0 },
 	{ "1k", 0, UINT64_MAX, -EINVAL, 0, 0 },
 	{ " 42", 10, UINT64_MAX, -EINVAL, 0, 0 },
 	{ "+42", 10, UINT64_MAX, -EINVAL, 0, 0 },
@@ -117,7 +119,7 @@ static const struct pcase size_cases[] = {
 	{ "2g", 0, 0, 0, 2ULL << 30, 2 },
 	{ "2G", 10, 0, 0, 2ULL << 30, 2 },
 	{ "0x10k", 0, 0, 0, 16ULL << 10, 5 },
-	{ "010k", 0, 0, 0, 8ULL << 10, 4 },
+	{ "010k", 0, 0, 0, 10ULL << 10, 4 },
 	{ "010k", 10, 0, 0, 10ULL << 10, 4 },
 	{ "0x10k", 10, 0, 0, 0, 1 },		/* the x is the caller's */
 	{ "1kb", 0, 0, 0, 1024, 2 },		/* so is the b */

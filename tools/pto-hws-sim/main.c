@@ -808,7 +808,7 @@ static int opt_pair(const char *arg, uint32_t max, bool b_optional,
 	return colon ? opt_u32(colon + 1, 1, max, b) : 0;
 }
 
-/* --seed: any 64-bit number, decimal, 0x hex or 0 octal */
+/* --seed: any 64-bit number, decimal or 0x hex */
 static int parse_seed(const char *arg, uint64_t *seed)
 {
 	return pto_parse_u64_all(arg, 0, UINT64_MAX, seed) ? -EINVAL : 0;

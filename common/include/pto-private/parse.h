@@ -18,12 +18,14 @@
 #include <string.h>
 
 /*
- * The number at @s in @base (10, 8, 16, or 0: decimal, 0x hex or 0 octal)
- * into *@v, *@end just after it. It starts with a digit: no sign and no
- * space (strtoull() skips both and negates, taking
- * " -18446744073709551615" as 1). 0; -EINVAL if there is no number;
- * -ERANGE if it is above @max or 64 bits. *@v and *@end are set on
- * success only; what follows the number is the caller's to check.
+ * The number at @s in @base (10, 8, 16, or 0: hex after "0x" or "0X",
+ * decimal otherwise, a leading 0 included: "010" is ten, not the eight
+ * of C's octal, which nobody typing a size or a count means) into *@v,
+ * *@end just after it. It starts with a digit: no sign and no space
+ * (strtoull() skips both and negates, taking " -18446744073709551615"
+ * as 1). 0; -EINVAL if there is no number; -ERANGE if it is above @max
+ * or 64 bits. *@v and *@end are set on success only; what follows the
+ * number is the caller's to check.
  */
 static inline int pto_parse_u64(const char *s, int base, uint64_t max,
 				uint64_t *v, const char **end)
@@ -31,6 +33,9 @@ static inline int pto_parse_u64(const char *s, int base, uint64_t max,
 	unsigned long long n;
 	char *e;
 
+	if (!base)
+		base = s[0] == '0' && (s[1] == 'x' || s[1] == 'X') &&
+		       isxdigit((unsigned char)s[2]) ? 16 : 10;
 	if (base == 16 ? !isxdigit((unsigned char)*s) :
 			 !isdigit((unsigned char)*s))
 		return -EINVAL;
