@@ -4,7 +4,9 @@
 # check_args.sh [PTO-RUN [ORCH.so]] - pto-run refuses, with exit status 2
 # and a message before it connects to ptod: --orch or --socket given
 # twice, a kernel id given twice, a bad kernel spec, a buf:SIZE: or
-# out:SIZE: with nothing after the ':', a bad ARG. PTO_CHECK (libpto) is
+# out:SIZE: with nothing after the ':', a bad ARG (a number is decimal, a
+# leading 0 too, or 0x hex; --orch without a '/' names a file of the
+# current directory). PTO_CHECK (libpto) is
 # 0 or 1: any other value fails the connection with a message, before
 # anything is sent. --help prints the usage on stdout with status 0.
 set -eu -o pipefail
@@ -27,12 +29,31 @@ refused_each "$RUN" -s /nonexistent/ptod.sock <<END
 --orch $ORCH -- buf:4 out:4 1|bad argument 'out:4'
 --orch $ORCH -- buf:4 buf:0 1|bad argument 'buf:0'
 --orch $ORCH -- buf:4 buf:4 1x|bad argument '1x'
+--orch $ORCH -- buf:4 buf:4 -9223372036854775809|bad argument '-9223372036854775809'
+--orch $ORCH -- buf:4 buf:4 -0x|bad argument '-0x'
+--orch $ORCH -- buf:4 buf:0x 1|bad size in 'buf:0x'
+--orch $ORCH -- buf:4 buf:0:/dev/null 1|bad argument 'buf:0:/dev/null' (SIZE 0 and /dev/null has no size)
 END
 
 # two kernel ids, one socket: past the checks, to the device named
 accepted_each "$RUN" -s /nonexistent/ptod.sock <<END
 --orch $ORCH $k --kernel 2:aiv:/k2.so -- buf:4 out:4:/dev/null 1|/nonexistent/pto0
+--orch $ORCH -- buf:08 buf:0x10k 09|/nonexistent/pto0
+--orch $ORCH -- buf:4 buf:4 -9223372036854775808|/nonexistent/pto0
+--orch $ORCH -- buf:4 buf:4 -0x8000000000000000|/nonexistent/pto0
 END
+
+# --orch without a '/' is a file of the current directory, not a search
+# of the library path
+RUN_ABS=$(realpath "$RUN")
+(cd "$(dirname "$ORCH")" && accepted_each "$RUN_ABS" -s /x.sock <<END
+--orch $(basename "$ORCH") -- buf:4 buf:4 1|/nonexistent/pto0
+END
+)
+(cd / && refused_each "$RUN_ABS" -s /x.sock <<END
+--orch $(basename "$ORCH") -- buf:4 buf:4 1|./$(basename "$ORCH"): cannot open shared object file
+END
+)
 
 out=$(PTO_CHECK=yes "$RUN" \
 	-s /nonexistent/ptod.sock --orch "$ORCH" -- buf:4 buf:4 1 2>&1) &&

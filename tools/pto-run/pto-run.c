@@ -10,14 +10,15 @@
  * runs unchanged in this process, its pto2_rt_* calls resolved by libpto.
  * Each ARG becomes one uint64_t of the args array:
  *
- *   123, 0x7b, -1    integer scalar (a negative one as its two's complement;
- *                    after "--", or getopt takes it for an option)
+ *   123, 0x7b, -1    integer scalar, decimal (a leading 0 too) or 0x hex (a
+ *                    negative one as its two's complement; after "--", or
+ *                    getopt takes it for an option)
  *   f:1.5            float scalar (bits in the low 32 bits)
  *   buf:SIZE         a zeroed GM buffer of SIZE bytes (its device address)
  *   buf:SIZE:FILE    a GM buffer initialized from FILE (SIZE 0: FILE's size)
  *   out:SIZE:FILE    a zeroed GM buffer written to FILE after the run
  *
- * SIZE takes K/M/G suffixes. At most 64 ARGs and 64 --kernel options.
+ * SIZE is decimal or 0x hex and takes K/M/G suffixes. At most 64 ARGs and 64 --kernel options.
  * Checked before pto-run connects to ptod: options, the syntax of kernel
  * specs, ARGs, their count against aicpu_orchestration_config's (which
  * is called then, with each buf/out ARG still 0), and that a
@@ -30,7 +31,6 @@
  * ':' among them.
  */
 #define _GNU_SOURCE
-#include <ctype.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <getopt.h>
@@ -197,10 +197,24 @@ static int parse_opts(int argc, char **argv, struct run *r)
 	return 0;
 }
 
+/*
+ * --orch ORCH.so, a path: one without a '/' is taken in the current
+ * directory ("./" before it), where dlopen() would search the library
+ * path instead and load, or miss, another file of that name.
+ */
 static int load_orch(struct run *r)
 {
-	void *dl = dlopen(r->orch, RTLD_NOW | RTLD_LOCAL);
+	char path[PATH_MAX];
+	bool bare = !strchr(r->orch, '/');
+	void *dl;
 
+	if (snprintf(path, sizeof(path), "%s%s", bare ? "./" : "", r->orch) >=
+	    (int)sizeof(path)) {
+		fprintf(stderr, "pto-run: --orch '%s': %s\n", r->orch,
+			strerror(ENAMETOOLONG));
+		return 2;
+	}
+	dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (!dl) {
 		fprintf(stderr, "pto-run: %s\n", dlerror());
 		return 2;
@@ -263,6 +277,12 @@ static int buf_arg(struct run *r, const char *a)
 		if (!ba->size)
 			ba->size = (uint64_t)st.st_size;
 	}
+	if (!ba->size && ba->in) {
+		/* an empty file, or a pipe: st_size 0 */
+		fprintf(stderr, "pto-run: bad argument '%s' (SIZE 0 and %s has no size)\n",
+			a, ba->file);
+		return 2;
+	}
 	if (!ba->size || (ba->out && !ba->file)) {
 		fprintf(stderr, "pto-run: bad argument '%s'\n", a);
 		return 2;
@@ -300,18 +320,20 @@ static int make_bufs(pto_client *c, struct run *r)
 	return 0;
 }
 
-/* INT: a 64-bit number, a negative one as its two's complement. */
+/*
+ * INT: a 64-bit number (decimal, or hex after 0x), a negative one down to
+ * INT64_MIN as its two's complement.
+ */
 static int int_arg(const char *a, uint64_t *v)
 {
-	char *end;
+	uint64_t m;
 
 	if (a[0] != '-')
 		return pto_parse_u64_all(a, 0, UINT64_MAX, v) ? -EINVAL : 0;
-	if (!isdigit((unsigned char)a[1]))
+	if (pto_parse_u64_all(a + 1, 0, (uint64_t)INT64_MAX + 1, &m))
 		return -EINVAL;
-	errno = 0;
-	*v = (uint64_t)strtoll(a, &end, 0);
-	return errno || *end ? -EINVAL : 0;
+	*v = -m;
+	return 0;
 }
 
 /* f:FLOAT: its bits in the low 32 bits. */
