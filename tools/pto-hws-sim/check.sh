@@ -62,7 +62,44 @@ dag a\ntask 0 cost 0x10\n|bad.dag:2: task 0: bad cost '0x10'
 dag a\ntask 0 cost 1e3us\n|bad.dag:2: task 0: bad cost '1e3us'
 dag a\ntask 0 cost 1ms\ntask 1 cost 1ms pred 0,,0\n|bad.dag:3: task 1: predecessor ''
 dag a\ntask 0 cost 1ms\ntask 1 cost 1ms pred 0,\n|bad.dag:3: task 1: predecessor ''
+dag a\ntask 5 cost 1ms\ndag b\ntask 0 cost 1ms pred 5\n|bad.dag:4: task 0: predecessor 5
 FILES
+
+echo "== DAG files: each file is checked for itself"
+# a good file first, then one without a DAG or one that cannot be read
+printf 'dag a\ntask 0 cost 1ms\n' > "$tmp/good.dag"
+printf '# nothing\n' > "$tmp/none.dag"
+mkdir "$tmp/dir.dag"
+while IFS='|' read -r file want; do
+	if $SIM --cores 2 "$tmp/good.dag" "$tmp/$file" > "$tmp/e.out" 2>&1; then
+		echo "$file was accepted after good.dag"; exit 1
+	fi
+	grep -qF "$tmp/$file: $want" "$tmp/e.out" || { cat "$tmp/e.out"; exit 1; }
+	echo "ok: good.dag $file: $(cat "$tmp/e.out")"
+done <<'FILES'
+none.dag|no dag
+dir.dag|Is a directory
+FILES
+
+echo "== --dump: a workload not written whole is an error"
+for dst in /dev/full -; do
+	if $SIM --random 2 --cores 2 --dump "$dst" > /dev/full 2> "$tmp/e.out"; then
+		echo "--dump $dst to a full device: exit 0"; exit 1
+	fi
+	grep -qF "No space left on device" "$tmp/e.out" || { cat "$tmp/e.out"; exit 1; }
+	echo "ok: --dump $dst: $(cat "$tmp/e.out")"
+done
+
+echo "== zero times: ratios of 0 ns to 0 ns are numbers or '-', never nan"
+for run in "--random 2 --cores 2" "--experiment a --count 1" \
+	"--experiment b --count 1 --arrive 0"; do
+	# shellcheck disable=SC2086
+	$SIM $run --cost 0-0 --lat 0,0,0,0 > "$tmp/z.out"
+	if grep -qi "nan\|inf" "$tmp/z.out"; then
+		echo "$run --cost 0-0 --lat 0,0,0,0:"; cat "$tmp/z.out"; exit 1
+	fi
+	echo "ok: $run: $(tail -n 1 "$tmp/z.out")"
+done
 
 echo "== DAG files: a predecessor named twice is one edge"
 # within a list and across two pred fields of the same line; a task of
@@ -120,14 +157,18 @@ echo "== a workload whose simulated clock could pass 2^62 ns is refused"
 		echo "task $i cost 1099511627776 shape 65535x1"
 	done
 } > "$tmp/long.dag"
-for f in late long; do
-	if $SIM --cores 1 "$tmp/$f.dag" > "$tmp/e.out" 2>&1; then
-		echo "$f.dag was run: $(tail -1 "$tmp/e.out")"
+# and generated arrivals whose gaps add up past it (199 of mean 2^62 ns,
+# some of them past 2^64 ns)
+for run in "$tmp/late.dag" "$tmp/long.dag" \
+	"--random 200 --arrive 4611686018427387904"; do
+	# shellcheck disable=SC2086
+	if $SIM --cores 1 $run > "$tmp/e.out" 2>&1; then
+		echo "$run was run: $(tail -1 "$tmp/e.out")"
 		exit 1
 	fi
 	grep -F "the simulated clock could wrap" "$tmp/e.out" > "$tmp/w.out" ||
 		{ cat "$tmp/e.out"; exit 1; }
-	echo "ok: $f.dag: $(cat "$tmp/w.out")"
+	echo "ok: ${run#"$tmp/"}: $(cat "$tmp/w.out")"
 done
 
 echo "== options: a value out of range is refused, not wrapped or cast"
@@ -166,6 +207,7 @@ done <<'OPTS' | refused_each "$SIM" --forkjoin 1 --cores 2
 --promote threshold,,cp
 --promote cp,
 --scale 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,
+--mix 1
 OPTS
 
 echo "== machines: one the HWS cannot lay out is refused, named"

@@ -218,11 +218,14 @@ static void idmap_put(struct idmap *m, uint32_t id, uint32_t idx)
 	m->idx[id] = idx;
 }
 
-/* Forget every id (a new DAG begins); the map keeps its memory. */
-static void idmap_clear(struct idmap *m)
+/*
+ * Forget the ids of @d's tasks (a new DAG begins): those alone, not the
+ * whole map, which one large id makes 64 MiB; it keeps its memory.
+ */
+static void idmap_forget(struct idmap *m, const struct sim_dag *d)
 {
-	if (m->size)
-		memset(m->idx, 0xff, m->size * sizeof(*m->idx));
+	for (uint32_t i = 0; i < d->ntask; i++)
+		m->idx[d->task[i].id] = UINT32_MAX;
 }
 
 /* A DAG file being read. */
@@ -268,11 +271,14 @@ static char *next_word(struct reader *rd)
 /* "dag NAME [static|dynamic] [arrival T] [ctx N]": a new DAG. */
 static int parse_dag(struct reader *rd)
 {
-	struct sim_dag *d = wl_add_dag(rd->w);
+	struct sim_dag *d;
 	char *tok, *val;
 
+	/* before wl_add_dag(), which may move rd->d */
+	if (rd->d)
+		idmap_forget(&rd->ids, rd->d);
+	d = wl_add_dag(rd->w);
 	rd->d = d;
-	idmap_clear(&rd->ids);
 	tok = next_word(rd);
 	if (!tok)
 		return perr(rd, "dag: a name is needed");
@@ -506,6 +512,7 @@ int wl_parse(FILE *f, const char *fname, struct workload *w, char *err,
 	struct reader rd = { .fname = fname, .err = err, .errlen = errlen,
 			     .w = w };
 	char *buf = NULL, *tok, *hash;
+	uint32_t ndag = w->ndag;
 	size_t cap = 0;
 	int ret = 0;
 
@@ -527,7 +534,12 @@ int wl_parse(FILE *f, const char *fname, struct workload *w, char *err,
 			ret = perr(&rd, "unknown line '%s' (dag, task, block or #)",
 				   tok);
 	}
-	if (!ret && !w->ndag) {
+	if (!ret && ferror(f)) {
+		snprintf(err, errlen, "%s: %s", fname,
+			 errno ? strerror(errno) : "read error");
+		ret = -EIO;
+	} else if (!ret && w->ndag == ndag) {
+		/* of this file: an earlier file's DAGs are not its own */
 		snprintf(err, errlen, "%s: no dag", fname);
 		ret = -EINVAL;
 	}

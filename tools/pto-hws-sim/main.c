@@ -248,6 +248,16 @@ static void outcome_free(struct outcome *x)
 }
 
 /*
+ * Simulated time @a over simulated time @b, each taken as at least the
+ * clock's 1 ns: times of 0 (zero costs and latencies) compare as equal,
+ * not as 0 / 0, and a wait after no time alone stays a number.
+ */
+static double tratio(double a, double b)
+{
+	return fmax(a, 1) / fmax(b, 1);
+}
+
+/*
  * Mean response / critical path over the DAGs of @w whose critical path is
  * not zero (one of zero-cost tasks has none); NAN if none has.
  */
@@ -300,12 +310,12 @@ static int evaluate(const struct opts *o, const struct workload *w,
 			out->alone[d] = r.resp[d];
 			result_free(&r);
 		}
-		sum += (double)out->mix.resp[d] / (double)out->alone[d];
+		sum += tratio(out->mix.resp[d], out->alone[d]);
 	}
 	out->mean_s = sum / w->ndag;
 	for (d = 0; d < w->ndag; d++)
-		out->unfair += fabs((double)out->mix.resp[d] /
-				    (double)out->alone[d] - out->mean_s);
+		out->unfair += fabs(tratio(out->mix.resp[d], out->alone[d]) -
+				    out->mean_s);
 	return 0;
 }
 
@@ -363,9 +373,14 @@ static void generate(const struct opts *o, struct workload *w, uint64_t seed)
 			snprintf(d->name, sizeof(d->name), "%s%u",
 				 gen_name[k], i);
 			d->dynamic = o->dynamic;
-			if (n++ && o->arrive_mean)
-				t += (uint64_t)(-log(1 - rng_unit(&r)) *
-						(double)o->arrive_mean);
+			if (n++ && o->arrive_mean) {
+				double gap = -log(1 - rng_unit(&r)) *
+					     (double)o->arrive_mean;
+
+				/* past the clock's limit: refused later */
+				t = gap < (double)(SIM_MAX_TIME - t) ?
+				    t + (uint64_t)gap : SIM_MAX_TIME;
+			}
 			d->arrival = t;
 		}
 	}
@@ -445,8 +460,8 @@ static int run_workload(const struct opts *o, struct workload *w)
 			for (s = 0; s < NR_SCHED; s++)
 				printf(" %11.3f %8.3f",
 				       out[s].mix.resp[d] / 1e6,
-				       (double)out[s].mix.resp[d] /
-				       (double)out[s].alone[d]);
+				       tratio(out[s].mix.resp[d],
+					      out[s].alone[d]));
 			printf("\n");
 		}
 	}
@@ -587,12 +602,12 @@ static int experiment_a(struct opts *o)
 					fprintf(stderr, "pto-hws-sim: %s\n", err);
 					return 1;
 				}
-				x = (double)r.makespan / lb;
+				x = tratio(r.makespan, lb);
 				sum[s] += x;
 				if (x > max[s])
 					max[s] = x;
 				within[s] += x <= 1.01;
-				x = (double)r.makespan / tb;
+				x = tratio(r.makespan, tb);
 				tsum[s] += x;
 				if (x > tmax[s])
 					tmax[s] = x;
@@ -609,6 +624,15 @@ static int experiment_a(struct opts *o)
 	return 0;
 }
 
+/* " %10.3f" of @a / @b, or "-" where @b is 0 (nothing to compare to). */
+static void print_ratio(double a, double b)
+{
+	if (b > 0)
+		printf(" %10.3f", a / b);
+	else
+		printf(" %10s", "-");
+}
+
 /*
  * Experiment b: mixes of static DAGs arriving over time on 8 uniform
  * cores: unfairness and makespan, HWS against FIFO (and HEFT).
@@ -617,7 +641,7 @@ static int experiment_b(struct opts *o)
 {
 	double unf[NR_SCHED] = { 0 }, mk[NR_SCHED] = { 0 }, ms[NR_SCHED] = { 0 };
 	double ratio_unf = 0, ratio_mk = 0;
-	uint32_t i, s, better = 0;
+	uint32_t i, s, better = 0, nunf = 0;
 	struct hws_layout l;
 	char err[256];
 
@@ -654,26 +678,38 @@ static int experiment_b(struct opts *o)
 			mk[s] += out[s].mix.makespan / 1e6;
 			ms[s] += out[s].mean_s;
 		}
-		printf("%-5u %12.4f %12.4f %12.4f %10.3f %10.3f %10.3f %10.3f %10.4f\n",
+		printf("%-5u %12.4f %12.4f %12.4f %10.3f %10.3f %10.3f",
 		       i, out[0].unfair, out[1].unfair, out[2].unfair,
 		       out[0].mix.makespan / 1e6, out[1].mix.makespan / 1e6,
-		       out[2].mix.makespan / 1e6,
-		       out[0].unfair / out[1].unfair,
-		       (double)out[0].mix.makespan / out[1].mix.makespan);
-		ratio_unf += out[0].unfair / out[1].unfair;
-		ratio_mk += (double)out[0].mix.makespan / out[1].mix.makespan;
-		better += out[0].unfair <= 0.5 * out[1].unfair;
+		       out[2].mix.makespan / 1e6);
+		print_ratio(out[0].unfair, out[1].unfair);
+		printf(" %10.4f\n",
+		       tratio(out[0].mix.makespan, out[1].mix.makespan));
+		/* a mix FIFO serves perfectly fairly has no ratio */
+		if (out[1].unfair > 0) {
+			ratio_unf += out[0].unfair / out[1].unfair;
+			nunf++;
+		}
+		ratio_mk += tratio(out[0].mix.makespan, out[1].mix.makespan);
+		better += out[1].unfair > 0 &&
+			  out[0].unfair <= 0.5 * out[1].unfair;
 		for (s = 0; s < NR_SCHED; s++)
 			outcome_free(&out[s]);
 		wl_free(&w);
 	}
-	printf("mean  %12.4f %12.4f %12.4f %10.3f %10.3f %10.3f %10.3f %10.4f\n",
+	printf("mean  %12.4f %12.4f %12.4f %10.3f %10.3f %10.3f",
 	       unf[0] / o->count, unf[1] / o->count, unf[2] / o->count,
-	       mk[0] / o->count, mk[1] / o->count, mk[2] / o->count,
-	       ratio_unf / o->count, ratio_mk / o->count);
-	printf("mean S: hws %.3f fifo %.3f heft %.3f; unfairness of the mean: hws / fifo = %.3f (target <= 0.5); makespan hws / fifo = %.4f (target <= 1.05); mixes with hws <= half fifo: %u/%u\n",
-	       ms[0] / o->count, ms[1] / o->count, ms[2] / o->count,
-	       unf[0] / unf[1], mk[0] / mk[1], better, o->count);
+	       mk[0] / o->count, mk[1] / o->count, mk[2] / o->count);
+	print_ratio(ratio_unf, nunf);
+	printf(" %10.4f\n", ratio_mk / o->count);
+	printf("mean S: hws %.3f fifo %.3f heft %.3f; unfairness of the mean: hws / fifo = ",
+	       ms[0] / o->count, ms[1] / o->count, ms[2] / o->count);
+	if (unf[1] > 0)
+		printf("%.3f", unf[0] / unf[1]);
+	else
+		printf("-");
+	printf(" (target <= 0.5); makespan hws / fifo = %.4f (target <= 1.05); mixes with hws <= half fifo: %u/%u\n",
+	       tratio(mk[0], mk[1]), better, nunf);
 	return 0;
 }
 
@@ -973,7 +1009,8 @@ static int set_output_opt(struct opts *o, int c, const char *arg)
 		/* 0: the experiment's default */
 		return opt_u32(arg, 0, SIM_MAX_COUNT, &o->count);
 	case OPT_MIX:
-		return opt_u32(arg, 1, SIM_MAX_COUNT, &o->mix);
+		/* unfairness is between DAGs: a mix of one has none */
+		return opt_u32(arg, 2, SIM_MAX_COUNT, &o->mix);
 	}
 	return -ENOENT;
 }
@@ -1103,8 +1140,18 @@ static int dump_workload(const char *path, const struct workload *w)
 		return 1;
 	}
 	wl_write(f, w);
-	if (f != stdout)
-		fclose(f);
+	/* a full disk or a closed pipe: the file is not the workload */
+	if (fflush(f) || ferror(f)) {
+		fprintf(stderr, "pto-hws-sim: %s: %s\n", path,
+			errno ? strerror(errno) : "write error");
+		if (f != stdout)
+			fclose(f);
+		return 1;
+	}
+	if (f != stdout && fclose(f)) {
+		fprintf(stderr, "pto-hws-sim: %s: %s\n", path, strerror(errno));
+		return 1;
+	}
 	return 0;
 }
 
