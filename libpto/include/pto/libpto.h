@@ -76,7 +76,12 @@ const char *pto_last_error(const pto_client *c);
 uint32_t pto_nr_aic(const pto_client *c);
 uint32_t pto_nr_aiv(const pto_client *c);
 
-/* GM buffers, mapped into the caller (MAP_SHARED, read/write). */
+/*
+ * GM buffers, mapped into the caller (MAP_SHARED, read/write). A buffer
+ * is the caller's from pto_buf_alloc() to pto_buf_free(), which frees the
+ * pto_buf itself: like free(), call it once; a second call, or any use
+ * of @b after it, touches freed memory.
+ */
 int pto_buf_alloc(pto_client *c, size_t len, pto_buf **out);
 void pto_buf_free(pto_buf *b);
 void *pto_buf_ptr(const pto_buf *b);
