@@ -105,7 +105,8 @@ check-e2e-user: user
 
 # The same with every program the suite runs built with ASan and UBSan
 # into build/asan: any sanitizer report from ptod, pto-aicore, libpto or a
-# client fails it (scripts/e2e-asan).
+# client fails it (scripts/e2e-asan); then the simulator's checks on its
+# sanitized build (a report fails them too: scripts/san-run).
 ASAN_BUILD := $(BUILD)/asan
 include scripts/sanflags.mk
 ASAN_OPT := -O1 -g $(SANFLAGS)
@@ -115,6 +116,7 @@ E2E_DIRS := common libpto daemon daemon/aicore daemon/sandbox daemon/ptod \
 check-e2e-asan:
 	$(MAKE) $(E2E_DIRS) BUILD=$(ASAN_BUILD) OPT='$(ASAN_OPT)'
 	scripts/e2e-asan $(ASAN_BUILD)
+	scripts/san-run tools/pto-hws-sim/check.sh $(ASAN_BUILD)/tools/pto-hws-sim
 
 # Static checks of the module: W=1 against 6.1 and 6.12, sparse, checkpatch.
 check-kmod:
