@@ -111,6 +111,23 @@ printf 'task 2 cost 1ms type any pred 0,1\ntask 3 cost 1ms type any pred 1,0\n' 
 	diff - "$tmp/dup.out" || { echo "want each predecessor once, as named first"; exit 1; }
 echo "ok: $(tr '\n' ';' < "$tmp/dup.out")"
 
+echo "== generated DAGs: a predecessor drawn twice is one edge"
+# small layers and a large fan-in draw the same predecessor often
+$SIM --random 3 --tasks 200 --width 3 --fanin 30 --cores 2 --dump - |
+	awk '$1 == "task" {
+		for (i = 3; i < NF; i++)
+			if ($i == "pred") {
+				n = split($(i + 1), p, ",")
+				delete seen
+				for (k = 1; k <= n; k++)
+					if (seen[p[k]]++) {
+						print "repeated: " $0; bad = 1
+					}
+				edges += n
+			}
+	}
+	END { if (bad || !edges) exit 1; print "ok: " edges " edges, none repeated" }'
+
 echo "== --prio norm orders one DAG's kernels as --prio rank does"
 # the ranks over a per-DAG constant: the same order, the same schedule,
 # also when the first task's rank is 0 (a zero-cost task without successors)

@@ -55,8 +55,7 @@ struct sim_task *dag_add_task(struct sim_dag *d)
 	return t;
 }
 
-/* @pred, which @t does not have yet, as its next predecessor. */
-static void task_push_pred(struct sim_task *t, uint32_t pred)
+void task_push_pred(struct sim_task *t, uint32_t pred)
 {
 	if (!(t->npred & (t->npred - 1)))
 		t->pred = xrealloc(t->pred, (t->npred ? 2 * t->npred : 1) *
@@ -64,6 +63,7 @@ static void task_push_pred(struct sim_task *t, uint32_t pred)
 	t->pred[t->npred++] = pred;
 }
 
+/* linear in @t's predecessors: for the few of a generated PA task */
 void task_add_pred(struct sim_task *t, uint32_t pred)
 {
 	uint32_t i;

@@ -4,6 +4,7 @@
  * DAGs shaped like PTO2's paged-attention orchestration
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sim.h"
@@ -63,7 +64,9 @@ static struct sim_task *add(struct sim_dag *d, struct rng *r,
  * N tasks in layers of 1 .. 2 * width - 1 tasks (width ~ sqrt(N) unless
  * given); a task past the first layer has fan-in in [fanin_lo, fanin_hi]
  * (at most the tasks before its layer): one predecessor in the layer just
- * before, the others anywhere before.
+ * before, the others anywhere before. A predecessor drawn twice is one
+ * edge: @mark[p] holds the task that last took p, one test per draw
+ * rather than a search of the task's list.
  */
 void gen_random(struct sim_dag *d, const struct gen_opts *g, struct rng *r)
 {
@@ -71,6 +74,10 @@ void gen_random(struct sim_dag *d, const struct gen_opts *g, struct rng *r)
 	uint32_t width = g->width ? g->width :
 			 (uint32_t)(sqrt((double)n) + 0.5);
 	uint32_t done = 0, prev_start = 0, layer_start = 0, i;
+	uint32_t *mark = xrealloc(NULL, (size_t)n * sizeof(*mark));
+
+	/* task indexes + 1 go in: 0 is no task */
+	memset(mark, 0, (size_t)n * sizeof(*mark));
 
 	if (width < 1)
 		width = 1;
@@ -91,16 +98,21 @@ void gen_random(struct sim_dag *d, const struct gen_opts *g, struct rng *r)
 				fanin = layer_start;
 			if (!fanin)
 				fanin = 1;
-			task_add_pred(t, (uint32_t)rng_range(r, prev_start,
-							     layer_start - 1));
-			for (k = 1; k < fanin; k++)
-				task_add_pred(t, (uint32_t)rng_range(r, 0,
-							     layer_start - 1));
+			for (k = 0; k < fanin; k++) {
+				uint32_t p = (uint32_t)rng_range(r,
+					k ? 0 : prev_start, layer_start - 1);
+
+				if (mark[p] == d->ntask)
+					continue;
+				mark[p] = d->ntask;
+				task_push_pred(t, p);
+			}
 		}
 		prev_start = layer_start;
 		layer_start += size;
 		done += size;
 	}
+	free(mark);
 }
 
 /*
@@ -122,11 +134,11 @@ void gen_forkjoin(struct sim_dag *d, const struct gen_opts *g, struct rng *r)
 		struct sim_task *j;
 
 		for (i = 0; i < w; i++)
-			task_add_pred(add(d, r, g->cost_lo, g->cost_hi,
-					  SIM_ANY), join);
+			task_push_pred(add(d, r, g->cost_lo, g->cost_hi,
+					   SIM_ANY), join);
 		j = add(d, r, g->cost_lo, g->cost_hi, SIM_ANY);
 		for (i = 0; i < w; i++)
-			task_add_pred(j, first + i);
+			task_push_pred(j, first + i);
 		join = d->ntask - 1;
 	}
 }

@@ -108,7 +108,9 @@ int wl_prepare(struct workload *w, char *err, size_t errlen);
 void wl_free(struct workload *w);
 struct sim_dag *wl_add_dag(struct workload *w);
 struct sim_task *dag_add_task(struct sim_dag *d);
+/* @pred as @t's next predecessor; add: unless @t has it, push: it has not */
 void task_add_pred(struct sim_task *t, uint32_t pred);
+void task_push_pred(struct sim_task *t, uint32_t pred);
 /*
  * A number DIGITS[.DIGITS] at @s, *@end just after it: 0 or -EINVAL. No
  * sign, space, hexadecimal, exponent, "nan" or "inf", all of which
