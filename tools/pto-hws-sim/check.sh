@@ -255,6 +255,11 @@ sed 's/|/|pto-hws-sim: /' <<'EXPERIMENTS' | refused_each "$SIM"
 --experiment a one.dag|--experiment a does not take DAG files
 --random 1 --count 3|--count and --mix are --experiment's
 --random 1 --mix 3|--count and --mix are --experiment's
+--experiment b --branches 3|--branches is --forkjoin's (nothing else reads it)
+--experiment a --pa-shape 4:3|--pa-shape and --pa-cost are --pa's
+--random 1 --pa-cost 1,1,1,1,1|--pa-shape and --pa-cost are --pa's
+--forkjoin 1 --pa-shape 2:2|--pa-shape and --pa-cost are --pa's
+--pa 1 --branches 2|--branches is --forkjoin's
 EXPERIMENTS
 
 echo "== SLR: a DAG of zero-cost tasks has no critical path to compare with"

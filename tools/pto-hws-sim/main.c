@@ -48,7 +48,12 @@ struct opts {
 	uint32_t count;
 	uint32_t mix;
 	uint32_t prio_mode;
+	uint32_t gen_set;		/* GEN_SET_*: generator options given */
 };
+
+/* options of one generator, refused when it generates nothing */
+#define GEN_SET_BRANCHES	(1U << 0)	/* fork-join */
+#define GEN_SET_PA		(1U << 1)	/* paged attention */
 
 #define SIM_MIX_DEFAULT	6	/* experiment b: DAGs per mix */
 
@@ -898,12 +903,15 @@ static int set_workload_opt(struct opts *o, int c, const char *arg)
 	case OPT_COST:
 		return parse_cost_range(arg, &o->gen.cost_lo, &o->gen.cost_hi);
 	case OPT_BRANCHES:
+		o->gen_set |= GEN_SET_BRANCHES;
 		return opt_u32(arg, 1, SIM_MAX_COUNT, &o->gen.forkjoin);
 	case OPT_PA_SHAPE:
+		o->gen_set |= GEN_SET_PA;
 		/* chunks x (1 + 4 x blocks) tasks: at most about 4 Mi */
 		return opt_pair(arg, 1024, false, &o->gen.pa_chunks,
 				&o->gen.pa_bn);
 	case OPT_PA_COST:
+		o->gen_set |= GEN_SET_PA;
 		return parse_costs(arg, o->gen.pa_cost,
 				   PTO_ARRAY_SIZE(o->gen.pa_cost));
 	case OPT_ARRIVE:
@@ -1050,6 +1058,15 @@ static int parse_args(struct opts *o, int argc, char **argv)
 				long_opts[idx].name, optarg);
 			return 2;
 		}
+	}
+	/* the experiments generate random DAGs only: these too */
+	if ((o->gen_set & GEN_SET_BRANCHES) && !o->ngen[GEN_FORKJOIN]) {
+		fprintf(stderr, "pto-hws-sim: --branches is --forkjoin's (nothing else reads it)\n");
+		return 2;
+	}
+	if ((o->gen_set & GEN_SET_PA) && !o->ngen[GEN_PA]) {
+		fprintf(stderr, "pto-hws-sim: --pa-shape and --pa-cost are --pa's (nothing else reads them)\n");
+		return 2;
 	}
 	o->sim.seed = o->seed;
 	return -1;
