@@ -2111,9 +2111,13 @@ static void t_sleeps_end_late(void)
 		ret = run(&e, orch_naps, args, 4);
 		irqs = atomic_load(&e.sd->stat_core_irqs) - irq0;
 	}
-	tap_ok(!ret && slot && *slot == LATE_HOPS && irqs <= LATE_HOPS / 4,
+	/*
+	 * 0-4 on a quiet host, 26 once under a loaded make check; 74-100
+	 * without the learned lateness: half the naps parts the two
+	 */
+	tap_ok(!ret && slot && *slot == LATE_HOPS && irqs <= LATE_HOPS / 2,
 	       "a chain of %d naps of %d us, timed sleeps %d us late: %" PRIu64 " completion interrupts (at most %d), %" PRId64 " naps ran (ret %d)",
-	       LATE_HOPS, ASSIST_NAP_US, LATE_NS / 1000, irqs, LATE_HOPS / 4,
+	       LATE_HOPS, ASSIST_NAP_US, LATE_NS / 1000, irqs, LATE_HOPS / 2,
 	       slot ? *slot : 0, ret);
 	env_close(&e);
 }
