@@ -95,7 +95,7 @@ for run in "--random 2 --cores 2" "--experiment a --count 1" \
 	"--experiment b --count 1 --arrive 0"; do
 	# shellcheck disable=SC2086
 	$SIM $run --cost 0-0 --lat 0,0,0,0 > "$tmp/z.out"
-	if grep -qi "nan\|inf" "$tmp/z.out"; then
+	if grep -qiwE "nan|inf" "$tmp/z.out"; then
 		echo "$run --cost 0-0 --lat 0,0,0,0:"; cat "$tmp/z.out"; exit 1
 	fi
 	echo "ok: $run: $(tail -n 1 "$tmp/z.out")"

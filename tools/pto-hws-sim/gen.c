@@ -65,8 +65,8 @@ static struct sim_task *add(struct sim_dag *d, struct rng *r,
  * given); a task past the first layer has fan-in in [fanin_lo, fanin_hi]
  * (at most the tasks before its layer): one predecessor in the layer just
  * before, the others anywhere before. A predecessor drawn twice is one
- * edge: @mark[p] holds the task that last took p, one test per draw
- * rather than a search of the task's list.
+ * edge: @mark[p] holds the index + 1 of the task that last took p (0:
+ * none yet), one test per draw rather than a search of the task's list.
  */
 void gen_random(struct sim_dag *d, const struct gen_opts *g, struct rng *r)
 {
@@ -76,7 +76,6 @@ void gen_random(struct sim_dag *d, const struct gen_opts *g, struct rng *r)
 	uint32_t done = 0, prev_start = 0, layer_start = 0, i;
 	uint32_t *mark = xrealloc(NULL, (size_t)n * sizeof(*mark));
 
-	/* task indexes + 1 go in: 0 is no task */
 	memset(mark, 0, (size_t)n * sizeof(*mark));
 
 	if (width < 1)
@@ -89,7 +88,7 @@ void gen_random(struct sim_dag *d, const struct gen_opts *g, struct rng *r)
 		for (i = 0; i < size; i++) {
 			struct sim_task *t = add(d, r, g->cost_lo, g->cost_hi,
 						 SIM_ANY);
-			uint32_t fanin, k;
+			uint32_t fanin, k, me = d->ntask;	/* t's index + 1 */
 
 			if (!layer_start)
 				continue;
@@ -102,9 +101,9 @@ void gen_random(struct sim_dag *d, const struct gen_opts *g, struct rng *r)
 				uint32_t p = (uint32_t)rng_range(r,
 					k ? 0 : prev_start, layer_start - 1);
 
-				if (mark[p] == d->ntask)
+				if (mark[p] == me)
 					continue;
-				mark[p] = d->ntask;
+				mark[p] = me;
 				task_push_pred(t, p);
 			}
 		}

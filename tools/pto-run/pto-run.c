@@ -18,7 +18,8 @@
  *   buf:SIZE:FILE    a GM buffer initialized from FILE (SIZE 0: FILE's size)
  *   out:SIZE:FILE    a zeroed GM buffer written to FILE after the run
  *
- * SIZE is decimal or 0x hex and takes K/M/G suffixes. At most 64 ARGs and 64 --kernel options.
+ * SIZE is decimal or 0x hex and takes K/M/G suffixes. At most 64 ARGs
+ * and 64 --kernel options.
  * Checked before pto-run connects to ptod: options, the syntax of kernel
  * specs, ARGs, their count against aicpu_orchestration_config's (which
  * is called then, with each buf/out ARG still 0), and that a
