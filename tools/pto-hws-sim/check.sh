@@ -63,6 +63,13 @@ dag a\ntask 0 cost 1e3us\n|bad.dag:2: task 0: bad cost '1e3us'
 dag a\ntask 0 cost 1ms\ntask 1 cost 1ms pred 0,,0\n|bad.dag:3: task 1: predecessor ''
 dag a\ntask 0 cost 1ms\ntask 1 cost 1ms pred 0,\n|bad.dag:3: task 1: predecessor ''
 dag a\ntask 5 cost 1ms\ndag b\ntask 0 cost 1ms pred 5\n|bad.dag:4: task 0: predecessor 5
+dag a\ntask 0 cost 1ms cost 2ms\n|bad.dag:2: task 0: 'cost' given twice
+dag a\ntask 0 cost 1ms type aic est 1us type aiv\n|bad.dag:2: task 0: 'type' given twice
+dag a\ntask 0 cp cost 1ms cp\n|bad.dag:2: task 0: 'cp' given twice
+dag a arrival 1ms arrival 2ms\ntask 0 cost 1ms\n|bad.dag:1: dag a: 'arrival' given twice
+dag a static dynamic\ntask 0 cost 1ms\n|bad.dag:1: dag a: 'static|dynamic' given twice
+dag a ctx 1 ctx 2\ntask 0 cost 1ms\n|bad.dag:1: dag a: 'ctx' given twice
+dag a\ntask 0 cost 1ms\nblock 0 core 0 dispatch 0 start 1 end 2 end 3\n|bad.dag:3: block of task 0: 'end' given twice
 FILES
 
 echo "== DAG files: each file is checked for itself"

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <pto-private/compiler.h>
 #include <pto-private/dagfile.h>
 #include <pto-private/graph.h>
 #include <pto-private/parse.h>
@@ -271,6 +272,7 @@ static char *next_word(struct reader *rd)
 /* "dag NAME [static|dynamic] [arrival T] [ctx N]": a new DAG. */
 static int parse_dag(struct reader *rd)
 {
+	unsigned int seen = 0, bit;
 	struct sim_dag *d;
 	char *tok, *val;
 
@@ -284,6 +286,13 @@ static int parse_dag(struct reader *rd)
 		return perr(rd, "dag: a name is needed");
 	snprintf(d->name, sizeof(d->name), "%s", tok);
 	while ((tok = next_word(rd))) {
+		/* each once: a second value would silently win */
+		bit = !strcmp(tok, "static") || !strcmp(tok, "dynamic") ? 1 :
+		      !strcmp(tok, "arrival") ? 2 : !strcmp(tok, "ctx") ? 4 : 0;
+		if (seen & bit)
+			return perr(rd, "dag %s: '%s' given twice", d->name,
+				    bit == 1 ? "static|dynamic" : tok);
+		seen |= bit;
 		if (!strcmp(tok, "static")) {
 			d->dynamic = false;
 			continue;
@@ -402,10 +411,20 @@ static int parse_task_field(struct reader *rd, struct sim_task *t,
 	return 0;
 }
 
+/*
+ * The fields a task line gives at most once (a second value would
+ * silently win), by bit; "pred" may be given again and adds edges.
+ */
+static const char *const task_once[] = {
+	"cost", "est", "type", "shape", "prio", "func", "cp",
+};
+#define TASK_COST	(1U << 0)	/* task_once[0] */
+#define TASK_EST	(1U << 1)	/* task_once[1] */
+
 /* "task ID FIELD...": a task of the current DAG; "cost" is required. */
 static int parse_task(struct reader *rd)
 {
-	bool have_cost = false, have_est = false;
+	unsigned int seen = 0, k;
 	struct sim_task *t;
 	char *tok, *val;
 	uint32_t id;
@@ -423,6 +442,15 @@ static int parse_task(struct reader *rd)
 	t->id = id;
 	idmap_put(&rd->ids, id, rd->d->ntask - 1);
 	while ((tok = next_word(rd))) {
+		for (k = 0; k < PTO_ARRAY_SIZE(task_once) &&
+			    strcmp(tok, task_once[k]); k++)
+			;
+		if (k < PTO_ARRAY_SIZE(task_once)) {
+			if (seen & (1U << k))
+				return perr(rd, "task %u: '%s' given twice",
+					    id, tok);
+			seen |= 1U << k;
+		}
 		if (!strcmp(tok, "cp")) {
 			t->cp = 1;
 			continue;
@@ -433,12 +461,10 @@ static int parse_task(struct reader *rd)
 		ret = parse_task_field(rd, t, tok, val);
 		if (ret)
 			return ret;
-		have_cost |= !strcmp(tok, "cost");
-		have_est |= !strcmp(tok, "est");
 	}
-	if (!have_cost)
+	if (!(seen & TASK_COST))
 		return perr(rd, "task %u: 'cost' is required", id);
-	if (!have_est)
+	if (!(seen & TASK_EST))
 		t->est = t->cost;
 	return 0;
 }
@@ -457,6 +483,9 @@ static int parse_block_field(struct reader *rd, struct pto_dagf_block *b,
 	if (k == 4)
 		return perr(rd, "block of task %u: unknown field '%s'",
 			    b->task, tok);
+	if (*seen & (1U << k))
+		return perr(rd, "block of task %u: '%s' given twice", b->task,
+			    tok);
 	if (k ? parse_time(val, t[k]) : parse_u32(val, UINT32_MAX, &b->core))
 		return perr(rd, "block of task %u: bad %s '%s'", b->task, tok,
 			    val);
