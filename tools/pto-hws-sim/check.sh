@@ -69,6 +69,7 @@ dag a\ntask 0 cp cost 1ms cp\n|bad.dag:2: task 0: 'cp' given twice
 dag a arrival 1ms arrival 2ms\ntask 0 cost 1ms\n|bad.dag:1: dag a: 'arrival' given twice
 dag a static dynamic\ntask 0 cost 1ms\n|bad.dag:1: dag a: 'static|dynamic' given twice
 dag a ctx 1 ctx 2\ntask 0 cost 1ms\n|bad.dag:1: dag a: 'ctx' given twice
+dag a\ntask 0 cost 1ms\ntask 1 cost 1ms\0 pred 0\n|bad.dag:3: a NUL byte
 dag a\ntask 0 cost 1ms\nblock 0 core 0 dispatch 0 start 1 end 2 end 3\n|bad.dag:3: block of task 0: 'end' given twice
 FILES
 

@@ -543,10 +543,16 @@ int wl_parse(FILE *f, const char *fname, struct workload *w, char *err,
 	char *buf = NULL, *tok, *hash;
 	uint32_t ndag = w->ndag;
 	size_t cap = 0;
+	ssize_t len;
 	int ret = 0;
 
-	while (!ret && getline(&buf, &cap, f) >= 0) {
+	while (!ret && (len = getline(&buf, &cap, f)) >= 0) {
 		rd.line++;
+		/* what follows a NUL would be dropped unseen: not text */
+		if (strlen(buf) != (size_t)len) {
+			ret = perr(&rd, "a NUL byte (not a text file?)");
+			break;
+		}
 		hash = strchr(buf, '#');
 		if (hash)
 			*hash = '\0';
