@@ -70,6 +70,8 @@ dag a arrival 1ms arrival 2ms\ntask 0 cost 1ms\n|bad.dag:1: dag a: 'arrival' giv
 dag a static dynamic\ntask 0 cost 1ms\n|bad.dag:1: dag a: 'static|dynamic' given twice
 dag a ctx 1 ctx 2\ntask 0 cost 1ms\n|bad.dag:1: dag a: 'ctx' given twice
 dag a\ntask 0 cost 1ms\ntask 1 cost 1ms\0 pred 0\n|bad.dag:3: a NUL byte
+dag a\ntask 0 cost 1ms\nblock 0 core 0 dispatch 0 start 1 end 4611686018427388416\n|bad.dag:3: block of task 0: bad end
+dag a\ntask 0 cost 1ms\nblock 0 core 0 dispatch 0 start 1 end 4611686018.427387905s\n|bad.dag:3: block of task 0: bad end
 dag a\ntask 0 cost 1ms\nblock 0 core 0 dispatch 0 start 1 end 2 end 3\n|bad.dag:3: block of task 0: 'end' given twice
 FILES
 
@@ -108,6 +110,15 @@ for run in "--random 2 --cores 2" "--experiment a --count 1" \
 	fi
 	echo "ok: $run: $(tail -n 1 "$tmp/z.out")"
 done
+
+echo "== DAG files: times are exact to the nanosecond, up to 2^62"
+# a double would round the first, the third and the largest
+printf 'dag a\ntask 0 cost 3.0005us est 0.0000005us\nblock 0 core 0 dispatch 9007199254740993 start 4611686018.4273879044s end 4611686018427387904\n' \
+	> "$tmp/exact.dag"
+$SIM --cores 1 --dump - "$tmp/exact.dag" | grep -E '^(task|block) ' > "$tmp/exact.out"
+printf 'task 0 cost 3001 est 0 type any\nblock 0 core 0 dispatch 9007199254740993 start 4611686018427387904 end 4611686018427387904\n' |
+	diff - "$tmp/exact.out" || { echo "times not read exactly"; exit 1; }
+echo "ok: $(tr '\n' ';' < "$tmp/exact.out")"
 
 echo "== DAG files: a predecessor named twice is one edge"
 # within a list and across two pred fields of the same line; a task of

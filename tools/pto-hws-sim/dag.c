@@ -109,29 +109,56 @@ int parse_decimal(const char *s, double *v, char **end)
 	return 0;
 }
 
-/* "1500", "1500ns", "1.5us", "2ms", "0.25s" -> ns */
+/*
+ * "1500", "1500ns", "1.5us", "2ms", "0.25s" -> ns, in integers: the
+ * units are powers of ten, so a time is exact (rounded half up past the
+ * nanosecond) and its bound holds to the nanosecond; a double keeps 53
+ * bits and took 2^62 + 512 for 2^62.
+ */
 int parse_time(const char *s, uint64_t *out)
 {
-	char *end;
-	double v;
-	double unit = 1;
+	static const struct {
+		const char *name;
+		unsigned int digits;	/* the unit is 10^digits ns */
+	} units[] = { { "", 0 }, { "ns", 0 }, { "us", 3 }, { "ms", 6 },
+		      { "s", 9 } };
+	const char *p = s, *frac = NULL;
+	unsigned int k, i, e;
+	uint64_t ns = 0;
 
-	if (parse_decimal(s, &v, &end))
+	for (; isdigit((unsigned char)*p); p++)
+		if (__builtin_mul_overflow(ns, 10, &ns) ||
+		    __builtin_add_overflow(ns, (uint64_t)(*p - '0'), &ns))
+			return -ERANGE;
+	if (p == s)
 		return -EINVAL;
-	if (!strcmp(end, "") || !strcmp(end, "ns"))
-		unit = 1;
-	else if (!strcmp(end, "us"))
-		unit = 1e3;
-	else if (!strcmp(end, "ms"))
-		unit = 1e6;
-	else if (!strcmp(end, "s"))
-		unit = 1e9;
-	else
+	if (*p == '.')
+		for (frac = ++p; isdigit((unsigned char)*p); p++)
+			;
+	for (k = 0; k < PTO_ARRAY_SIZE(units) && strcmp(p, units[k].name);
+	     k++)
+		;
+	if (k == PTO_ARRAY_SIZE(units))
 		return -EINVAL;
-	v *= unit;
-	if (v > (double)SIM_MAX_TIME)
+	e = units[k].digits;
+	/* the first @e fraction digits are whole ns, the next rounds */
+	for (i = 0; i <= e; i++) {
+		unsigned int d = frac && isdigit((unsigned char)frac[i]) ?
+				 (unsigned int)(frac[i] - '0') : 0;
+
+		if (frac && !isdigit((unsigned char)frac[i]))
+			frac = NULL;	/* past the last digit: zeros */
+		if (i == e) {
+			if (d >= 5 && __builtin_add_overflow(ns, 1, &ns))
+				return -ERANGE;
+		} else if (__builtin_mul_overflow(ns, 10, &ns) ||
+			   __builtin_add_overflow(ns, (uint64_t)d, &ns)) {
+			return -ERANGE;
+		}
+	}
+	if (ns > SIM_MAX_TIME)
 		return -ERANGE;
-	*out = (uint64_t)(v + 0.5);
+	*out = ns;
 	return 0;
 }
 

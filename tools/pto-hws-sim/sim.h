@@ -118,9 +118,10 @@ void task_push_pred(struct sim_task *t, uint32_t pred);
  */
 int parse_decimal(const char *s, double *v, char **end);
 /*
- * "1500", "1500ns", "1.5us", "2ms", "0.25s" -> ns (parse_decimal() and a
- * unit), at most SIM_MAX_TIME
- * (a time of day: arrivals, a recording's block times); 0 or -errno.
+ * "1500", "1500ns", "1.5us", "2ms", "0.25s" -> ns (the digits of
+ * parse_decimal() and a unit, exact to the ns, rounded half up), at most
+ * SIM_MAX_TIME (a time of day: arrivals, a recording's block times);
+ * 0 or -errno.
  */
 #define SIM_MAX_TIME	(1ULL << 62)
 int parse_time(const char *s, uint64_t *out);
