@@ -37,7 +37,7 @@ struct rec_task {
 
 struct pto2_rec {
 	FILE *f;
-	char name[64];
+	char name[PTO_DAGF_REC_NAME_MAX + 1];	/* "name.N" fits a DAG file */
 	int64_t epoch_ns;
 	uint32_t runs;
 	int64_t run_start;
@@ -266,7 +266,7 @@ void pto2_record_run_end(PTO2Runtime *rt, int status)
 {
 	struct pto2_rec *r = rt->rec;
 	uint32_t i, n, nblk;
-	char name[96];
+	char name[PTO_DAGF_NAME_MAX + 1];
 
 	if (!r)
 		return;

@@ -233,7 +233,8 @@ int pto2_runtime_set_dag(PTO2Runtime *rt, uint32_t total_tasks, bool dynamic);
  * @name.N (N from 1) arriving at its start minus @epoch_ns: its tasks in
  * submission order with their kernel, core type, launch shape, the
  * estimate they were submitted with, the longest time one of their
- * blocks took on a core (the cost), and their producers. Several
+ * blocks took on a core (the cost), and their producers; @name is cut to
+ * PTO_DAGF_REC_NAME_MAX bytes, so that @name.N is a valid DAG name. Several
  * runtimes may share @f (each DAG is written under the file's lock); the
  * caller owns it. @f NULL stops. -EBUSY during a run, -ENOMEM.
  */

@@ -72,6 +72,7 @@ dag a ctx 1 ctx 2\ntask 0 cost 1ms\n|bad.dag:1: dag a: 'ctx' given twice
 dag a\ntask 0 cost 1ms\ntask 1 cost 1ms\0 pred 0\n|bad.dag:3: a NUL byte
 dag a\ntask 0 cost 1ms\nblock 0 core 0 dispatch 0 start 1 end 4611686018427388416\n|bad.dag:3: block of task 0: bad end
 dag a\ntask 0 cost 1ms\nblock 0 core 0 dispatch 0 start 1 end 4611686018.427387905s\n|bad.dag:3: block of task 0: bad end
+dag a012345678901234567890123456789012345678901234567890123456789012\ntask 0 cost 1ms\n|bad.dag:1: dag: name 'a012345678901234...' longer than 63 bytes
 dag a\ntask 0 cost 1ms\nblock 0 core 0 dispatch 0 start 1 end 2 end 3\n|bad.dag:3: block of task 0: 'end' given twice
 FILES
 

@@ -311,6 +311,9 @@ static int parse_dag(struct reader *rd)
 	tok = next_word(rd);
 	if (!tok)
 		return perr(rd, "dag: a name is needed");
+	if (strlen(tok) > PTO_DAGF_NAME_MAX)
+		return perr(rd, "dag: name '%.16s...' longer than %d bytes",
+			    tok, PTO_DAGF_NAME_MAX);
 	snprintf(d->name, sizeof(d->name), "%s", tok);
 	while ((tok = next_word(rd))) {
 		/* each once: a second value would silently win */

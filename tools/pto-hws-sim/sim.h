@@ -72,7 +72,7 @@ struct sim_task {
  * @work: the sum of its real block costs times threads (SIP-ns).
  */
 struct sim_dag {
-	char name[64];
+	char name[PTO_DAGF_NAME_MAX + 1];
 	uint64_t arrival;
 	bool dynamic;
 	uint32_t ctx;

@@ -23,6 +23,8 @@ x = [e for e in ev if e["ph"] == "X"]
 b = [e for e in ev if e["ph"] == "b"]
 e = [e for e in ev if e["ph"] == "e"]
 assert len(b) == len(e), "unbalanced task spans"
+t0 = {s["id"]: s["ts"] for s in b}
+assert all(s["ts"] >= t0[s["id"]] for s in e), "a span ends before it begins"
 assert all(s["dur"] >= 0 for s in x), "negative duration"
 print(len(x), len(b))' "$1"
 }
@@ -64,6 +66,26 @@ grep -q '"tid":5,"ts":14.000,"dur":5.000' "$tmp/r.json" ||
 [ "$("$TRACE" -f dot -d uid1000.c2.7 "$tmp/r.dag" | grep -c 'label="0')" = 1 ] ||
 	fail "dot -d: not the one task of uid1000.c2.7"
 echo "ok: 5 blocks, 4 task spans, 4 edges"
+
+echo "== a span begins at the first dispatch before a start, else the start"
+# block 1's dispatch is 0 (before the recording's time 0), block 2's
+# after its start: neither has a wait to draw
+cat > "$tmp/w.dag" <<'EOF'
+dag c.1
+task 0 cost 1us
+task 1 cost 1us
+task 2 cost 1us
+block 0 core 0 dispatch 1us start 1us end 2us
+block 1 core 1 dispatch 0 start 50us end 60us
+block 2 core 2 dispatch 80us start 70us end 75us
+EOF
+"$TRACE" -f json -o "$tmp/w.json" "$tmp/w.dag"
+json_counts "$tmp/w.json" > /dev/null || fail "json: bad spans"
+spans=$(grep -o '"ph":"b"[^}]*"ts":[0-9.]*' "$tmp/w.json" |
+	sed 's/.*"ts"://' | tr '\n' ' ')
+[ "$spans" = "0.000 49.000 69.000 " ] ||
+	fail "span starts $spans, expected 0.000 49.000 69.000 (us from 1 us)"
+echo "ok: span starts $spans"
 
 echo "== bad block lines are refused with their line"
 bad() {

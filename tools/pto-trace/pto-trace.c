@@ -37,7 +37,8 @@
 struct scene {
 	const struct workload *w;
 	const char *only;		/* -d */
-	char (*client)[64];		/* distinct clients, in file order */
+	/* distinct clients, in file order */
+	char (*client)[PTO_DAGF_NAME_MAX + 1];
 	uint32_t nclient;
 	uint32_t *dag_client;		/* DAG -> index in client[] */
 	uint32_t *core;			/* cores that ran a block, ascending */
@@ -52,17 +53,17 @@ static bool dag_kept(const struct scene *s, uint32_t i)
 }
 
 /* The client part of DAG name @name into @out. */
-static void client_of(const char *name, char out[64])
+static void client_of(const char *name, char out[PTO_DAGF_NAME_MAX + 1])
 {
 	const char *dot = strrchr(name, '.');
 	int n = dot && dot != name ? (int)(dot - name) : (int)strlen(name);
 
-	snprintf(out, 64, "%.*s", n, name);
+	snprintf(out, PTO_DAGF_NAME_MAX + 1, "%.*s", n, name);
 }
 
 static void add_client(struct scene *s, uint32_t dag)
 {
-	char c[64];
+	char c[PTO_DAGF_NAME_MAX + 1];
 	uint32_t k;
 
 	client_of(s->w->dag[dag].name, c);
@@ -91,10 +92,24 @@ static void add_core(struct scene *s, uint32_t core)
 	s->ncore++;
 }
 
+/*
+ * When block @b began to wait: its dispatch, unless the recording has
+ * none before its start (0: dispatched before the recording's time 0,
+ * or a dispatch stamped at or after the start), then its start.
+ */
+static bool has_wait(const struct pto_dagf_block *b)
+{
+	return b->dispatch && b->dispatch < b->start;
+}
+
+static uint64_t block_first(const struct pto_dagf_block *b)
+{
+	return has_wait(b) ? b->dispatch : b->start;
+}
+
 static void add_block(struct scene *s, const struct pto_dagf_block *b)
 {
-	uint64_t first = b->dispatch && b->dispatch < b->start ?
-			 b->dispatch : b->start;
+	uint64_t first = block_first(b);
 
 	add_core(s, b->core);
 	if (!s->nblock || first < s->t0)
@@ -193,8 +208,8 @@ static void json_task(FILE *f, const struct scene *s, uint32_t d,
 		put_escaped(f, s->w->dag[d].name, true);
 		fprintf(f, "\",\"task\":%u,\"dispatch_us\":%.3f}}", t->id,
 			us(s, b->dispatch > s->t0 ? b->dispatch : s->t0));
-		if (b->dispatch < first)
-			first = b->dispatch;
+		if (block_first(b) < first)
+			first = block_first(b);
 		if (b->end > last)
 			last = b->end;
 	}
@@ -289,7 +304,7 @@ static void svg_block(FILE *f, const struct scene *s, uint32_t d,
 	double y = SVG_TOP + svg_row(s, b->core) * SVG_ROW;
 	double x0 = svg_x(s, b->start), x1 = svg_x(s, b->end);
 
-	if (b->dispatch && b->dispatch < b->start)
+	if (has_wait(b))
 		fprintf(f, "<line x1=\"%.2f\" y1=\"%.1f\" x2=\"%.2f\" y2=\"%.1f\" stroke=\"#888\"/>\n",
 			svg_x(s, b->dispatch), y + SVG_BAR / 2, x0,
 			y + SVG_BAR / 2);

@@ -12,6 +12,15 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/*
+ * The longest DAG name a DAG file carries, in bytes: the parser refuses
+ * a longer one rather than cut it (a cut name loses the ".N" that tells
+ * a recording's runs apart).
+ */
+#define PTO_DAGF_NAME_MAX	63
+/* What a recording's @name may keep so that "@name.N" fits (N: u32). */
+#define PTO_DAGF_REC_NAME_MAX	(PTO_DAGF_NAME_MAX - 11)
+
 enum pto_dagf_type {
 	PTO_DAGF_ANY = 0,	/* any core */
 	PTO_DAGF_AIC = 1,	/* AIC (PTO2_WORKER_CUBE) */
