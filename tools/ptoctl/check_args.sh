@@ -4,8 +4,9 @@
 # check_args.sh [PTOCTL] - ptoctl refuses, before it connects to anything,
 # an option its command does not use (-d, -n or -s given to the wrong
 # command, trace's own -n and -d written before it) and arguments after a
-# command that takes none (an option written after the command): exit 2
-# and a message that names it. Commands given what they take get past the
+# command that takes none (an option written after the command), and hws
+# arguments that are not "get" or "set KEY=VALUE...": exit 2 and a message
+# that names it. Commands given what they take get past the
 # parsing to the connection, which fails here.
 set -eu -o pipefail
 CTL=${1:-build/tools/ptoctl}
@@ -26,6 +27,12 @@ info extra|info takes no arguments ("extra")
 -d 0 events|events does not take -d
 -n 2 hws get|hws does not take -n
 clients extra|clients takes no arguments ("extra")
+hws|usage: ptoctl
+hws foo|usage: ptoctl
+hws set|usage: ptoctl
+hws get extra|usage: ptoctl
+hws set foo=1|hws set: bad setting "foo=1"
+hws set policy=1 usage=x|hws set: bad setting "usage=x"
 ARGS
 
 # what each command takes gets past the parsing, to the missing daemon
@@ -33,4 +40,6 @@ accepted_each "$CTL" <<'ARGS'
 -j -s /nonexistent/s clients|ptod is not running
 -s /nonexistent/s graphs|ptod is not running
 -s /nonexistent/s trace -n 1 -d 1|ptod is not running
+hws get|is pto.ko loaded?
+hws set policy=1 promote-threshold=4|is pto.ko loaded?
 ARGS

@@ -541,34 +541,63 @@ static int put_setting(struct nl_msg *msg, const char *arg)
 	return -EINVAL;
 }
 
-static int cmd_hws(struct conn *c, const struct opts *o, int argc,
-		   char **argv)
+/*
+ * hws's arguments ("get", or "set" and KEY=VALUE...), checked before
+ * anything is opened: 0, or 2 with the usage or the bad setting said.
+ * Each setting is put into a scratch message by the code that puts it
+ * into the request, so that the two cannot disagree.
+ */
+static int hws_args(int argc, char **argv)
 {
 	bool set = argc > 0 && !strcmp(argv[0], "set");
-	struct req r = { .o = o };
-	const char *what = set ? "hws set" : "hws get";
-	struct nl_msg *msg;
-	struct nlattr *nest;
-	int ret;
+	struct nl_msg *scratch;
+	int ret = 0;
 
 	if (argc < 1 || (!set && (strcmp(argv[0], "get") || argc != 1)) ||
 	    (set && argc < 2)) {
 		usage(stderr);
 		return 2;
 	}
+	for (int i = 1; i < argc && !ret; i++) {
+		scratch = nlmsg_alloc();
+		if (!scratch) {
+			fprintf(stderr, "ptoctl: hws set: %s\n",
+				strerror(ENOMEM));
+			return 1;
+		}
+		if (put_setting(scratch, argv[i]) == -EINVAL) {
+			fprintf(stderr, "ptoctl: hws set: bad setting \"%s\"\n",
+				argv[i]);
+			ret = 2;
+		}
+		nlmsg_free(scratch);
+	}
+	return ret;
+}
+
+/* hws, its arguments checked by hws_args() */
+static int cmd_hws(struct conn *c, const struct opts *o, int argc,
+		   char **argv)
+{
+	bool set = !strcmp(argv[0], "set");
+	struct req r = { .o = o };
+	const char *what = set ? "hws set" : "hws get";
+	struct nl_msg *msg;
+	struct nlattr *nest;
+	int ret = 0;
+
 	msg = request(c, set ? PTO_CMD_HWS_SET : PTO_CMD_HWS_GET,
 		      o->dev < 0 ? 0 : o->dev);
 	if (!msg)
 		return report(what, &r, -ENOMEM);
 	if (set) {
 		nest = nla_nest_start(msg, PTO_A_DEV_HWS);
-		for (int i = 1; i < argc; i++) {
-			if (!nest || put_setting(msg, argv[i])) {
-				fprintf(stderr, "ptoctl: hws set: bad setting \"%s\"\n",
-					argv[i]);
-				nlmsg_free(msg);
-				return 2;
-			}
+		for (int i = 1; i < argc && !ret; i++)
+			ret = nest ? put_setting(msg, argv[i]) : -ENOMEM;
+		if (ret) {
+			/* checked before: only room can be lacking */
+			nlmsg_free(msg);
+			return report(what, &r, ret);
 		}
 		nla_nest_end(msg, nest);
 	}
@@ -703,6 +732,11 @@ static int nl_hws(struct conn *c, const struct opts *o, int argc,
 	return cmd_hws(c, o, argc - 1, argv + 1);
 }
 
+static int check_hws(int argc, char **argv)
+{
+	return hws_args(argc - 1, argv + 1);
+}
+
 static int nl_events(struct conn *c, const struct opts *o, int argc,
 		     char **argv)
 {
@@ -742,16 +776,18 @@ struct ptoctl_cmd {
 	const char *own;
 	int (*nl)(struct conn *c, const struct opts *o, int argc, char **argv);
 	int (*sock)(const struct ptoctl_sock *so, int argc, char **argv);
+	/* the arguments, before anything is opened: 0, or the exit status */
+	int (*check)(int argc, char **argv);
 };
 
 static const struct ptoctl_cmd ptoctl_cmds[] = {
-	{ "info", "d", false, NULL, nl_info, NULL },
-	{ "stats", "d", false, NULL, nl_stats, NULL },
-	{ "hws", "d", true, NULL, nl_hws, NULL },
-	{ "events", "n", false, NULL, nl_events, NULL },
-	{ "clients", "s", false, NULL, NULL, sock_clients },
-	{ "graphs", "s", false, NULL, NULL, sock_graphs },
-	{ "trace", "s", true, "-n and -d", NULL, ptoctl_trace },
+	{ "info", "d", false, NULL, nl_info, NULL, NULL },
+	{ "stats", "d", false, NULL, nl_stats, NULL, NULL },
+	{ "hws", "d", true, NULL, nl_hws, NULL, check_hws },
+	{ "events", "n", false, NULL, nl_events, NULL, NULL },
+	{ "clients", "s", false, NULL, NULL, sock_clients, NULL },
+	{ "graphs", "s", false, NULL, NULL, sock_graphs, NULL },
+	{ "trace", "s", true, "-n and -d", NULL, ptoctl_trace, NULL },
 };
 
 /*
@@ -807,6 +843,11 @@ int main(int argc, char **argv)
 	argv += optind;
 	if (cmd_takes(&o, cmd, argc - 1, argv + 1))
 		return 2;
+	if (cmd->check) {
+		ret = cmd->check(argc, argv);
+		if (ret)
+			return ret;
+	}
 	if (cmd->sock) {
 		struct ptoctl_sock so = { .json = o.json, .sock = o.sock };
 
