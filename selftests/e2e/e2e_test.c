@@ -5638,6 +5638,52 @@ TEST_F_TIMEOUT(e2e, ptoctl_trace_output_errors, 60)
 }
 
 /*
+ * ptoctl trace -o FIFO: with no reader it fails at once, naming the
+ * FIFO, instead of waiting in open() for one; with a reader the
+ * recording goes through the FIFO (not truncated: a pipe cannot be) and
+ * ptoctl exits 0 with the 9 blocks of pto_e2e prio written.
+ */
+TEST_F_TIMEOUT(e2e, ptoctl_trace_to_fifo, 150)
+{
+	char fifo[PATH_MAX + 32], prog[2 * PATH_MAX], *out, buf[16384];
+	int64_t t0 = mono_ms();
+	struct proc t;
+	int st, rfd;
+	ssize_t n;
+
+	snprintf(fifo, sizeof(fifo), "%s/trace.fifo", E->tmp);
+	ASSERT_EQ(0, mkfifo(fifo, 0600));
+	out = tool_output(_metadata, "ptoctl", 0,
+			  ARGS("trace", "-d", "100", "-o", fifo), &st);
+	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 1) TH_LOG("%s", out);
+	EXPECT_TRUE(has_text(out, "no reader")) TH_LOG("%s", out);
+	EXPECT_GT(20000, mono_ms() - t0) TH_LOG("waited for a reader");
+	free(out);
+
+	/* the reader: this test, reading once ptoctl is done (9 blocks fit) */
+	rfd = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	ASSERT_LE(0, rfd);
+	snprintf(prog, sizeof(prog), "%s/tools/ptoctl", E->build);
+	ASSERT_EQ(0, proc_spawn(&t, "trace",
+				(char *const[]){ prog, "trace", "-n", "9", "-d",
+						 "100", "-o", fifo, NULL },
+				NULL, -1, 0, false));
+	if (!tracer_seen(_metadata, READY_MS))
+		proc_free(&t);
+	ASSERT_TRUE(t.pid > 0) TH_LOG("ptoctl trace never subscribed");
+	run_client(_metadata, "prio", NULL, ARGS("prio", "stream"),
+		   ARGS("prio"), NULL);
+	EXPECT_EQ(0, proc_wait(&t, CLIENT_MS));
+	EXPECT_TRUE(exited_ok(&t)) TH_LOG("%s", t.text);
+	proc_free(&t);
+	n = read(rfd, buf, sizeof(buf) - 1);
+	close(rfd);
+	ASSERT_LT(0, n);
+	buf[n] = '\0';
+	EXPECT_EQ(9, lines_with(buf, "block ")) TH_LOG("%s", buf);
+}
+
+/*
  * ptod -a with a pto-aicore it cannot run (missing, a directory, not
  * executable) exits 2 with the reason at start, rather than listening and
  * starting it again once a second for ever.

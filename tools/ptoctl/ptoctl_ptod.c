@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -611,18 +612,29 @@ static int write_dag(FILE *f, const struct pto_trace_block *b, size_t n,
  * Open -o FILE before the trace, so that a path that cannot be written
  * fails at once, not after the trace. An existing FILE is not truncated
  * until the recording is written: a trace that fails, or sees no block,
- * leaves it as it was (out_drop()). 0 or 1.
+ * leaves it as it was (out_drop()). FILE may be a pipe or a device
+ * (/dev/stdout): opened without waiting (a FIFO nobody reads is an
+ * error, not a hang), written without truncating. 0 or 1.
  */
 static int out_open(struct trace *t)
 {
 	int fd = open(t->out, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+	int fl;
 
 	t->created = fd >= 0;
 	if (fd < 0 && errno == EEXIST)
-		fd = open(t->out, O_WRONLY | O_CLOEXEC);
+		fd = open(t->out, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd >= 0 && !t->created) {
+		fl = fcntl(fd, F_GETFL);
+		if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+			close(fd);
+			fd = -1;
+		}
+	}
 	t->f = fd >= 0 ? fdopen(fd, "w") : NULL;
 	if (!t->f) {
-		fprintf(stderr, "ptoctl: -o %s: %s\n", t->out, strerror(errno));
+		fprintf(stderr, "ptoctl: -o %s: %s%s\n", t->out, strerror(errno),
+			errno == ENXIO ? " (a FIFO with no reader?)" : "");
 		if (fd >= 0)
 			close(fd);
 		if (t->created)
@@ -650,6 +662,7 @@ static void out_drop(struct trace *t)
 static int write_recording(struct trace *t)
 {
 	uint64_t t0 = UINT64_MAX;
+	struct stat st;
 	size_t i, start;
 	int ret = 0;
 	FILE *f;
@@ -662,7 +675,8 @@ static int write_recording(struct trace *t)
 	}
 	f = t->f;
 	t->f = NULL;
-	if (ftruncate(fileno(f), 0)) {
+	if (fstat(fileno(f), &st) ||
+	    (S_ISREG(st.st_mode) && ftruncate(fileno(f), 0))) {
 		fprintf(stderr, "ptoctl: -o %s: %s\n", t->out, strerror(errno));
 		fclose(f);
 		return 1;
