@@ -5532,6 +5532,30 @@ TEST_F_TIMEOUT(e2e, trace_subscriptions_per_user_limited, 120)
 }
 
 /*
+ * ptoctl trace -n 9 -d 100 -o @out in @t while pto_e2e prio runs its 9
+ * single-block tasks; @t has exited (or the wait's failure is said) when
+ * this returns, its status and text for the caller to check and free.
+ */
+static void trace_prio(struct __test_metadata *_metadata, const char *out,
+		       struct proc *t)
+{
+	char prog[2 * PATH_MAX];
+
+	snprintf(prog, sizeof(prog), "%s/tools/ptoctl", E->build);
+	ASSERT_EQ(0, proc_spawn(t, "trace",
+				(char *const[]){ prog, "trace", "-n", "9", "-d",
+						 "100", "-o", (char *)out,
+						 NULL },
+				NULL, -1, 0, false));
+	if (!tracer_seen(_metadata, READY_MS))
+		proc_free(t);
+	ASSERT_TRUE(t->pid > 0) TH_LOG("ptoctl trace never subscribed");
+	run_client(_metadata, "prio", NULL, ARGS("prio", "stream"),
+		   ARGS("prio"), NULL);
+	EXPECT_EQ(0, proc_wait(t, CLIENT_MS));
+}
+
+/*
  * ptoctl trace -n 9 -o FILE over pto_e2e prio (9 single-block tasks):
  * one line per block, all of graph 1, none lost; FILE has 9 task lines
  * numbered in dispatch order and 9 block lines, each of its own task, in
@@ -5540,7 +5564,7 @@ TEST_F_TIMEOUT(e2e, trace_subscriptions_per_user_limited, 120)
  */
 TEST_F_TIMEOUT(e2e, ptoctl_trace_blocks, 150)
 {
-	char rec[PATH_MAX + 32], prog[2 * PATH_MAX], *json;
+	char rec[PATH_MAX + 32], *json;
 	const char *l;
 	struct proc t;
 	FILE *f;
@@ -5548,22 +5572,12 @@ TEST_F_TIMEOUT(e2e, ptoctl_trace_blocks, 150)
 	int st, nblk = 0, ntask = 0;
 
 	snprintf(rec, sizeof(rec), "%s/trace.dag", E->tmp);
-	snprintf(prog, sizeof(prog), "%s/tools/ptoctl", E->build);
 	f = fopen(rec, "w");
 	ASSERT_NE(NULL, f);
 	for (st = 0; st < 8192; st++)
 		fputs("# old\n", f);
 	ASSERT_EQ(0, fclose(f));
-	ASSERT_EQ(0, proc_spawn(&t, "trace",
-				(char *const[]){ prog, "trace", "-n", "9", "-d",
-						 "100", "-o", rec, NULL },
-				NULL, -1, 0, false));
-	if (!tracer_seen(_metadata, READY_MS))
-		proc_free(&t);
-	ASSERT_TRUE(t.pid > 0) TH_LOG("ptoctl trace never subscribed");
-	run_client(_metadata, "prio", NULL, ARGS("prio", "stream"),
-		   ARGS("prio"), NULL);
-	EXPECT_EQ(0, proc_wait(&t, CLIENT_MS));
+	trace_prio(_metadata, rec, &t);
 	EXPECT_TRUE(exited_ok(&t));
 	EXPECT_EQ(9, lines_with(t.text, "client ")) TH_LOG("%s", t.text);
 	for (l = t.text; (l = line_with(l, "client ")); l++)
@@ -5645,7 +5659,7 @@ TEST_F_TIMEOUT(e2e, ptoctl_trace_output_errors, 60)
  */
 TEST_F_TIMEOUT(e2e, ptoctl_trace_to_fifo, 150)
 {
-	char fifo[PATH_MAX + 32], prog[2 * PATH_MAX], *out, buf[16384];
+	char fifo[PATH_MAX + 32], *out, buf[16384];
 	int64_t t0 = mono_ms();
 	struct proc t;
 	int st, rfd;
@@ -5663,17 +5677,7 @@ TEST_F_TIMEOUT(e2e, ptoctl_trace_to_fifo, 150)
 	/* the reader: this test, reading once ptoctl is done (9 blocks fit) */
 	rfd = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	ASSERT_LE(0, rfd);
-	snprintf(prog, sizeof(prog), "%s/tools/ptoctl", E->build);
-	ASSERT_EQ(0, proc_spawn(&t, "trace",
-				(char *const[]){ prog, "trace", "-n", "9", "-d",
-						 "100", "-o", fifo, NULL },
-				NULL, -1, 0, false));
-	if (!tracer_seen(_metadata, READY_MS))
-		proc_free(&t);
-	ASSERT_TRUE(t.pid > 0) TH_LOG("ptoctl trace never subscribed");
-	run_client(_metadata, "prio", NULL, ARGS("prio", "stream"),
-		   ARGS("prio"), NULL);
-	EXPECT_EQ(0, proc_wait(&t, CLIENT_MS));
+	trace_prio(_metadata, fifo, &t);
 	EXPECT_TRUE(exited_ok(&t)) TH_LOG("%s", t.text);
 	proc_free(&t);
 	n = read(rfd, buf, sizeof(buf) - 1);
