@@ -443,13 +443,15 @@ static int parse_task_field(struct reader *rd, struct sim_task *t,
 
 /*
  * The fields a task line gives at most once (a second value would
- * silently win), by bit; "pred" may be given again and adds edges.
+ * silently win), field k seen: bit k; "pred" may be given again and
+ * adds edges.
  */
-static const char *const task_once[] = {
-	"cost", "est", "type", "shape", "prio", "func", "cp",
+enum { TF_COST, TF_EST, TF_TYPE, TF_SHAPE, TF_PRIO, TF_FUNC, TF_CP, TF_N };
+static const char *const task_once[TF_N] = {
+	[TF_COST] = "cost", [TF_EST] = "est", [TF_TYPE] = "type",
+	[TF_SHAPE] = "shape", [TF_PRIO] = "prio", [TF_FUNC] = "func",
+	[TF_CP] = "cp",
 };
-#define TASK_COST	(1U << 0)	/* task_once[0] */
-#define TASK_EST	(1U << 1)	/* task_once[1] */
 
 /* "task ID FIELD...": a task of the current DAG; "cost" is required. */
 static int parse_task(struct reader *rd)
@@ -472,10 +474,9 @@ static int parse_task(struct reader *rd)
 	t->id = id;
 	idmap_put(&rd->ids, id, rd->d->ntask - 1);
 	while ((tok = next_word(rd))) {
-		for (k = 0; k < PTO_ARRAY_SIZE(task_once) &&
-			    strcmp(tok, task_once[k]); k++)
+		for (k = 0; k < TF_N && strcmp(tok, task_once[k]); k++)
 			;
-		if (k < PTO_ARRAY_SIZE(task_once)) {
+		if (k < TF_N) {
 			if (seen & (1U << k))
 				return perr(rd, "task %u: '%s' given twice",
 					    id, tok);
@@ -492,9 +493,9 @@ static int parse_task(struct reader *rd)
 		if (ret)
 			return ret;
 	}
-	if (!(seen & TASK_COST))
+	if (!(seen & (1U << TF_COST)))
 		return perr(rd, "task %u: 'cost' is required", id);
-	if (!(seen & TASK_EST))
+	if (!(seen & (1U << TF_EST)))
 		t->est = t->cost;
 	return 0;
 }

@@ -93,15 +93,16 @@ static void add_core(struct scene *s, uint32_t core)
 }
 
 /*
- * When block @b began to wait: its dispatch, unless the recording has
- * none before its start (0: dispatched before the recording's time 0,
- * or a dispatch stamped at or after the start), then its start.
+ * Whether block @b has a wait to draw: a recorded dispatch before its
+ * start (0 is none: dispatched before the recording's time 0; one at or
+ * after the start is none either).
  */
 static bool has_wait(const struct pto_dagf_block *b)
 {
 	return b->dispatch && b->dispatch < b->start;
 }
 
+/* When block @b began: its dispatch if it has a wait, else its start. */
 static uint64_t block_first(const struct pto_dagf_block *b)
 {
 	return has_wait(b) ? b->dispatch : b->start;
