@@ -7,7 +7,8 @@
 # command that takes none (an option written after the command), and hws
 # arguments that are not "get" or "set KEY=VALUE...": exit 2 and a message
 # that names it. Commands given what they take get past the
-# parsing to the connection, which fails here.
+# parsing to the connection, which fails here; and a peer that never
+# answers is given up on.
 set -eu -o pipefail
 CTL=${1:-build/tools/ptoctl}
 export PTO_SOCKET=/nonexistent/ptod.sock
@@ -42,4 +43,26 @@ accepted_each "$CTL" <<'ARGS'
 -s /nonexistent/s trace -n 1 -d 1|ptod is not running
 hws get|is pto.ko loaded?
 hws set policy=1 promote-threshold=4|is pto.ko loaded?
+ARGS
+
+# A peer that takes the connection and never answers (a stuck daemon):
+# the list and the trace requests give up after ptoctl's answer time
+# (10 s), said, instead of waiting for ever.
+dir=$(mktemp -d)
+python3 -c '
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.bind(sys.argv[1])
+s.listen(8)
+time.sleep(120)
+' "$dir/mute.sock" &
+mute=$!
+trap 'kill "$mute" 2> /dev/null; rm -rf "$dir"' EXIT
+for _ in $(seq 100); do
+	[ -S "$dir/mute.sock" ] && break
+	sleep 0.1
+done
+accepted_each "$CTL" <<ARGS
+-s $dir/mute.sock clients|clients: no answer from ptod within 10 s
+-s $dir/mute.sock trace -n 1|trace: no answer from ptod
 ARGS

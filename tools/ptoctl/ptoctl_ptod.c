@@ -29,6 +29,13 @@
 
 /* ---- The socket --------------------------------------------------------------- */
 
+/*
+ * How long ptod may take to answer a request (each message of a list,
+ * the start and the stop of a trace): it answers from its event loop,
+ * so silence this long means a daemon that is stuck, or not ptod.
+ */
+#define PTOD_ANSWER_MS 10000
+
 /* A connection to ptod at @path: the socket, or -1 (said on stderr). */
 static int ptod_dial(const char *path)
 {
@@ -79,7 +86,8 @@ static int ptod_ask(int s, uint32_t type, size_t size)
 
 /*
  * Receive one message into @m (waiting up to @ms, -1: forever): its
- * length, 0 if ptod hung up, -EAGAIN on time-out or a signal, -1 (said).
+ * length, 0 if ptod hung up, -ETIMEDOUT after @ms, -EAGAIN on a signal,
+ * -1 (said).
  */
 static ssize_t ptod_recv(int s, struct pto_msg *m, int ms)
 {
@@ -92,7 +100,7 @@ static ssize_t ptod_recv(int s, struct pto_msg *m, int ms)
 	if (ret < 0 && errno == EINTR)
 		return -EAGAIN;
 	if (ret == 0)
-		return -EAGAIN;
+		return -ETIMEDOUT;
 	memset(m, 0, offsetof(struct pto_msg, text) + 1);
 	n = recv(s, m, sizeof(*m), 0);
 	if (n < 0 && errno == EINTR)
@@ -151,9 +159,12 @@ static int ptod_list(const char *path, uint32_t type, size_t size,
 	if (s < 0 || ptod_ask(s, type, size))
 		goto out;
 	for (;;) {
-		len = ptod_recv(s, &m, -1);
+		len = ptod_recv(s, &m, PTOD_ANSWER_MS);
 		if (len == -EAGAIN)
 			continue;
+		if (len == -ETIMEDOUT)
+			fprintf(stderr, "ptoctl: %s: no answer from ptod within %d s\n",
+				what, PTOD_ANSWER_MS / 1000);
 		if (len <= 0) {
 			if (!len)
 				fprintf(stderr, "ptoctl: %s: ptod hung up\n", what);
@@ -419,7 +430,7 @@ static int trace_follow(struct trace *t, int s)
 				break;
 		}
 		len = ptod_recv(s, &m, (int)(ms > INT_MAX ? INT_MAX : ms));
-		if (len == -EAGAIN)
+		if (len == -EAGAIN || len == -ETIMEDOUT)
 			continue;
 		if (len <= 0) {
 			if (!len)
@@ -441,11 +452,12 @@ static int trace_stop(struct trace *t, int s)
 	if (ptod_ask(s, PTO_MSG_TRACE_STOP, sizeof(struct pto_trace_block)))
 		return 1;
 	for (;;) {
-		len = ptod_recv(s, &m, 5000);
+		len = ptod_recv(s, &m, PTOD_ANSWER_MS);
 		if (len == -1)
 			return 1;	/* said */
 		if (len <= 0) {
-			fprintf(stderr, "ptoctl: trace: no answer to the stop\n");
+			fprintf(stderr, "ptoctl: trace: %s\n",
+				len ? "no answer to the stop" : "ptod hung up");
 			return 1;
 		}
 		if (m.type == PTO_MSG_TRACE_DATA && trace_data(t, &m, len))
@@ -464,7 +476,7 @@ static int trace_begin(int s)
 	ssize_t len;
 
 	do
-		len = ptod_recv(s, &m, 10000);
+		len = ptod_recv(s, &m, PTOD_ANSWER_MS);
 	while (len > 0 && m.type != PTO_MSG_REPLY);
 	if (len == -1)
 		return 1;	/* said */
