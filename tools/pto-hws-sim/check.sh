@@ -74,7 +74,22 @@ dag a\ntask 0 cost 1ms\nblock 0 core 0 dispatch 0 start 1 end 461168601842738841
 dag a\ntask 0 cost 1ms\nblock 0 core 0 dispatch 0 start 1 end 4611686018.427387905s\n|bad.dag:3: block of task 0: bad end
 dag a012345678901234567890123456789012345678901234567890123456789012\ntask 0 cost 1ms\n|bad.dag:1: dag: name 'a012345678901234...' longer than 63 bytes
 dag a\ntask 0 cost 1ms\nblock 0 core 0 dispatch 0 start 1 end 2 end 3\n|bad.dag:3: block of task 0: 'end' given twice
+dag a\001b\ntask 0 cost 1ms\n|bad.dag:1: dag: name is not text
+dag a\0177\ntask 0 cost 1ms\n|bad.dag:1: dag: name is not text
+dag \0302\0205\ntask 0 cost 1ms\n|bad.dag:1: dag: name is not text
+dag a\0377b\ntask 0 cost 1ms\n|bad.dag:1: dag: name is not text
+dag a\0303\ntask 0 cost 1ms\n|bad.dag:1: dag: name is not text
+dag \0300\0257\ntask 0 cost 1ms\n|bad.dag:1: dag: name is not text
+dag \0355\0240\0200\ntask 0 cost 1ms\n|bad.dag:1: dag: name is not text
+dag \0364\0220\0200\0200\ntask 0 cost 1ms\n|bad.dag:1: dag: name is not text
 FILES
+
+echo "== DAG files: a name in UTF-8 is text"
+# e-acute, a CJK ideograph, U+10FFFF
+printf 'dag \303\251-\344\270\255-\364\217\277\277\ntask 0 cost 1ms\n' > "$tmp/utf8.dag"
+$SIM --cores 2 --per-dag "$tmp/utf8.dag" > "$tmp/e.out" 2>&1 ||
+	{ cat "$tmp/e.out"; exit 1; }
+echo "ok: $(printf '\303\251-\344\270\255') accepted"
 
 echo "== DAG files: each file is checked for itself"
 # a good file first, then one without a DAG or one that cannot be read

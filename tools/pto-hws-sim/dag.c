@@ -296,6 +296,50 @@ static char *next_word(struct reader *rd)
 	return strtok_r(NULL, " \t\r\n", &rd->save);
 }
 
+/*
+ * A DAG name is text: UTF-8 (shortest forms, no surrogates, at most
+ * U+10FFFF) without control characters, so that pto-trace can put it
+ * into JSON and XML as it is. 0, or -EINVAL.
+ */
+static int name_check(const char *name)
+{
+	const unsigned char *p = (const unsigned char *)name;
+	unsigned int cp, more, min;
+
+	while (*p) {
+		if (*p < 0x20 || *p == 0x7f)
+			return -EINVAL;
+		if (*p < 0x80) {
+			p++;
+			continue;
+		}
+		if ((*p & 0xe0) == 0xc0) {
+			cp = *p & 0x1f;
+			more = 1;
+			min = 0x80;
+		} else if ((*p & 0xf0) == 0xe0) {
+			cp = *p & 0x0f;
+			more = 2;
+			min = 0x800;
+		} else if ((*p & 0xf8) == 0xf0) {
+			cp = *p & 0x07;
+			more = 3;
+			min = 0x10000;
+		} else {
+			return -EINVAL;
+		}
+		for (p++; more; more--, p++) {
+			if ((*p & 0xc0) != 0x80)
+				return -EINVAL;
+			cp = cp << 6 | (*p & 0x3f);
+		}
+		if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) ||
+		    (cp >= 0x80 && cp < 0xa0))
+			return -EINVAL;
+	}
+	return 0;
+}
+
 /* "dag NAME [static|dynamic] [arrival T] [ctx N]": a new DAG. */
 static int parse_dag(struct reader *rd)
 {
@@ -314,6 +358,8 @@ static int parse_dag(struct reader *rd)
 	if (strlen(tok) > PTO_DAGF_NAME_MAX)
 		return perr(rd, "dag: name '%.16s...' longer than %d bytes",
 			    tok, PTO_DAGF_NAME_MAX);
+	if (name_check(tok))
+		return perr(rd, "dag: name is not text (UTF-8 without control characters)");
 	snprintf(d->name, sizeof(d->name), "%s", tok);
 	while ((tok = next_word(rd))) {
 		/* each once: a second value would silently win */

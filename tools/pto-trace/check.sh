@@ -87,6 +87,22 @@ spans=$(grep -o '"ph":"b"[^}]*"ts":[0-9.]*' "$tmp/w.json" |
 	fail "span starts $spans, expected 0.000 49.000 69.000 (us from 1 us)"
 echo "ok: span starts $spans"
 
+echo "== names with the characters JSON and XML reserve, and UTF-8"
+# the parser takes any text as a name (not control characters); every
+# format must still parse
+printf 'dag <\303\251"&\\\344\270\255>.1\ntask 0 cost 1us\nblock 0 core 0 dispatch 0 start 1us end 2us\n' > "$tmp/n.dag"
+"$TRACE" -f json -o "$tmp/n.json" "$tmp/n.dag"
+[ "$(json_counts "$tmp/n.json")" = "1 1" ] || fail "json of n.dag"
+"$TRACE" -f svg "$tmp/n.dag" > "$tmp/n.svg"
+[ "$(svg_bars "$tmp/n.svg")" = 1 ] || fail "svg of n.dag"
+python3 -c '
+import json, sys
+names = {e["args"]["name"] for e in json.load(open(sys.argv[1]))["traceEvents"]
+         if e["ph"] == "M" and e["name"] == "process_name"}
+assert "<\u00e9\"&\\\u4e2d>" in names, names' "$tmp/n.json" ||
+	fail "json: the client's name did not come through"
+echo "ok: $(head -n 1 "$tmp/n.dag")"
+
 echo "== bad block lines are refused with their line"
 bad() {
 	printf 'dag a\ntask 0 cost 1us\n%s\n' "$1" > "$tmp/bad.dag"
