@@ -77,19 +77,33 @@ static void add_client(struct scene *s, uint32_t dag)
 	s->dag_client[dag] = k;
 }
 
-static void add_core(struct scene *s, uint32_t core)
+static int u32_cmp(const void *a, const void *b)
 {
-	uint32_t k, j;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
 
-	for (k = 0; k < s->ncore && s->core[k] < core; k++)
-		;
-	if (k < s->ncore && s->core[k] == core)
-		return;
-	s->core = xrealloc(s->core, (s->ncore + 1) * sizeof(*s->core));
-	for (j = s->ncore; j > k; j--)
-		s->core[j] = s->core[j - 1];
-	s->core[k] = core;
-	s->ncore++;
+	return x < y ? -1 : x > y;
+}
+
+/* s->core[]: the cores of the kept DAGs' blocks, each once, ascending. */
+static void find_cores(struct scene *s)
+{
+	const struct workload *w = s->w;
+	uint64_t n = 0;
+	uint32_t i, j, k;
+
+	for (i = 0; i < w->ndag; i++)
+		for (j = 0; dag_kept(s, i) && j < w->dag[i].ntask; j++)
+			n += w->dag[i].task[j].nran;
+	s->core = xrealloc(NULL, (n ? n : 1) * sizeof(*s->core));
+	n = 0;
+	for (i = 0; i < w->ndag; i++)
+		for (j = 0; dag_kept(s, i) && j < w->dag[i].ntask; j++)
+			for (k = 0; k < w->dag[i].task[j].nran; k++)
+				s->core[n++] = w->dag[i].task[j].ran[k].core;
+	qsort(s->core, n, sizeof(*s->core), u32_cmp);
+	for (i = 0; i < n; i++)
+		if (!s->ncore || s->core[s->ncore - 1] != s->core[i])
+			s->core[s->ncore++] = s->core[i];
 }
 
 /*
@@ -112,7 +126,6 @@ static void add_block(struct scene *s, const struct pto_dagf_block *b)
 {
 	uint64_t first = block_first(b);
 
-	add_core(s, b->core);
 	if (!s->nblock || first < s->t0)
 		s->t0 = first;
 	if (!s->nblock || b->end > s->t1)
@@ -137,6 +150,7 @@ static void scene_build(struct scene *s, const struct workload *w,
 			for (k = 0; k < w->dag[i].task[j].nran; k++)
 				add_block(s, &w->dag[i].task[j].ran[k]);
 	}
+	find_cores(s);
 }
 
 static void scene_free(struct scene *s)
@@ -257,13 +271,13 @@ static double svg_x(const struct scene *s, uint64_t t)
 	return SVG_LEFT + (double)(t - s->t0) * SVG_PLOT / (double)span;
 }
 
+/* The row of @core: its index in the ascending s->core[]. */
 static uint32_t svg_row(const struct scene *s, uint32_t core)
 {
-	uint32_t k;
+	const uint32_t *c = bsearch(&core, s->core, s->ncore,
+				    sizeof(*s->core), u32_cmp);
 
-	for (k = 0; k < s->ncore && s->core[k] != core; k++)
-		;
-	return k;
+	return c ? (uint32_t)(c - s->core) : s->ncore;
 }
 
 /* A time-axis step: 1, 2 or 5 times a power of ten, at most 10 ticks. */
