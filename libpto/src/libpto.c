@@ -1165,7 +1165,12 @@ PTO_EXPORT int pto_run_ex(pto_client *c, pto2_orchestration_entry_fn entry,
 			snprintf(msg, msglen, "pto_disconnect() was called from the orchestration function");
 		return -ESHUTDOWN;
 	}
-	ret = pto_graph_end(c);
+	/*
+	 * The orchestration function may have ended the graph itself
+	 * (pto_graph_end()): then it was released, or its release failed,
+	 * and the wait below says which, as for any graph.
+	 */
+	ret = c->in_graph ? pto_graph_end(c) : 0;
 	if (ret && (flags & PTO_GRAPH_STATIC)) {
 		/* the static graph was never released: nothing to wait for */
 		if (msg && msglen)

@@ -4601,7 +4601,9 @@ TEST_F_TIMEOUT(e2e, one_user_leaves_others_log_room, 300)
  * without a function (its msg says so, not what the buffer held), a
  * view whose offset wraps past 2^64, a negative block_incore param
  * count, seven dimensions, a FIFO as a kernel file, pto_disconnect()
- * from the orchestration function, a buffer freed after its client
+ * from the orchestration function, pto_run_ex() of a graph, static or
+ * not, that its orchestration function ended itself (run and waited
+ * for, 0), a buffer freed after its client
  * disconnected (unmapped by then), a forked child's run and disconnect
  * on its parent's client (-ECHILD, nothing sent to ptod: the parent's
  * next run passes), a child forked by the orchestration function
@@ -4620,7 +4622,7 @@ TEST_F_TIMEOUT(e2e, libpto_misuse_clear_errors, 120)
 		"block-negative",
 		"free-cluster-0", "cluster-after-scope",
 		"ndims-7", "fifo", "kernel-no-entry", "kernel-pie",
-		"disconnect-in-run",
+		"end-in-run", "end-in-run-static", "disconnect-in-run",
 		"free-after-disconnect", "fork", "fork-in-run",
 		"fork-disconnect-in-run", "thread-fork-disconnect-in-run",
 		"after",

@@ -908,6 +908,17 @@ static int orch_disconnect(PTO2Runtime *rt, uint64_t *args, int argc)
 }
 
 /*
+ * The orchestration function ends its graph itself (its client in
+ * args[0]), after one task: pto_run() waits for that graph.
+ */
+static int orch_end_itself(PTO2Runtime *rt, uint64_t *args, int argc)
+{
+	(void)argc;
+	orch_add_scalar(rt, NULL, 0);
+	return pto_graph_end((pto_client *)(uintptr_t)args[0]);
+}
+
+/*
  * What became of @child, just returned by fork(): its exit status, 128 +
  * the signal that killed it, or -errno if fork() or waitpid() failed.
  */
@@ -1063,6 +1074,7 @@ static int run_misuse(void)
 	char path[PATH_MAX + 192];
 	uint64_t shape[7] = { 1, 1, 1, 1, 1, 1, 1 }, tag, arg;
 	int failed = 0, ret;
+	uint32_t flags;
 	pid_t child;
 	pto_client *c2;
 	Tensor t;
@@ -1136,6 +1148,17 @@ static int run_misuse(void)
 			      strstr(pto_last_error(cl),
 				     "a position-independent executable") ?
 			      0 : ret ? ret : 1, 0);
+	/* a graph its orchestration function ended: run, and waited for */
+	arg = (uint64_t)(uintptr_t)cl;
+	for (flags = 0; flags <= PTO_GRAPH_STATIC; flags += PTO_GRAPH_STATIC) {
+		ret = pto_run_ex(cl, orch_end_itself, &arg, 1, flags, msg,
+				 sizeof(msg));
+		if (ret)
+			printf("misuse end-in-run: flags %u: %d %s\n", flags,
+			       ret, msg);
+		failed += misuse_case(flags ? "end-in-run-static" :
+				      "end-in-run", ret, 0);
+	}
 	ret = pto_connect(NULL, &c2);
 	if (ret) {
 		printf("misuse: a second client: %s\n", pto_last_error(NULL));

@@ -197,7 +197,9 @@ int pto_graph_stats(pto_client *c, struct pto_graph_stats *st);
 
 /*
  * begin, @entry(rt, args, argc), end, wait. On any failure @msg (may be
- * NULL) gets the diagnosis, a failed begin's too.
+ * NULL) gets the diagnosis, a failed begin's too. An @entry that ends
+ * its graph itself (pto_graph_end()) is not an error: the graph is
+ * waited for all the same.
  */
 int pto_run(pto_client *c, pto2_orchestration_entry_fn entry, uint64_t *args,
 	    int argc, char *msg, size_t msglen);
