@@ -1403,7 +1403,9 @@ static void handle_kreg(struct client *c, struct pto_msg *m)
  * Receive one message from @fd into @m, and every descriptor that came
  * with it into @fds (room for PTO_FDPASS_ANY_MAX; their number into
  * *@nfds): none is closed here (ptod_closer.c says why). Returns the
- * length, 0 on EOF, -EAGAIN when there is nothing to read, or -errno.
+ * length the message had (more than sizeof(*@m) for one cut to fit: the
+ * caller refuses it), 0 on EOF, -EAGAIN when there is nothing to read,
+ * or -errno.
  */
 static ssize_t recv_msg(int fd, struct pto_msg *m, int *fds,
 			unsigned int *nfds)
@@ -1411,7 +1413,8 @@ static ssize_t recv_msg(int fd, struct pto_msg *m, int *fds,
 	ssize_t n;
 
 	memset(m, 0, sizeof(*m));
-	n = pto_recv_with_fds(fd, m, sizeof(*m), MSG_DONTWAIT, fds, nfds);
+	n = pto_recv_with_fds(fd, m, sizeof(*m), MSG_DONTWAIT | MSG_TRUNC,
+			      fds, nfds);
 	if (n == -EINTR)
 		return -EAGAIN;
 	m->text[sizeof(m->text) - 1] = 0;
@@ -1654,6 +1657,12 @@ static void on_client_read(evutil_socket_t fd, short what, void *arg)
 	if ((size_t)n < offsetof(struct pto_msg, text)) {
 		drop_passed(c, passed);
 		ptod_reply(c, -EPROTO, "short message");
+		return;
+	}
+	if ((size_t)n > sizeof(m)) {
+		drop_passed(c, passed);
+		ptod_reply(c, -EPROTO, "message of %zd bytes, longer than any (%zu)",
+			   n, sizeof(m));
 		return;
 	}
 	if (ptod_info_message(c, &m)) {

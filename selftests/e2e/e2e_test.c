@@ -3489,12 +3489,14 @@ TEST_F_TIMEOUT(e2e, proto_malformed_messages, 150)
 	static const struct {
 		const char *what;
 		int err;
+		const char *text;	/* how ptod's reply begins */
 	} want[] = {
-		{ "short message", EPROTO },
-		{ "ping before hello", EPROTO },
-		{ "hello without a file", EBADF },
-		{ "hello with /dev/null", ENODEV },
-		{ "hello with another wire version", EPROTO },
+		{ "short message", EPROTO, "short message" },
+		{ "long message", EPROTO, "message of " },
+		{ "ping before hello", EPROTO, "hello first" },
+		{ "hello without a file", EBADF, "hello without" },
+		{ "hello with /dev/null", ENODEV, "" },
+		{ "hello with another wire version", EPROTO, "protocol version" },
 	};
 	char line[96];
 	struct proc p;
@@ -3504,8 +3506,8 @@ TEST_F_TIMEOUT(e2e, proto_malformed_messages, 150)
 	ASSERT_EQ(0, proc_wait(&p, CLIENT_MS));
 	EXPECT_TRUE(exited_ok(&p));
 	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
-		snprintf(line, sizeof(line), "%s: %d \"", want[i].what,
-			 -want[i].err);
+		snprintf(line, sizeof(line), "%s: %d \"%s", want[i].what,
+			 -want[i].err, want[i].text);
 		EXPECT_TRUE(line_with(p.text, line)) TH_LOG("no \"%s\"", line);
 	}
 	proc_free(&p);

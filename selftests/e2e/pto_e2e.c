@@ -2623,12 +2623,17 @@ static int raw_expect(int sock, struct pto_msg *m, size_t len, int pass_fd,
 
 /*
  * Malformed input on the socket gets a clear error and costs ptod nothing:
- * a short message, a request before hello, a hello without the device
+ * a short message, one longer than any, a request before hello, a hello
+ * without the device
  * file, a hello with a file that is not the device, a wrong wire version.
  * Each refused hello closes that connection; ptod goes on serving.
  */
 static int run_proto(void)
 {
+	struct {
+		struct pto_msg m;
+		char more[64];
+	} big;
 	struct pto_msg m;
 	int sock, null_fd, ok = 1;
 
@@ -2638,6 +2643,10 @@ static int run_proto(void)
 	memset(&m, 0, sizeof(m));
 	m.type = PTO_MSG_PING;
 	ok &= raw_expect(sock, &m, 4, -1, -EPROTO, "short message");
+	memset(&big, 0, sizeof(big));
+	big.m.type = PTO_MSG_PING;
+	ok &= raw_expect(sock, &big.m, sizeof(big), -1, -EPROTO,
+			 "long message");
 	ok &= raw_expect(sock, &m, sizeof(m), -1, -EPROTO, "ping before hello");
 	m.type = PTO_MSG_HELLO;
 	m.u.hello.wire_version = PTO_WIRE_VERSION;
