@@ -5964,7 +5964,7 @@ static void pto_run_refused(struct __test_metadata *_metadata,
  * pto-run refuses what it cannot take as given, with exit status 2 (1 for
  * a file it cannot read) and the value named, before any graph runs: a
  * size that overflows 64 bits or has text after it, an empty or
- * non-numeric scalar, a kernel id past 32 bits, more than 64 arguments, a
+ * non-numeric scalar, a float after a space, a kernel id past 32 bits, more than 64 arguments, a
  * directory as a buffer's file, fewer arguments than the orchestration's
  * config asks for. It checks them before it connects: with
  * -s naming a socket no ptod listens on, each is refused the same way, not
@@ -5985,6 +5985,7 @@ TEST_F_TIMEOUT(e2e, pto_run_bad_arguments, 150)
 		{ "", 2, "bad argument ''" },
 		{ "-", 2, "bad argument '-'" },
 		{ "f:abc", 2, "bad argument 'f:abc'" },
+		{ "f: 1.5", 2, "bad argument 'f: 1.5'" },
 		{ "18446744073709551616", 2, "bad argument '18446744073709551616'" },
 		{ "buf:4K:/", 1, "/: Is a directory" },
 		/* aicpu_orchestration_config's count */
@@ -6027,6 +6028,29 @@ TEST_F_TIMEOUT(e2e, pto_run_bad_arguments, 150)
 			many[n] = "1";
 		many[n] = NULL;
 		pto_run_refused(_metadata, many, 2, "65 arguments, at most 64");
+	}
+}
+
+/*
+ * An out: FILE that cannot be written whole after the run is an error:
+ * exit 1, the file named with the reason. 4 bytes to /dev/full fail only
+ * when stdio writes them out, at fclose() (they used to pass unseen); 64K
+ * fail in fwrite() itself.
+ */
+TEST_F_TIMEOUT(e2e, pto_run_out_file_errors, 60)
+{
+	static char prog[2 * PATH_MAX], orch[2 * PATH_MAX];
+	static char *const outs[] = { "out:4:/dev/full", "out:64K:/dev/full" };
+	size_t i;
+
+	snprintf(prog, sizeof(prog), "%s/tools/pto-run", E->build);
+	snprintf(orch, sizeof(orch), "%s/selftests/e2e/nop_orch.so", E->build);
+	for (i = 0; i < sizeof(outs) / sizeof(outs[0]); i++) {
+		char *argv[] = { prog, "-s", E->sock, "--orch", orch,
+				 outs[i], NULL };
+
+		pto_run_refused(_metadata, argv, 1,
+				"/dev/full: No space left on device");
 	}
 }
 

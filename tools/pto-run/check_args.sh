@@ -6,7 +6,8 @@
 # twice, a kernel id given twice, a bad kernel spec, a buf:SIZE: or
 # out:SIZE: with nothing after the ':', a bad ARG (a number is decimal, a
 # leading 0 too, or 0x hex; --orch without a '/' names a file of the
-# current directory). PTO_CHECK (libpto) is
+# current directory; a FIFO is neither an --orch nor a buf:0 FILE).
+# PTO_CHECK (libpto) is
 # 0 or 1: any other value fails the connection with a message, before
 # anything is sent. --help prints the usage on stdout with status 0.
 set -eu -o pipefail
@@ -54,6 +55,17 @@ END
 --orch $(basename "$ORCH") -- buf:4 buf:4 1|./$(basename "$ORCH"): cannot open shared object file
 END
 )
+
+# a FIFO has no size to take, and is no shared object: both refused
+# before an open() that would wait for a writer (timeout 20 s: a failure)
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+mkfifo "$dir/fifo"
+refused_each "$RUN" -s /nonexistent/ptod.sock <<END
+--orch $ORCH -- buf:4 buf:0:$dir/fifo 1|bad argument 'buf:0:$dir/fifo' (SIZE 0 and $dir/fifo has no size)
+--orch $dir/fifo -- buf:4 buf:4 1|--orch '$dir/fifo': not a regular file
+--orch $dir -- buf:4 buf:4 1|--orch '$dir': not a regular file
+END
 
 out=$(PTO_CHECK=yes "$RUN" \
 	-s /nonexistent/ptod.sock --orch "$ORCH" -- buf:4 buf:4 1 2>&1) &&

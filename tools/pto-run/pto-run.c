@@ -32,6 +32,7 @@
  * ':' among them.
  */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <getopt.h>
@@ -207,12 +208,19 @@ static int load_orch(struct run *r)
 {
 	char path[PATH_MAX];
 	bool bare = !strchr(r->orch, '/');
+	struct stat st;
 	void *dl;
 
 	if (snprintf(path, sizeof(path), "%s%s", bare ? "./" : "", r->orch) >=
 	    (int)sizeof(path)) {
 		fprintf(stderr, "pto-run: --orch '%s': %s\n", r->orch,
 			strerror(ENAMETOOLONG));
+		return 2;
+	}
+	/* only a regular file: dlopen() of a FIFO would wait for a writer */
+	if (!stat(path, &st) && !S_ISREG(st.st_mode)) {
+		fprintf(stderr, "pto-run: --orch '%s': not a regular file\n",
+			r->orch);
 		return 2;
 	}
 	dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -264,6 +272,13 @@ static int buf_arg(struct run *r, const char *a)
 	if (ba->file && !*ba->file) {
 		fprintf(stderr, "pto-run: bad argument '%s' (no FILE after ':')\n",
 			a);
+		return 2;
+	}
+	/* no size to take from a FIFO: refused before open() waits on it */
+	if (ba->file && !ba->out && !ba->size && !stat(ba->file, &st) &&
+	    !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "pto-run: bad argument '%s' (SIZE 0 and %s has no size)\n",
+			a, ba->file);
 		return 2;
 	}
 	if (ba->file && !ba->out) {
@@ -344,6 +359,9 @@ static int float_arg(const char *a, uint64_t *v)
 	uint32_t u;
 	float f;
 
+	/* all of it: strtof() would skip leading white space */
+	if (isspace((unsigned char)*a))
+		return -EINVAL;
 	errno = 0;
 	f = strtof(a, &end);
 	/* ERANGE for an underflow too: a tiny value is still a value */
@@ -398,7 +416,7 @@ static int parse_args(struct run *r, int argc, char **argv)
 /* The out: buffers into their files. 0 or -EIO. */
 static int write_outs(const struct run *r)
 {
-	int i, ret = 0;
+	int i, err, ret = 0;
 
 	for (i = 0; i < r->nbufs; i++) {
 		const struct buf_arg *ba = &r->bufs[i];
@@ -406,14 +424,18 @@ static int write_outs(const struct run *r)
 
 		if (!ba->out)
 			continue;
+		/* what stdio still held is written at fclose(): checked too */
 		f = fopen(ba->file, "wb");
-		if (!f || fwrite(pto_buf_ptr(ba->b), 1, pto_buf_size(ba->b),
-				 f) != pto_buf_size(ba->b)) {
-			fprintf(stderr, "pto-run: %s: %m\n", ba->file);
+		err = !f ? errno :
+		      fwrite(pto_buf_ptr(ba->b), 1, pto_buf_size(ba->b), f) !=
+		      pto_buf_size(ba->b) ? errno : 0;
+		if (f && fclose(f) && !err)
+			err = errno;
+		if (err) {
+			fprintf(stderr, "pto-run: %s: %s\n", ba->file,
+				strerror(err));
 			ret = -EIO;
 		}
-		if (f)
-			fclose(f);
 	}
 	return ret;
 }
