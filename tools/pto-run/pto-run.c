@@ -425,12 +425,13 @@ static int write_outs(const struct run *r)
 		if (!ba->out)
 			continue;
 		/* what stdio still held is written at fclose(): checked too */
+		errno = 0;
 		f = fopen(ba->file, "wb");
-		err = !f ? errno :
-		      fwrite(pto_buf_ptr(ba->b), 1, pto_buf_size(ba->b), f) !=
-		      pto_buf_size(ba->b) ? errno : 0;
+		err = f && fwrite(pto_buf_ptr(ba->b), 1, pto_buf_size(ba->b),
+				  f) == pto_buf_size(ba->b) ? 0 :
+		      errno ? errno : EIO;
 		if (f && fclose(f) && !err)
-			err = errno;
+			err = errno ? errno : EIO;
 		if (err) {
 			fprintf(stderr, "pto-run: %s: %s\n", ba->file,
 				strerror(err));
