@@ -7,25 +7,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "ptod.h"
+#include <pto-private/utf8.h>
 
-/*
- * The length of the UTF-8 sequence that byte @b starts: 1 (ASCII), 2 to
- * 4, or 0 if no well-formed sequence starts with it (a continuation
- * byte, the overlong leads 0xc0 and 0xc1, and 0xf5..0xff, past U+10FFFF).
- */
-static size_t utf8_len(unsigned char b)
-{
-	if (b < 0x80)
-		return 1;
-	if (b >= 0xc2 && b <= 0xdf)
-		return 2;
-	if (b >= 0xe0 && b <= 0xef)
-		return 3;
-	if (b >= 0xf0 && b <= 0xf4)
-		return 4;
-	return 0;
-}
+#include "ptod.h"
 
 /*
  * What a log line does with the UTF-8 character at @s: n > 0, keeps its
@@ -40,33 +24,12 @@ static size_t utf8_len(unsigned char b)
  */
 static int log_char_len(const unsigned char *s)
 {
-	unsigned char lo = 0x80, hi = 0xbf;
-	int n = (int)utf8_len(s[0]), i;
 	uint32_t cp;
+	int n = pto_utf8_char(s, &cp);
 
-	if (n == 1)
-		return s[0] >= 0x20 && s[0] != 0x7f ? 1 : -1;
 	if (!n)
 		return -1;
-	if (s[0] == 0xe0)
-		lo = 0xa0;		/* not overlong */
-	else if (s[0] == 0xed)
-		hi = 0x9f;		/* not a surrogate */
-	else if (s[0] == 0xf0)
-		lo = 0x90;		/* not overlong */
-	else if (s[0] == 0xf4)
-		hi = 0x8f;		/* at most U+10FFFF */
-	if (s[1] < lo || s[1] > hi)
-		return -1;
-	for (i = 2; i < n; i++)
-		if (s[i] < 0x80 || s[i] > 0xbf)
-			return -1;
-	if (n == 4)
-		return n;
-	cp = n == 2 ? (uint32_t)(s[0] & 0x1f) << 6 | (s[1] & 0x3f) :
-		      (uint32_t)(s[0] & 0x0f) << 12 |
-		      (uint32_t)(s[1] & 0x3f) << 6 | (s[2] & 0x3f);
-	if (cp <= 0x9f ||			/* C1 controls */
+	if (pto_utf8_control(cp) ||
 	    cp == 0x061c || cp == 0x200e || cp == 0x200f ||
 	    (cp >= 0x2028 && cp <= 0x202e) ||	/* separators, embeddings */
 	    (cp >= 0x2066 && cp <= 0x2069))	/* isolates */
@@ -102,7 +65,7 @@ size_t ptod_log_cut(const char *buf, size_t len)
 		if (s[len - i] >= 0x80 && s[len - i] < 0xc0)
 			continue;
 		/* a sequence cut short starts the next piece, whole */
-		n = utf8_len(s[len - i]);
+		n = pto_utf8_len(s[len - i]);
 		return n > i ? len - i : len;
 	}
 	return len;

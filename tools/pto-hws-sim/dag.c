@@ -13,6 +13,7 @@
 #include <pto-private/dagfile.h>
 #include <pto-private/graph.h>
 #include <pto-private/parse.h>
+#include <pto-private/utf8.h>
 
 #include "sim.h"
 
@@ -297,44 +298,19 @@ static char *next_word(struct reader *rd)
 }
 
 /*
- * A DAG name is text: UTF-8 (shortest forms, no surrogates, at most
- * U+10FFFF) without control characters, so that pto-trace can put it
- * into JSON and XML as it is. 0, or -EINVAL.
+ * A DAG name is text: well-formed UTF-8 without control characters (C0,
+ * DEL, C1), so that pto-trace can put it into JSON and XML as it is. 0,
+ * or -EINVAL.
  */
 static int name_check(const char *name)
 {
 	const unsigned char *p = (const unsigned char *)name;
-	unsigned int cp, more, min;
+	uint32_t cp;
+	int n;
 
-	while (*p) {
-		if (*p < 0x20 || *p == 0x7f)
-			return -EINVAL;
-		if (*p < 0x80) {
-			p++;
-			continue;
-		}
-		if ((*p & 0xe0) == 0xc0) {
-			cp = *p & 0x1f;
-			more = 1;
-			min = 0x80;
-		} else if ((*p & 0xf0) == 0xe0) {
-			cp = *p & 0x0f;
-			more = 2;
-			min = 0x800;
-		} else if ((*p & 0xf8) == 0xf0) {
-			cp = *p & 0x07;
-			more = 3;
-			min = 0x10000;
-		} else {
-			return -EINVAL;
-		}
-		for (p++; more; more--, p++) {
-			if ((*p & 0xc0) != 0x80)
-				return -EINVAL;
-			cp = cp << 6 | (*p & 0x3f);
-		}
-		if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) ||
-		    (cp >= 0x80 && cp < 0xa0))
+	for (; *p; p += n) {
+		n = pto_utf8_char(p, &cp);
+		if (!n || pto_utf8_control(cp))
 			return -EINVAL;
 	}
 	return 0;
