@@ -84,18 +84,18 @@ static int u32_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* s->core[]: the cores of the kept DAGs' blocks, each once, ascending. */
+/*
+ * s->core[]: the cores of the kept DAGs' blocks (s->nblock of them,
+ * counted), each once, ascending.
+ */
 static void find_cores(struct scene *s)
 {
 	const struct workload *w = s->w;
 	uint64_t n = 0;
 	uint32_t i, j, k;
 
-	for (i = 0; i < w->ndag; i++)
-		for (j = 0; dag_kept(s, i) && j < w->dag[i].ntask; j++)
-			n += w->dag[i].task[j].nran;
-	s->core = xrealloc(NULL, (n ? n : 1) * sizeof(*s->core));
-	n = 0;
+	s->core = xrealloc(NULL, (s->nblock ? s->nblock : 1) *
+			   sizeof(*s->core));
 	for (i = 0; i < w->ndag; i++)
 		for (j = 0; dag_kept(s, i) && j < w->dag[i].ntask; j++)
 			for (k = 0; k < w->dag[i].task[j].nran; k++)

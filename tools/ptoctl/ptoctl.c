@@ -558,20 +558,20 @@ static int hws_args(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	for (int i = 1; i < argc && !ret; i++) {
-		scratch = nlmsg_alloc();
-		if (!scratch) {
-			fprintf(stderr, "ptoctl: hws set: %s\n",
-				strerror(ENOMEM));
-			return 1;
-		}
+	if (!set)
+		return 0;
+	scratch = nlmsg_alloc();
+	if (!scratch) {
+		fprintf(stderr, "ptoctl: hws set: %s\n", strerror(ENOMEM));
+		return 1;
+	}
+	for (int i = 1; i < argc && !ret; i++)
 		if (put_setting(scratch, argv[i]) == -EINVAL) {
 			fprintf(stderr, "ptoctl: hws set: bad setting \"%s\"\n",
 				argv[i]);
 			ret = 2;
 		}
-		nlmsg_free(scratch);
-	}
+	nlmsg_free(scratch);
 	return ret;
 }
 
