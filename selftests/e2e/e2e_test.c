@@ -4605,8 +4605,8 @@ TEST_F_TIMEOUT(e2e, one_user_leaves_others_log_room, 300)
  * count, seven dimensions, a FIFO as a kernel file, pto_disconnect()
  * from the orchestration function, pto_run_ex() of a graph, static or
  * not, that its orchestration function ended itself (run and waited
- * for, 0), a buffer freed after its client
- * disconnected (unmapped by then), a forked child's run and disconnect
+ * for, 0), a buffer freed after its client disconnected (unmapped by
+ * then), a forked child's run and disconnect
  * on its parent's client (-ECHILD, nothing sent to ptod: the parent's
  * next run passes), a child forked by the orchestration function
  * submitting (-ECHILD; the parent's graph runs none of its tasks), a
@@ -5964,11 +5964,11 @@ static void pto_run_refused(struct __test_metadata *_metadata,
  * pto-run refuses what it cannot take as given, with exit status 2 (1 for
  * a file it cannot read) and the value named, before any graph runs: a
  * size that overflows 64 bits or has text after it, an empty or
- * non-numeric scalar, a float after a space, a kernel id past 32 bits, more than 64 arguments, a
- * directory as a buffer's file, fewer arguments than the orchestration's
- * config asks for. It checks them before it connects: with
- * -s naming a socket no ptod listens on, each is refused the same way, not
- * with a connection error.
+ * non-numeric scalar, a float after a space, a kernel id past 32 bits,
+ * more than 64 arguments, a directory as a buffer's file, fewer
+ * arguments than the orchestration's config asks for. It checks them
+ * before it connects: with -s naming a socket no ptod listens on, each
+ * is refused the same way, not with a connection error.
  */
 TEST_F_TIMEOUT(e2e, pto_run_bad_arguments, 150)
 {
