@@ -274,12 +274,19 @@ static int buf_arg(struct run *r, const char *a)
 			a);
 		return 2;
 	}
-	/* no size to take from a FIFO: refused before open() waits on it */
+	/*
+	 * buf:0:FILE takes FILE's size: an empty file, a FIFO or a device
+	 * has none (refused before an open() that would wait for a writer);
+	 * a directory or a missing FILE is for the open to say.
+	 */
 	if (ba->file && !ba->out && !ba->size && !stat(ba->file, &st) &&
-	    !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
-		fprintf(stderr, "pto-run: bad argument '%s' (SIZE 0 and %s has no size)\n",
-			a, ba->file);
-		return 2;
+	    !S_ISDIR(st.st_mode)) {
+		if (!S_ISREG(st.st_mode) || !st.st_size) {
+			fprintf(stderr, "pto-run: bad argument '%s' (SIZE 0 and %s has no size)\n",
+				a, ba->file);
+			return 2;
+		}
+		ba->size = (uint64_t)st.st_size;
 	}
 	if (ba->file && !ba->out) {
 		ba->in = fopen(ba->file, "rb");
@@ -290,14 +297,6 @@ static int buf_arg(struct run *r, const char *a)
 				strerror(err));
 			return 1;
 		}
-		if (!ba->size)
-			ba->size = (uint64_t)st.st_size;
-	}
-	if (!ba->size && ba->in) {
-		/* an empty file, or a pipe: st_size 0 */
-		fprintf(stderr, "pto-run: bad argument '%s' (SIZE 0 and %s has no size)\n",
-			a, ba->file);
-		return 2;
 	}
 	if (!ba->size || (ba->out && !ba->file)) {
 		fprintf(stderr, "pto-run: bad argument '%s'\n", a);
