@@ -87,6 +87,30 @@ spans=$(grep -o '"ph":"b"[^}]*"ts":[0-9.]*' "$tmp/w.json" |
 	fail "span starts $spans, expected 0.000 49.000 69.000 (us from 1 us)"
 echo "ok: span starts $spans"
 
+echo "== a client's DAGs share its process; clients in file order"
+cat > "$tmp/c.dag" <<'EOF'
+dag b.1
+task 0 cost 1us
+block 0 core 0 dispatch 0 start 1us end 2us
+dag a.1
+task 0 cost 1us
+block 0 core 1 dispatch 0 start 1us end 2us
+dag b.2
+task 0 cost 1us
+block 0 core 0 dispatch 0 start 3us end 4us
+EOF
+"$TRACE" -f json -o "$tmp/c.json" "$tmp/c.dag"
+python3 -c '
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+procs = sorted((e["pid"], e["args"]["name"]) for e in ev
+               if e["ph"] == "M" and e["name"] == "process_name")
+assert procs == [(1, "cores"), (2, "b"), (3, "a")], procs
+spans = sorted((e["ts"], e["pid"]) for e in ev if e["ph"] == "b")
+assert [p for t, p in spans] == [2, 3, 2], spans' "$tmp/c.json" ||
+	fail "json: clients b, a with b.2 under b expected"
+echo "ok: b.1 and b.2 under b, then a"
+
 echo "== names with the characters JSON and XML reserve, and UTF-8"
 # the parser takes any text as a name (not control characters); every
 # format must still parse

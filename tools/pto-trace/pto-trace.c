@@ -61,20 +61,51 @@ static void client_of(const char *name, char out[PTO_DAGF_NAME_MAX + 1])
 	snprintf(out, PTO_DAGF_NAME_MAX + 1, "%.*s", n, name);
 }
 
-static void add_client(struct scene *s, uint32_t dag)
+/* FNV-1a of @str */
+static uint32_t name_hash(const char *str)
 {
-	char c[PTO_DAGF_NAME_MAX + 1];
-	uint32_t k;
+	uint32_t h = 2166136261u;
 
-	client_of(s->w->dag[dag].name, c);
-	for (k = 0; k < s->nclient && strcmp(s->client[k], c); k++)
-		;
-	if (k == s->nclient) {
-		s->client = xrealloc(s->client, (k + 1) * sizeof(*s->client));
-		memcpy(s->client[k], c, sizeof(c));
-		s->nclient++;
+	for (; *str; str++)
+		h = (h ^ (unsigned char)*str) * 16777619u;
+	return h;
+}
+
+/*
+ * s->client[]: the clients of the kept DAGs, each once, in the order of
+ * their first DAG in the file; s->dag_client[]: each kept DAG's. Found
+ * through a hash table (open addressing, at most half full) of indexes
+ * into s->client[] plus 1, 0 for a free slot.
+ */
+static void find_clients(struct scene *s)
+{
+	const struct workload *w = s->w;
+	char c[PTO_DAGF_NAME_MAX + 1];
+	size_t h, mask = 1;
+	uint32_t i, *slot;
+
+	while (mask < 2 * (size_t)w->ndag)
+		mask <<= 1;
+	slot = xrealloc(NULL, mask * sizeof(*slot));
+	memset(slot, 0, mask * sizeof(*slot));
+	mask--;
+	s->client = xrealloc(NULL, (w->ndag ? w->ndag : 1) *
+			     sizeof(*s->client));
+	for (i = 0; i < w->ndag; i++) {
+		if (!dag_kept(s, i))
+			continue;
+		client_of(w->dag[i].name, c);
+		for (h = name_hash(c) & mask;
+		     slot[h] && strcmp(s->client[slot[h] - 1], c);
+		     h = (h + 1) & mask)
+			;
+		if (!slot[h]) {
+			memcpy(s->client[s->nclient], c, sizeof(c));
+			slot[h] = ++s->nclient;
+		}
+		s->dag_client[i] = slot[h] - 1;
 	}
-	s->dag_client[dag] = k;
+	free(slot);
 }
 
 static int u32_cmp(const void *a, const void *b)
@@ -145,11 +176,11 @@ static void scene_build(struct scene *s, const struct workload *w,
 	for (i = 0; i < w->ndag; i++) {
 		if (!dag_kept(s, i))
 			continue;
-		add_client(s, i);
 		for (j = 0; j < w->dag[i].ntask; j++)
 			for (k = 0; k < w->dag[i].task[j].nran; k++)
 				add_block(s, &w->dag[i].task[j].ran[k]);
 	}
+	find_clients(s);
 	find_cores(s);
 }
 
